@@ -1,0 +1,50 @@
+# Shared build options for every jobctl target. Included by the root CMakeLists.txt and by
+# train/CMakeLists.txt when train/ is built alone.
+include_guard(GLOBAL)
+
+option(JOBCTL_SANITIZE "Build with AddressSanitizer + UndefinedBehaviorSanitizer" OFF)
+option(JOBCTL_WERROR "Treat warnings as errors" OFF)
+
+set(JOBCTL_SOURCE_ROOT ${CMAKE_CURRENT_LIST_DIR}/.. CACHE INTERNAL "")
+
+if(JOBCTL_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# Warnings for our own targets (not for third-party code): call on every jobctl target.
+function(jobctl_warnings target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+      -Wold-style-cast -Wcast-align -Wunused -Woverloaded-virtual -Wnull-dereference -Wformat=2
+      -Wimplicit-fallthrough>)
+  if(JOBCTL_WERROR)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+  endif()
+endfunction()
+
+# jobctl_test(NAME name SOURCES ... LIBS ... LABELS unit|integration|e2e|cuda|browser [TIMEOUT s]
+#             [ENV VAR=value ...] [SKIPPABLE])
+# One GoogleTest executable registered with CTest under the given labels. Unit tests are also
+# collected for the `jobctl-unit-tests` target.
+function(jobctl_test)
+  cmake_parse_arguments(T "SKIPPABLE" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS;ENV" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main Threads::Threads)
+  jobctl_warnings(${T_NAME})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  add_test(NAME ${T_NAME} COMMAND ${T_NAME} --gtest_color=no)
+  set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
+    ENVIRONMENT "JOBCTL_SOURCE_DIR=${JOBCTL_SOURCE_ROOT};JOBCTL_BINARY_DIR=${CMAKE_BINARY_DIR};${T_ENV}")
+  # SKIPPABLE: an executable whose tests all skip together (no GPU, no browser, no shared data)
+  # shows as "skipped" in CTest rather than "passed". CTest ignores the exit code when the skip
+  # pattern matches, so only executables that skip as a whole may use it.
+  if(T_SKIPPABLE)
+    set_tests_properties(${T_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+  endif()
+  if("unit" IN_LIST T_LABELS)
+    set_property(GLOBAL APPEND PROPERTY JOBCTL_UNIT_TEST_TARGETS ${T_NAME})
+  endif()
+endfunction()

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package jobctl needs to build, test and run. Idempotent: when all are
+# installed it only checks (about a second) and touches nothing.
+#
+#   scripts/setup.sh            build + test dependencies
+#   scripts/setup.sh --browser  also Debian's chromium and the dashboard's npm packages
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  libboost1.81-dev          # Boost.Beast / Asio (header-only parts)
+  libsqlite3-dev sqlite3    # the store
+  nlohmann-json3-dev        # JSON outside train/
+  libcurl4-openssl-dev      # worker / CLI HTTP client
+  libssl-dev                # optional TLS for jobctld
+  libgtest-dev libgmock-dev # tests
+  libcli11-dev              # the jobctl CLI
+  libopenblas-dev           # CPU GEMM for train/
+  zlib1g-dev                # gzipped Fashion-MNIST
+  dataset-fashion-mnist     # /usr/share/datasets/fashion-mnist
+  procps psmisc             # pgrep/kill in the scripts and tests
+)
+browser=0
+for arg in "$@"; do
+  case "$arg" in
+    --browser) browser=1 ;;
+    *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+if [[ $browser == 1 ]]; then
+  packages+=(chromium)
+  # Node.js may come from Debian or from the machine's image; install Debian's only when absent.
+  if ! command -v npm >/dev/null 2>&1; then packages+=(nodejs npm); fi
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  if [[ $(id -u) != 0 ]]; then sudo_cmd=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "setup: all Debian packages present"
+fi
+
+if [[ $browser == 1 && -f web/package.json ]]; then
+  (cd web && { [[ -d node_modules ]] && npm ls --omit=dev >/dev/null 2>&1; } || npm ci --no-audit --no-fund)
+fi

@@ -1,0 +1,184 @@
+#include "train/spec/job_spec.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace jobctl::train {
+namespace {
+
+// The example from DESIGN.md, verbatim.
+constexpr const char* kDesignExample = R"({
+  "name": "fmnist-mlp",
+  "model": {"kind": "mlp", "hidden": [256, 128], "activation": "relu"},
+  "data": {"dataset": "fashion-mnist"},
+  "train": {"epochs": 10, "batch_size": 128, "optimizer": "adamw", "lr": 0.001,
+            "weight_decay": 0.0001, "schedule": "cosine", "seed": 42},
+  "checkpoint": {"every_steps": 500, "keep": 3},
+  "resources": {"gpu": "any", "gpus": 1},
+  "placement": {"mode": "auto", "spot": "auto", "max_usd_per_hour": 4.0, "deadline_hours": 6},
+  "priority": 50
+})";
+
+Error parse_error(const std::string& text) {
+  auto r = parse_job_spec(text);
+  EXPECT_FALSE(r) << "accepted: " << text;
+  return r ? Error{} : r.error();
+}
+
+// A spec with one section replaced, to probe a single field.
+std::string with(const std::string& section_json) {
+  return R"({"model": {"kind": "mlp"}, "data": {"dataset": "fashion-mnist"}, )" + section_json + "}";
+}
+
+TEST(JobSpec, ParsesTheDesignExample) {
+  auto r = parse_job_spec(kDesignExample);
+  ASSERT_TRUE(r) << r.error().message;
+  const JobSpec& s = *r;
+  EXPECT_EQ(s.name, "fmnist-mlp");
+  EXPECT_EQ(s.model.kind, ModelKind::mlp);
+  EXPECT_EQ(s.model.hidden, (std::vector<int>{256, 128}));
+  EXPECT_EQ(s.data.dataset, DatasetKind::fashion_mnist);
+  EXPECT_EQ(s.train.epochs, 10);
+  EXPECT_EQ(s.train.optimizer, OptimizerKind::adamw);
+  EXPECT_DOUBLE_EQ(s.train.lr, 0.001);
+  EXPECT_EQ(s.train.seed, 42u);
+  EXPECT_EQ(s.checkpoint.keep, 3);
+  EXPECT_EQ(s.resources.gpu, "any");
+  ASSERT_TRUE(s.placement.max_usd_per_hour);
+  EXPECT_DOUBLE_EQ(*s.placement.max_usd_per_hour, 4.0);
+  ASSERT_TRUE(s.placement.deadline_hours);
+  EXPECT_DOUBLE_EQ(*s.placement.deadline_hours, 6.0);
+  EXPECT_EQ(s.priority, 50);
+}
+
+TEST(JobSpec, EverythingButModelAndDataHasADefault) {
+  auto r = parse_job_spec(R"({"model": {"kind": "cnn"}, "data": {"dataset": "fashion-mnist"}})");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->name, "cnn-fashion-mnist");
+  EXPECT_EQ(r->model.channels, (std::vector<int>{32, 64}));
+  EXPECT_EQ(r->model.hidden, (std::vector<int>{128}));
+  EXPECT_EQ(r->train.epochs, 10);
+  EXPECT_EQ(r->train.batch_size, 128);
+  EXPECT_EQ(r->checkpoint.every_steps, 500);
+  EXPECT_FALSE(r->placement.deadline_hours);
+  EXPECT_EQ(r->priority, 50);
+
+  EXPECT_EQ(parse_error(R"({"data": {"dataset": "fashion-mnist"}})").field, "model");
+  EXPECT_EQ(parse_error(R"({"model": {"kind": "mlp"}})").field, "data");
+  EXPECT_EQ(parse_error(R"({"model": {}, "data": {"dataset": "fashion-mnist"}})").field, "model.kind");
+}
+
+TEST(JobSpec, CanonicalJsonRoundTrips) {
+  for (const char* text :
+       {kDesignExample,
+        R"({"model": {"kind": "cnn", "channels": [8], "hidden": [], "activation": "gelu"},
+            "data": {"dataset": "synthetic", "samples": 500, "features": 49, "classes": 3, "seed": 9},
+            "train": {"optimizer": "sgd", "momentum": 0.5, "schedule": "step", "grad_clip": 1.5},
+            "placement": {"deadline_hours": null}})"}) {
+    auto a = parse_job_spec(text);
+    ASSERT_TRUE(a) << a.error().message;
+    const std::string canonical = to_json(*a);
+    auto b = parse_job_spec(canonical);
+    ASSERT_TRUE(b) << b.error().message << "\n" << canonical;
+    EXPECT_EQ(*a, *b);
+    EXPECT_EQ(canonical, to_json(*b));
+  }
+}
+
+TEST(JobSpec, UnknownKeysAreErrorsAtEveryLevel) {
+  EXPECT_EQ(parse_error(with(R"("colour": "red")")).field, "colour");
+  EXPECT_EQ(parse_error(with(R"("train": {"epoch": 3})")).field, "train.epoch");
+  EXPECT_EQ(parse_error(R"({"model": {"kind": "mlp", "layers": 2}, "data": {"dataset": "fashion-mnist"}})").field,
+            "model.layers");
+  EXPECT_EQ(parse_error(with(R"("placement": {"region": "x"})")).field, "placement.region");
+  const Error e = parse_error(with(R"("train": {"epoch": 3})"));
+  EXPECT_NE(e.message.find("not a known field"), std::string::npos);
+  EXPECT_NE(e.message.find("epochs"), std::string::npos);  // says what is known
+}
+
+TEST(JobSpec, WrongTypesNameTheField) {
+  EXPECT_EQ(parse_error(with(R"("train": {"epochs": "3"})")).field, "train.epochs");
+  EXPECT_EQ(parse_error(with(R"("train": {"epochs": 2.5})")).field, "train.epochs");
+  EXPECT_EQ(parse_error(with(R"("train": {"lr": "fast"})")).field, "train.lr");
+  EXPECT_EQ(parse_error(with(R"("train": [])")).field, "train");
+  EXPECT_EQ(parse_error(with(R"("priority": true)")).field, "priority");
+  EXPECT_EQ(parse_error(R"({"model": {"kind": "mlp", "hidden": [64, "x"]}, "data": {"dataset": "fashion-mnist"}})")
+                .field,
+            "model.hidden[1]");
+  EXPECT_EQ(parse_error(R"({"model": {"kind": "rnn"}, "data": {"dataset": "fashion-mnist"}})").field, "model.kind");
+  EXPECT_EQ(parse_error("[1, 2]").code, "invalid_argument");
+  EXPECT_EQ(parse_error("{not json").code, "malformed_json");
+}
+
+TEST(JobSpec, RangesAreChecked) {
+  EXPECT_EQ(parse_error(with(R"("train": {"epochs": -1})")).field, "train.epochs");
+  EXPECT_EQ(parse_error(with(R"("train": {"epochs": 0})")).field, "train.epochs");
+  EXPECT_EQ(parse_error(with(R"("train": {"batch_size": 0})")).field, "train.batch_size");
+  EXPECT_EQ(parse_error(with(R"("train": {"lr": 0})")).field, "train.lr");
+  EXPECT_EQ(parse_error(with(R"("train": {"seed": -5})")).field, "train.seed");
+  EXPECT_EQ(parse_error(with(R"("checkpoint": {"keep": 0})")).field, "checkpoint.keep");
+  EXPECT_EQ(parse_error(with(R"("placement": {"max_usd_per_hour": 0})")).field, "placement.max_usd_per_hour");
+  EXPECT_EQ(parse_error(with(R"("placement": {"deadline_hours": -2})")).field, "placement.deadline_hours");
+  EXPECT_EQ(parse_error(with(R"("priority": 101)")).field, "priority");
+  EXPECT_EQ(parse_error(with(R"("name": "")")).field, "name");
+  EXPECT_EQ(parse_error(with(R"("name": "a\nb")")).field, "name");
+  EXPECT_EQ(parse_error(with(R"("resources": {"gpu": "cpu", "gpus": 2})")).field, "resources.gpus");
+  EXPECT_EQ(parse_error(with(R"("resources": {"gpu": "A100;rm"})")).field, "resources.gpu");
+  const Error e = parse_error(with(R"("train": {"epochs": -3})"));
+  EXPECT_NE(e.message.find("-3"), std::string::npos) << e.message;
+}
+
+TEST(JobSpec, FieldsOfAnotherKindAreRejected) {
+  EXPECT_EQ(parse_error(R"({"model": {"kind": "mlp", "channels": [8]}, "data": {"dataset": "fashion-mnist"}})").field,
+            "model.channels");
+  EXPECT_EQ(parse_error(R"({"model": {"kind": "mlp"}, "data": {"dataset": "fashion-mnist", "samples": 5}})").field,
+            "data.samples");
+  EXPECT_EQ(parse_error(R"({"model": {"kind": "mlp"}, "data": {"dataset": "synthetic", "path": "/x"}})").field,
+            "data.path");
+}
+
+TEST(JobSpec, CnnNeedsAnImageBigEnoughForItsBlocks) {
+  EXPECT_EQ(parse_error(R"({"model": {"kind": "cnn"}, "data": {"dataset": "synthetic", "features": 50}})").field,
+            "data.features");
+  EXPECT_EQ(
+      parse_error(R"({"model": {"kind": "cnn", "channels": [4, 4, 4]}, "data": {"dataset": "synthetic", "features": 16}})")
+          .field,
+      "model.channels");
+  EXPECT_TRUE(parse_job_spec(
+      R"({"model": {"kind": "cnn", "channels": [4, 4, 4, 4]}, "data": {"dataset": "fashion-mnist"}})"));
+}
+
+TEST(JobSpec, InputShapes) {
+  DataSpec fm;
+  EXPECT_EQ(input_shape(fm).features(), 784);
+  EXPECT_EQ(input_shape(fm).train_samples, 60000);
+  DataSpec syn;
+  syn.dataset = DatasetKind::synthetic;
+  syn.features = 64;
+  syn.classes = 4;
+  EXPECT_EQ(input_shape(syn).height, 8);
+  EXPECT_EQ(input_shape(syn).classes, 4);
+  syn.features = 10;
+  EXPECT_EQ(input_shape(syn).channels, 10);
+  EXPECT_EQ(input_shape(syn).height, 1);
+}
+
+TEST(JobSpec, FingerprintFollowsWhatIsComputedOnly) {
+  auto a = parse_job_spec(kDesignExample);
+  ASSERT_TRUE(a);
+  JobSpec b = *a;
+  b.checkpoint.every_steps = 7;
+  b.priority = 1;
+  b.placement.spot = SpotMode::never;
+  b.data.path = "/elsewhere";
+  EXPECT_EQ(training_fingerprint(*a), training_fingerprint(b));
+  b.train.seed = 43;
+  EXPECT_NE(training_fingerprint(*a), training_fingerprint(b));
+  JobSpec c = *a;
+  c.model.hidden = {256, 64};
+  EXPECT_NE(training_fingerprint(*a), training_fingerprint(c));
+}
+
+}  // namespace
+}  // namespace jobctl::train

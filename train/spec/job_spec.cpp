@@ -1,0 +1,510 @@
+#include "train/spec/job_spec.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "train/spec/json.h"
+
+namespace jobctl::train {
+
+namespace {
+
+using json::Value;
+
+template <class E>
+struct EnumName {
+  E value;
+  std::string_view name;
+};
+
+constexpr std::array<EnumName<ModelKind>, 2> kModelKinds{{{ModelKind::mlp, "mlp"}, {ModelKind::cnn, "cnn"}}};
+constexpr std::array<EnumName<Activation>, 2> kActivations{{{Activation::relu, "relu"}, {Activation::gelu, "gelu"}}};
+constexpr std::array<EnumName<DatasetKind>, 2> kDatasets{
+    {{DatasetKind::fashion_mnist, "fashion-mnist"}, {DatasetKind::synthetic, "synthetic"}}};
+constexpr std::array<EnumName<OptimizerKind>, 2> kOptimizers{
+    {{OptimizerKind::sgd, "sgd"}, {OptimizerKind::adamw, "adamw"}}};
+constexpr std::array<EnumName<ScheduleKind>, 3> kSchedules{
+    {{ScheduleKind::constant, "constant"}, {ScheduleKind::step, "step"}, {ScheduleKind::cosine, "cosine"}}};
+constexpr std::array<EnumName<PlacementMode>, 3> kPlacementModes{
+    {{PlacementMode::auto_, "auto"}, {PlacementMode::local, "local"}, {PlacementMode::cloud, "cloud"}}};
+constexpr std::array<EnumName<SpotMode>, 3> kSpotModes{
+    {{SpotMode::auto_, "auto"}, {SpotMode::always, "always"}, {SpotMode::never, "never"}}};
+
+template <class E, size_t N>
+std::string_view name_of(const std::array<EnumName<E>, N>& table, E v) {
+  for (const auto& e : table)
+    if (e.value == v) return e.name;
+  return "unknown";
+}
+
+template <class E, size_t N>
+std::string choices(const std::array<EnumName<E>, N>& table) {
+  std::string s;
+  for (size_t i = 0; i < N; ++i) {
+    if (i) s += i + 1 == N ? " or " : ", ";
+    s += "\"" + std::string(table[i].name) + "\"";
+  }
+  return s;
+}
+
+std::string number_text(double d) {
+  std::string s;
+  json::write_number(s, d);
+  return s;
+}
+
+// Reads the members of one JSON object, remembering which keys were used, so that any key left
+// over is reported as unknown. Each getter leaves `out` untouched when the key is absent.
+class Fields {
+ public:
+  Fields(const Value& obj, std::string path) : obj_(obj), path_(std::move(path)) {}
+
+  std::string field(std::string_view key) const {
+    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  }
+
+  const Value* take(std::string_view key) {
+    used_.emplace_back(key);
+    const Value* v = obj_.find(key);
+    return v;
+  }
+
+  Status error(std::string_view key, std::string message) const {
+    return make_error("invalid_argument", field(key) + " " + message, field(key));
+  }
+
+  Status get_int(std::string_view key, int64_t& out, int64_t lo, int64_t hi) {
+    const Value* v = take(key);
+    if (!v) return ok_status();
+    if (!v->is_integer())
+      return error(key, "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                            ", not " + std::string(json::type_name(v->type())));
+    if (v->as_int() < lo || v->as_int() > hi)
+      return error(key, "must be from " + std::to_string(lo) + " to " + std::to_string(hi) + " (got " +
+                            std::to_string(v->as_int()) + ")");
+    out = v->as_int();
+    return ok_status();
+  }
+
+  Status get_int(std::string_view key, int& out, int lo, int hi) {
+    int64_t wide = out;
+    if (auto st = get_int(key, wide, lo, hi); !st) return st;
+    out = static_cast<int>(wide);
+    return ok_status();
+  }
+
+  Status get_seed(std::string_view key, uint64_t& out) {
+    int64_t wide = static_cast<int64_t>(out);
+    if (auto st = get_int(key, wide, 0, std::numeric_limits<int64_t>::max()); !st) return st;
+    out = static_cast<uint64_t>(wide);
+    return ok_status();
+  }
+
+  // A number in [lo, hi]; lo itself excluded when lo_open.
+  Status get_number(std::string_view key, double& out, double lo, double hi, bool lo_open) {
+    const Value* v = take(key);
+    if (!v) return ok_status();
+    const std::string range = std::string(lo_open ? "greater than " : "at least ") + number_text(lo) +
+                              " and at most " + number_text(hi);
+    if (!v->is_number())
+      return error(key, "must be a number " + range + ", not " + std::string(json::type_name(v->type())));
+    const double d = v->as_double();
+    if ((lo_open ? d <= lo : d < lo) || d > hi) return error(key, "must be " + range + " (got " + number_text(d) + ")");
+    out = d;
+    return ok_status();
+  }
+
+  Status get_optional_number(std::string_view key, std::optional<double>& out, double hi) {
+    const Value* v = obj_.find(key);
+    if (v && v->is_null()) {
+      take(key);
+      out.reset();
+      return ok_status();
+    }
+    double d = out.value_or(0);
+    const bool present = v != nullptr;
+    if (auto st = get_number(key, d, 0.0, hi, true); !st) return st;
+    if (present) out = d;
+    return ok_status();
+  }
+
+  Status get_string(std::string_view key, std::string& out, size_t max_len) {
+    const Value* v = take(key);
+    if (!v) return ok_status();
+    if (!v->is_string()) return error(key, "must be a string, not " + std::string(json::type_name(v->type())));
+    const auto& s = v->as_string();
+    if (s.empty()) return error(key, "must not be empty");
+    if (s.size() > max_len) return error(key, "must be at most " + std::to_string(max_len) + " bytes long");
+    if (std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+      return error(key, "must not contain control characters");
+    out = s;
+    return ok_status();
+  }
+
+  template <class E, size_t N>
+  Status get_enum(std::string_view key, E& out, const std::array<EnumName<E>, N>& table, bool required) {
+    const Value* v = take(key);
+    if (!v) return required ? error(key, "is required (one of " + choices(table) + ")") : ok_status();
+    if (v->is_string()) {
+      for (const auto& e : table) {
+        if (e.name == v->as_string()) {
+          out = e.value;
+          return ok_status();
+        }
+      }
+    }
+    return error(key, "must be one of " + choices(table) +
+                          (v->is_string() ? " (got \"" + v->as_string() + "\")" : ""));
+  }
+
+  Status get_int_list(std::string_view key, std::vector<int>& out, size_t min_len, size_t max_len, int lo, int hi) {
+    const Value* v = take(key);
+    if (!v) return ok_status();
+    if (!v->is_array()) return error(key, "must be an array of integers");
+    const auto& arr = v->as_array();
+    if (arr.size() < min_len || arr.size() > max_len)
+      return error(key, "must have from " + std::to_string(min_len) + " to " + std::to_string(max_len) + " entries");
+    std::vector<int> result;
+    for (size_t i = 0; i < arr.size(); ++i) {
+      const std::string item = std::string(key) + "[" + std::to_string(i) + "]";
+      if (!arr[i].is_integer() || arr[i].as_int() < lo || arr[i].as_int() > hi)
+        return make_error("invalid_argument",
+                          field(item) + " must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi),
+                          field(item));
+      result.push_back(static_cast<int>(arr[i].as_int()));
+    }
+    out = std::move(result);
+    return ok_status();
+  }
+
+  // A nested object: returns nullptr (and no error) when absent.
+  Expected<const Value*> get_object(std::string_view key) {
+    const Value* v = take(key);
+    if (!v) return static_cast<const Value*>(nullptr);
+    if (!v->is_object()) return Unexpected{error(key, "must be an object").error()};
+    return v;
+  }
+
+  // Rejects keys not in `allowed` with a message naming what is valid here.
+  Status reject(std::string_view key, std::string why) {
+    if (obj_.find(key)) return error(key, std::move(why));
+    return ok_status();
+  }
+
+  // Every key of the object must have been taken.
+  Status finish() const {
+    for (const auto& [k, v] : obj_.as_object()) {
+      if (std::find(used_.begin(), used_.end(), k) == used_.end()) {
+        std::string known;
+        for (size_t i = 0; i < used_.size(); ++i) known += (i ? ", " : "") + used_[i];
+        return error(k, "is not a known field (known here: " + known + ")");
+      }
+    }
+    return ok_status();
+  }
+
+ private:
+  const Value& obj_;
+  std::string path_;
+  std::vector<std::string> used_;
+};
+
+#define JOBCTL_TRY(expr)              \
+  do {                                \
+    if (auto st_ = (expr); !st_) {    \
+      return Unexpected{st_.error()}; \
+    }                                 \
+  } while (0)
+
+int isqrt_exact(int n) {
+  const int r = static_cast<int>(std::lround(std::sqrt(static_cast<double>(n))));
+  return r * r == n ? r : 0;
+}
+
+Status parse_model(const Value& v, ModelSpec& m) {
+  Fields f(v, "model");
+  if (auto st = f.get_enum("kind", m.kind, kModelKinds, true); !st) return st;
+  m.hidden = m.kind == ModelKind::mlp ? std::vector<int>{256, 128} : std::vector<int>{128};
+  if (auto st = f.get_int_list("hidden", m.hidden, 0, 16, 1, 65536); !st) return st;
+  if (auto st = f.get_enum("activation", m.activation, kActivations, false); !st) return st;
+  if (m.kind == ModelKind::cnn) {
+    m.channels = {32, 64};
+    if (auto st = f.get_int_list("channels", m.channels, 1, 4, 1, 1024); !st) return st;
+  } else if (auto st = f.reject("channels", "applies only to model.kind \"cnn\""); !st) {
+    return st;
+  }
+  return f.finish();
+}
+
+Status parse_data(const Value& v, DataSpec& d) {
+  Fields f(v, "data");
+  if (auto st = f.get_enum("dataset", d.dataset, kDatasets, true); !st) return st;
+  if (d.dataset == DatasetKind::fashion_mnist) {
+    if (auto st = f.get_string("path", d.path, 4096); !st) return st;
+    for (const char* k : {"samples", "test_samples", "features", "classes", "seed"})
+      if (auto st = f.reject(k, "applies only to data.dataset \"synthetic\""); !st) return st;
+  } else {
+    if (auto st = f.reject("path", "applies only to data.dataset \"fashion-mnist\""); !st) return st;
+    if (auto st = f.get_int("samples", d.samples, 1, 10'000'000); !st) return st;
+    if (auto st = f.get_int("test_samples", d.test_samples, 1, 1'000'000); !st) return st;
+    if (auto st = f.get_int("features", d.features, 1, 65536); !st) return st;
+    if (auto st = f.get_int("classes", d.classes, 2, 1000); !st) return st;
+    if (auto st = f.get_seed("seed", d.seed); !st) return st;
+  }
+  return f.finish();
+}
+
+Status parse_train(const Value& v, TrainSpec& t) {
+  Fields f(v, "train");
+  if (auto st = f.get_int("epochs", t.epochs, 1, 10000); !st) return st;
+  if (auto st = f.get_int("batch_size", t.batch_size, 1, 65536); !st) return st;
+  if (auto st = f.get_enum("optimizer", t.optimizer, kOptimizers, false); !st) return st;
+  if (auto st = f.get_number("lr", t.lr, 0.0, 10.0, true); !st) return st;
+  if (auto st = f.get_number("weight_decay", t.weight_decay, 0.0, 1.0, false); !st) return st;
+  if (auto st = f.get_number("momentum", t.momentum, 0.0, 0.999999, false); !st) return st;
+  if (auto st = f.get_number("beta1", t.beta1, 0.0, 0.999999, false); !st) return st;
+  if (auto st = f.get_number("beta2", t.beta2, 0.0, 0.999999999, false); !st) return st;
+  if (auto st = f.get_number("eps", t.eps, 0.0, 1.0, true); !st) return st;
+  if (auto st = f.get_enum("schedule", t.schedule, kSchedules, false); !st) return st;
+  if (auto st = f.get_int("step_epochs", t.step_epochs, 1, 10000); !st) return st;
+  if (auto st = f.get_number("step_gamma", t.step_gamma, 0.0, 1.0, true); !st) return st;
+  if (auto st = f.get_int("warmup_steps", t.warmup_steps, 0, 100'000'000); !st) return st;
+  if (auto st = f.get_number("grad_clip", t.grad_clip, 0.0, 1e6, false); !st) return st;
+  if (auto st = f.get_seed("seed", t.seed); !st) return st;
+  return f.finish();
+}
+
+Status parse_checkpoint(const Value& v, CheckpointSpec& c) {
+  Fields f(v, "checkpoint");
+  if (auto st = f.get_int("every_steps", c.every_steps, 0, 1'000'000'000); !st) return st;
+  if (auto st = f.get_number("every_seconds", c.every_seconds, 0.0, 1e7, false); !st) return st;
+  if (auto st = f.get_int("keep", c.keep, 1, 100); !st) return st;
+  return f.finish();
+}
+
+Status parse_resources(const Value& v, ResourcesSpec& r) {
+  Fields f(v, "resources");
+  if (auto st = f.get_string("gpu", r.gpu, 64); !st) return st;
+  const bool name_ok = std::all_of(r.gpu.begin(), r.gpu.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+           c == ' ' || c == '.';
+  });
+  if (!name_ok)
+    return f.error("gpu", "must be \"any\", \"cpu\" or a GPU model name (letters, digits, space, '-', '_', '.')");
+  if (auto st = f.get_int("gpus", r.gpus, 1, 64); !st) return st;
+  if (r.gpu == "cpu" && r.gpus != 1) return f.error("gpus", "must be 1 when resources.gpu is \"cpu\"");
+  return f.finish();
+}
+
+Status parse_placement(const Value& v, PlacementSpec& p) {
+  Fields f(v, "placement");
+  if (auto st = f.get_enum("mode", p.mode, kPlacementModes, false); !st) return st;
+  if (auto st = f.get_enum("spot", p.spot, kSpotModes, false); !st) return st;
+  if (auto st = f.get_optional_number("max_usd_per_hour", p.max_usd_per_hour, 1e6); !st) return st;
+  if (auto st = f.get_optional_number("deadline_hours", p.deadline_hours, 1e6); !st) return st;
+  return f.finish();
+}
+
+// Checks that need more than one section.
+Status check_consistency(const JobSpec& s) {
+  if (s.model.kind == ModelKind::cnn) {
+    const InputShape in = input_shape(s.data);
+    if (s.data.dataset == DatasetKind::synthetic && isqrt_exact(s.data.features) == 0)
+      return make_error("invalid_argument",
+                        "data.features must be a perfect square (an SxS image) for model.kind \"cnn\"",
+                        "data.features");
+    int size = std::min(in.height, in.width);
+    for (size_t i = 0; i < s.model.channels.size(); ++i) size /= 2;
+    if (size < 1)
+      return make_error("invalid_argument",
+                        "model.channels has too many blocks for a " + std::to_string(in.height) + "x" +
+                            std::to_string(in.width) + " input (each block halves the size)",
+                        "model.channels");
+  }
+  return ok_status();
+}
+
+Value int_array(const std::vector<int>& v) {
+  json::Array a;
+  for (int x : v) a.emplace_back(x);
+  return Value(std::move(a));
+}
+
+Value optional_number(const std::optional<double>& v) { return v ? Value(*v) : Value(nullptr); }
+
+Value model_json(const ModelSpec& m) {
+  json::Object o{{"kind", Value(name_of(kModelKinds, m.kind))},
+                 {"hidden", int_array(m.hidden)},
+                 {"activation", Value(name_of(kActivations, m.activation))}};
+  if (m.kind == ModelKind::cnn) o.emplace_back("channels", int_array(m.channels));
+  return Value(std::move(o));
+}
+
+Value data_json(const DataSpec& d, bool with_path) {
+  json::Object o{{"dataset", Value(name_of(kDatasets, d.dataset))}};
+  if (d.dataset == DatasetKind::fashion_mnist) {
+    if (with_path && !d.path.empty()) o.emplace_back("path", Value(d.path));
+  } else {
+    o.emplace_back("samples", Value(d.samples));
+    o.emplace_back("test_samples", Value(d.test_samples));
+    o.emplace_back("features", Value(d.features));
+    o.emplace_back("classes", Value(d.classes));
+    o.emplace_back("seed", Value(d.seed));
+  }
+  return Value(std::move(o));
+}
+
+Value train_json(const TrainSpec& t) {
+  return Value(json::Object{
+      {"epochs", Value(t.epochs)},
+      {"batch_size", Value(t.batch_size)},
+      {"optimizer", Value(name_of(kOptimizers, t.optimizer))},
+      {"lr", Value(t.lr)},
+      {"weight_decay", Value(t.weight_decay)},
+      {"momentum", Value(t.momentum)},
+      {"beta1", Value(t.beta1)},
+      {"beta2", Value(t.beta2)},
+      {"eps", Value(t.eps)},
+      {"schedule", Value(name_of(kSchedules, t.schedule))},
+      {"step_epochs", Value(t.step_epochs)},
+      {"step_gamma", Value(t.step_gamma)},
+      {"warmup_steps", Value(t.warmup_steps)},
+      {"grad_clip", Value(t.grad_clip)},
+      {"seed", Value(t.seed)},
+  });
+}
+
+}  // namespace
+
+Expected<JobSpec> parse_job_spec(std::string_view json_text) {
+  auto parsed = json::parse(json_text);
+  if (!parsed) return Unexpected{std::move(parsed).error()};
+  const Value& root = *parsed;
+  if (!root.is_object())
+    return Unexpected{make_error("invalid_argument", "the job spec must be a JSON object", "")};
+
+  JobSpec spec;
+  Fields f(root, "");
+  JOBCTL_TRY(f.get_string("name", spec.name, 128));
+
+  struct Section {
+    const char* key;
+    bool required;
+    Status (*parse)(const Value&, JobSpec&);
+  };
+  static constexpr Section kSections[] = {
+      {"model", true, [](const Value& v, JobSpec& s) { return parse_model(v, s.model); }},
+      {"data", true, [](const Value& v, JobSpec& s) { return parse_data(v, s.data); }},
+      {"train", false, [](const Value& v, JobSpec& s) { return parse_train(v, s.train); }},
+      {"checkpoint", false, [](const Value& v, JobSpec& s) { return parse_checkpoint(v, s.checkpoint); }},
+      {"resources", false, [](const Value& v, JobSpec& s) { return parse_resources(v, s.resources); }},
+      {"placement", false, [](const Value& v, JobSpec& s) { return parse_placement(v, s.placement); }},
+  };
+  for (const auto& section : kSections) {
+    auto obj = f.get_object(section.key);
+    if (!obj) return Unexpected{std::move(obj).error()};
+    if (!*obj) {
+      if (section.required)
+        return Unexpected{f.error(section.key, "is required").error()};
+      continue;
+    }
+    JOBCTL_TRY(section.parse(**obj, spec));
+  }
+  JOBCTL_TRY(f.get_int("priority", spec.priority, 0, 100));
+  JOBCTL_TRY(f.finish());
+  JOBCTL_TRY(check_consistency(spec));
+  if (spec.name.empty())
+    spec.name = std::string(to_string(spec.model.kind)) + "-" + std::string(to_string(spec.data.dataset));
+  return spec;
+}
+
+std::string to_json(const JobSpec& s) {
+  const Value root(json::Object{
+      {"name", Value(s.name)},
+      {"model", model_json(s.model)},
+      {"data", data_json(s.data, true)},
+      {"train", train_json(s.train)},
+      {"checkpoint", Value(json::Object{{"every_steps", Value(s.checkpoint.every_steps)},
+                                        {"every_seconds", Value(s.checkpoint.every_seconds)},
+                                        {"keep", Value(s.checkpoint.keep)}})},
+      {"resources", Value(json::Object{{"gpu", Value(s.resources.gpu)}, {"gpus", Value(s.resources.gpus)}})},
+      {"placement", Value(json::Object{{"mode", Value(name_of(kPlacementModes, s.placement.mode))},
+                                       {"spot", Value(name_of(kSpotModes, s.placement.spot))},
+                                       {"max_usd_per_hour", optional_number(s.placement.max_usd_per_hour)},
+                                       {"deadline_hours", optional_number(s.placement.deadline_hours)}})},
+      {"priority", Value(s.priority)},
+  });
+  return root.dump();
+}
+
+uint64_t training_fingerprint(const JobSpec& s) {
+  const Value v(json::Object{
+      {"model", model_json(s.model)}, {"data", data_json(s.data, false)}, {"train", train_json(s.train)}});
+  const std::string text = v.dump();
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+InputShape input_shape(const DataSpec& data) {
+  InputShape in;
+  if (data.dataset == DatasetKind::fashion_mnist) return in;  // 1x28x28, 10 classes, 60k/10k
+  const int side = isqrt_exact(data.features);
+  if (side > 0) {
+    in.channels = 1;
+    in.height = in.width = side;
+  } else {
+    in.channels = data.features;
+    in.height = in.width = 1;
+  }
+  in.classes = data.classes;
+  in.train_samples = data.samples;
+  in.test_samples = data.test_samples;
+  return in;
+}
+
+std::string_view to_string(ModelKind v) { return name_of(kModelKinds, v); }
+std::string_view to_string(Activation v) { return name_of(kActivations, v); }
+std::string_view to_string(DatasetKind v) { return name_of(kDatasets, v); }
+std::string_view to_string(OptimizerKind v) { return name_of(kOptimizers, v); }
+std::string_view to_string(ScheduleKind v) { return name_of(kSchedules, v); }
+std::string_view to_string(PlacementMode v) { return name_of(kPlacementModes, v); }
+std::string_view to_string(SpotMode v) { return name_of(kSpotModes, v); }
+
+bool operator==(const ModelSpec& a, const ModelSpec& b) {
+  return a.kind == b.kind && a.hidden == b.hidden && a.activation == b.activation && a.channels == b.channels;
+}
+bool operator==(const DataSpec& a, const DataSpec& b) {
+  if (a.dataset != b.dataset) return false;
+  if (a.dataset == DatasetKind::fashion_mnist) return a.path == b.path;
+  return a.samples == b.samples && a.test_samples == b.test_samples && a.features == b.features &&
+         a.classes == b.classes && a.seed == b.seed;
+}
+bool operator==(const TrainSpec& a, const TrainSpec& b) {
+  return a.epochs == b.epochs && a.batch_size == b.batch_size && a.optimizer == b.optimizer && a.lr == b.lr &&
+         a.weight_decay == b.weight_decay && a.momentum == b.momentum && a.beta1 == b.beta1 && a.beta2 == b.beta2 &&
+         a.eps == b.eps && a.schedule == b.schedule && a.step_epochs == b.step_epochs &&
+         a.step_gamma == b.step_gamma && a.warmup_steps == b.warmup_steps && a.grad_clip == b.grad_clip &&
+         a.seed == b.seed;
+}
+bool operator==(const CheckpointSpec& a, const CheckpointSpec& b) {
+  return a.every_steps == b.every_steps && a.every_seconds == b.every_seconds && a.keep == b.keep;
+}
+bool operator==(const ResourcesSpec& a, const ResourcesSpec& b) { return a.gpu == b.gpu && a.gpus == b.gpus; }
+bool operator==(const PlacementSpec& a, const PlacementSpec& b) {
+  return a.mode == b.mode && a.spot == b.spot && a.max_usd_per_hour == b.max_usd_per_hour &&
+         a.deadline_hours == b.deadline_hours;
+}
+bool operator==(const JobSpec& a, const JobSpec& b) {
+  return a.name == b.name && a.model == b.model && a.data == b.data && a.train == b.train &&
+         a.checkpoint == b.checkpoint && a.resources == b.resources && a.placement == b.placement &&
+         a.priority == b.priority;
+}
+
+}  // namespace jobctl::train

@@ -1,0 +1,147 @@
+// The job spec: one JSON document that the API, the CLI, the dashboard form and jobctl-train all
+// take (docs/job-spec.md documents every field and default).
+//
+// This is the single parser and validator of that document. It lives in train/ because train/
+// must build alone (standard library only) and jobctl-train reads specs; the daemon and the CLI
+// call the same functions, so a spec the daemon accepts is exactly a spec the trainer can run.
+//
+// Rules: everything but `model` and `data` has a default; unknown keys anywhere are an error; every
+// error names the offending field by its dotted path ("train.epochs", "model.hidden[1]").
+//
+// Thread safety: pure functions over values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/expected.h"
+
+namespace jobctl::train {
+
+enum class ModelKind { mlp, cnn };
+enum class Activation { relu, gelu };
+enum class DatasetKind { fashion_mnist, synthetic };
+enum class OptimizerKind { sgd, adamw };
+enum class ScheduleKind { constant, step, cosine };
+enum class PlacementMode { auto_, local, cloud };
+enum class SpotMode { auto_, always, never };
+
+// The model. MLP: dense(hidden[i]) + activation for each i, then dense(classes).
+// CNN: for each c in channels: conv 3x3 (stride 1, pad 1, c filters) + ReLU + max-pool 2x2
+// (stride 2); flatten; dense(hidden[i]) + activation for each i; then dense(classes).
+struct ModelSpec {
+  ModelKind kind = ModelKind::mlp;
+  std::vector<int> hidden;     // sizes of the hidden dense layers (may be empty)
+  Activation activation = Activation::relu;
+  std::vector<int> channels;   // CNN only: filters per conv block (at least one)
+};
+
+// The data. fashion-mnist: 60,000 training and 10,000 test images of 1x28x28, 10 classes, read
+// from `path` (default /usr/share/datasets/fashion-mnist, overridable by jobctl-train --data-dir).
+// synthetic: `samples` training samples (plus test_samples) of `features` floats in `classes`
+// classes, generated from `seed`; a CNN treats features as a square 1xSxS image.
+struct DataSpec {
+  DatasetKind dataset = DatasetKind::fashion_mnist;
+  std::string path;            // empty: the default location
+  int64_t samples = 10000;     // synthetic only
+  int64_t test_samples = 2000; // synthetic only
+  int features = 64;           // synthetic only
+  int classes = 10;            // synthetic only
+  uint64_t seed = 1;           // synthetic only
+};
+
+struct TrainSpec {
+  int epochs = 10;
+  int batch_size = 128;
+  OptimizerKind optimizer = OptimizerKind::adamw;
+  double lr = 0.001;
+  double weight_decay = 0.0001;
+  double momentum = 0.9;       // SGD only
+  double beta1 = 0.9;          // AdamW only
+  double beta2 = 0.999;        // AdamW only
+  double eps = 1e-8;           // AdamW only
+  ScheduleKind schedule = ScheduleKind::cosine;
+  int step_epochs = 3;         // step schedule: multiply lr by step_gamma every step_epochs
+  double step_gamma = 0.1;
+  int warmup_steps = 0;        // linear warm-up before the schedule
+  double grad_clip = 0.0;      // global L2 norm clip; 0 disables
+  uint64_t seed = 42;          // initialisation, shuffling and every other random choice
+};
+
+struct CheckpointSpec {
+  int every_steps = 500;       // 0 disables step-based checkpoints
+  double every_seconds = 0.0;  // 0 disables time-based checkpoints
+  int keep = 3;                // how many periodic checkpoints to keep (>= 1)
+};
+
+struct ResourcesSpec {
+  std::string gpu = "any";     // "any", "cpu" (no GPU needed) or a GPU model such as "A100"
+  int gpus = 1;
+};
+
+struct PlacementSpec {
+  PlacementMode mode = PlacementMode::auto_;
+  SpotMode spot = SpotMode::auto_;
+  std::optional<double> max_usd_per_hour;  // absent: no cap
+  std::optional<double> deadline_hours;    // absent: no deadline
+};
+
+struct JobSpec {
+  std::string name;            // default: "<model kind>-<dataset>"
+  ModelSpec model;
+  DataSpec data;
+  TrainSpec train;
+  CheckpointSpec checkpoint;
+  ResourcesSpec resources;
+  PlacementSpec placement;
+  int priority = 50;           // 0..100, higher runs first
+};
+
+// Parses and validates a spec from JSON text. Errors carry code "invalid_argument" (or
+// "malformed_json" when the text is not JSON), a message, and the dotted field path.
+[[nodiscard]] Expected<JobSpec> parse_job_spec(std::string_view json_text);
+
+// The canonical JSON of a spec: every field present with its effective value, keys in a fixed
+// order, no insignificant white space. parse_job_spec(to_json(s)) == s, and the daemon stores this.
+std::string to_json(const JobSpec& spec);
+
+// A 64-bit fingerprint (FNV-1a over the canonical JSON of model, data and train) of everything
+// that determines the training trajectory. A checkpoint records it; resuming under a spec with a
+// different fingerprint is refused. Checkpoint cadence, resources, placement and priority do not
+// enter it: they change where and how often, not what is computed.
+uint64_t training_fingerprint(const JobSpec& spec);
+
+// Stable names used in JSON, logs and tables.
+std::string_view to_string(ModelKind);
+std::string_view to_string(Activation);
+std::string_view to_string(DatasetKind);
+std::string_view to_string(OptimizerKind);
+std::string_view to_string(ScheduleKind);
+std::string_view to_string(PlacementMode);
+std::string_view to_string(SpotMode);
+
+// Input geometry the data spec implies: channels x height x width (height = width = 1 and
+// channels = features for non-image synthetic data used by an MLP) and the number of classes.
+struct InputShape {
+  int channels = 1;
+  int height = 28;
+  int width = 28;
+  int classes = 10;
+  int64_t train_samples = 60000;
+  int64_t test_samples = 10000;
+  int features() const { return channels * height * width; }
+};
+InputShape input_shape(const DataSpec& data);
+
+bool operator==(const ModelSpec&, const ModelSpec&);
+bool operator==(const DataSpec&, const DataSpec&);
+bool operator==(const TrainSpec&, const TrainSpec&);
+bool operator==(const CheckpointSpec&, const CheckpointSpec&);
+bool operator==(const ResourcesSpec&, const ResourcesSpec&);
+bool operator==(const PlacementSpec&, const PlacementSpec&);
+bool operator==(const JobSpec&, const JobSpec&);
+
+}  // namespace jobctl::train
