@@ -1,0 +1,434 @@
+// `jobctl simulate` and `jobctl report breakeven`: the cost model from the command line, with no
+// daemon. (quote, catalog and report spend talk to jobctld and join this file when it exists.)
+//
+//   jobctl simulate --trace FILE --policy up|greedy|on-demand|local-first|adaptive|all[,...]
+//                   --compute-hours H --deadline-hours D [--changeover-hours d] [--spot-price S]
+//                   --on-demand-price P [--start-hours T] [--spot-price-from-trace]
+//                   [--local-trace FILE --local-price L] [--timeline] [-o table|json|csv]
+//   jobctl report breakeven --gpu MODEL --purchase-usd X --offer CLOUD:INSTANCE [--region R]
+//                   [--catalog FILE [--catalog-cloud CLOUD]] [--setup-usd] [--power-kw] [--pue]
+//                   [--electricity-usd-per-kwh] [--lifetime-years] [--utilisation]
+//                   [--maintenance-usd-per-year] [--svg FILE] [-o table|json|csv|svg]
+//
+// Files are read here (cost/ and scheduler/ take text). Bad input: a message naming the flag on
+// stderr and exit status 2; an unreadable file: exit status 1.
+#include <CLI/CLI.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "cost/breakeven.h"
+#include "cost/breakeven_chart.h"
+#include "cost/cost_json.h"
+#include "cost/gpu_specs.h"
+#include "cost/price_catalog.h"
+#include "scheduler/deadline_policy.h"
+#include "scheduler/simulation_json.h"
+#include "scheduler/spot_simulator.h"
+#include "scheduler/spot_trace.h"
+
+namespace jobctl::cli {
+
+namespace {
+
+constexpr int kBadInput = 2;
+constexpr int kIoError = 1;
+
+[[noreturn]] void fail(CliContext& ctx, const std::string& message, int code = kBadInput) {
+  *ctx.err << "error: " << message << "\n";
+  throw CLI::RuntimeError(code);
+}
+
+std::string read_file(CliContext& ctx, const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(ctx, "cannot read " + what + " '" + path + "': " + std::strerror(errno), kIoError);
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad()) fail(ctx, "cannot read " + what + " '" + path + "'", kIoError);
+  return s.str();
+}
+
+void write_file(CliContext& ctx, const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) fail(ctx, "cannot write '" + path + "': " + std::strerror(errno), kIoError);
+  out << text;
+  out.close();
+  if (!out) fail(ctx, "cannot write '" + path + "'", kIoError);
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string opt_fixed(const std::optional<double>& v, int decimals, const std::string& none = "-") {
+  return v ? fixed(*v, decimals) : none;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Aligned columns for people (cli/table.h, as every jobctl table).
+void print_table(std::ostream& out, const std::vector<std::string>& header,
+                 const std::vector<std::vector<std::string>>& rows) {
+  Table t(header);
+  for (const auto& r : rows) t.add_row(r);
+  t.print(out);
+}
+
+void print_csv(std::ostream& out, const std::vector<std::string>& header,
+               const std::vector<std::vector<std::string>>& rows) {
+  auto line = [&](const std::vector<std::string>& r) {
+    for (size_t i = 0; i < r.size(); ++i) out << (i ? "," : "") << csv_field(r[i]);
+    out << "\n";
+  };
+  line(header);
+  for (const auto& r : rows) line(r);
+}
+
+void check_output(CliContext& ctx, std::initializer_list<std::string_view> allowed) {
+  for (auto a : allowed)
+    if (ctx.output == a) return;
+  std::string list;
+  for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+  fail(ctx, "-o: unsupported output '" + ctx.output + "' for this command (one of: " + list + ")");
+}
+
+// ---------------------------------------------------------------------------------------------
+// jobctl simulate
+
+struct SimulateArgs {
+  std::string trace;
+  std::string policy;
+  double compute_hours = 0;
+  double deadline_hours = 0;
+  double changeover_hours = 0.3;
+  std::optional<double> spot_price;
+  double on_demand_price = 0;
+  double start_hours = 0;
+  bool spot_price_from_trace = false;
+  std::string local_trace;
+  double local_price = 0;
+  bool timeline = false;
+};
+
+std::string flag_for_field(const std::string& field) {
+  static const std::map<std::string, std::string> kFlags{
+      {"compute_hours", "--compute-hours"},     {"deadline_hours", "--deadline-hours"},
+      {"changeover_hours", "--changeover-hours"}, {"spot_usd_per_hour", "--spot-price"},
+      {"on_demand_usd_per_hour", "--on-demand-price"}, {"start_hours", "--start-hours"},
+      {"local_usd_per_hour", "--local-price"},  {"local_trace", "--local-trace"}};
+  auto it = kFlags.find(field);
+  return it == kFlags.end() ? field : it->second;
+}
+
+void run_simulate(CliContext& ctx, const SimulateArgs& a) {
+  check_output(ctx, {"table", "json", "csv"});
+  std::vector<std::string> policies;
+  {
+    std::stringstream list(a.policy);
+    std::string name;
+    while (std::getline(list, name, ',')) {
+      if (name == "all") {
+        for (auto n : scheduler::deadline_policy_names())
+          if (n != "local-first" || !a.local_trace.empty()) policies.emplace_back(n);
+      } else if (!scheduler::make_deadline_policy(name)) {
+        std::string known;
+        for (auto n : scheduler::deadline_policy_names()) known += (known.empty() ? "" : ", ") + std::string(n);
+        fail(ctx, "--policy: unknown policy '" + name + "' (one of: " + known + ", all)");
+      } else {
+        policies.push_back(name);
+      }
+    }
+    if (policies.empty()) fail(ctx, "--policy: name at least one policy");
+  }
+
+  auto trace = scheduler::parse_spot_trace(read_file(ctx, a.trace, "trace"));
+  if (!trace) fail(ctx, "--trace '" + a.trace + "': " + trace.error().message);
+  std::optional<scheduler::SpotTrace> local;
+  if (!a.local_trace.empty()) {
+    auto l = scheduler::parse_spot_trace(read_file(ctx, a.local_trace, "local trace"));
+    if (!l) fail(ctx, "--local-trace '" + a.local_trace + "': " + l.error().message);
+    local = std::move(*l);
+  }
+
+  scheduler::SimulationConfig c;
+  c.compute_hours = a.compute_hours;
+  c.deadline_hours = a.deadline_hours;
+  c.changeover_hours = a.changeover_hours;
+  c.on_demand_usd_per_hour = a.on_demand_price;
+  c.start_hours = a.start_hours;
+  c.local_usd_per_hour = a.local_price;
+  c.spot_price_from_trace = a.spot_price_from_trace;
+  if (a.spot_price) {
+    c.spot_usd_per_hour = *a.spot_price;
+  } else if (a.spot_price_from_trace && !trace->prices.empty()) {
+    c.spot_usd_per_hour = trace->prices.front();
+  } else {
+    fail(ctx, "--spot-price is required (or --spot-price-from-trace with a trace that has prices)");
+  }
+  if (a.spot_price_from_trace && trace->prices.empty())
+    fail(ctx, "--spot-price-from-trace: the trace has no prices");
+
+  std::vector<scheduler::SimulationResult> results;
+  for (const auto& name : policies) {
+    auto policy = scheduler::make_deadline_policy(name);
+    auto r = scheduler::simulate(*trace, c, *policy, local ? &*local : nullptr);
+    if (!r) fail(ctx, flag_for_field(r.error().field) + ": " + r.error().message);
+    results.push_back(std::move(*r));
+  }
+
+  std::ostream& out = *ctx.out;
+  if (ctx.output == "json") {
+    if (results.size() == 1) {
+      out << scheduler::simulation_json(results[0], a.timeline).dump(2) << "\n";
+    } else {
+      nlohmann::json all = nlohmann::json::array();
+      for (const auto& r : results) all.push_back(scheduler::simulation_json(r, a.timeline));
+      out << all.dump(2) << "\n";
+    }
+    return;
+  }
+  const std::vector<std::string> header{"policy",      "cost_usd",        "on_demand_cost_usd", "savings",
+                                        "deadline_met", "finish_hours",   "spot_hours",         "on_demand_hours",
+                                        "local_hours", "idle_hours",      "preemptions",        "changeovers"};
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : results) {
+    const bool csv = ctx.output == "csv";
+    rows.push_back({r.policy, fixed(r.cost_usd, 2), fixed(r.on_demand_cost_usd, 2),
+                    csv ? fixed(r.savings, 4) : fixed(100 * r.savings, 1) + "%",
+                    r.deadline_met ? (csv ? "true" : "yes") : (csv ? "false" : "NO"), fixed(r.finish_hours, 2),
+                    fixed(r.spot_hours, 2), fixed(r.on_demand_hours, 2), fixed(r.local_hours, 2),
+                    fixed(r.idle_hours, 2), std::to_string(r.preemptions), std::to_string(r.changeovers)});
+  }
+  if (ctx.output == "csv") {
+    print_csv(out, header, rows);
+    return;
+  }
+  out << "trace " << a.trace << " from " << fixed(a.start_hours, 2) << " h: " << fixed(c.compute_hours, 2)
+      << " h of compute by " << fixed(c.deadline_hours, 2) << " h, changeover " << fixed(c.changeover_hours, 2)
+      << " h, spot $" << fixed(c.spot_usd_per_hour, 3) << (c.spot_price_from_trace ? " (from the trace)" : "")
+      << "/h, on-demand $" << fixed(c.on_demand_usd_per_hour, 3) << "/h\n";
+  if (!results.empty() && !results[0].trace_covers_deadline)
+    out << "note: the trace covers only " << fixed(results[0].trace_hours_from_start, 2)
+        << " h from the start; spot counts as unavailable after its end\n";
+  print_table(out, header, rows);
+  if (a.timeline) {
+    for (const auto& r : results) {
+      out << "\n" << r.policy << " timeline:\n";
+      for (const auto& s : r.segments)
+        out << "  " << fixed(s.start_hours, 3) << " - " << fixed(s.end_hours, 3) << " h  "
+            << scheduler::to_string(s.capacity) << "\n";
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// jobctl report breakeven
+
+struct BreakevenArgs {
+  std::string gpu;
+  double purchase_usd = -1;
+  std::string offer;
+  std::string region;
+  std::string catalog;
+  std::string catalog_cloud;
+  double setup_usd = 0;
+  std::optional<double> power_kw;
+  double pue = 1.0;
+  double electricity = 0.15;
+  double lifetime_years = 4;
+  double utilisation = 0.5;
+  double maintenance = 0;
+  std::string svg;
+};
+
+void run_breakeven(CliContext& ctx, const BreakevenArgs& a) {
+  check_output(ctx, {"table", "json", "csv", "svg"});
+  const cost::GpuSpec* spec = cost::find_gpu(a.gpu);
+  if (!spec) {
+    std::string known;
+    for (const auto& g : cost::gpu_specs()) known += (known.empty() ? "" : ", ") + std::string(g.name);
+    fail(ctx, "--gpu: unknown GPU model '" + a.gpu + "' (known: " + known + ")");
+  }
+  auto ref = cost::parse_offer_ref(a.offer);
+  if (!ref) fail(ctx, "--offer: " + ref.error().message);
+
+  std::vector<cost::Offer> imported;
+  const std::vector<cost::Offer>* catalog = &cost::seed_catalog();
+  std::string catalog_name = "the built-in catalog";
+  if (!a.catalog.empty()) {
+    const std::string cloud = a.catalog_cloud.empty() ? ref->first : a.catalog_cloud;
+    auto parsed = cost::parse_skypilot_csv(read_file(ctx, a.catalog, "catalog"), cloud, a.catalog);
+    if (!parsed) fail(ctx, "--catalog '" + a.catalog + "': " + parsed.error().message);
+    imported = std::move(parsed->offers);
+    catalog = &imported;
+    catalog_name = "'" + a.catalog + "'";
+  }
+  const auto found = cost::find_offers(*catalog, ref->first, ref->second, a.region);
+  if (found.empty())
+    fail(ctx, "--offer: no offer " + a.offer + (a.region.empty() ? "" : " in " + a.region) + " in " + catalog_name);
+  const cost::Offer& offer = *found.front();  // cheapest on-demand
+
+  cost::BreakevenInput in;
+  in.local.gpu_model = std::string(spec->name);
+  in.local.purchase_usd = a.purchase_usd;
+  in.local.setup_usd = a.setup_usd;
+  in.local.lifetime_years = a.lifetime_years;
+  in.local.utilisation = a.utilisation;
+  in.local.power_kw = a.power_kw.value_or(spec->tdp_w / 1000.0);
+  in.local.pue = a.pue;
+  in.local.electricity_usd_per_kwh = a.electricity;
+  in.local.maintenance_usd_per_year = a.maintenance;
+  // The local GPU is compared with the offer per GPU: an 8-GPU instance's hour is 8 GPU-hours.
+  const double per = static_cast<double>(std::max(offer.gpu_count, 1));
+  in.offer = offer.name() + (offer.gpu_count > 1 ? " (per GPU)" : "");
+  in.cloud_usd_per_hour = offer.on_demand_usd_per_hour / per;
+  if (offer.spot_usd_per_hour) in.cloud_spot_usd_per_hour = *offer.spot_usd_per_hour / per;
+  if (a.purchase_usd < 0) fail(ctx, "--purchase-usd must be >= 0");
+  auto report = cost::breakeven_report(in);
+  if (!report) {
+    static const std::map<std::string, std::string> kFlags{
+        {"purchase_usd", "--purchase-usd"}, {"setup_usd", "--setup-usd"}, {"lifetime_years", "--lifetime-years"},
+        {"utilisation", "--utilisation"},   {"power_kw", "--power-kw"},   {"pue", "--pue"},
+        {"electricity_usd_per_kwh", "--electricity-usd-per-kwh"},
+        {"maintenance_usd_per_year", "--maintenance-usd-per-year"}};
+    auto it = kFlags.find(report.error().field);
+    fail(ctx, (it == kFlags.end() ? report.error().field : it->second) + ": " + report.error().message);
+  }
+  const auto& r = *report;
+  if (!a.svg.empty()) write_file(ctx, a.svg, cost::breakeven_svg(r));
+
+  std::ostream& out = *ctx.out;
+  if (ctx.output == "svg") {
+    out << cost::breakeven_svg(r);
+    return;
+  }
+  if (ctx.output == "json") {
+    nlohmann::json j = r;
+    j["offer_region"] = offer.region;
+    j["offer_zone"] = offer.zone;
+    j["offer_gpu_count"] = offer.gpu_count;
+    j["price_source"] = offer.source;
+    j["price_date"] = offer.date;
+    out << j.dump(2) << "\n";
+    return;
+  }
+  const std::vector<std::string> header{"utilisation",   "hours_per_month", "local_amortised_usd_per_hour",
+                                        "local_marginal_usd_per_hour", "cloud_on_demand_usd_per_hour",
+                                        "cloud_spot_usd_per_hour", "local_monthly_usd", "cloud_monthly_usd"};
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& p : r.curve)
+    rows.push_back({fixed(p.utilisation, 2), fixed(p.hours_per_month, 1), fixed(p.local_amortised_usd_per_hour, 4),
+                    fixed(p.local_marginal_usd_per_hour, 4), fixed(p.cloud_on_demand_usd_per_hour, 4),
+                    opt_fixed(p.cloud_spot_usd_per_hour, 4, ""), fixed(p.local_monthly_usd, 2),
+                    fixed(p.cloud_monthly_usd, 2)});
+  if (ctx.output == "csv") {
+    // One tidy table: the curve, with the headline figures repeated on every row.
+    std::vector<std::string> h = header;
+    for (const char* k : {"breakeven_hours", "breakeven_hours_per_month", "utilisation_threshold", "payback_months"})
+      h.emplace_back(k);
+    for (auto& row : rows) {
+      row.push_back(opt_fixed(r.on_demand.breakeven_hours, 2, ""));
+      row.push_back(opt_fixed(r.on_demand.breakeven_hours_per_month, 2, ""));
+      row.push_back(opt_fixed(r.on_demand.utilisation_threshold, 5, ""));
+      row.push_back(opt_fixed(r.on_demand.payback_months, 2, ""));
+    }
+    print_csv(out, h, rows);
+    return;
+  }
+  const auto& g = in.local;
+  out << g.gpu_model << " bought for $" << fixed(g.purchase_usd + g.setup_usd, 2) << " (" << fixed(g.lifetime_years, 1)
+      << " years, " << fixed(100 * g.utilisation, 0) << "% utilisation, " << fixed(g.power_kw, 3) << " kW x PUE "
+      << fixed(g.pue, 2) << " at $" << fixed(g.electricity_usd_per_kwh, 3) << "/kWh, maintenance $"
+      << fixed(g.maintenance_usd_per_year, 0) << "/year)\n";
+  out << "against " << in.offer << " in " << offer.region << ": on-demand $" << fixed(in.cloud_usd_per_hour, 4) << "/h"
+      << (in.cloud_spot_usd_per_hour ? ", spot $" + fixed(*in.cloud_spot_usd_per_hour, 4) + "/h" : "")
+      << " (" << offer.source << (offer.date.empty() ? "" : ", " + offer.date) << ")\n";
+  out << "local hour: $" << fixed(cost::local_hourly_cost(g, cost::LocalPricing::amortised), 4) << " amortised, $"
+      << fixed(cost::local_hourly_cost(g, cost::LocalPricing::marginal), 4) << " marginal\n";
+  auto headline = [&](const char* label, const cost::BreakevenFigures& f) {
+    out << label << ": breakeven_hours " << opt_fixed(f.breakeven_hours, 1, "never") << ", "
+        << opt_fixed(f.breakeven_hours_per_month, 1, "never") << " h/month (utilisation "
+        << (f.utilisation_threshold ? fixed(100 * *f.utilisation_threshold, 2) + "%" : std::string("never"))
+        << "), payback " << opt_fixed(f.payback_months, 1, "never") << " months"
+        << (f.breaks_even_within_lifetime ? "" : " - does not pay off within the lifetime") << "\n";
+  };
+  headline("vs on-demand", r.on_demand);
+  if (r.spot) headline("vs spot", *r.spot);
+  out << "\n";
+  print_table(out, header, rows);
+}
+
+}  // namespace
+
+void add_cost_commands(CLI::App& app, CliContext& ctx) {
+  // jobctl simulate
+  {
+    auto args = std::make_shared<SimulateArgs>();
+    auto* sim = app.add_subcommand("simulate", "Replay a spot trace under a deadline policy (no daemon needed)");
+    sim->add_option("--trace", args->trace, "spot trace JSON (skypilot-org/spot-traces format)")->required();
+    sim->add_option("--policy", args->policy,
+                    "up, greedy, on-demand, local-first, adaptive, or all; several separated by commas")
+        ->required();
+    sim->add_option("--compute-hours", args->compute_hours, "hours of compute the job needs (C0)")->required();
+    sim->add_option("--deadline-hours", args->deadline_hours, "deadline, hours after the start (R0)")->required();
+    sim->add_option("--changeover-hours", args->changeover_hours,
+                    "delay before a new instance is useful (d; default 0.3, the paper's figure)");
+    sim->add_option("--spot-price", args->spot_price, "spot $/h");
+    sim->add_option("--on-demand-price", args->on_demand_price, "on-demand $/h")->required();
+    sim->add_option("--start-hours", args->start_hours, "where in the trace the job starts (default 0)");
+    sim->add_flag("--spot-price-from-trace", args->spot_price_from_trace, "bill spot at the trace's per-tick prices");
+    sim->add_option("--local-trace", args->local_trace, "availability of an owned GPU, same JSON format");
+    sim->add_option("--local-price", args->local_price, "$/h of the owned GPU (with --local-trace)");
+    sim->add_flag("--timeline", args->timeline, "also print what ran when");
+    sim->add_option("-o,--output", ctx.output, "table (default), json or csv");
+    sim->callback([&ctx, args] { run_simulate(ctx, *args); });
+  }
+  // jobctl report breakeven
+  {
+    auto* report = app.add_subcommand("report", "Cost reports");
+    report->require_subcommand(1);
+    auto args = std::make_shared<BreakevenArgs>();
+    auto* be = report->add_subcommand("breakeven", "Owning a GPU against renting one (no daemon needed)");
+    be->add_option("--gpu", args->gpu, "the owned GPU model (e.g. V100, RTX4090, A100-80GB)")->required();
+    be->add_option("--purchase-usd", args->purchase_usd, "purchase price per GPU")->required();
+    be->add_option("--offer", args->offer, "the cloud offer, CLOUD:INSTANCE (e.g. aws:p3.2xlarge)")->required();
+    be->add_option("--region", args->region, "the offer's region (default: its cheapest)");
+    be->add_option("--catalog", args->catalog, "a SkyPilot-format catalog CSV (default: the built-in catalog)");
+    be->add_option("--catalog-cloud", args->catalog_cloud, "the cloud of --catalog (default: the offer's)");
+    be->add_option("--setup-usd", args->setup_usd, "setup cost per GPU (default 0)");
+    be->add_option("--power-kw", args->power_kw, "power per GPU under load, kW (default: the GPU's TDP)");
+    be->add_option("--pue", args->pue, "power usage effectiveness (default 1.0)");
+    be->add_option("--electricity-usd-per-kwh", args->electricity, "electricity price (default 0.15)");
+    be->add_option("--lifetime-years", args->lifetime_years, "amortisation period (default 4)");
+    be->add_option("--utilisation", args->utilisation, "expected share of hours in use, 0-1 (default 0.5)");
+    be->add_option("--maintenance-usd-per-year", args->maintenance, "per GPU (default 0)");
+    be->add_option("--svg", args->svg, "also write the chart to this SVG file");
+    be->add_option("-o,--output", ctx.output, "table (default), json, csv or svg");
+    be->callback([&ctx, args] { run_breakeven(ctx, *args); });
+  }
+}
+
+}  // namespace jobctl::cli

@@ -1,0 +1,369 @@
+// submit, ls, show, cancel, logs, workers: the commands that talk to jobctld (docs/api.md).
+#include <chrono>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "base/clock.h"
+#include "cli/commands.h"
+#include "cli/spec_builder.h"
+#include "cli/table.h"
+#include "client/api_client.h"
+
+namespace jobctl::cli {
+
+using nlohmann::json;
+
+namespace {
+
+// Prints the error the way every job command does and leaves with exit code 1.
+[[noreturn]] void fail(CliContext& ctx, const Error& e) {
+  std::ostream& err = *ctx.err;
+  if (e.code == "unavailable") {
+    err << "jobctl: cannot reach jobctld at " << ctx.server << " (" << e.message
+        << ").\n       Is jobctld running? Point --server or JOBCTL_SERVER at it.\n";
+  } else {
+    err << "jobctl: error: " << e.message;
+    if (!e.field.empty()) err << " (field: " << e.field << ")";
+    err << "\n";
+  }
+  throw CLI::RuntimeError(1);
+}
+
+template <class T>
+T must(CliContext& ctx, Expected<T> r) {
+  if (!r) fail(ctx, r.error());
+  return std::move(*r);
+}
+
+bool json_output(const CliContext& ctx) { return ctx.output == "json"; }
+
+void print_json(CliContext& ctx, const json& j) { *ctx.out << j.dump(2) << "\n"; }
+
+std::string num(const json& v, int precision = 4) {
+  if (!v.is_number()) return "-";
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  std::ostringstream s;
+  s << std::setprecision(precision) << v.get<double>();
+  return s.str();
+}
+
+// One short line about how a job is doing, for tables.
+std::string progress_summary(const json& job) {
+  const std::string state = job.value("state", "");
+  const json& result = job.contains("result") ? job["result"] : json();
+  const json& progress = job.contains("progress") ? job["progress"] : json();
+  if (state == "succeeded" && result.is_object()) {
+    std::string s = "acc " + num(result.value("test_accuracy", json()), 4);
+    if (result.contains("final_loss")) s += ", loss " + num(result["final_loss"], 4);
+    return s;
+  }
+  if (state == "failed" && job.contains("error") && job["error"].is_string()) return job["error"];
+  if (progress.is_object() && progress.contains("step")) {
+    std::string s = "step " + num(progress["step"]);
+    if (progress.contains("total_steps")) s += "/" + num(progress["total_steps"]);
+    if (progress.contains("loss")) s += ", loss " + num(progress["loss"], 4);
+    return s;
+  }
+  return "";
+}
+
+std::string worker_cell(const json& job) {
+  return job.contains("worker_id") && job["worker_id"].is_number() ? num(job["worker_id"]) : "-";
+}
+
+void print_job_table(CliContext& ctx, const json& jobs) {
+  const int64_t now = SystemClock().now_ms();
+  Table t({"ID", "NAME", "STATE", "PRIO", "WORKER", "AGE", "PROGRESS"});
+  for (const auto& j : jobs)
+    t.add_row({num(j["id"]), j.value("name", ""), j.value("state", ""), num(j["priority"]),
+               worker_cell(j), age(j.value("created_ms", int64_t{0}), now), progress_summary(j)});
+  if (t.empty()) {
+    *ctx.out << "no jobs\n";
+    return;
+  }
+  t.print(*ctx.out);
+}
+
+std::string event_line(const json& ev) {
+  std::string line = utc_time(ev.value("time_ms", int64_t{0})) + "  " + ev.value("type", "");
+  if (ev.contains("from") && ev["from"].is_string())
+    line += "  " + ev["from"].get<std::string>() + " -> " + ev.value("to", "");
+  else if (ev.contains("to") && ev["to"].is_string())
+    line += "  -> " + ev["to"].get<std::string>();
+  if (ev.contains("detail") && ev["detail"].is_object() && !ev["detail"].empty())
+    line += "  " + ev["detail"].dump();
+  return line;
+}
+
+void print_job_detail(CliContext& ctx, const json& j) {
+  std::ostream& out = *ctx.out;
+  const int64_t now = SystemClock().now_ms();
+  const json& spec = j.contains("spec") ? j["spec"] : json::object();
+  auto row = [&out](const std::string& k, const std::string& v) {
+    out << std::left << std::setw(12) << (k + ":") << v << "\n";
+  };
+  row("id", num(j["id"]));
+  row("name", j.value("name", ""));
+  row("state", j.value("state", ""));
+  row("priority", num(j["priority"]));
+  if (spec.contains("model"))
+    row("model", spec["model"].value("kind", "") + " " + spec["model"].dump());
+  if (spec.contains("data")) row("data", spec["data"].value("dataset", ""));
+  if (spec.contains("train"))
+    row("train", num(spec["train"]["epochs"]) + " epochs, batch " + num(spec["train"]["batch_size"]) +
+                     ", " + spec["train"].value("optimizer", "") + " lr " + num(spec["train"]["lr"]));
+  row("resources", "gpu " + j["resources"].value("gpu", "any") + " x" + num(j["resources"]["gpus"]));
+  row("created", utc_time(j.value("created_ms", int64_t{0})) + " UTC (" +
+                     age(j.value("created_ms", int64_t{0}), now) + " ago)");
+  row("worker", worker_cell(j) + (j.value("lease_epoch", 0) > 0 ? " (lease epoch " + num(j["lease_epoch"]) + ")" : ""));
+  row("recoveries", num(j["recoveries"]));
+  if (j.contains("progress") && j["progress"].is_object()) row("progress", progress_summary(json{{"state", "running"}, {"progress", j["progress"]}}));
+  if (j.contains("result") && j["result"].is_object()) {
+    const json& r = j["result"];
+    row("result", "test accuracy " + num(r.value("test_accuracy", json()), 4) + ", final loss " +
+                      num(r.value("final_loss", json()), 4) + ", " + num(r.value("steps", json())) +
+                      " steps in " + num(r.value("elapsed_s", json()), 3) + " s");
+  }
+  if (j.contains("error") && j["error"].is_string()) row("error", j["error"]);
+  out << "events:\n";
+  for (const auto& ev : j["events"]) out << "  " << event_line(ev) << "\n";
+}
+
+Expected<int64_t> parse_id(const std::string& text) {
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(text, &used);
+    if (used == text.size() && v > 0) return static_cast<int64_t>(v);
+  } catch (const std::exception&) {
+  }
+  return make_error("invalid_argument", "a job ID is a positive integer (got '" + text + "')", "ID");
+}
+
+bool is_terminal(const std::string& state) {
+  return state == "succeeded" || state == "failed" || state == "cancelled";
+}
+
+Expected<std::string> read_spec_text(const std::string& path) {
+  std::ostringstream text;
+  if (path == "-") {
+    text << std::cin.rdbuf();
+  } else {
+    std::ifstream in(path);
+    if (!in) return make_error("not_found", "cannot read the spec file " + path, "SPEC");
+    text << in.rdbuf();
+  }
+  return text.str();
+}
+
+void add_submit(CLI::App& app, CliContext& ctx) {
+  struct Opts {
+    std::string file;
+    SpecFlags f;
+    bool wait = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("submit", "submit a job from a spec file (SPEC.json, - for stdin) and/or flags");
+  cmd->add_option("SPEC", o->file, "job spec file (JSON); flags override its keys");
+  cmd->add_option("--name", o->f.name, "job name");
+  cmd->add_option("--model", o->f.model, "mlp or cnn");
+  cmd->add_option("--hidden", o->f.hidden, "hidden layer sizes, e.g. 256,128");
+  cmd->add_option("--channels", o->f.channels, "CNN conv channels, e.g. 32,64");
+  cmd->add_option("--activation", o->f.activation, "relu or gelu");
+  cmd->add_option("--dataset", o->f.dataset, "fashion-mnist or synthetic");
+  cmd->add_option("--data-path", o->f.data_path, "dataset folder");
+  cmd->add_option("--samples", o->f.samples, "synthetic dataset size");
+  cmd->add_option("--epochs", o->f.epochs, "training epochs");
+  cmd->add_option("--batch-size", o->f.batch_size, "batch size");
+  cmd->add_option("--lr", o->f.lr, "learning rate");
+  cmd->add_option("--optimizer", o->f.optimizer, "adamw or sgd");
+  cmd->add_option("--schedule", o->f.schedule, "constant, step or cosine");
+  cmd->add_option("--seed", o->f.seed, "random seed");
+  cmd->add_option("--gpu", o->f.gpu, "any, cpu, or a GPU model such as A100");
+  cmd->add_option("--gpus", o->f.gpus, "GPUs per job");
+  cmd->add_option("--priority", o->f.priority, "0..100, higher runs first");
+  cmd->add_flag("--wait", o->wait, "wait until the job finishes; exit 0 only if it succeeded");
+  cmd->callback([o, &ctx] {
+    json base = json::object();
+    if (!o->file.empty()) {
+      const std::string text = must(ctx, read_spec_text(o->file));
+      base = json::parse(text, nullptr, false);
+      if (base.is_discarded())
+        fail(ctx, make_error("malformed_json", o->file + " is not valid JSON", "SPEC"));
+    }
+    const json spec = must(ctx, build_spec(base, o->f));
+    client::ApiClient api(ctx.server);
+    json job = must(ctx, api.submit_job(spec.dump()));
+    const int64_t id = job["id"];
+    if (!o->wait) {
+      if (json_output(ctx))
+        print_json(ctx, job);
+      else
+        *ctx.out << "submitted job " << id << " (" << job.value("name", "") << "), state " << job.value("state", "") << "\n";
+      return;
+    }
+    if (!json_output(ctx)) *ctx.out << "submitted job " << id << "; waiting...\n";
+    for (;;) {
+      job = must(ctx, api.get_job(id));
+      if (is_terminal(job.value("state", ""))) break;
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+    if (json_output(ctx))
+      print_json(ctx, job);
+    else
+      *ctx.out << "job " << id << " " << job.value("state", "") << "  " << progress_summary(job) << "\n";
+    if (job.value("state", "") != "succeeded") throw CLI::RuntimeError(1);
+  });
+}
+
+void add_ls(CLI::App& app, CliContext& ctx) {
+  struct Opts {
+    std::optional<std::string> state;
+    int limit = 50;
+    std::string after;
+    bool all = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("ls", "list jobs (oldest first)");
+  cmd->add_option("--state", o->state, "only jobs in this state (queued, running, succeeded, ...)");
+  cmd->add_option("--limit", o->limit, "jobs per page (default 50)");
+  cmd->add_option("--after", o->after, "start after this job ID (the `next` cursor)");
+  cmd->add_flag("--all", o->all, "follow the pages to the end");
+  cmd->callback([o, &ctx] {
+    client::ApiClient api(ctx.server);
+    json jobs = json::array();
+    std::string after = o->after;
+    json next;
+    for (;;) {
+      json page = must(ctx, api.list_jobs(o->state, o->limit, after));
+      for (auto& j : page["jobs"]) jobs.push_back(std::move(j));
+      next = page["next"];
+      if (!o->all || next.is_null()) break;
+      after = next.get<std::string>();
+    }
+    if (json_output(ctx)) {
+      print_json(ctx, json{{"jobs", jobs}, {"next", next}});
+      return;
+    }
+    print_job_table(ctx, jobs);
+    if (!next.is_null()) *ctx.out << "(more: --after " << next.get<std::string>() << ", or --all)\n";
+  });
+}
+
+void add_show(CLI::App& app, CliContext& ctx) {
+  auto id = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("show", "show a job: spec, state, progress, result, events");
+  cmd->add_option("ID", *id, "job ID")->required();
+  cmd->callback([id, &ctx] {
+    client::ApiClient api(ctx.server);
+    json job = must(ctx, api.get_job(must(ctx, parse_id(*id))));
+    if (json_output(ctx))
+      print_json(ctx, job);
+    else
+      print_job_detail(ctx, job);
+  });
+}
+
+void add_cancel(CLI::App& app, CliContext& ctx) {
+  auto id = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("cancel", "cancel a job (a running one stops at its next heartbeat)");
+  cmd->add_option("ID", *id, "job ID")->required();
+  cmd->callback([id, &ctx] {
+    client::ApiClient api(ctx.server);
+    json job = must(ctx, api.cancel_job(must(ctx, parse_id(*id))));
+    if (json_output(ctx))
+      print_json(ctx, job);
+    else
+      *ctx.out << "job " << job["id"] << " " << job.value("state", "") << "\n";
+  });
+}
+
+void add_logs(CLI::App& app, CliContext& ctx) {
+  struct Opts {
+    std::string id;
+    bool follow = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("logs", "print a job's events and progress (-f: follow until it ends)");
+  cmd->add_option("ID", o->id, "job ID")->required();
+  cmd->add_flag("-f,--follow", o->follow, "keep printing new events and progress");
+  cmd->callback([o, &ctx] {
+    client::ApiClient api(ctx.server);
+    const int64_t id = must(ctx, parse_id(o->id));
+    size_t printed = 0;
+    std::string last_progress;
+    for (;;) {
+      json job = must(ctx, api.get_job(id));
+      const json& events = job["events"];
+      for (; printed < events.size(); ++printed) {
+        if (json_output(ctx))
+          *ctx.out << json{{"event", events[printed]}}.dump() << "\n";
+        else
+          *ctx.out << event_line(events[printed]) << "\n";
+      }
+      if (job.contains("progress") && job["progress"].is_object()) {
+        const std::string p = job["progress"].dump();
+        if (p != last_progress) {
+          last_progress = p;
+          if (json_output(ctx))
+            *ctx.out << json{{"progress", job["progress"]}}.dump() << "\n";
+          else
+            *ctx.out << utc_time(job.value("updated_ms", int64_t{0})) << "  progress  "
+                     << progress_summary(json{{"state", "running"}, {"progress", job["progress"]}}) << "\n";
+        }
+      }
+      ctx.out->flush();
+      if (!o->follow || is_terminal(job.value("state", ""))) break;
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
+  });
+}
+
+void add_workers(CLI::App& app, CliContext& ctx) {
+  auto* cmd = app.add_subcommand("workers", "list registered workers");
+  cmd->callback([&ctx] {
+    client::ApiClient api(ctx.server);
+    json r = must(ctx, api.list_workers());
+    if (json_output(ctx)) {
+      print_json(ctx, r);
+      return;
+    }
+    const int64_t now = SystemClock().now_ms();
+    Table t({"ID", "NAME", "STATE", "GPUS", "CPUS", "MEMORY", "LAST SEEN", "JOBS"});
+    for (const auto& w : r["workers"]) {
+      const json& caps = w["capabilities"];
+      std::string gpus = "cpu only";
+      if (caps.contains("gpus") && !caps["gpus"].empty()) {
+        gpus = std::to_string(caps["gpus"].size()) + "x " + caps["gpus"][0].value("model", "?");
+        gpus += " (" + std::to_string(caps["gpus"][0].value("memory_mb", int64_t{0}) / 1024) + " GiB)";
+      }
+      std::string jobs;
+      for (const auto& id : w["jobs"]) jobs += (jobs.empty() ? "" : ",") + num(id);
+      t.add_row({num(w["id"]), w.value("name", ""), w.value("state", ""), gpus, num(caps.value("cpu_cores", json())),
+                 std::to_string(caps.value("memory_mb", int64_t{0}) / 1024) + " GiB",
+                 age(w.value("last_seen_ms", int64_t{0}), now) + " ago", jobs.empty() ? "-" : jobs});
+    }
+    if (t.empty())
+      *ctx.out << "no workers\n";
+    else
+      t.print(*ctx.out);
+  });
+}
+
+}  // namespace
+
+void add_job_commands(CLI::App& app, CliContext& ctx) {
+  add_submit(app, ctx);
+  add_ls(app, ctx);
+  add_show(app, ctx);
+  add_cancel(app, ctx);
+  add_logs(app, ctx);
+  add_workers(app, ctx);
+}
+
+}  // namespace jobctl::cli

@@ -1,0 +1,30 @@
+// jobctl: the command line. Builds the CLI11 app and its context, adds every command group,
+// parses. Global options (--server, -o) may come before or after the command.
+#include <cstdlib>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  using namespace jobctl::cli;
+  CLI::App app{"jobctl: submit and watch training jobs, price GPUs, report spend"};
+  app.require_subcommand(1);
+  app.fallthrough();  // `jobctl ls -o json` as well as `jobctl -o json ls`
+  CliContext ctx;
+  ctx.server = "http://127.0.0.1:8080";
+  if (const char* env = std::getenv("JOBCTL_SERVER"); env != nullptr && *env != '\0') ctx.server = env;
+  ctx.output = "table";
+  ctx.out = &std::cout;
+  ctx.err = &std::cerr;
+  app.add_option("--server", ctx.server, "jobctld URL (default $JOBCTL_SERVER or http://127.0.0.1:8080)");
+  app.add_option("-o,--output", ctx.output, "output format: table (default), json, or csv where offered")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+
+  add_job_commands(app, ctx);
+  add_cost_commands(app, ctx);
+
+  CLI11_PARSE(app, argc, argv);
+  return 0;
+}

@@ -1,0 +1,45 @@
+// `jobctl submit` builds the job spec (DESIGN.md "The job spec") from a file, from flags, or from
+// a file with flags overriding its keys. Only the flags given are written, so the daemon's
+// defaults apply to everything else and the daemon remains the one validator.
+//
+// Thread safety: pure functions over values.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/expected.h"
+
+namespace jobctl::cli {
+
+struct SpecFlags {
+  std::optional<std::string> name;
+  std::optional<std::string> model;        // mlp | cnn
+  std::optional<std::string> hidden;       // "256,128" ("" for none)
+  std::optional<std::string> channels;     // "32,64"
+  std::optional<std::string> activation;   // relu | gelu
+  std::optional<std::string> dataset;      // fashion-mnist | synthetic
+  std::optional<std::string> data_path;
+  std::optional<long long> samples;
+  std::optional<int> epochs;
+  std::optional<int> batch_size;
+  std::optional<double> lr;
+  std::optional<std::string> optimizer;    // sgd | adamw
+  std::optional<std::string> schedule;     // constant | step | cosine
+  std::optional<long long> seed;
+  std::optional<std::string> gpu;          // any | cpu | a GPU model
+  std::optional<int> gpus;
+  std::optional<int> priority;
+};
+
+// `base` is the spec file's JSON (or an empty object). With no model and no data anywhere, the
+// spec gets an MLP on Fashion-MNIST. Errors name the flag ("--hidden").
+Expected<nlohmann::json> build_spec(nlohmann::json base, const SpecFlags& flags);
+
+// Parses "256,128" into integers; "" is an empty list.
+Expected<std::vector<int>> parse_int_list(const std::string& text, const std::string& flag);
+
+}  // namespace jobctl::cli

@@ -1,0 +1,74 @@
+#include "cli/table.h"
+
+#include <algorithm>
+#include <ctime>
+#include <ostream>
+
+namespace jobctl::cli {
+
+size_t display_width(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+namespace {
+
+std::string cut(const std::string& s, size_t width) {
+  if (display_width(s) <= width) return s;
+  std::string out;
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if ((c & 0xC0) != 0x80) {
+      if (n + 1 >= width) break;
+      ++n;
+    }
+    out.push_back(s[i]);
+  }
+  return out + "…";
+}
+
+}  // namespace
+
+void Table::print(std::ostream& out) const {
+  std::vector<size_t> widths(headers_.size(), 0);
+  auto measure = [&](const std::vector<std::string>& row) {
+    for (size_t i = 0; i < row.size() && i < widths.size(); ++i)
+      widths[i] = std::max(widths[i], std::min(max_width_, display_width(row[i])));
+  };
+  measure(headers_);
+  for (const auto& r : rows_) measure(r);
+  auto print_row = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (size_t i = 0; i < widths.size(); ++i) {
+      const std::string cell = i < row.size() ? cut(row[i], max_width_) : std::string();
+      line += cell;
+      if (i + 1 < widths.size()) line += std::string(widths[i] - display_width(cell) + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << '\n';
+  };
+  print_row(headers_);
+  for (const auto& r : rows_) print_row(r);
+}
+
+std::string age(int64_t then_ms, int64_t now_ms) {
+  const int64_t s = std::max<int64_t>(0, (now_ms - then_ms) / 1000);
+  if (s < 60) return std::to_string(s) + "s";
+  if (s < 3600) return std::to_string(s / 60) + "m";
+  if (s < 86400) return std::to_string(s / 3600) + "h";
+  return std::to_string(s / 86400) + "d";
+}
+
+std::string utc_time(int64_t ms) {
+  const std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+}  // namespace jobctl::cli

@@ -1,0 +1,99 @@
+#include "client/api_client.h"
+
+namespace jobctl::client {
+
+using nlohmann::json;
+
+Expected<json> json_from_response(const HttpResult& r) {
+  if (r.status == 204) return json(nullptr);
+  json body = json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  if (r.status >= 200 && r.status < 300) {
+    if (body.is_discarded())
+      return make_error("io", "the server answered " + std::to_string(r.status) +
+                                  " with a body that is not JSON");
+    return body;
+  }
+  if (!body.is_discarded() && body.is_object() && body.contains("error") &&
+      body["error"].is_object()) {
+    const json& e = body["error"];
+    Error err;
+    err.code = e.value("code", std::string("http_") + std::to_string(r.status));
+    err.message = e.value("message", std::string("HTTP ") + std::to_string(r.status));
+    if (e.contains("field") && e["field"].is_string()) err.field = e["field"].get<std::string>();
+    return err;
+  }
+  std::string snippet = r.body.substr(0, 200);
+  return make_error("http_" + std::to_string(r.status),
+                    "the server answered HTTP " + std::to_string(r.status) +
+                        (snippet.empty() ? "" : ": " + snippet));
+}
+
+ApiClient::ApiClient(std::string base_url, HttpClientOptions options)
+    : http_(std::move(base_url), std::move(options)) {}
+
+Expected<json> ApiClient::call(std::string_view method, const std::string& path,
+                               std::string_view body, long timeout_ms) {
+  auto r = http_.request(method, path, body, timeout_ms);
+  if (!r) return r.error();
+  return json_from_response(*r);
+}
+
+Expected<json> ApiClient::submit_job(std::string_view spec_json) {
+  return call("POST", "/v1/jobs", spec_json);
+}
+
+Expected<json> ApiClient::list_jobs(const std::optional<std::string>& state, int limit,
+                                    const std::string& after) {
+  std::string path = "/v1/jobs?limit=" + std::to_string(limit);
+  if (state) path += "&state=" + url_encode(*state);
+  if (!after.empty()) path += "&after=" + url_encode(after);
+  return call("GET", path);
+}
+
+Expected<json> ApiClient::get_job(int64_t id) {
+  return call("GET", "/v1/jobs/" + std::to_string(id));
+}
+
+Expected<json> ApiClient::cancel_job(int64_t id) {
+  return call("POST", "/v1/jobs/" + std::to_string(id) + "/cancel", "{}");
+}
+
+Expected<json> ApiClient::list_workers() { return call("GET", "/v1/workers"); }
+
+Expected<json> ApiClient::health() { return call("GET", "/healthz"); }
+
+Expected<json> ApiClient::register_worker(const json& body) {
+  return call("POST", "/v1/workers/register", body.dump());
+}
+
+Expected<std::optional<json>> ApiClient::lease(int64_t worker_id, int wait_s) {
+  // The server holds the request for up to wait_s; allow that plus a margin.
+  const long timeout_ms = static_cast<long>(wait_s) * 1000 + 15000;
+  auto r = http_.request("POST",
+                         "/v1/workers/" + std::to_string(worker_id) +
+                             "/lease?wait_s=" + std::to_string(wait_s),
+                         "{}", timeout_ms);
+  if (!r) return r.error();
+  if (r->status == 204) return std::optional<json>{};
+  auto j = json_from_response(*r);
+  if (!j) return j.error();
+  return std::optional<json>(std::move(*j));
+}
+
+Expected<json> ApiClient::heartbeat(int64_t job_id, const json& body) {
+  return call("POST", "/v1/jobs/" + std::to_string(job_id) + "/heartbeat", body.dump());
+}
+
+Expected<json> ApiClient::complete(int64_t job_id, const json& body) {
+  return call("POST", "/v1/jobs/" + std::to_string(job_id) + "/complete", body.dump());
+}
+
+Expected<json> ApiClient::fail(int64_t job_id, const json& body) {
+  return call("POST", "/v1/jobs/" + std::to_string(job_id) + "/fail", body.dump());
+}
+
+Expected<json> ApiClient::preempt(int64_t job_id, const json& body) {
+  return call("POST", "/v1/jobs/" + std::to_string(job_id) + "/preempt", body.dump());
+}
+
+}  // namespace jobctl::client

@@ -1,0 +1,56 @@
+// jobctld's REST API (docs/api.md) as functions: each sends one request and returns the parsed
+// JSON answer, or an Error. An error answer from the server becomes that same Error
+// ({"error":{"code","message","field"}}), so callers print the server's own words; transport
+// failures keep HttpClient's codes ("unavailable", "timeout", "cancelled", "io").
+//
+// Ownership and thread safety: owns one HttpClient; not thread-safe (one ApiClient per thread).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "base/expected.h"
+#include "client/http_client.h"
+
+namespace jobctl::client {
+
+// Turns an HTTP answer into JSON: 2xx with a JSON body (or 204: null) is a value; any other
+// status becomes the server's Error (or a generic one naming the status when the body is not
+// jobctld's error JSON).
+Expected<nlohmann::json> json_from_response(const HttpResult& r);
+
+class ApiClient {
+ public:
+  explicit ApiClient(std::string base_url, HttpClientOptions options = {});
+
+  // Jobs (the user-facing API).
+  Expected<nlohmann::json> submit_job(std::string_view spec_json);
+  Expected<nlohmann::json> list_jobs(const std::optional<std::string>& state, int limit,
+                                     const std::string& after);
+  Expected<nlohmann::json> get_job(int64_t id);
+  Expected<nlohmann::json> cancel_job(int64_t id);
+  Expected<nlohmann::json> list_workers();
+  Expected<nlohmann::json> health();
+
+  // The worker protocol.
+  Expected<nlohmann::json> register_worker(const nlohmann::json& body);
+  // Long-polls for up to wait_s seconds; nullopt when no job was offered (HTTP 204).
+  Expected<std::optional<nlohmann::json>> lease(int64_t worker_id, int wait_s);
+  Expected<nlohmann::json> heartbeat(int64_t job_id, const nlohmann::json& body);
+  Expected<nlohmann::json> complete(int64_t job_id, const nlohmann::json& body);
+  Expected<nlohmann::json> fail(int64_t job_id, const nlohmann::json& body);
+  Expected<nlohmann::json> preempt(int64_t job_id, const nlohmann::json& body);
+
+  HttpClient& http() { return http_; }
+
+ private:
+  Expected<nlohmann::json> call(std::string_view method, const std::string& path,
+                                std::string_view body = {}, long timeout_ms = 0);
+  HttpClient http_;
+};
+
+}  // namespace jobctl::client

@@ -1,0 +1,133 @@
+#include "client/http_client.h"
+
+#include <curl/curl.h>
+
+#include <memory>
+#include <mutex>
+
+namespace jobctl::client {
+
+namespace {
+
+void global_init_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+size_t append_body(char* data, size_t size, size_t n, void* user) {
+  static_cast<std::string*>(user)->append(data, size * n);
+  return size * n;
+}
+
+int check_cancel(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  const auto* flag = static_cast<const std::atomic<bool>*>(user);
+  return (flag != nullptr && flag->load()) ? 1 : 0;  // non-zero aborts the transfer
+}
+
+struct SlistDeleter {
+  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+};
+
+}  // namespace
+
+HttpClient::HttpClient(std::string base_url, HttpClientOptions options)
+    : base_url_(std::move(base_url)), options_(std::move(options)) {
+  while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
+  global_init_once();
+  curl_ = curl_easy_init();
+}
+
+HttpClient::~HttpClient() {
+  if (curl_ != nullptr) curl_easy_cleanup(static_cast<CURL*>(curl_));
+}
+
+Expected<HttpResult> HttpClient::request(std::string_view method, std::string_view path,
+                                         std::string_view json_body, long timeout_ms) {
+  auto* curl = static_cast<CURL*>(curl_);
+  if (curl == nullptr) return make_error("io", "could not initialise libcurl");
+  curl_easy_reset(curl);  // keeps the connection cache, clears the previous request's options
+
+  const std::string url = base_url_ + std::string(path);
+  const std::string method_str(method);
+  HttpResult result;
+  char errbuf[CURL_ERROR_SIZE] = {0};
+
+  curl_slist* raw_headers = nullptr;
+  raw_headers = curl_slist_append(raw_headers, "Accept: application/json");
+  // No "Expect: 100-continue" round trip: jobctld answers a too-large body with 413 anyway.
+  raw_headers = curl_slist_append(raw_headers, "Expect:");
+  if (!json_body.empty() || method == "POST" || method == "PUT")
+    raw_headers = curl_slist_append(raw_headers, "Content-Type: application/json");
+  std::string auth;
+  if (!options_.bearer_token.empty()) {
+    auth = "Authorization: Bearer " + options_.bearer_token;
+    raw_headers = curl_slist_append(raw_headers, auth.c_str());
+  }
+  std::unique_ptr<curl_slist, SlistDeleter> headers(raw_headers);
+
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method_str.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, options_.connect_timeout_ms);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : options_.timeout_ms);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &result.body);
+  if (method == "POST" || method == "PUT" || !json_body.empty()) {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, json_body.data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(json_body.size()));
+  } else {
+    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method_str.c_str());
+  }
+  if (options_.cancel != nullptr) {
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, check_cancel);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, options_.cancel);
+  }
+
+  const CURLcode rc = curl_easy_perform(curl);
+  if (rc != CURLE_OK) {
+    std::string detail = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc);
+    switch (rc) {
+      case CURLE_COULDNT_CONNECT:
+      case CURLE_COULDNT_RESOLVE_HOST:
+      case CURLE_COULDNT_RESOLVE_PROXY:
+        return make_error("unavailable", "cannot connect to " + base_url_ + ": " + detail);
+      case CURLE_OPERATION_TIMEDOUT:
+        return make_error("timeout", method_str + " " + url + " timed out: " + detail);
+      case CURLE_ABORTED_BY_CALLBACK:
+        return make_error("cancelled", method_str + " " + url + " was cancelled");
+      case CURLE_URL_MALFORMAT:
+      case CURLE_UNSUPPORTED_PROTOCOL:
+        return make_error("invalid_argument", "bad server URL '" + base_url_ + "': " + detail,
+                          "server");
+      default:
+        return make_error("io", method_str + " " + url + " failed: " + detail);
+    }
+  }
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result.status);
+  char* ct = nullptr;
+  if (curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct != nullptr)
+    result.content_type = ct;
+  return result;
+}
+
+std::string url_encode(std::string_view value) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : value) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+}  // namespace jobctl::client

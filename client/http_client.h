@@ -1,0 +1,60 @@
+// A small blocking HTTP/1.1 client over libcurl for talking to jobctld (and, later, to
+// jobctl-cloudsim). It keeps one connection open between requests (keep-alive).
+//
+// Ownership and thread safety: an HttpClient owns one curl easy handle and is NOT thread-safe;
+// give each thread its own client. curl_global_init runs once per process, thread-safely, the
+// first time any client is constructed.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/expected.h"
+
+namespace jobctl::client {
+
+struct HttpClientOptions {
+  long connect_timeout_ms = 5000;
+  long timeout_ms = 30000;       // whole request; a request may ask for longer (long-polls)
+  std::string bearer_token;      // sent as "Authorization: Bearer ..." when not empty
+  // When set, a request in progress is aborted (Error code "cancelled") soon after this becomes
+  // true: a worker's long-poll must not delay its own shutdown. Not owned.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct HttpResult {
+  long status = 0;
+  std::string content_type;
+  std::string body;
+};
+
+class HttpClient {
+ public:
+  // base_url: "http://host:port" (a trailing slash is ignored).
+  explicit HttpClient(std::string base_url, HttpClientOptions options = {});
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // Sends one request. `path` starts with '/' and may carry a query string. A JSON body is sent
+  // with Content-Type application/json. timeout_ms 0 uses the client's default.
+  // Errors (transport only; any HTTP status is a result): code "unavailable" when the server
+  // cannot be reached, "timeout", "cancelled", or "io".
+  Expected<HttpResult> request(std::string_view method, std::string_view path,
+                               std::string_view json_body = {}, long timeout_ms = 0);
+
+  const std::string& base_url() const { return base_url_; }
+
+ private:
+  std::string base_url_;
+  HttpClientOptions options_;
+  void* curl_ = nullptr;  // CURL*
+};
+
+// Percent-encodes a query-string value.
+std::string url_encode(std::string_view value);
+
+}  // namespace jobctl::client

@@ -1,0 +1,60 @@
+#include "cost/breakeven.h"
+
+#include <cmath>
+
+namespace jobctl::cost {
+
+namespace {
+constexpr double kHoursPerYear = 8760.0;
+constexpr double kHoursPerMonth = kHoursPerYear / 12.0;
+}  // namespace
+
+BreakevenFigures breakeven_against(const LocalGpuInventory& g, double cloud) {
+  BreakevenFigures f;
+  f.cloud_usd_per_hour = cloud;
+  const double capital = g.purchase_usd + g.setup_usd;
+  const double opex = opex_per_hour(g);
+  const double energy = energy_per_hour(g);
+  if (cloud > opex) f.breakeven_hours = capital / (cloud - opex);
+  if (cloud > energy) {
+    const double threshold =
+        (capital / g.lifetime_years + g.maintenance_usd_per_year) / (kHoursPerYear * (cloud - energy));
+    f.utilisation_threshold = threshold;
+    f.breakeven_hours_per_month = threshold * kHoursPerMonth;
+    const double monthly_saving =
+        kHoursPerMonth * g.utilisation * (cloud - energy) - g.maintenance_usd_per_year / 12.0;
+    if (monthly_saving > 0) f.payback_months = capital / monthly_saving;
+    f.breaks_even_within_lifetime =
+        threshold <= 1.0 && f.payback_months && *f.payback_months <= g.lifetime_years * 12.0;
+  }
+  return f;
+}
+
+Expected<BreakevenReport> breakeven_report(const BreakevenInput& in) {
+  if (auto st = validate(in.local); !st) return st.error();
+  if (!(std::isfinite(in.cloud_usd_per_hour) && in.cloud_usd_per_hour > 0))
+    return make_error("invalid_argument", "the cloud price must be a positive $/h", "cloud_usd_per_hour");
+  if (in.cloud_spot_usd_per_hour &&
+      !(std::isfinite(*in.cloud_spot_usd_per_hour) && *in.cloud_spot_usd_per_hour > 0))
+    return make_error("invalid_argument", "the spot price must be a positive $/h", "cloud_spot_usd_per_hour");
+
+  BreakevenReport r;
+  r.input = in;
+  r.on_demand = breakeven_against(in.local, in.cloud_usd_per_hour);
+  if (in.cloud_spot_usd_per_hour) r.spot = breakeven_against(in.local, *in.cloud_spot_usd_per_hour);
+  for (int pct = 10; pct <= 100; pct += 10) {
+    BreakevenPoint p;
+    p.utilisation = pct / 100.0;
+    p.hours_per_month = kHoursPerMonth * p.utilisation;
+    p.local_amortised_usd_per_hour = local_hourly_cost(in.local, LocalPricing::amortised, p.utilisation);
+    p.local_marginal_usd_per_hour = local_hourly_cost(in.local, LocalPricing::marginal, p.utilisation);
+    p.cloud_on_demand_usd_per_hour = in.cloud_usd_per_hour;
+    p.cloud_spot_usd_per_hour = in.cloud_spot_usd_per_hour;
+    p.local_monthly_usd = p.local_amortised_usd_per_hour * p.hours_per_month;
+    p.cloud_monthly_usd = in.cloud_usd_per_hour * p.hours_per_month;
+    r.curve.push_back(p);
+  }
+  return r;
+}
+
+}  // namespace jobctl::cost

@@ -1,0 +1,35 @@
+// How much GPU memory a training run needs (DESIGN.md "The cost model"): a job never goes to a
+// GPU it does not fit.
+//
+//   weights + gradients + optimizer state (AdamW: 2 copies of the weights, SGD: 1)
+//   + activations per sample x samples per GPU (batch split over the GPUs, rounded up)
+//   + workspace allowance: 512 MiB for the CUDA context, cuBLAS workspace and allocator slack,
+//     plus 10% of everything above for fragmentation.
+// The allowance is stated rather than measured; it errs on the side of not placing a job that
+// might not fit.
+//
+// Thread safety: pure function.
+#pragma once
+
+#include <cstdint>
+
+#include "train/spec/model_stats.h"
+
+namespace jobctl::cost {
+
+inline constexpr int64_t kWorkspaceFixedBytes = 512LL << 20;
+inline constexpr double kWorkspaceFraction = 0.10;
+
+struct VramEstimate {
+  int64_t weight_bytes = 0;
+  int64_t gradient_bytes = 0;
+  int64_t optimizer_bytes = 0;
+  int64_t activation_bytes = 0;
+  int64_t workspace_bytes = 0;
+  int64_t total_bytes = 0;         // per GPU
+  double total_gb() const { return static_cast<double>(total_bytes) / 1e9; }
+};
+
+VramEstimate estimate_vram(const train::ModelStats& stats, int batch_size, int gpus = 1);
+
+}  // namespace jobctl::cost

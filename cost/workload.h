@@ -1,0 +1,28 @@
+// The numbers the cost model needs about one job, taken from its spec and train::model_stats:
+// how much computing it is, how much GPU memory it needs, and how big its checkpoints are.
+// Placement works on these, not on the spec, so that a quote costs no model construction.
+//
+// Thread safety: plain values and a pure function.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cost/gpu_specs.h"
+#include "train/spec/job_spec.h"
+#include "train/spec/model_stats.h"
+
+namespace jobctl::cost {
+
+struct Workload {
+  std::string model_kind = "mlp";   // "mlp", "cnn": selects the efficiency
+  double training_flops = 0;        // whole job
+  int gpus = 1;
+  Precision precision = Precision::fp32;  // jobctl-train computes in FP32
+  int64_t vram_bytes_per_gpu = 0;   // estimate_vram(...).total_bytes
+  int64_t checkpoint_bytes = 0;     // weights + optimizer state (what a checkpoint writes)
+};
+
+Workload workload_from_spec(const train::JobSpec& spec, const train::ModelStats& stats);
+
+}  // namespace jobctl::cost

@@ -1,0 +1,165 @@
+#include "daemon/config.h"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace jobctl::daemon {
+
+using nlohmann::json;
+
+namespace {
+
+Error bad(const std::string& field, const std::string& what) {
+  return make_error("invalid_argument", field + " " + what, field);
+}
+
+template <class Int>
+Status read_int(const json& obj, const char* key, const std::string& field, Int& out) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return {};
+  if (!it->is_number_integer()) return bad(field, "must be an integer");
+  out = it->get<Int>();
+  return {};
+}
+
+Status read_string(const json& obj, const char* key, const std::string& field, std::string& out) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return {};
+  if (!it->is_string()) return bad(field, "must be a string");
+  out = it->get<std::string>();
+  return {};
+}
+
+Status only(const json& obj, std::initializer_list<std::string_view> keys, const std::string& prefix) {
+  if (!obj.is_object()) return bad(prefix.empty() ? "configuration" : prefix, "must be an object");
+  for (const auto& item : obj.items()) {
+    bool ok = false;
+    for (auto k : keys) ok = ok || item.key() == k;
+    if (!ok) {
+      const std::string f = prefix.empty() ? item.key() : prefix + "." + item.key();
+      return make_error("invalid_argument", "unknown configuration key " + f, f);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Status apply_listen(std::string_view listen, DaemonConfig& c) {
+  std::string_view host, port;
+  if (!listen.empty() && listen.front() == '[') {
+    const size_t close = listen.find(']');
+    if (close == std::string_view::npos) return bad("listen", "has an unclosed '['");
+    host = listen.substr(1, close - 1);
+    if (close + 1 < listen.size()) {
+      if (listen[close + 1] != ':') return bad("listen", "must be HOST:PORT");
+      port = listen.substr(close + 2);
+    }
+  } else {
+    const size_t colon = listen.rfind(':');
+    if (colon == std::string_view::npos) {
+      port = listen;
+    } else {
+      host = listen.substr(0, colon);
+      port = listen.substr(colon + 1);
+    }
+  }
+  int p = 0;
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+  if (port.empty() || ec != std::errc() || end != port.data() + port.size() || p < 0 || p > 65535)
+    return bad("listen", "needs a port between 0 and 65535 (got '" + std::string(listen) + "')");
+  c.host = host.empty() ? std::string("127.0.0.1") : std::string(host);
+  c.port = p;
+  return {};
+}
+
+Status apply_config_json(std::string_view text, DaemonConfig& c) {
+  json j = json::parse(text, nullptr, false, /*ignore_comments=*/true);
+  if (j.is_discarded()) return make_error("malformed_json", "the configuration is not valid JSON");
+  if (auto st = only(j, {"listen", "data_dir", "http", "workers", "store"}, ""); !st) return st;
+  if (auto it = j.find("listen"); it != j.end()) {
+    if (!it->is_string()) return bad("listen", "must be a string");
+    if (auto st = apply_listen(it->get<std::string>(), c); !st) return st;
+  }
+  if (auto st = read_string(j, "data_dir", "data_dir", c.data_dir); !st) return st;
+  if (auto it = j.find("http"); it != j.end()) {
+    const json& h = *it;
+    if (auto st = only(h, {"io_threads", "handler_threads", "max_body_bytes", "max_header_bytes",
+                           "read_timeout_s", "shutdown_grace_s"}, "http"); !st)
+      return st;
+    Status st;
+    if (st = read_int(h, "io_threads", "http.io_threads", c.io_threads); !st) return st;
+    if (st = read_int(h, "handler_threads", "http.handler_threads", c.handler_threads); !st) return st;
+    if (st = read_int(h, "max_body_bytes", "http.max_body_bytes", c.max_body_bytes); !st) return st;
+    if (st = read_int(h, "max_header_bytes", "http.max_header_bytes", c.max_header_bytes); !st) return st;
+    if (st = read_int(h, "read_timeout_s", "http.read_timeout_s", c.read_timeout_s); !st) return st;
+    if (st = read_int(h, "shutdown_grace_s", "http.shutdown_grace_s", c.shutdown_grace_s); !st) return st;
+  }
+  if (auto it = j.find("workers"); it != j.end()) {
+    const json& w = *it;
+    if (auto st = only(w, {"heartbeat_interval_s", "lease_timeout_s", "max_lease_wait_s", "max_recoveries"}, "workers"); !st)
+      return st;
+    Status st;
+    if (st = read_int(w, "heartbeat_interval_s", "workers.heartbeat_interval_s", c.heartbeat_interval_s); !st) return st;
+    if (st = read_int(w, "lease_timeout_s", "workers.lease_timeout_s", c.lease_timeout_s); !st) return st;
+    if (st = read_int(w, "max_lease_wait_s", "workers.max_lease_wait_s", c.max_lease_wait_s); !st) return st;
+    if (st = read_int(w, "max_recoveries", "workers.max_recoveries", c.max_recoveries); !st) return st;
+  }
+  if (auto it = j.find("store"); it != j.end()) {
+    const json& s = *it;
+    if (auto st = only(s, {"synchronous", "write_batch_max", "max_list_limit", "tick_ms"}, "store"); !st) return st;
+    Status st;
+    if (st = read_string(s, "synchronous", "store.synchronous", c.synchronous); !st) return st;
+    if (st = read_int(s, "write_batch_max", "store.write_batch_max", c.write_batch_max); !st) return st;
+    if (st = read_int(s, "max_list_limit", "store.max_list_limit", c.max_list_limit); !st) return st;
+    if (st = read_int(s, "tick_ms", "store.tick_ms", c.tick_ms); !st) return st;
+  }
+  return {};
+}
+
+Status apply_config_file(const std::string& path, DaemonConfig& c) {
+  std::ifstream in(path);
+  if (!in) return make_error("not_found", "cannot read the configuration file " + path, "config");
+  std::ostringstream text;
+  text << in.rdbuf();
+  Status st = apply_config_json(text.str(), c);
+  if (!st) {
+    Error e = st.error();
+    e.message = path + ": " + e.message;
+    return e;
+  }
+  return {};
+}
+
+Status validate(const DaemonConfig& c) {
+  if (c.data_dir.empty()) return bad("data_dir", "is required (--data-dir or \"data_dir\")");
+  auto range = [](const char* f, int64_t v, int64_t lo, int64_t hi) -> Status {
+    if (v < lo || v > hi)
+      return bad(f, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+    return {};
+  };
+  for (Status st : {range("http.io_threads", c.io_threads, 1, 256),
+                    range("http.handler_threads", c.handler_threads, 1, 1024),
+                    range("http.max_body_bytes", c.max_body_bytes, 1024, int64_t{1} << 30),
+                    range("http.max_header_bytes", c.max_header_bytes, 1024, 1 << 20),
+                    range("http.read_timeout_s", c.read_timeout_s, 1, 3600),
+                    range("http.shutdown_grace_s", c.shutdown_grace_s, 0, 3600),
+                    range("workers.heartbeat_interval_s", c.heartbeat_interval_s, 1, 3600),
+                    range("workers.lease_timeout_s", c.lease_timeout_s, 2, 86400),
+                    range("workers.max_lease_wait_s", c.max_lease_wait_s, 0, 3600),
+                    range("workers.max_recoveries", c.max_recoveries, 0, 1000),
+                    range("store.write_batch_max", c.write_batch_max, 1, 100000),
+                    range("store.max_list_limit", c.max_list_limit, 1, 100000),
+                    range("store.tick_ms", c.tick_ms, 10, 60000)})
+    if (!st) return st;
+  if (c.synchronous != "FULL" && c.synchronous != "NORMAL")
+    return bad("store.synchronous", "must be FULL or NORMAL");
+  if (c.lease_timeout_s <= c.heartbeat_interval_s)
+    return bad("workers.lease_timeout_s", "must be longer than workers.heartbeat_interval_s");
+  return {};
+}
+
+}  // namespace jobctl::daemon

@@ -1,0 +1,52 @@
+// jobctld's configuration: built-in defaults, then a JSON file (--config), then command-line
+// flags; each later source wins. docs/configuration.md documents every key and flag.
+//
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/expected.h"
+
+namespace jobctl::daemon {
+
+struct DaemonConfig {
+  // listen
+  std::string host = "127.0.0.1";
+  int port = 8080;                      // 0: any free port, printed at start
+  std::string data_dir;                 // required: holds jobctl.db
+  // http
+  int io_threads = 2;
+  int handler_threads = 8;
+  int64_t max_body_bytes = 1 << 20;
+  int64_t max_header_bytes = 8 << 10;
+  int read_timeout_s = 30;
+  int shutdown_grace_s = 10;
+  // workers
+  int heartbeat_interval_s = 2;
+  int lease_timeout_s = 60;
+  int max_lease_wait_s = 60;
+  int max_recoveries = 10;
+  // store
+  std::string synchronous = "FULL";     // FULL or NORMAL
+  int write_batch_max = 512;
+  int max_list_limit = 1000;
+  int tick_ms = 200;                    // housekeeping period (long-poll deadlines)
+};
+
+// "HOST:PORT", ":PORT" or "PORT" (host defaults to 127.0.0.1); "[::1]:PORT" for IPv6.
+Status apply_listen(std::string_view listen, DaemonConfig& config);
+
+// Applies a JSON configuration document on top of `config`. Unknown keys and wrong types are
+// errors naming the key ("http.io_threads").
+Status apply_config_json(std::string_view text, DaemonConfig& config);
+
+// Reads and applies a configuration file.
+Status apply_config_file(const std::string& path, DaemonConfig& config);
+
+// Checks ranges and required values (data_dir).
+Status validate(const DaemonConfig& config);
+
+}  // namespace jobctl::daemon

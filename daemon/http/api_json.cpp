@@ -1,0 +1,77 @@
+#include "daemon/http/api_json.h"
+
+#include "scheduler/job_state.h"
+
+namespace jobctl::daemon::http {
+
+using nlohmann::json;
+
+namespace {
+
+// A stored JSON column as JSON (null when absent). Stored text was produced by jobctld itself,
+// so a parse failure would be a bug; it shows as the raw string rather than failing the request.
+json embedded(const std::optional<std::string>& text) {
+  if (!text) return nullptr;
+  json j = json::parse(*text, nullptr, false);
+  return j.is_discarded() ? json(*text) : j;
+}
+
+json opt(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+}  // namespace
+
+json job_summary_json(const service::JobRow& job) {
+  return {{"id", job.id},
+          {"name", job.name},
+          {"state", scheduler::to_string(job.state)},
+          {"priority", job.priority},
+          {"resources", {{"gpu", job.resource_gpu}, {"gpus", job.resource_gpus}}},
+          {"created_ms", job.created_ms},
+          {"updated_ms", job.updated_ms},
+          {"worker_id", opt(job.worker_id)},
+          {"lease_epoch", job.lease_epoch},
+          {"recoveries", job.recoveries},
+          {"progress", embedded(job.progress_json)},
+          {"result", embedded(job.result_json)},
+          {"error", job.error ? json(*job.error) : json(nullptr)}};
+}
+
+json event_json(const service::JobEventRow& ev) {
+  return {{"seq", ev.seq},
+          {"time_ms", ev.time_ms},
+          {"type", ev.type},
+          {"from", ev.from_state ? json(scheduler::to_string(*ev.from_state)) : json(nullptr)},
+          {"to", ev.to_state ? json(scheduler::to_string(*ev.to_state)) : json(nullptr)},
+          {"detail", embedded(ev.detail_json)}};
+}
+
+json job_detail_json(const service::JobDetail& d) {
+  json j = job_summary_json(d.job);
+  j["spec"] = embedded(d.job.spec_json);
+  j["lease_expires_ms"] = opt(d.job.lease_expires_ms);
+  j["placement"] = embedded(d.job.placement_json);
+  json events = json::array();
+  for (const auto& ev : d.events) events.push_back(event_json(ev));
+  j["events"] = std::move(events);
+  return j;
+}
+
+json worker_json(const service::WorkerInfo& info) {
+  return {{"id", info.row.id},
+          {"name", info.row.name},
+          {"state", info.row.state},
+          {"capabilities", service::to_json(info.capabilities)},
+          {"registered_ms", info.row.registered_ms},
+          {"last_seen_ms", info.row.last_seen_ms},
+          {"jobs", info.job_ids}};
+}
+
+json lease_json(const service::LeaseGrant& g) {
+  return {{"job_id", g.job_id},
+          {"epoch", g.epoch},
+          {"name", g.name},
+          {"spec", embedded(g.spec_json)},
+          {"lease_expires_ms", g.lease_expires_ms}};
+}
+
+}  // namespace jobctl::daemon::http

@@ -1,0 +1,301 @@
+#include "daemon/http/api_routes.h"
+
+#include <limits>
+
+#include "daemon/http/api_json.h"
+#include "daemon/http/json_body.h"
+#include "scheduler/job_state.h"
+
+namespace jobctl::daemon::http {
+
+using nlohmann::json;
+using service::JobService;
+
+namespace {
+
+constexpr int64_t kMaxId = std::numeric_limits<int64_t>::max();
+
+Expected<int64_t> path_id(const PathParams& p, std::string_view field) {
+  return parse_int_param(p.at(0), field, 1, kMaxId);
+}
+
+// Runs `fn` (returning Expected<json>) and answers `ok_status` with its value, or the error.
+template <class F>
+void answer(const Responder& respond, int ok_status, F&& fn) {
+  Expected<json> r = fn();
+  respond(r ? json_response(ok_status, *r) : error_response(r.error()));
+}
+
+// ---------------------------------------------------------------- jobs
+
+void submit_job(JobService& svc, const HttpRequest& req, const Responder& respond) {
+  if (req.body.empty())
+    return respond(error_response(make_error("invalid_argument", "a job spec (JSON) is required", "body")));
+  if (!is_json_content_type(req.content_type))
+    return respond(error_response(make_error(
+        "unsupported_media_type",
+        "the job spec must be sent with Content-Type: application/json", "Content-Type")));
+  auto job = svc.submit_job(req.body);
+  if (!job) {
+    Error e = job.error();
+    if (e.field.empty()) e.field = "body";  // the spec is the whole body
+    return respond(error_response(e));
+  }
+  HttpResponse res = json_response(201, job_summary_json(*job));
+  res.headers.emplace_back("Location", "/v1/jobs/" + std::to_string(job->id));
+  respond(std::move(res));
+}
+
+void list_jobs(JobService& svc, const HttpRequest& req, const Responder& respond) {
+  answer(respond, 200, [&]() -> Expected<json> {
+    service::JobListRequest lr;
+    for (const auto& [key, value] : req.query) {
+      if (key == "state") {
+        auto s = scheduler::parse_job_state(value);
+        if (!s)
+          return make_error("invalid_argument",
+                            "state must be one of queued, held, placed, running, preempted, "
+                            "succeeded, failed, cancelled (got '" + value.substr(0, 40) + "')",
+                            "state");
+        lr.state = *s;
+      } else if (key == "limit") {
+        auto v = parse_int_param(value, "limit", 1, svc.options().max_list_limit);
+        if (!v) return v.error();
+        lr.limit = static_cast<int>(*v);
+      } else if (key == "after") {
+        auto v = parse_int_param(value, "after", 0, kMaxId);
+        if (!v) return v.error();
+        lr.after_id = *v;
+      } else {
+        return make_error("invalid_argument", "unknown query parameter " + key.substr(0, 40), key.substr(0, 40));
+      }
+    }
+    auto page = svc.list_jobs(lr);
+    if (!page) return page.error();
+    json jobs = json::array();
+    for (const auto& j : page->jobs) jobs.push_back(job_summary_json(j));
+    return json{{"jobs", std::move(jobs)},
+                {"next", page->next_after ? json(std::to_string(*page->next_after)) : json(nullptr)}};
+  });
+}
+
+void get_job(JobService& svc, const HttpRequest&, const PathParams& p, const Responder& respond) {
+  answer(respond, 200, [&]() -> Expected<json> {
+    auto id = path_id(p, "id");
+    if (!id) return id.error();
+    auto d = svc.get_job(*id);
+    if (!d) return d.error();
+    return job_detail_json(*d);
+  });
+}
+
+void cancel_job(JobService& svc, const HttpRequest& req, const PathParams& p, const Responder& respond) {
+  answer(respond, 200, [&]() -> Expected<json> {
+    auto id = path_id(p, "id");
+    if (!id) return id.error();
+    auto body = json_object_body(req, /*required=*/false);
+    if (!body) return body.error();
+    if (auto st = only_keys(*body, {}); !st) return st.error();
+    auto job = svc.cancel_job(*id);
+    if (!job) return job.error();
+    return job_summary_json(*job);
+  });
+}
+
+// ---------------------------------------------------------------- workers
+
+void register_worker(JobService& svc, const HttpRequest& req, const Responder& respond) {
+  answer(respond, 201, [&]() -> Expected<json> {
+    auto body = json_object_body(req, /*required=*/true);
+    if (!body) return body.error();
+    if (auto st = only_keys(*body, {"name", "capabilities"}); !st) return st.error();
+    service::WorkerRegistration reg;
+    auto name = string_field(*body, "name", 200, std::string("worker"));
+    if (!name) return name.error();
+    reg.name = std::move(*name);
+    auto caps_it = body->find("capabilities");
+    if (caps_it == body->end()) return make_error("invalid_argument", "capabilities is required", "capabilities");
+    auto caps = service::capabilities_from_json(*caps_it, "capabilities");
+    if (!caps) return caps.error();
+    reg.capabilities = std::move(*caps);
+    auto r = svc.register_worker(reg);
+    if (!r) return r.error();
+    return json{{"worker_id", r->worker_id},
+                {"heartbeat_interval_s", r->heartbeat_interval_s},
+                {"lease_timeout_s", r->lease_timeout_s},
+                {"max_lease_wait_s", r->max_lease_wait_s}};
+  });
+}
+
+void list_workers(JobService& svc, const HttpRequest&, const Responder& respond) {
+  answer(respond, 200, [&]() -> Expected<json> {
+    auto ws = svc.list_workers();
+    if (!ws) return ws.error();
+    json out = json::array();
+    for (const auto& w : *ws) out.push_back(worker_json(w));
+    return json{{"workers", std::move(out)}};
+  });
+}
+
+void lease(JobService& svc, const HttpRequest& req, const PathParams& p, const Responder& respond) {
+  auto id = path_id(p, "worker_id");
+  if (!id) return respond(error_response(id.error()));
+  int64_t wait_s = 0;
+  for (const auto& [key, value] : req.query) {
+    if (key != "wait_s")
+      return respond(error_response(make_error("invalid_argument", "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
+    auto v = parse_int_param(value, "wait_s", 0, svc.options().max_lease_wait_s);
+    if (!v) return respond(error_response(v.error()));
+    wait_s = *v;
+  }
+  auto body = json_object_body(req, /*required=*/false);
+  if (!body) return respond(error_response(body.error()));
+  if (auto st = only_keys(*body, {}); !st) return respond(error_response(st.error()));
+  // Asynchronous: the service answers when a job is leased or the wait ends; no thread waits.
+  svc.lease(*id, wait_s * 1000, [respond](Expected<std::optional<service::LeaseGrant>> r) {
+    if (!r) return respond(error_response(r.error()));
+    if (!*r) {
+      HttpResponse none;
+      none.status = 204;
+      none.content_type.clear();
+      return respond(std::move(none));
+    }
+    respond(json_response(200, lease_json(**r)));
+  });
+}
+
+Expected<service::LeaseRef> lease_ref(const json& body) {
+  auto worker = int_field(body, "worker_id", 1);
+  if (!worker) return worker.error();
+  auto epoch = int_field(body, "epoch", 1);
+  if (!epoch) return epoch.error();
+  return service::LeaseRef{*worker, *epoch};
+}
+
+Expected<std::string> object_text(const json& body, const char* key, bool required) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) {
+    if (required) return make_error("invalid_argument", std::string(key) + " is required", key);
+    return std::string();
+  }
+  if (!it->is_object()) return make_error("invalid_argument", std::string(key) + " must be an object", key);
+  return it->dump();
+}
+
+void heartbeat(JobService& svc, const HttpRequest& req, const PathParams& p, const Responder& respond) {
+  answer(respond, 200, [&]() -> Expected<json> {
+    auto id = path_id(p, "id");
+    if (!id) return id.error();
+    auto body = json_object_body(req, true);
+    if (!body) return body.error();
+    if (auto st = only_keys(*body, {"worker_id", "epoch", "progress"}); !st) return st.error();
+    service::HeartbeatReport hb;
+    auto ref = lease_ref(*body);
+    if (!ref) return ref.error();
+    hb.lease = *ref;
+    auto progress = object_text(*body, "progress", false);
+    if (!progress) return progress.error();
+    if (!progress->empty()) hb.progress_json = std::move(*progress);
+    auto r = svc.heartbeat(*id, hb);
+    if (!r) return r.error();
+    return json{{"cancel", r->cancel}, {"lease_expires_ms", r->lease_expires_ms}};
+  });
+}
+
+void complete(JobService& svc, const HttpRequest& req, const PathParams& p, const Responder& respond) {
+  answer(respond, 200, [&]() -> Expected<json> {
+    auto id = path_id(p, "id");
+    if (!id) return id.error();
+    auto body = json_object_body(req, true);
+    if (!body) return body.error();
+    if (auto st = only_keys(*body, {"worker_id", "epoch", "result"}); !st) return st.error();
+    service::CompletionReport rep;
+    auto ref = lease_ref(*body);
+    if (!ref) return ref.error();
+    rep.lease = *ref;
+    auto result = object_text(*body, "result", true);
+    if (!result) return result.error();
+    const json& r = (*body)["result"];
+    for (const char* k : {"final_loss", "test_accuracy", "test_loss", "elapsed_s"})
+      if (r.contains(k) && !r[k].is_number() && !r[k].is_null())
+        return make_error("invalid_argument", std::string("result.") + k + " must be a number",
+                          std::string("result.") + k);
+    rep.result_json = std::move(*result);
+    auto job = svc.complete(*id, rep);
+    if (!job) return job.error();
+    return job_summary_json(*job);
+  });
+}
+
+void fail(JobService& svc, const HttpRequest& req, const PathParams& p, const Responder& respond) {
+  answer(respond, 200, [&]() -> Expected<json> {
+    auto id = path_id(p, "id");
+    if (!id) return id.error();
+    auto body = json_object_body(req, true);
+    if (!body) return body.error();
+    if (auto st = only_keys(*body, {"worker_id", "epoch", "error"}); !st) return st.error();
+    service::FailureReport rep;
+    auto ref = lease_ref(*body);
+    if (!ref) return ref.error();
+    rep.lease = *ref;
+    auto err = string_field(*body, "error", 16384);
+    if (!err) return err.error();
+    rep.error = std::move(*err);
+    auto job = svc.fail(*id, rep);
+    if (!job) return job.error();
+    return job_summary_json(*job);
+  });
+}
+
+void preempt(JobService& svc, const HttpRequest& req, const PathParams& p, const Responder& respond) {
+  answer(respond, 200, [&]() -> Expected<json> {
+    auto id = path_id(p, "id");
+    if (!id) return id.error();
+    auto body = json_object_body(req, true);
+    if (!body) return body.error();
+    if (auto st = only_keys(*body, {"worker_id", "epoch", "reason"}); !st) return st.error();
+    service::PreemptionReport rep;
+    auto ref = lease_ref(*body);
+    if (!ref) return ref.error();
+    rep.lease = *ref;
+    auto reason = string_field(*body, "reason", 4096, std::string("worker released the job"));
+    if (!reason) return reason.error();
+    rep.reason = std::move(*reason);
+    auto job = svc.preempt(*id, rep);
+    if (!job) return job.error();
+    return job_summary_json(*job);
+  });
+}
+
+}  // namespace
+
+Router make_api_router(JobService& svc, ApiInfo info) {
+  Router r;
+  auto S = [&svc](auto fn) {  // a handler without path parameters
+    return [&svc, fn](const HttpRequest& req, const PathParams&, Responder respond) { fn(svc, req, respond); };
+  };
+  auto P = [&svc](auto fn) {  // a handler with path parameters
+    return [&svc, fn](const HttpRequest& req, const PathParams& p, Responder respond) { fn(svc, req, p, respond); };
+  };
+  // ---- the route table (docs/api.md) ----
+  r.add("GET", "/healthz", [&svc, info](const HttpRequest&, const PathParams&, Responder respond) {
+    respond(json_response(200, json{{"status", "ok"},
+                                     {"version", info.version},
+                                     {"queued", svc.queued_count()},
+                                     {"waiting_workers", svc.waiting_workers()}}));
+  });
+  r.add("POST", "/v1/jobs", S(submit_job));
+  r.add("GET", "/v1/jobs", S(list_jobs));
+  r.add("GET", "/v1/jobs/{id}", P(get_job));
+  r.add("POST", "/v1/jobs/{id}/cancel", P(cancel_job));
+  r.add("POST", "/v1/workers/register", S(register_worker));
+  r.add("GET", "/v1/workers", S(list_workers));
+  r.add("POST", "/v1/workers/{id}/lease", P(lease));
+  r.add("POST", "/v1/jobs/{id}/heartbeat", P(heartbeat));
+  r.add("POST", "/v1/jobs/{id}/complete", P(complete));
+  r.add("POST", "/v1/jobs/{id}/fail", P(fail));
+  r.add("POST", "/v1/jobs/{id}/preempt", P(preempt));
+  return r;
+}
+
+}  // namespace jobctl::daemon::http

@@ -1,0 +1,84 @@
+#include "daemon/http/router.h"
+
+#include <atomic>
+#include <exception>
+#include <memory>
+
+#include "daemon/http/json_body.h"
+
+namespace jobctl::daemon::http {
+
+namespace {
+
+std::vector<std::string> split_path(std::string_view path) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < path.size()) {
+    if (path[i] == '/') { ++i; continue; }
+    const size_t j = path.find('/', i);
+    out.emplace_back(path.substr(i, j == std::string_view::npos ? std::string_view::npos : j - i));
+    if (j == std::string_view::npos) break;
+    i = j;
+  }
+  return out;
+}
+
+bool match(const std::vector<std::string>& pattern, const std::vector<std::string>& path,
+           PathParams& params) {
+  if (pattern.size() != path.size()) return false;
+  params.clear();
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == "{}") {
+      params.push_back(path[i]);
+    } else if (pattern[i] != path[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void Router::add(std::string_view method, std::string_view pattern, Handler handler) {
+  Route r;
+  r.method = std::string(method);
+  r.pattern = std::string(pattern);
+  for (auto& seg : split_path(pattern))
+    r.segments.push_back(seg.size() >= 2 && seg.front() == '{' && seg.back() == '}' ? "{}" : seg);
+  r.handler = std::move(handler);
+  routes_.push_back(std::move(r));
+}
+
+void Router::handle(const HttpRequest& request, Responder respond) const {
+  // Whatever a handler does, the connection gets exactly one answer.
+  auto once = std::make_shared<std::atomic<bool>>(false);
+  Responder reply = [once, respond = std::move(respond)](HttpResponse r) {
+    if (!once->exchange(true)) respond(std::move(r));
+  };
+  const auto path = split_path(request.path);
+  std::string allow;
+  PathParams params;
+  for (const Route& r : routes_) {
+    if (!match(r.segments, path, params)) continue;
+    if (r.method != request.method) {
+      if (allow.find(r.method) == std::string::npos) allow += (allow.empty() ? "" : ", ") + r.method;
+      continue;
+    }
+    try {
+      r.handler(request, params, reply);
+    } catch (const std::exception& e) {
+      reply(error_response(make_error("internal", std::string("internal error: ") + e.what())));
+    }
+    return;
+  }
+  if (!allow.empty()) {
+    HttpResponse res = error_response(make_error(
+        "method_not_allowed", request.method + " is not allowed on " + request.path + " (allowed: " + allow + ")"));
+    res.headers.emplace_back("Allow", allow);
+    reply(std::move(res));
+    return;
+  }
+  reply(error_response(make_error("not_found", "no such endpoint: " + request.path)));
+}
+
+}  // namespace jobctl::daemon::http

@@ -1,0 +1,320 @@
+// The one translation unit that includes Boost.Beast (compile time: see server.h).
+#include "daemon/http/server.h"
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "daemon/http/json_body.h"
+
+namespace jobctl::daemon::http {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = boost::asio::ip::tcp;
+
+class Session;
+
+struct HttpServer::Impl {
+  Impl(ServerOptions o, const Router& r)
+      : options(std::move(o)),
+        router(r),
+        ioc(std::max(1, options.io_threads)),
+        work(net::make_work_guard(ioc)),
+        acceptor(net::make_strand(ioc)),
+        handlers(static_cast<size_t>(std::max(1, options.handler_threads))) {}
+
+  ServerOptions options;
+  const Router& router;
+
+  std::mutex sessions_mu;
+  std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
+
+  std::atomic<bool> shutting_down{false};
+  std::atomic<int> in_flight{0};
+  std::mutex idle_mu;
+  std::condition_variable idle_cv;
+
+  net::io_context ioc;
+  net::executor_work_guard<net::io_context::executor_type> work;
+  tcp::acceptor acceptor;
+  net::thread_pool handlers;
+  std::vector<std::thread> threads;
+  bool started = false;
+  bool stopped = false;
+
+  void do_accept();
+  void request_done() {
+    if (in_flight.fetch_sub(1) == 1) {
+      std::lock_guard<std::mutex> lock(idle_mu);
+      idle_cv.notify_all();
+    }
+  }
+};
+
+namespace {
+
+HttpRequest to_request(const bhttp::request<bhttp::string_body>& r) {
+  HttpRequest out;
+  out.method = std::string(r.method_string());
+  out.target = std::string(r.target());
+  if (auto it = r.find(bhttp::field::content_type); it != r.end()) out.content_type = std::string(it->value());
+  if (auto it = r.find(bhttp::field::authorization); it != r.end()) out.authorization = std::string(it->value());
+  out.body = r.body();
+  return out;
+}
+
+}  // namespace
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(HttpServer::Impl& srv, tcp::socket&& socket) : srv_(srv), stream_(std::move(socket)) {}
+
+  void run() {
+    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::do_read, shared_from_this()));
+  }
+
+  // On the server's shutdown: a connection waiting for its next request is closed now; one with
+  // a request in flight closes after answering it.
+  void close_if_idle() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      if (self->waiting_for_request_) {
+        beast::error_code ec;
+        self->stream_.socket().cancel(ec);
+      }
+    });
+  }
+
+  void force_close() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->do_close(); });
+  }
+
+ private:
+  void do_read() {
+    if (srv_.shutting_down.load()) return do_close();
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(srv_.options.max_header_bytes));
+    parser_->body_limit(srv_.options.max_body_bytes);
+    stream_.expires_after(std::chrono::milliseconds(srv_.options.read_timeout_ms));
+    waiting_for_request_ = true;
+    bhttp::async_read(stream_, buffer_, *parser_,
+                      beast::bind_front_handler(&Session::on_read, shared_from_this()));
+  }
+
+  void on_read(beast::error_code ec, std::size_t) {
+    waiting_for_request_ = false;
+    if (ec == bhttp::error::end_of_stream || ec == net::error::operation_aborted) return do_close();
+    if (ec == bhttp::error::body_limit)
+      return send_error(make_error("payload_too_large",
+                                   "the request body is larger than the limit of " +
+                                       std::to_string(srv_.options.max_body_bytes) + " bytes",
+                                   "body"));
+    if (ec == bhttp::error::header_limit)
+      return send_error(make_error("header_too_large",
+                                   "the request headers are larger than the limit of " +
+                                       std::to_string(srv_.options.max_header_bytes) + " bytes"));
+    if (ec && ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category() &&
+        ec != bhttp::error::partial_message)
+      return send_error(make_error("invalid_argument", "malformed HTTP request: " + ec.message()));
+    if (ec) return do_close();  // timeout, reset, a client gone mid-request
+
+    const auto& req = parser_->get();
+    keep_alive_ = req.keep_alive();
+    version_ = req.version();
+    HttpRequest request = to_request(req);
+    if (auto st = parse_target(request.target, request); !st) return send_error(st.error(), false);
+
+    stream_.expires_never();  // a long-poll may take a while; the handler answers in time
+    srv_.in_flight.fetch_add(1);
+    request_in_flight_ = true;
+    net::post(srv_.handlers, [self = shared_from_this(), request = std::move(request)] {
+      self->srv_.router.handle(request, [self](HttpResponse r) {
+        net::post(self->stream_.get_executor(), [self, r = std::move(r)]() mutable {
+          self->send(std::move(r), /*close_after=*/false);
+        });
+      });
+    });
+  }
+
+  // An answer to a request that could not be read whole: the connection closes after it.
+  void send_error(const Error& e, bool close_after = true) {
+    if (version_ == 0) version_ = 11;
+    send(error_response(e), close_after);
+  }
+
+  void send(HttpResponse r, bool close_after) {
+    auto res = std::make_shared<bhttp::response<bhttp::string_body>>(
+        static_cast<bhttp::status>(r.status), version_);
+    res->set(bhttp::field::server, srv_.options.server_name);
+    if (!r.content_type.empty()) res->set(bhttp::field::content_type, r.content_type);
+    for (const auto& [k, v] : r.headers) res->set(k, v);
+    res->body() = std::move(r.body);
+    const bool keep = keep_alive_ && !close_after && !srv_.shutting_down.load();
+    res->keep_alive(keep);
+    if (r.status == 204 || r.status == 304)
+      res->erase(bhttp::field::content_length);  // no body, and no Content-Length either
+    else
+      res->prepare_payload();
+    stream_.expires_after(std::chrono::milliseconds(srv_.options.write_timeout_ms));
+    bhttp::async_write(stream_, *res,
+                       [self = shared_from_this(), res, keep, close_after](beast::error_code ec, std::size_t) {
+                         self->on_write(ec, keep, close_after);
+                       });
+  }
+
+  void on_write(beast::error_code ec, bool keep, bool after_bad_request) {
+    if (request_in_flight_) {
+      request_in_flight_ = false;
+      srv_.request_done();
+    }
+    if (ec) return do_close();
+    if (after_bad_request) return lingering_close();
+    if (!keep) return do_close();
+    do_read();
+  }
+
+  // After refusing a request whose body we did not read, close politely: stop sending, read and
+  // drop what the client is still sending (briefly), then close, so the client sees our answer
+  // rather than a connection reset.
+  void lingering_close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.expires_after(std::chrono::seconds(2));
+    drain_ = std::make_shared<std::array<char, 65536>>();
+    drain();
+  }
+  void drain() {
+    stream_.async_read_some(net::buffer(*drain_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec) return self->do_close();
+      self->drain();
+    });
+  }
+
+  void do_close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
+    std::lock_guard<std::mutex> lock(srv_.sessions_mu);
+    srv_.sessions.erase(this);
+  }
+
+  HttpServer::Impl& srv_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::shared_ptr<std::array<char, 65536>> drain_;
+  bool keep_alive_ = true;
+  unsigned version_ = 11;
+  bool waiting_for_request_ = false;
+  bool request_in_flight_ = false;
+};
+
+void HttpServer::Impl::do_accept() {
+  acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
+    if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
+    if (!ec && !shutting_down.load()) {
+      auto s = std::make_shared<Session>(*this, std::move(socket));
+      {
+        std::lock_guard<std::mutex> lock(sessions_mu);
+        sessions[s.get()] = s;
+      }
+      s->run();
+    }
+    do_accept();
+  });
+}
+
+HttpServer::HttpServer(ServerOptions options, const Router& router)
+    : impl_(std::make_unique<Impl>(std::move(options), router)) {}
+
+HttpServer::~HttpServer() { stop(); }
+
+Expected<uint16_t> HttpServer::start() {
+  Impl& s = *impl_;
+  beast::error_code ec;
+  auto address = net::ip::make_address(s.options.host, ec);
+  if (ec) return make_error("invalid_argument", "bad listen address '" + s.options.host + "': " + ec.message(), "listen");
+  tcp::endpoint endpoint(address, s.options.port);
+  s.acceptor.open(endpoint.protocol(), ec);
+  if (!ec) s.acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) s.acceptor.bind(endpoint, ec);
+  if (!ec) s.acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec)
+    return make_error("unavailable", "cannot listen on " + s.options.host + ":" +
+                                         std::to_string(s.options.port) + ": " + ec.message(), "listen");
+  const uint16_t port = s.acceptor.local_endpoint().port();
+  s.do_accept();
+  for (int i = 0; i < std::max(1, s.options.io_threads); ++i) s.threads.emplace_back([&s] { s.ioc.run(); });
+  s.started = true;
+  return port;
+}
+
+void HttpServer::begin_shutdown() {
+  Impl& s = *impl_;
+  if (s.shutting_down.exchange(true)) return;
+  net::dispatch(s.acceptor.get_executor(), [&s] {
+    beast::error_code ec;
+    s.acceptor.close(ec);
+  });
+  std::vector<std::shared_ptr<Session>> live;
+  {
+    std::lock_guard<std::mutex> lock(s.sessions_mu);
+    for (auto& [p, w] : s.sessions)
+      if (auto sp = w.lock()) live.push_back(std::move(sp));
+  }
+  for (auto& sp : live) sp->close_if_idle();
+}
+
+bool HttpServer::wait_idle(int timeout_ms) {
+  Impl& s = *impl_;
+  std::unique_lock<std::mutex> lock(s.idle_mu);
+  return s.idle_cv.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                            [&s] { return s.in_flight.load() == 0; });
+}
+
+int HttpServer::in_flight() const { return impl_->in_flight.load(); }
+
+void HttpServer::stop() {
+  Impl& s = *impl_;
+  if (s.stopped) return;
+  s.stopped = true;
+  if (s.started) {
+    begin_shutdown();
+    if (!wait_idle(s.options.shutdown_grace_ms))
+      std::cerr << "jobctld: " << s.in_flight.load()
+                << " request(s) still in flight after the shutdown grace period; closing them\n";
+    std::vector<std::shared_ptr<Session>> live;
+    {
+      std::lock_guard<std::mutex> lock(s.sessions_mu);
+      for (auto& [p, w] : s.sessions)
+        if (auto sp = w.lock()) live.push_back(std::move(sp));
+    }
+    for (auto& sp : live) sp->force_close();
+    live.clear();
+  }
+  s.work.reset();
+  s.handlers.join();
+  s.ioc.stop();
+  for (auto& t : s.threads) t.join();
+  s.threads.clear();
+}
+
+}  // namespace jobctl::daemon::http

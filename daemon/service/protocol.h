@@ -1,0 +1,96 @@
+// The typed requests and answers of the service layer: what the HTTP handlers decode bodies into
+// and encode answers from (docs/api.md shows their JSON).
+//
+// Thread safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/service/worker_capabilities.h"
+#include "daemon/store/records.h"
+
+namespace jobctl::daemon::service {
+
+using store::JobEventRow;
+using store::JobRow;
+using store::JobState;
+using store::WorkerRow;
+
+struct JobListRequest {
+  std::optional<JobState> state;
+  int64_t after_id = 0;
+  int limit = 100;
+};
+
+struct JobPage {
+  std::vector<JobRow> jobs;            // without spec_json
+  std::optional<int64_t> next_after;   // pass as `after` for the next page; none when done
+};
+
+struct JobDetail {
+  JobRow job;
+  std::vector<JobEventRow> events;
+};
+
+struct WorkerRegistration {
+  std::string name;
+  WorkerCapabilities capabilities;
+};
+
+struct WorkerRegistered {
+  int64_t worker_id = 0;
+  int heartbeat_interval_s = 0;
+  int lease_timeout_s = 0;
+  int max_lease_wait_s = 0;
+};
+
+struct WorkerInfo {
+  WorkerRow row;
+  WorkerCapabilities capabilities;
+  std::vector<int64_t> job_ids;        // jobs it holds now (placed or running)
+};
+
+struct LeaseGrant {
+  int64_t job_id = 0;
+  int64_t epoch = 0;
+  std::string name;
+  std::string spec_json;               // canonical
+  int64_t lease_expires_ms = 0;
+};
+
+// Every report from a worker names the lease it acts under: the job (in the path), the worker and
+// the lease epoch. A report whose lease is not the job's current one is refused (409).
+struct LeaseRef {
+  int64_t worker_id = 0;
+  int64_t epoch = 0;
+};
+
+struct HeartbeatReport {
+  LeaseRef lease;
+  std::optional<std::string> progress_json;  // a JSON object
+};
+
+struct HeartbeatReply {
+  bool cancel = false;                 // the job was cancelled: stop it
+  int64_t lease_expires_ms = 0;
+};
+
+struct CompletionReport {
+  LeaseRef lease;
+  std::string result_json;             // a JSON object (final_loss, test_accuracy, ...)
+};
+
+struct FailureReport {
+  LeaseRef lease;
+  std::string error;
+};
+
+struct PreemptionReport {
+  LeaseRef lease;
+  std::string reason;
+};
+
+}  // namespace jobctl::daemon::service

@@ -1,0 +1,95 @@
+#include "daemon/service/worker_capabilities.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <nlohmann/json.hpp>
+
+namespace jobctl::daemon::service {
+
+using nlohmann::json;
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+Expected<int64_t> non_negative_int(const json& j, const std::string& field) {
+  if (!j.is_number_integer()) return make_error("invalid_argument", field + " must be an integer", field);
+  const int64_t v = j.get<int64_t>();
+  if (v < 0) return make_error("invalid_argument", field + " must be >= 0", field);
+  return v;
+}
+
+}  // namespace
+
+Expected<WorkerCapabilities> capabilities_from_json(const json& j, const std::string& prefix) {
+  if (!j.is_object()) return make_error("invalid_argument", prefix + " must be an object", prefix);
+  WorkerCapabilities caps;
+  for (const auto& [key, value] : j.items()) {
+    const std::string field = prefix + "." + key;
+    if (key == "gpus") {
+      if (!value.is_array()) return make_error("invalid_argument", field + " must be an array", field);
+      if (value.size() > 64) return make_error("invalid_argument", field + " lists more than 64 GPUs", field);
+      for (size_t i = 0; i < value.size(); ++i) {
+        const std::string gf = field + "[" + std::to_string(i) + "]";
+        const json& g = value[i];
+        if (!g.is_object()) return make_error("invalid_argument", gf + " must be an object", gf);
+        GpuDevice dev;
+        bool has_model = false;
+        for (const auto& [gk, gv] : g.items()) {
+          const std::string f = gf + "." + gk;
+          if (gk == "model") {
+            if (!gv.is_string() || gv.get<std::string>().empty() || gv.get<std::string>().size() > 200)
+              return make_error("invalid_argument", f + " must be a non-empty string (at most 200 characters)", f);
+            dev.model = gv.get<std::string>();
+            has_model = true;
+          } else if (gk == "memory_mb") {
+            auto v = non_negative_int(gv, f);
+            if (!v) return v.error();
+            dev.memory_mb = *v;
+          } else {
+            return make_error("invalid_argument", "unknown field " + f, f);
+          }
+        }
+        if (!has_model) return make_error("invalid_argument", gf + ".model is required", gf + ".model");
+        caps.gpus.push_back(std::move(dev));
+      }
+    } else if (key == "cpu_cores") {
+      auto v = non_negative_int(value, field);
+      if (!v) return v.error();
+      if (*v > 1'000'000) return make_error("invalid_argument", field + " is too large", field);
+      caps.cpu_cores = static_cast<int>(*v);
+    } else if (key == "memory_mb") {
+      auto v = non_negative_int(value, field);
+      if (!v) return v.error();
+      caps.memory_mb = *v;
+    } else {
+      return make_error("invalid_argument", "unknown field " + field, field);
+    }
+  }
+  return caps;
+}
+
+json to_json(const WorkerCapabilities& caps) {
+  json gpus = json::array();
+  for (const auto& g : caps.gpus) gpus.push_back({{"model", g.model}, {"memory_mb", g.memory_mb}});
+  return {{"gpus", gpus}, {"cpu_cores", caps.cpu_cores}, {"memory_mb", caps.memory_mb}};
+}
+
+bool job_fits_worker(std::string_view resource_gpu, int resource_gpus,
+                     const WorkerCapabilities& worker) {
+  const std::string want = lower(resource_gpu);
+  if (want == "any") return true;
+  if (want == "cpu") return worker.cpu_only();
+  int matching = 0;
+  for (const auto& g : worker.gpus)
+    if (lower(g.model).find(want) != std::string::npos) ++matching;
+  return matching > 0 && matching >= std::max(resource_gpus, 1);
+}
+
+}  // namespace jobctl::daemon::service

@@ -1,0 +1,101 @@
+// Thin RAII wrappers over the SQLite C API: a connection, a prepared statement, and a per-
+// connection cache of prepared statements (every query jobctld runs is prepared once and reused;
+// no SQL text is ever built from input).
+//
+// Ownership and thread safety: a Connection owns its sqlite3 handle and its StatementCache; both
+// belong to one thread at a time (the store hands each connection to one thread: the writer
+// thread, or a reader that checked it out of the pool).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/expected.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace jobctl::daemon::store {
+
+class Statement {
+ public:
+  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  ~Statement();
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  // Parameters are 1-based, as in SQLite.
+  Statement& bind(int i, int64_t v);
+  Statement& bind(int i, int v) { return bind(i, static_cast<int64_t>(v)); }
+  Statement& bind(int i, double v);
+  Statement& bind(int i, std::string_view v);
+  Statement& bind(int i, const std::string& v) { return bind(i, std::string_view(v)); }
+  Statement& bind(int i, const char* v) { return bind(i, std::string_view(v)); }
+  Statement& bind_null(int i);
+  Statement& bind(int i, const std::optional<int64_t>& v) {
+    return v ? bind(i, *v) : bind_null(i);
+  }
+  Statement& bind(int i, const std::optional<std::string>& v) {
+    return v ? bind(i, std::string_view(*v)) : bind_null(i);
+  }
+
+  // Advances: true when a row is available, false when done; an Error on failure.
+  Expected<bool> step();
+  // Runs a statement that returns no rows (or ignores them) to completion.
+  Status run();
+  // Clears bindings and resets for the next use (also done by StatementCache::get).
+  void reset();
+
+  // Columns are 0-based, as in SQLite.
+  int column_count() const;
+  bool is_null(int col) const;
+  int64_t column_int64(int col) const;
+  double column_double(int col) const;
+  std::string column_text(int col) const;
+  std::optional<int64_t> column_opt_int64(int col) const;
+  std::optional<std::string> column_opt_text(int col) const;
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_;
+  Error bind_error_;
+  bool bind_failed_ = false;
+  void check_bind(int rc);
+};
+
+class Connection {
+ public:
+  // Opens (creating when `create`) the database file. read_only connections are for readers.
+  static Expected<std::unique_ptr<Connection>> open(const std::string& path, bool read_only);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Runs SQL text with no parameters (schema, pragmas, BEGIN/COMMIT). Never with input in it.
+  Status exec(std::string_view sql);
+  // The prepared statement for this SQL text, prepared on first use, reset and ready to bind.
+  Expected<Statement*> prepare(const std::string& sql);
+
+  // Resets every cached statement, so that none keeps a read snapshot open (a stepped but
+  // unfinished SELECT would hold one and block WAL checkpoints). Called when a connection is
+  // given back to its pool and after each write batch.
+  void reset_all();
+
+  int64_t last_insert_rowid() const;
+  int changes() const;
+  sqlite3* handle() { return db_; }
+
+ private:
+  explicit Connection(sqlite3* db) : db_(db) {}
+  sqlite3* db_;
+  std::map<std::string, std::unique_ptr<Statement>, std::less<>> cache_;
+};
+
+// An Error with code "io" carrying SQLite's message for `rc` on `db`.
+Error sqlite_error(sqlite3* db, int rc, std::string_view what);
+
+}  // namespace jobctl::daemon::store

@@ -1,0 +1,583 @@
+#include "daemon/store/store.h"
+
+#include <exception>
+#include <future>
+#include <sstream>
+
+#include "daemon/store/migrations.h"
+
+namespace jobctl::daemon::store {
+
+namespace {
+
+// Resets a cached statement when the code that used it is done, whatever path it leaves by, so
+// that no statement keeps a snapshot or a half-read result.
+class Use {
+ public:
+  explicit Use(Statement* s) : s_(s) {}
+  ~Use() { s_->reset(); }
+  Use(const Use&) = delete;
+  Use& operator=(const Use&) = delete;
+  Statement* operator->() const { return s_; }
+  Statement& operator*() const { return *s_; }
+
+ private:
+  Statement* s_;
+};
+
+std::string state_name(JobState s) { return std::string(scheduler::to_string(s)); }
+
+Expected<JobState> state_from(const std::string& name) {
+  auto s = scheduler::parse_job_state(name);
+  if (!s) return make_error("io", "the database holds an unknown job state '" + name + "'");
+  return *s;
+}
+
+constexpr const char* kJobColumns =
+    "id, name, spec, state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
+    "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, placement";
+constexpr const char* kJobListColumns =
+    "id, name, '', state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
+    "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, placement";
+
+Expected<JobRow> read_job(const Statement& s) {
+  JobRow r;
+  r.id = s.column_int64(0);
+  r.name = s.column_text(1);
+  r.spec_json = s.column_text(2);
+  auto st = state_from(s.column_text(3));
+  if (!st) return st.error();
+  r.state = *st;
+  r.priority = static_cast<int>(s.column_int64(4));
+  r.resource_gpu = s.column_text(5);
+  r.resource_gpus = static_cast<int>(s.column_int64(6));
+  r.created_ms = s.column_int64(7);
+  r.updated_ms = s.column_int64(8);
+  r.worker_id = s.column_opt_int64(9);
+  r.lease_epoch = s.column_int64(10);
+  r.lease_expires_ms = s.column_opt_int64(11);
+  r.progress_json = s.column_opt_text(12);
+  r.result_json = s.column_opt_text(13);
+  r.error = s.column_opt_text(14);
+  r.recoveries = static_cast<int>(s.column_int64(15));
+  r.placement_json = s.column_opt_text(16);
+  return r;
+}
+
+Expected<JobEventRow> read_event(const Statement& s) {
+  JobEventRow e;
+  e.job_id = s.column_int64(0);
+  e.seq = s.column_int64(1);
+  e.time_ms = s.column_int64(2);
+  e.type = s.column_text(3);
+  if (auto f = s.column_opt_text(4)) {
+    auto st = state_from(*f);
+    if (!st) return st.error();
+    e.from_state = *st;
+  }
+  if (auto t = s.column_opt_text(5)) {
+    auto st = state_from(*t);
+    if (!st) return st.error();
+    e.to_state = *st;
+  }
+  e.detail_json = s.column_opt_text(6).value_or("{}");
+  return e;
+}
+
+WorkerRow read_worker(const Statement& s) {
+  WorkerRow w;
+  w.id = s.column_int64(0);
+  w.name = s.column_text(1);
+  w.capabilities_json = s.column_text(2);
+  w.registered_ms = s.column_int64(3);
+  w.last_seen_ms = s.column_int64(4);
+  w.state = s.column_text(5);
+  return w;
+}
+
+Expected<std::optional<JobRow>> query_job(Connection& db, int64_t id) {
+  auto p = db.prepare(std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?1");
+  if (!p) return p.error();
+  Use s(*p);
+  s->bind(1, id);
+  auto row = s->step();
+  if (!row) return row.error();
+  if (!*row) return std::optional<JobRow>{};
+  auto j = read_job(*s);
+  if (!j) return j.error();
+  return std::optional<JobRow>(std::move(*j));
+}
+
+Expected<std::vector<JobEventRow>> query_events(Connection& db, int64_t id) {
+  auto p = db.prepare(
+      "SELECT job_id, seq, time_ms, type, from_state, to_state, detail FROM job_events "
+      "WHERE job_id = ?1 ORDER BY seq");
+  if (!p) return p.error();
+  Use s(*p);
+  s->bind(1, id);
+  std::vector<JobEventRow> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    auto e = read_event(*s);
+    if (!e) return e.error();
+    out.push_back(std::move(*e));
+  }
+  return out;
+}
+
+Expected<std::optional<WorkerRow>> query_worker(Connection& db, int64_t id) {
+  auto p = db.prepare(
+      "SELECT id, name, capabilities, registered_ms, last_seen_ms, state FROM workers WHERE id = ?1");
+  if (!p) return p.error();
+  Use s(*p);
+  s->bind(1, id);
+  auto row = s->step();
+  if (!row) return row.error();
+  if (!*row) return std::optional<WorkerRow>{};
+  return std::optional<WorkerRow>(read_worker(*s));
+}
+
+void bind_job_columns(Statement& s, const JobRow& r) {
+  // ?2.. in kJobColumns order (?1 is the id where one is bound).
+  s.bind(2, r.name)
+      .bind(3, r.spec_json)
+      .bind(4, state_name(r.state))
+      .bind(5, r.priority)
+      .bind(6, r.resource_gpu)
+      .bind(7, r.resource_gpus)
+      .bind(8, r.created_ms)
+      .bind(9, r.updated_ms)
+      .bind(10, r.worker_id)
+      .bind(11, r.lease_epoch)
+      .bind(12, r.lease_expires_ms)
+      .bind(13, r.progress_json)
+      .bind(14, r.result_json)
+      .bind(15, r.error)
+      .bind(16, r.recoveries)
+      .bind(17, r.placement_json);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- WriteTxn
+
+Expected<std::optional<JobRow>> WriteTxn::job(int64_t id) { return query_job(db_, id); }
+
+Expected<int64_t> WriteTxn::insert_job(const JobRow& row) {
+  auto p = db_.prepare(std::string("INSERT INTO jobs (") + kJobColumns +
+                       ") VALUES (NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+                       "?15, ?16, ?17)");
+  if (!p) return p.error();
+  Use s(*p);
+  bind_job_columns(*s, row);
+  if (auto st = s->run(); !st) return st.error();
+  return db_.last_insert_rowid();
+}
+
+Status WriteTxn::update_job(const JobRow& row) {
+  auto p = db_.prepare(
+      "UPDATE jobs SET name = ?2, spec = ?3, state = ?4, priority = ?5, resource_gpu = ?6, "
+      "resource_gpus = ?7, created_ms = ?8, updated_ms = ?9, worker_id = ?10, lease_epoch = ?11, "
+      "lease_expires_ms = ?12, progress = ?13, result = ?14, error = ?15, recoveries = ?16, "
+      "placement = ?17 WHERE id = ?1");
+  if (!p) return p.error();
+  Use s(*p);
+  s->bind(1, row.id);
+  bind_job_columns(*s, row);
+  if (auto st = s->run(); !st) return st;
+  if (db_.changes() != 1)
+    return make_error("not_found", "job " + std::to_string(row.id) + " does not exist");
+  return {};
+}
+
+Expected<int64_t> WriteTxn::append_event(const JobEventRow& ev) {
+  auto p = db_.prepare(
+      "INSERT INTO job_events (job_id, seq, time_ms, type, from_state, to_state, detail) "
+      "VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM job_events WHERE job_id = ?1), ?2, ?3, "
+      "?4, ?5, ?6) RETURNING seq");
+  if (!p) return p.error();
+  Use s(*p);
+  s->bind(1, ev.job_id).bind(2, ev.time_ms).bind(3, ev.type);
+  if (ev.from_state) s->bind(4, state_name(*ev.from_state)); else s->bind_null(4);
+  if (ev.to_state) s->bind(5, state_name(*ev.to_state)); else s->bind_null(5);
+  s->bind(6, ev.detail_json);
+  auto row = s->step();
+  if (!row) return row.error();
+  if (!*row) return make_error("io", "inserting an event returned no sequence number");
+  const int64_t seq = s->column_int64(0);
+  if (auto st = s->run(); !st) return st.error();  // finish the statement
+  return seq;
+}
+
+Expected<std::optional<WorkerRow>> WriteTxn::worker(int64_t id) { return query_worker(db_, id); }
+
+Expected<int64_t> WriteTxn::insert_worker(const WorkerRow& row) {
+  auto p = db_.prepare(
+      "INSERT INTO workers (name, capabilities, registered_ms, last_seen_ms, state) "
+      "VALUES (?1, ?2, ?3, ?4, ?5)");
+  if (!p) return p.error();
+  Use s(*p);
+  s->bind(1, row.name).bind(2, row.capabilities_json).bind(3, row.registered_ms)
+      .bind(4, row.last_seen_ms).bind(5, row.state);
+  if (auto st = s->run(); !st) return st.error();
+  return db_.last_insert_rowid();
+}
+
+Status WriteTxn::update_worker(const WorkerRow& row) {
+  auto p = db_.prepare(
+      "UPDATE workers SET name = ?2, capabilities = ?3, registered_ms = ?4, last_seen_ms = ?5, "
+      "state = ?6 WHERE id = ?1");
+  if (!p) return p.error();
+  Use s(*p);
+  s->bind(1, row.id).bind(2, row.name).bind(3, row.capabilities_json).bind(4, row.registered_ms)
+      .bind(5, row.last_seen_ms).bind(6, row.state);
+  if (auto st = s->run(); !st) return st;
+  if (db_.changes() != 1)
+    return make_error("not_found", "worker " + std::to_string(row.id) + " does not exist");
+  return {};
+}
+
+// ---------------------------------------------------------------- Store: life cycle
+
+Expected<std::unique_ptr<Store>> Store::open(StoreOptions options, const Clock& clock) {
+  if (options.synchronous != "FULL" && options.synchronous != "NORMAL")
+    return make_error("invalid_argument", "synchronous must be FULL or NORMAL", "store.synchronous");
+  if (options.max_batch < 1) options.max_batch = 1;
+  if (options.max_readers < 1) options.max_readers = 1;
+  auto conn = Connection::open(options.path, /*read_only=*/false);
+  if (!conn) return conn.error();
+  Connection& db = **conn;
+  auto mode = db.prepare("PRAGMA journal_mode=WAL");
+  if (!mode) return mode.error();
+  {
+    Use s(*mode);
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row || s->column_text(0) != "wal")
+      return make_error("io", "could not switch " + options.path + " to WAL mode");
+  }
+  for (const std::string& pragma :
+       {std::string("PRAGMA synchronous=") + options.synchronous, std::string("PRAGMA foreign_keys=ON")}) {
+    if (auto st = db.exec(pragma); !st) return st.error();
+  }
+  auto version = apply_migrations(db, clock.now_ms());
+  if (!version) return version.error();
+  return std::unique_ptr<Store>(new Store(std::move(options), clock, std::move(*conn)));
+}
+
+Store::Store(StoreOptions options, const Clock& clock, std::unique_ptr<Connection> writer)
+    : options_(std::move(options)), clock_(clock), writer_conn_(std::move(writer)) {
+  writer_ = std::thread([this] { writer_loop(); });
+}
+
+Store::~Store() { close(); }
+
+void Store::close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closing_ && !writer_.joinable()) return;
+    closing_ = true;
+  }
+  cv_.notify_all();
+  if (writer_.joinable() && std::this_thread::get_id() != writer_id_.load()) writer_.join();
+}
+
+// ---------------------------------------------------------------- Store: writes
+
+void Store::write_async(Change change, Done done) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    // While closing, the writer drains its queue to the end: changes queued from its own thread
+    // (by hooks and completions) are still run.
+    if (!closing_ || std::this_thread::get_id() == writer_id_.load()) {
+      queue_.push_back(Item{std::move(change), std::move(done)});
+      lock.unlock();
+      cv_.notify_one();
+      return;
+    }
+  }
+  if (done) done(make_error("unavailable", "the store is closed"));
+}
+
+Status Store::write(Change change) {
+  if (std::this_thread::get_id() == writer_id_.load())
+    return make_error("internal", "a blocking write from the writer thread would deadlock");
+  std::promise<Status> promise;
+  auto future = promise.get_future();
+  write_async(std::move(change), [&promise](Status st) { promise.set_value(std::move(st)); });
+  return future.get();
+}
+
+void Store::writer_loop() {
+  writer_id_.store(std::this_thread::get_id());
+  std::vector<Item> batch;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return closing_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // closing and drained
+      const size_t n = std::min<size_t>(queue_.size(), static_cast<size_t>(options_.max_batch));
+      for (size_t i = 0; i < n; ++i) {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    run_batch(batch);
+    batch.clear();
+  }
+}
+
+void Store::run_batch(std::vector<Item>& batch) {
+  Connection& db = *writer_conn_;
+  std::vector<Status> results(batch.size());
+  std::vector<std::vector<std::function<void()>>> hooks(batch.size());
+
+  Status begin = db.exec("BEGIN IMMEDIATE");
+  if (!begin) {
+    for (auto& item : batch)
+      if (item.done) item.done(begin);
+    return;
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Status st = db.exec("SAVEPOINT change");
+    if (st) {
+      WriteTxn txn(db, hooks[i]);
+      try {
+        st = batch[i].change(txn);
+      } catch (const std::exception& e) {
+        st = make_error("internal", std::string("a change threw: ") + e.what());
+      }
+      if (!st) {
+        hooks[i].clear();
+        db.reset_all();
+        (void)db.exec("ROLLBACK TO change");
+      }
+      Status rel = db.exec("RELEASE change");
+      if (st && !rel) st = rel;
+    }
+    results[i] = std::move(st);
+  }
+  db.reset_all();
+  Status commit = db.exec("COMMIT");
+  if (!commit) {
+    (void)db.exec("ROLLBACK");
+    for (size_t i = 0; i < batch.size(); ++i)
+      if (results[i]) results[i] = commit;
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (commit && results[i])
+      for (auto& hook : hooks[i]) hook();
+    if (batch[i].done) batch[i].done(std::move(results[i]));
+  }
+}
+
+// ---------------------------------------------------------------- Store: reads
+
+class Store::ReaderLease {
+ public:
+  ReaderLease(Store* store, std::unique_ptr<Connection> c) : store_(store), c_(std::move(c)) {}
+  ReaderLease(ReaderLease&& o) noexcept = default;
+  ReaderLease& operator=(ReaderLease&&) = delete;
+  ~ReaderLease() {
+    if (c_) store_->give_back(std::move(c_));
+  }
+  Connection& operator*() { return *c_; }
+
+ private:
+  Store* store_;
+  std::unique_ptr<Connection> c_;
+};
+
+Expected<Store::ReaderLease> Store::reader() {
+  std::unique_lock<std::mutex> lock(readers_mu_);
+  readers_cv_.wait(lock, [this] {
+    return !idle_readers_.empty() || open_readers_ < options_.max_readers;
+  });
+  if (!idle_readers_.empty()) {
+    auto c = std::move(idle_readers_.back());
+    idle_readers_.pop_back();
+    return ReaderLease(this, std::move(c));
+  }
+  ++open_readers_;
+  lock.unlock();
+  auto c = Connection::open(options_.path, /*read_only=*/false);
+  if (c) {
+    if (auto st = (*c)->exec("PRAGMA query_only=ON"); !st) c = st.error();
+  }
+  if (!c) {
+    std::lock_guard<std::mutex> relock(readers_mu_);
+    --open_readers_;
+    readers_cv_.notify_one();
+    return c.error();
+  }
+  return ReaderLease(this, std::move(*c));
+}
+
+void Store::give_back(std::unique_ptr<Connection> c) {
+  c->reset_all();
+  {
+    std::lock_guard<std::mutex> lock(readers_mu_);
+    idle_readers_.push_back(std::move(c));
+  }
+  readers_cv_.notify_one();
+}
+
+Expected<std::optional<JobRow>> Store::get_job(int64_t id) {
+  auto r = reader();
+  if (!r) return r.error();
+  return query_job(**r, id);
+}
+
+Expected<std::optional<std::pair<JobRow, std::vector<JobEventRow>>>> Store::get_job_with_events(
+    int64_t id) {
+  auto r = reader();
+  if (!r) return r.error();
+  Connection& db = **r;
+  if (auto st = db.exec("BEGIN"); !st) return st.error();
+  auto job = query_job(db, id);
+  Expected<std::vector<JobEventRow>> events = std::vector<JobEventRow>{};
+  if (job && *job) events = query_events(db, id);
+  db.reset_all();
+  (void)db.exec("COMMIT");
+  if (!job) return job.error();
+  if (!*job) return std::optional<std::pair<JobRow, std::vector<JobEventRow>>>{};
+  if (!events) return events.error();
+  return std::optional<std::pair<JobRow, std::vector<JobEventRow>>>(
+      std::make_pair(std::move(**job), std::move(*events)));
+}
+
+Expected<std::vector<JobRow>> Store::list_jobs(const JobQuery& q) {
+  auto r = reader();
+  if (!r) return r.error();
+  Connection& db = **r;
+  auto p = q.state ? db.prepare(std::string("SELECT ") + kJobListColumns +
+                                " FROM jobs WHERE state = ?1 AND id > ?2 ORDER BY id LIMIT ?3")
+                   : db.prepare(std::string("SELECT ") + kJobListColumns +
+                                " FROM jobs WHERE id > ?2 ORDER BY id LIMIT ?3");
+  if (!p) return p.error();
+  Use s(*p);
+  if (q.state) s->bind(1, state_name(*q.state));
+  s->bind(2, q.after_id).bind(3, q.limit);
+  std::vector<JobRow> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    auto j = read_job(*s);
+    if (!j) return j.error();
+    out.push_back(std::move(*j));
+  }
+  return out;
+}
+
+Expected<std::vector<QueuedJobRow>> Store::queued_jobs() {
+  auto r = reader();
+  if (!r) return r.error();
+  auto p = (**r).prepare(
+      "SELECT id, priority, created_ms, resource_gpu, resource_gpus FROM jobs "
+      "WHERE state = 'queued' ORDER BY id");
+  if (!p) return p.error();
+  Use s(*p);
+  std::vector<QueuedJobRow> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    out.push_back(QueuedJobRow{s->column_int64(0), static_cast<int>(s->column_int64(1)),
+                               s->column_int64(2), s->column_text(3),
+                               static_cast<int>(s->column_int64(4))});
+  }
+  return out;
+}
+
+Expected<std::vector<WorkerRow>> Store::list_workers() {
+  auto r = reader();
+  if (!r) return r.error();
+  auto p = (**r).prepare(
+      "SELECT id, name, capabilities, registered_ms, last_seen_ms, state FROM workers ORDER BY id");
+  if (!p) return p.error();
+  Use s(*p);
+  std::vector<WorkerRow> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    out.push_back(read_worker(*s));
+  }
+  return out;
+}
+
+Expected<std::optional<WorkerRow>> Store::get_worker(int64_t id) {
+  auto r = reader();
+  if (!r) return r.error();
+  return query_worker(**r, id);
+}
+
+Expected<std::vector<std::pair<int64_t, int64_t>>> Store::active_leases() {
+  auto r = reader();
+  if (!r) return r.error();
+  auto p = (**r).prepare(
+      "SELECT id, worker_id FROM jobs WHERE state IN ('placed', 'running') "
+      "AND worker_id IS NOT NULL ORDER BY id");
+  if (!p) return p.error();
+  Use s(*p);
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    out.emplace_back(s->column_int64(0), s->column_int64(1));
+  }
+  return out;
+}
+
+Expected<std::map<JobState, int64_t>> Store::count_jobs_by_state() {
+  auto r = reader();
+  if (!r) return r.error();
+  auto p = (**r).prepare("SELECT state, COUNT(*) FROM jobs GROUP BY state");
+  if (!p) return p.error();
+  Use s(*p);
+  std::map<JobState, int64_t> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    auto st = state_from(s->column_text(0));
+    if (!st) return st.error();
+    out[*st] = s->column_int64(1);
+  }
+  return out;
+}
+
+Expected<std::string> Store::dump() {
+  auto r = reader();
+  if (!r) return r.error();
+  Connection& db = **r;
+  if (auto st = db.exec("BEGIN"); !st) return st.error();
+  std::ostringstream out;
+  Status failed;
+  for (const char* sql :
+       {"SELECT * FROM jobs ORDER BY id", "SELECT * FROM job_events ORDER BY job_id, seq",
+        "SELECT * FROM workers ORDER BY id", "SELECT * FROM schema_version ORDER BY version"}) {
+    auto p = db.prepare(sql);
+    if (!p) { failed = p.error(); break; }
+    Use s(*p);
+    out << sql << "\n";
+    for (;;) {
+      auto row = s->step();
+      if (!row) { failed = row.error(); break; }
+      if (!*row) break;
+      for (int c = 0; c < s->column_count(); ++c) out << (s->is_null(c) ? "NULL" : s->column_text(c)) << '|';
+      out << '\n';
+    }
+    if (!failed) break;
+  }
+  db.reset_all();
+  (void)db.exec("COMMIT");
+  if (!failed) return failed.error();
+  return out.str();
+}
+
+}  // namespace jobctl::daemon::store

@@ -1,0 +1,22 @@
+#include "scheduler/job.h"
+
+#include "cost/gpu_specs.h"
+
+namespace jobctl::scheduler {
+
+Job job_from_spec(std::string id, const train::JobSpec& spec, const train::ModelStats& stats,
+                  int64_t submitted_ms) {
+  Job j;
+  j.id = std::move(id);
+  j.priority = spec.priority;
+  j.submitted_ms = submitted_ms;
+  j.gpu = spec.resources.gpu == "any" ? "any" : cost::canonical_gpu_name(spec.resources.gpu);
+  j.workload = cost::workload_from_spec(spec, stats);
+  j.mode = spec.placement.mode;
+  j.spot = spec.placement.spot;
+  j.max_usd_per_hour = spec.placement.max_usd_per_hour;
+  j.deadline_hours = spec.placement.deadline_hours;
+  return j;
+}
+
+}  // namespace jobctl::scheduler

@@ -1,0 +1,456 @@
+#include "scheduler/placement.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "cost/gpu_specs.h"
+#include "cost/runtime_estimate.h"
+#include "cost/spot_risk.h"
+
+namespace jobctl::scheduler {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::array<std::string_view, 3> kKinds{"mlp", "cnn", "other"};
+// Distinct interruption rates get their spot factor computed once per job, not once per offer.
+constexpr size_t kMaxCachedLambdas = 64;
+
+// A number with fixed decimals.
+std::string num(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+std::string hours(double h) { return num(h, 2) + " h"; }
+std::string usd(double v) { return "$" + num(v, 2); }
+std::string usd_per_hour(double v) { return "$" + num(v, 3) + "/h"; }
+
+}  // namespace
+
+std::string_view to_string(OptionKind k) {
+  switch (k) {
+    case OptionKind::local: return "local";
+    case OptionKind::on_demand: return "on-demand";
+    case OptionKind::spot: return "spot";
+  }
+  return "local";
+}
+
+std::string_view to_string(Rejection r) {
+  switch (r) {
+    case Rejection::none: return "";
+    case Rejection::placement_mode: return "placement_mode";
+    case Rejection::gpu_constraint: return "gpu_constraint";
+    case Rejection::spot_mode: return "spot_mode";
+    case Rejection::no_spot_market: return "no_spot_market";
+    case Rejection::too_few_gpus: return "too_few_gpus";
+    case Rejection::unknown_gpu: return "unknown_gpu";
+    case Rejection::memory: return "memory";
+    case Rejection::price_cap: return "price_cap";
+  }
+  return "";
+}
+
+std::string_view to_string(Outcome o) {
+  switch (o) {
+    case Outcome::run_local: return "run_local";
+    case Outcome::wait_local: return "wait_local";
+    case Outcome::launch_on_demand: return "launch_on_demand";
+    case Outcome::launch_spot: return "launch_spot";
+    case Outcome::unplaceable: return "unplaceable";
+  }
+  return "unplaceable";
+}
+
+std::string_view to_string(ReasonCode r) {
+  switch (r) {
+    case ReasonCode::cheapest_no_deadline: return "cheapest_no_deadline";
+    case ReasonCode::cheapest_meeting_deadline: return "cheapest_meeting_deadline";
+    case ReasonCode::earliest_missing_deadline: return "earliest_missing_deadline";
+    case ReasonCode::nothing_fits: return "nothing_fits";
+  }
+  return "nothing_fits";
+}
+
+int model_kind_index(std::string_view kind) {
+  if (kind == "mlp") return 0;
+  if (kind == "cnn") return 1;
+  return 2;
+}
+
+// ---------------------------------------------------------------------------------------------
+// PlacementContext
+
+int PlacementContext::intern_model(const std::string& canonical, const cost::EfficiencyCalibrator& cal) {
+  if (auto it = model_ids_.find(canonical); it != model_ids_.end()) return it->second;
+  const cost::GpuSpec* spec = cost::find_gpu(canonical);
+  const int id = static_cast<int>(models_.size());
+  models_.push_back(canonical);
+  model_ids_.emplace(canonical, id);
+  std::array<std::array<double, 4>, 3> r{};
+  for (size_t k = 0; k < kKinds.size(); ++k) {
+    for (size_t p = 0; p < 4; ++p) {
+      r[k][p] = spec ? cost::effective_flops_per_hour(*spec, static_cast<cost::Precision>(p),
+                                                      cal.efficiency(canonical, kKinds[k]))
+                     : 0.0;
+    }
+  }
+  rates_.push_back(r);
+  // Local price: the inventory entry for the model, else the board's power at the default tariff.
+  double price = -1;
+  for (const auto& inv : inventory_) {
+    if (cost::canonical_gpu_name(inv.gpu_model) == canonical) {
+      price = cost::local_hourly_cost(inv, config_.local_pricing);
+      break;
+    }
+  }
+  if (price < 0 && spec) price = spec->tdp_w / 1000.0 * config_.default_electricity_usd_per_kwh;
+  local_price_.push_back(price);
+  return id;
+}
+
+PlacementContext::PlacementContext(std::vector<cost::Offer> offers, std::vector<cost::LocalGpuInventory> inventory,
+                                   const cost::EfficiencyCalibrator& calibration, PlacementConfig config)
+    : offers_(std::move(offers)), config_(std::move(config)), inventory_(std::move(inventory)) {
+  for (const auto& spec : cost::gpu_specs()) intern_model(std::string(spec.name), calibration);
+  for (const auto& inv : inventory_) intern_model(cost::canonical_gpu_name(inv.gpu_model), calibration);
+  figures_.reserve(offers_.size());
+  offer_lambda_.reserve(offers_.size());
+  for (const auto& o : offers_) {
+    OfferFigures f;
+    const std::string canonical = cost::canonical_gpu_name(o.gpu_model, o.gpu_memory_gb);
+    f.model = cost::find_gpu(canonical) ? intern_model(canonical, calibration) : -1;
+    f.gpu_count = o.gpu_count;
+    f.memory_bytes = o.gpu_memory_gb * kGiB;
+    f.on_demand = o.on_demand_usd_per_hour;
+    f.spot = o.spot_usd_per_hour ? *o.spot_usd_per_hour : -1.0;
+    double lambda = config_.spot_interruptions_per_hour;
+    if (auto it = config_.interruptions_per_hour_by_cloud.find(o.cloud); it != config_.interruptions_per_hour_by_cloud.end())
+      lambda = it->second;
+    if (auto it = config_.interruptions_per_hour_by_offer.find(o.name()); it != config_.interruptions_per_hour_by_offer.end())
+      lambda = it->second;
+    auto at = std::find(lambdas_.begin(), lambdas_.end(), lambda);
+    if (at == lambdas_.end() && lambdas_.size() < kMaxCachedLambdas) {
+      lambdas_.push_back(lambda);
+      at = lambdas_.end() - 1;
+    } else if (at == lambdas_.end()) {  // too many distinct rates: round to the nearest kept one
+      at = std::min_element(lambdas_.begin(), lambdas_.end(),
+                            [&](double a, double b) { return std::abs(a - lambda) < std::abs(b - lambda); });
+    }
+    f.lambda_index = static_cast<uint32_t>(at - lambdas_.begin());
+    offer_lambda_.push_back(f.lambda_index);
+    figures_.push_back(f);
+  }
+  if (lambdas_.empty()) lambdas_.push_back(config_.spot_interruptions_per_hour);
+  cpu_model_ = model_id("cpu");
+}
+
+int PlacementContext::model_id(std::string_view canonical) const {
+  auto it = model_ids_.find(canonical);
+  return it == model_ids_.end() ? -1 : it->second;
+}
+
+double PlacementContext::local_usd_per_gpu_hour(std::string_view gpu_model) const {
+  const int id = model_id(cost::canonical_gpu_name(gpu_model));
+  return id < 0 ? -1.0 : local_price_[static_cast<size_t>(id)];
+}
+
+double PlacementContext::checkpoint_hours(int64_t bytes) const {
+  return (static_cast<double>(bytes) / config_.checkpoint_write_bytes_per_second + config_.checkpoint_fixed_seconds) /
+         3600.0;
+}
+
+double PlacementContext::restart_hours(int64_t bytes) const {
+  return config_.provision_hours + config_.warmup_hours +
+         static_cast<double>(bytes) / config_.checkpoint_fetch_bytes_per_second / 3600.0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// place()
+
+namespace {
+
+struct Best {
+  int32_t row = -1;
+  Candidate c;
+  bool set = false;
+};
+
+// Cheapest; ties: the earlier finish.
+bool cheaper(const Candidate& a, const Candidate& b) {
+  if (a.estimated_cost_usd != b.estimated_cost_usd) return a.estimated_cost_usd < b.estimated_cost_usd;
+  return a.completion_hours < b.completion_hours;
+}
+// Earliest finish; ties: the cheaper.
+bool earlier(const Candidate& a, const Candidate& b) {
+  if (a.completion_hours != b.completion_hours) return a.completion_hours < b.completion_hours;
+  return a.estimated_cost_usd < b.estimated_cost_usd;
+}
+
+}  // namespace
+
+PlacementDecision place(const Job& job, const PlacementContext& ctx, const LocalCapacity& capacity, int64_t now_ms,
+                        std::vector<Candidate>* table) {
+  PlacementDecision d;
+  if (table) table->clear();
+  const auto& w = job.workload;
+  const int kind = model_kind_index(w.model_kind);
+  const int precision = static_cast<int>(w.precision);
+  const int gpus = std::max(w.gpus, 1);
+  const double vram = static_cast<double>(w.vram_bytes_per_gpu);
+  const double cap = job.max_usd_per_hour.value_or(kInf);
+  const bool want_local = job.mode != train::PlacementMode::cloud;
+  const bool want_cloud = job.mode != train::PlacementMode::local;
+  // GPU constraint: -1 any GPU, -2 anything including CPUs, >= 0 one model, -3 a model nobody has.
+  const int cpu_id = ctx.cpu_model_;
+  int constraint = -1;
+  if (job.gpu == "cpu")
+    constraint = -2;
+  else if (job.gpu != "any") {
+    constraint = ctx.model_id(cost::canonical_gpu_name(job.gpu));
+    if (constraint < 0) constraint = -3;
+  }
+  auto gpu_ok = [&](int model) {
+    if (constraint == -2) return true;
+    if (constraint == -1) return model != cpu_id;
+    return model == constraint;
+  };
+  if (job.deadline_hours)
+    d.deadline_left_hours = *job.deadline_hours - static_cast<double>(now_ms - job.submitted_ms) / 3.6e6;
+  const double deadline = d.deadline_left_hours.value_or(kInf);
+
+  // Spot time factors, once per distinct interruption rate.
+  const double c_hours = ctx.checkpoint_hours(w.checkpoint_bytes);
+  const double r_hours = ctx.restart_hours(w.checkpoint_bytes);
+  std::array<double, kMaxCachedLambdas> spot_factor{};
+  for (size_t i = 0; i < ctx.lambdas_.size(); ++i)
+    spot_factor[i] = cost::spot_time_factor(c_hours, r_hours, ctx.lambdas_[i]);
+
+  Best best_meet, best_any;
+  double fastest = kInf;
+  int32_t row = 0;
+  auto consider = [&](Candidate& c) {
+    ++d.considered;
+    if (c.rejection != Rejection::none) {
+      ++d.rejected[static_cast<size_t>(c.rejection)];
+    } else {
+      ++d.fitting;
+      c.meets_deadline = c.completion_hours <= deadline;
+      fastest = std::min(fastest, c.completion_hours);
+      if (c.meets_deadline) {
+        ++d.meeting_deadline;
+        if (!best_meet.set || cheaper(c, best_meet.c)) best_meet = {row, c, true};
+      }
+      if (!best_any.set || earlier(c, best_any.c)) best_any = {row, c, true};
+    }
+    if (table) table->push_back(c);
+    ++row;
+  };
+
+  // Local pools.
+  const auto pools = capacity.pools();
+  for (uint32_t p = 0; p < pools.size(); ++p) {
+    const auto& pool = pools[p];
+    Candidate c;
+    c.kind = OptionKind::local;
+    c.source = p;
+    const int model = ctx.model_id(pool.gpu_model);
+    if (!want_local)
+      c.rejection = Rejection::placement_mode;
+    else if (!gpu_ok(model))
+      c.rejection = Rejection::gpu_constraint;
+    else if (pool.gpu_count < gpus)
+      c.rejection = Rejection::too_few_gpus;
+    else if (model < 0 || ctx.flops_per_hour(model, kind, precision) <= 0)
+      c.rejection = Rejection::unknown_gpu;
+    else if (vram > pool.gpu_memory_gb * kGiB)
+      c.rejection = Rejection::memory;
+    if (model >= 0) {
+      const double per_gpu = ctx.local_price_[static_cast<size_t>(model)];
+      c.usd_per_hour = std::max(per_gpu, 0.0) * pool.gpu_count;
+      if (c.rejection == Rejection::none && c.usd_per_hour > cap) c.rejection = Rejection::price_cap;
+      const double rate = ctx.flops_per_hour(model, kind, precision) * gpus;
+      if (rate > 0) {
+        c.queue_wait_hours = capacity.expected_wait_hours(p, now_ms);
+        c.estimated_hours = w.training_flops / rate;
+        c.estimated_cost_usd = c.usd_per_hour * c.estimated_hours;
+        c.completion_hours = c.queue_wait_hours + c.estimated_hours;
+      }
+    }
+    consider(c);
+  }
+
+  // Cloud offers: on-demand, then spot.
+  const double provision = ctx.config_.provision_hours;
+  const bool spot_never = job.spot == train::SpotMode::never;
+  const bool spot_always = job.spot == train::SpotMode::always;
+  for (uint32_t i = 0; i < ctx.figures_.size(); ++i) {
+    const auto& f = ctx.figures_[i];
+    Rejection common = Rejection::none;
+    if (!want_cloud)
+      common = Rejection::placement_mode;
+    else if (!gpu_ok(f.model))
+      common = Rejection::gpu_constraint;
+    else if (f.gpu_count < gpus)
+      common = Rejection::too_few_gpus;
+    else if (f.model < 0 || ctx.flops_per_hour(f.model, kind, precision) <= 0)
+      common = Rejection::unknown_gpu;
+    else if (vram > f.memory_bytes)
+      common = Rejection::memory;
+    const double rate = f.model >= 0 ? ctx.flops_per_hour(f.model, kind, precision) * gpus : 0.0;
+    const double t = rate > 0 ? w.training_flops / rate : 0.0;
+
+    Candidate od;
+    od.kind = OptionKind::on_demand;
+    od.source = i;
+    od.rejection = common;
+    if (od.rejection == Rejection::none && spot_always) od.rejection = Rejection::spot_mode;
+    od.usd_per_hour = f.on_demand;
+    if (od.rejection == Rejection::none && od.usd_per_hour > cap) od.rejection = Rejection::price_cap;
+    if (rate > 0) {
+      od.queue_wait_hours = provision;
+      od.estimated_hours = t;
+      od.estimated_cost_usd = f.on_demand * (t + provision);
+      od.completion_hours = provision + t;
+    }
+    consider(od);
+
+    Candidate sp;
+    sp.kind = OptionKind::spot;
+    sp.source = i;
+    sp.rejection = common;
+    if (sp.rejection == Rejection::none && spot_never) sp.rejection = Rejection::spot_mode;
+    if (sp.rejection == Rejection::none && f.spot < 0) sp.rejection = Rejection::no_spot_market;
+    sp.usd_per_hour = std::max(f.spot, 0.0);
+    if (sp.rejection == Rejection::none && sp.usd_per_hour > cap) sp.rejection = Rejection::price_cap;
+    if (rate > 0 && f.spot >= 0) {
+      const double ts = t * spot_factor[f.lambda_index];
+      sp.queue_wait_hours = provision;
+      sp.estimated_hours = ts;
+      sp.estimated_cost_usd = f.spot * (ts + provision);
+      sp.completion_hours = provision + ts;
+    }
+    consider(sp);
+  }
+
+  d.fastest_completion_hours = std::isfinite(fastest) ? fastest : 0.0;
+  const Best* pick = nullptr;
+  if (best_meet.set) {
+    pick = &best_meet;
+    d.reason_code = job.deadline_hours ? ReasonCode::cheapest_meeting_deadline : ReasonCode::cheapest_no_deadline;
+  } else if (best_any.set) {
+    pick = &best_any;
+    d.reason_code = ReasonCode::earliest_missing_deadline;
+  }
+  if (!pick) {
+    d.outcome = Outcome::unplaceable;
+    d.reason_code = ReasonCode::nothing_fits;
+    return d;
+  }
+  d.choice = pick->c;
+  d.choice.chosen = true;
+  d.chosen_row = table ? pick->row : -1;
+  if (table) (*table)[static_cast<size_t>(pick->row)].chosen = true;
+  switch (d.choice.kind) {
+    case OptionKind::local:
+      d.outcome = capacity.has_free(d.choice.source) ? Outcome::run_local : Outcome::wait_local;
+      break;
+    case OptionKind::on_demand: d.outcome = Outcome::launch_on_demand; break;
+    case OptionKind::spot: d.outcome = Outcome::launch_spot; break;
+  }
+  return d;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Words
+
+std::string gpu_label(const Candidate& c, const PlacementContext& ctx, const LocalCapacity& capacity) {
+  if (c.kind == OptionKind::local) {
+    const auto& p = capacity.pools()[c.source];
+    return p.gpu_model + " x" + std::to_string(p.gpu_count);
+  }
+  const auto& o = ctx.offers()[c.source];
+  return o.gpu_model + " x" + std::to_string(o.gpu_count);
+}
+
+std::string option_label(const Candidate& c, const PlacementContext& ctx, const LocalCapacity& capacity) {
+  if (c.kind == OptionKind::local) return "local " + gpu_label(c, ctx, capacity);
+  const auto& o = ctx.offers()[c.source];
+  std::string where = o.region;
+  if (!o.zone.empty()) where += "/" + o.zone;
+  return std::string(to_string(c.kind)) + " " + o.name() + " " + where;
+}
+
+std::string rejection_text(const Candidate& c, const Job& job, const PlacementContext& ctx,
+                           const LocalCapacity& capacity) {
+  const double need_gib = static_cast<double>(job.workload.vram_bytes_per_gpu) / kGiB;
+  const bool local = c.kind == OptionKind::local;
+  const double have_gib = local ? capacity.pools()[c.source].gpu_memory_gb : ctx.offers()[c.source].gpu_memory_gb;
+  const int have_gpus = local ? capacity.pools()[c.source].gpu_count : ctx.offers()[c.source].gpu_count;
+  const std::string model = local ? capacity.pools()[c.source].gpu_model : ctx.offers()[c.source].gpu_model;
+  switch (c.rejection) {
+    case Rejection::none: return "";
+    case Rejection::placement_mode:
+      return std::string("placement mode is ") + std::string(train::to_string(job.mode));
+    case Rejection::gpu_constraint:
+      return job.gpu == "any" ? "the job needs a GPU; this is a CPU" : "the job asks for " + job.gpu + ", this is " + model;
+    case Rejection::spot_mode: return std::string("spot is ") + std::string(train::to_string(job.spot));
+    case Rejection::no_spot_market: return "no spot price for this offer";
+    case Rejection::too_few_gpus:
+      return "needs " + std::to_string(job.workload.gpus) + " GPUs; has " + std::to_string(have_gpus);
+    case Rejection::unknown_gpu: return "no specs for GPU model '" + model + "': runtime cannot be estimated";
+    case Rejection::memory:
+      return "needs " + num(need_gib, 2) + " GiB per GPU; has " + num(have_gib, 1);
+    case Rejection::price_cap:
+      return usd_per_hour(c.usd_per_hour) + " is above the cap of " + "$" + num(job.max_usd_per_hour.value_or(0), 2) + "/h";
+  }
+  return "";
+}
+
+std::string decision_reason(const PlacementDecision& d, const Job& job, const PlacementContext& ctx,
+                            const LocalCapacity& capacity) {
+  std::string s;
+  const std::string counts = std::to_string(d.fitting) + " of " + std::to_string(d.considered) + " options fit";
+  if (d.outcome == Outcome::unplaceable) {
+    s = "no option can run this job:";
+    bool first = true;
+    for (size_t r = 1; r < kRejectionCount; ++r) {
+      if (!d.rejected[r]) continue;
+      s += first ? " " : ", ";
+      first = false;
+      s += std::to_string(d.rejected[r]) + " " + std::string(to_string(static_cast<Rejection>(r)));
+      if (static_cast<Rejection>(r) == Rejection::memory)
+        s += " (needs " + num(static_cast<double>(job.workload.vram_bytes_per_gpu) / kGiB, 2) + " GiB per GPU)";
+      if (static_cast<Rejection>(r) == Rejection::price_cap)
+        s += " (cap $" + num(job.max_usd_per_hour.value_or(0), 2) + "/h)";
+    }
+    return s;
+  }
+  const Candidate& c = d.choice;
+  const std::string what = option_label(c, ctx, capacity) + " at " + usd_per_hour(c.usd_per_hour) +
+                           ", expected " + hours(c.estimated_hours) + " for " +
+                           usd(c.estimated_cost_usd) + ", done in " + hours(c.completion_hours);
+  switch (d.reason_code) {
+    case ReasonCode::cheapest_no_deadline:
+      s = "cheapest option (no deadline): " + what + "; " + counts;
+      break;
+    case ReasonCode::cheapest_meeting_deadline:
+      s = "cheapest option meeting the deadline (" + hours(d.deadline_left_hours.value_or(0)) +
+          " left): " + what + "; " + counts + ", " + std::to_string(d.meeting_deadline) + " meet the deadline";
+      break;
+    case ReasonCode::earliest_missing_deadline:
+      s = "no option meets the deadline (" + hours(d.deadline_left_hours.value_or(0)) +
+          " left); chose the earliest finishing within the price cap: " + what + "; " + counts;
+      break;
+    case ReasonCode::nothing_fits: break;
+  }
+  if (d.outcome == Outcome::wait_local)
+    s += "; waiting for a worker, expected free in " + hours(c.queue_wait_hours);
+  return s;
+}
+
+}  // namespace jobctl::scheduler

@@ -1,0 +1,197 @@
+// Placement: where a queued job should run, with the money visible (DESIGN.md "The cost model").
+//
+// For one job, every candidate is evaluated:
+//   - each pool of identical local workers (owned GPUs, priced by the inventory under the
+//     amortised or marginal policy), with its expected queue wait;
+//   - each cloud offer on-demand, and on spot where the offer has a spot price (expected time with
+//     the interruption-risk and checkpoint terms: T_spot = T (1 + C/tau + lambda (tau/2 + R))).
+// Candidates are rejected, with the reason recorded, by: placement mode (auto/local/cloud), the
+// job's GPU constraint ("any" GPU, "cpu" = anything, or one model), spot mode (never/always),
+// too few GPUs, a GPU without known specs, memory (the VRAM estimate must fit each GPU), and the
+// job's maximum $/h. For the rest: expected running hours, cost, and completion time (queue wait
+// or provisioning + running) against the time left to the deadline.
+//
+// The rule: the cheapest candidate that meets the deadline wins (ties: the earlier finish). With no
+// deadline every fitting candidate meets it. If none meets it, the earliest-finishing candidate
+// within the price cap wins (ties: the cheaper), and the reason says the deadline will be missed.
+// If nothing fits, the job is unplaceable and the reason counts the rejections.
+//
+// Speed: a PlacementContext is built once per catalog / inventory / calibration change and holds
+// every per-offer figure precomputed (throughput per model kind and precision, prices, memory,
+// interruption rate), so one decision is a tight loop over plain arrays with no allocation unless
+// a candidate table is asked for. place() does not change the capacity: the caller applies the
+// decision (LocalCapacity::acquire for run_local), so a quote is exactly the placement that would
+// be made.
+//
+// Thread safety: PlacementContext is immutable after construction and may be shared by threads;
+// place() is a pure function of its arguments.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.h"
+#include "cost/efficiency_calibrator.h"
+#include "cost/local_gpu.h"
+#include "cost/price_catalog.h"
+#include "scheduler/job.h"
+#include "scheduler/local_capacity.h"
+
+namespace jobctl::scheduler {
+
+enum class OptionKind : uint8_t { local, on_demand, spot };
+std::string_view to_string(OptionKind k);
+
+enum class Rejection : uint8_t {
+  none,
+  placement_mode,   // local job and a cloud option, or the reverse
+  gpu_constraint,   // not the GPU model the job asks for
+  spot_mode,        // spot never / always
+  no_spot_market,   // the offer has no spot price
+  too_few_gpus,
+  unknown_gpu,      // no specs: its runtime cannot be estimated
+  memory,           // the VRAM estimate does not fit one GPU
+  price_cap,        // above max_usd_per_hour
+};
+inline constexpr size_t kRejectionCount = 9;
+std::string_view to_string(Rejection r);
+
+struct PlacementConfig {
+  cost::LocalPricing local_pricing = cost::LocalPricing::amortised;
+  double provision_hours = 0.05;              // a cloud instance boots and its worker registers
+  double warmup_hours = 0.01;                 // process start, data load, first step
+  double checkpoint_write_bytes_per_second = 200e6;
+  double checkpoint_fixed_seconds = 2.0;      // fsync, rename, upload handshake
+  double checkpoint_fetch_bytes_per_second = 100e6;
+  double spot_interruptions_per_hour = 0.1;   // lambda when nothing more specific is known
+  std::map<std::string, double> interruptions_per_hour_by_cloud;  // "aws" -> lambda
+  std::map<std::string, double> interruptions_per_hour_by_offer;  // "aws:p3.2xlarge" -> lambda
+  // Local GPU models with no inventory entry are priced at their board power only.
+  double default_electricity_usd_per_kwh = 0.15;
+};
+
+struct Candidate;
+struct PlacementDecision;
+class PlacementContext;
+PlacementDecision place(const Job& job, const PlacementContext& ctx, const LocalCapacity& capacity,
+                        int64_t now_ms, std::vector<Candidate>* table);
+
+class PlacementContext {
+ public:
+  PlacementContext(std::vector<cost::Offer> offers, std::vector<cost::LocalGpuInventory> inventory,
+                   const cost::EfficiencyCalibrator& calibration, PlacementConfig config = {});
+
+  const std::vector<cost::Offer>& offers() const { return offers_; }
+  const PlacementConfig& config() const { return config_; }
+  // What one GPU-hour of an owned GPU model costs under the configured policy.
+  double local_usd_per_gpu_hour(std::string_view gpu_model) const;
+  double interruptions_per_hour(size_t offer) const { return lambdas_[offer_lambda_[offer]]; }
+  // Checkpoint write time C and restart time R (hours) for a job's checkpoint size.
+  double checkpoint_hours(int64_t checkpoint_bytes) const;
+  double restart_hours(int64_t checkpoint_bytes) const;
+
+  // Internal, for place(): a dense id per GPU model seen in offers, inventory or pools.
+  int model_id(std::string_view canonical) const;
+  double flops_per_hour(int model, int kind, int precision) const {
+    return rates_[static_cast<size_t>(model)][static_cast<size_t>(kind)][static_cast<size_t>(precision)];
+  }
+
+ private:
+  friend PlacementDecision place(const Job&, const PlacementContext&, const LocalCapacity&, int64_t,
+                                 std::vector<Candidate>*);
+  struct OfferFigures {
+    int32_t model = -1;
+    int32_t gpu_count = 0;
+    double memory_bytes = 0;       // per GPU
+    double on_demand = 0;
+    double spot = -1;              // < 0: no spot market
+    uint32_t lambda_index = 0;
+  };
+  int intern_model(const std::string& canonical, const cost::EfficiencyCalibrator& cal);
+  // Lookups by string_view without building a std::string.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+
+  std::vector<cost::Offer> offers_;
+  PlacementConfig config_;
+  std::vector<OfferFigures> figures_;
+  std::vector<uint32_t> offer_lambda_;
+  std::vector<double> lambdas_;
+  std::unordered_map<std::string, int, NameHash, std::equal_to<>> model_ids_;
+  int cpu_model_ = -1;
+  std::vector<std::string> models_;
+  std::vector<std::array<std::array<double, 4>, 3>> rates_;  // [model][kind][precision], one GPU
+  std::vector<double> local_price_;                           // [model] $/GPU-hour, < 0: not set
+  std::vector<cost::LocalGpuInventory> inventory_;
+};
+
+struct Candidate {
+  OptionKind kind = OptionKind::local;
+  uint32_t source = 0;            // offer index (cloud) or pool index (local)
+  Rejection rejection = Rejection::none;
+  bool meets_deadline = false;
+  bool chosen = false;
+  double usd_per_hour = 0;
+  double queue_wait_hours = 0;    // local: until a worker of the pool frees; cloud: provisioning
+  double estimated_hours = 0;     // running time (spot: expected, interruptions included)
+  double estimated_cost_usd = 0;  // what the run is billed (cloud: provisioning included)
+  double completion_hours = 0;    // from now: queue wait + running
+};
+
+enum class Outcome : uint8_t { run_local, wait_local, launch_on_demand, launch_spot, unplaceable };
+std::string_view to_string(Outcome o);
+
+enum class ReasonCode : uint8_t {
+  cheapest_no_deadline,
+  cheapest_meeting_deadline,
+  earliest_missing_deadline,
+  nothing_fits,
+};
+std::string_view to_string(ReasonCode r);
+
+struct PlacementDecision {
+  Outcome outcome = Outcome::unplaceable;
+  ReasonCode reason_code = ReasonCode::nothing_fits;
+  Candidate choice;                        // valid unless unplaceable
+  int32_t chosen_row = -1;                 // index in the candidate table, when one was asked for
+  std::optional<double> deadline_left_hours;  // time left to the deadline at decision time
+  uint32_t considered = 0;
+  uint32_t fitting = 0;
+  uint32_t meeting_deadline = 0;
+  std::array<uint32_t, kRejectionCount> rejected{};  // candidates rejected, by reason
+  double fastest_completion_hours = 0;     // among fitting candidates
+};
+
+// Decides for one job at now_ms. When `table` is given it is cleared and receives every candidate
+// (rejected ones too), in evaluation order: local pools, then per offer on-demand and spot.
+PlacementDecision place(const Job& job, const PlacementContext& ctx, const LocalCapacity& capacity,
+                        int64_t now_ms, std::vector<Candidate>* table = nullptr);
+
+// The same at the clock's now.
+inline PlacementDecision place(const Job& job, const PlacementContext& ctx, const LocalCapacity& capacity,
+                               const Clock& clock, std::vector<Candidate>* table = nullptr) {
+  return place(job, ctx, capacity, clock.now_ms(), table);
+}
+
+// The index of the model kind ("mlp" 0, "cnn" 1, anything else 2) used by flops_per_hour.
+int model_kind_index(std::string_view kind);
+
+// Words for people: the option ("spot aws:p3.2xlarge us-east-1/use1-az1", "local V100 x1"), why a
+// candidate was rejected ("needs 18.2 GiB per GPU; has 16.0"), and why the decision was taken.
+std::string option_label(const Candidate& c, const PlacementContext& ctx, const LocalCapacity& capacity);
+std::string gpu_label(const Candidate& c, const PlacementContext& ctx, const LocalCapacity& capacity);
+std::string rejection_text(const Candidate& c, const Job& job, const PlacementContext& ctx,
+                           const LocalCapacity& capacity);
+std::string decision_reason(const PlacementDecision& d, const Job& job, const PlacementContext& ctx,
+                            const LocalCapacity& capacity);
+
+}  // namespace jobctl::scheduler

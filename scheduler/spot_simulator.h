@@ -1,0 +1,77 @@
+// The trace-driven simulator: runs one job under a deadline policy against a real spot trace, on a
+// simulated clock (pure time stepping, one step per trace tick), with the very policy objects the
+// daemon uses.
+//
+// Model (the one of "Can't Be Late", Wu et al., NSDI 2024): the job needs C0 hours of compute by
+// R0 hours after it starts. At each tick the policy sees the state and picks spot, on-demand, an
+// owned GPU (when a local-availability trace is given) or nothing. Starting a new instance costs
+// the changeover delay d — billed, but no progress — and so does resuming after a spot instance is
+// reclaimed. A reclaimed instance keeps the progress made (the cloud's notice gives time for a
+// checkpoint; d covers restart and lost work). Spot is reclaimed when the trace says 0 at a tick;
+// ticks past the end of the trace count as no spot. Billing is per second of use; the last tick
+// is billed only up to the moment the job finishes.
+//
+// The baseline is all on-demand: (C0 + d) * on-demand price; savings = 1 - cost / baseline.
+//
+// Thread safety: pure function of its arguments (the policy object is reset and then mutated).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/expected.h"
+#include "scheduler/deadline_policy.h"
+#include "scheduler/spot_trace.h"
+
+namespace jobctl::scheduler {
+
+struct SimulationConfig {
+  double compute_hours = 0;          // C0
+  double deadline_hours = 0;         // R0, from the job's start
+  double changeover_hours = 0;       // d
+  double spot_usd_per_hour = 0;
+  double on_demand_usd_per_hour = 0;
+  double start_hours = 0;            // where in the trace the job starts
+  bool spot_price_from_trace = false;  // use the trace's per-tick prices where it has them
+  double local_usd_per_hour = 0;     // an owned GPU's hour (only with a local trace)
+};
+
+struct SimulationSegment {
+  double start_hours = 0;
+  double end_hours = 0;
+  Capacity capacity = Capacity::none;
+};
+
+struct SimulationResult {
+  std::string policy;
+  bool finished = false;
+  bool deadline_met = false;
+  double finish_hours = 0;           // when the job finished (or the simulation stopped)
+  double cost_usd = 0;
+  double on_demand_cost_usd = 0;     // the all-on-demand baseline
+  double savings = 0;                // 1 - cost / baseline
+  double spot_hours = 0;             // billed hours on each capacity (changeovers included)
+  double on_demand_hours = 0;
+  double local_hours = 0;
+  double idle_hours = 0;             // waiting on nothing
+  double changeover_hours = 0;       // billed hours that made no progress
+  double spot_cost_usd = 0;
+  double on_demand_spent_usd = 0;
+  double local_cost_usd = 0;
+  int64_t preemptions = 0;
+  int64_t changeovers = 0;
+  int64_t decisions = 0;
+  double trace_hours_from_start = 0;
+  bool trace_covers_deadline = false;
+  std::vector<SimulationSegment> segments;
+};
+
+// Errors ("invalid_argument", naming the field): non-positive compute, deadline or on-demand
+// price; negative changeover or spot price; a start outside the trace; a deadline shorter than
+// compute + changeover (nothing could meet it).
+[[nodiscard]] Expected<SimulationResult> simulate(const SpotTrace& spot, const SimulationConfig& config,
+                                                  DeadlinePolicy& policy, const SpotTrace* local = nullptr);
+
+}  // namespace jobctl::scheduler

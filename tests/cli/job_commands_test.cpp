@@ -1,0 +1,153 @@
+// The job commands run in-process (as `jobctl` would run them) against an in-process jobctld.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "tests/daemon/in_process_daemon.h"
+#include "tests/support/temp_dir.h"
+
+namespace jobctl::cli {
+namespace {
+
+using nlohmann::json;
+
+struct Result {
+  int code = 0;
+  std::string out, err;
+};
+
+class Cli : public ::testing::Test {
+ protected:
+  Result run(std::vector<std::string> args, const std::string& server = "") {
+    CLI::App app{"jobctl"};
+    app.require_subcommand(1);
+    app.fallthrough();
+    std::ostringstream out, err;
+    CliContext ctx{server.empty() ? daemon_.url() : server, "table", &out, &err};
+    app.add_option("--server", ctx.server);
+    app.add_option("-o,--output", ctx.output);
+    add_job_commands(app, ctx);
+    args.insert(args.begin(), "jobctl");
+    std::vector<const char*> argv;
+    for (auto& a : args) argv.push_back(a.c_str());
+    Result r;
+    try {
+      app.parse(static_cast<int>(argv.size()), argv.data());
+    } catch (const CLI::ParseError& e) {
+      r.code = e.get_exit_code();
+    }
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+  }
+
+  daemon::testing::Daemon daemon_;
+  jobctl::testing::TempDir dir_;
+};
+
+TEST_F(Cli, SubmitFromFlagsThenShowAndListAsJson) {
+  Result s = run({"submit", "--name", "cli-job", "--hidden", "64,32", "--epochs", "1", "-o", "json"});
+  ASSERT_EQ(s.code, 0) << s.err;
+  json job = json::parse(s.out);
+  const std::string id = std::to_string(job["id"].get<int64_t>());
+  EXPECT_EQ(job["state"], "queued");
+
+  Result show = run({"show", id, "-o", "json"});
+  ASSERT_EQ(show.code, 0) << show.err;
+  json d = json::parse(show.out);
+  EXPECT_EQ(d["state"], "queued");
+  EXPECT_EQ(d["spec"]["model"]["hidden"], json::array({64, 32}));
+  EXPECT_EQ(d["spec"]["data"]["dataset"], "fashion-mnist");
+
+  Result ls = run({"-o", "json", "ls", "--state", "queued"});
+  ASSERT_EQ(ls.code, 0) << ls.err;
+  EXPECT_EQ(json::parse(ls.out)["jobs"].size(), 1u);
+
+  Result table = run({"ls"});
+  ASSERT_EQ(table.code, 0);
+  EXPECT_NE(table.out.find("cli-job"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("STATE"), std::string::npos);
+
+  Result human = run({"show", id});
+  ASSERT_EQ(human.code, 0);
+  EXPECT_NE(human.out.find("submitted"), std::string::npos) << human.out;
+
+  Result cancel = run({"cancel", id});
+  ASSERT_EQ(cancel.code, 0) << cancel.err;
+  EXPECT_NE(cancel.out.find("cancelled"), std::string::npos);
+  EXPECT_EQ(json::parse(run({"show", id, "-o", "json"}).out)["state"], "cancelled");
+}
+
+TEST_F(Cli, SubmitFromAFileWithOverrides) {
+  const std::string path = dir_.file("spec.json");
+  std::ofstream(path) << R"({"name":"filed","model":{"kind":"mlp","hidden":[16]},
+    "data":{"dataset":"synthetic","samples":500},"train":{"epochs":3}})";
+  Result s = run({"submit", path, "--epochs", "2", "--priority", "80", "-o", "json"});
+  ASSERT_EQ(s.code, 0) << s.err;
+  json d = json::parse(run({"show", std::to_string(json::parse(s.out)["id"].get<int64_t>()), "-o", "json"}).out);
+  EXPECT_EQ(d["name"], "filed");
+  EXPECT_EQ(d["priority"], 80);
+  EXPECT_EQ(d["spec"]["train"]["epochs"], 2);
+  EXPECT_EQ(d["spec"]["data"]["samples"], 500);
+}
+
+TEST_F(Cli, ServerErrorsPrintTheMessageAndFieldAndExitNonZero) {
+  Result bad = run({"submit", "--epochs", "-1"});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("train.epochs"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("field: train.epochs"), std::string::npos) << bad.err;
+
+  Result missing = run({"show", "4242"});
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.err.find("does not exist"), std::string::npos) << missing.err;
+
+  Result not_id = run({"cancel", "abc"});
+  EXPECT_EQ(not_id.code, 1);
+  EXPECT_NE(not_id.err.find("positive integer"), std::string::npos) << not_id.err;
+
+  Result no_file = run({"submit", dir_.file("none.json")});
+  EXPECT_EQ(no_file.code, 1);
+  EXPECT_NE(no_file.err.find("cannot read"), std::string::npos);
+
+  const std::string bad_json = dir_.file("bad.json");
+  std::ofstream(bad_json) << "{";
+  Result malformed = run({"submit", bad_json});
+  EXPECT_EQ(malformed.code, 1);
+  EXPECT_NE(malformed.err.find("not valid JSON"), std::string::npos);
+}
+
+TEST_F(Cli, ConnectionRefusedIsExplained) {
+  Result r = run({"ls"}, "http://127.0.0.1:1");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("cannot reach jobctld at http://127.0.0.1:1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("JOBCTL_SERVER"), std::string::npos);
+}
+
+TEST_F(Cli, WorkersAndPagination) {
+  Result none = run({"workers"});
+  ASSERT_EQ(none.code, 0);
+  EXPECT_NE(none.out.find("no workers"), std::string::npos);
+  daemon::service::WorkerRegistration reg;
+  reg.name = "gpu-box";
+  reg.capabilities.gpus.push_back({"Tesla T4", 15360});
+  ASSERT_TRUE(daemon_.svc().register_worker(reg));
+  Result ws = run({"workers"});
+  EXPECT_NE(ws.out.find("1x Tesla T4"), std::string::npos) << ws.out;
+  EXPECT_EQ(json::parse(run({"workers", "-o", "json"}).out)["workers"][0]["name"], "gpu-box");
+
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(run({"submit", "--dataset", "synthetic"}).code, 0);
+  json page = json::parse(run({"ls", "--limit", "2", "-o", "json"}).out);
+  EXPECT_EQ(page["jobs"].size(), 2u);
+  EXPECT_EQ(page["next"], "2");
+  json all = json::parse(run({"ls", "--limit", "2", "--all", "-o", "json"}).out);
+  EXPECT_EQ(all["jobs"].size(), 5u);
+  EXPECT_TRUE(all["next"].is_null());
+}
+
+}  // namespace
+}  // namespace jobctl::cli

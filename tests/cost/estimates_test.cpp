@@ -1,0 +1,104 @@
+#include <cmath>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cost/efficiency_calibrator.h"
+#include "cost/runtime_estimate.h"
+#include "cost/vram_estimate.h"
+
+namespace jobctl::cost {
+namespace {
+
+TEST(RuntimeEstimate, FlopsOverPeakTimesEfficiency) {
+  const GpuSpec* v100 = find_gpu("V100");
+  ASSERT_NE(v100, nullptr);
+  // 6 x 1e9 parameters x 1e6 samples = 6e15 FLOPs at 15.7 TFLOPS x 0.5: 764.33 s.
+  const double h = estimate_runtime_hours(6e15, *v100, Precision::fp32, 0.5);
+  EXPECT_NEAR(h * 3600, 6e15 / (15.7e12 * 0.5), 1e-6);
+  // Two GPUs halve it; FP16 tensor cores are 125/15.7 faster.
+  EXPECT_NEAR(estimate_runtime_hours(6e15, *v100, Precision::fp32, 0.5, 2), h / 2, 1e-12);
+  EXPECT_NEAR(estimate_runtime_hours(6e15, *v100, Precision::fp16, 0.5), h * 15.7 / 125, 1e-12);
+  EXPECT_TRUE(std::isinf(estimate_runtime_hours(1e12, *v100, Precision::fp32, 0)));
+  EXPECT_GT(default_efficiency("V100", "cnn"), default_efficiency("V100", "mlp"));
+  EXPECT_GT(default_efficiency("cpu", "mlp"), default_efficiency("V100", "mlp"));
+}
+
+TEST(VramEstimate, SumsTheParts) {
+  train::ModelStats s;
+  s.weight_bytes = 400'000'000;
+  s.gradient_bytes = 400'000'000;
+  s.optimizer_state_bytes = 800'000'000;  // AdamW: 2 copies
+  s.activation_bytes_per_sample = 1'000'000;
+  const auto v = estimate_vram(s, 128);
+  EXPECT_EQ(v.activation_bytes, 128'000'000);
+  const int64_t base = 1'728'000'000;
+  EXPECT_EQ(v.workspace_bytes, kWorkspaceFixedBytes + base / 10);
+  EXPECT_EQ(v.total_bytes, base + v.workspace_bytes);
+  // The batch is split over GPUs (rounded up).
+  EXPECT_EQ(estimate_vram(s, 129, 2).activation_bytes, 65'000'000);
+  EXPECT_EQ(s.training_bytes(128), base);  // agrees with model_stats' own sum
+}
+
+TEST(EfficiencyCalibrator, LearnsFromStepTimes) {
+  EfficiencyCalibrator cal;
+  EXPECT_DOUBLE_EQ(cal.efficiency("V100", "mlp"), default_efficiency("V100", "mlp"));
+  // A step of 1.57e12 FLOPs taking 1 s on a V100 (15.7 TFLOPS fp32) is 10% of peak.
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(cal.observe("V100", "mlp", 1.57e12, 1.0));
+  EXPECT_NEAR(cal.efficiency("V100", "mlp"), 0.10, 1e-12);
+  EXPECT_NEAR(cal.efficiency("Tesla V100", "mlp"), 0.10, 1e-12);  // any spelling
+  // Other keys are untouched.
+  EXPECT_DOUBLE_EQ(cal.efficiency("V100", "cnn"), default_efficiency("V100", "cnn"));
+  EXPECT_DOUBLE_EQ(cal.efficiency("A100", "mlp"), default_efficiency("A100", "mlp"));
+  // A geometric mean: one step at 40% and one at 10% average to 20%... after the first five at 10%.
+  EfficiencyCalibrator two;
+  ASSERT_TRUE(two.observe("V100", "cnn", 1.57e12 * 4, 1.0));
+  ASSERT_TRUE(two.observe("V100", "cnn", 1.57e12, 1.0));
+  EXPECT_NEAR(two.efficiency("V100", "cnn"), 0.20, 1e-12);
+  ASSERT_TRUE(two.calibration("V100", "cnn"));
+  EXPECT_EQ(two.calibration("V100", "cnn")->samples, 2);
+}
+
+TEST(EfficiencyCalibrator, FollowsAChangeAfterTheWindow) {
+  EfficiencyCalibrator cal;
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(cal.observe("A100", "mlp", 19.5e12 * 0.05, 1.0));
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(cal.observe("A100", "mlp", 19.5e12 * 0.20, 1.0));
+  // After n observations at the new value the log-gap has shrunk by (1 - 1/20)^n.
+  EXPECT_NEAR(cal.efficiency("A100", "mlp"), 0.20 * std::exp(-std::log(4.0) * std::pow(0.95, 100)), 1e-9);
+  EXPECT_NEAR(cal.efficiency("A100", "mlp"), 0.20, 0.002);
+}
+
+TEST(EfficiencyCalibrator, RejectsBadObservations) {
+  EfficiencyCalibrator cal;
+  EXPECT_EQ(cal.observe("Gaudi2", "mlp", 1e12, 1).error().field, "gpu_model");
+  EXPECT_EQ(cal.observe("V100", "mlp", 0, 1).error().field, "step_flops");
+  EXPECT_EQ(cal.observe("V100", "mlp", 1e12, -1).error().field, "step_seconds");
+  EXPECT_EQ(cal.observe("V100", "mlp", 1e12, 1, 0).error().field, "gpus");
+  EXPECT_TRUE(cal.all().empty());
+}
+
+TEST(EfficiencyCalibrator, RoundTripsThroughJson) {
+  EfficiencyCalibrator cal;
+  ASSERT_TRUE(cal.observe("V100", "mlp", 1.57e12, 1.0));
+  ASSERT_TRUE(cal.observe("cpu", "cnn", 0.5e12 * 0.3, 1.0));
+  const auto text = cal.to_json().dump();
+  auto back = EfficiencyCalibrator::from_json(nlohmann::json::parse(text));
+  ASSERT_TRUE(back);
+  EXPECT_NEAR(back->efficiency("V100", "mlp"), 0.1, 1e-12);
+  EXPECT_NEAR(back->efficiency("cpu", "cnn"), 0.3, 1e-12);
+  EXPECT_EQ(back->all().size(), 2u);
+  // Continuing after a reload behaves as if never stopped.
+  ASSERT_TRUE(cal.observe("V100", "mlp", 1.57e12 * 2, 1.0));
+  ASSERT_TRUE(back->observe("V100", "mlp", 1.57e12 * 2, 1.0));
+  EXPECT_DOUBLE_EQ(back->efficiency("V100", "mlp"), cal.efficiency("V100", "mlp"));
+
+  auto bad = EfficiencyCalibrator::from_json(nlohmann::json::parse(
+      R"({"version":1,"entries":[{"gpu":"V100","model_kind":"mlp","log_efficiency":0.5,"samples":3}]})"));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().field, "entries[0].log_efficiency");
+  EXPECT_FALSE(EfficiencyCalibrator::from_json(nlohmann::json::parse(R"({"version":2,"entries":[]})")));
+  EXPECT_FALSE(EfficiencyCalibrator::from_json(nlohmann::json::parse("[]")));
+}
+
+}  // namespace
+}  // namespace jobctl::cost

@@ -1,0 +1,252 @@
+// The route table and handlers without sockets: every malformed request gets its 4xx with a JSON
+// error naming the field, and leaves the store exactly as it was.
+#include "daemon/http/api_routes.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/http/json_body.h"
+#include "tests/daemon/service_support.h"
+
+namespace jobctl::daemon::http {
+namespace {
+
+using jobctl::daemon::testing::mlp_spec;
+using jobctl::daemon::testing::ServiceFixture;
+using nlohmann::json;
+
+class Api : public ::testing::Test {
+ protected:
+  Api() : router_(make_api_router(*f_.svc)) {}
+
+  HttpResponse call(const std::string& method, const std::string& target, const std::string& body = "",
+                    const std::string& content_type = "application/json") {
+    HttpRequest req;
+    req.method = method;
+    req.target = target;
+    req.body = body;
+    req.content_type = body.empty() ? "" : content_type;
+    if (auto st = parse_target(target, req); !st) return error_response(st.error());
+    std::promise<HttpResponse> p;
+    auto fut = p.get_future();
+    router_.handle(req, [&p](HttpResponse r) { p.set_value(std::move(r)); });
+    return fut.get();
+  }
+  json body_of(const HttpResponse& r) { return r.body.empty() ? json() : json::parse(r.body); }
+
+  // Expects status + error code + field, and that the store did not change.
+  void expect_refused(const std::string& method, const std::string& target, const std::string& body,
+                      int status, const std::string& field, const std::string& content_type = "application/json") {
+    const std::string before = f_.dump();
+    HttpResponse r = call(method, target, body, content_type);
+    EXPECT_EQ(r.status, status) << method << " " << target << " " << body.substr(0, 80) << " -> " << r.body;
+    json j = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(j.is_object() && j.contains("error")) << r.body;
+    EXPECT_TRUE(j["error"]["code"].is_string());
+    EXPECT_TRUE(j["error"]["message"].is_string());
+    if (field.empty()) {
+      EXPECT_TRUE(j["error"]["field"].is_null() || j["error"]["field"].is_string());
+    } else {
+      EXPECT_EQ(j["error"]["field"], field) << r.body;
+    }
+    EXPECT_EQ(f_.dump(), before) << "the store changed after " << method << " " << target;
+  }
+
+  int64_t leased_job(int64_t* worker) {
+    const int64_t job = f_.submit();
+    *worker = f_.register_worker();
+    auto l = f_.lease_now(*worker);
+    EXPECT_TRUE(l && *l);
+    return job;
+  }
+
+  ServiceFixture f_;
+  Router router_;
+};
+
+TEST_F(Api, SubmitReturns201WithIdAndLocation) {
+  HttpResponse r = call("POST", "/v1/jobs", mlp_spec(R"(,"name":"x")"));
+  ASSERT_EQ(r.status, 201) << r.body;
+  json j = body_of(r);
+  EXPECT_EQ(j["state"], "queued");
+  EXPECT_EQ(j["name"], "x");
+  ASSERT_TRUE(j["id"].is_number_integer());
+  bool has_location = false;
+  for (const auto& [k, v] : r.headers) has_location |= k == "Location" && v == "/v1/jobs/" + std::to_string(j["id"].get<int64_t>());
+  EXPECT_TRUE(has_location);
+  HttpResponse got = call("GET", "/v1/jobs/" + std::to_string(j["id"].get<int64_t>()));
+  ASSERT_EQ(got.status, 200);
+  json d = body_of(got);
+  EXPECT_EQ(d["spec"]["name"], "x");
+  EXPECT_EQ(d["spec"]["train"]["epochs"], 10);  // defaults filled in: the canonical spec
+  ASSERT_EQ(d["events"].size(), 1u);
+  EXPECT_EQ(d["events"][0]["to"], "queued");
+}
+
+TEST_F(Api, MalformedSubmissionsAreRefusedAndChangeNothing) {
+  f_.submit();  // the store is not empty: refusals must not touch existing rows either
+  expect_refused("POST", "/v1/jobs", "{\"model\": {\"kind\": \"mlp\"", 400, "body");
+  expect_refused("POST", "/v1/jobs", mlp_spec(R"(,"unknown_key":1)"), 400, "unknown_key");
+  expect_refused("POST", "/v1/jobs", mlp_spec(R"(,"train":{"epochs":-3})"), 400, "train.epochs");
+  expect_refused("POST", "/v1/jobs", mlp_spec(R"(,"train":{"epochs":"1"})"), 400, "train.epochs");
+  expect_refused("POST", "/v1/jobs", mlp_spec(R"(,"train":{"lr":true})"), 400, "train.lr");
+  expect_refused("POST", "/v1/jobs", R"({"model":{"kind":"transformer"},"data":{"dataset":"synthetic"}})", 400, "model.kind");
+  expect_refused("POST", "/v1/jobs", "", 400, "body");
+  expect_refused("POST", "/v1/jobs", mlp_spec(), 415, "Content-Type", "text/plain");
+}
+
+TEST_F(Api, RoutingErrors) {
+  expect_refused("GET", "/v1/nothing", "", 404, "");
+  expect_refused("DELETE", "/v1/jobs", "", 405, "");
+  expect_refused("GET", "/v1/jobs/12345", "", 404, "");
+  expect_refused("GET", "/v1/jobs/abc", "", 400, "id");
+  expect_refused("GET", "/v1/jobs/-1", "", 400, "id");
+  expect_refused("GET", "/v1/jobs/99999999999999999999999", "", 400, "id");
+  HttpResponse r = call("PUT", "/v1/jobs/1/cancel");
+  EXPECT_EQ(r.status, 405);
+  bool allow = false;
+  for (const auto& [k, v] : r.headers) allow |= k == "Allow" && v == "POST";
+  EXPECT_TRUE(allow);
+}
+
+TEST_F(Api, ListValidatesItsQuery) {
+  expect_refused("GET", "/v1/jobs?state=sleeping", "", 400, "state");
+  expect_refused("GET", "/v1/jobs?limit=0", "", 400, "limit");
+  expect_refused("GET", "/v1/jobs?limit=ten", "", 400, "limit");
+  expect_refused("GET", "/v1/jobs?limit=100000000", "", 400, "limit");
+  expect_refused("GET", "/v1/jobs?after=-5", "", 400, "after");
+  expect_refused("GET", "/v1/jobs?colour=red", "", 400, "colour");
+}
+
+TEST_F(Api, ListPaginatesWithTheNextCursor) {
+  for (int i = 0; i < 5; ++i) f_.submit();
+  const int64_t cancelled = f_.submit();
+  ASSERT_TRUE(f_.svc->cancel_job(cancelled));
+  std::vector<int64_t> ids;
+  std::string target = "/v1/jobs?state=queued&limit=2";
+  for (int i = 0; i < 10; ++i) {
+    json page = body_of(call("GET", target));
+    for (const auto& j : page["jobs"]) {
+      EXPECT_EQ(j["state"], "queued");
+      ids.push_back(j["id"].get<int64_t>());
+    }
+    if (page["next"].is_null()) break;
+    target = "/v1/jobs?state=queued&limit=2&after=" + page["next"].get<std::string>();
+  }
+  EXPECT_EQ(ids, (std::vector<int64_t>{1, 2, 3, 4, 5}));
+  json all = body_of(call("GET", "/v1/jobs?limit=100"));
+  EXPECT_EQ(all["jobs"].size(), 6u);
+  EXPECT_TRUE(all["next"].is_null());
+}
+
+TEST_F(Api, WorkerProtocolHappyPath) {
+  HttpResponse reg = call("POST", "/v1/workers/register",
+                          R"({"name":"w1","capabilities":{"gpus":[{"model":"Tesla T4","memory_mb":15360}],"cpu_cores":8,"memory_mb":32000}})");
+  ASSERT_EQ(reg.status, 201) << reg.body;
+  const int64_t w = body_of(reg)["worker_id"];
+  EXPECT_EQ(body_of(reg)["heartbeat_interval_s"], f_.svc->options().heartbeat_interval_s);
+  const std::string ws = std::to_string(w);
+  EXPECT_EQ(call("POST", "/v1/workers/" + ws + "/lease?wait_s=0").status, 204);
+  const int64_t job = f_.submit();
+  HttpResponse lease = call("POST", "/v1/workers/" + ws + "/lease?wait_s=0");
+  ASSERT_EQ(lease.status, 200) << lease.body;
+  json l = body_of(lease);
+  EXPECT_EQ(l["job_id"], job);
+  EXPECT_EQ(l["epoch"], 1);
+  EXPECT_TRUE(l["spec"].is_object());
+  const std::string js = std::to_string(job);
+  HttpResponse hb = call("POST", "/v1/jobs/" + js + "/heartbeat",
+                         R"({"worker_id":)" + ws + R"(,"epoch":1,"progress":{"step":3,"loss":2.1}})");
+  ASSERT_EQ(hb.status, 200) << hb.body;
+  EXPECT_EQ(body_of(hb)["cancel"], false);
+  HttpResponse done = call("POST", "/v1/jobs/" + js + "/complete",
+                           R"({"worker_id":)" + ws + R"(,"epoch":1,"result":{"final_loss":0.3,"test_accuracy":0.86}})");
+  ASSERT_EQ(done.status, 200) << done.body;
+  json d = body_of(call("GET", "/v1/jobs/" + js));
+  EXPECT_EQ(d["state"], "succeeded");
+  EXPECT_DOUBLE_EQ(d["result"]["test_accuracy"].get<double>(), 0.86);
+  EXPECT_EQ(d["progress"]["step"], 3);
+  json workers = body_of(call("GET", "/v1/workers"));
+  ASSERT_EQ(workers["workers"].size(), 1u);
+  EXPECT_EQ(workers["workers"][0]["capabilities"]["gpus"][0]["model"], "Tesla T4");
+}
+
+TEST_F(Api, MalformedWorkerReportsAreRefusedAndChangeNothing) {
+  int64_t w = 0;
+  const int64_t job = leased_job(&w);
+  const std::string hb = "/v1/jobs/" + std::to_string(job) + "/heartbeat";
+  const std::string ws = std::to_string(w);
+  expect_refused("POST", hb, "{\"worker_id\":" + ws + ",", 400, "body");
+  expect_refused("POST", hb, R"({"worker_id":)" + ws + R"(,"epoch":-1})", 400, "epoch");
+  expect_refused("POST", hb, R"({"worker_id":)" + ws + R"(,"epoch":0})", 400, "epoch");
+  expect_refused("POST", hb, R"({"worker_id":)" + ws + R"(,"epoch":"1"})", 400, "epoch");
+  expect_refused("POST", hb, R"({"worker_id":)" + ws + R"(,"epoch":1.5})", 400, "epoch");
+  expect_refused("POST", hb, R"({"epoch":1})", 400, "worker_id");
+  expect_refused("POST", hb, R"({"worker_id":)" + ws + R"(,"epoch":1,"progress":[1]})", 400, "progress");
+  expect_refused("POST", hb, R"({"worker_id":)" + ws + R"(,"epoch":1,"extra":true})", 400, "extra");
+  expect_refused("POST", hb, R"({"worker_id":)" + ws + R"(,"epoch":1})", 415, "Content-Type", "text/plain");
+  expect_refused("POST", hb, R"([1])", 400, "body");
+  const std::string complete = "/v1/jobs/" + std::to_string(job) + "/complete";
+  expect_refused("POST", complete, R"({"worker_id":)" + ws + R"(,"epoch":1})", 400, "result");
+  expect_refused("POST", complete, R"({"worker_id":)" + ws + R"(,"epoch":1,"result":{"test_accuracy":"high"}})", 400, "result.test_accuracy");
+  expect_refused("POST", "/v1/jobs/" + std::to_string(job) + "/fail", R"({"worker_id":)" + ws + R"(,"epoch":1,"error":7})", 400, "error");
+  expect_refused("POST", "/v1/workers/register", R"({"name":"x"})", 400, "capabilities");
+  expect_refused("POST", "/v1/workers/register", R"({"capabilities":{"gpus":"many"}})", 400, "capabilities.gpus");
+  expect_refused("POST", "/v1/workers/register", R"({"capabilities":{"gpus":[{"memory_mb":1}]}})", 400, "capabilities.gpus[0].model");
+  expect_refused("POST", "/v1/workers/register", R"({"capabilities":{"cpu_cores":-2}})", 400, "capabilities.cpu_cores");
+  expect_refused("POST", "/v1/workers/register", R"({"capabilities":{},"role":"admin"})", 400, "role");
+  expect_refused("POST", "/v1/workers/" + ws + "/lease?wait_s=-1", "", 400, "wait_s");
+  expect_refused("POST", "/v1/workers/" + ws + "/lease?wait_s=100000", "", 400, "wait_s");
+  expect_refused("POST", "/v1/workers/" + ws + "/lease?hurry=1", "", 400, "hurry");
+  expect_refused("POST", "/v1/workers/424242/lease", "", 404, "worker_id");
+}
+
+TEST_F(Api, StaleEpochIs409AndChangesNothing) {
+  int64_t w = 0;
+  const int64_t job = leased_job(&w);
+  const std::string ws = std::to_string(w), js = std::to_string(job);
+  expect_refused("POST", "/v1/jobs/" + js + "/heartbeat", R"({"worker_id":)" + ws + R"(,"epoch":2})", 409, "epoch");
+  expect_refused("POST", "/v1/jobs/" + js + "/complete", R"({"worker_id":)" + ws + R"(,"epoch":7,"result":{}})", 409, "epoch");
+  expect_refused("POST", "/v1/jobs/" + js + "/fail", R"({"worker_id":)" + std::to_string(w + 1) + R"(,"epoch":1,"error":"x"})", 409, "epoch");
+  expect_refused("POST", "/v1/jobs/" + js + "/preempt", R"({"worker_id":)" + ws + R"(,"epoch":3})", 409, "epoch");
+}
+
+TEST_F(Api, CancelAnswersTheJobAndRefusesFinishedOnes) {
+  const int64_t job = f_.submit();
+  HttpResponse r = call("POST", "/v1/jobs/" + std::to_string(job) + "/cancel");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(body_of(r)["state"], "cancelled");
+  expect_refused("POST", "/v1/jobs/" + std::to_string(job) + "/cancel", R"({"force":true})", 400, "force");
+  int64_t w = 0;
+  const int64_t done = leased_job(&w);
+  ASSERT_TRUE(f_.svc->complete(done, service::CompletionReport{{w, 1}, "{}"}));
+  expect_refused("POST", "/v1/jobs/" + std::to_string(done) + "/cancel", "", 409, "");
+}
+
+TEST_F(Api, HealthzIsOk) {
+  HttpResponse r = call("GET", "/healthz");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(body_of(r)["status"], "ok");
+}
+
+TEST(Target, ParsesPathAndDecodesQuery) {
+  HttpRequest r;
+  ASSERT_TRUE(parse_target("/v1/jobs?state=queued&name=a%20b+c&flag", r));
+  EXPECT_EQ(r.path, "/v1/jobs");
+  EXPECT_EQ(r.query_param("state"), "queued");
+  EXPECT_EQ(r.query_param("name"), "a b c");
+  EXPECT_EQ(r.query_param("flag"), "");
+  EXPECT_FALSE(r.query_param("missing"));
+  EXPECT_FALSE(parse_target("/v1/jobs?x=%zz", r));
+  EXPECT_FALSE(parse_target("/v1/jobs?x=%4", r));
+  EXPECT_FALSE(parse_target("http://example.com/", r));
+  EXPECT_TRUE(is_json_content_type("application/json; charset=utf-8"));
+  EXPECT_TRUE(is_json_content_type("Application/JSON"));
+  EXPECT_FALSE(is_json_content_type("text/json"));
+}
+
+}  // namespace
+}  // namespace jobctl::daemon::http

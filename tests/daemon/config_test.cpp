@@ -1,0 +1,95 @@
+#include "daemon/config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/support/temp_dir.h"
+
+namespace jobctl::daemon {
+namespace {
+
+TEST(Config, ListenForms) {
+  DaemonConfig c;
+  ASSERT_TRUE(apply_listen("0.0.0.0:9000", c));
+  EXPECT_EQ(c.host, "0.0.0.0");
+  EXPECT_EQ(c.port, 9000);
+  ASSERT_TRUE(apply_listen(":0", c));
+  EXPECT_EQ(c.host, "127.0.0.1");
+  EXPECT_EQ(c.port, 0);
+  ASSERT_TRUE(apply_listen("[::1]:8081", c));
+  EXPECT_EQ(c.host, "::1");
+  EXPECT_EQ(c.port, 8081);
+  ASSERT_TRUE(apply_listen("7000", c));
+  EXPECT_EQ(c.port, 7000);
+  for (const char* bad : {"host:", "host:70000", "host:x", "[::1", "a:-1"}) {
+    auto st = apply_listen(bad, c);
+    ASSERT_FALSE(st) << bad;
+    EXPECT_EQ(st.error().field, "listen");
+  }
+}
+
+TEST(Config, FileValuesApplyAndUnknownKeysAreNamed) {
+  DaemonConfig c;
+  ASSERT_TRUE(apply_config_json(R"({
+    // comments are allowed
+    "listen": "127.0.0.1:0", "data_dir": "/tmp/x",
+    "http": {"io_threads": 3, "max_body_bytes": 2048},
+    "workers": {"heartbeat_interval_s": 1, "lease_timeout_s": 5},
+    "store": {"synchronous": "NORMAL"}})", c));
+  EXPECT_EQ(c.io_threads, 3);
+  EXPECT_EQ(c.max_body_bytes, 2048);
+  EXPECT_EQ(c.lease_timeout_s, 5);
+  EXPECT_EQ(c.synchronous, "NORMAL");
+  EXPECT_EQ(c.data_dir, "/tmp/x");
+  EXPECT_TRUE(validate(c));
+
+  auto unknown = apply_config_json(R"({"http": {"io_thread": 3}})", c);
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().field, "http.io_thread");
+  auto wrong = apply_config_json(R"({"workers": {"lease_timeout_s": "60"}})", c);
+  ASSERT_FALSE(wrong);
+  EXPECT_EQ(wrong.error().field, "workers.lease_timeout_s");
+  auto malformed = apply_config_json("{", c);
+  ASSERT_FALSE(malformed);
+  EXPECT_EQ(malformed.error().code, "malformed_json");
+}
+
+TEST(Config, ValidationNamesTheField) {
+  DaemonConfig c;
+  auto st = validate(c);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().field, "data_dir");
+  c.data_dir = "/tmp";
+  c.io_threads = 0;
+  st = validate(c);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().field, "http.io_threads");
+  c.io_threads = 2;
+  c.synchronous = "OFF";
+  st = validate(c);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().field, "store.synchronous");
+  c.synchronous = "FULL";
+  c.heartbeat_interval_s = 10;
+  c.lease_timeout_s = 10;
+  st = validate(c);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().field, "workers.lease_timeout_s");
+}
+
+TEST(Config, FileErrorsNameThePath) {
+  jobctl::testing::TempDir dir;
+  DaemonConfig c;
+  auto missing = apply_config_file(dir.file("none.json"), c);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, "not_found");
+  std::ofstream(dir.file("bad.json")) << R"({"store": {"tick": 1}})";
+  auto bad = apply_config_file(dir.file("bad.json"), c);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("bad.json"), std::string::npos);
+  EXPECT_EQ(bad.error().field, "store.tick");
+}
+
+}  // namespace
+}  // namespace jobctl::daemon

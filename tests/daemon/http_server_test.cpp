@@ -1,0 +1,283 @@
+// jobctld's HTTP server over real loopback sockets with a temporary SQLite file: limits, errors,
+// keep-alive, timeouts, long-polls, fencing, pagination and graceful shutdown.
+#include "daemon/http/server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "client/api_client.h"
+#include "client/http_client.h"
+#include "daemon/http/api_routes.h"
+#include "daemon/service/job_matcher.h"
+#include "daemon/service/job_service.h"
+#include "daemon/service/ticker.h"
+#include "daemon/store/store.h"
+#include "tests/daemon/in_process_daemon.h"
+#include "tests/daemon/service_support.h"
+#include "tests/support/temp_dir.h"
+
+namespace jobctl::daemon::http {
+namespace {
+
+using jobctl::client::ApiClient;
+using jobctl::client::HttpClient;
+using jobctl::daemon::testing::Daemon;
+using jobctl::daemon::testing::mlp_spec;
+using nlohmann::json;
+
+// A raw TCP connection for what a polite HTTP client would never send.
+class RawConnection {
+ public:
+  explicit RawConnection(uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    timeval tv{10, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  ~RawConnection() { ::close(fd_); }
+  bool connected() const { return connected_; }
+  void send(const std::string& s) {
+    size_t off = 0;
+    while (off < s.size()) {
+      const ssize_t n = ::send(fd_, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      off += static_cast<size_t>(n);
+    }
+  }
+  // Reads one response (headers + Content-Length body); empty when the peer closed.
+  std::string read_response() {
+    while (true) {
+      const size_t head_end = buf_.find("\r\n\r\n");
+      if (head_end != std::string::npos) {
+        size_t len = 0;
+        const size_t cl = buf_.find("Content-Length: ");
+        if (cl != std::string::npos && cl < head_end) len = std::stoul(buf_.substr(cl + 16));
+        if (buf_.size() >= head_end + 4 + len) {
+          std::string r = buf_.substr(0, head_end + 4 + len);
+          buf_.erase(0, head_end + 4 + len);
+          return r;
+        }
+      }
+      char tmp[4096];
+      const ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
+      if (n <= 0) return {};
+      buf_.append(tmp, static_cast<size_t>(n));
+    }
+  }
+  // True when the server closed the connection (recv returns 0) within the socket timeout.
+  bool closed_by_peer() {
+    char tmp[256];
+    return ::recv(fd_, tmp, sizeof tmp, 0) == 0;
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+  std::string buf_;
+};
+
+int status_of(const std::string& response) {
+  if (response.size() < 12) return 0;
+  return std::stoi(response.substr(9, 3));
+}
+
+json error_of(const client::HttpResult& r) {
+  json j = json::parse(r.body, nullptr, false);
+  return j.is_object() && j.contains("error") ? j["error"] : json();
+}
+
+TEST(HttpServer, BadRequestsGetTheir4xxAndLeaveTheStoreUnchanged) {
+  Daemon d;
+  ApiClient api(d.url());
+  ASSERT_TRUE(api.submit_job(mlp_spec()));
+  auto reg = api.register_worker(json{{"name", "w"}, {"capabilities", {{"cpu_cores", 2}}}});
+  ASSERT_TRUE(reg);
+  const int64_t w = (*reg)["worker_id"];
+  auto lease = api.lease(w, 0);
+  ASSERT_TRUE(lease && *lease);
+  const std::string hb = "/v1/jobs/" + std::to_string((**lease)["job_id"].get<int64_t>()) + "/heartbeat";
+  const std::string before = d.dump();
+
+  HttpClient http(d.url());
+  struct Case {
+    std::string path, body;
+    long status;
+    std::string field;
+  };
+  const std::string big(10 * 1000 * 1000, 'x');
+  for (const Case& c : std::vector<Case>{
+           {"/v1/jobs", R"({"model":{"kind":"mlp"},"data":)", 400, "body"},
+           {"/v1/jobs", mlp_spec(R"(,"surprise":1)"), 400, "surprise"},
+           {"/v1/jobs", mlp_spec(R"(,"train":{"batch_size":"big"})"), 400, "train.batch_size"},
+           {"/v1/jobs", mlp_spec(R"(,"train":{"epochs":-1})"), 400, "train.epochs"},
+           {"/v1/jobs", big, 413, "body"},
+           {"/v1/jobs", "{\"name\":\"" + big + "\"}", 413, "body"},
+           {hb, R"({"worker_id":)" + std::to_string(w) + R"(,"epoch":-4})", 400, "epoch"},
+           {hb, R"({"worker_id":)" + std::to_string(w) + R"(,"epoch":2})", 409, "epoch"},
+       }) {
+    auto r = http.request("POST", c.path, c.body);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->status, c.status) << c.body.substr(0, 60) << " -> " << r->body;
+    EXPECT_EQ(error_of(*r)["field"], c.field) << r->body;
+    EXPECT_NE(r->content_type.find("application/json"), std::string::npos);
+  }
+  EXPECT_EQ(d.dump(), before);
+  // The server still answers after all that.
+  auto health = api.health();
+  ASSERT_TRUE(health);
+  EXPECT_EQ((*health)["status"], "ok");
+}
+
+TEST(HttpServer, HeaderLimitMalformedRequestsAndKeepAlive) {
+  Daemon d;
+  {
+    RawConnection c(d.port());
+    ASSERT_TRUE(c.connected());
+    c.send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(9000, 'a') + "\r\n\r\n");
+    EXPECT_EQ(status_of(c.read_response()), 431);
+  }
+  {
+    RawConnection c(d.port());
+    c.send("THIS IS NOT HTTP\r\n\r\n");
+    EXPECT_EQ(status_of(c.read_response()), 400);
+  }
+  {
+    RawConnection c(d.port());
+    c.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_EQ(status_of(c.read_response()), 200);
+    c.send("GET /v1/jobs HTTP/1.1\r\nHost: x\r\n\r\n");  // same connection: keep-alive
+    EXPECT_EQ(status_of(c.read_response()), 200);
+    c.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    EXPECT_EQ(status_of(c.read_response()), 200);
+    EXPECT_TRUE(c.closed_by_peer());
+  }
+}
+
+TEST(HttpServer, AnIdleConnectionIsClosedAfterTheReadTimeout) {
+  ServerOptions so;
+  so.read_timeout_ms = 300;
+  Daemon d(so);
+  RawConnection c(d.port());
+  ASSERT_TRUE(c.connected());
+  c.send("GET /healthz HTTP/1.1\r\nHost: x\r\n");  // never finishes its headers
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(c.closed_by_peer());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+}
+
+TEST(HttpServer, ConfiguredBodyLimit) {
+  ServerOptions so;
+  so.max_body_bytes = 4096;
+  Daemon d(so);
+  HttpClient http(d.url());
+  auto r = http.request("POST", "/v1/jobs", mlp_spec(R"(,"name":")" + std::string(5000, 'n') + "\""));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  auto ok = http.request("POST", "/v1/jobs", mlp_spec());
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 201);
+}
+
+TEST(HttpServer, PaginationAndConcurrentSubmitters) {
+  Daemon d;
+  constexpr int kThreads = 6, kEach = 25;
+  std::atomic<int> created{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&] {
+      ApiClient api(d.url());
+      for (int i = 0; i < kEach; ++i)
+        if (api.submit_job(mlp_spec())) created++;
+    });
+  for (auto& t : threads) t.join();
+  ASSERT_EQ(created.load(), kThreads * kEach);
+  ApiClient api(d.url());
+  std::vector<int64_t> ids;
+  std::string after;
+  for (int page = 0; page < 100; ++page) {
+    auto r = api.list_jobs(std::string("queued"), 40, after);
+    ASSERT_TRUE(r) << r.error().message;
+    for (const auto& j : (*r)["jobs"]) ids.push_back(j["id"]);
+    if ((*r)["next"].is_null()) break;
+    after = (*r)["next"];
+  }
+  ASSERT_EQ(ids.size(), static_cast<size_t>(kThreads * kEach));
+  for (size_t i = 1; i < ids.size(); ++i) EXPECT_LT(ids[i - 1], ids[i]);
+}
+
+TEST(HttpServer, ALongPollIsAnsweredBySubmissionWithoutHoldingAHandlerThread) {
+  ServerOptions so;
+  so.handler_threads = 1;  // a long-poll that held the only handler thread would block the submit
+  Daemon d(so);
+  ApiClient api(d.url());
+  auto reg = api.register_worker(json{{"capabilities", json::object()}});
+  ASSERT_TRUE(reg);
+  const int64_t w = (*reg)["worker_id"];
+  auto poll = std::async(std::launch::async, [&] {
+    ApiClient worker(d.url());
+    return worker.lease(w, 20);
+  });
+  for (int i = 0; i < 200 && d.svc().waiting_workers() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(d.svc().waiting_workers(), 1u);
+  auto job = api.submit_job(mlp_spec());
+  ASSERT_TRUE(job);
+  ASSERT_EQ(poll.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  auto got = poll.get();
+  ASSERT_TRUE(got && *got);
+  EXPECT_EQ((**got)["job_id"], (*job)["id"]);
+}
+
+TEST(HttpServer, ALongPollEndsWith204AtItsDeadline) {
+  Daemon d;
+  ApiClient api(d.url());
+  auto reg = api.register_worker(json{{"capabilities", json::object()}});
+  ASSERT_TRUE(reg);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = api.lease((*reg)["worker_id"], 1);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(*r);
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(900));
+}
+
+TEST(HttpServer, GracefulShutdownAnswersInFlightLongPollsAndStopsAccepting) {
+  Daemon d;
+  ApiClient api(d.url());
+  auto reg = api.register_worker(json{{"capabilities", json::object()}});
+  ASSERT_TRUE(reg);
+  const int64_t w = (*reg)["worker_id"];
+  auto poll = std::async(std::launch::async, [&] {
+    ApiClient worker(d.url());
+    return worker.lease(w, 50);
+  });
+  for (int i = 0; i < 200 && d.svc().waiting_workers() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const auto t0 = std::chrono::steady_clock::now();
+  d.shutdown();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  ASSERT_EQ(poll.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  auto r = poll.get();
+  ASSERT_TRUE(r) << r.error().message;  // answered (204), not cut off
+  EXPECT_FALSE(*r);
+  ApiClient late(d.url());
+  auto refused = late.health();
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "unavailable");
+}
+
+}  // namespace
+}  // namespace jobctl::daemon::http

@@ -1,0 +1,77 @@
+// Shared set-up for tests that drive JobService directly: a temporary store, a manual clock, and
+// helpers to register workers and take leases synchronously.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/clock.h"
+#include "daemon/service/job_matcher.h"
+#include "daemon/service/job_service.h"
+#include "daemon/store/store.h"
+#include "tests/support/temp_dir.h"
+
+namespace jobctl::daemon::testing {
+
+inline std::string mlp_spec(const std::string& extra = "") {
+  return R"({"model":{"kind":"mlp","hidden":[32]},"data":{"dataset":"synthetic","samples":256})" +
+         extra + "}";
+}
+
+struct ServiceFixture {
+  explicit ServiceFixture(service::ServiceOptions options = {}) {
+    store::StoreOptions o;
+    o.path = dir.file("jobctl.db");
+    auto s = store::Store::open(o, clock);
+    if (!s) ADD_FAILURE() << s.error().message;
+    db = std::move(*s);
+    svc = std::make_unique<service::JobService>(*db, clock, std::make_unique<service::FifoMatcher>(),
+                                                options);
+    if (auto st = svc->start(); !st) ADD_FAILURE() << st.error().message;
+  }
+  ~ServiceFixture() {
+    svc->shutdown();
+    db->close();
+  }
+
+  int64_t submit(const std::string& spec = mlp_spec()) {
+    auto r = svc->submit_job(spec);
+    EXPECT_TRUE(r) << (r ? "" : r.error().message);
+    return r ? r->id : 0;
+  }
+
+  int64_t register_worker(std::vector<service::GpuDevice> gpus = {}, const std::string& name = "w") {
+    service::WorkerRegistration reg;
+    reg.name = name;
+    reg.capabilities.gpus = std::move(gpus);
+    reg.capabilities.cpu_cores = 4;
+    auto r = svc->register_worker(reg);
+    EXPECT_TRUE(r) << (r ? "" : r.error().message);
+    return r ? r->worker_id : 0;
+  }
+
+  // A lease that does not wait.
+  Expected<std::optional<service::LeaseGrant>> lease_now(int64_t worker) {
+    std::promise<Expected<std::optional<service::LeaseGrant>>> p;
+    auto f = p.get_future();
+    svc->lease(worker, 0, [&p](Expected<std::optional<service::LeaseGrant>> r) { p.set_value(std::move(r)); });
+    return f.get();
+  }
+
+  std::string dump() {
+    auto d = db->dump();
+    EXPECT_TRUE(d);
+    return d ? *d : std::string();
+  }
+
+  jobctl::testing::TempDir dir;
+  ManualClock clock;
+  std::unique_ptr<store::Store> db;
+  std::unique_ptr<service::JobService> svc;
+};
+
+}  // namespace jobctl::daemon::testing

@@ -1,0 +1,315 @@
+// The store without the service: migrations, group commit with per-change rollback, commit hooks,
+// reads from separate connections, keyset listing.
+#include "daemon/store/store.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "daemon/store/migrations.h"
+#include "tests/support/temp_dir.h"
+
+namespace jobctl::daemon::store {
+namespace {
+
+using jobctl::testing::TempDir;
+
+JobRow make_job(const std::string& name, JobState state = JobState::queued, int priority = 50) {
+  JobRow r;
+  r.name = name;
+  r.spec_json = "{\"name\":\"" + name + "\"}";
+  r.state = state;
+  r.priority = priority;
+  r.created_ms = r.updated_ms = 1000;
+  return r;
+}
+
+std::unique_ptr<Store> open_store(const TempDir& dir, const Clock& clock, int max_batch = 512) {
+  StoreOptions o;
+  o.path = dir.file("jobctl.db");
+  o.max_batch = max_batch;
+  auto s = Store::open(o, clock);
+  EXPECT_TRUE(s.has_value()) << (s ? "" : s.error().message);
+  return std::move(*s);
+}
+
+int64_t insert(Store& s, const JobRow& row) {
+  auto id = s.write_value<int64_t>([&](WriteTxn& txn) { return txn.insert_job(row); });
+  EXPECT_TRUE(id.has_value());
+  return id ? *id : 0;
+}
+
+TEST(Migrations, NewFileGetsEveryVersionAndReopenIsANoOp) {
+  TempDir dir;
+  ManualClock clock;
+  {
+    auto s = open_store(dir, clock);
+  }
+  auto conn = Connection::open(dir.file("jobctl.db"), false);
+  ASSERT_TRUE(conn);
+  auto v = schema_version(**conn);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(*v, migrations().back().version);
+  auto again = apply_migrations(**conn, clock.now_ms());
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, migrations().back().version);
+  auto count = (*conn)->prepare("SELECT COUNT(*) FROM schema_version");
+  ASSERT_TRUE(count);
+  ASSERT_TRUE(*(*count)->step());
+  EXPECT_EQ((*count)->column_int64(0), static_cast<int64_t>(migrations().size()));
+}
+
+TEST(Migrations, AFailingMigrationLeavesTheLastWholeVersion) {
+  TempDir dir;
+  auto conn = Connection::open(dir.file("m.db"), false);
+  ASSERT_TRUE(conn);
+  const std::vector<Migration> list = {
+      {1, "one", "CREATE TABLE a (x INTEGER);"},
+      {2, "two (broken)", "CREATE TABLE b (y INTEGER); INSERT INTO nowhere VALUES (1);"},
+  };
+  auto r = apply_migrations(**conn, 1, list);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("migration 2"), std::string::npos);
+  auto v = schema_version(**conn);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(*v, 1);
+  // Table b was rolled back with its migration.
+  auto q = (*conn)->prepare("SELECT COUNT(*) FROM sqlite_master WHERE name = 'b'");
+  ASSERT_TRUE(q);
+  ASSERT_TRUE(*(*q)->step());
+  EXPECT_EQ((*q)->column_int64(0), 0);
+}
+
+TEST(Migrations, ADatabaseNewerThanTheBinaryIsRefused) {
+  TempDir dir;
+  auto conn = Connection::open(dir.file("m.db"), false);
+  ASSERT_TRUE(conn);
+  ASSERT_TRUE(apply_migrations(**conn, 1, {{1, "one", "CREATE TABLE a (x INTEGER);"},
+                                           {2, "two", "CREATE TABLE b (x INTEGER);"}}));
+  auto r = apply_migrations(**conn, 1, {{1, "one", "CREATE TABLE a (x INTEGER);"}});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("newer"), std::string::npos);
+}
+
+TEST(Store, OpensInWalModeWithFullSync) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock);
+  auto conn = Connection::open(dir.file("jobctl.db"), false);
+  ASSERT_TRUE(conn);
+  auto q = (*conn)->prepare("PRAGMA journal_mode");
+  ASSERT_TRUE(q);
+  ASSERT_TRUE(*(*q)->step());
+  EXPECT_EQ((*q)->column_text(0), "wal");
+}
+
+TEST(Store, InsertReadUpdateAndEvents) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock);
+  const int64_t id = insert(*s, make_job("a"));
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(s->write([&](WriteTxn& txn) -> Status {
+    JobEventRow ev;
+    ev.job_id = id;
+    ev.time_ms = 5;
+    ev.type = "submitted";
+    ev.to_state = JobState::queued;
+    auto seq = txn.append_event(ev);
+    if (!seq) return seq.error();
+    EXPECT_EQ(*seq, 1);
+    ev.type = "leased";
+    ev.from_state = JobState::queued;
+    ev.to_state = JobState::placed;
+    seq = txn.append_event(ev);
+    if (!seq) return seq.error();
+    EXPECT_EQ(*seq, 2);
+    auto job = txn.job(id);
+    if (!job) return job.error();
+    (*job)->state = JobState::placed;
+    (*job)->worker_id = 7;
+    (*job)->lease_epoch = 1;
+    return txn.update_job(**job);
+  }));
+  auto got = s->get_job_with_events(id);
+  ASSERT_TRUE(got && *got);
+  EXPECT_EQ((*got)->first.state, JobState::placed);
+  EXPECT_EQ((*got)->first.worker_id, 7);
+  EXPECT_EQ((*got)->first.spec_json, "{\"name\":\"a\"}");
+  ASSERT_EQ((*got)->second.size(), 2u);
+  EXPECT_EQ((*got)->second[1].type, "leased");
+  EXPECT_EQ((*got)->second[1].from_state, JobState::queued);
+  auto missing = s->get_job(id + 100);
+  ASSERT_TRUE(missing);
+  EXPECT_FALSE(*missing);
+}
+
+TEST(Store, AFailingChangeRollsBackAloneInItsBatch) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock);
+  // Queue many changes at once from several threads so they share batches; every third fails
+  // after writing, and must leave no trace.
+  constexpr int kThreads = 4, kPerThread = 60;
+  std::atomic<int> ok{0}, failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        const bool fail = i % 3 == 0;
+        Status st = s->write([&, fail](WriteTxn& txn) -> Status {
+          auto id = txn.insert_job(make_job("t" + std::to_string(t) + "-" + std::to_string(i)));
+          if (!id) return id.error();
+          if (fail) return make_error("conflict", "refused after writing");
+          return {};
+        });
+        (st ? ok : failed)++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failed.load(), kThreads * kPerThread / 3);
+  auto counts = s->count_jobs_by_state();
+  ASSERT_TRUE(counts);
+  EXPECT_EQ((*counts)[JobState::queued], ok.load());
+  auto all = s->list_jobs(JobQuery{std::nullopt, 0, 100000});
+  ASSERT_TRUE(all);
+  for (const auto& j : *all) {
+    const int i = std::stoi(j.name.substr(j.name.find('-') + 1));
+    EXPECT_NE(i % 3, 0) << j.name << " should have been rolled back";
+  }
+}
+
+TEST(Store, CommitHooksRunOnlyForCommittedChangesInOrder) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock);
+  std::vector<int> seen;  // touched only on the writer thread, read after write() returns
+  for (int i = 0; i < 5; ++i) {
+    Status st = s->write([&, i](WriteTxn& txn) -> Status {
+      txn.on_commit([&, i] { seen.push_back(i); });
+      if (i == 2) return make_error("conflict", "no");
+      return {};
+    });
+    EXPECT_EQ(st.has_value(), i != 2);
+  }
+  EXPECT_EQ(seen, (std::vector<int>{0, 1, 3, 4}));
+}
+
+TEST(Store, AsyncWritesCompleteAfterCommitAndCloseDrainsTheQueue) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock, /*max_batch=*/8);
+  std::atomic<int> done{0};
+  for (int i = 0; i < 100; ++i)
+    s->write_async([i](WriteTxn& txn) -> Status {
+      auto id = txn.insert_job(make_job("j" + std::to_string(i)));
+      return id ? Status{} : Status{id.error()};
+    },
+                   [&](Status st) { if (st) done++; });
+  s->close();
+  EXPECT_EQ(done.load(), 100);
+  // After close, writes are refused at once.
+  Status late = s->write([](WriteTxn&) -> Status { return {}; });
+  ASSERT_FALSE(late);
+  EXPECT_EQ(late.error().code, "unavailable");
+  auto counts = s->count_jobs_by_state();
+  ASSERT_TRUE(counts);
+  EXPECT_EQ((*counts)[JobState::queued], 100);
+}
+
+TEST(Store, ChangesQueuedByHooksStillRunWhileClosing) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock);
+  std::atomic<int> follow_ups{0};
+  for (int i = 0; i < 20; ++i)
+    s->write_async(
+        [&](WriteTxn& txn) -> Status {
+          txn.on_commit([&] {
+            // A commit hook queues a follow-up change, as the service does for leases.
+            s->write_async([](WriteTxn& t) -> Status {
+              auto id = t.insert_job(make_job("follow-up"));
+              return id ? Status{} : Status{id.error()};
+            },
+                           [&](Status st) { if (st) follow_ups++; });
+          });
+          return {};
+        },
+        nullptr);
+  s->close();
+  EXPECT_EQ(follow_ups.load(), 20);
+}
+
+TEST(Store, ABlockingWriteFromTheWriterThreadIsRefusedNotDeadlocked) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock);
+  Status inner;
+  ASSERT_TRUE(s->write([&](WriteTxn& txn) -> Status {
+    txn.on_commit([&] { inner = s->write([](WriteTxn&) -> Status { return {}; }); });
+    return {};
+  }));
+  ASSERT_FALSE(inner);
+  EXPECT_EQ(inner.error().code, "internal");
+}
+
+TEST(Store, KeysetListingByStateAndAfter) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock);
+  for (int i = 1; i <= 10; ++i)
+    insert(*s, make_job("j" + std::to_string(i), i % 2 ? JobState::queued : JobState::running));
+  auto page1 = s->list_jobs(JobQuery{JobState::queued, 0, 3});
+  ASSERT_TRUE(page1);
+  ASSERT_EQ(page1->size(), 3u);
+  EXPECT_EQ((*page1)[0].name, "j1");
+  EXPECT_EQ((*page1)[2].name, "j5");
+  EXPECT_TRUE((*page1)[0].spec_json.empty());  // listings carry no spec
+  auto page2 = s->list_jobs(JobQuery{JobState::queued, page1->back().id, 3});
+  ASSERT_TRUE(page2);
+  ASSERT_EQ(page2->size(), 2u);
+  EXPECT_EQ((*page2)[0].name, "j7");
+  EXPECT_EQ((*page2)[1].name, "j9");
+  auto all = s->list_jobs(JobQuery{std::nullopt, 4, 100});
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->size(), 6u);
+  auto queued = s->queued_jobs();
+  ASSERT_TRUE(queued);
+  EXPECT_EQ(queued->size(), 5u);
+}
+
+TEST(Store, TheStateListingUsesTheStateIndex) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock);
+  auto conn = Connection::open(dir.file("jobctl.db"), false);
+  ASSERT_TRUE(conn);
+  auto q = (*conn)->prepare(
+      "EXPLAIN QUERY PLAN SELECT id FROM jobs WHERE state = 'queued' AND id > 5 ORDER BY id LIMIT 10");
+  ASSERT_TRUE(q);
+  std::string plan;
+  while (*(*q)->step()) plan += (*q)->column_text(3) + "\n";
+  EXPECT_NE(plan.find("jobs_state_id"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("TEMP B-TREE"), std::string::npos) << plan;  // no sort step
+}
+
+TEST(Store, DataSurvivesReopening) {
+  TempDir dir;
+  ManualClock clock;
+  int64_t id = 0;
+  {
+    auto s = open_store(dir, clock);
+    id = insert(*s, make_job("durable"));
+  }
+  auto s = open_store(dir, clock);
+  auto j = s->get_job(id);
+  ASSERT_TRUE(j && *j);
+  EXPECT_EQ((*j)->name, "durable");
+}
+
+}  // namespace
+}  // namespace jobctl::daemon::store

@@ -1,0 +1,334 @@
+#include "scheduler/placement.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "cost/spot_risk.h"
+#include "scheduler/placement_json.h"
+
+namespace jobctl::scheduler {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+cost::Offer offer(std::string cloud, std::string type, std::string gpu, int count, double mem, double od,
+                  std::optional<double> spot) {
+  cost::Offer o;
+  o.cloud = std::move(cloud);
+  o.instance_type = std::move(type);
+  o.region = "us-east-1";
+  o.gpu_model = std::move(gpu);
+  o.gpu_count = count;
+  o.gpu_memory_gb = mem;
+  o.on_demand_usd_per_hour = od;
+  o.spot_usd_per_hour = spot;
+  return o;
+}
+
+std::vector<cost::Offer> offers() {
+  return {offer("aws", "p3.2xlarge", "V100", 1, 16, 3.06, 0.92), offer("aws", "g4dn.xlarge", "T4", 1, 16, 0.526, 0.2),
+          offer("lambda", "gpu_1x_a100", "A100", 1, 40, 1.29, std::nullopt),
+          offer("aws", "p4d.24xlarge", "A100", 8, 40, 32.7726, 6.79)};
+}
+
+cost::LocalGpuInventory v100_inventory() {
+  cost::LocalGpuInventory g;
+  g.gpu_model = "V100";
+  g.count = 2;
+  g.purchase_usd = 2000;
+  g.lifetime_years = 4;
+  g.utilisation = 0.5;  // amortised: 2000 / (4 * 8760 * 0.5) = 0.11416 $/h
+  return g;
+}
+
+// An MLP job of exactly 10 V100-hours at the default MLP efficiency (5% of 15.7 TFLOPS).
+Job job(double v100_hours = 10) {
+  Job j;
+  j.id = "j1";
+  j.workload.model_kind = "mlp";
+  j.workload.training_flops = v100_hours * 15.7e12 * 0.05 * 3600;
+  j.workload.vram_bytes_per_gpu = static_cast<int64_t>(2 * kGiB);
+  j.workload.checkpoint_bytes = 100'000'000;
+  return j;
+}
+
+Worker worker(std::string id, std::string model = "V100", double mem = 16) {
+  Worker w;
+  w.id = std::move(id);
+  w.gpu_model = std::move(model);
+  w.gpu_memory_gb = mem;
+  return w;
+}
+
+struct Scenario {
+  cost::EfficiencyCalibrator calibration;
+  PlacementConfig config;
+  std::vector<cost::LocalGpuInventory> inventory{v100_inventory()};
+  std::vector<cost::Offer> catalog = offers();
+  LocalCapacity capacity{{worker("w1"), worker("w2")}};
+  std::vector<Candidate> table;
+
+  PlacementDecision decide(const Job& j, int64_t now = 0) {
+    PlacementContext ctx(catalog, inventory, calibration, config);
+    auto d = place(j, ctx, capacity, now, &table);
+    reason = decision_reason(d, j, ctx, capacity);
+    json = placement_json(d, table, j, ctx, capacity);
+    // The fast path (no table) makes the same decision.
+    const auto fast = place(j, ctx, capacity, now);
+    EXPECT_EQ(fast.outcome, d.outcome);
+    EXPECT_EQ(fast.choice.kind, d.choice.kind);
+    EXPECT_EQ(fast.choice.source, d.choice.source);
+    EXPECT_DOUBLE_EQ(fast.choice.estimated_cost_usd, d.choice.estimated_cost_usd);
+    return d;
+  }
+  std::string reason;
+  nlohmann::json json;
+};
+
+TEST(Placement, CheapestWinsWithNoDeadline) {
+  Scenario s;
+  const auto d = s.decide(job());
+  // 2 local + 4 offers x (on-demand, spot): the local V100 pool, 8 cloud rows.
+  EXPECT_EQ(d.considered, 9u);
+  EXPECT_EQ(d.outcome, Outcome::run_local);
+  EXPECT_EQ(d.reason_code, ReasonCode::cheapest_no_deadline);
+  EXPECT_NEAR(d.choice.usd_per_hour, 2000.0 / (4 * 8760 * 0.5), 1e-12);
+  EXPECT_NEAR(d.choice.estimated_hours, 10.0, 1e-9);
+  EXPECT_NEAR(d.choice.estimated_cost_usd, 10 * 2000.0 / (4 * 8760 * 0.5), 1e-9);
+  EXPECT_NE(s.reason.find("cheapest option (no deadline): local V100 x1"), std::string::npos) << s.reason;
+  ASSERT_EQ(s.table.size(), 9u);
+  EXPECT_TRUE(s.table[0].chosen);
+  EXPECT_EQ(d.chosen_row, 0);
+}
+
+TEST(Placement, CloudFiguresFollowTheCostModel) {
+  Scenario s;
+  s.capacity = LocalCapacity{};
+  const Job j = job();
+  const auto d = s.decide(j);
+  PlacementContext ctx(s.catalog, s.inventory, s.calibration, s.config);
+  const double c = ctx.checkpoint_hours(j.workload.checkpoint_bytes);
+  const double r = ctx.restart_hours(j.workload.checkpoint_bytes);
+  EXPECT_NEAR(c, (0.5 + 2.0) / 3600, 1e-12);         // 100 MB at 200 MB/s + 2 s
+  EXPECT_NEAR(r, 0.05 + 0.01 + 1.0 / 3600, 1e-12);   // provision + warm-up + 100 MB at 100 MB/s
+  const double factor = cost::spot_time_factor(c, r, 0.1);
+  // Rows: [V100 od, V100 spot, T4 od, T4 spot, A100 od, A100 spot (none), 8xA100 od, spot].
+  ASSERT_EQ(s.table.size(), 8u);
+  const auto& v100_od = s.table[0];
+  EXPECT_EQ(v100_od.kind, OptionKind::on_demand);
+  EXPECT_NEAR(v100_od.estimated_hours, 10, 1e-9);
+  EXPECT_NEAR(v100_od.estimated_cost_usd, 3.06 * (10 + 0.05), 1e-9);
+  EXPECT_NEAR(v100_od.completion_hours, 10.05, 1e-9);
+  const auto& v100_spot = s.table[1];
+  EXPECT_NEAR(v100_spot.estimated_hours, 10 * factor, 1e-9);
+  EXPECT_NEAR(v100_spot.estimated_cost_usd, 0.92 * (10 * factor + 0.05), 1e-9);
+  const double t4_hours = 10 * 15.7 / 8.1;
+  EXPECT_NEAR(s.table[3].estimated_cost_usd, 0.2 * (t4_hours * factor + 0.05), 1e-9);
+  EXPECT_EQ(s.table[5].rejection, Rejection::no_spot_market);
+  // T4 spot is the cheapest of all.
+  EXPECT_EQ(d.outcome, Outcome::launch_spot);
+  EXPECT_EQ(d.chosen_row, 3);
+  EXPECT_TRUE(s.table[3].chosen);
+}
+
+TEST(Placement, DeadlinePicksTheCheapestThatMeetsIt) {
+  Scenario s;
+  s.capacity = LocalCapacity{};
+  Job j = job();
+  j.deadline_hours = 12;  // T4 needs 19.4 h; V100 10.2 h; A100 8.1 h
+  const auto d = s.decide(j);
+  EXPECT_EQ(d.reason_code, ReasonCode::cheapest_meeting_deadline);
+  EXPECT_EQ(d.outcome, Outcome::launch_spot);
+  EXPECT_EQ(s.table[d.chosen_row].source, 0u);  // V100 spot: $9.5, beats A100 on-demand ($10.5)
+  EXPECT_TRUE(d.choice.meets_deadline);
+  EXPECT_FALSE(s.table[3].meets_deadline);        // T4 spot is cheaper but too slow
+  EXPECT_NE(s.reason.find("meeting the deadline (12.00 h left)"), std::string::npos) << s.reason;
+  // Time already spent in the queue counts against the deadline: 3 h later only the A100s make it.
+  const auto later = s.decide(j, 3 * 3'600'000);
+  ASSERT_TRUE(later.deadline_left_hours);
+  EXPECT_DOUBLE_EQ(*later.deadline_left_hours, 9.0);
+  EXPECT_EQ(later.outcome, Outcome::launch_on_demand);
+  EXPECT_EQ(s.catalog[later.choice.source].instance_type, "gpu_1x_a100");
+  // The same through an injected clock.
+  ManualClock clock(3 * 3'600'000);
+  PlacementContext ctx(s.catalog, s.inventory, s.calibration, s.config);
+  const auto via_clock = place(j, ctx, s.capacity, clock);
+  EXPECT_EQ(via_clock.choice.source, later.choice.source);
+  EXPECT_DOUBLE_EQ(*via_clock.deadline_left_hours, 9.0);
+}
+
+TEST(Placement, NoneMeetsTheDeadlineEarliestWithinCap) {
+  Scenario s;
+  s.capacity = LocalCapacity{};
+  Job j = job();
+  j.deadline_hours = 5;         // nothing single-GPU is that fast
+  j.max_usd_per_hour = 5.0;     // and the 8xA100 is over the cap
+  const auto d = s.decide(j);
+  EXPECT_EQ(d.reason_code, ReasonCode::earliest_missing_deadline);
+  EXPECT_EQ(d.meeting_deadline, 0u);
+  EXPECT_EQ(s.catalog[d.choice.source].instance_type, "gpu_1x_a100");
+  EXPECT_EQ(d.choice.kind, OptionKind::on_demand);
+  EXPECT_EQ(s.table[6].rejection, Rejection::price_cap);
+  EXPECT_NE(s.reason.find("no option meets the deadline"), std::string::npos) << s.reason;
+  EXPECT_NE(s.reason.find("earliest finishing within the price cap"), std::string::npos);
+}
+
+TEST(Placement, MultiGpuJobAndPriceCap) {
+  Scenario s;
+  Job j = job(80);
+  j.workload.gpus = 8;
+  j.deadline_hours = 12;
+  const auto d = s.decide(j);
+  // Only p4d has 8 GPUs: 80 V100-h = 80*15.7/19.5/8 = 8.05 h on 8 A100s.
+  EXPECT_EQ(s.catalog[d.choice.source].instance_type, "p4d.24xlarge");
+  EXPECT_EQ(d.rejected[static_cast<size_t>(Rejection::too_few_gpus)], 7u);  // local + 3 offers x 2
+  EXPECT_NEAR(d.choice.estimated_hours, 80 * 15.7 / 19.5 / 8 * (d.choice.kind == OptionKind::spot
+                                                                   ? cost::spot_time_factor(
+                                                                         (0.5 + 2) / 3600, 0.06 + 1.0 / 3600, 0.1)
+                                                                   : 1.0),
+              1e-9);
+  j.max_usd_per_hour = 5;
+  const auto capped = s.decide(j);
+  EXPECT_EQ(capped.outcome, Outcome::unplaceable);
+  EXPECT_EQ(capped.reason_code, ReasonCode::nothing_fits);
+  EXPECT_NE(s.reason.find("7 too_few_gpus"), std::string::npos) << s.reason;
+  EXPECT_NE(s.reason.find("2 price_cap (cap $5.00/h)"), std::string::npos) << s.reason;
+}
+
+TEST(Placement, MemoryMisfitIsNeverPlaced) {
+  Scenario s;
+  Job j = job();
+  j.workload.vram_bytes_per_gpu = static_cast<int64_t>(20 * kGiB);  // > 16 GiB of V100/T4
+  const auto d = s.decide(j);
+  EXPECT_EQ(d.rejected[static_cast<size_t>(Rejection::memory)], 5u);  // local V100, 2 x V100, 2 x T4
+  EXPECT_EQ(s.catalog[d.choice.source].gpu_model, "A100");
+  for (const auto& c : s.table) {
+    if (c.rejection != Rejection::none) continue;
+    ASSERT_NE(c.kind, OptionKind::local);
+    EXPECT_GE(s.catalog[c.source].gpu_memory_gb, 20);
+  }
+  const auto& rows = s.json["candidates"];
+  ASSERT_EQ(rows.size(), 9u);
+  EXPECT_EQ(rows[0]["rejection"], "memory");
+  EXPECT_EQ(rows[0]["rejection_reason"], "needs 20.00 GiB per GPU; has 16.0");
+  j.workload.vram_bytes_per_gpu = static_cast<int64_t>(100 * kGiB);
+  const auto none = s.decide(j);
+  EXPECT_EQ(none.outcome, Outcome::unplaceable);
+  EXPECT_NE(s.reason.find("memory (needs 100.00 GiB per GPU)"), std::string::npos) << s.reason;
+}
+
+TEST(Placement, ModesAndConstraints) {
+  Scenario s;
+  Job j = job();
+  j.mode = train::PlacementMode::cloud;
+  EXPECT_NE(s.decide(j).choice.kind, OptionKind::local);
+  EXPECT_EQ(s.table[0].rejection, Rejection::placement_mode);
+  j.mode = train::PlacementMode::local;
+  j.deadline_hours = 1;  // misses, but local is all it may use
+  auto d = s.decide(j);
+  EXPECT_EQ(d.choice.kind, OptionKind::local);
+  EXPECT_EQ(d.reason_code, ReasonCode::earliest_missing_deadline);
+
+  j = job();
+  s.capacity = LocalCapacity{};
+  j.spot = train::SpotMode::never;
+  d = s.decide(j);
+  EXPECT_EQ(d.choice.kind, OptionKind::on_demand);
+  EXPECT_EQ(s.catalog[d.choice.source].instance_type, "g4dn.xlarge");
+  j.spot = train::SpotMode::always;
+  d = s.decide(j);
+  EXPECT_EQ(d.choice.kind, OptionKind::spot);
+  EXPECT_EQ(s.table[0].rejection, Rejection::spot_mode);
+
+  j = job();
+  j.gpu = "A100";
+  d = s.decide(j);
+  EXPECT_EQ(s.catalog[d.choice.source].instance_type, "gpu_1x_a100");
+  EXPECT_EQ(s.json["candidates"][0]["rejection_reason"], "the job asks for A100, this is V100");
+  j.gpu = "H200";  // nobody has one
+  EXPECT_EQ(s.decide(j).outcome, Outcome::unplaceable);
+}
+
+TEST(Placement, CpuJobsAndCpuWorkers) {
+  Scenario s;
+  s.capacity = LocalCapacity{{worker("cpu1", "cpu", 64)}};
+  s.inventory.push_back(cost::LocalGpuInventory{.gpu_model = "cpu", .purchase_usd = 0, .power_kw = 0.2,
+                                                .electricity_usd_per_kwh = 0.1});
+  Job j = job(0.01);
+  j.gpu = "cpu";
+  auto d = s.decide(j);
+  EXPECT_EQ(d.choice.kind, OptionKind::local);
+  EXPECT_EQ(s.capacity.pools()[d.choice.source].gpu_model, "cpu");
+  EXPECT_NEAR(d.choice.usd_per_hour, 0.02, 1e-12);
+  j.gpu = "any";  // a GPU is required: the CPU worker is out
+  d = s.decide(j);
+  EXPECT_EQ(s.table[0].rejection, Rejection::gpu_constraint);
+  EXPECT_EQ(s.json["candidates"][0]["rejection_reason"], "the job needs a GPU; this is a CPU");
+}
+
+TEST(Placement, BusyLocalPoolWaitsOrGoesToTheCloud) {
+  Scenario s;
+  const int64_t now = 1'000'000;
+  ASSERT_TRUE(s.capacity.acquire(0, now + 2 * 3'600'000));
+  ASSERT_TRUE(s.capacity.acquire(0, now + 3 * 3'600'000));
+  Job j = job();
+  j.submitted_ms = now;
+  auto d = s.decide(j, now);  // no deadline: still cheapest to wait 2 h for the owned V100
+  EXPECT_EQ(d.outcome, Outcome::wait_local);
+  EXPECT_DOUBLE_EQ(d.choice.queue_wait_hours, 2.0);
+  EXPECT_DOUBLE_EQ(d.choice.completion_hours, 12.0);
+  EXPECT_NE(s.reason.find("waiting for a worker, expected free in 2.00 h"), std::string::npos) << s.reason;
+  j.deadline_hours = 11;  // waiting would miss it: the cheapest cloud option that makes it
+  d = s.decide(j, now);
+  EXPECT_EQ(d.outcome, Outcome::launch_spot);
+  EXPECT_EQ(s.catalog[d.choice.source].instance_type, "p3.2xlarge");
+  EXPECT_FALSE(s.table[0].meets_deadline);
+}
+
+TEST(Placement, MarginalPricingAndCalibrationChangeTheAnswer) {
+  Scenario s;
+  s.capacity = LocalCapacity{};
+  cost::LocalGpuInventory expensive = v100_inventory();
+  expensive.purchase_usd = 60000;  // 3.42 $/h amortised: dearer than V100 on-demand
+  s.inventory = {expensive};
+  s.capacity = LocalCapacity{{worker("w1")}};
+  Job j = job();
+  j.deadline_hours = 10.5;   // only V100 (10 h) and A100 make it; A100 on-demand costs 10.45
+  j.spot = train::SpotMode::never;
+  auto d = s.decide(j);
+  EXPECT_EQ(s.catalog[d.choice.source].instance_type, "gpu_1x_a100");
+  s.config.local_pricing = cost::LocalPricing::marginal;  // capex is sunk: the owned GPU is free
+  d = s.decide(j);
+  EXPECT_EQ(d.choice.kind, OptionKind::local);
+  EXPECT_DOUBLE_EQ(d.choice.usd_per_hour, 0.0);
+  // Calibration: V100 MLPs turn out to run at 2.5% of peak, so 20 h: the local V100 misses it.
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(s.calibration.observe("V100", "mlp", 15.7e12 * 0.025, 1.0));
+  d = s.decide(j);
+  EXPECT_NEAR(s.table[0].estimated_hours, 20.0, 1e-9);
+  EXPECT_EQ(s.catalog[d.choice.source].instance_type, "gpu_1x_a100");
+}
+
+TEST(Placement, QuoteJsonHasTheTable) {
+  Scenario s;
+  Job j = job();
+  j.deadline_hours = 24;
+  s.decide(j);
+  const auto& q = s.json;
+  EXPECT_EQ(q["outcome"], "run_local");
+  EXPECT_EQ(q["reason_code"], "cheapest_meeting_deadline");
+  EXPECT_TRUE(q["reason"].get<std::string>().starts_with("cheapest option meeting the deadline"));
+  ASSERT_EQ(q["candidates"].size(), 9u);
+  for (const auto& row : q["candidates"])
+    for (const char* k : {"option", "gpu", "usd_per_hour", "estimated_hours", "estimated_cost_usd", "meets_deadline",
+                          "chosen", "rejection", "rejection_reason"})
+      EXPECT_TRUE(row.contains(k)) << k;
+  EXPECT_EQ(q["candidates"][1]["option"], "on-demand aws:p3.2xlarge us-east-1");
+  EXPECT_EQ(q["chosen"]["option"], "local V100 x1");
+  int chosen = 0;
+  for (const auto& row : q["candidates"]) chosen += row["chosen"].get<bool>();
+  EXPECT_EQ(chosen, 1);
+}
+
+}  // namespace
+}  // namespace jobctl::scheduler

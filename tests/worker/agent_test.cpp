@@ -1,0 +1,166 @@
+// The worker agent against an in-process jobctld, running the real jobctl-train ($JOBCTL_TRAIN):
+// success with a reported result, a trainer failure, cancel, and the worker's own stop request.
+#include "worker/agent.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <sstream>
+#include <thread>
+
+#include "tests/daemon/in_process_daemon.h"
+#include "tests/support/temp_dir.h"
+#include "worker/capabilities.h"
+
+namespace jobctl::worker {
+namespace {
+
+using daemon::testing::Daemon;
+using nlohmann::json;
+using daemon::store::JobState;
+namespace service = daemon::service;
+
+const std::string kQuick =
+    R"({"name":"quick","model":{"kind":"mlp","hidden":[32]},)"
+    R"("data":{"dataset":"synthetic","samples":2000,"test_samples":500,"features":64},"train":{"epochs":2}})";
+// Long enough to be interrupted: it is cancelled or stopped long before it could finish.
+const std::string kLong =
+    R"({"name":"long","model":{"kind":"mlp","hidden":[256,256]},)"
+    R"("data":{"dataset":"synthetic","samples":20000,"features":256},"train":{"epochs":5000},)"
+    R"("checkpoint":{"every_steps":0}})";
+
+class AgentTest : public ::testing::Test {
+ protected:
+  static service::ServiceOptions svc_options() {
+    service::ServiceOptions o;
+    o.heartbeat_interval_s = 1;
+    o.lease_timeout_s = 30;
+    return o;
+  }
+  AgentTest() : daemon_({}, svc_options()) {}
+
+  AgentOptions options(const std::string& trainer = "") {
+    AgentOptions o;
+    o.server = daemon_.url();
+    o.name = "test-worker";
+    o.capabilities = capabilities_json({}, 2, 1024);
+    o.max_wait_s = 1;
+    o.max_jobs = 1;
+    const char* env = std::getenv("JOBCTL_TRAIN");
+    o.runner.trainer = trainer.empty() ? (env ? env : "jobctl-train") : trainer;
+    o.runner.work_dir = work_.path().string();
+    o.runner.device = "cpu";
+    o.runner.heartbeat_interval_ms = 300;
+    o.runner.kill_grace_ms = 20000;
+    return o;
+  }
+
+  // Runs an agent on a thread; join() returns its exit code.
+  struct Running {
+    std::ostringstream log;
+    int rc = -1;
+    std::thread thread;
+    int join() {
+      thread.join();
+      return rc;
+    }
+  };
+  std::unique_ptr<Running> start(AgentOptions o) {
+    auto r = std::make_unique<Running>();
+    Running* raw = r.get();
+    raw->thread = std::thread([this, raw, o] { raw->rc = Agent(o, stop_, raw->log).run(); });
+    return r;
+  }
+
+  int64_t submit(const std::string& spec) {
+    auto r = daemon_.svc().submit_job(spec);
+    EXPECT_TRUE(r) << (r ? "" : r.error().message);
+    return r ? r->id : 0;
+  }
+
+  service::JobDetail job(int64_t id) { return *daemon_.svc().get_job(id); }
+
+  bool wait_for_state(int64_t id, JobState s, int seconds) {
+    for (int i = 0; i < seconds * 20; ++i) {
+      if (job(id).job.state == s) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
+  std::vector<std::string> events(int64_t id) {
+    std::vector<std::string> out;
+    for (const auto& e : job(id).events) out.push_back(e.type);
+    return out;
+  }
+
+  jobctl::testing::TempDir work_;
+  Daemon daemon_;
+  StopSource stop_;
+};
+
+TEST_F(AgentTest, RunsAJobAndReportsItsResult) {
+  const int64_t id = submit(kQuick);
+  auto agent = start(options());
+  EXPECT_EQ(agent->join(), 0);
+  auto d = job(id);
+  ASSERT_EQ(d.job.state, JobState::succeeded) << agent->log.str();
+  ASSERT_TRUE(d.job.result_json);
+  json result = json::parse(*d.job.result_json);
+  EXPECT_TRUE(result["test_accuracy"].is_number()) << result.dump();
+  EXPECT_TRUE(result["final_loss"].is_number()) << result.dump();
+  EXPECT_GT(result["steps"].get<int64_t>(), 0);
+  ASSERT_TRUE(d.job.progress_json);
+  EXPECT_TRUE(json::parse(*d.job.progress_json).contains("step"));
+  EXPECT_EQ(events(id), (std::vector<std::string>{"submitted", "leased", "started", "succeeded"}));
+}
+
+TEST_F(AgentTest, ATrainerFailureFailsTheJobWithTheReason) {
+  const int64_t id = submit(
+      R"({"model":{"kind":"mlp"},"data":{"dataset":"fashion-mnist","path":"/nonexistent/fmnist"},"train":{"epochs":1}})");
+  auto agent = start(options());
+  EXPECT_EQ(agent->join(), 0);
+  auto d = job(id);
+  ASSERT_EQ(d.job.state, JobState::failed) << agent->log.str();
+  ASSERT_TRUE(d.job.error);
+  EXPECT_NE(d.job.error->find("exit code 3"), std::string::npos) << *d.job.error;
+}
+
+TEST_F(AgentTest, AMissingTrainerFailsTheJob) {
+  const int64_t id = submit(kQuick);
+  auto agent = start(options("/nonexistent/jobctl-train"));
+  EXPECT_EQ(agent->join(), 0);
+  auto d = job(id);
+  ASSERT_EQ(d.job.state, JobState::failed);
+  EXPECT_NE(d.job.error->find("cannot start jobctl-train"), std::string::npos) << *d.job.error;
+}
+
+TEST_F(AgentTest, CancelStopsTheTrainer) {
+  const int64_t id = submit(kLong);
+  auto agent = start(options());
+  ASSERT_TRUE(wait_for_state(id, JobState::running, 60)) << "never started";
+  ASSERT_TRUE(daemon_.svc().cancel_job(id));
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(agent->join(), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(25));
+  EXPECT_EQ(job(id).job.state, JobState::cancelled);
+  EXPECT_NE(agent->log.str().find("was cancelled"), std::string::npos) << agent->log.str();
+}
+
+TEST_F(AgentTest, StoppingTheWorkerGivesTheJobBack) {
+  const int64_t id = submit(kLong);
+  auto o = options();
+  o.max_jobs = 0;
+  auto agent = start(o);
+  ASSERT_TRUE(wait_for_state(id, JobState::running, 60)) << "never started";
+  stop_.request();
+  EXPECT_EQ(agent->join(), 0);
+  auto d = job(id);
+  EXPECT_EQ(d.job.state, JobState::queued) << agent->log.str();
+  EXPECT_EQ(d.job.recoveries, 1);
+  EXPECT_EQ(events(id), (std::vector<std::string>{"submitted", "leased", "started", "preempted", "requeued"}));
+}
+
+}  // namespace
+}  // namespace jobctl::worker

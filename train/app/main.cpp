@@ -1,0 +1,133 @@
+// jobctl-train: trains one job spec; see docs/train-cli.md for the flags, the JSON lines on
+// stdout, the files, the signals and the exit codes.
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "train/app/cli_options.h"
+#include "train/app/signals.h"
+#include "train/checkpoint/checkpoint_store.h"
+#include "train/checkpoint/file_system.h"
+#include "train/data/dataset.h"
+#include "train/kernels/make_backend.h"
+#include "train/spec/job_spec.h"
+#include "train/trainer/progress_json.h"
+#include "train/trainer/trainer.h"
+#include "train/trainer/training_run.h"
+
+namespace {
+
+using namespace jobctl::train;
+
+enum ExitCode : int {
+  kOk = 0,
+  kInternal = 1,
+  kUsage = 2,
+  kData = 3,
+  kCheckpoint = 4,
+  kDevice = 5,
+};
+
+class StdoutSink final : public EventSink {
+ public:
+  void emit(const std::string& line) override {
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);  // the worker reads progress as it happens
+  }
+};
+
+int fail(int code, const std::string& message) {
+  StdoutSink().emit(error_json_line(message));
+  std::fprintf(stderr, "jobctl-train: %s\n", message.c_str());
+  return code;
+}
+
+int run(const std::vector<std::string>& args) {
+  auto cli = parse_cli(args);
+  if (!cli) return fail(kUsage, cli.error().message + "\n" + usage_text());
+  if (cli->help) {
+    std::fputs(usage_text().c_str(), stdout);
+    return kOk;
+  }
+
+  std::ifstream spec_file(cli->spec_path, std::ios::binary);
+  if (!spec_file) return fail(kUsage, "cannot read the spec file " + cli->spec_path);
+  std::stringstream text;
+  text << spec_file.rdbuf();
+  auto spec = parse_job_spec(text.str());
+  if (!spec) {
+    const auto& e = spec.error();
+    return fail(kUsage, "invalid spec" + (e.field.empty() ? std::string() : " (field " + e.field + ")") + ": " + e.message);
+  }
+
+  auto choice = parse_device_choice(cli->device);
+  if (!choice) return fail(kUsage, choice.error().message);
+  BackendOptions backend_options;
+  backend_options.cpu_threads = cli->threads;
+  auto backend = make_backend(*choice, backend_options);
+  if (!backend) return fail(kDevice, backend.error().message);
+  const std::string device = (*backend)->kind() == DeviceKind::cuda ? "cuda" : "cpu";
+
+  auto data = load_data(spec->data, cli->data_dir);
+  if (!data) return fail(kData, data.error().message);
+
+  auto trainer = Trainer::create(*spec, **backend, data->train, data->test);
+  if (!trainer) return fail(kUsage, trainer.error().message);
+
+  PosixFileSystem fs;
+  if (auto st = fs.create_directories(cli->out_dir); !st) return fail(kInternal, st.error().message);
+  CheckpointStore store(fs, cli->out_dir, spec->checkpoint.keep);
+
+  std::string resumed_from;
+  if (!cli->resume.empty()) {
+    TrainingState state;
+    if (cli->resume == "auto") {
+      auto loaded = store.load_newest_valid();
+      if (!loaded) return fail(kCheckpoint, "--resume auto: " + loaded.error().message);
+      for (const auto& s : loaded->skipped)
+        std::fprintf(stderr, "jobctl-train: skipped an invalid checkpoint: %s\n", s.c_str());
+      resumed_from = loaded->path;
+      state = std::move(loaded->state);
+    } else {
+      auto loaded = store.load(cli->resume);
+      if (!loaded) return fail(kCheckpoint, "--resume: " + loaded.error().message);
+      resumed_from = cli->resume;
+      state = std::move(*loaded);
+    }
+    if (auto st = (*trainer)->restore(state); !st)
+      return fail(kCheckpoint, "--resume " + resumed_from + ": " + st.error().message);
+  }
+
+  RunOptions options;
+  options.device = device;
+  options.resumed_from = resumed_from;
+  options.log_every = cli->log_every;
+  options.max_steps = cli->max_steps;
+  options.every_steps = spec->checkpoint.every_steps;
+  options.every_seconds = spec->checkpoint.every_seconds;
+  jobctl::SystemClock clock;
+  SignalControl control;
+  StdoutSink sink;
+  auto outcome = run_training(**trainer, store, fs, clock, control, sink, options);
+  if (!outcome) return fail(kInternal, outcome.error().message);
+  return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Before anything slow (data loading): a SIGTERM that arrives early is then honoured at the
+  // first step boundary instead of killing the process without a checkpoint.
+  install_signal_handlers();
+  try {
+    return run(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const std::exception& e) {
+    return fail(kInternal, std::string("internal error: ") + e.what());
+  }
+}

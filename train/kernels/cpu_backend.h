@@ -1,0 +1,55 @@
+// The host implementation of Backend: OpenBLAS (or the portable GEMM) for matrix products and
+// cpu_ops.h for everything else. Memory is ordinary host memory, so "device" pointers are host
+// pointers and upload/download are copies.
+//
+// Threads: GEMMs use the BLAS thread pool (set_blas_threads); the other kernels run on the
+// calling thread, which keeps their order of operations, and hence the bits, fixed.
+//
+// Thread safety: one thread at a time (as every Backend).
+#pragma once
+
+#include "train/kernels/backend.h"
+
+namespace jobctl::train {
+
+class CpuBackend final : public Backend {
+ public:
+  // threads: BLAS threads (<= 0: leave the BLAS default, which is all cores).
+  explicit CpuBackend(int threads = 0);
+
+  DeviceKind kind() const override { return DeviceKind::cpu; }
+  std::string device_name() const override;
+
+  void* allocate(size_t bytes) override;
+  void deallocate(void* p) override;
+  void upload(void* dst, const void* src, size_t bytes) override;
+  void download(void* dst, const void* src, size_t bytes) override;
+  void copy(void* dst, const void* src, size_t bytes) override;
+  void fill_zero(void* dst, size_t bytes) override;
+  void synchronize() override {}
+
+  void gemm(Transpose ta, Transpose tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+            int ldb, float beta, float* c, int ldc) override;
+  void gather_rows(const float* src, int width, const int32_t* idx, int n, float* dst) override;
+  void gather_labels(const int32_t* src, const int32_t* idx, int n, int32_t* dst) override;
+  void bias_activation_forward(int rows, int cols, const float* bias, ActivationFn act, float* pre,
+                               float* out) override;
+  void bias_activation_backward(int rows, int cols, ActivationFn act, const float* pre, const float* dout,
+                                float* dpre, float* dbias) override;
+  void softmax_cross_entropy(int rows, int classes, const float* logits, const int32_t* labels, float* dlogits,
+                             float* row_loss, float* loss_log, const StepScalars* scalars) override;
+  void softmax_cross_entropy_eval(int rows, int classes, const float* logits, const int32_t* labels,
+                                  float* row_loss, float* row_correct) override;
+  void im2col3x3(int n, int h, int w, int c, const float* in, float* col) override;
+  void col2im3x3(int n, int h, int w, int c, const float* col, float* din) override;
+  void maxpool2x2_forward(int n, int h, int w, int c, const float* in, float* out, uint8_t* argmax) override;
+  void maxpool2x2_backward(int n, int h, int w, int c, const float* dout, const uint8_t* argmax,
+                           float* din) override;
+  void clip_by_global_norm(const float* grads, size_t n, float max_norm, ClipState* state) override;
+  void adamw_update(size_t n, float* params, const float* grads, float* m, float* v, const StepScalars* scalars,
+                    const ClipState* clip, float beta1, float beta2, float eps, float weight_decay) override;
+  void sgd_momentum_update(size_t n, float* params, const float* grads, float* buf, const StepScalars* scalars,
+                           const ClipState* clip, float momentum, float weight_decay) override;
+};
+
+}  // namespace jobctl::train

@@ -1,0 +1,53 @@
+// The element-wise, reduction, convolution-helper and optimizer kernels on the host.
+//
+// They are what CpuBackend runs, and they are the reference every CUDA kernel is tested against
+// (tests/cuda_kernels_test.cpp). Semantics are those documented on Backend (backend.h); the
+// functions here take the same arguments with scalars by value.
+//
+// Determinism: every reduction runs in a fixed order that depends only on the sizes. Sums that
+// feed a single scalar (mean loss, squared norm) accumulate in double.
+//
+// Thread safety: pure functions over the buffers they are given.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "train/kernels/backend.h"
+
+namespace jobctl::train::cpu {
+
+float activate(ActivationFn act, float x);
+// d act(x) / dx.
+float activate_grad(ActivationFn act, float x);
+
+void gather_rows(const float* src, int width, const int32_t* idx, int n, float* dst);
+void gather_labels(const int32_t* src, const int32_t* idx, int n, int32_t* dst);
+
+void bias_activation_forward(int rows, int cols, const float* bias, ActivationFn act, float* pre, float* out);
+void bias_activation_backward(int rows, int cols, ActivationFn act, const float* pre, const float* dout,
+                              float* dpre, float* dbias);
+
+// Per-row loss and gradient (scaled by 1/rows); returns nothing: mean_of() takes the mean.
+void softmax_cross_entropy(int rows, int classes, const float* logits, const int32_t* labels, float* dlogits,
+                           float* row_loss);
+void softmax_cross_entropy_eval(int rows, int classes, const float* logits, const int32_t* labels,
+                                float* row_loss, float* row_correct);
+// Fixed-order mean (double accumulation), rounded to float.
+float mean_of(const float* x, int n);
+
+void im2col3x3(int n, int h, int w, int c, const float* in, float* col);
+void col2im3x3(int n, int h, int w, int c, const float* col, float* din);
+void maxpool2x2_forward(int n, int h, int w, int c, const float* in, float* out, uint8_t* argmax);
+void maxpool2x2_backward(int n, int h, int w, int c, const float* dout, const uint8_t* argmax, float* din);
+
+// Sum of squares (fixed order, double) and the clip state derived from it.
+double sum_of_squares(const float* x, size_t n);
+ClipState clip_state(double sum_sq, float max_norm);
+
+void adamw_update(size_t n, float* params, const float* grads, float* m, float* v, float lr, float bias_correction1,
+                  float bias_correction2, float grad_scale, float beta1, float beta2, float eps, float weight_decay);
+void sgd_momentum_update(size_t n, float* params, const float* grads, float* buf, float lr, float grad_scale,
+                         float momentum, float weight_decay);
+
+}  // namespace jobctl::train::cpu

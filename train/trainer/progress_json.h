@@ -1,0 +1,75 @@
+// The JSON-lines events jobctl-train prints and its result.json (docs/train-cli.md is the
+// contract with jobctl-worker). Each function returns one JSON object as a single line without
+// the newline. Floats round-trip exactly (float32 values are printed as float32).
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace jobctl::train {
+
+struct StartEvent {
+  std::string device;        // "cpu" or "cuda"
+  std::string device_name;
+  int64_t parameters = 0;
+  int64_t steps_per_epoch = 0;
+  int64_t total_steps = 0;
+  int64_t start_step = 0;
+  std::optional<std::string> resumed_from;
+};
+
+struct StepEvent {
+  int64_t step = 0;   // 1-based global step just completed
+  int64_t epoch = 0;  // 0-based epoch it belongs to
+  float loss = 0;
+  float lr = 0;
+  double step_ms = 0;
+  double samples_per_s = 0;
+};
+
+struct CheckpointEvent {
+  int64_t step = 0;
+  std::string path;
+  int64_t bytes = 0;
+  double write_ms = 0;
+  std::string reason;  // periodic, signal, final, interrupt
+};
+
+struct EpochEvent {
+  int64_t epoch = 0;
+  double train_loss = 0;
+  double test_loss = 0;
+  double test_accuracy = 0;
+};
+
+struct DoneEvent {
+  std::string status;  // succeeded or interrupted
+  int64_t step = 0;
+  std::optional<float> final_loss;        // loss of the last step; none before any step
+  std::optional<double> test_accuracy;    // none before any evaluation
+  double elapsed_s = 0;
+};
+
+struct ResultFile {
+  std::string status;
+  int64_t steps = 0;
+  int64_t epochs = 0;  // completed epochs
+  std::optional<float> final_loss;
+  std::optional<double> test_loss;
+  std::optional<double> test_accuracy;
+  double elapsed_s = 0;
+  std::string device;
+};
+
+std::string to_json_line(const StartEvent& e);
+std::string to_json_line(const StepEvent& e);
+std::string to_json_line(const CheckpointEvent& e);
+std::string to_json_line(const EpochEvent& e);
+std::string to_json_line(const DoneEvent& e);
+std::string error_json_line(const std::string& message);
+std::string to_json(const ResultFile& r);
+
+}  // namespace jobctl::train

@@ -1,0 +1,290 @@
+#include "worker/job_runner.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+#include <thread>
+
+#include "worker/child_process.h"
+#include "worker/train_progress.h"
+
+namespace jobctl::worker {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kStderrTail = 4096;
+
+const char* exit_code_meaning(int code) {
+  switch (code) {
+    case 1: return "internal error";
+    case 2: return "bad usage or invalid spec";
+    case 3: return "training data could not be read";
+    case 4: return "checkpoint problem";
+    case 5: return "no usable GPU";
+    default: return nullptr;
+  }
+}
+
+bool is_transport_error(const Error& e) {
+  return e.code == "unavailable" || e.code == "timeout" || e.code == "io" ||
+         e.code == "internal" || e.code.rfind("http_5", 0) == 0;
+}
+
+std::optional<json> read_json_file(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  json j = json::parse(text.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  return j;
+}
+
+int ms_until(Clock::time_point t) {
+  const auto d = std::chrono::duration_cast<std::chrono::milliseconds>(t - Clock::now()).count();
+  return static_cast<int>(std::clamp<int64_t>(d, 0, 60'000));
+}
+
+}  // namespace
+
+const char* to_string(RunOutcome o) {
+  switch (o) {
+    case RunOutcome::succeeded: return "succeeded";
+    case RunOutcome::failed: return "failed";
+    case RunOutcome::cancelled: return "cancelled";
+    case RunOutcome::lease_lost: return "lease lost";
+    case RunOutcome::released: return "released";
+  }
+  return "?";
+}
+
+JobRunner::JobRunner(client::ApiClient& api, int64_t worker_id, RunnerOptions options,
+                     const StopSource& stop, std::ostream& log)
+    : api_(api), worker_id_(worker_id), options_(std::move(options)), stop_(stop), log_(log) {}
+
+Lease JobRunner::lease_from_json(const json& j) {
+  Lease l;
+  l.job_id = j.value("job_id", int64_t{0});
+  l.epoch = j.value("epoch", int64_t{0});
+  l.name = j.value("name", std::string());
+  l.spec_json = j.contains("spec") ? j["spec"].dump() : std::string("{}");
+  return l;
+}
+
+void JobRunner::report(const char* what, int64_t job_id,
+                       const std::function<Expected<json>()>& send) {
+  auto delay = std::chrono::milliseconds(500);
+  for (int attempt = 1;; ++attempt) {
+    auto r = send();
+    if (r) {
+      log_ << "jobctl-worker: reported job " << job_id << " " << what << "\n";
+      return;
+    }
+    if (!is_transport_error(r.error()) || attempt == 6) {
+      log_ << "jobctl-worker: reporting job " << job_id << " " << what
+           << " failed: " << r.error().message << "\n";
+      return;
+    }
+    log_ << "jobctl-worker: reporting job " << job_id << " " << what << " (attempt " << attempt
+         << "): " << r.error().message << "; retrying\n";
+    std::this_thread::sleep_for(delay);
+    delay *= 2;
+  }
+}
+
+RunOutcome JobRunner::run(const Lease& lease) {
+  const json lease_ref = {{"worker_id", worker_id_}, {"epoch", lease.epoch}};
+  auto fail_job = [&](const std::string& why) {
+    log_ << "jobctl-worker: job " << lease.job_id << " failed: " << why << "\n";
+    json body = lease_ref;
+    body["error"] = why;
+    report("failed", lease.job_id, [&] { return api_.fail(lease.job_id, body); });
+    return RunOutcome::failed;
+  };
+
+  // The job's folder: the spec, and jobctl-train's --out.
+  const fs::path dir = fs::path(options_.work_dir) /
+                       ("job-" + std::to_string(lease.job_id) + "-lease-" + std::to_string(lease.epoch));
+  const fs::path spec_path = dir / "spec.json";
+  const fs::path out_dir = dir / "out";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return fail_job("cannot create " + dir.string() + ": " + ec.message());
+  {
+    std::ofstream spec(spec_path, std::ios::trunc);
+    spec << lease.spec_json << "\n";
+    if (!spec.flush()) return fail_job("cannot write " + spec_path.string());
+  }
+
+  std::vector<std::string> argv = {options_.trainer, "--spec", spec_path.string(), "--out",
+                                   out_dir.string(), "--device", options_.device,
+                                   "--log-every", std::to_string(std::max(1, options_.log_every))};
+  if (!options_.data_dir.empty()) {
+    argv.push_back("--data-dir");
+    argv.push_back(options_.data_dir);
+  }
+  auto spawned = ChildProcess::spawn(argv, dir.string());
+  if (!spawned) return fail_job("cannot start jobctl-train: " + spawned.error().message);
+  ChildProcess& child = **spawned;
+  log_ << "jobctl-worker: job " << lease.job_id << " (" << lease.name << ", lease epoch "
+       << lease.epoch << ") started as pid " << child.pid() << " in " << dir.string() << "\n";
+
+  TrainProgress progress;
+  LineSplitter out_lines, err_lines;
+  std::string err_tail;
+  enum class Stop { none, cancel, lost, release } stop = Stop::none;
+  // When to escalate to SIGKILL (time_point::max(): not armed).
+  Clock::time_point kill_at = Clock::time_point::max();
+  const auto interval = std::chrono::milliseconds(std::max(100, options_.heartbeat_interval_ms));
+  auto next_heartbeat = Clock::now() + interval;
+  bool heartbeat_now = false;
+
+  auto stop_trainer = [&](Stop why) {
+    stop = why;
+    child.send_signal(SIGTERM);
+    kill_at = Clock::now() + std::chrono::milliseconds(options_.kill_grace_ms);
+  };
+  const auto armed = [&] { return kill_at != Clock::time_point::max(); };
+  auto on_stdout_line = [&](const std::string& line) {
+    switch (progress.apply(line)) {
+      case TrainProgress::Kind::start:
+      case TrainProgress::Kind::epoch:
+        heartbeat_now = true;
+        break;
+      default:
+        break;
+    }
+  };
+  auto on_stderr_line = [&](const std::string& line) {
+    log_ << "[job " << lease.job_id << "] " << line << "\n";
+    err_tail += line;
+    err_tail += '\n';
+    if (err_tail.size() > kStderrTail) err_tail.erase(0, err_tail.size() - kStderrTail);
+  };
+
+  char buf[65536];
+  while (child.stdout_fd() >= 0 || child.stderr_fd() >= 0) {
+    int timeout = ms_until(next_heartbeat);
+    if (heartbeat_now) timeout = 0;
+    if (armed()) timeout = std::min(timeout, ms_until(kill_at));
+    pollfd fds[3] = {{child.stdout_fd(), POLLIN, 0},
+                     {child.stderr_fd(), POLLIN, 0},
+                     {stop == Stop::none ? stop_.fd() : -1, POLLIN, 0}};
+    const int n = ::poll(fds, 3, timeout);
+    if (n < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2 && n > 0; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      const ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+      if (got > 0) {
+        for (auto& line : (i == 0 ? out_lines : err_lines).feed(std::string_view(buf, static_cast<size_t>(got))))
+          i == 0 ? on_stdout_line(line) : on_stderr_line(line);
+      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+        if (i == 0) {
+          if (auto rest = out_lines.finish()) on_stdout_line(*rest);
+          child.close_stdout();
+        } else {
+          if (auto rest = err_lines.finish()) on_stderr_line(*rest);
+          child.close_stderr();
+        }
+      }
+    }
+    if (stop == Stop::none && (stop_.requested() || (n > 0 && fds[2].revents != 0))) {
+      log_ << "jobctl-worker: stopping; interrupting job " << lease.job_id << "\n";
+      stop_trainer(Stop::release);
+    }
+    if (armed() && Clock::now() >= kill_at) {
+      log_ << "jobctl-worker: job " << lease.job_id << " did not stop in time; killing it\n";
+      child.send_signal(SIGKILL);
+      kill_at = Clock::time_point::max();
+    }
+    if (stop == Stop::none && (heartbeat_now || Clock::now() >= next_heartbeat)) {
+      json body = lease_ref;
+      body["progress"] = progress.progress();
+      auto r = api_.heartbeat(lease.job_id, body);
+      if (r) {
+        if (r->value("cancel", false)) {
+          log_ << "jobctl-worker: job " << lease.job_id << " was cancelled; stopping it\n";
+          stop_trainer(Stop::cancel);
+        }
+      } else if (r.error().code == "stale_epoch" || r.error().code == "not_found" ||
+                 r.error().code == "conflict") {
+        log_ << "jobctl-worker: job " << lease.job_id << ": lease lost (" << r.error().message
+             << "); stopping it\n";
+        stop_trainer(Stop::lost);
+      } else {
+        log_ << "jobctl-worker: heartbeat for job " << lease.job_id << " failed: "
+             << r.error().message << " (will retry)\n";
+      }
+      heartbeat_now = false;
+      next_heartbeat = Clock::now() + interval;
+    }
+  }
+  // Both pipes are closed; the process ends now (or is made to).
+  std::optional<ExitStatus> status;
+  while (!(status = child.try_wait())) {
+    if (armed() && Clock::now() >= kill_at) {
+      child.send_signal(SIGKILL);
+    } else if (!armed()) {
+      kill_at = Clock::now() + std::chrono::milliseconds(options_.kill_grace_ms);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+
+  switch (stop) {
+    case Stop::cancel:
+      log_ << "jobctl-worker: job " << lease.job_id << " stopped after cancel (" << status->describe() << ")\n";
+      return RunOutcome::cancelled;
+    case Stop::lost:
+      return RunOutcome::lease_lost;
+    case Stop::release: {
+      json body = lease_ref;
+      body["reason"] = "worker stopping (SIGTERM); trainer " + status->describe();
+      report("preempted", lease.job_id, [&] { return api_.preempt(lease.job_id, body); });
+      return RunOutcome::released;
+    }
+    case Stop::none:
+      break;
+  }
+
+  const auto& done = progress.done();
+  const bool succeeded = status->success() && done && done->value("status", std::string()) == "succeeded";
+  if (!succeeded) {
+    std::string why = "jobctl-train " + status->describe();
+    if (status->exited)
+      if (const char* meaning = exit_code_meaning(status->code)) why += std::string(" (") + meaning + ")";
+    if (progress.error()) {
+      why += ": " + *progress.error();
+    } else if (status->success() && done) {
+      why += ": it stopped early with status " + done->value("status", std::string("?"));
+    } else if (!err_tail.empty()) {
+      why += "; stderr: " + err_tail.substr(err_tail.size() > 600 ? err_tail.size() - 600 : 0);
+    }
+    return fail_job(why);
+  }
+
+  json result = read_json_file(out_dir / "result.json").value_or(json::object());
+  for (const char* k : {"final_loss", "test_accuracy", "elapsed_s"})
+    if (!result.contains(k) && done->contains(k)) result[k] = (*done)[k];
+  if (!result.contains("steps") && done->contains("step")) result["steps"] = (*done)["step"];
+  if (!result.contains("device") && progress.progress().contains("device"))
+    result["device"] = progress.progress()["device"];
+  result.erase("status");
+  json body = lease_ref;
+  body["result"] = result;
+  report("succeeded", lease.job_id, [&] { return api_.complete(lease.job_id, body); });
+  if (!options_.keep_work_dirs) fs::remove_all(dir, ec);
+  return RunOutcome::succeeded;
+}
+
+}  // namespace jobctl::worker

@@ -1,0 +1,69 @@
+// Runs one leased job: writes its spec to a file, runs jobctl-train as a child process
+// (docs/train-cli.md), reads its JSON lines, heartbeats progress to jobctld, obeys cancel and the
+// worker's own stop request, and reports the outcome (complete, fail, or preempt when the worker
+// is stopping).
+//
+// Heartbeats go out every heartbeat interval and at once on the trainer's `start` and at each
+// epoch end. A heartbeat answered {"cancel": true} stops the trainer (SIGTERM, then SIGKILL after
+// kill_grace_ms); one refused with 409 or 404 means the lease was lost (the daemon gave the job
+// to someone else): the trainer is stopped and nothing is reported. A heartbeat that cannot be
+// delivered is retried at the next interval while the trainer keeps going.
+//
+// Ownership and thread safety: borrows the ApiClient and the StopSource; run() on one thread.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "client/api_client.h"
+#include "worker/stop_source.h"
+
+namespace jobctl::worker {
+
+struct RunnerOptions {
+  std::string trainer;             // path of jobctl-train
+  std::string work_dir;            // jobs run in <work_dir>/job-<id>-lease-<epoch>
+  std::string device = "auto";     // passed to jobctl-train --device
+  std::string data_dir;            // passed as --data-dir when not empty
+  int heartbeat_interval_ms = 2000;
+  int kill_grace_ms = 30000;       // after SIGTERM, how long before SIGKILL
+  int log_every = 10;              // jobctl-train --log-every
+  bool keep_work_dirs = false;     // keep a succeeded job's folder (failed ones are always kept)
+};
+
+struct Lease {
+  int64_t job_id = 0;
+  int64_t epoch = 0;
+  std::string name;
+  std::string spec_json;
+};
+
+enum class RunOutcome { succeeded, failed, cancelled, lease_lost, released };
+const char* to_string(RunOutcome o);
+
+class JobRunner {
+ public:
+  JobRunner(client::ApiClient& api, int64_t worker_id, RunnerOptions options,
+            const StopSource& stop, std::ostream& log);
+
+  RunOutcome run(const Lease& lease);
+
+  // Builds a Lease from the daemon's answer to POST /v1/workers/{id}/lease.
+  static Lease lease_from_json(const nlohmann::json& j);
+
+ private:
+  // Sends a final report, retrying transport failures a few times.
+  void report(const char* what, int64_t job_id,
+              const std::function<Expected<nlohmann::json>()>& send);
+
+  client::ApiClient& api_;
+  int64_t worker_id_;
+  RunnerOptions options_;
+  const StopSource& stop_;
+  std::ostream& log_;
+};
+
+}  // namespace jobctl::worker

@@ -1,0 +1,35 @@
+// A request to stop, observable three ways: a flag (libcurl transfers check it and abort), a
+// file descriptor that becomes readable (poll() loops wake at once), and requested(). The worker
+// routes its SIGTERM and SIGINT to one; tests make their own.
+//
+// Thread safety: request() is async-signal-safe and may be called from any thread; the rest are
+// safe from any thread. The source must outlive everything that watches it.
+#pragma once
+
+#include <atomic>
+
+namespace jobctl::worker {
+
+class StopSource {
+ public:
+  StopSource();
+  ~StopSource();
+  StopSource(const StopSource&) = delete;
+  StopSource& operator=(const StopSource&) = delete;
+
+  void request();
+  bool requested() const { return flag_.load(); }
+  // Readable once a stop is requested (never drained).
+  int fd() const { return pipe_[0]; }
+  const std::atomic<bool>& flag() const { return flag_; }
+
+  // Makes SIGTERM and SIGINT call request() on this source (and ignores SIGPIPE). One source per
+  // process may be installed.
+  void install_signal_handlers();
+
+ private:
+  std::atomic<bool> flag_{false};
+  int pipe_[2] = {-1, -1};
+};
+
+}  // namespace jobctl::worker
