@@ -11,6 +11,8 @@
 #include <iosfwd>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace CLI {
 class App;
 }
@@ -19,14 +21,24 @@ namespace jobctl::cli {
 
 struct CliContext {
   std::string server;   // from --server, else $JOBCTL_SERVER, else http://127.0.0.1:8080
+  std::string token;    // API token: --token, else $JOBCTL_TOKEN, else the user's config (jobctl login)
   std::string output;   // -o: "table" (default), "json", "csv" where a command offers it
   std::ostream* out;    // standard output (tests pass a stringstream)
   std::ostream* err;    // standard error
 };
 
-// submit, ls, show, cancel, logs, workers (talk to jobctld)
+// login (stores an API token in the user's config; auth_commands.cpp)
+void add_auth_commands(CLI::App& app, CliContext& ctx);
+// The user's config file: $XDG_CONFIG_HOME/jobctl/config.json, else ~/.config/jobctl/config.json.
+std::string user_config_path();
+// The token saved by `jobctl login` (empty when none).
+std::string saved_token();
+// submit, ls, show, cancel, logs, workers, instances (talk to jobctld)
 void add_job_commands(CLI::App& app, CliContext& ctx);
 // simulate, report, quote, catalog (the cost model; simulate and report breakeven need no daemon)
 void add_cost_commands(CLI::App& app, CliContext& ctx);
+// The candidate table and reason of a placement (POST /v1/quote, GET /v1/jobs/{id} "placement");
+// cost_commands.cpp. Used by `jobctl quote` and `jobctl show`.
+void print_placement(std::ostream& out, const nlohmann::json& placement);
 
 }  // namespace jobctl::cli

@@ -15,6 +15,10 @@
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
+#include <chrono>
+#include <filesystem>
+
+#include <curl/curl.h>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -35,6 +39,9 @@
 #include "cost/cost_json.h"
 #include "cost/gpu_specs.h"
 #include "cost/price_catalog.h"
+#include "cost/spend_report.h"
+#include "client/api_client.h"
+#include "client/http_client.h"
 #include "scheduler/deadline_policy.h"
 #include "scheduler/simulation_json.h"
 #include "scheduler/spot_simulator.h"
@@ -381,7 +388,183 @@ void run_breakeven(CliContext& ctx, const BreakevenArgs& a) {
   print_table(out, header, rows);
 }
 
+// ------------------------------------------------------------------ daemon-backed: quote, spend
+
+template <class T>
+T must_ok(CliContext& ctx, Expected<T> r) {
+  if (!r) fail(ctx, r.error().message + (r.error().field.empty() ? "" : " (" + r.error().field + ")"), kIoError);
+  return std::move(*r);
+}
+
+nlohmann::json daemon_call(CliContext& ctx, std::string_view method, const std::string& path,
+                           std::string_view body = {}) {
+  client::HttpClient http(ctx.server, client::HttpClientOptions{.bearer_token = ctx.token});
+  auto r = http.request(method, path, body);
+  if (!r) fail(ctx, "cannot reach jobctld at " + ctx.server + ": " + r.error().message, kIoError);
+  return must_ok(ctx, client::json_from_response(*r));
+}
+
+std::string money(double v) { return "$" + fixed(v, v < 1 ? 4 : 2); }
+
+std::string date_arg_ms(CliContext& ctx, const std::string& flag, const std::string& text) {
+  // Milliseconds since the epoch, or YYYY-MM-DD (UTC midnight).
+  if (text.empty()) return "";
+  if (text.find('-') == std::string::npos) {
+    for (char c : text)
+      if (c < '0' || c > '9') fail(ctx, flag + ": expected YYYY-MM-DD or milliseconds since the epoch");
+    return text;
+  }
+  int y = 0, m = 0, d = 0;
+  if (std::sscanf(text.c_str(), "%d-%d-%d", &y, &m, &d) != 3 || m < 1 || m > 12 || d < 1 || d > 31)
+    fail(ctx, flag + ": expected YYYY-MM-DD or milliseconds since the epoch");
+  const auto days = std::chrono::sys_days(std::chrono::year(y) / m / d);
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(days.time_since_epoch()).count());
+}
+
+void run_quote(CliContext& ctx, const std::string& spec_file) {
+  check_output(ctx, {"table", "json"});
+  const std::string spec = read_file(ctx, spec_file, "job spec");
+  nlohmann::json q = daemon_call(ctx, "POST", "/v1/quote", spec);
+  if (ctx.output == "json") {
+    *ctx.out << q.dump(2) << "\n";
+    return;
+  }
+  print_placement(*ctx.out, q);
+}
+
+void run_report_spend(CliContext& ctx, const std::string& from, const std::string& to, const std::string& group_by,
+                      const std::string& svg) {
+  check_output(ctx, {"table", "json", "csv", "svg"});
+  std::string path = "/v1/reports/spend?group_by=" + group_by;
+  if (auto f = date_arg_ms(ctx, "--from", from); !f.empty()) path += "&from=" + f;
+  if (auto t = date_arg_ms(ctx, "--to", to); !t.empty()) path += "&to=" + t;
+  nlohmann::json j = daemon_call(ctx, "GET", path);
+  auto report = must_ok(ctx, cost::spend_report_from_json(j));
+  if (!svg.empty()) write_file(ctx, svg, cost::spend_svg(report));
+  if (ctx.output == "json") { *ctx.out << j.dump(2) << "\n"; return; }
+  if (ctx.output == "csv") { *ctx.out << cost::spend_csv(report); return; }
+  if (ctx.output == "svg") { *ctx.out << cost::spend_svg(report); return; }
+  Table t({group_by, "hours", "spent", "all on-demand", "savings", "saved %"});
+  auto add = [&](const cost::SpendGroup& g) {
+    t.add_row({g.key, fixed(g.seconds / 3600.0, 3), money(g.usd), money(g.on_demand_usd), money(g.savings_usd()),
+               fixed(g.savings_fraction() * 100, 1)});
+  };
+  for (const auto& g : report.groups) add(g);
+  add(report.total);
+  t.print(*ctx.out);
+}
+
+// ------------------------------------------------------------------ catalog
+
+size_t append_body(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+std::string default_catalog_dir() {
+  if (const char* d = std::getenv("JOBCTL_DATA_DIR"); d && *d) return std::string(d) + "/catalog";
+  return "data/catalog";
+}
+
+void run_catalog_update(CliContext& ctx, const std::string& url, std::string cloud, std::string dir) {
+  if (dir.empty()) dir = default_catalog_dir();
+  CURL* curl = curl_easy_init();
+  if (!curl) fail(ctx, "cannot start libcurl", kIoError);
+  std::string body;
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 120L);
+  curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(256) << 20);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+  const CURLcode rc = curl_easy_perform(curl);
+  long status = 0;
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_cleanup(curl);
+  if (rc != CURLE_OK) fail(ctx, "--from: cannot fetch " + url + ": " + curl_easy_strerror(rc), kIoError);
+  if (status != 0 && (status < 200 || status >= 300))
+    fail(ctx, "--from: " + url + " answered HTTP " + std::to_string(status), kIoError);
+  if (cloud.empty()) {
+    std::string name = url.substr(url.find_last_of('/') + 1);
+    const size_t cut = name.find_first_of("_.-");
+    cloud = name.substr(0, cut);
+    // SkyPilot's layout: .../catalogs/v7/<cloud>/vms.csv
+    if (cloud == "vms") {
+      const std::string parent = url.substr(0, url.find_last_of('/'));
+      cloud = parent.substr(parent.find_last_of('/') + 1);
+    }
+  }
+  if (cloud.empty()) fail(ctx, "--cloud is required: the cloud cannot be told from the URL");
+  auto parsed = cost::parse_skypilot_csv(body, cloud, url);  // validate before storing anything
+  if (!parsed) fail(ctx, "--from: " + url + " is not a usable catalog: " + parsed.error().message);
+  if (parsed->offers.empty()) fail(ctx, "--from: " + url + " has no usable offers");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) fail(ctx, "cannot create " + dir + ": " + ec.message(), kIoError);
+  const std::string target = dir + "/" + cloud + ".csv";
+  const std::string temp = target + ".tmp";
+  write_file(ctx, temp, body);
+  std::filesystem::rename(temp, target, ec);  // atomic: readers see the old file or the new one
+  if (ec) fail(ctx, "cannot replace " + target + ": " + ec.message(), kIoError);
+  *ctx.out << "stored " << parsed->offers.size() << " offers for " << cloud << " in " << target;
+  if (!parsed->warnings.empty()) *ctx.out << " (" << parsed->warnings.size() << " rows skipped)";
+  *ctx.out << "\n";
+}
+
+void run_catalog_ls(CliContext& ctx, std::string dir, const std::string& gpu) {
+  check_output(ctx, {"table", "json", "csv"});
+  if (dir.empty()) dir = default_catalog_dir();
+  std::vector<cost::Offer> offers = cost::seed_catalog();
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".csv") continue;
+    auto parsed = cost::parse_skypilot_csv(read_file(ctx, it->path().string(), "catalog"), it->path().stem().string(),
+                                           it->path().string());
+    if (!parsed) fail(ctx, it->path().string() + ": " + parsed.error().message);
+    for (auto& o : parsed->offers) offers.push_back(std::move(o));
+  }
+  if (!gpu.empty()) {
+    const std::string want = cost::canonical_gpu_name(gpu);
+    std::erase_if(offers, [&](const cost::Offer& o) { return cost::canonical_gpu_name(o.gpu_model, o.gpu_memory_gb) != want; });
+  }
+  if (ctx.output == "json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& o : offers) j.push_back(o);
+    *ctx.out << j.dump(2) << "\n";
+    return;
+  }
+  Table t({"offer", "region", "gpu", "gpus", "on-demand $/h", "spot $/h", "source"}, 40);
+  for (const auto& o : offers)
+    t.add_row({o.name(), o.region + (o.zone.empty() ? "" : "/" + o.zone), o.gpu_model, std::to_string(o.gpu_count),
+               fixed(o.on_demand_usd_per_hour, 4), o.spot_usd_per_hour ? fixed(*o.spot_usd_per_hour, 4) : "-",
+               o.source});
+  if (ctx.output == "csv") {
+    *ctx.out << "offer,region,gpu,gpus,on_demand_usd_per_hour,spot_usd_per_hour\n";
+    for (const auto& o : offers)
+      *ctx.out << o.name() << "," << o.region << "," << o.gpu_model << "," << o.gpu_count << ","
+               << o.on_demand_usd_per_hour << "," << (o.spot_usd_per_hour ? fixed(*o.spot_usd_per_hour, 4) : "") << "\n";
+    return;
+  }
+  t.print(*ctx.out);
+}
+
 }  // namespace
+
+void print_placement(std::ostream& out, const nlohmann::json& p) {
+  if (!p.is_object()) return;
+  Table t({"option", "GPU", "$/h", "est. hours", "est. cost", "meets deadline", "chosen", "rejected"}, 48);
+  if (p.contains("candidates") && p["candidates"].is_array())
+    for (const auto& c : p["candidates"]) {
+      auto num = [&](const char* k, int digits) { return c.contains(k) && c[k].is_number() ? fixed(c[k].get<double>(), digits) : "-"; };
+      t.add_row({c.value("label", c.value("option", "")),
+                 c.value("gpu", "") + " x" + std::to_string(c.value("gpus", 1)), num("usd_per_hour", 4),
+                 num("estimated_hours", 3), num("estimated_cost_usd", 4),
+                 c.value("meets_deadline", false) ? "yes" : "no", c.value("chosen", false) ? "*" : "",
+                 c.value("rejected", "")});
+    }
+  t.print(out);
+  out << "reason: " << p.value("reason", "") << "\n";
+}
 
 void add_cost_commands(CLI::App& app, CliContext& ctx) {
   // jobctl simulate
@@ -428,6 +611,42 @@ void add_cost_commands(CLI::App& app, CliContext& ctx) {
     be->add_option("--svg", args->svg, "also write the chart to this SVG file");
     be->add_option("-o,--output", ctx.output, "table (default), json, csv or svg");
     be->callback([&ctx, args] { run_breakeven(ctx, *args); });
+    // jobctl report spend (from jobctld's ledger)
+    struct SpendArgs { std::string from, to, group_by = "job", svg; };
+    auto sp = std::make_shared<SpendArgs>();
+    auto* spend = report->add_subcommand("spend", "What was spent per job, user or placement, against all on-demand");
+    spend->add_option("--from", sp->from, "period start: YYYY-MM-DD (UTC) or epoch milliseconds (default: all)");
+    spend->add_option("--to", sp->to, "period end, exclusive (default: now and later)");
+    spend->add_option("--group-by", sp->group_by, "job (default), user or placement")
+        ->check(CLI::IsMember({"job", "user", "placement"}));
+    spend->add_option("--svg", sp->svg, "also write the chart to this SVG file");
+    spend->add_option("-o,--output", ctx.output, "table (default), json, csv or svg");
+    spend->callback([&ctx, sp] { run_report_spend(ctx, sp->from, sp->to, sp->group_by, sp->svg); });
+  }
+  // jobctl quote SPEC
+  {
+    auto file = std::make_shared<std::string>();
+    auto* quote = app.add_subcommand("quote", "Where a job would run and what it would cost, without submitting it");
+    quote->add_option("SPEC", *file, "job spec file (JSON)")->required();
+    quote->add_option("-o,--output", ctx.output, "table (default) or json");
+    quote->callback([&ctx, file] { run_quote(ctx, *file); });
+  }
+  // jobctl catalog update --from URL | ls
+  {
+    struct CatalogArgs { std::string from, cloud, dir, gpu; };
+    auto ca = std::make_shared<CatalogArgs>();
+    auto* catalog = app.add_subcommand("catalog", "The price catalog (built-in seed plus fetched SkyPilot CSVs)");
+    catalog->require_subcommand(1);
+    auto* update = catalog->add_subcommand("update", "Fetch a SkyPilot-format catalog CSV, validate it, store it");
+    update->add_option("--from", ca->from, "URL of the CSV (http, https or file)")->required();
+    update->add_option("--cloud", ca->cloud, "its cloud (default: from the URL)");
+    update->add_option("--dir", ca->dir, "where to store it (default: $JOBCTL_DATA_DIR/catalog, else ./data/catalog)");
+    update->callback([&ctx, ca] { run_catalog_update(ctx, ca->from, ca->cloud, ca->dir); });
+    auto* ls = catalog->add_subcommand("ls", "List the offers: the built-in catalog plus the stored CSVs");
+    ls->add_option("--dir", ca->dir, "stored catalogs (default: $JOBCTL_DATA_DIR/catalog, else ./data/catalog)");
+    ls->add_option("--gpu", ca->gpu, "only offers of this GPU model");
+    ls->add_option("-o,--output", ctx.output, "table (default), json or csv");
+    ls->callback([&ctx, ca] { run_catalog_ls(ctx, ca->dir, ca->gpu); });
   }
 }
 

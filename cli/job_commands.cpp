@@ -1,5 +1,6 @@
-// submit, ls, show, cancel, logs, workers: the commands that talk to jobctld (docs/api.md).
+// submit, ls, show, cancel, logs, workers, instances: the commands that talk to jobctld (docs/api.md).
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -131,6 +132,18 @@ void print_job_detail(CliContext& ctx, const json& j) {
                       " steps in " + num(r.value("elapsed_s", json()), 3) + " s");
   }
   if (j.contains("error") && j["error"].is_string()) row("error", j["error"]);
+  if (j.contains("runtime") && j["runtime"].is_object()) {  // estimate vs actual (issue 4)
+    const json& rt = j["runtime"];
+    row("runtime", "estimated " + num(rt.value("estimated_hours", json()), 4) + " h" +
+                       (rt["actual_hours"].is_number()
+                            ? ", actual " + num(rt["actual_hours"], 4) + " h, error " +
+                                  num(json(rt.value("error_fraction", 0.0) * 100), 1) + "%"
+                            : ""));
+  }
+  if (j.contains("placement") && j["placement"].is_object()) {
+    out << "placement:\n";
+    print_placement(out, j["placement"]);
+  }
   out << "events:\n";
   for (const auto& ev : j["events"]) out << "  " << event_line(ev) << "\n";
 }
@@ -197,7 +210,7 @@ void add_submit(CLI::App& app, CliContext& ctx) {
         fail(ctx, make_error("malformed_json", o->file + " is not valid JSON", "SPEC"));
     }
     const json spec = must(ctx, build_spec(base, o->f));
-    client::ApiClient api(ctx.server);
+    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = ctx.token});
     json job = must(ctx, api.submit_job(spec.dump()));
     const int64_t id = job["id"];
     if (!o->wait) {
@@ -235,7 +248,7 @@ void add_ls(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--after", o->after, "start after this job ID (the `next` cursor)");
   cmd->add_flag("--all", o->all, "follow the pages to the end");
   cmd->callback([o, &ctx] {
-    client::ApiClient api(ctx.server);
+    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = ctx.token});
     json jobs = json::array();
     std::string after = o->after;
     json next;
@@ -260,7 +273,7 @@ void add_show(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("show", "show a job: spec, state, progress, result, events");
   cmd->add_option("ID", *id, "job ID")->required();
   cmd->callback([id, &ctx] {
-    client::ApiClient api(ctx.server);
+    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = ctx.token});
     json job = must(ctx, api.get_job(must(ctx, parse_id(*id))));
     if (json_output(ctx))
       print_json(ctx, job);
@@ -274,7 +287,7 @@ void add_cancel(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("cancel", "cancel a job (a running one stops at its next heartbeat)");
   cmd->add_option("ID", *id, "job ID")->required();
   cmd->callback([id, &ctx] {
-    client::ApiClient api(ctx.server);
+    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = ctx.token});
     json job = must(ctx, api.cancel_job(must(ctx, parse_id(*id))));
     if (json_output(ctx))
       print_json(ctx, job);
@@ -293,7 +306,7 @@ void add_logs(CLI::App& app, CliContext& ctx) {
   cmd->add_option("ID", o->id, "job ID")->required();
   cmd->add_flag("-f,--follow", o->follow, "keep printing new events and progress");
   cmd->callback([o, &ctx] {
-    client::ApiClient api(ctx.server);
+    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = ctx.token});
     const int64_t id = must(ctx, parse_id(o->id));
     size_t printed = 0;
     std::string last_progress;
@@ -324,10 +337,45 @@ void add_logs(CLI::App& app, CliContext& ctx) {
   });
 }
 
+void add_instances(CLI::App& app, CliContext& ctx) {
+  auto* cmd = app.add_subcommand("instances", "list the cloud instances jobctld launched or adopted");
+  cmd->callback([&ctx] {
+    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = ctx.token});
+    json r = must(ctx, api.list_instances());
+    if (json_output(ctx)) {
+      print_json(ctx, r);
+      return;
+    }
+    if (r["provider"].is_null()) {
+      *ctx.out << "no cloud provider is configured (docs/clouds.md)\n";
+      return;
+    }
+    const int64_t now = SystemClock().now_ms();
+    Table t({"ID", "TYPE", "MARKET", "STATE", "JOB", "WORKER", "$/H", "BILLED $", "AGE", "REASON"});
+    for (const auto& i : r["instances"]) {
+      const int64_t end = i["ended_ms"].is_number() ? i["ended_ms"].get<int64_t>() : now;
+      char price[32], billed[32];
+      std::snprintf(price, sizeof price, "%.4f", i.value("usd_per_hour", 0.0));
+      std::snprintf(billed, sizeof billed, "%.4f", i.value("billed_usd", 0.0));
+      t.add_row({i.value("id", ""), i.value("instance_type", ""), i.value("spot", false) ? "spot" : "on-demand",
+                 i.value("state", ""), i["job_id"].is_null() ? "-" : num(i["job_id"]),
+                 i["worker_id"].is_null() ? "-" : num(i["worker_id"]), price, billed,
+                 age(i.value("launched_ms", int64_t{0}), end), i.value("reason", "")});
+    }
+    *ctx.out << "provider " << r.value("provider", "") << ", tag " << r.value("tag", "")
+             << (r.value("reconciled", false) ? "" : ", not reconciled yet")
+             << (r["last_error"].is_string() ? ", last error: " + r["last_error"].get<std::string>() : "") << "\n";
+    if (t.empty())
+      *ctx.out << "no instances\n";
+    else
+      t.print(*ctx.out);
+  });
+}
+
 void add_workers(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("workers", "list registered workers");
   cmd->callback([&ctx] {
-    client::ApiClient api(ctx.server);
+    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = ctx.token});
     json r = must(ctx, api.list_workers());
     if (json_output(ctx)) {
       print_json(ctx, r);
@@ -364,6 +412,7 @@ void add_job_commands(CLI::App& app, CliContext& ctx) {
   add_cancel(app, ctx);
   add_logs(app, ctx);
   add_workers(app, ctx);
+  add_instances(app, ctx);
 }
 
 }  // namespace jobctl::cli

@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   CliContext ctx;
   ctx.server = "http://127.0.0.1:8080";
   if (const char* env = std::getenv("JOBCTL_SERVER"); env != nullptr && *env != '\0') ctx.server = env;
+  ctx.token = saved_token();  // jobctl login; $JOBCTL_TOKEN and --token override it
+  if (const char* env = std::getenv("JOBCTL_TOKEN"); env != nullptr && *env != '\0') ctx.token = env;
   ctx.output = "table";
   ctx.out = &std::cout;
   ctx.err = &std::cerr;
@@ -22,7 +24,9 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", ctx.output, "output format: table (default), json, or csv where offered")
       ->check(CLI::IsMember({"table", "json", "csv"}));
 
+  app.add_option("--token", ctx.token, "API token (default $JOBCTL_TOKEN, else the one saved by `jobctl login`)");
   add_job_commands(app, ctx);
+  add_auth_commands(app, ctx);
   add_cost_commands(app, ctx);
 
   CLI11_PARSE(app, argc, argv);

@@ -60,6 +60,8 @@ Expected<json> ApiClient::cancel_job(int64_t id) {
 
 Expected<json> ApiClient::list_workers() { return call("GET", "/v1/workers"); }
 
+Expected<json> ApiClient::list_instances() { return call("GET", "/v1/instances"); }
+
 Expected<json> ApiClient::health() { return call("GET", "/healthz"); }
 
 Expected<json> ApiClient::register_worker(const json& body) {

@@ -34,6 +34,7 @@ class ApiClient {
   Expected<nlohmann::json> get_job(int64_t id);
   Expected<nlohmann::json> cancel_job(int64_t id);
   Expected<nlohmann::json> list_workers();
+  Expected<nlohmann::json> list_instances();
   Expected<nlohmann::json> health();
 
   // The worker protocol.

@@ -42,7 +42,8 @@ HttpClient::~HttpClient() {
 }
 
 Expected<HttpResult> HttpClient::request(std::string_view method, std::string_view path,
-                                         std::string_view json_body, long timeout_ms) {
+                                         std::string_view json_body, long timeout_ms,
+                                         const std::vector<std::string>& extra_headers) {
   auto* curl = static_cast<CURL*>(curl_);
   if (curl == nullptr) return make_error("io", "could not initialise libcurl");
   curl_easy_reset(curl);  // keeps the connection cache, clears the previous request's options
@@ -63,6 +64,7 @@ Expected<HttpResult> HttpClient::request(std::string_view method, std::string_vi
     auth = "Authorization: Bearer " + options_.bearer_token;
     raw_headers = curl_slist_append(raw_headers, auth.c_str());
   }
+  for (const std::string& h : extra_headers) raw_headers = curl_slist_append(raw_headers, h.c_str());
   std::unique_ptr<curl_slist, SlistDeleter> headers(raw_headers);
 
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());

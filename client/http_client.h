@@ -43,8 +43,10 @@ class HttpClient {
   // with Content-Type application/json. timeout_ms 0 uses the client's default.
   // Errors (transport only; any HTTP status is a result): code "unavailable" when the server
   // cannot be reached, "timeout", "cancelled", or "io".
+  // `extra_headers`: whole header lines ("Idempotency-Key: k-1") sent with this request only.
   Expected<HttpResult> request(std::string_view method, std::string_view path,
-                               std::string_view json_body = {}, long timeout_ms = 0);
+                               std::string_view json_body = {}, long timeout_ms = 0,
+                               const std::vector<std::string>& extra_headers = {});
 
   const std::string& base_url() const { return base_url_; }
 

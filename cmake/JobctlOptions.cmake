@@ -4,6 +4,10 @@ include_guard(GLOBAL)
 
 option(JOBCTL_SANITIZE "Build with AddressSanitizer + UndefinedBehaviorSanitizer" OFF)
 option(JOBCTL_WERROR "Treat warnings as errors" OFF)
+# OFF leaves unit-test executables out of `all` (the `jobctl-unit-tests` target still builds
+# them): scripts/test.sh's release build runs every label but `unit`, which its sanitizer build
+# has already run, so it does not compile them twice.
+option(JOBCTL_UNIT_TESTS_IN_ALL "Build unit-test executables as part of the default target" ON)
 
 set(JOBCTL_SOURCE_ROOT ${CMAKE_CURRENT_LIST_DIR}/.. CACHE INTERNAL "")
 
@@ -46,5 +50,8 @@ function(jobctl_test)
   endif()
   if("unit" IN_LIST T_LABELS)
     set_property(GLOBAL APPEND PROPERTY JOBCTL_UNIT_TEST_TARGETS ${T_NAME})
+    if(NOT JOBCTL_UNIT_TESTS_IN_ALL)
+      set_target_properties(${T_NAME} PROPERTIES EXCLUDE_FROM_ALL TRUE)
+    endif()
   endif()
 endfunction()

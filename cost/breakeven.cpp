@@ -5,7 +5,6 @@
 namespace jobctl::cost {
 
 namespace {
-constexpr double kHoursPerYear = 8760.0;
 constexpr double kHoursPerMonth = kHoursPerYear / 12.0;
 }  // namespace
 

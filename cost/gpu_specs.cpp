@@ -1,5 +1,7 @@
 #include "cost/gpu_specs.h"
 
+#include "base/strings.h"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -62,12 +64,6 @@ std::string normalise(std::string_view name) {
   for (std::string_view word : {"nvidia", "tesla", "geforce"}) {
     if (s.starts_with(word) && s.size() > word.size()) s.erase(0, word.size());
   }
-  return s;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
 }
 

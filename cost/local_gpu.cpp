@@ -4,10 +4,6 @@
 
 namespace jobctl::cost {
 
-namespace {
-constexpr double kHoursPerYear = 8760.0;
-}
-
 std::string_view to_string(LocalPricing p) {
   return p == LocalPricing::marginal ? "marginal" : "amortised";
 }

@@ -19,6 +19,9 @@
 
 namespace jobctl::cost {
 
+// Hours in a year (365 days): the amortisation formulas of DESIGN.md count 8,760.
+inline constexpr double kHoursPerYear = 8760.0;
+
 struct LocalGpuInventory {
   std::string gpu_model;             // canonical name ("V100", "RTX4090", "cpu")
   int count = 1;                     // GPUs of this model owned

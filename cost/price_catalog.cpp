@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "base/strings.h"
 #include "cost/csv.h"
 #include "cost/gpu_specs.h"
 
@@ -16,18 +17,6 @@ extern const std::string_view kSeedCatalogCsv;  // generated from seed_catalog.c
 }
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 // A number, or nullopt for an empty field; an error for anything else.
 Expected<std::optional<double>> parse_number(std::string_view text, int line, std::string_view column) {
@@ -102,7 +91,7 @@ std::optional<FamilyGpu> gcp_family_gpu(std::string_view type) {
 struct Columns {
   std::map<std::string, size_t> index;  // lower-cased header name -> position
   std::optional<size_t> find(std::string_view name) const {
-    auto it = index.find(lower(name));
+    auto it = index.find(to_lower(name));
     if (it == index.end()) return std::nullopt;
     return it->second;
   }
@@ -118,7 +107,7 @@ Expected<CatalogImport> parse_skypilot_csv(std::string_view csv_text, std::strin
 
   Columns cols;
   const auto& header = rows->front().fields;
-  for (size_t i = 0; i < header.size(); ++i) cols.index.emplace(lower(trim(header[i])), i);
+  for (size_t i = 0; i < header.size(); ++i) cols.index.emplace(to_lower(trim(header[i])), i);
   for (std::string_view required : {"InstanceType", "Price", "Region"}) {
     if (!cols.find(required))
       return make_error("invalid_argument",
@@ -168,7 +157,7 @@ Expected<CatalogImport> parse_skypilot_csv(std::string_view csv_text, std::strin
     };
 
     Offer o;
-    o.cloud = lower(c_cloud && !field(c_cloud).empty() ? field(c_cloud) : cloud);
+    o.cloud = to_lower(c_cloud && !field(c_cloud).empty() ? field(c_cloud) : cloud);
     if (o.cloud.empty())
       return make_error("invalid_argument", "line " + std::to_string(line) + ": no cloud", "Cloud");
     o.instance_type = std::string(field(c_type));
@@ -278,13 +267,13 @@ Expected<std::pair<std::string, std::string>> parse_offer_ref(std::string_view r
     return make_error("invalid_argument",
                       "an offer is CLOUD:INSTANCE (e.g. aws:p3.2xlarge), got '" + std::string(ref) + "'",
                       "offer");
-  return std::pair{lower(trim(ref.substr(0, colon))), std::string(trim(ref.substr(colon + 1)))};
+  return std::pair{to_lower(trim(ref.substr(0, colon))), std::string(trim(ref.substr(colon + 1)))};
 }
 
 std::vector<const Offer*> find_offers(const std::vector<Offer>& offers, std::string_view cloud,
                                       std::string_view instance_type, std::string_view region) {
   std::vector<const Offer*> found;
-  const std::string c = lower(cloud);
+  const std::string c = to_lower(cloud);
   for (const auto& o : offers) {
     if (o.cloud == c && o.instance_type == instance_type && (region.empty() || o.region == region))
       found.push_back(&o);

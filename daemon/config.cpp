@@ -6,47 +6,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/config_fields.h"
+
 namespace jobctl::daemon {
 
 using nlohmann::json;
 
-namespace {
-
-Error bad(const std::string& field, const std::string& what) {
-  return make_error("invalid_argument", field + " " + what, field);
-}
-
-template <class Int>
-Status read_int(const json& obj, const char* key, const std::string& field, Int& out) {
-  auto it = obj.find(key);
-  if (it == obj.end()) return {};
-  if (!it->is_number_integer()) return bad(field, "must be an integer");
-  out = it->get<Int>();
-  return {};
-}
-
-Status read_string(const json& obj, const char* key, const std::string& field, std::string& out) {
-  auto it = obj.find(key);
-  if (it == obj.end()) return {};
-  if (!it->is_string()) return bad(field, "must be a string");
-  out = it->get<std::string>();
-  return {};
-}
-
-Status only(const json& obj, std::initializer_list<std::string_view> keys, const std::string& prefix) {
-  if (!obj.is_object()) return bad(prefix.empty() ? "configuration" : prefix, "must be an object");
-  for (const auto& item : obj.items()) {
-    bool ok = false;
-    for (auto k : keys) ok = ok || item.key() == k;
-    if (!ok) {
-      const std::string f = prefix.empty() ? item.key() : prefix + "." + item.key();
-      return make_error("invalid_argument", "unknown configuration key " + f, f);
-    }
-  }
-  return {};
-}
-
-}  // namespace
+using config_fields::bad;
+using config_fields::only;
+using config_fields::read_int;
+using config_fields::read_string;
 
 Status apply_listen(std::string_view listen, DaemonConfig& c) {
   std::string_view host, port;
@@ -79,43 +48,56 @@ Status apply_listen(std::string_view listen, DaemonConfig& c) {
 Status apply_config_json(std::string_view text, DaemonConfig& c) {
   json j = json::parse(text, nullptr, false, /*ignore_comments=*/true);
   if (j.is_discarded()) return make_error("malformed_json", "the configuration is not valid JSON");
-  if (auto st = only(j, {"listen", "data_dir", "http", "workers", "store"}, ""); !st) return st;
+  if (auto st = only(j, {"listen", "data_dir", "http", "workers", "store", "checkpoints", "web", "auth", "limits", "metrics", "cost", "placement", "cloud"}, ""); !st) return st;
+  if (auto st = service::apply_security_config(j, c.security); !st) return st;  // auth_options.cpp
+  if (auto st = service::apply_placement_config(j, c.placement); !st) return st;  // placement_config.cpp
+  if (auto st = service::apply_cloud_config(j, c.cloud); !st) return st;  // cloud_config.cpp
+  // A configured provider lets placement choose cloud offers, unless placement says otherwise.
+  if (c.placement.cloud_provider.empty()) c.placement.cloud_provider = c.cloud.provider;
   if (auto it = j.find("listen"); it != j.end()) {
     if (!it->is_string()) return bad("listen", "must be a string");
     if (auto st = apply_listen(it->get<std::string>(), c); !st) return st;
   }
-  if (auto st = read_string(j, "data_dir", "data_dir", c.data_dir); !st) return st;
+  if (auto st = read_string(j, "data_dir", "", c.data_dir); !st) return st;
   if (auto it = j.find("http"); it != j.end()) {
     const json& h = *it;
     if (auto st = only(h, {"io_threads", "handler_threads", "max_body_bytes", "max_header_bytes",
                            "read_timeout_s", "shutdown_grace_s"}, "http"); !st)
       return st;
     Status st;
-    if (st = read_int(h, "io_threads", "http.io_threads", c.io_threads); !st) return st;
-    if (st = read_int(h, "handler_threads", "http.handler_threads", c.handler_threads); !st) return st;
-    if (st = read_int(h, "max_body_bytes", "http.max_body_bytes", c.max_body_bytes); !st) return st;
-    if (st = read_int(h, "max_header_bytes", "http.max_header_bytes", c.max_header_bytes); !st) return st;
-    if (st = read_int(h, "read_timeout_s", "http.read_timeout_s", c.read_timeout_s); !st) return st;
-    if (st = read_int(h, "shutdown_grace_s", "http.shutdown_grace_s", c.shutdown_grace_s); !st) return st;
+    if (st = read_int(h, "io_threads", "http", c.io_threads); !st) return st;
+    if (st = read_int(h, "handler_threads", "http", c.handler_threads); !st) return st;
+    if (st = read_int(h, "max_body_bytes", "http", c.max_body_bytes); !st) return st;
+    if (st = read_int(h, "max_header_bytes", "http", c.max_header_bytes); !st) return st;
+    if (st = read_int(h, "read_timeout_s", "http", c.read_timeout_s); !st) return st;
+    if (st = read_int(h, "shutdown_grace_s", "http", c.shutdown_grace_s); !st) return st;
   }
   if (auto it = j.find("workers"); it != j.end()) {
     const json& w = *it;
     if (auto st = only(w, {"heartbeat_interval_s", "lease_timeout_s", "max_lease_wait_s", "max_recoveries"}, "workers"); !st)
       return st;
     Status st;
-    if (st = read_int(w, "heartbeat_interval_s", "workers.heartbeat_interval_s", c.heartbeat_interval_s); !st) return st;
-    if (st = read_int(w, "lease_timeout_s", "workers.lease_timeout_s", c.lease_timeout_s); !st) return st;
-    if (st = read_int(w, "max_lease_wait_s", "workers.max_lease_wait_s", c.max_lease_wait_s); !st) return st;
-    if (st = read_int(w, "max_recoveries", "workers.max_recoveries", c.max_recoveries); !st) return st;
+    if (st = read_int(w, "heartbeat_interval_s", "workers", c.heartbeat_interval_s); !st) return st;
+    if (st = read_int(w, "lease_timeout_s", "workers", c.lease_timeout_s); !st) return st;
+    if (st = read_int(w, "max_lease_wait_s", "workers", c.max_lease_wait_s); !st) return st;
+    if (st = read_int(w, "max_recoveries", "workers", c.max_recoveries); !st) return st;
   }
   if (auto it = j.find("store"); it != j.end()) {
     const json& s = *it;
     if (auto st = only(s, {"synchronous", "write_batch_max", "max_list_limit", "tick_ms"}, "store"); !st) return st;
     Status st;
-    if (st = read_string(s, "synchronous", "store.synchronous", c.synchronous); !st) return st;
-    if (st = read_int(s, "write_batch_max", "store.write_batch_max", c.write_batch_max); !st) return st;
-    if (st = read_int(s, "max_list_limit", "store.max_list_limit", c.max_list_limit); !st) return st;
-    if (st = read_int(s, "tick_ms", "store.tick_ms", c.tick_ms); !st) return st;
+    if (st = read_string(s, "synchronous", "store", c.synchronous); !st) return st;
+    if (st = read_int(s, "write_batch_max", "store", c.write_batch_max); !st) return st;
+    if (st = read_int(s, "max_list_limit", "store", c.max_list_limit); !st) return st;
+    if (st = read_int(s, "tick_ms", "store", c.tick_ms); !st) return st;
+  }
+  if (auto it = j.find("checkpoints"); it != j.end()) {
+    if (auto st = only(*it, {"max_bytes"}, "checkpoints"); !st) return st;
+    if (auto st = read_int(*it, "max_bytes", "checkpoints", c.checkpoint_max_bytes); !st) return st;
+  }
+  if (auto it = j.find("web"); it != j.end()) {
+    if (auto st = only(*it, {"root"}, "web"); !st) return st;
+    if (auto st = read_string(*it, "root", "web", c.web_root); !st) return st;
   }
   return {};
 }
@@ -153,8 +135,10 @@ Status validate(const DaemonConfig& c) {
                     range("workers.max_recoveries", c.max_recoveries, 0, 1000),
                     range("store.write_batch_max", c.write_batch_max, 1, 100000),
                     range("store.max_list_limit", c.max_list_limit, 1, 100000),
-                    range("store.tick_ms", c.tick_ms, 10, 60000)})
+                    range("store.tick_ms", c.tick_ms, 10, 60000),
+                    range("checkpoints.max_bytes", c.checkpoint_max_bytes, 1024, int64_t{16} << 30)})
     if (!st) return st;
+  if (auto st = service::validate_security(c.security); !st) return st;
   if (c.synchronous != "FULL" && c.synchronous != "NORMAL")
     return bad("store.synchronous", "must be FULL or NORMAL");
   if (c.lease_timeout_s <= c.heartbeat_interval_s)

@@ -9,6 +9,9 @@
 #include <string_view>
 
 #include "base/expected.h"
+#include "daemon/service/auth_options.h"
+#include "daemon/service/cloud_config.h"
+#include "daemon/service/placement_config.h"
 
 namespace jobctl::daemon {
 
@@ -34,6 +37,16 @@ struct DaemonConfig {
   int write_batch_max = 512;
   int max_list_limit = 1000;
   int tick_ms = 200;                    // housekeeping period (long-poll deadlines)
+  // auth, limits, metrics (issue 7; daemon/service/auth_options.h, docs/security.md)
+  service::SecurityOptions security;
+  // cost and placement (issue 4; daemon/service/placement_config.h, docs/configuration.md)
+  service::PlacementSettings placement;
+  // clouds and the provisioner (issue 5; daemon/service/cloud_config.h, docs/clouds.md)
+  service::CloudSettings cloud;
+  // checkpoints (issue 5, docs/recovery.md): the blob store under <data_dir>/checkpoints
+  int64_t checkpoint_max_bytes = int64_t{1} << 30;  // largest checkpoint upload accepted
+  // web (the dashboard, docs/dashboard.md)
+  std::string web_root;                 // empty: found next to the binary (static_files.h)
 };
 
 // "HOST:PORT", ":PORT" or "PORT" (host defaults to 127.0.0.1); "[::1]:PORT" for IPv6.

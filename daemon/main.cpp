@@ -13,8 +13,20 @@
 #include "base/clock.h"
 #include "daemon/config.h"
 #include "daemon/http/api_routes.h"
+#include "daemon/http/auth_setup.h"
+#include "daemon/http/checkpoint_routes.h"
+#include "daemon/service/checkpoint_service.h"
+#include "daemon/store/blob_store.h"
 #include "daemon/http/server.h"
+#include "daemon/http/progress_routes.h"
+#include "daemon/http/static_files.h"
+#include "daemon/service/progress_history.h"
 #include "daemon/service/job_matcher.h"
+#include "daemon/http/instance_routes.h"
+#include "daemon/http/placement_routes.h"
+#include "daemon/service/placement_matcher.h"
+#include "daemon/service/placement_service.h"
+#include "daemon/service/provisioner.h"
 #include "daemon/service/job_service.h"
 #include "daemon/service/ticker.h"
 #include "daemon/store/store.h"
@@ -50,6 +62,14 @@ int main(int argc, char** argv) {
   app.add_option("--heartbeat-interval-s", heartbeat_interval_s, "heartbeat period told to workers");
   app.add_option("--lease-timeout-s", lease_timeout_s, "seconds without heartbeat before a lease expires");
   app.add_option("--synchronous", synchronous, "SQLite synchronous mode: FULL or NORMAL");
+  std::string web_root;
+  app.add_option("--web-root", web_root, "folder of the dashboard's files (default: web/ next to the binary)");
+  std::string create_token_user, create_token_role = "user";  // issue 7: bootstrap a token
+  bool auth_flag = false;
+  app.add_option("--create-token", create_token_user, "create an API token for USER in --data-dir's database, print it and exit");
+  app.add_option("--role", create_token_role, "role of --create-token: admin, user or worker")
+      ->check(CLI::IsMember({"admin", "user", "worker"}));
+  app.add_flag("--auth", auth_flag, "require API tokens (auth.enabled; docs/security.md)");
   CLI11_PARSE(app, argc, argv);
 
   DaemonConfig cfg;
@@ -66,6 +86,8 @@ int main(int argc, char** argv) {
   if (heartbeat_interval_s) cfg.heartbeat_interval_s = *heartbeat_interval_s;
   if (lease_timeout_s) cfg.lease_timeout_s = *lease_timeout_s;
   if (!synchronous.empty()) cfg.synchronous = synchronous;
+  if (!web_root.empty()) cfg.web_root = web_root;
+  if (auth_flag) cfg.security.auth.enabled = true;
   if (auto st = validate(cfg); !st) return fail(st.error());
 
   // Signals are taken by sigwait below: block them before any thread starts so none of the
@@ -91,6 +113,8 @@ int main(int argc, char** argv) {
   auto opened = store::Store::open(so, clock);
   if (!opened) return fail(opened.error());
   store::Store& db = **opened;
+  if (!create_token_user.empty())
+    return http::create_token_command(db, clock, create_token_user, create_token_role, std::cout, std::cerr);
 
   service::ServiceOptions svc_opts;
   svc_opts.heartbeat_interval_s = cfg.heartbeat_interval_s;
@@ -98,10 +122,57 @@ int main(int argc, char** argv) {
   svc_opts.max_lease_wait_s = cfg.max_lease_wait_s;
   svc_opts.max_list_limit = cfg.max_list_limit;
   svc_opts.max_recoveries = cfg.max_recoveries;
-  service::JobService svc(db, clock, std::make_unique<service::FifoMatcher>(), svc_opts);
+  // Cost-based placement (issue 4): jobs are offered only where placement chose; with
+  // "placement": {"enabled": false} any fitting worker takes any queued job (FIFO).
+  std::unique_ptr<service::JobMatcher> matcher;
+  if (cfg.placement.enabled) matcher = std::make_unique<service::PlacementMatcher>();
+  else matcher = std::make_unique<service::FifoMatcher>();
+  service::JobService svc(db, clock, std::move(matcher), svc_opts);
   if (auto st = svc.start(); !st) return fail(st.error());
+  cfg.placement.catalog_dir = (std::filesystem::path(cfg.data_dir) / "catalog").string();
+  service::PlacementService placement(db, clock, svc, cfg.placement);
+  if (cfg.placement.enabled)
+    if (auto st = placement.start(); !st) return fail(st.error());
 
-  http::Router router = http::make_api_router(svc);
+  // Clouds (issue 5, docs/clouds.md): the provisioner launches what placement chooses in the cloud.
+  std::unique_ptr<service::Provisioner> provisioner;
+  if (!cfg.cloud.provider.empty()) {
+    auto provider = service::make_provider(cfg.cloud, placement.offers());
+    if (!provider) return fail(provider.error());
+    provisioner = std::make_unique<service::Provisioner>(db, clock, svc, placement, std::move(*provider), cfg.cloud);
+    placement.set_cloud_placed_observer([p = provisioner.get()](int64_t) { p->wake(); });
+  }
+
+  // Checkpoints (issue 5, docs/recovery.md): blobs under <data_dir>/checkpoints.
+  store::BlobStore blobs((std::filesystem::path(cfg.data_dir) / "checkpoints").string());
+  service::CheckpointOptions ckpt_opts;
+  ckpt_opts.max_bytes = cfg.checkpoint_max_bytes;
+  service::CheckpointService checkpoints(db, blobs, clock, ckpt_opts);
+  if (auto removed = checkpoints.reconcile(); !removed) return fail(removed.error());
+  else if (*removed > 0) std::cerr << "jobctld: removed " << *removed << " unreferenced checkpoint blob(s)\n";
+
+  // The dashboard (docs/dashboard.md): the progress history behind its curves, and its files.
+  auto progress = service::ProgressHistory::open(std::filesystem::path(cfg.data_dir) / "progress", clock);
+  if (!progress) return fail(progress.error());
+  http::ApiInfo api_info;
+  api_info.on_progress = [&history = **progress](int64_t job_id, const std::string& p) {
+    if (auto st = history.record(job_id, p); !st) std::cerr << "jobctld: progress history: " << st.error().message << "\n";
+  };
+  http::Router router = http::make_api_router(svc, api_info);
+  http::add_progress_routes(router, svc, **progress);
+  http::add_checkpoint_routes(router, checkpoints);
+  http::add_placement_routes(router, placement);
+  http::add_instance_routes(router, provisioner.get());
+  std::error_code exe_ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", exe_ec);
+  const auto found_web = http::find_web_root(cfg.web_root, exe_ec ? std::filesystem::path(".") : exe.parent_path());
+  std::optional<http::StaticFiles> web_files;
+  if (found_web) {
+    web_files.emplace(*found_web);
+    router.set_fallback(web_files->as_fallback());
+  }
+  // Auth, limits, metrics (issue 7, docs/security.md): the gate in front of the routes.
+  auto hardening = http::install_hardening(router, svc, db, clock, cfg.security);
   http::ServerOptions ho;
   ho.host = cfg.host;
   ho.port = static_cast<uint16_t>(cfg.port);
@@ -111,11 +182,27 @@ int main(int argc, char** argv) {
   ho.max_header_bytes = static_cast<size_t>(cfg.max_header_bytes);
   ho.read_timeout_ms = cfg.read_timeout_s * 1000;
   ho.shutdown_grace_ms = cfg.shutdown_grace_s * 1000;
+  ho.max_upload_bytes = static_cast<size_t>(cfg.checkpoint_max_bytes);
+  ho.is_upload = http::is_checkpoint_upload;
   http::HttpServer server(ho, router);
   auto port = server.start();
   if (!port) return fail(port.error());
 
-  service::Ticker ticker(std::chrono::milliseconds(cfg.tick_ms), [&svc] { svc.tick(); });
+  if (provisioner) {
+    // Instances' workers connect back here unless cloud.server_url says otherwise (a real cloud
+    // needs an address it can reach; a wildcard listen address is not one).
+    const bool wildcard = cfg.host == "0.0.0.0" || cfg.host == "::";
+    const std::string host = wildcard ? std::string("127.0.0.1") : cfg.host;
+    provisioner->set_server_url("http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+                                std::to_string(*port));
+    provisioner->start();  // its first pass reconciles with the provider
+  }
+
+  service::Ticker ticker(std::chrono::milliseconds(cfg.tick_ms), [&svc, &checkpoints, &placement, &cfg] {
+    svc.tick();
+    checkpoints.tick();
+    if (cfg.placement.enabled) placement.tick();
+  });
 
   // The line scripts and tests wait for (docs/configuration.md, "Start-up line").
   std::cout << nlohmann::json{{"event", "listening"},
@@ -127,6 +214,7 @@ int main(int argc, char** argv) {
                    .dump()
             << std::endl;
   std::cerr << "jobctld: listening on " << cfg.host << ":" << *port << ", database " << db_path << "\n";
+  std::cerr << "jobctld: dashboard " << (web_files ? "files from " + web_files->root().string() : std::string("not served (no web root found; see --web-root)")) << "\n";
 
   int sig = 0;
   sigwait(&signals, &sig);
@@ -136,6 +224,7 @@ int main(int argc, char** argv) {
   svc.shutdown();           // waiting long-polls are answered "no job" now
   server.stop();            // in-flight requests finish (up to the grace period), threads join
   ticker.stop();
+  if (provisioner) provisioner->stop();  // instances keep running; the next start reconciles
   db.close();               // every queued change committed
   std::cerr << "jobctld: stopped\n";
   return 0;

@@ -11,7 +11,7 @@ namespace jobctl::scheduler {
 
 namespace {
 constexpr double kEps = 1e-9;
-constexpr std::array<std::string_view, 5> kNames{"up", "greedy", "on-demand", "local-first", "adaptive"};
+constexpr std::array<std::string_view, 5> kPolicyNames{"up", "greedy", "on-demand", "local-first", "adaptive"};
 }  // namespace
 
 std::string_view to_string(Capacity c) {
@@ -65,6 +65,6 @@ std::unique_ptr<DeadlinePolicy> make_deadline_policy(std::string_view name) {
   return nullptr;
 }
 
-std::span<const std::string_view> deadline_policy_names() { return kNames; }
+std::span<const std::string_view> deadline_policy_names() { return kPolicyNames; }
 
 }  // namespace jobctl::scheduler

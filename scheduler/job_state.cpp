@@ -6,7 +6,7 @@
 namespace jobctl::scheduler {
 
 namespace {
-constexpr std::array<std::pair<JobState, std::string_view>, 8> kNames{{
+constexpr std::array<std::pair<JobState, std::string_view>, 8> kStateNames{{
     {JobState::queued, "queued"},
     {JobState::held, "held"},
     {JobState::placed, "placed"},
@@ -19,13 +19,13 @@ constexpr std::array<std::pair<JobState, std::string_view>, 8> kNames{{
 }  // namespace
 
 std::string_view to_string(JobState s) {
-  for (const auto& [state, name] : kNames)
+  for (const auto& [state, name] : kStateNames)
     if (state == s) return name;
   return "unknown";
 }
 
 std::optional<JobState> parse_job_state(std::string_view name) {
-  for (const auto& [state, n] : kNames)
+  for (const auto& [state, n] : kStateNames)
     if (n == name) return state;
   return std::nullopt;
 }

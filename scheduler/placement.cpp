@@ -51,6 +51,7 @@ std::string_view to_string(Rejection r) {
     case Rejection::unknown_gpu: return "unknown_gpu";
     case Rejection::memory: return "memory";
     case Rejection::price_cap: return "price_cap";
+    case Rejection::no_provider: return "no_provider";
   }
   return "";
 }
@@ -301,6 +302,8 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
       common = Rejection::unknown_gpu;
     else if (vram > f.memory_bytes)
       common = Rejection::memory;
+    else if (!ctx.config_.cloud_launchable)
+      common = Rejection::no_provider;
     const double rate = f.model >= 0 ? ctx.flops_per_hour(f.model, kind, precision) * gpus : 0.0;
     const double t = rate > 0 ? w.training_flops / rate : 0.0;
 
@@ -407,6 +410,7 @@ std::string rejection_text(const Candidate& c, const Job& job, const PlacementCo
       return "needs " + num(need_gib, 2) + " GiB per GPU; has " + num(have_gib, 1);
     case Rejection::price_cap:
       return usd_per_hour(c.usd_per_hour) + " is above the cap of " + "$" + num(job.max_usd_per_hour.value_or(0), 2) + "/h";
+    case Rejection::no_provider: return "no cloud provider is configured to launch it";
   }
   return "";
 }

@@ -59,8 +59,9 @@ enum class Rejection : uint8_t {
   unknown_gpu,      // no specs: its runtime cannot be estimated
   memory,           // the VRAM estimate does not fit one GPU
   price_cap,        // above max_usd_per_hour
+  no_provider,      // a cloud offer, and no cloud provider is configured to launch it
 };
-inline constexpr size_t kRejectionCount = 9;
+inline constexpr size_t kRejectionCount = 10;
 std::string_view to_string(Rejection r);
 
 struct PlacementConfig {
@@ -75,6 +76,9 @@ struct PlacementConfig {
   std::map<std::string, double> interruptions_per_hour_by_offer;  // "aws:p3.2xlarge" -> lambda
   // Local GPU models with no inventory entry are priced at their board power only.
   double default_electricity_usd_per_kwh = 0.15;
+  // False when nothing can launch a cloud instance (the daemon without a cloud provider): cloud
+  // offers are still evaluated and shown, but rejected with no_provider.
+  bool cloud_launchable = true;
 };
 
 struct Candidate;

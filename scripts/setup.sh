@@ -13,7 +13,9 @@ packages=(
   libsqlite3-dev sqlite3    # the store
   nlohmann-json3-dev        # JSON outside train/
   libcurl4-openssl-dev      # worker / CLI HTTP client
-  libssl-dev                # optional TLS for jobctld
+  libssl-dev                # libcrypto: API token hashing (SHA-256) and randomness; optional TLS
+  prometheus                # promtool: tests check /metrics with `promtool check metrics`
+  clang-14 libclang-rt-14-dev  # libFuzzer targets (fuzz/)
   libgtest-dev libgmock-dev # tests
   libcli11-dev              # the jobctl CLI
   libopenblas-dev           # CPU GEMM for train/
@@ -53,5 +55,7 @@ else
 fi
 
 if [[ $browser == 1 && -f web/package.json ]]; then
-  (cd web && { [[ -d node_modules ]] && npm ls --omit=dev >/dev/null 2>&1; } || npm ci --no-audit --no-fund)
+  # The dashboard's Chart.js and the browser tests' playwright-core (dev), exactly as locked;
+  # skipped when node_modules already matches the lock file.
+  (cd web && { [[ -d node_modules ]] && npm ls >/dev/null 2>&1; } || npm ci --no-audit --no-fund)
 fi

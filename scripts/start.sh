@@ -17,11 +17,12 @@ jobs=${JOBCTL_JOBS:-$(nproc)}
 build=$root/build/release
 server=http://127.0.0.1:$port
 
+source scripts/build_flags.sh
+
 scripts/setup.sh
 echo "== building (release) in $build"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j "$jobs" --target jobctld jobctl-worker jobctl-train jobctl \
-  $(cmake --build "$build" --target help 2>/dev/null | grep -o '^jobctl-cloudsim' || true)
+cmake -S . -B "$build" "${jobctl_release_args[@]}" >/dev/null
+cmake --build "$build" -j "$jobs" --target jobctld jobctl-worker jobctl-train jobctl jobctl-cloudsim
 
 mkdir -p "$home/logs" "$home/data" "$home/worker"
 if [[ -f $home/jobctld.pid ]] && kill -0 "$(cat "$home/jobctld.pid")" 2>/dev/null; then
@@ -29,8 +30,21 @@ if [[ -f $home/jobctld.pid ]] && kill -0 "$(cat "$home/jobctld.pid")" 2>/dev/nul
   exit 1
 fi
 
+# The simulated cloud first: jobctld's provisioner launches its instances (jobctl-worker processes
+# that connect back to jobctld) when placement chooses a cloud offer (docs/clouds.md).
+config=$home/jobctld.json
+echo "== starting jobctl-cloudsim"
+"$build/cloud/jobctl-cloudsim" --listen 127.0.0.1:0 --state-dir "$home/cloudsim" \
+  >"$home/logs/cloudsim.out" 2>"$home/logs/cloudsim.log" &
+echo $! >"$home/cloudsim.pid"
+for _ in $(seq 1 100); do [[ -s $home/logs/cloudsim.out ]] && break; sleep 0.1; done
+head -1 "$home/logs/cloudsim.out"
+cloudsim_url=$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' "$home/logs/cloudsim.out" | head -1)
+[[ -n $cloudsim_url ]] || { cat "$home/logs/cloudsim.log" >&2; exit 1; }
+printf '{"cloud": {"provider": "sim", "sim": {"url": "%s"}}}\n' "$cloudsim_url" >"$config"
+
 echo "== starting jobctld on $server (database $home/data/jobctl.db)"
-"$build/daemon/jobctld" --listen "127.0.0.1:$port" --data-dir "$home/data" \
+"$build/daemon/jobctld" --listen "127.0.0.1:$port" --data-dir "$home/data" --config "$config" \
   >"$home/logs/jobctld.out" 2>"$home/logs/jobctld.log" &
 echo $! >"$home/jobctld.pid"
 for _ in $(seq 1 100); do
@@ -39,13 +53,6 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 head -1 "$home/logs/jobctld.out"
-
-if [[ -x $build/cloud/jobctl-cloudsim ]]; then
-  echo "== starting jobctl-cloudsim"
-  "$build/cloud/jobctl-cloudsim" --listen 127.0.0.1:0 --state-dir "$home/cloudsim" \
-    >"$home/logs/cloudsim.out" 2>"$home/logs/cloudsim.log" &
-  echo $! >"$home/cloudsim.pid"
-fi
 
 echo "== starting one local worker"
 "$build/worker/jobctl-worker" --server "$server" --name "local-$(hostname)" \

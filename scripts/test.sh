@@ -2,9 +2,10 @@
 # Sets up, builds and runs every jobctl test from a clean tree (this is what .ci/run runs).
 #
 #  1. scripts/setup.sh installs the Debian packages (and the dashboard's npm packages).
-#  2. A sanitizer build (ASan + UBSan, no CUDA, no Beast) builds only the unit tests and runs
-#     `ctest -L unit`.
-#  3. A release build builds everything (the CUDA path too where nvcc is installed) and runs every
+#  2. A sanitizer build (ASan + UBSan, -O0, no CUDA, no Beast) builds only the unit tests and
+#     runs `ctest -L unit`.
+#  3. A release build builds everything but the unit tests (the CUDA path too where nvcc is
+#     installed) and runs every
 #     other label: integration, e2e, accuracy, fuzz, browser, cuda (CUDA tests skip, saying so,
 #     on a machine without a GPU).
 #
@@ -15,6 +16,8 @@ root=$PWD
 jobs=${JOBCTL_JOBS:-$(nproc)}
 build=${JOBCTL_BUILD_DIR:-$root/build}
 
+source scripts/build_flags.sh
+
 start=$(date +%s)
 stamp() { echo "== [$(($(date +%s) - start))s] $*"; }
 
@@ -22,15 +25,14 @@ stamp "setup"
 scripts/setup.sh --browser
 
 stamp "sanitizer build (unit tests)"
-cmake -S . -B "$build/asan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJOBCTL_SANITIZE=ON \
-  -DJOBCTL_CUDA=OFF >/dev/null
+cmake -S . -B "$build/asan" "${jobctl_asan_args[@]}" >/dev/null
 cmake --build "$build/asan" --target jobctl-unit-tests -j "$jobs"
 stamp "unit tests (ASan + UBSan)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir "$build/asan" -L unit --output-on-failure -j "$jobs"
 
 stamp "release build"
-cmake -S . -B "$build/release" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B "$build/release" "${jobctl_release_args[@]}" >/dev/null
 cmake --build "$build/release" -j "$jobs"
 stamp "integration, e2e and the other labels (release build)"
 ctest --test-dir "$build/release" -LE unit --output-on-failure -j "$jobs"

@@ -3,7 +3,12 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <ostream>
+#include <sstream>
+#include <thread>
 
 namespace jobctl::worker {
 
@@ -27,7 +32,8 @@ bool Agent::register_worker(client::ApiClient& api) {
       heartbeat_interval_s_ = r->value("heartbeat_interval_s", 2);
       max_lease_wait_s_ = r->value("max_lease_wait_s", 30);
       log_ << "jobctl-worker: registered with " << options_.server << " as worker " << worker_id_
-           << " (" << options_.name << ", " << options_.capabilities["gpus"].size() << " GPU(s))\n";
+           << " (" << options_.name << ", " << options_.capabilities["gpus"].size() << " GPU(s), "
+           << std::max(1, options_.slots) << " slot(s))\n";
       return true;
     }
     if (r.error().code == "invalid_argument") {
@@ -42,24 +48,67 @@ bool Agent::register_worker(client::ApiClient& api) {
   return false;
 }
 
+namespace {
+
+// The slots' bookkeeping, shared by the agent's loop and the job threads.
+struct Slots {
+  std::mutex mu;
+  std::condition_variable freed;
+  std::vector<bool> busy;
+  std::vector<std::thread> threads;  // one per slot (joinable while a job ran there)
+  int finished_jobs = 0;
+
+  int free_slot() {
+    for (size_t i = 0; i < busy.size(); ++i)
+      if (!busy[i]) return static_cast<int>(i);
+    return -1;
+  }
+};
+
+}  // namespace
+
 int Agent::run() {
-  // Two clients: the long-poll aborts as soon as a stop is requested; reports must not.
+  // Two clients: the long-poll aborts as soon as a stop is requested; registration must not.
   client::HttpClientOptions poll_opts;
   poll_opts.cancel = &stop_.flag();
+  poll_opts.bearer_token = options_.token;
   client::ApiClient poll_api(options_.server, poll_opts);
-  client::ApiClient api(options_.server);
+  client::HttpClientOptions api_opts;
+  api_opts.bearer_token = options_.token;
+  client::ApiClient api(options_.server, api_opts);
 
   if (!register_worker(api)) return stop_.requested() ? 0 : 1;
-  int jobs = 0;
+  Slots slots;
+  slots.busy.assign(static_cast<size_t>(std::max(1, options_.slots)), false);
+  slots.threads.resize(slots.busy.size());
+  int leased = 0;
+  int rc = 0;
   int backoff_ms = 1000;
   while (!stop_.requested()) {
+    if (options_.max_jobs > 0 && leased >= options_.max_jobs) break;
+    int slot = -1;
+    {
+      std::unique_lock<std::mutex> lock(slots.mu);
+      slot = slots.free_slot();
+      if (slot < 0) {
+        slots.freed.wait_for(lock, std::chrono::milliseconds(200));
+        continue;
+      }
+      if (slots.threads[static_cast<size_t>(slot)].joinable()) {
+        lock.unlock();
+        slots.threads[static_cast<size_t>(slot)].join();
+      }
+    }
     const int wait_s = std::clamp(options_.max_wait_s, 0, std::max(0, max_lease_wait_s_));
     auto r = poll_api.lease(worker_id_, wait_s);
     if (!r) {
       if (stop_.requested()) break;
       if (r.error().code == "not_found") {
         log_ << "jobctl-worker: the daemon does not know worker " << worker_id_ << "; registering again\n";
-        if (!register_worker(api)) return stop_.requested() ? 0 : 1;
+        if (!register_worker(api)) {
+          rc = stop_.requested() ? 0 : 1;
+          break;
+        }
         continue;
       }
       log_ << "jobctl-worker: lease request failed: " << r.error().message << "; retrying in "
@@ -70,16 +119,38 @@ int Agent::run() {
     }
     backoff_ms = 1000;
     if (!*r) continue;  // no job this time
+    ++leased;
     RunnerOptions ro = options_.runner;
     ro.heartbeat_interval_ms = std::min(ro.heartbeat_interval_ms, heartbeat_interval_s_ * 1000);
-    JobRunner runner(api, worker_id_, ro, stop_, log_);
+    ro.transfer.server = options_.server;
+    if (static_cast<size_t>(slot) < options_.gpu_indices.size())
+      ro.gpu_index = options_.gpu_indices[static_cast<size_t>(slot)];
     const Lease lease = JobRunner::lease_from_json(**r);
-    const RunOutcome outcome = runner.run(lease);
-    log_ << "jobctl-worker: job " << lease.job_id << ": " << to_string(outcome) << "\n";
-    if (options_.max_jobs > 0 && ++jobs >= options_.max_jobs) break;
+    {
+      std::lock_guard<std::mutex> lock(slots.mu);
+      slots.busy[static_cast<size_t>(slot)] = true;
+    }
+    const int64_t worker_id = worker_id_;
+    slots.threads[static_cast<size_t>(slot)] = std::thread([this, &slots, slot, ro, lease, worker_id] {
+      client::HttpClientOptions job_opts;
+      job_opts.bearer_token = options_.token;
+      client::ApiClient job_api(options_.server, job_opts);  // one client per thread (not thread-safe)
+      JobRunner runner(job_api, worker_id, ro, stop_, log_);
+      const RunOutcome outcome = runner.run(lease);
+      std::ostringstream line;
+      line << "jobctl-worker: job " << lease.job_id << ": " << to_string(outcome) << " (slot " << slot << ")\n";
+      log_ << line.str();
+      std::lock_guard<std::mutex> lock(slots.mu);
+      slots.busy[static_cast<size_t>(slot)] = false;
+      ++slots.finished_jobs;
+      slots.freed.notify_all();
+    });
   }
+  // Running jobs see the same stop (or run to their end when max_jobs was reached).
+  for (auto& t : slots.threads)
+    if (t.joinable()) t.join();
   log_ << "jobctl-worker: stopped\n";
-  return 0;
+  return rc;
 }
 
 }  // namespace jobctl::worker

@@ -1,14 +1,20 @@
 // The worker's main loop: register with jobctld (retrying until it answers), then long-poll for
-// a lease and run each leased job with a JobRunner, until stopped. If the daemon no longer knows
-// this worker (404: e.g. a new database), it registers again. Transport failures back off
-// exponentially (1 s to 30 s).
+// a lease whenever a slot is free and run each leased job with a JobRunner on its own thread,
+// until stopped. A GPU worker has one slot per GPU (each job sees only its GPU); a CPU worker
+// has one slot unless told otherwise (--slots). If the daemon no longer knows this worker (404:
+// e.g. a new database), it registers again. Transport failures back off exponentially (1 s to
+// 30 s). On a stop (SIGTERM, or a spot notice) every running job checkpoints, uploads and is
+// reported preempted (JobRunner) before run() returns.
 //
 // Ownership and thread safety: borrows the StopSource and the log stream; run() on one thread.
+// The job threads write to the log stream too, so it must tolerate concurrent writes of whole
+// lines (std::cerr does).
 #pragma once
 
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,10 +25,13 @@ namespace jobctl::worker {
 
 struct AgentOptions {
   std::string server;            // http://host:port
+  std::string token;             // API token sent as Authorization: Bearer (auth: docs/security.md)
   std::string name;              // shown in `jobctl workers`
   nlohmann::json capabilities;   // capabilities_json(...)
   int max_wait_s = 30;           // long-poll length asked for (capped by the daemon's maximum)
   int max_jobs = 0;              // stop after this many jobs (0: no limit; for tests)
+  int slots = 1;                 // jobs run at once
+  std::vector<int> gpu_indices;  // slot k runs on GPU gpu_indices[k] (empty: no GPU pinning)
   RunnerOptions runner;
 };
 

@@ -2,22 +2,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
+#include "base/strings.h"
 #include "worker/child_process.h"
 
 namespace jobctl::worker {
-
-namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-}  // namespace
 
 std::vector<Gpu> parse_nvidia_smi(std::string_view csv) {
   std::vector<Gpu> gpus;
@@ -39,13 +34,45 @@ std::vector<Gpu> parse_nvidia_smi(std::string_view csv) {
   return gpus;
 }
 
+std::optional<Gpu> parse_proc_gpu_information(std::string_view text) {
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    if (line.rfind("Model:", 0) == 0) {
+      std::string_view model = trim(line.substr(6));
+      if (model.empty()) return std::nullopt;
+      return Gpu{std::string(model), 0};
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<Gpu> detect_gpus() {
   auto child = ChildProcess::spawn(
       {"nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader"});
-  if (!child) return {};
-  std::string out, err;
-  if (!(*child)->read_all(out, err).success()) return {};
-  return parse_nvidia_smi(out);
+  if (child) {
+    std::string out, err;
+    if ((*child)->read_all(out, err).success()) {
+      auto gpus = parse_nvidia_smi(out);
+      if (!gpus.empty()) return gpus;
+    }
+  }
+  // No nvidia-smi (e.g. a container with the driver but not the tools): the driver's own files.
+  std::vector<std::string> dirs;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/proc/driver/nvidia/gpus", ec), end; !ec && it != end;
+       it.increment(ec))
+    dirs.push_back(it->path().string());
+  std::sort(dirs.begin(), dirs.end());  // PCI bus order, as nvidia-smi (and CUDA_DEVICE_ORDER=PCI_BUS_ID)
+  std::vector<Gpu> gpus;
+  for (const auto& d : dirs) {
+    std::ifstream in(d + "/information");
+    std::stringstream text;
+    text << in.rdbuf();
+    if (auto g = parse_proc_gpu_information(text.str())) gpus.push_back(std::move(*g));
+  }
+  return gpus;
 }
 
 nlohmann::json capabilities_json(const std::vector<Gpu>& gpus, int cpu_cores, int64_t memory_mb) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,7 +26,12 @@ struct Gpu {
 // are skipped.
 std::vector<Gpu> parse_nvidia_smi(std::string_view csv);
 
-// Runs nvidia-smi; no GPUs when it is absent or fails.
+// Reads one /proc/driver/nvidia/gpus/*/information file ("Model:  Tesla V100-SXM2-16GB" line);
+// nullopt when it has no model line. The memory is unknown there (0).
+std::optional<Gpu> parse_proc_gpu_information(std::string_view text);
+
+// Runs nvidia-smi; when it is absent or fails, reads /proc/driver/nvidia/gpus; no GPUs when
+// neither answers.
 std::vector<Gpu> detect_gpus();
 
 // The capabilities document for registration.

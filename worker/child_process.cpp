@@ -40,11 +40,26 @@ std::string ExitStatus::describe() const {
 }
 
 Expected<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const std::vector<std::string>& argv,
-                                                            const std::string& cwd) {
+                                                            const std::string& cwd,
+                                                            const std::vector<std::string>& env) {
   if (argv.empty()) return make_error("invalid_argument", "no program to run");
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The child's environment, built before fork (nothing may allocate between fork and exec).
+  std::vector<std::string> env_strings;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    bool replaced = false;
+    for (const auto& o : env)
+      if (std::string_view(o).substr(0, o.find('=')) == name) replaced = true;
+    if (!replaced) env_strings.emplace_back(entry);
+  }
+  for (const auto& o : env) env_strings.push_back(o);
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
 
   int out[2], err[2], report[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return make_error("io", std::string("pipe: ") + ::strerror(errno));
@@ -80,7 +95,7 @@ Expected<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const std::vector<st
       (void)!::write(report[1], &e, sizeof e);
       ::_exit(127);
     }
-    ::execvp(args[0], args.data());
+    ::execvpe(args[0], args.data(), envp.data());
     const int e = errno;
     (void)!::write(report[1], &e, sizeof e);
     ::_exit(127);

@@ -31,8 +31,11 @@ class ChildProcess {
  public:
   // argv[0] is the program: a path, or a name looked up in PATH. `cwd` empty: the worker's own.
   // Errors: code "not_found" when the program cannot be executed, "io" otherwise.
+  // `env`: "NAME=value" entries set (or replaced) in the child's environment, e.g.
+  // CUDA_VISIBLE_DEVICES for the GPU slot a job runs on.
   static Expected<std::unique_ptr<ChildProcess>> spawn(const std::vector<std::string>& argv,
-                                                       const std::string& cwd = "");
+                                                       const std::string& cwd = "",
+                                                       const std::vector<std::string>& env = {});
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;

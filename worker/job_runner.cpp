@@ -6,12 +6,15 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <sstream>
 #include <thread>
 
+#include "worker/checkpoint_uploader.h"
 #include "worker/child_process.h"
 #include "worker/train_progress.h"
 
@@ -79,7 +82,47 @@ Lease JobRunner::lease_from_json(const json& j) {
   l.epoch = j.value("epoch", int64_t{0});
   l.name = j.value("name", std::string());
   l.spec_json = j.contains("spec") ? j["spec"].dump() : std::string("{}");
+  if (j.contains("resume") && j["resume"].is_object()) {
+    const json& r = j["resume"];
+    StoredCheckpoint c;
+    c.step = r.value("step", int64_t{0});
+    c.bytes = r.value("bytes", int64_t{0});
+    const std::string crc = r.value("crc32c", std::string("0"));
+    c.crc32c = static_cast<uint32_t>(std::strtoul(crc.c_str(), nullptr, 16));
+    l.resume = c;
+  }
   return l;
+}
+
+std::optional<std::string> JobRunner::fetch_resume(const Lease& lease, CheckpointTransfer& transfer,
+                                                   const std::string& out_dir) {
+  // Every stored checkpoint, newest first, so a corrupt newest one falls back to the previous.
+  std::vector<StoredCheckpoint> candidates;
+  if (auto listed = transfer.list(lease.job_id)) {
+    candidates = std::move(*listed);
+  } else {
+    log_ << "jobctl-worker: job " << lease.job_id << ": cannot list checkpoints ("
+         << listed.error().message << "); trying the one the lease named\n";
+    candidates.push_back(*lease.resume);
+  }
+  for (const auto& c : candidates) {
+    char name[64];
+    std::snprintf(name, sizeof name, "ckpt-%012lld.ckpt", static_cast<long long>(c.step));
+    const std::string dest = (fs::path(out_dir) / name).string();
+    const auto t0 = Clock::now();
+    auto st = transfer.download(lease.job_id, c, dest);
+    if (st) {
+      log_ << "jobctl-worker: job " << lease.job_id << ": resuming from the checkpoint at step " << c.step
+           << " (" << c.bytes << " bytes, downloaded in "
+           << std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count() << " ms)\n";
+      return dest;
+    }
+    log_ << "jobctl-worker: job " << lease.job_id << ": checkpoint at step " << c.step
+         << " unusable: " << st.error().message << "; trying the previous one\n";
+  }
+  log_ << "jobctl-worker: job " << lease.job_id
+       << ": no stored checkpoint could be used; starting from the beginning\n";
+  return std::nullopt;
 }
 
 void JobRunner::report(const char* what, int64_t job_id,
@@ -127,6 +170,13 @@ RunOutcome JobRunner::run(const Lease& lease) {
     if (!spec.flush()) return fail_job("cannot write " + spec_path.string());
   }
 
+  CheckpointTransfer transfer(options_.transfer);
+  std::optional<std::string> resume_path;
+  if (lease.resume) {
+    fs::create_directories(out_dir, ec);
+    resume_path = fetch_resume(lease, transfer, out_dir.string());
+  }
+
   std::vector<std::string> argv = {options_.trainer, "--spec", spec_path.string(), "--out",
                                    out_dir.string(), "--device", options_.device,
                                    "--log-every", std::to_string(std::max(1, options_.log_every))};
@@ -134,7 +184,21 @@ RunOutcome JobRunner::run(const Lease& lease) {
     argv.push_back("--data-dir");
     argv.push_back(options_.data_dir);
   }
-  auto spawned = ChildProcess::spawn(argv, dir.string());
+  if (options_.threads > 0) {
+    argv.push_back("--threads");
+    argv.push_back(std::to_string(options_.threads));
+  }
+  if (resume_path) {
+    argv.push_back("--resume");
+    argv.push_back(*resume_path);
+  }
+  std::vector<std::string> env;
+  if (options_.gpu_index >= 0) {
+    // nvidia-smi numbers GPUs in PCI bus order; make CUDA agree before picking one.
+    env.push_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");
+    env.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(options_.gpu_index));
+  }
+  auto spawned = ChildProcess::spawn(argv, dir.string(), env);
   if (!spawned) return fail_job("cannot start jobctl-train: " + spawned.error().message);
   ChildProcess& child = **spawned;
   log_ << "jobctl-worker: job " << lease.job_id << " (" << lease.name << ", lease epoch "
@@ -156,11 +220,36 @@ RunOutcome JobRunner::run(const Lease& lease) {
     kill_at = Clock::now() + std::chrono::milliseconds(options_.kill_grace_ms);
   };
   const auto armed = [&] { return kill_at != Clock::time_point::max(); };
+  bool first_step_logged = false;
+  // Every checkpoint the trainer writes goes to the daemon at once, on the uploader's thread (the
+  // final one excepted: the job completes with it). A fenced-off upload means the lease is gone.
+  CheckpointUploader uploader(options_.transfer, lease.job_id, worker_id_, lease.epoch, log_);
+  auto upload_checkpoint = [&](const json& ck) {
+    const std::string reason = ck.value("reason", std::string());
+    const std::string path = ck.value("path", std::string());
+    const int64_t step = ck.value("step", int64_t{-1});
+    if (reason == "final" || path.empty() || step < 0) return;
+    // The trainer prunes old files (checkpoint.keep): keep this one for the uploader.
+    const std::string copy = (fs::path(dir) / ("upload-" + std::to_string(step) + ".ckpt")).string();
+    std::error_code link_ec;
+    fs::create_hard_link(path, copy, link_ec);
+    uploader.enqueue(step, link_ec ? path : copy, reason, !link_ec);
+  };
   auto on_stdout_line = [&](const std::string& line) {
     switch (progress.apply(line)) {
       case TrainProgress::Kind::start:
       case TrainProgress::Kind::epoch:
         heartbeat_now = true;
+        break;
+      case TrainProgress::Kind::checkpoint:
+        if (progress.last_checkpoint()) upload_checkpoint(*progress.last_checkpoint());
+        break;
+      case TrainProgress::Kind::step:
+        if (resume_path && !first_step_logged) {  // how long a recovery took (bench/recovery)
+          first_step_logged = true;
+          log_ << "jobctl-worker: job " << lease.job_id << ": first resumed step "
+               << progress.progress().value("step", int64_t{0}) << "\n";
+        }
         break;
       default:
         break;
@@ -208,6 +297,10 @@ RunOutcome JobRunner::run(const Lease& lease) {
       child.send_signal(SIGKILL);
       kill_at = Clock::time_point::max();
     }
+    if (stop == Stop::none && uploader.fenced()) {
+      log_ << "jobctl-worker: job " << lease.job_id << ": lease lost (checkpoint upload refused); stopping it\n";
+      stop_trainer(Stop::lost);
+    }
     if (stop == Stop::none && (heartbeat_now || Clock::now() >= next_heartbeat)) {
       json body = lease_ref;
       body["progress"] = progress.progress();
@@ -248,8 +341,14 @@ RunOutcome JobRunner::run(const Lease& lease) {
     case Stop::lost:
       return RunOutcome::lease_lost;
     case Stop::release: {
+      // The emergency checkpoint must be stored before the job is given back.
+      if (!uploader.drain(options_.kill_grace_ms))
+        log_ << "jobctl-worker: job " << lease.job_id << ": checkpoint upload still pending; giving the job back\n";
+      const int64_t last_uploaded_step = uploader.last_uploaded_step();
       json body = lease_ref;
-      body["reason"] = "worker stopping (SIGTERM); trainer " + status->describe();
+      body["reason"] = std::string(stop_.reason()) + ": worker stopping; trainer " + status->describe() +
+                       (last_uploaded_step >= 0 ? "; checkpoint at step " + std::to_string(last_uploaded_step) + " stored"
+                                                : "; no checkpoint stored");
       report("preempted", lease.job_id, [&] { return api_.preempt(lease.job_id, body); });
       return RunOutcome::released;
     }
@@ -280,6 +379,14 @@ RunOutcome JobRunner::run(const Lease& lease) {
   if (!result.contains("device") && progress.progress().contains("device"))
     result["device"] = progress.progress()["device"];
   result.erase("status");
+  // The final weights' identity, so a resumed run can be compared with an uninterrupted one.
+  int64_t final_bytes = 0;
+  if (auto crc = file_crc32c((out_dir / "final.ckpt").string(), &final_bytes)) {
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", *crc);
+    result["final_checkpoint_crc32c"] = hex;
+    result["final_checkpoint_bytes"] = final_bytes;
+  }
   json body = lease_ref;
   body["result"] = result;
   report("succeeded", lease.job_id, [&] { return api_.complete(lease.job_id, body); });

@@ -14,11 +14,13 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "client/api_client.h"
+#include "worker/checkpoint_transfer.h"
 #include "worker/stop_source.h"
 
 namespace jobctl::worker {
@@ -32,6 +34,9 @@ struct RunnerOptions {
   int kill_grace_ms = 30000;       // after SIGTERM, how long before SIGKILL
   int log_every = 10;              // jobctl-train --log-every
   bool keep_work_dirs = false;     // keep a succeeded job's folder (failed ones are always kept)
+  int threads = 0;                 // jobctl-train --threads (0: its default, all cores)
+  int gpu_index = -1;              // >= 0: the job sees only this GPU (CUDA_VISIBLE_DEVICES)
+  TransferOptions transfer;        // checkpoint uploads and downloads (server filled by the agent)
 };
 
 struct Lease {
@@ -39,6 +44,7 @@ struct Lease {
   int64_t epoch = 0;
   std::string name;
   std::string spec_json;
+  std::optional<StoredCheckpoint> resume;  // the newest stored checkpoint, when the job has one
 };
 
 enum class RunOutcome { succeeded, failed, cancelled, lease_lost, released };
@@ -55,6 +61,10 @@ class JobRunner {
   static Lease lease_from_json(const nlohmann::json& j);
 
  private:
+  // Downloads the newest stored checkpoint that is intact into `out_dir` (falling back past
+  // corrupt ones); nullopt: start from scratch.
+  std::optional<std::string> fetch_resume(const Lease& lease, CheckpointTransfer& transfer,
+                                          const std::string& out_dir);
   // Sends a final report, retrying transport failures a few times.
   void report(const char* what, int64_t job_id,
               const std::function<Expected<nlohmann::json>()>& send);

@@ -1,13 +1,16 @@
 // jobctl-worker: registers this machine with jobctld and runs leased jobs through jobctl-train.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "worker/agent.h"
 #include "worker/capabilities.h"
+#include "worker/notice_poller.h"
 #include "worker/stop_source.h"
 
 namespace {
@@ -48,8 +51,36 @@ int main(int argc, char** argv) {
   app.add_option("--wait-s", opts.max_wait_s, "long-poll length in seconds (default 30)");
   app.add_option("--max-jobs", opts.max_jobs, "exit after this many jobs (default: no limit)");
   app.add_flag("--keep-work-dirs", opts.runner.keep_work_dirs, "keep the folders of succeeded jobs");
+  int slots = 0;
+  app.add_option("--slots", slots, "jobs run at once (default: one per GPU; 1 on a CPU worker)")
+      ->check(CLI::Range(1, 256));
+  app.add_option("--threads", opts.runner.threads,
+                 "jobctl-train --threads (default: its own, all cores); keep it fixed for bit-exact resumes")
+      ->check(CLI::Range(0, 1024));
+  std::string notice_url;
+  int notice_interval_s = 5;
+  app.add_option("--notice-url", notice_url,
+                 "spot interruption notice endpoint to poll (AWS style: 404 until a notice)");
+  app.add_option("--notice-interval-s", notice_interval_s, "seconds between notice polls (default 5)")
+      ->check(CLI::Range(1, 3600));
+  int notice_interval_ms = 0;
+  app.add_option("--notice-interval-ms", notice_interval_ms, "milliseconds between notice polls (tests; overrides -s)")
+      ->check(CLI::Range(10, 3600000));
+  std::string instance_id, instance_type;
+  bool spot = false;
+  app.add_option("--instance-id", instance_id, "cloud instance this worker runs on (registered with it)");
+  app.add_option("--instance-type", instance_type, "its instance type, e.g. p3.2xlarge");
+  app.add_flag("--spot", spot, "the instance is a spot instance");
+  int upload_attempts = 5;
+  app.add_option("--upload-attempts", upload_attempts, "tries per checkpoint upload (backoff 0.25 s doubling)")
+      ->check(CLI::Range(1, 100));
+  app.add_option("--token", opts.token, "API token with role worker (when jobctld has auth on)")
+      ->envname("JOBCTL_TOKEN");
   CLI11_PARSE(app, argc, argv);
   opts.runner.device = device;
+  opts.runner.transfer.attempts = upload_attempts;
+  if (const char* token = std::getenv("JOBCTL_TOKEN")) opts.runner.transfer.bearer_token = token;
+  if (!opts.token.empty()) opts.runner.transfer.bearer_token = opts.token;
 
   StopSource stop;
   stop.install_signal_handlers();
@@ -61,6 +92,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   opts.capabilities = capabilities_json(gpus, detect_cpu_cores(), detect_memory_mb());
+  if (!instance_id.empty() || !instance_type.empty()) {
+    nlohmann::json inst = {{"spot", spot}};
+    if (!instance_id.empty()) inst["id"] = instance_id;
+    if (!instance_type.empty()) inst["instance_type"] = instance_type;
+    opts.capabilities["instance"] = inst;
+  }
+  // One job per GPU, each pinned to its GPU; a CPU worker runs one job unless told otherwise.
+  opts.slots = slots > 0 ? slots : std::max<int>(1, static_cast<int>(gpus.size()));
+  for (size_t i = 0; i < gpus.size() && static_cast<int>(i) < opts.slots; ++i)
+    opts.gpu_indices.push_back(static_cast<int>(i));
   std::error_code ec;
   std::filesystem::create_directories(opts.runner.work_dir, ec);
   if (ec) {
@@ -72,6 +113,12 @@ int main(int argc, char** argv) {
               << " (use --trainer PATH)\n";
     return 2;
   }
+  std::unique_ptr<NoticePoller> notices;
+  if (!notice_url.empty())
+    notices = std::make_unique<NoticePoller>(
+        notice_url, notice_interval_ms > 0 ? notice_interval_ms : notice_interval_s * 1000, stop, std::cerr);
   Agent agent(opts, stop, std::cerr);
-  return agent.run();
+  const int rc = agent.run();
+  if (notices) notices->stop();
+  return rc;
 }

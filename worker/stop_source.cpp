@@ -35,6 +35,14 @@ void StopSource::request() {
   }
 }
 
+void StopSource::request(const char* reason) {
+  if (!flag_.load()) {
+    const char* none = nullptr;
+    reason_.compare_exchange_strong(none, reason);
+  }
+  request();
+}
+
 void StopSource::install_signal_handlers() {
   g_installed.store(this);
   struct sigaction sa {};

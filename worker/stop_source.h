@@ -18,6 +18,14 @@ class StopSource {
   StopSource& operator=(const StopSource&) = delete;
 
   void request();
+  // A stop for a named reason (e.g. a spot interruption notice); the first reason given wins.
+  // Not async-signal-safe: from threads only. `reason` must be a string literal (not copied).
+  void request(const char* reason);
+  // Why the stop was requested: the reason given, or "SIGTERM" (signals and plain request()).
+  const char* reason() const {
+    const char* r = reason_.load();
+    return r != nullptr ? r : "SIGTERM";
+  }
   bool requested() const { return flag_.load(); }
   // Readable once a stop is requested (never drained).
   int fd() const { return pipe_[0]; }
@@ -29,6 +37,7 @@ class StopSource {
 
  private:
   std::atomic<bool> flag_{false};
+  std::atomic<const char*> reason_{nullptr};
   int pipe_[2] = {-1, -1};
 };
 

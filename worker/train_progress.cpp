@@ -40,6 +40,7 @@ TrainProgress::Kind TrainProgress::apply(std::string_view line) {
   }
   if (ev == "checkpoint") {
     copy(progress_, "last_checkpoint_step", j, "step");
+    last_checkpoint_ = j;
     return Kind::checkpoint;
   }
   if (ev == "epoch") {

@@ -24,6 +24,8 @@ class TrainProgress {
   // loss, lr, samples_per_s, step_ms, train_loss, test_loss, test_accuracy, device,
   // last_checkpoint_step. Only the fields seen so far.
   const nlohmann::json& progress() const { return progress_; }
+  // The last `checkpoint` line (step, path, bytes, write_ms, reason), once seen.
+  const std::optional<nlohmann::json>& last_checkpoint() const { return last_checkpoint_; }
   // The `done` line, once seen.
   const std::optional<nlohmann::json>& done() const { return done_; }
   // The message of the last `error` line, if any.
@@ -33,6 +35,7 @@ class TrainProgress {
  private:
   nlohmann::json progress_ = nlohmann::json::object();
   std::optional<nlohmann::json> done_;
+  std::optional<nlohmann::json> last_checkpoint_;
   std::optional<std::string> error_;
   int ignored_ = 0;
 };

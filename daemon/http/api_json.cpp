@@ -1,5 +1,8 @@
 #include "daemon/http/api_json.h"
 
+#include <cstdio>
+
+#include "daemon/service/placement_service.h"
 #include "scheduler/job_state.h"
 
 namespace jobctl::daemon::http {
@@ -50,6 +53,7 @@ json job_detail_json(const service::JobDetail& d) {
   j["spec"] = embedded(d.job.spec_json);
   j["lease_expires_ms"] = opt(d.job.lease_expires_ms);
   j["placement"] = embedded(d.job.placement_json);
+  j["runtime"] = service::runtime_json(d.job, d.events);  // estimate vs actual (placement_service.h)
   json events = json::array();
   for (const auto& ev : d.events) events.push_back(event_json(ev));
   j["events"] = std::move(events);
@@ -71,7 +75,20 @@ json lease_json(const service::LeaseGrant& g) {
           {"epoch", g.epoch},
           {"name", g.name},
           {"spec", embedded(g.spec_json)},
-          {"lease_expires_ms", g.lease_expires_ms}};
+          {"lease_expires_ms", g.lease_expires_ms},
+          {"resume", g.resume ? checkpoint_json(*g.resume) : json(nullptr)}};
+}
+
+json checkpoint_json(const store::CheckpointRow& c) {
+  char crc[9];
+  std::snprintf(crc, sizeof crc, "%08x", c.crc32c);
+  return {{"step", c.step},
+          {"bytes", c.bytes},
+          {"crc32c", crc},
+          {"worker_id", c.worker_id},
+          {"epoch", c.epoch},
+          {"created_ms", c.created_ms},
+          {"url", "/v1/jobs/" + std::to_string(c.job_id) + "/checkpoints/" + std::to_string(c.step)}};
 }
 
 }  // namespace jobctl::daemon::http

@@ -13,8 +13,6 @@ using service::JobService;
 
 namespace {
 
-constexpr int64_t kMaxId = std::numeric_limits<int64_t>::max();
-
 Expected<int64_t> path_id(const PathParams& p, std::string_view field) {
   return parse_int_param(p.at(0), field, 1, kMaxId);
 }
@@ -35,7 +33,11 @@ void submit_job(JobService& svc, const HttpRequest& req, const Responder& respon
     return respond(error_response(make_error(
         "unsupported_media_type",
         "the job spec must be sent with Content-Type: application/json", "Content-Type")));
-  auto job = svc.submit_job(req.body);
+  // Owner from the auth gate ("" without auth); a retry with the same Idempotency-Key returns
+  // the first job (docs/api.md).
+  if (req.idempotency_key.size() > 200)
+    return respond(error_response(make_error("invalid_argument", "Idempotency-Key must be at most 200 bytes", "Idempotency-Key")));
+  auto job = svc.submit_job(req.body, service::SubmitContext{req.user, req.idempotency_key});
   if (!job) {
     Error e = job.error();
     if (e.field.empty()) e.field = "body";  // the spec is the whole body
@@ -49,6 +51,7 @@ void submit_job(JobService& svc, const HttpRequest& req, const Responder& respon
 void list_jobs(JobService& svc, const HttpRequest& req, const Responder& respond) {
   answer(respond, 200, [&]() -> Expected<json> {
     service::JobListRequest lr;
+    if (req.role == "user") lr.owner = req.user;  // auth: a user lists only their own jobs
     for (const auto& [key, value] : req.query) {
       if (key == "state") {
         auto s = scheduler::parse_job_state(value);
@@ -182,7 +185,8 @@ Expected<std::string> object_text(const json& body, const char* key, bool requir
   return it->dump();
 }
 
-void heartbeat(JobService& svc, const HttpRequest& req, const PathParams& p, const Responder& respond) {
+void heartbeat(JobService& svc, const HttpRequest& req, const PathParams& p, const Responder& respond,
+               const ApiInfo& info) {
   answer(respond, 200, [&]() -> Expected<json> {
     auto id = path_id(p, "id");
     if (!id) return id.error();
@@ -198,6 +202,7 @@ void heartbeat(JobService& svc, const HttpRequest& req, const PathParams& p, con
     if (!progress->empty()) hb.progress_json = std::move(*progress);
     auto r = svc.heartbeat(*id, hb);
     if (!r) return r.error();
+    if (info.on_progress && hb.progress_json && !r->cancel) info.on_progress(*id, *hb.progress_json);
     return json{{"cancel", r->cancel}, {"lease_expires_ms", r->lease_expires_ms}};
   });
 }
@@ -291,7 +296,9 @@ Router make_api_router(JobService& svc, ApiInfo info) {
   r.add("POST", "/v1/workers/register", S(register_worker));
   r.add("GET", "/v1/workers", S(list_workers));
   r.add("POST", "/v1/workers/{id}/lease", P(lease));
-  r.add("POST", "/v1/jobs/{id}/heartbeat", P(heartbeat));
+  r.add("POST", "/v1/jobs/{id}/heartbeat", [&svc, info](const HttpRequest& req, const PathParams& p, Responder respond) {
+    heartbeat(svc, req, p, respond, info);
+  });
   r.add("POST", "/v1/jobs/{id}/complete", P(complete));
   r.add("POST", "/v1/jobs/{id}/fail", P(fail));
   r.add("POST", "/v1/jobs/{id}/preempt", P(preempt));

@@ -5,6 +5,8 @@
 // Ownership: the router's handlers borrow the service, which must outlive the router.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 
 #include "daemon/http/router.h"
@@ -14,6 +16,9 @@ namespace jobctl::daemon::http {
 
 struct ApiInfo {
   std::string version = "0.1.0";
+  // Told of every accepted heartbeat's progress (job id, the progress object as JSON text), after
+  // the service took it: the dashboard's progress history (daemon/service/progress_history.h).
+  std::function<void(int64_t job_id, const std::string& progress_json)> on_progress;
 };
 
 Router make_api_router(service::JobService& service, ApiInfo info = {});

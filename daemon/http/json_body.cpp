@@ -9,11 +9,14 @@ using nlohmann::json;
 int http_status_for(const Error& e) {
   const std::string& c = e.code;
   if (c == "invalid_argument" || c == "malformed_json") return 400;
+  if (c == "unauthenticated") return 401;
+  if (c == "permission_denied") return 403;
   if (c == "not_found") return 404;
   if (c == "method_not_allowed") return 405;
   if (c == "conflict" || c == "stale_epoch") return 409;
   if (c == "payload_too_large") return 413;
   if (c == "unsupported_media_type") return 415;
+  if (c == "rate_limited" || c == "limit_exceeded") return 429;
   if (c == "header_too_large") return 431;
   if (c == "unavailable") return 503;
   return 500;

@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <limits>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -40,6 +41,9 @@ Expected<std::string> string_field(const nlohmann::json& obj, std::string_view k
                                    std::optional<std::string> fallback = std::nullopt);
 
 // Parses a decimal integer in [min, max] from a path segment or query value.
+// The largest id or count a path or query parameter may name.
+inline constexpr int64_t kMaxId = std::numeric_limits<int64_t>::max();
+
 Expected<int64_t> parse_int_param(std::string_view text, std::string_view field, int64_t min,
                                   int64_t max);
 

@@ -22,7 +22,12 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> query;  // decoded, in order
   std::string content_type;    // the Content-Type header, as sent
   std::string authorization;   // the Authorization header (reserved for API tokens)
+  std::string idempotency_key; // the Idempotency-Key header (POST /v1/jobs retries)
+  std::string if_none_match;   // the If-None-Match header (static files: 304)
   std::string body;
+  // Set by the auth gate (daemon/http/auth_gate.h) when auth is enabled; empty otherwise.
+  std::string user;            // the token's user
+  std::string role;            // admin | user | worker
 
   // The last value of a query parameter, if present.
   std::optional<std::string> query_param(std::string_view name) const;

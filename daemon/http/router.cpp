@@ -1,6 +1,7 @@
 #include "daemon/http/router.h"
 
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <memory>
 
@@ -52,10 +53,17 @@ void Router::add(std::string_view method, std::string_view pattern, Handler hand
 void Router::handle(const HttpRequest& request, Responder respond) const {
   // Whatever a handler does, the connection gets exactly one answer.
   auto once = std::make_shared<std::atomic<bool>>(false);
-  Responder reply = [once, respond = std::move(respond)](HttpResponse r) {
-    if (!once->exchange(true)) respond(std::move(r));
-  };
   const auto path = split_path(request.path);
+  // The route's pattern, for the observer (metrics by route): found before answering.
+  auto pattern = std::make_shared<std::string>("unmatched");
+  Responder reply = [once, respond = std::move(respond), observer = observer_, pattern,
+                     method = request.method, start = std::chrono::steady_clock::now()](HttpResponse r) {
+    if (once->exchange(true)) return;
+    if (observer)
+      observer(method, *pattern, r.status,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    respond(std::move(r));
+  };
   std::string allow;
   PathParams params;
   for (const Route& r : routes_) {
@@ -64,7 +72,14 @@ void Router::handle(const HttpRequest& request, Responder respond) const {
       if (allow.find(r.method) == std::string::npos) allow += (allow.empty() ? "" : ", ") + r.method;
       continue;
     }
+    *pattern = r.pattern;
     try {
+      if (gate_) {  // auth and limits (auth_gate.h) see a copy they may annotate
+        HttpRequest gated = request;
+        if (auto refused = gate_(gated, r.pattern)) return reply(std::move(*refused));
+        r.handler(gated, params, reply);
+        return;
+      }
       r.handler(request, params, reply);
     } catch (const std::exception& e) {
       reply(error_response(make_error("internal", std::string("internal error: ") + e.what())));
@@ -76,6 +91,15 @@ void Router::handle(const HttpRequest& request, Responder respond) const {
         "method_not_allowed", request.method + " is not allowed on " + request.path + " (allowed: " + allow + ")"));
     res.headers.emplace_back("Allow", allow);
     reply(std::move(res));
+    return;
+  }
+  if (fallback_) {  // static files (the dashboard): public, so not gated
+    *pattern = "static";
+    try {
+      fallback_(request, {}, reply);
+    } catch (const std::exception& e) {
+      reply(error_response(make_error("internal", std::string("internal error: ") + e.what())));
+    }
     return;
   }
   reply(error_response(make_error("not_found", "no such endpoint: " + request.path)));

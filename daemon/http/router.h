@@ -5,6 +5,7 @@
 // Thread safety: add() while building, before serving; handle() is then safe from any thread.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,14 @@ namespace jobctl::daemon::http {
 // The {placeholders} of the matched pattern, in order.
 using PathParams = std::vector<std::string>;
 using Handler = std::function<void(const HttpRequest&, const PathParams&, Responder)>;
+// Runs before the handler of every matched route (auth, rate limits: daemon/http/auth_gate.h). It
+// may fill in the request (request.user, request.role) and let it through (nullopt), or answer
+// it itself (401, 403, 429, ...), in which case the handler is not called.
+using Gate = std::function<std::optional<HttpResponse>(HttpRequest& request, const std::string& pattern)>;
+// Told of every answer: the route pattern ("unmatched" for 404/405 paths), its status and the
+// seconds from dispatch to answer (metrics: daemon/service/metrics.h). Called on the answering
+// thread; must be quick and thread-safe.
+using Observer = std::function<void(const std::string& method, const std::string& pattern, int status, double seconds)>;
 
 class Router {
  public:
@@ -23,6 +32,12 @@ class Router {
   // Finds the route and calls its handler (on the calling thread); `respond` is called exactly
   // once, possibly later and from another thread.
   void handle(const HttpRequest& request, Responder respond) const;
+  // Set while building, before serving (like add()).
+  void set_gate(Gate gate) { gate_ = std::move(gate); }
+  void set_observer(Observer observer) { observer_ = std::move(observer); }
+  // Called (without the gate) for a path that no route matches with any method, instead of the
+  // 404: the dashboard's static files (daemon/http/static_files.h), which keep the 404 for /v1/.
+  void set_fallback(Handler fallback) { fallback_ = std::move(fallback); }
 
  private:
   struct Route {
@@ -32,6 +47,9 @@ class Router {
     Handler handler;
   };
   std::vector<Route> routes_;
+  Gate gate_;
+  Observer observer_;
+  Handler fallback_;
 };
 
 }  // namespace jobctl::daemon::http

@@ -78,6 +78,8 @@ HttpRequest to_request(const bhttp::request<bhttp::string_body>& r) {
   out.target = std::string(r.target());
   if (auto it = r.find(bhttp::field::content_type); it != r.end()) out.content_type = std::string(it->value());
   if (auto it = r.find(bhttp::field::authorization); it != r.end()) out.authorization = std::string(it->value());
+  if (auto it = r.find("Idempotency-Key"); it != r.end()) out.idempotency_key = std::string(it->value());
+  if (auto it = r.find(bhttp::field::if_none_match); it != r.end()) out.if_none_match = std::string(it->value());
   out.body = r.body();
   return out;
 }
@@ -112,9 +114,29 @@ class Session : public std::enable_shared_from_this<Session> {
     if (srv_.shutting_down.load()) return do_close();
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(srv_.options.max_header_bytes));
-    parser_->body_limit(srv_.options.max_body_bytes);
+    parser_->body_limit(std::max(srv_.options.max_body_bytes, srv_.options.max_upload_bytes));
     stream_.expires_after(std::chrono::milliseconds(srv_.options.read_timeout_ms));
     waiting_for_request_ = true;
+    // Headers first: the body limit depends on the route (uploads may be larger).
+    bhttp::async_read_header(stream_, buffer_, *parser_,
+                             beast::bind_front_handler(&Session::on_header, shared_from_this()));
+  }
+
+  void on_header(beast::error_code ec, std::size_t n) {
+    if (ec) return on_read(ec, n);
+    const auto& h = parser_->get();
+    const bool upload = srv_.options.is_upload &&
+                        srv_.options.is_upload(std::string_view(h.method_string()), std::string_view(h.target()));
+    const size_t limit = upload ? srv_.options.max_upload_bytes : srv_.options.max_body_bytes;
+    if (auto length = parser_->content_length(); length && *length > limit) {
+      waiting_for_request_ = false;
+      version_ = h.version();
+      return send_error(make_error("payload_too_large",
+                                   "the request body is larger than the limit of " +
+                                       std::to_string(limit) + " bytes",
+                                   "body"));
+    }
+    parser_->body_limit(limit);
     bhttp::async_read(stream_, buffer_, *parser_,
                       beast::bind_front_handler(&Session::on_read, shared_from_this()));
   }

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -38,6 +39,10 @@ struct ServerOptions {
   int write_timeout_ms = 30000;
   int shutdown_grace_ms = 10000;
   std::string server_name = "jobctld";
+  // Requests for which is_upload(method, target) holds (checkpoint uploads, issue 5) may carry up
+  // to max_upload_bytes instead of max_body_bytes; decided from the headers before the body.
+  size_t max_upload_bytes = 0;
+  std::function<bool(std::string_view method, std::string_view target)> is_upload;
 };
 
 class HttpServer {

@@ -5,6 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/service/auth_admission.h"
+#include "daemon/service/job_transition.h"
+#include "daemon/service/placement_matcher.h"
 #include "scheduler/job_state.h"
 #include "train/spec/job_spec.h"
 
@@ -26,26 +29,6 @@ Error job_not_found(int64_t id) {
 
 Error worker_not_found(int64_t id) {
   return make_error("not_found", "worker " + std::to_string(id) + " is not registered", "worker_id");
-}
-
-// Moves `job` to `to`, writing the row and its event in the caller's transaction.
-Status transition(WriteTxn& txn, store::JobRow& job, JobState to, std::string type,
-                  const json& detail, int64_t now_ms) {
-  if (!can_transition(job.state, to))
-    return make_error("conflict", job_ref(job.id) + " is " + std::string(to_string(job.state)) +
-                                      " and cannot become " + std::string(to_string(to)));
-  store::JobEventRow ev;
-  ev.job_id = job.id;
-  ev.time_ms = now_ms;
-  ev.type = std::move(type);
-  ev.from_state = job.state;
-  ev.to_state = to;
-  ev.detail_json = detail.dump();
-  job.state = to;
-  job.updated_ms = now_ms;
-  if (auto st = txn.update_job(job); !st) return st;
-  if (auto seq = txn.append_event(ev); !seq) return seq.error();
-  return {};
 }
 
 // A report must act under the job's current lease: same worker, same epoch, and a job that is
@@ -72,7 +55,9 @@ Status require_leased_state(const store::JobRow& job) {
 }
 
 QueuedJob queued_from(const store::JobRow& row) {
-  return QueuedJob{row.id, row.priority, row.created_ms, row.resource_gpu, row.resource_gpus};
+  QueuedJob q{row.id, row.priority, row.created_ms, row.resource_gpu, row.resource_gpus, {}, {}, {}};
+  if (row.state == JobState::placed) set_placement_fields(row, q);  // placement_matcher.h
+  return q;
 }
 
 json lease_detail(const LeaseRef& l) { return {{"worker_id", l.worker_id}, {"epoch", l.epoch}}; }
@@ -86,10 +71,22 @@ JobService::JobService(store::Store& store, const Clock& clock, std::unique_ptr<
 JobService::~JobService() { shutdown(); }
 
 Status JobService::start() {
+  // A restarted daemon gives every lease one lease timeout to be renewed, so workers that kept
+  // running while it was down reconnect instead of losing their jobs (docs/recovery.md).
+  const int64_t grace_until = clock_.now_ms() + int64_t{options_.lease_timeout_s} * 1000;
+  if (auto st = store_.write([grace_until](WriteTxn& txn) -> Status {
+        auto n = txn.extend_active_leases(grace_until);
+        return n ? Status{} : Status{n.error()};
+      });
+      !st)
+    return st;
   auto queued = store_.queued_jobs();
   if (!queued) return queued.error();
+  auto placed = store_.placed_waiting_jobs();  // placed, not leased yet (placement_service.h)
+  if (!placed) return placed.error();
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& q : *queued) queue_.insert(q);
+  for (const auto& q : *placed) queue_.insert(q);
   return {};
 }
 
@@ -105,7 +102,7 @@ size_t JobService::waiting_workers() const {
 
 // ------------------------------------------------------------------ jobs
 
-Expected<JobRow> JobService::submit_job(std::string_view spec_json) {
+Expected<JobRow> JobService::submit_job(std::string_view spec_json, const SubmitContext& context) {
   auto spec = train::parse_job_spec(spec_json);
   if (!spec) return spec.error();
   store::JobRow row;
@@ -116,7 +113,16 @@ Expected<JobRow> JobService::submit_job(std::string_view spec_json) {
   row.resource_gpu = spec->resources.gpu;
   row.resource_gpus = spec->resources.gpus;
   row.created_ms = row.updated_ms = clock_.now_ms();
-  return store_.write_value<JobRow>([this, row](WriteTxn& txn) -> Expected<JobRow> {
+  return store_.write_value<JobRow>([this, row, context](WriteTxn& txn) -> Expected<JobRow> {
+    if (!context.idempotency_key.empty()) {  // a retried submit: the first job, unchanged
+      auto prior = txn.job_by_idempotency_key(context.owner, context.idempotency_key);
+      if (!prior) return prior.error();
+      if (*prior) {
+        auto first = txn.job(**prior);
+        if (!first) return first.error();
+        if (*first) return std::move(**first);
+      }
+    }
     JobRow r = row;
     auto id = txn.insert_job(r);
     if (!id) return id.error();
@@ -128,7 +134,12 @@ Expected<JobRow> JobService::submit_job(std::string_view spec_json) {
     ev.to_state = JobState::queued;
     ev.detail_json = json{{"priority", r.priority}, {"gpu", r.resource_gpu}}.dump();
     if (auto seq = txn.append_event(ev); !seq) return seq.error();
-    txn.on_commit([this, q = queued_from(r)] { on_job_queued(q); });
+    if (!context.owner.empty() || !context.idempotency_key.empty())
+      if (auto st = txn.set_job_submitter(r.id, context.owner, context.idempotency_key); !st)
+        return st.error();
+    if (admission_)  // per-user limits may refuse (rolls back) or hold the job (auth_admission.h)
+      if (auto st = admission_->admit(txn, r, context); !st) return st.error();
+    if (r.state == JobState::queued) txn.on_commit([this, q = queued_from(r)] { on_job_queued(q); });
     return r;
   });
 }
@@ -137,6 +148,7 @@ Expected<JobPage> JobService::list_jobs(const JobListRequest& request) {
   store::JobQuery q;
   q.state = request.state;
   q.after_id = request.after_id;
+  q.owner = request.owner;
   q.limit = std::clamp(request.limit, 1, options_.max_list_limit) + 1;  // one more: is there a next page?
   auto rows = store_.list_jobs(q);
   if (!rows) return rows.error();
@@ -167,9 +179,10 @@ Expected<JobRow> JobService::cancel_job(int64_t id) {
     if (is_terminal(job.state))
       return make_error("conflict", job_ref(id) + " already " +
                                         std::string(to_string(job.state)) + "; it cannot be cancelled");
-    const bool was_queued = job.state == JobState::queued;
+    // Queued and placed-but-not-leased jobs are both in the in-memory queue.
+    const bool was_queued = job.state == JobState::queued || (job.state == JobState::placed && !job.worker_id);
     job.lease_expires_ms.reset();
-    if (auto st = transition(txn, job, JobState::cancelled, "cancelled", json{{"by", "user"}}, now); !st)
+    if (auto st = transition_job(txn, job, JobState::cancelled, "cancelled", json{{"by", "user"}}, now); !st)
       return st.error();
     if (was_queued) txn.on_commit([this, id] { on_job_left_queue(id); });
     return job;
@@ -241,6 +254,7 @@ void JobService::touch_worker(int64_t worker_id) {
         if (!w) return w.error();
         if (!*w) return {};
         (*w)->last_seen_ms = now;
+        (*w)->state = "active";  // a worker marked lost (lease expiry) that asks again is back
         return txn.update_worker(**w);
       },
       nullptr);
@@ -291,25 +305,40 @@ bool JobService::try_assign_locked(Waiter& waiter, Completions& later) {
   const int64_t expires = now + int64_t{options_.lease_timeout_s} * 1000;
   auto grant = std::make_shared<LeaseGrant>();
   const int64_t worker_id = waiter.worker_id;
-  auto change = [job_id, worker_id, now, expires, grant](WriteTxn& txn) -> Status {
+  auto change = [this, job_id, worker_id, now, expires, grant](WriteTxn& txn) -> Status {
     auto found = txn.job(job_id);
     if (!found) return found.error();
-    if (!*found || (*found)->state != JobState::queued)
+    // Queued (no placement), or placed by the placement service and not leased yet.
+    const bool placed_waiting = *found && (*found)->state == JobState::placed && !(*found)->worker_id;
+    if (!*found || ((*found)->state != JobState::queued && !placed_waiting))
       return make_error("conflict", job_ref(job_id) + " is no longer queued");
     auto w = txn.worker(worker_id);
     if (!w) return w.error();
     if (!*w) return worker_not_found(worker_id);
     JobRow job = std::move(**found);
+    if (lease_observer_)  // queue wait: since it was queued (submitted or requeued) until now
+      txn.on_commit([this, wait = now - job.updated_ms] { lease_observer_(wait); });
     job.lease_epoch += 1;
     job.worker_id = worker_id;
     job.lease_expires_ms = expires;
     job.progress_json.reset();
     const LeaseRef ref{worker_id, job.lease_epoch};
-    if (auto st = transition(txn, job, JobState::placed, "leased", lease_detail(ref), now); !st)
+    if (placed_waiting) {  // already placed: the lease is an event, not a change of state
+      job.updated_ms = now;
+      if (auto st = txn.update_job(job); !st) return st;
+      store::JobEventRow ev{job.id, 0, now, "leased", JobState::placed, JobState::placed,
+                            lease_detail(ref).dump()};
+      if (auto seq = txn.append_event(ev); !seq) return seq.error();
+    } else if (auto st = transition_job(txn, job, JobState::placed, "leased", lease_detail(ref), now); !st) {
       return st;
+    }
     (*w)->last_seen_ms = now;
     if (auto st = txn.update_worker(**w); !st) return st;
-    *grant = LeaseGrant{job.id, job.lease_epoch, job.name, job.spec_json, expires};
+    *grant = LeaseGrant{job.id, job.lease_epoch, job.name, job.spec_json, expires, std::nullopt};
+    // Resume from the newest stored checkpoint (issue 5): the worker downloads it.
+    auto checkpoints = txn.checkpoints(job.id);
+    if (!checkpoints) return checkpoints.error();
+    if (!checkpoints->empty()) grant->resume = checkpoints->front();
     return {};
   };
   // The waiter moves into the completion; the caller must not use it afterwards.
@@ -331,7 +360,8 @@ void JobService::on_lease_done(Waiter waiter, int64_t job_id, Status st,
   if (st.error().code != "conflict") {
     // The job stays queued in the store; put it back in the index unless it changed meanwhile.
     auto row = store_.get_job(job_id);
-    if (row && *row && (*row)->state == JobState::queued) {
+    if (row && *row && ((*row)->state == JobState::queued ||
+                        ((*row)->state == JobState::placed && !(*row)->worker_id))) {
       std::lock_guard<std::mutex> lock(mu_);
       queue_.insert(queued_from(**row));
     }
@@ -368,7 +398,11 @@ void JobService::on_job_queued(const QueuedJob& job) {
     dispatch_locked(later);
   }
   for (auto& f : later) f();
+  // Not placed yet: ask the placement service (it places on its next tick).
+  if (job.placement_option.empty() && queued_observer_) queued_observer_(job.id);
 }
+
+void JobService::job_placed(const QueuedJob& job) { on_job_queued(job); }
 
 void JobService::on_job_left_queue(int64_t job_id) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -378,7 +412,7 @@ void JobService::on_job_left_queue(int64_t job_id) {
 Expected<HeartbeatReply> JobService::heartbeat(int64_t job_id, const HeartbeatReport& report) {
   const int64_t now = clock_.now_ms();
   const int64_t expires = now + int64_t{options_.lease_timeout_s} * 1000;
-  return store_.write_value<HeartbeatReply>(
+  auto reply = store_.write_value<HeartbeatReply>(
       [job_id, report, now, expires](WriteTxn& txn) -> Expected<HeartbeatReply> {
         auto found = txn.job(job_id);
         if (!found) return found.error();
@@ -390,7 +424,7 @@ Expected<HeartbeatReply> JobService::heartbeat(int64_t job_id, const HeartbeatRe
         if (report.progress_json) job.progress_json = report.progress_json;
         job.lease_expires_ms = expires;
         if (job.state == JobState::placed) {
-          if (auto st = transition(txn, job, JobState::running, "started",
+          if (auto st = transition_job(txn, job, JobState::running, "started",
                                    lease_detail(report.lease), now);
               !st)
             return st.error();
@@ -406,6 +440,9 @@ Expected<HeartbeatReply> JobService::heartbeat(int64_t job_id, const HeartbeatRe
         }
         return HeartbeatReply{false, expires};
       });
+  if (reply && !reply->cancel && report.progress_json && heartbeat_observer_)
+    heartbeat_observer_(job_id, report.lease.worker_id, *report.progress_json);  // calibration
+  return reply;
 }
 
 Expected<JobRow> JobService::complete(int64_t job_id, const CompletionReport& report) {
@@ -419,13 +456,13 @@ Expected<JobRow> JobService::complete(int64_t job_id, const CompletionReport& re
     if (job.state == JobState::succeeded) return job;  // a retried report: already recorded
     if (auto st = require_leased_state(job); !st) return st.error();
     if (job.state == JobState::placed) {
-      if (auto st = transition(txn, job, JobState::running, "started", lease_detail(report.lease), now); !st)
+      if (auto st = transition_job(txn, job, JobState::running, "started", lease_detail(report.lease), now); !st)
         return st.error();
     }
     job.result_json = report.result_json;
     job.lease_expires_ms.reset();
     json detail = lease_detail(report.lease);
-    if (auto st = transition(txn, job, JobState::succeeded, "succeeded", detail, now); !st)
+    if (auto st = transition_job(txn, job, JobState::succeeded, "succeeded", detail, now); !st)
       return st.error();
     return job;
   });
@@ -442,16 +479,30 @@ Expected<JobRow> JobService::fail(int64_t job_id, const FailureReport& report) {
     if (job.state == JobState::failed) return job;  // a retried report: already recorded
     if (auto st = require_leased_state(job); !st) return st.error();
     if (job.state == JobState::placed) {
-      if (auto st = transition(txn, job, JobState::running, "started", lease_detail(report.lease), now); !st)
+      if (auto st = transition_job(txn, job, JobState::running, "started", lease_detail(report.lease), now); !st)
         return st.error();
     }
     job.error = report.error;
     job.lease_expires_ms.reset();
     json detail = lease_detail(report.lease);
     detail["error"] = report.error;
-    if (auto st = transition(txn, job, JobState::failed, "failed", detail, now); !st)
+    if (auto st = transition_job(txn, job, JobState::failed, "failed", detail, now); !st)
       return st.error();
     return job;
+  });
+}
+
+Expected<bool> JobService::unplace(int64_t job_id, const std::string& reason) {
+  const int64_t now = clock_.now_ms();
+  return store_.write_value<bool>([this, job_id, reason, now](WriteTxn& txn) -> Expected<bool> {
+    auto found = txn.job(job_id);
+    if (!found) return found.error();
+    if (!*found || (*found)->state != JobState::placed || (*found)->worker_id) return false;
+    JobRow job = std::move(**found);
+    if (auto st = transition_job(txn, job, JobState::queued, "unplaced", json{{"reason", reason}}, now); !st)
+      return st.error();
+    txn.on_commit([this, q = queued_from(job)] { on_job_queued(q); });
+    return true;
   });
 }
 
@@ -470,18 +521,18 @@ Expected<JobRow> JobService::preempt(int64_t job_id, const PreemptionReport& rep
         detail["reason"] = report.reason;
         job.lease_expires_ms.reset();
         job.recoveries += 1;
-        if (auto st = transition(txn, job, JobState::preempted, "preempted", detail, now); !st)
+        if (auto st = transition_job(txn, job, JobState::preempted, "preempted", detail, now); !st)
           return st.error();
         if (job.recoveries > max_recoveries) {
           job.error = "preempted " + std::to_string(job.recoveries) +
                       " times (more than max_recoveries " + std::to_string(max_recoveries) +
                       "); last reason: " + report.reason;
-          if (auto st = transition(txn, job, JobState::failed, "failed", json{{"error", *job.error}}, now); !st)
+          if (auto st = transition_job(txn, job, JobState::failed, "failed", json{{"error", *job.error}}, now); !st)
             return st.error();
           return job;
         }
         job.worker_id.reset();
-        if (auto st = transition(txn, job, JobState::queued, "requeued",
+        if (auto st = transition_job(txn, job, JobState::queued, "requeued",
                                  json{{"recoveries", job.recoveries}}, now);
             !st)
           return st.error();
@@ -507,6 +558,15 @@ void JobService::tick() {
     }
   }
   for (auto& f : later) f();
+  bool expiry_due = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (now >= next_expiry_check_ms_ && !shutting_down_) {
+      next_expiry_check_ms_ = now + 1000;
+      expiry_due = true;
+    }
+  }
+  if (expiry_due) (void)expire_leases();
 }
 
 void JobService::shutdown() {

@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -34,6 +35,8 @@
 #include "daemon/store/store.h"
 
 namespace jobctl::daemon::service {
+
+class SubmitAdmission;  // daemon/service/auth_admission.h
 
 struct ServiceOptions {
   int heartbeat_interval_s = 2;   // how often a worker should heartbeat a running job
@@ -59,7 +62,9 @@ class JobService {
 
   // ---- jobs
   // Validates the spec (train::parse_job_spec), stores its canonical form, queues it.
-  Expected<JobRow> submit_job(std::string_view spec_json);
+  // `context` (auth, issue 7): the owner is stored with the job; a non-empty idempotency key
+  // already used by this owner returns that first job unchanged instead of a new one.
+  Expected<JobRow> submit_job(std::string_view spec_json, const SubmitContext& context = {});
   Expected<JobPage> list_jobs(const JobListRequest& request);
   Expected<JobDetail> get_job(int64_t id);
   // Any non-terminal job becomes cancelled (a worker running it learns on its next heartbeat);
@@ -78,10 +83,45 @@ class JobService {
   // job goes running -> preempted -> queued and counts a recovery (or fails past the maximum).
   Expected<JobRow> preempt(int64_t job_id, const PreemptionReport& report);
 
-  // Housekeeping on the daemon's ticker: completes long-polls whose deadline has passed.
+  // Housekeeping on the daemon's ticker: completes long-polls whose deadline has passed, and
+  // (at most once a second) expires leases.
   void tick();
+  // Lease expiry (issue 5, lease_expiry.cpp): every placed or running job whose lease was not
+  // renewed before its expiry goes running -> preempted -> queued (its latest checkpoint is named
+  // by the next lease), counts a recovery (failing past max_recoveries), and its worker is
+  // marked lost. Returns how many leases expired.
+  Expected<int> expire_leases();
+  // The machine under a worker is gone (its cloud instance was reclaimed or terminated): every
+  // job leased to it is handled as an expired lease at once, without waiting for the timeout.
+  // Returns how many jobs were released.
+  Expected<int> release_worker_leases(int64_t worker_id, const std::string& reason);
+  // A placed job that no worker has taken goes back to the queue unplaced (its cloud instance
+  // could not be launched), with an `unplaced` event giving the reason; placement re-places it.
+  // A job in any other state is left alone (false).
+  Expected<bool> unplace(int64_t job_id, const std::string& reason);
   // Completes every waiting long-poll with "no job" and refuses new waits. Idempotent.
   void shutdown();
+
+  // Hooks (issue 7), set before serving: limits and budget holds checked inside every submit's
+  // transaction (daemon/service/auth_admission.h; not owned, outlives the service), and an
+  // observer told how long each leased job waited in the queue (metrics; must be quick).
+  void set_admission(SubmitAdmission* admission) { admission_ = admission; }
+  void set_lease_observer(std::function<void(int64_t queue_wait_ms)> observer) {
+    lease_observer_ = std::move(observer);
+  }
+  // Placement hooks (issue 4, placement_service.h), set before serving: told the id of every job
+  // that enters the queue unplaced (submit, requeue), and every heartbeat's progress (runtime
+  // calibration). Both must be quick and must not call back into the service synchronously.
+  void set_queued_observer(std::function<void(int64_t job_id)> observer) {
+    queued_observer_ = std::move(observer);
+  }
+  void set_heartbeat_observer(
+      std::function<void(int64_t job_id, int64_t worker_id, const std::string& progress_json)> observer) {
+    heartbeat_observer_ = std::move(observer);
+  }
+  // The placement service placed a job: its matching entry (with the chosen option) replaces the
+  // unplaced one and waiting workers are offered it.
+  void job_placed(const QueuedJob& job);
 
   const ServiceOptions& options() const { return options_; }
   size_t queued_count() const;
@@ -107,12 +147,18 @@ class JobService {
                      const std::shared_ptr<LeaseGrant>& grant);
   void on_job_queued(const QueuedJob& job);
   void on_job_left_queue(int64_t job_id);
+  // lease_expiry.cpp: one lease lost (expired, or its machine gone), inside a store change.
+  Status lose_lease_in(store::WriteTxn& txn, store::JobRow job, const std::string& reason, int64_t now);
   void touch_worker(int64_t worker_id);
 
   store::Store& store_;
   const Clock& clock_;
   std::unique_ptr<JobMatcher> matcher_;
   ServiceOptions options_;
+  SubmitAdmission* admission_ = nullptr;
+  std::function<void(int64_t)> lease_observer_;
+  std::function<void(int64_t)> queued_observer_;
+  std::function<void(int64_t, int64_t, const std::string&)> heartbeat_observer_;
 
   mutable std::mutex mu_;
   JobQueue queue_;
@@ -120,6 +166,7 @@ class JobService {
   std::unordered_map<int64_t, WorkerCapabilities> workers_;
   uint64_t next_waiter_id_ = 1;
   bool shutting_down_ = false;
+  int64_t next_expiry_check_ms_ = 0;  // tick() runs expire_leases() when due (guarded by mu_)
 };
 
 }  // namespace jobctl::daemon::service

@@ -23,6 +23,14 @@ struct JobListRequest {
   std::optional<JobState> state;
   int64_t after_id = 0;
   int limit = 100;
+  std::optional<std::string> owner;  // only this user's jobs (set for `user` tokens)
+};
+
+// Who submits a job and how to recognise a retry (auth: docs/security.md). Both empty when
+// auth is off and no Idempotency-Key header was sent.
+struct SubmitContext {
+  std::string owner;            // the token's user; stored in jobs.owner
+  std::string idempotency_key;  // a retried submit with the same key returns the first job
 };
 
 struct JobPage {
@@ -59,6 +67,8 @@ struct LeaseGrant {
   std::string name;
   std::string spec_json;               // canonical
   int64_t lease_expires_ms = 0;
+  // The newest stored checkpoint to resume from (issue 5); none for a fresh start.
+  std::optional<store::CheckpointRow> resume;
 };
 
 // Every report from a worker names the lease it acts under: the job (in the path), the worker and

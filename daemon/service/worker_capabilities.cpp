@@ -1,5 +1,7 @@
 #include "daemon/service/worker_capabilities.h"
 
+#include "base/strings.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -10,13 +12,6 @@ namespace jobctl::daemon::service {
 using nlohmann::json;
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 Expected<int64_t> non_negative_int(const json& j, const std::string& field) {
   if (!j.is_number_integer()) return make_error("invalid_argument", field + " must be an integer", field);
@@ -68,6 +63,24 @@ Expected<WorkerCapabilities> capabilities_from_json(const json& j, const std::st
       auto v = non_negative_int(value, field);
       if (!v) return v.error();
       caps.memory_mb = *v;
+    } else if (key == "instance") {
+      if (value.is_null()) continue;
+      if (!value.is_object()) return make_error("invalid_argument", field + " must be an object", field);
+      WorkerInstance inst;
+      for (const auto& [ik, iv] : value.items()) {
+        const std::string f = field + "." + ik;
+        if (ik == "spot") {
+          if (!iv.is_boolean()) return make_error("invalid_argument", f + " must be true or false", f);
+          inst.spot = iv.get<bool>();
+        } else if (ik == "id" || ik == "provider" || ik == "instance_type") {
+          if (!iv.is_string() || iv.get<std::string>().size() > 200)
+            return make_error("invalid_argument", f + " must be a string (at most 200 characters)", f);
+          (ik == "id" ? inst.id : ik == "provider" ? inst.provider : inst.instance_type) = iv.get<std::string>();
+        } else {
+          return make_error("invalid_argument", "unknown field " + f, f);
+        }
+      }
+      caps.instance = std::move(inst);
     } else {
       return make_error("invalid_argument", "unknown field " + field, field);
     }
@@ -78,17 +91,23 @@ Expected<WorkerCapabilities> capabilities_from_json(const json& j, const std::st
 json to_json(const WorkerCapabilities& caps) {
   json gpus = json::array();
   for (const auto& g : caps.gpus) gpus.push_back({{"model", g.model}, {"memory_mb", g.memory_mb}});
-  return {{"gpus", gpus}, {"cpu_cores", caps.cpu_cores}, {"memory_mb", caps.memory_mb}};
+  json out = {{"gpus", gpus}, {"cpu_cores", caps.cpu_cores}, {"memory_mb", caps.memory_mb}};
+  if (caps.instance)
+    out["instance"] = {{"id", caps.instance->id},
+                       {"provider", caps.instance->provider},
+                       {"instance_type", caps.instance->instance_type},
+                       {"spot", caps.instance->spot}};
+  return out;
 }
 
 bool job_fits_worker(std::string_view resource_gpu, int resource_gpus,
                      const WorkerCapabilities& worker) {
-  const std::string want = lower(resource_gpu);
+  const std::string want = to_lower(resource_gpu);
   if (want == "any") return true;
   if (want == "cpu") return worker.cpu_only();
   int matching = 0;
   for (const auto& g : worker.gpus)
-    if (lower(g.model).find(want) != std::string::npos) ++matching;
+    if (to_lower(g.model).find(want) != std::string::npos) ++matching;
   return matching > 0 && matching >= std::max(resource_gpus, 1);
 }
 

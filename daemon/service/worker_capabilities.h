@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,10 +25,21 @@ struct GpuDevice {
   int64_t memory_mb = 0;
 };
 
+// The cloud instance a worker runs on (contract in .notes/team-phase2.md): absent for an owned
+// (local) machine. Wire form: "instance": {"id": "...", "provider": "sim", "instance_type":
+// "p3.2xlarge", "spot": true}.
+struct WorkerInstance {
+  std::string id;
+  std::string provider;
+  std::string instance_type;
+  bool spot = false;
+};
+
 struct WorkerCapabilities {
   std::vector<GpuDevice> gpus;
   int cpu_cores = 0;
   int64_t memory_mb = 0;
+  std::optional<WorkerInstance> instance;  // none: a local worker
 
   bool cpu_only() const { return gpus.empty(); }
 };

@@ -1,5 +1,6 @@
 #include "daemon/store/migrations.h"
 
+#include <algorithm>
 #include <string>
 
 namespace jobctl::daemon::store {
@@ -52,11 +53,109 @@ CREATE TABLE workers (
 );
 )sql";
 
+// Version 5 (issue 7, auth): API tokens (only the SHA-256 of each secret is stored), the owner
+// of every job (the submitting token's user; '' for jobs submitted without auth) and the
+// client's idempotency key of its submit (a retried submit returns the first job).
+constexpr std::string_view kV5 = R"sql(
+CREATE TABLE api_tokens (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  user       TEXT    NOT NULL,
+  role       TEXT    NOT NULL,                 -- admin | user | worker
+  hash       TEXT    NOT NULL UNIQUE,          -- SHA-256 of the secret, lowercase hex
+  prefix     TEXT    NOT NULL,                 -- first characters of the secret, for listings
+  created_ms INTEGER NOT NULL,
+  revoked_ms INTEGER
+);
+ALTER TABLE jobs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN idempotency_key TEXT;
+CREATE UNIQUE INDEX jobs_owner_idempotency ON jobs(owner, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
+CREATE INDEX jobs_owner_state_id ON jobs(owner, state, id);
+CREATE INDEX jobs_owner_id ON jobs(owner, id);
+)sql";
+
+// Version 3 (issue 5, recovery): the checkpoints each job has in the blob store (the bytes are
+// files under <data_dir>/checkpoints; these rows say which exist and their checksums).
+constexpr std::string_view kV3 = R"sql(
+CREATE TABLE checkpoints (
+  job_id     INTEGER NOT NULL REFERENCES jobs(id),
+  step       INTEGER NOT NULL,
+  bytes      INTEGER NOT NULL,
+  crc32c     INTEGER NOT NULL,                  -- CRC32C of the whole blob
+  file       TEXT    NOT NULL,                  -- blob name in the job's folder
+  worker_id  INTEGER NOT NULL,                  -- uploader and its lease epoch
+  epoch      INTEGER NOT NULL,
+  created_ms INTEGER NOT NULL,
+  PRIMARY KEY (job_id, step)
+) WITHOUT ROWID;
+CREATE INDEX jobs_lease_expiry ON jobs(lease_expires_ms) WHERE lease_expires_ms IS NOT NULL;
+)sql";
+
+// Version 2 (issue 4 and issue 5 item 4, placement and cost): the cost ledger (one row per
+// billed interval of a resource; (resource, start_ms) is the key so that an open interval is
+// extended by re-accruing it) and the runtime-efficiency calibration per (GPU model, model kind).
+constexpr std::string_view kV2 = R"sql(
+CREATE TABLE ledger (
+  resource               TEXT    NOT NULL,      -- "instance:<id>" or "local:<worker>:gpu<k>"
+  start_ms               INTEGER NOT NULL,
+  end_ms                 INTEGER NOT NULL,
+  job_id                 INTEGER NOT NULL,      -- 0: no job
+  kind                   TEXT    NOT NULL,      -- local | on_demand | spot
+  usd_per_hour           REAL    NOT NULL,
+  on_demand_usd_per_hour REAL    NOT NULL,      -- what the same time costs on demand
+  user                   TEXT    NOT NULL,
+  billed_seconds         INTEGER NOT NULL,      -- ceil((end_ms - start_ms) / 1000)
+  usd                    REAL    NOT NULL,
+  on_demand_usd          REAL    NOT NULL,
+  PRIMARY KEY (resource, start_ms)
+) WITHOUT ROWID;
+CREATE INDEX ledger_start ON ledger(start_ms);
+CREATE INDEX ledger_job ON ledger(job_id);
+
+CREATE TABLE calibration (
+  gpu_model      TEXT    NOT NULL,
+  model_kind     TEXT    NOT NULL,
+  log_efficiency REAL    NOT NULL,
+  samples        INTEGER NOT NULL,
+  updated_ms     INTEGER NOT NULL,
+  PRIMARY KEY (gpu_model, model_kind)
+) WITHOUT ROWID;
+)sql";
+
+// Version 4 (issue 5, clouds): the instances the provisioner launched or adopted. The provider
+// is the truth about what runs; these rows are what the daemon bills and reconciles against.
+constexpr std::string_view kV4 = R"sql(
+CREATE TABLE instances (
+  id                     TEXT    PRIMARY KEY,   -- the provider's id
+  provider               TEXT    NOT NULL,      -- sim | exec
+  instance_type          TEXT    NOT NULL,
+  region                 TEXT    NOT NULL,
+  zone                   TEXT    NOT NULL,
+  spot                   INTEGER NOT NULL,      -- 0 | 1
+  state                  TEXT    NOT NULL,      -- pending | running | shutting-down | terminated | ...
+  job_id                 INTEGER NOT NULL,      -- the job it was launched for; 0: adopted
+  usd_per_hour           REAL    NOT NULL,
+  on_demand_usd_per_hour REAL    NOT NULL,
+  launched_ms            INTEGER NOT NULL,
+  ended_ms               INTEGER,
+  idle_since_ms          INTEGER,
+  notice_ms              INTEGER,
+  reason                 TEXT    NOT NULL,
+  segment_start_ms       INTEGER NOT NULL,      -- the ledger interval being accrued
+  segment_job_id         INTEGER NOT NULL,
+  segment_user           TEXT    NOT NULL
+) WITHOUT ROWID;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> list = {
       {1, "jobs, job_events, workers", kV1},
+      {2, "ledger, calibration", kV2},
+      {3, "checkpoints", kV3},
+      {4, "instances", kV4},
+      {5, "api_tokens, jobs.owner, jobs.idempotency_key", kV5},
   };
   return list;
 }
@@ -76,7 +175,11 @@ Expected<int> schema_version(Connection& db) {
   return v;
 }
 
-Expected<int> apply_migrations(Connection& db, int64_t now_ms, const std::vector<Migration>& list) {
+Expected<int> apply_migrations(Connection& db, int64_t now_ms, const std::vector<Migration>& given) {
+  // Applied in version order, whatever order the list declares them in.
+  std::vector<Migration> list = given;
+  std::sort(list.begin(), list.end(),
+            [](const Migration& a, const Migration& b) { return a.version < b.version; });
   auto current = schema_version(db);
   if (!current) return current.error();
   int version = *current;

@@ -59,6 +59,7 @@ struct JobQuery {
   std::optional<JobState> state;
   int64_t after_id = 0;
   int limit = 100;
+  std::optional<std::string> owner;  // only this user's jobs (auth: a `user` token lists its own)
 };
 
 // What a queued job needs for matching, without its spec.
@@ -68,6 +69,85 @@ struct QueuedJobRow {
   int64_t created_ms = 0;
   std::string resource_gpu;
   int resource_gpus = 1;
+  // Cost-based placement (issue 4; daemon/service/placement_service.h). Empty option: not placed
+  // yet (a matcher without placement ignores these fields).
+  std::string placement_option;         // "" | "local" | "on_demand" | "spot"
+  std::string placement_gpu;            // local: the chosen pool's GPU model ("cpu", "V100")
+  std::string placement_instance_type;  // cloud: the chosen instance type
+};
+
+// One ledger interval (daemon/service/ledger.h; migration 2): billed per second.
+struct LedgerRecord {
+  std::string resource;           // "instance:<id>" or "local:<worker id>:gpu<k>"
+  int64_t start_ms = 0;           // with resource: the key
+  int64_t end_ms = 0;
+  int64_t job_id = 0;             // 0: none
+  std::string kind;               // local | on_demand | spot
+  double usd_per_hour = 0;
+  double on_demand_usd_per_hour = 0;
+  std::string user;
+  int64_t billed_seconds = 0;
+  double usd = 0;
+  double on_demand_usd = 0;
+};
+
+// A persisted efficiency calibration (cost/efficiency_calibrator.h; migration 2).
+struct CalibrationRecord {
+  std::string gpu_model;
+  std::string model_kind;
+  double log_efficiency = 0;
+  int64_t samples = 0;
+  int64_t updated_ms = 0;
+};
+
+// An API token (docs/security.md): only the SHA-256 of the secret is stored.
+struct TokenRow {
+  int64_t id = 0;                 // assigned by the store on insert
+  std::string user;               // whom it acts for; jobs it submits are owned by this user
+  std::string role;               // admin | user | worker
+  std::string hash_hex;           // SHA-256 of the secret, lowercase hex
+  std::string prefix;             // the secret's first characters, to recognise it in listings
+  int64_t created_ms = 0;
+  std::optional<int64_t> revoked_ms;
+};
+
+// A stored checkpoint of a job (docs/recovery.md): the blob lives in the daemon's blob store
+// under `file`; the row says what it is. One row per (job, step).
+struct CheckpointRow {
+  int64_t job_id = 0;
+  int64_t step = 0;               // global steps completed when it was taken
+  int64_t bytes = 0;
+  uint32_t crc32c = 0;            // CRC32C of the whole blob, verified on upload
+  std::string file;               // blob name inside the job's folder of the blob store
+  int64_t worker_id = 0;          // who uploaded it, under which lease epoch
+  int64_t epoch = 0;
+  int64_t created_ms = 0;
+};
+
+// A cloud instance the daemon launched or adopted (daemon/service/provisioner.h; migration 4).
+// The provider is the truth about whether it runs; this row is what the daemon knows and bills.
+struct InstanceRow {
+  std::string id;                 // the provider's id
+  std::string provider;           // "sim" | "exec"
+  std::string instance_type;
+  std::string region;
+  std::string zone;
+  bool spot = false;
+  std::string state = "pending";  // pending | running | shutting-down | terminated | ...
+  int64_t job_id = 0;             // the job it was launched for (0: adopted, none)
+  double usd_per_hour = 0;        // what it is billed at
+  double on_demand_usd_per_hour = 0;  // the same offer on demand (the spend report's reference)
+  int64_t launched_ms = 0;
+  std::optional<int64_t> ended_ms;     // set once terminated
+  std::optional<int64_t> idle_since_ms;  // its worker holds no lease since then
+  std::optional<int64_t> notice_ms;    // an interruption notice was given
+  std::string reason;             // why it was launched, ended or adopted
+  // The ledger interval being accrued: [segment_start_ms, now) for segment_job_id (0: idle).
+  int64_t segment_start_ms = 0;
+  int64_t segment_job_id = 0;
+  std::string segment_user;
+
+  bool live() const { return state != "terminated"; }
 };
 
 }  // namespace jobctl::daemon::store

@@ -67,6 +67,21 @@ class Statement {
   void check_bind(int rc);
 };
 
+// Resets a cached statement when the code that used it is done, whatever path it leaves by, so
+// that no statement keeps a snapshot or a half-read result.
+class StatementUse {
+ public:
+  explicit StatementUse(Statement* s) : s_(s) {}
+  ~StatementUse() { s_->reset(); }
+  StatementUse(const StatementUse&) = delete;
+  StatementUse& operator=(const StatementUse&) = delete;
+  Statement* operator->() const { return s_; }
+  Statement& operator*() const { return *s_; }
+
+ private:
+  Statement* s_;
+};
+
 class Connection {
  public:
   // Opens (creating when `create`) the database file. read_only connections are for readers.

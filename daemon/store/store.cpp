@@ -10,21 +10,6 @@ namespace jobctl::daemon::store {
 
 namespace {
 
-// Resets a cached statement when the code that used it is done, whatever path it leaves by, so
-// that no statement keeps a snapshot or a half-read result.
-class Use {
- public:
-  explicit Use(Statement* s) : s_(s) {}
-  ~Use() { s_->reset(); }
-  Use(const Use&) = delete;
-  Use& operator=(const Use&) = delete;
-  Statement* operator->() const { return s_; }
-  Statement& operator*() const { return *s_; }
-
- private:
-  Statement* s_;
-};
-
 std::string state_name(JobState s) { return std::string(scheduler::to_string(s)); }
 
 Expected<JobState> state_from(const std::string& name) {
@@ -98,7 +83,7 @@ WorkerRow read_worker(const Statement& s) {
 Expected<std::optional<JobRow>> query_job(Connection& db, int64_t id) {
   auto p = db.prepare(std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?1");
   if (!p) return p.error();
-  Use s(*p);
+  StatementUse s(*p);
   s->bind(1, id);
   auto row = s->step();
   if (!row) return row.error();
@@ -113,7 +98,7 @@ Expected<std::vector<JobEventRow>> query_events(Connection& db, int64_t id) {
       "SELECT job_id, seq, time_ms, type, from_state, to_state, detail FROM job_events "
       "WHERE job_id = ?1 ORDER BY seq");
   if (!p) return p.error();
-  Use s(*p);
+  StatementUse s(*p);
   s->bind(1, id);
   std::vector<JobEventRow> out;
   for (;;) {
@@ -131,7 +116,7 @@ Expected<std::optional<WorkerRow>> query_worker(Connection& db, int64_t id) {
   auto p = db.prepare(
       "SELECT id, name, capabilities, registered_ms, last_seen_ms, state FROM workers WHERE id = ?1");
   if (!p) return p.error();
-  Use s(*p);
+  StatementUse s(*p);
   s->bind(1, id);
   auto row = s->step();
   if (!row) return row.error();
@@ -170,7 +155,7 @@ Expected<int64_t> WriteTxn::insert_job(const JobRow& row) {
                        ") VALUES (NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
                        "?15, ?16, ?17)");
   if (!p) return p.error();
-  Use s(*p);
+  StatementUse s(*p);
   bind_job_columns(*s, row);
   if (auto st = s->run(); !st) return st.error();
   return db_.last_insert_rowid();
@@ -183,7 +168,7 @@ Status WriteTxn::update_job(const JobRow& row) {
       "lease_expires_ms = ?12, progress = ?13, result = ?14, error = ?15, recoveries = ?16, "
       "placement = ?17 WHERE id = ?1");
   if (!p) return p.error();
-  Use s(*p);
+  StatementUse s(*p);
   s->bind(1, row.id);
   bind_job_columns(*s, row);
   if (auto st = s->run(); !st) return st;
@@ -198,7 +183,7 @@ Expected<int64_t> WriteTxn::append_event(const JobEventRow& ev) {
       "VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM job_events WHERE job_id = ?1), ?2, ?3, "
       "?4, ?5, ?6) RETURNING seq");
   if (!p) return p.error();
-  Use s(*p);
+  StatementUse s(*p);
   s->bind(1, ev.job_id).bind(2, ev.time_ms).bind(3, ev.type);
   if (ev.from_state) s->bind(4, state_name(*ev.from_state)); else s->bind_null(4);
   if (ev.to_state) s->bind(5, state_name(*ev.to_state)); else s->bind_null(5);
@@ -218,7 +203,7 @@ Expected<int64_t> WriteTxn::insert_worker(const WorkerRow& row) {
       "INSERT INTO workers (name, capabilities, registered_ms, last_seen_ms, state) "
       "VALUES (?1, ?2, ?3, ?4, ?5)");
   if (!p) return p.error();
-  Use s(*p);
+  StatementUse s(*p);
   s->bind(1, row.name).bind(2, row.capabilities_json).bind(3, row.registered_ms)
       .bind(4, row.last_seen_ms).bind(5, row.state);
   if (auto st = s->run(); !st) return st.error();
@@ -230,7 +215,7 @@ Status WriteTxn::update_worker(const WorkerRow& row) {
       "UPDATE workers SET name = ?2, capabilities = ?3, registered_ms = ?4, last_seen_ms = ?5, "
       "state = ?6 WHERE id = ?1");
   if (!p) return p.error();
-  Use s(*p);
+  StatementUse s(*p);
   s->bind(1, row.id).bind(2, row.name).bind(3, row.capabilities_json).bind(4, row.registered_ms)
       .bind(5, row.last_seen_ms).bind(6, row.state);
   if (auto st = s->run(); !st) return st;
@@ -252,7 +237,7 @@ Expected<std::unique_ptr<Store>> Store::open(StoreOptions options, const Clock& 
   auto mode = db.prepare("PRAGMA journal_mode=WAL");
   if (!mode) return mode.error();
   {
-    Use s(*mode);
+    StatementUse s(*mode);
     auto row = s->step();
     if (!row) return row.error();
     if (!*row || s->column_text(0) != "wal")
@@ -375,21 +360,6 @@ void Store::run_batch(std::vector<Item>& batch) {
 
 // ---------------------------------------------------------------- Store: reads
 
-class Store::ReaderLease {
- public:
-  ReaderLease(Store* store, std::unique_ptr<Connection> c) : store_(store), c_(std::move(c)) {}
-  ReaderLease(ReaderLease&& o) noexcept = default;
-  ReaderLease& operator=(ReaderLease&&) = delete;
-  ~ReaderLease() {
-    if (c_) store_->give_back(std::move(c_));
-  }
-  Connection& operator*() { return *c_; }
-
- private:
-  Store* store_;
-  std::unique_ptr<Connection> c_;
-};
-
 Expected<Store::ReaderLease> Store::reader() {
   std::unique_lock<std::mutex> lock(readers_mu_);
   readers_cv_.wait(lock, [this] {
@@ -424,6 +394,12 @@ void Store::give_back(std::unique_ptr<Connection> c) {
   readers_cv_.notify_one();
 }
 
+Status Store::with_reader(const std::function<Status(Connection&)>& fn) {
+  auto r = reader();
+  if (!r) return r.error();
+  return fn(**r);
+}
+
 Expected<std::optional<JobRow>> Store::get_job(int64_t id) {
   auto r = reader();
   if (!r) return r.error();
@@ -452,13 +428,16 @@ Expected<std::vector<JobRow>> Store::list_jobs(const JobQuery& q) {
   auto r = reader();
   if (!r) return r.error();
   Connection& db = **r;
-  auto p = q.state ? db.prepare(std::string("SELECT ") + kJobListColumns +
-                                " FROM jobs WHERE state = ?1 AND id > ?2 ORDER BY id LIMIT ?3")
-                   : db.prepare(std::string("SELECT ") + kJobListColumns +
-                                " FROM jobs WHERE id > ?2 ORDER BY id LIMIT ?3");
+  // q.owner (auth, issue 7): one user's jobs, served by the index jobs(owner, state, id).
+  const char* owner_cond = q.owner ? "owner = ?4 AND " : "";
+  auto p = q.state ? db.prepare(std::string("SELECT ") + kJobListColumns + " FROM jobs WHERE " +
+                                owner_cond + "state = ?1 AND id > ?2 ORDER BY id LIMIT ?3")
+                   : db.prepare(std::string("SELECT ") + kJobListColumns + " FROM jobs WHERE " +
+                                owner_cond + "id > ?2 ORDER BY id LIMIT ?3");
   if (!p) return p.error();
-  Use s(*p);
+  StatementUse s(*p);
   if (q.state) s->bind(1, state_name(*q.state));
+  if (q.owner) s->bind(4, *q.owner);
   s->bind(2, q.after_id).bind(3, q.limit);
   std::vector<JobRow> out;
   for (;;) {
@@ -472,33 +451,13 @@ Expected<std::vector<JobRow>> Store::list_jobs(const JobQuery& q) {
   return out;
 }
 
-Expected<std::vector<QueuedJobRow>> Store::queued_jobs() {
-  auto r = reader();
-  if (!r) return r.error();
-  auto p = (**r).prepare(
-      "SELECT id, priority, created_ms, resource_gpu, resource_gpus FROM jobs "
-      "WHERE state = 'queued' ORDER BY id");
-  if (!p) return p.error();
-  Use s(*p);
-  std::vector<QueuedJobRow> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    out.push_back(QueuedJobRow{s->column_int64(0), static_cast<int>(s->column_int64(1)),
-                               s->column_int64(2), s->column_text(3),
-                               static_cast<int>(s->column_int64(4))});
-  }
-  return out;
-}
-
 Expected<std::vector<WorkerRow>> Store::list_workers() {
   auto r = reader();
   if (!r) return r.error();
   auto p = (**r).prepare(
       "SELECT id, name, capabilities, registered_ms, last_seen_ms, state FROM workers ORDER BY id");
   if (!p) return p.error();
-  Use s(*p);
+  StatementUse s(*p);
   std::vector<WorkerRow> out;
   for (;;) {
     auto row = s->step();
@@ -522,7 +481,7 @@ Expected<std::vector<std::pair<int64_t, int64_t>>> Store::active_leases() {
       "SELECT id, worker_id FROM jobs WHERE state IN ('placed', 'running') "
       "AND worker_id IS NOT NULL ORDER BY id");
   if (!p) return p.error();
-  Use s(*p);
+  StatementUse s(*p);
   std::vector<std::pair<int64_t, int64_t>> out;
   for (;;) {
     auto row = s->step();
@@ -538,7 +497,7 @@ Expected<std::map<JobState, int64_t>> Store::count_jobs_by_state() {
   if (!r) return r.error();
   auto p = (**r).prepare("SELECT state, COUNT(*) FROM jobs GROUP BY state");
   if (!p) return p.error();
-  Use s(*p);
+  StatementUse s(*p);
   std::map<JobState, int64_t> out;
   for (;;) {
     auto row = s->step();
@@ -560,10 +519,14 @@ Expected<std::string> Store::dump() {
   Status failed;
   for (const char* sql :
        {"SELECT * FROM jobs ORDER BY id", "SELECT * FROM job_events ORDER BY job_id, seq",
-        "SELECT * FROM workers ORDER BY id", "SELECT * FROM schema_version ORDER BY version"}) {
+        "SELECT * FROM workers ORDER BY id", "SELECT * FROM schema_version ORDER BY version",
+        "SELECT * FROM checkpoints ORDER BY job_id, step",
+        "SELECT * FROM api_tokens ORDER BY id", "SELECT * FROM ledger ORDER BY resource, start_ms",
+        "SELECT * FROM calibration ORDER BY gpu_model, model_kind",
+        "SELECT * FROM instances ORDER BY id"}) {
     auto p = db.prepare(sql);
     if (!p) { failed = p.error(); break; }
-    Use s(*p);
+    StatementUse s(*p);
     out << sql << "\n";
     for (;;) {
       auto row = s->step();

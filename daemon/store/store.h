@@ -29,6 +29,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -65,7 +66,42 @@ class WriteTxn {
   // Runs `hook` on the writer thread after this change commits (never if it rolls back).
   void on_commit(std::function<void()> hook) { hooks_.push_back(std::move(hook)); }
 
+  // ---- checkpoints and lease expiry (store_checkpoints.cpp, issue 5)
+  // A job's stored checkpoints, newest (highest step) first.
+  Expected<std::vector<CheckpointRow>> checkpoints(int64_t job_id);
+  // Inserts or replaces the row of (job_id, step).
+  Status put_checkpoint(const CheckpointRow& row);
+  Status delete_checkpoint(int64_t job_id, int64_t step);
+  // Ids of jobs in placed or running whose lease expired before now_ms.
+  Expected<std::vector<int64_t>> jobs_with_expired_leases(int64_t now_ms);
+  // Ids of jobs in placed or running leased to this worker.
+  Expected<std::vector<int64_t>> jobs_leased_to(int64_t worker_id);
+  // Ids of jobs in a terminal state that still have checkpoint rows.
+  Expected<std::vector<int64_t>> finished_jobs_with_checkpoints();
+  // Moves every active lease's expiry to at least `min_expires_ms` (a restarted daemon gives
+  // its workers one lease timeout to reconnect). Returns how many leases were extended.
+  Expected<int64_t> extend_active_leases(int64_t min_expires_ms);
+
+  // ---- auth and limits (store_tokens.cpp, issue 7)
+  // Records who submitted a job and its idempotency key (empty: none).
+  Status set_job_submitter(int64_t job_id, const std::string& owner, const std::string& idempotency_key);
+  // The job an earlier submit with this (owner, key) created, if any.
+  Expected<std::optional<int64_t>> job_by_idempotency_key(const std::string& owner, const std::string& key);
+  // Jobs of `owner` waiting to run (queued or held).
+  Expected<int64_t> count_waiting_jobs(const std::string& owner);
+
+  // ---- placement and cost (store_placement.cpp, store_ledger.cpp; issue 4, migration 2)
+  // Inserts or replaces the ledger row with the same (resource, start_ms).
+  Status upsert_ledger(const LedgerRecord& row);
+  Status put_calibration(const CalibrationRecord& row);
+
+  // ---- cloud instances (store_instances.cpp, issue 5, migration 4)
+  Expected<std::optional<InstanceRow>> instance(const std::string& id);
+  // Inserts or replaces the row with this id.
+  Status put_instance(const InstanceRow& row);
+
  private:
+  friend class Store;  // Store's own writes (store_tokens.cpp) run plain SQL in the transaction
   Connection& db_;
   std::vector<std::function<void()>>& hooks_;
 };
@@ -120,6 +156,29 @@ class Store {
   // refused request changed nothing.
   Expected<std::string> dump();
 
+  // ---- API tokens and job owners (store_tokens.cpp, issue 7)
+  Expected<int64_t> insert_token(const TokenRow& row);
+  Expected<std::optional<TokenRow>> token_by_hash(const std::string& hash_hex);
+  Expected<std::vector<TokenRow>> list_tokens();
+  // Marks the token revoked (idempotent); nullopt when there is no such token.
+  Expected<std::optional<TokenRow>> revoke_token(int64_t id, int64_t now_ms);
+  // The owner of a job ("" when submitted without auth); nullopt when there is no such job.
+  Expected<std::optional<std::string>> job_owner(int64_t job_id);
+
+  // ---- placement and cost (store_placement.cpp, store_ledger.cpp; issue 4, migration 2)
+  // Jobs placed but not leased yet, with their chosen option (the matcher's queue at start).
+  Expected<std::vector<QueuedJobRow>> placed_waiting_jobs();
+  // Ledger rows overlapping [from_ms, to_ms), in start order.
+  Expected<std::vector<LedgerRecord>> ledger_rows(int64_t from_ms, int64_t to_ms);
+  Expected<double> ledger_job_total_usd(int64_t job_id);
+  // Total billed per resource, for resources whose name starts with `prefix` ("instance:").
+  Expected<std::map<std::string, double>> ledger_totals_by_resource(std::string_view prefix);
+  Expected<std::vector<CalibrationRecord>> calibrations();
+
+  // ---- cloud instances (store_instances.cpp, issue 5, migration 4)
+  // Every instance row, live ones first, then by launch time.
+  Expected<std::vector<InstanceRow>> list_instances();
+
   const StoreOptions& options() const { return options_; }
 
  private:
@@ -127,12 +186,29 @@ class Store {
     Change change;
     Done done;
   };
-  class ReaderLease;
+  // A pooled reader connection, given back when destroyed (defined here so that Store methods in
+  // other files, e.g. store_ledger.cpp, can use reader()).
+  class ReaderLease {
+   public:
+    ReaderLease(Store* store, std::unique_ptr<Connection> c) : store_(store), c_(std::move(c)) {}
+    ReaderLease(ReaderLease&& o) noexcept = default;
+    ReaderLease& operator=(ReaderLease&&) = delete;
+    ~ReaderLease() {
+      if (c_) store_->give_back(std::move(c_));
+    }
+    Connection& operator*() { return *c_; }
+
+   private:
+    Store* store_;
+    std::unique_ptr<Connection> c_;
+  };
 
   Store(StoreOptions options, const Clock& clock, std::unique_ptr<Connection> writer);
   void writer_loop();
   void run_batch(std::vector<Item>& batch);
   Expected<ReaderLease> reader();
+  // Runs `fn` on a pooled reader connection (for reads defined outside store.cpp).
+  Status with_reader(const std::function<Status(Connection&)>& fn);
   void give_back(std::unique_ptr<Connection> c);
 
   StoreOptions options_;

@@ -27,7 +27,7 @@ struct Run {
 
 Run jobctl(std::vector<std::string> args) {
   std::ostringstream out, err;
-  CliContext ctx{"http://127.0.0.1:8080", "table", &out, &err};
+  CliContext ctx{"http://127.0.0.1:8080", "", "table", &out, &err};
   CLI::App app{"jobctl"};
   app.require_subcommand(1);
   add_cost_commands(app, ctx);

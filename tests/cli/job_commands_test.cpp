@@ -28,7 +28,7 @@ class Cli : public ::testing::Test {
     app.require_subcommand(1);
     app.fallthrough();
     std::ostringstream out, err;
-    CliContext ctx{server.empty() ? daemon_.url() : server, "table", &out, &err};
+    CliContext ctx{server.empty() ? daemon_.url() : server, "", "table", &out, &err};
     app.add_option("--server", ctx.server);
     app.add_option("-o,--output", ctx.output);
     add_job_commands(app, ctx);

@@ -55,6 +55,37 @@ TEST(Config, FileValuesApplyAndUnknownKeysAreNamed) {
   EXPECT_EQ(malformed.error().code, "malformed_json");
 }
 
+TEST(Config, CloudSectionConfiguresTheProvisioner) {
+  DaemonConfig c;
+  ASSERT_TRUE(apply_config_json(R"({"cloud": {"provider": "sim", "tag": "prod", "idle_timeout_s": 30,
+    "sim": {"url": "http://127.0.0.1:8090"}}})", c));
+  EXPECT_EQ(c.cloud.provider, "sim");
+  EXPECT_EQ(c.cloud.tag, "prod");
+  EXPECT_EQ(c.cloud.idle_timeout_s, 30);
+  EXPECT_EQ(c.cloud.sim.url, "http://127.0.0.1:8090");
+  EXPECT_EQ(c.placement.cloud_provider, "sim");  // placement may now choose cloud offers
+
+  struct Bad { const char* doc; const char* field; };
+  for (Bad b : {Bad{R"({"cloud": {"provider": "aws"}})", "cloud.provider"},
+                Bad{R"({"cloud": {"provider": "sim", "poll_s": 0}})", "cloud.poll_s"},
+                Bad{R"({"cloud": {"provider": "sim", "sim": {"url": "ftp://x"}}})", "cloud.sim.url"},
+                Bad{R"({"cloud": {"provider": "sim", "sim": {"adress": "x"}}})", "cloud.sim.adress"},
+                Bad{R"({"cloud": {"tag": 5}})", "cloud.tag"},
+                Bad{R"({"cloud": {"provider": "exec"}})", "cloud.exec.launch"},
+                Bad{R"({"cloud": {"provider": "exec", "exec": {"launch": "l {instance_type}",
+                       "terminate": "t {instance}", "describe": "d {tag}"}}})", "cloud.exec.terminate"}}) {
+    DaemonConfig d;
+    auto st = apply_config_json(b.doc, d);
+    ASSERT_FALSE(st) << b.doc;
+    EXPECT_EQ(st.error().field, b.field) << b.doc << ": " << st.error().message;
+  }
+  DaemonConfig e;
+  ASSERT_TRUE(apply_config_json(R"({"cloud": {"provider": "exec", "exec": {
+    "launch": "launch.sh {instance_type} {spot} {worker_command}", "terminate": "stop.sh {instance_id}",
+    "describe": "list.sh {tag}"}}})", e));
+  EXPECT_EQ(e.cloud.exec.terminate, "stop.sh {instance_id}");
+}
+
 TEST(Config, ValidationNamesTheField) {
   DaemonConfig c;
   auto st = validate(c);

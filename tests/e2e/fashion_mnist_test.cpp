@@ -4,119 +4,27 @@
 // must be at least 0.80. Then both processes are stopped with SIGTERM (they must exit 0), and a
 // restarted jobctld still has the job.
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <signal.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 #include "worker/child_process.h"
 
 namespace {
 
+using jobctl::testing::env_or_fail;
+using jobctl::testing::Process;
 using jobctl::worker::ChildProcess;
 using jobctl::worker::ExitStatus;
 using nlohmann::json;
 using namespace std::chrono_literals;
-
-std::string env_or_fail(const char* name) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') {
-    ADD_FAILURE() << name << " is not set (ctest sets it; see tests/e2e/CMakeLists.txt)";
-    return "";
-  }
-  return v;
-}
-
-// A long-running process whose output is collected on a thread (so its pipes never fill).
-class Service {
- public:
-  explicit Service(std::vector<std::string> argv) {
-    auto c = ChildProcess::spawn(argv);
-    if (!c) {
-      ADD_FAILURE() << c.error().message;
-      return;
-    }
-    child_ = std::move(*c);
-  }
-  ~Service() { stop(SIGKILL, 5s); }
-
-  bool ok() const { return child_ != nullptr; }
-
-  // Reads stdout up to the first newline (the start-up line), then keeps draining both pipes.
-  std::string first_line(std::chrono::seconds timeout) {
-    std::string line;
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    char c;
-    while (std::chrono::steady_clock::now() < deadline) {
-      pollfd p{child_->stdout_fd(), POLLIN, 0};
-      if (::poll(&p, 1, 200) <= 0) continue;
-      if (::read(child_->stdout_fd(), &c, 1) != 1) break;
-      if (c == '\n') break;
-      line.push_back(c);
-    }
-    start_draining();
-    return line;
-  }
-
-  void start_draining() {
-    if (drain_.joinable()) return;
-    drain_ = std::thread([this] {
-      char buf[4096];
-      while (child_->stdout_fd() >= 0 || child_->stderr_fd() >= 0) {
-        pollfd fds[2] = {{child_->stdout_fd(), POLLIN, 0}, {child_->stderr_fd(), POLLIN, 0}};
-        if (::poll(fds, 2, 200) < 0) break;
-        for (int i = 0; i < 2; ++i) {
-          if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-          const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-          if (n > 0) {
-            std::lock_guard<std::mutex> lock(mu_);
-            output_.append(buf, static_cast<size_t>(n));
-          } else {
-            i == 0 ? child_->close_stdout() : child_->close_stderr();
-          }
-        }
-      }
-    });
-  }
-
-  // Sends `sig` and waits up to `timeout` for the exit; SIGKILL after that.
-  std::optional<ExitStatus> stop(int sig, std::chrono::seconds timeout) {
-    if (!child_) return std::nullopt;
-    std::optional<ExitStatus> st = child_->try_wait();
-    if (!st) {
-      child_->send_signal(sig);
-      const auto deadline = std::chrono::steady_clock::now() + timeout;
-      while (!(st = child_->try_wait()) && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(50ms);
-      if (!st) {
-        child_->send_signal(SIGKILL);
-        child_->wait();
-        st.reset();
-      }
-    }
-    if (drain_.joinable()) drain_.join();
-    return st;
-  }
-
-  std::string output() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return output_;
-  }
-
- private:
-  std::unique_ptr<ChildProcess> child_;
-  std::thread drain_;
-  std::mutex mu_;
-  std::string output_;
-};
 
 struct CliResult {
   ExitStatus status;
@@ -135,11 +43,10 @@ CliResult jobctl(const std::string& server, std::vector<std::string> args) {
   return r;
 }
 
-std::string start_daemon(Service& d) {
-  const std::string line = d.first_line(60s);
-  json j = json::parse(line, nullptr, false);
-  if (j.is_discarded() || j.value("event", "") != "listening") {
-    ADD_FAILURE() << "jobctld did not print its start-up line; got '" << line << "'\n" << d.output();
+std::string start_daemon(Process& d) {
+  json j = jobctl::testing::listening_line(d, 60s);
+  if (j.is_null()) {
+    ADD_FAILURE() << "jobctld did not print its start-up line\n" << d.output();
     return "";
   }
   return j["url"].get<std::string>();
@@ -151,16 +58,15 @@ TEST(EndToEnd, FashionMnistMlpThroughDaemonWorkerAndCli) {
   jobctl::testing::TempDir tmp;
   const std::string data_dir = tmp.file("data");
 
-  Service daemon({env_or_fail("JOBCTLD"), "--listen", "127.0.0.1:0", "--data-dir", data_dir});
+  Process daemon({env_or_fail("JOBCTLD"), "--listen", "127.0.0.1:0", "--data-dir", data_dir});
   ASSERT_TRUE(daemon.ok());
   const std::string url = start_daemon(daemon);
   ASSERT_FALSE(url.empty());
 
-  Service worker({env_or_fail("JOBCTL_WORKER"), "--server", url, "--name", "e2e-worker",
+  Process worker({env_or_fail("JOBCTL_WORKER"), "--server", url, "--name", "e2e-worker",
                   "--trainer", env_or_fail("JOBCTL_TRAIN"), "--work-dir", tmp.file("work"),
                   "--device", "cpu", "--wait-s", "5"});
   ASSERT_TRUE(worker.ok());
-  worker.start_draining();
 
   CliResult sub = jobctl(url, {"submit", "--name", "fmnist-e2e", "--model", "mlp", "--hidden",
                                "256,128", "--dataset", "fashion-mnist", "--epochs", "1", "-o", "json"});
@@ -188,7 +94,9 @@ TEST(EndToEnd, FashionMnistMlpThroughDaemonWorkerAndCli) {
   EXPECT_GE(accuracy, 0.80);
   std::vector<std::string> events;
   for (const auto& e : job["events"]) events.push_back(e["type"]);
-  EXPECT_EQ(events, (std::vector<std::string>{"submitted", "leased", "started", "succeeded"}));
+  // "placed": cost-based placement chose the local CPU worker (issue 4, docs/cost-model.md).
+  EXPECT_EQ(events, (std::vector<std::string>{"submitted", "placed", "leased", "started", "succeeded"}));
+  EXPECT_EQ(job["placement"]["chosen"]["option"], "local") << job["placement"].dump(2);
 
   CliResult ls = jobctl(url, {"ls", "--state", "succeeded", "-o", "json"});
   ASSERT_TRUE(ls.status.success());
@@ -206,7 +114,7 @@ TEST(EndToEnd, FashionMnistMlpThroughDaemonWorkerAndCli) {
   EXPECT_TRUE(dst->success()) << dst->describe() << "\n" << daemon.output();
 
   // The job is still there after a restart on the same data directory.
-  Service again({env_or_fail("JOBCTLD"), "--listen", "127.0.0.1:0", "--data-dir", data_dir});
+  Process again({env_or_fail("JOBCTLD"), "--listen", "127.0.0.1:0", "--data-dir", data_dir});
   const std::string url2 = start_daemon(again);
   ASSERT_FALSE(url2.empty());
   CliResult show = jobctl(url2, {"show", std::to_string(id), "-o", "json"});

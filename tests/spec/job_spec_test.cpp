@@ -180,5 +180,21 @@ TEST(JobSpec, FingerprintFollowsWhatIsComputedOnly) {
   EXPECT_NE(training_fingerprint(*a), training_fingerprint(c));
 }
 
+TEST(JobSpec, OptionalUserRoundTripsAndIsOmittedWhenUnset) {
+  auto plain = parse_job_spec(R"({"model":{"kind":"mlp"},"data":{"dataset":"synthetic"}})");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->user, "");
+  EXPECT_EQ(to_json(*plain).find("\"user\""), std::string::npos);
+  auto owned = parse_job_spec(R"({"model":{"kind":"mlp"},"data":{"dataset":"synthetic"},"user":"alice"})");
+  ASSERT_TRUE(owned);
+  EXPECT_EQ(owned->user, "alice");
+  auto again = parse_job_spec(to_json(*owned));
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, *owned);
+  auto bad = parse_job_spec(R"({"model":{"kind":"mlp"},"data":{"dataset":"synthetic"},"user":7})");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().field, "user");
+}
+
 }  // namespace
 }  // namespace jobctl::train

@@ -34,7 +34,9 @@ TEST(Json, RejectsWhatRfc8259Rejects) {
                           "// c\n1"}) {
     auto v = parse(bad);
     EXPECT_FALSE(v) << "accepted: " << bad;
-    if (!v) EXPECT_EQ(v.error().code, "malformed_json");
+    if (!v) {
+      EXPECT_EQ(v.error().code, "malformed_json");
+    }
   }
 }
 

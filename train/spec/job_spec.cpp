@@ -414,6 +414,7 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
     JOBCTL_TRY(section.parse(**obj, spec));
   }
   JOBCTL_TRY(f.get_int("priority", spec.priority, 0, 100));
+  JOBCTL_TRY(f.get_string("user", spec.user, 128));
   JOBCTL_TRY(f.finish());
   JOBCTL_TRY(check_consistency(spec));
   if (spec.name.empty())
@@ -437,6 +438,11 @@ std::string to_json(const JobSpec& s) {
                                        {"deadline_hours", optional_number(s.placement.deadline_hours)}})},
       {"priority", Value(s.priority)},
   });
+  if (!s.user.empty()) {  // only when set: specs without a user keep their canonical form
+    Value with_user = root;
+    with_user.as_object().push_back({"user", Value(s.user)});
+    return with_user.dump();
+  }
   return root.dump();
 }
 
@@ -504,7 +510,7 @@ bool operator==(const PlacementSpec& a, const PlacementSpec& b) {
 bool operator==(const JobSpec& a, const JobSpec& b) {
   return a.name == b.name && a.model == b.model && a.data == b.data && a.train == b.train &&
          a.checkpoint == b.checkpoint && a.resources == b.resources && a.placement == b.placement &&
-         a.priority == b.priority;
+         a.priority == b.priority && a.user == b.user;
 }
 
 }  // namespace jobctl::train

@@ -98,6 +98,8 @@ struct JobSpec {
   ResourcesSpec resources;
   PlacementSpec placement;
   int priority = 50;           // 0..100, higher runs first
+  std::string user;            // optional: who the job is for (spend by user); "" = none. With
+                               // auth on, the daemon records the token's user instead.
 };
 
 // Parses and validates a spec from JSON text. Errors carry code "invalid_argument" (or

@@ -1,0 +1,274 @@
+// jobctl-bench-daemon: load for a running jobctld (bench/daemon/run.sh drives it). Prints one
+// line of figures per mode; never asserts.
+//
+//   submit    --url U --clients N --seconds S [--rate R]   durable submits: throughput, p50/p99
+//             (closed loop at full speed, or open loop at R submits/s spread over the clients)
+//   list      --url U --requests N                         GET /v1/jobs?state=queued&limit=100 p50/p99
+//   heartbeat --url U --workers W --interval-s I --seconds S --threads T --pid PID
+//             W simulated workers, each holding a running job, heartbeating every I s; jobctld's
+//             CPU % over the run (from /proc/PID/stat)
+//   fill      --db PATH --jobs N --queued-every K            bulk-insert N jobs (every K-th queued,
+//             the rest succeeded) straight into a stopped jobctld's database, one row + events each
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "client/http_client.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+using jobctl::client::HttpClient;
+
+std::map<std::string, std::string> args(int argc, char** argv) {
+  std::map<std::string, std::string> out;
+  for (int i = 2; i + 1 < argc; i += 2) out[argv[i]] = argv[i + 1];
+  return out;
+}
+std::string get(const std::map<std::string, std::string>& a, const std::string& k, const std::string& d) {
+  auto it = a.find(k);
+  return it == a.end() ? d : it->second;
+}
+
+double pct(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
+  return v[i];
+}
+
+const std::string kSpec =
+    R"({"model":{"kind":"mlp","hidden":[32]},"data":{"dataset":"synthetic","samples":256}})";
+
+int submit(const std::map<std::string, std::string>& a) {
+  const std::string url = get(a, "--url", "");
+  const int clients = std::stoi(get(a, "--clients", "16"));
+  const double seconds = std::stod(get(a, "--seconds", "10"));
+  const double rate = std::stod(get(a, "--rate", "0"));
+  std::mutex mu;
+  std::vector<double> lat_ms;
+  std::atomic<int64_t> ok{0}, errors{0};
+  const auto t0 = Clock::now();
+  const auto end = t0 + std::chrono::duration<double>(seconds);
+  std::vector<std::thread> ts;
+  for (int c = 0; c < clients; ++c) {
+    ts.emplace_back([&, c] {
+      HttpClient http(url);
+      std::vector<double> mine;
+      const double per_client = rate > 0 ? rate / clients : 0;
+      int64_t n = 0;
+      for (;;) {
+        auto planned = t0;
+        if (per_client > 0) {  // open loop: the request's planned start, so queueing counts
+          planned = t0 + std::chrono::duration_cast<Clock::duration>(
+                             std::chrono::duration<double>((static_cast<double>(n) + static_cast<double>(c) / clients) / per_client));
+          if (planned >= end) break;
+          std::this_thread::sleep_until(planned);
+        } else if (Clock::now() >= end) {
+          break;
+        }
+        const auto start = per_client > 0 ? planned : Clock::now();
+        auto r = http.request("POST", "/v1/jobs", kSpec);
+        const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+        if (r && r->status == 201) {
+          ++ok;
+          mine.push_back(ms);
+        } else {
+          ++errors;
+        }
+        ++n;
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      lat_ms.insert(lat_ms.end(), mine.begin(), mine.end());
+    });
+  }
+  for (auto& t : ts) t.join();
+  const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf("submit: clients %d, %s, %lld acknowledged in %.1f s = %.0f submits/s, p50 %.2f ms, p99 %.2f ms, errors %lld\n",
+              clients, rate > 0 ? ("offered " + std::to_string(static_cast<int>(rate)) + "/s").c_str() : "closed loop",
+              static_cast<long long>(ok.load()), took, static_cast<double>(ok.load()) / took, pct(lat_ms, 0.5),
+              pct(lat_ms, 0.99), static_cast<long long>(errors.load()));
+  return 0;
+}
+
+int list(const std::map<std::string, std::string>& a) {
+  HttpClient http(get(a, "--url", ""));
+  const int n = std::stoi(get(a, "--requests", "1000"));
+  std::vector<double> lat;
+  int64_t bad = 0;
+  size_t items = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto s = Clock::now();
+    auto r = http.request("GET", "/v1/jobs?state=queued&limit=100");
+    lat.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+    if (!r || r->status != 200) ++bad;
+    else if (i == 0) items = json::parse(r->body)["jobs"].size();
+  }
+  std::printf("list: %d x GET /v1/jobs?state=queued&limit=100 (%zu jobs per page): p50 %.2f ms, p99 %.2f ms, errors %lld\n",
+              n, items, pct(lat, 0.5), pct(lat, 0.99), static_cast<long long>(bad));
+  return 0;
+}
+
+double cpu_seconds(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(in, text);
+  std::istringstream f(text.substr(text.rfind(')') + 2));
+  std::string x;
+  double ut = 0, st = 0;
+  for (int i = 3; f >> x; ++i) {
+    if (i == 14) ut = std::stod(x);
+    if (i == 15) { st = std::stod(x); break; }
+  }
+  return (ut + st) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+int heartbeat(const std::map<std::string, std::string>& a) {
+  const std::string url = get(a, "--url", "");
+  const int workers = std::stoi(get(a, "--workers", "10000"));
+  const double interval = std::stod(get(a, "--interval-s", "5"));
+  const double seconds = std::stod(get(a, "--seconds", "30"));
+  const int threads = std::stoi(get(a, "--threads", "8"));
+  const int pid = std::stoi(get(a, "--pid", "0"));
+  struct Held { int64_t worker, job, epoch; };
+  std::vector<Held> held(static_cast<size_t>(workers));
+  // Set-up: each worker registers, a job is submitted for it, and it leases that job.
+  const auto s0 = Clock::now();
+  std::atomic<int> next{0}, setup_errors{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t) {
+    ts.emplace_back([&] {
+      HttpClient http(url);
+      for (int i; (i = next.fetch_add(1)) < workers;) {
+        auto reg = http.request("POST", "/v1/workers/register", R"({"name":"sim","capabilities":{"cpu_cores":1}})");
+        if (!reg || reg->status != 201) { ++setup_errors; continue; }
+        const int64_t w = json::parse(reg->body)["worker_id"];
+        auto sub = http.request("POST", "/v1/jobs", kSpec);
+        if (!sub || sub->status != 201) { ++setup_errors; continue; }
+        auto lease = http.request("POST", "/v1/workers/" + std::to_string(w) + "/lease?wait_s=0", "{}");
+        if (!lease || lease->status != 200) { ++setup_errors; continue; }
+        json l = json::parse(lease->body);
+        held[static_cast<size_t>(i)] = Held{w, l["job_id"], l["epoch"]};
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  ts.clear();
+  const double setup_s = std::chrono::duration<double>(Clock::now() - s0).count();
+  // The run: worker i heartbeats at i/W of each interval, so the load is even.
+  const double cpu0 = pid ? cpu_seconds(pid) : 0;
+  const auto t0 = Clock::now();
+  std::atomic<int64_t> sent{0}, errors{0};
+  std::mutex mu;
+  std::vector<double> lat;
+  for (int t = 0; t < threads; ++t) {
+    ts.emplace_back([&, t] {
+      HttpClient http(url);
+      std::vector<double> mine;
+      for (int round = 0;; ++round) {
+        for (int i = t; i < workers; i += threads) {
+          const auto when = t0 + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(interval * (round + static_cast<double>(i) / workers)));
+          if (when >= t0 + std::chrono::duration<double>(seconds)) goto done;
+          std::this_thread::sleep_until(when);
+          const Held& h = held[static_cast<size_t>(i)];
+          if (h.job == 0) continue;
+          const auto s = Clock::now();
+          auto r = http.request("POST", "/v1/jobs/" + std::to_string(h.job) + "/heartbeat",
+                                R"({"worker_id":)" + std::to_string(h.worker) + R"(,"epoch":)" +
+                                    std::to_string(h.epoch) + R"(,"progress":{"step":)" + std::to_string(round) + "}}");
+          mine.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+          ++sent;
+          if (!r || r->status != 200) ++errors;
+        }
+      }
+    done:
+      std::lock_guard<std::mutex> lock(mu);
+      lat.insert(lat.end(), mine.begin(), mine.end());
+    });
+  }
+  for (auto& t : ts) t.join();
+  const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double cpu = pid ? cpu_seconds(pid) - cpu0 : 0;
+  std::printf("heartbeat: %d workers every %.0f s (set-up %.1f s, %d set-up errors): %lld heartbeats in %.1f s = %.0f/s, "
+              "p50 %.2f ms, p99 %.2f ms, errors %lld; jobctld CPU %.1f%% of one core\n",
+              workers, interval, setup_s, setup_errors.load(), static_cast<long long>(sent.load()), took,
+              static_cast<double>(sent.load()) / took, pct(lat, 0.5), pct(lat, 0.99),
+              static_cast<long long>(errors.load()), 100.0 * cpu / took);
+  return 0;
+}
+
+int fill(const std::map<std::string, std::string>& a) {
+  const std::string path = get(a, "--db", "");
+  const int64_t n = std::stoll(get(a, "--jobs", "1000000"));
+  const int64_t every = std::stoll(get(a, "--queued-every", "10"));
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) { std::fprintf(stderr, "cannot open %s\n", path.c_str()); return 1; }
+  sqlite3_exec(db, "PRAGMA synchronous=OFF; BEGIN", nullptr, nullptr, nullptr);
+  // The spec and columns of a job the daemon itself stored (job 1, submitted by run.sh).
+  sqlite3_stmt* q = nullptr;
+  sqlite3_prepare_v2(db, "SELECT spec FROM jobs ORDER BY id LIMIT 1", -1, &q, nullptr);
+  if (sqlite3_step(q) != SQLITE_ROW) { std::fprintf(stderr, "fill: submit one job first\n"); return 1; }
+  const std::string spec = reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
+  sqlite3_finalize(q);
+  sqlite3_stmt *ins = nullptr, *ev = nullptr;
+  sqlite3_prepare_v2(db,
+                     "INSERT INTO jobs (name, spec, state, priority, resource_gpu, resource_gpus, created_ms, "
+                     "updated_ms, lease_epoch, recoveries) VALUES ('bench', ?1, ?2, 50, 'any', 1, ?3, ?3, 0, 0)",
+                     -1, &ins, nullptr);
+  sqlite3_prepare_v2(db,
+                     "INSERT INTO job_events (job_id, seq, time_ms, type, from_state, to_state, detail) "
+                     "VALUES (?1, 1, ?2, 'submitted', NULL, 'queued', '{\"priority\":50,\"gpu\":\"any\"}')",
+                     -1, &ev, nullptr);
+  const int64_t t = 1795000000000;
+  for (int64_t i = 0; i < n; ++i) {
+    const bool queued = i % every == 0;
+    sqlite3_bind_text(ins, 1, spec.c_str(), static_cast<int>(spec.size()), SQLITE_STATIC);
+    sqlite3_bind_text(ins, 2, queued ? "queued" : "succeeded", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(ins, 3, t + i);
+    if (sqlite3_step(ins) != SQLITE_DONE) { std::fprintf(stderr, "fill: %s\n", sqlite3_errmsg(db)); return 1; }
+    sqlite3_reset(ins);
+    sqlite3_bind_int64(ev, 1, sqlite3_last_insert_rowid(db));
+    sqlite3_bind_int64(ev, 2, t + i);
+    sqlite3_step(ev);
+    sqlite3_reset(ev);
+  }
+  sqlite3_finalize(ins);
+  sqlite3_finalize(ev);
+  sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  std::printf("fill: %lld jobs inserted (every %lld-th queued)\n", static_cast<long long>(n), static_cast<long long>(every));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: jobctl-bench-daemon submit|list|heartbeat|fill [--flag value]...\n");
+    return 2;
+  }
+  const std::string mode = argv[1];
+  const auto a = args(argc, argv);
+  if (mode == "submit") return submit(a);
+  if (mode == "list") return list(a);
+  if (mode == "heartbeat") return heartbeat(a);
+  if (mode == "fill") return fill(a);
+  std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
+  return 2;
+}

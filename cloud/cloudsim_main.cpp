@@ -1,0 +1,164 @@
+// jobctl-cloudsim: a local stand-in for a cloud (DESIGN.md "Clouds", docs/clouds.md). Serves
+// launch / terminate / describe / list, billing, spot interruptions and the per-instance notice
+// endpoint over HTTP on loopback; every instance is a real jobctl-worker process.
+//
+// Prints one JSON start-up line on stdout ({"event":"listening",...,"url":...}), like jobctld,
+// then runs until SIGTERM or SIGINT; on exit every instance is terminated (its processes killed)
+// and the state saved.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "base/clock.h"
+#include "base/text_file.h"
+#include "cloud/command_template.h"
+#include "cloud/sim/sim_cloud.h"
+#include "cloud/sim/sim_routes.h"
+#include "daemon/config.h"
+#include "daemon/http/server.h"
+#include "daemon/service/placement_config.h"
+#include "daemon/service/ticker.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+int fail(const jobctl::Error& e) {
+  std::cerr << "jobctl-cloudsim: " << e.message;
+  if (!e.field.empty()) std::cerr << " (" << e.field << ")";
+  std::cerr << "\n";
+  return 2;
+}
+
+// jobctl-worker and jobctl-train as a build tree lays them out next to cloud/.
+std::string default_worker_command() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const fs::path root = self.parent_path().parent_path();
+  const fs::path worker = root / "worker" / "jobctl-worker";
+  const fs::path train = root / "train" / "jobctl-train";
+  if (!fs::exists(worker)) return "";
+  std::string cmd = jobctl::cloud::shell_quote(worker.string()) + " --device cpu";
+  if (fs::exists(train)) cmd += " --trainer " + jobctl::cloud::shell_quote(train.string());
+  return cmd;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace jobctl;
+  CLI::App app{"jobctl-cloudsim: a simulated cloud whose instances are local jobctl-worker processes"};
+  std::string listen = "127.0.0.1:8090";
+  cloud::sim::SimCloudOptions o;
+  std::string catalog, catalog_cloud, trace_file;
+  double terminate_grace_s = 10;
+  int tick_ms = 100;
+  app.add_option("--listen", listen, "HOST:PORT to listen on (port 0: any free port; default 127.0.0.1:8090)");
+  app.add_option("--state-dir", o.state_dir, "folder for state.json and the instances' work dirs and logs")->required();
+  app.add_option("--catalog", catalog, "SkyPilot catalog CSV (default: jobctl's built-in catalog)");
+  app.add_option("--catalog-cloud", catalog_cloud, "cloud of --catalog rows without a Cloud column (default: from the file name)");
+  app.add_option("--trace", trace_file, "spot availability trace (skypilot-org/spot-traces JSON) to replay");
+  app.add_option("--trace-start-tick", o.trace_start_tick, "trace tick at start (default 0)");
+  app.add_option("--interruption-rate-per-hour", o.interruption_rate_per_hour,
+                 "spot interruptions per simulated hour (default 0: none)");
+  app.add_option("--time-factor", o.time_factor, "simulated seconds per real second (default 1)");
+  app.add_option("--notice-seconds", o.notice_seconds, "simulated seconds from notice to reclaim (default 120)");
+  app.add_option("--worker-command", o.worker_command,
+                 "an instance's command: a template with {server} {notice_url} {instance_id} "
+                 "{instance_type} {spot} {spot_flag} {region} {work_dir} {name} {tag}; without "
+                 "placeholders the standard worker flags are appended (default: the build tree's "
+                 "jobctl-worker --device cpu)");
+  app.add_option("--server", o.default_server, "jobctld URL for instances whose launch names none");
+  app.add_option("--seed", o.seed, "seed of the interruption schedule (default 1)");
+  app.add_option("--terminate-grace-s", terminate_grace_s, "seconds between SIGTERM and SIGKILL on terminate (default 10)");
+  app.add_option("--tick-ms", tick_ms, "period of the interruption clock (default 100)");
+  CLI11_PARSE(app, argc, argv);
+
+  daemon::DaemonConfig listen_cfg;
+  if (auto st = daemon::apply_listen(listen, listen_cfg); !st) return fail(st.error());
+  if (o.worker_command.empty()) o.worker_command = default_worker_command();
+  if (o.worker_command.empty())
+    return fail(make_error("invalid_argument", "jobctl-worker was not found next to this build; pass --worker-command", "worker_command"));
+  o.terminate_grace_ms = static_cast<int64_t>(std::llround(terminate_grace_s * 1000));
+  if (tick_ms < 10 || tick_ms > 10000) return fail(make_error("invalid_argument", "--tick-ms must be between 10 and 10000", "tick_ms"));
+
+  if (catalog.empty()) {
+    o.offers = cost::seed_catalog();
+  } else {
+    auto text = jobctl::read_text_file(catalog, "catalog");
+    if (!text) return fail(text.error());
+    auto parsed = cost::parse_skypilot_csv(*text, catalog_cloud.empty() ? jobctl::daemon::service::cloud_from_file_name(catalog) : catalog_cloud, catalog);
+    if (!parsed) return fail(parsed.error());
+    for (const auto& w : parsed->warnings) std::cerr << "jobctl-cloudsim: catalog: " << w << "\n";
+    o.offers = std::move(parsed->offers);
+  }
+  if (!trace_file.empty()) {
+    auto text = jobctl::read_text_file(trace_file, "trace");
+    if (!text) return fail(text.error());
+    auto trace = scheduler::parse_spot_trace(*text);
+    if (!trace) {
+      Error e = trace.error();
+      e.message = trace_file + ": " + e.message;
+      return fail(e);
+    }
+    o.trace = std::move(*trace);
+  }
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  SystemClock clock;
+  auto created = cloud::sim::SimCloud::create(o, clock);
+  if (!created) return fail(created.error());
+  cloud::sim::SimCloud& sim = **created;
+
+  daemon::http::Router router = cloud::sim::make_sim_router(sim);
+  daemon::http::ServerOptions ho;
+  ho.host = listen_cfg.host;
+  ho.port = static_cast<uint16_t>(listen_cfg.port);
+  ho.handler_threads = 4;
+  ho.server_name = "jobctl-cloudsim";
+  daemon::http::HttpServer server(ho, router);
+  auto port = server.start();
+  if (!port) return fail(port.error());
+  const std::string host = listen_cfg.host.find(':') != std::string::npos ? "[" + listen_cfg.host + "]" : listen_cfg.host;
+  const std::string url = "http://" + host + ":" + std::to_string(*port);
+  sim.set_base_url(url);
+
+  daemon::service::Ticker ticker(std::chrono::milliseconds(tick_ms), [&sim] { sim.tick(); });
+
+  std::cout << nlohmann::json{{"event", "listening"},
+                              {"host", listen_cfg.host},
+                              {"port", *port},
+                              {"url", url},
+                              {"state_dir", o.state_dir},
+                              {"offers", o.offers.size()},
+                              {"time_factor", o.time_factor},
+                              {"trace", trace_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(trace_file)}}
+                   .dump()
+            << std::endl;
+  std::cerr << "jobctl-cloudsim: listening on " << url << ", state " << o.state_dir << "\n";
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::cerr << "jobctl-cloudsim: " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ", shutting down\n";
+  server.stop();
+  ticker.stop();
+  created->reset();  // terminates every instance, saves the state
+  std::cerr << "jobctl-cloudsim: stopped\n";
+  return 0;
+}

@@ -1,0 +1,133 @@
+#include "cloud/instance_json.h"
+
+#include <ctime>
+
+namespace jobctl::cloud {
+
+using nlohmann::json;
+
+namespace {
+
+Error bad(const std::string& field, const std::string& what) {
+  return make_error("invalid_argument", field + " " + what, field);
+}
+
+Status read_string(const json& j, const char* key, const std::string& prefix, std::string& out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return {};
+  if (!it->is_string()) return bad(prefix + "." + key, "must be a string");
+  out = it->get<std::string>();
+  return {};
+}
+
+Status read_ms(const json& j, const char* key, const std::string& prefix, std::optional<int64_t>& out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return {};
+  if (!it->is_number_integer()) return bad(prefix + "." + key, "must be an integer (milliseconds)");
+  out = it->get<int64_t>();
+  return {};
+}
+
+}  // namespace
+
+json to_json(const Instance& i) {
+  json j{{"id", i.id},
+         {"instance_type", i.instance_type},
+         {"region", i.region},
+         {"zone", i.zone},
+         {"spot", i.spot},
+         {"state", i.state},
+         {"launched_ms", i.launched_ms},
+         {"usd_per_hour", i.usd_per_hour},
+         {"notice_ms", i.notice_ms ? json(*i.notice_ms) : json(nullptr)},
+         {"action_ms", i.action_ms ? json(*i.action_ms) : json(nullptr)},
+         {"reason", i.reason}};
+  return j;
+}
+
+json to_json(const InterruptionNotice& n) {
+  return json{{"instance_id", n.instance_id},
+              {"notice_ms", n.notice_ms},
+              {"action_ms", n.action_ms},
+              {"reason", n.reason}};
+}
+
+Expected<Instance> instance_from_json(const json& j, const std::string& prefix) {
+  if (!j.is_object()) return bad(prefix, "must be an object");
+  Instance out;
+  auto id = j.find("id");
+  if (id == j.end() || !id->is_string() || id->get<std::string>().empty())
+    return bad(prefix + ".id", "is required and must be a non-empty string");
+  out.id = id->get<std::string>();
+  Status st;
+  if (st = read_string(j, "instance_type", prefix, out.instance_type); !st) return st.error();
+  if (st = read_string(j, "region", prefix, out.region); !st) return st.error();
+  if (st = read_string(j, "zone", prefix, out.zone); !st) return st.error();
+  if (st = read_string(j, "state", prefix, out.state); !st) return st.error();
+  if (out.state.empty()) out.state = "running";
+  if (st = read_string(j, "reason", prefix, out.reason); !st) return st.error();
+  if (auto it = j.find("spot"); it != j.end() && !it->is_null()) {
+    if (it->is_boolean()) out.spot = it->get<bool>();
+    else if (it->is_string()) out.spot = it->get<std::string>() == "spot";
+    else return bad(prefix + ".spot", "must be a boolean or \"spot\"");
+  }
+  std::optional<int64_t> launched;
+  if (st = read_ms(j, "launched_ms", prefix, launched); !st) return st.error();
+  out.launched_ms = launched.value_or(0);
+  if (st = read_ms(j, "notice_ms", prefix, out.notice_ms); !st) return st.error();
+  if (st = read_ms(j, "action_ms", prefix, out.action_ms); !st) return st.error();
+  if (auto it = j.find("usd_per_hour"); it != j.end() && !it->is_null()) {
+    if (!it->is_number() || it->get<double>() < 0)
+      return bad(prefix + ".usd_per_hour", "must be a number >= 0");
+    out.usd_per_hour = it->get<double>();
+  }
+  return out;
+}
+
+Expected<InterruptionNotice> notice_from_json(const json& j, const std::string& prefix) {
+  if (!j.is_object()) return bad(prefix, "must be an object");
+  InterruptionNotice n;
+  auto id = j.find("instance_id");
+  if (id == j.end() || !id->is_string() || id->get<std::string>().empty())
+    return bad(prefix + ".instance_id", "is required and must be a non-empty string");
+  n.instance_id = id->get<std::string>();
+  std::optional<int64_t> notice, action;
+  Status st;
+  if (st = read_ms(j, "notice_ms", prefix, notice); !st) return st.error();
+  if (st = read_ms(j, "action_ms", prefix, action); !st) return st.error();
+  if (!notice) return bad(prefix + ".notice_ms", "is required");
+  n.notice_ms = *notice;
+  n.action_ms = action.value_or(*notice);
+  if (st = read_string(j, "reason", prefix, n.reason); !st) return st.error();
+  return n;
+}
+
+Expected<std::vector<Instance>> instances_from_json(const json& j, const std::string& prefix) {
+  const json* list = &j;
+  std::string field = prefix;
+  if (j.is_object()) {
+    auto it = j.find("instances");
+    if (it == j.end()) return bad(prefix + ".instances", "is required");
+    list = &*it;
+    field = prefix + ".instances";
+  }
+  if (!list->is_array()) return bad(field, "must be an array");
+  std::vector<Instance> out;
+  for (size_t i = 0; i < list->size(); ++i) {
+    auto inst = instance_from_json((*list)[i], field + "[" + std::to_string(i) + "]");
+    if (!inst) return inst.error();
+    out.push_back(std::move(*inst));
+  }
+  return out;
+}
+
+std::string rfc3339_utc(int64_t ms) {
+  const std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace jobctl::cloud

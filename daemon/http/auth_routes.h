@@ -1,0 +1,22 @@
+// The operator routes of issue 7 (docs/api.md "Tokens", "Metrics"):
+//   POST /v1/tokens               create a token  {"user": "alice", "role": "user"} -> 201 with the secret (shown once)
+//   GET  /v1/tokens               list tokens (never the secrets)
+//   POST /v1/tokens/{id}/revoke   revoke one (idempotent)
+//   GET  /v1/auth/whoami          the calling token's user and role (jobctl login checks with it)
+//   GET  /metrics                 Prometheus text format
+// Who may call them is decided by the auth gate (auth_gate.h). With auth off the token routes
+// answer 403: tokens are then made with `jobctld --create-token`.
+//
+// Ownership: the handlers borrow the services (they must outlive the router).
+#pragma once
+
+#include "daemon/http/router.h"
+#include "daemon/service/auth_service.h"
+#include "daemon/service/metrics.h"
+
+namespace jobctl::daemon::http {
+
+void add_auth_routes(Router& router, service::TokenService& tokens, bool auth_enabled);
+void add_metrics_route(Router& router, const service::Metrics& metrics);
+
+}  // namespace jobctl::daemon::http

@@ -1,0 +1,63 @@
+#include "daemon/http/auth_setup.h"
+
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/http/auth_gate.h"
+#include "daemon/http/auth_routes.h"
+#include "scheduler/job_state.h"
+
+namespace jobctl::daemon::http {
+
+std::unique_ptr<Hardening> install_hardening(Router& router, service::JobService& svc,
+                                             store::Store& store, const Clock& clock,
+                                             const service::SecurityOptions& options,
+                                             service::SpendSource* spend) {
+  auto h = std::make_unique<Hardening>(store, clock, options, spend);
+  if (options.auth.enabled) {
+    router.set_gate(make_auth_gate(h->tokens, h->limiter, store, options));
+    svc.set_admission(&h->admission);
+  }
+  add_auth_routes(router, h->tokens, options.auth.enabled);
+
+  service::MetricsSources sources;
+  sources.jobs_by_state = [&store]() -> Expected<std::map<std::string, int64_t>> {
+    auto counts = store.count_jobs_by_state();
+    if (!counts) return counts.error();
+    std::map<std::string, int64_t> out;
+    for (const auto& [state, n] : *counts) out[std::string(scheduler::to_string(state))] = n;
+    return out;
+  };
+  sources.spend_by_kind = [spend = &h->ledger_spend] { return spend->month_by_kind(); };
+  sources.queued_jobs = [&svc] { return static_cast<int64_t>(svc.queued_count()); };
+  sources.waiting_workers = [&svc] { return static_cast<int64_t>(svc.waiting_workers()); };
+  h->metrics = std::make_unique<service::Metrics>(std::move(sources));
+  if (options.metrics.enabled) {
+    service::Metrics* m = h->metrics.get();
+    router.set_observer([m](const std::string& method, const std::string& route, int status, double s) {
+      m->observe_http(method, route, status, s);
+    });
+    svc.set_lease_observer([m](int64_t wait_ms) { m->observe_queue_wait(static_cast<double>(wait_ms) / 1000.0); });
+    add_metrics_route(router, *m);
+  }
+  return h;
+}
+
+int create_token_command(store::Store& store, const Clock& clock, const std::string& user,
+                         const std::string& role, std::ostream& out, std::ostream& err) {
+  service::TokenService tokens(store, clock);
+  auto made = tokens.create(user, role);
+  if (!made) {
+    err << "jobctld: cannot create the token: " << made.error().message;
+    if (!made.error().field.empty()) err << " (" << made.error().field << ")";
+    err << "\n";
+    return 2;
+  }
+  out << made->secret << "\n";
+  err << "jobctld: created " << role << " token " << made->row.id << " for user " << user
+      << " (prefix " << made->row.prefix << "); it is shown only now: keep it secret\n";
+  return 0;
+}
+
+}  // namespace jobctl::daemon::http

@@ -1,0 +1,51 @@
+// Wires issue 7's parts into a running jobctld, so that main.cpp needs only a few lines: the
+// token service, the auth gate and rate limiter (when auth.enabled), per-user submit limits, the
+// metrics observer and the /v1/tokens, /v1/auth/whoami and /metrics routes.
+//
+// Ownership: the returned Hardening owns those parts and borrows the router, service and store,
+// which must outlive it; it must outlive the HTTP server. Thread safety: build before serving.
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+#include "base/clock.h"
+#include "daemon/http/router.h"
+#include "daemon/service/auth_admission.h"
+#include "daemon/service/auth_budget_ledger.h"
+#include "daemon/service/auth_options.h"
+#include "daemon/service/auth_rate_limiter.h"
+#include "daemon/service/auth_service.h"
+#include "daemon/service/job_service.h"
+#include "daemon/service/metrics.h"
+#include "daemon/store/store.h"
+
+namespace jobctl::daemon::http {
+
+struct Hardening {
+  Hardening(store::Store& store, const Clock& clock, const service::SecurityOptions& options,
+            service::SpendSource* spend)
+      : ledger_spend(store, clock),
+        tokens(store, clock),
+        limiter(clock),
+        admission(options.limits, clock, spend != nullptr ? spend : &ledger_spend) {}
+  service::LedgerSpend ledger_spend;  // the cost ledger's spend (budgets, the spend metric)
+  service::TokenService tokens;
+  service::RateLimiter limiter;
+  service::SubmitAdmission admission;
+  std::unique_ptr<service::Metrics> metrics;
+};
+
+// `spend`: where users' spend comes from; null: the cost ledger (LedgerSpend). Not owned.
+std::unique_ptr<Hardening> install_hardening(Router& router, service::JobService& service,
+                                             store::Store& store, const Clock& clock,
+                                             const service::SecurityOptions& options,
+                                             service::SpendSource* spend = nullptr);
+
+// `jobctld --create-token USER --role ROLE --data-dir DIR`: creates a token in the database and
+// prints it once (on `out`, with a JSON line describing it). Returns the exit code.
+int create_token_command(store::Store& store, const Clock& clock, const std::string& user,
+                         const std::string& role, std::ostream& out, std::ostream& err);
+
+}  // namespace jobctl::daemon::http

@@ -1,0 +1,20 @@
+// The checkpoint endpoints (issue 5; docs/api.md, "Checkpoints"), added to the API router:
+//   PUT /v1/jobs/{id}/checkpoints/{step}?worker_id=W&epoch=E&crc32c=HEX   (worker upload, fenced)
+//   GET /v1/jobs/{id}/checkpoints                                         (list, newest first)
+//   GET /v1/jobs/{id}/checkpoints/latest | /{step}                        (download)
+//
+// Thread safety: as Router; the CheckpointService must outlive the router.
+#pragma once
+
+#include "daemon/http/router.h"
+#include "daemon/service/checkpoint_service.h"
+
+namespace jobctl::daemon::http {
+
+void add_checkpoint_routes(Router& router, service::CheckpointService& checkpoints);
+
+// True for the one request that may carry a large body: a checkpoint upload. The server allows
+// it checkpoints.max_bytes instead of http.max_body_bytes.
+bool is_checkpoint_upload(std::string_view method, std::string_view target);
+
+}  // namespace jobctl::daemon::http

@@ -1,0 +1,14 @@
+// The placement and cost routes of jobctld (docs/api.md): POST /v1/quote,
+// GET /v1/reports/spend, GET /v1/reports/breakeven, GET /v1/catalog.
+//
+// Ownership: the handlers borrow the placement service, which must outlive the router.
+#pragma once
+
+#include "daemon/http/router.h"
+#include "daemon/service/placement_service.h"
+
+namespace jobctl::daemon::http {
+
+void add_placement_routes(Router& router, service::PlacementService& placement);
+
+}  // namespace jobctl::daemon::http

@@ -1,0 +1,164 @@
+#include "daemon/store/blob_store.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace jobctl::daemon::store {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Error io_error(const std::string& what, int err) {
+  return make_error("io", what + ": " + std::strerror(err));
+}
+
+Status check_name(std::string_view name) {
+  if (name.empty() || name.front() == '.' || name.find('/') != std::string_view::npos ||
+      name.find('\0') != std::string_view::npos)
+    return make_error("invalid_argument", "bad blob name '" + std::string(name.substr(0, 80)) + "'",
+                      "name");
+  return {};
+}
+
+Status fsync_dir(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return io_error("cannot open " + dir, errno);
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) return io_error("cannot fsync " + dir, err);
+  return {};
+}
+
+}  // namespace
+
+std::string BlobStore::job_dir(int64_t job_id) const {
+  return (fs::path(root_) / ("job-" + std::to_string(job_id))).string();
+}
+
+std::string BlobStore::path_of(int64_t job_id, std::string_view name) const {
+  return (fs::path(job_dir(job_id)) / std::string(name)).string();
+}
+
+Status BlobStore::write(int64_t job_id, std::string_view name, std::string_view bytes) const {
+  if (auto st = check_name(name); !st) return st;
+  const std::string dir = job_dir(job_id);
+  std::error_code ec;
+  const bool new_root = !fs::exists(root_, ec);
+  const bool new_dir = !fs::exists(dir, ec);
+  fs::create_directories(dir, ec);
+  if (ec) return make_error("io", "cannot create " + dir + ": " + ec.message());
+  // A new folder is only durable once its parent is synced too.
+  if (new_root) {
+    if (auto st = fsync_dir(fs::path(root_).parent_path().string()); !st) return st;
+  }
+  if (new_dir) {
+    if (auto st = fsync_dir(root_); !st) return st;
+  }
+  const std::string final_path = path_of(job_id, name);
+  const std::string tmp = final_path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return io_error("cannot create " + tmp, errno);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return io_error("cannot write " + tmp, err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return io_error("cannot fsync " + tmp, err);
+  }
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return io_error("cannot close " + tmp, err);
+  }
+  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return io_error("cannot rename " + tmp, err);
+  }
+  return fsync_dir(dir);
+}
+
+Expected<std::string> BlobStore::read(int64_t job_id, std::string_view name) const {
+  if (auto st = check_name(name); !st) return st.error();
+  const std::string path = path_of(job_id, name);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return make_error("not_found", "no blob " + path);
+    return io_error("cannot open " + path, errno);
+  }
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      return io_error("cannot read " + path, err);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+Status BlobStore::remove(int64_t job_id, std::string_view name) const {
+  if (auto st = check_name(name); !st) return st;
+  const std::string path = path_of(job_id, name);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return io_error("cannot remove " + path, errno);
+  return {};
+}
+
+Status BlobStore::remove_job(int64_t job_id) const {
+  std::error_code ec;
+  fs::remove_all(job_dir(job_id), ec);
+  if (ec) return make_error("io", "cannot remove " + job_dir(job_id) + ": " + ec.message());
+  return {};
+}
+
+std::vector<int64_t> BlobStore::job_ids() const {
+  std::vector<int64_t> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(root_, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string n = it->path().filename().string();
+    if (n.rfind("job-", 0) != 0) continue;
+    try {
+      size_t used = 0;
+      const int64_t id = std::stoll(n.substr(4), &used);
+      if (used == n.size() - 4) out.push_back(id);
+    } catch (...) {
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> BlobStore::names(int64_t job_id) const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(job_dir(job_id), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string n = it->path().filename().string();
+    if (n.size() > 4 && n.compare(n.size() - 4, 4, ".tmp") == 0) continue;
+    out.push_back(n);
+  }
+  return out;
+}
+
+}  // namespace jobctl::daemon::store

@@ -1,0 +1,109 @@
+// The checkpoints table and the lease-expiry queries (issue 5; migration 3). WriteTxn methods:
+// they run on the writer thread inside its transaction (store.h).
+#include <string>
+
+#include "daemon/store/store.h"
+
+namespace jobctl::daemon::store {
+
+namespace {
+
+// The first column of every row, as integers.
+Expected<std::vector<int64_t>> ids(Statement* stmt) {
+  StatementUse s(stmt);
+  std::vector<int64_t> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    out.push_back(s->column_int64(0));
+  }
+  return out;
+}
+
+}  // namespace
+
+Expected<std::vector<CheckpointRow>> WriteTxn::checkpoints(int64_t job_id) {
+  auto p = db_.prepare(
+      "SELECT job_id, step, bytes, crc32c, file, worker_id, epoch, created_ms FROM checkpoints "
+      "WHERE job_id = ?1 ORDER BY step DESC");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  s->bind(1, job_id);
+  std::vector<CheckpointRow> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    CheckpointRow c;
+    c.job_id = s->column_int64(0);
+    c.step = s->column_int64(1);
+    c.bytes = s->column_int64(2);
+    c.crc32c = static_cast<uint32_t>(s->column_int64(3));
+    c.file = s->column_text(4);
+    c.worker_id = s->column_int64(5);
+    c.epoch = s->column_int64(6);
+    c.created_ms = s->column_int64(7);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Status WriteTxn::put_checkpoint(const CheckpointRow& c) {
+  auto p = db_.prepare(
+      "INSERT OR REPLACE INTO checkpoints(job_id, step, bytes, crc32c, file, worker_id, epoch, "
+      "created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  if (!p) return p.error();
+  return (*p)
+      ->bind(1, c.job_id)
+      .bind(2, c.step)
+      .bind(3, c.bytes)
+      .bind(4, static_cast<int64_t>(c.crc32c))
+      .bind(5, c.file)
+      .bind(6, c.worker_id)
+      .bind(7, c.epoch)
+      .bind(8, c.created_ms)
+      .run();
+}
+
+Status WriteTxn::delete_checkpoint(int64_t job_id, int64_t step) {
+  auto p = db_.prepare("DELETE FROM checkpoints WHERE job_id = ?1 AND step = ?2");
+  if (!p) return p.error();
+  return (*p)->bind(1, job_id).bind(2, step).run();
+}
+
+Expected<std::vector<int64_t>> WriteTxn::jobs_with_expired_leases(int64_t now_ms) {
+  auto p = db_.prepare(
+      "SELECT id FROM jobs WHERE lease_expires_ms IS NOT NULL AND lease_expires_ms < ?1 "
+      "AND state IN ('placed', 'running') ORDER BY id");
+  if (!p) return p.error();
+  (*p)->bind(1, now_ms);
+  return ids(*p);
+}
+
+Expected<std::vector<int64_t>> WriteTxn::jobs_leased_to(int64_t worker_id) {
+  auto p = db_.prepare(
+      "SELECT id FROM jobs WHERE state IN ('placed', 'running') AND worker_id = ?1 ORDER BY id");
+  if (!p) return p.error();
+  (*p)->bind(1, worker_id);
+  return ids(*p);
+}
+
+Expected<std::vector<int64_t>> WriteTxn::finished_jobs_with_checkpoints() {
+  auto p = db_.prepare(
+      "SELECT DISTINCT c.job_id FROM checkpoints c JOIN jobs j ON j.id = c.job_id "
+      "WHERE j.state IN ('succeeded', 'failed', 'cancelled') ORDER BY c.job_id");
+  if (!p) return p.error();
+  return ids(*p);
+}
+
+Expected<int64_t> WriteTxn::extend_active_leases(int64_t min_expires_ms) {
+  auto p = db_.prepare(
+      "UPDATE jobs SET lease_expires_ms = ?1 WHERE state IN ('placed', 'running') "
+      "AND lease_expires_ms IS NOT NULL AND lease_expires_ms < ?1");
+  if (!p) return p.error();
+  if (auto st = (*p)->bind(1, min_expires_ms).run(); !st) return st.error();
+  return static_cast<int64_t>(db_.changes());
+}
+
+}  // namespace jobctl::daemon::store

@@ -1,0 +1,89 @@
+// The store's part of placement (issue 4): the jobs waiting for a worker (queued, or placed and
+// not leased yet), and the efficiency calibration. Declared in store.h; the calibration table
+// comes from migration 2.
+#include "daemon/store/store.h"
+
+namespace jobctl::daemon::store {
+
+Status WriteTxn::put_calibration(const CalibrationRecord& row) {
+  auto p = db_.prepare(
+      "INSERT INTO calibration(gpu_model, model_kind, log_efficiency, samples, updated_ms) "
+      "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(gpu_model, model_kind) DO UPDATE SET "
+      "log_efficiency = excluded.log_efficiency, samples = excluded.samples, "
+      "updated_ms = excluded.updated_ms");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  s->bind(1, row.gpu_model).bind(2, row.model_kind).bind(3, row.log_efficiency).bind(4, row.samples)
+      .bind(5, row.updated_ms);
+  return s->run();
+}
+
+Expected<std::vector<CalibrationRecord>> Store::calibrations() {
+  auto r = reader();
+  if (!r) return r.error();
+  auto p = (**r).prepare(
+      "SELECT gpu_model, model_kind, log_efficiency, samples, updated_ms FROM calibration "
+      "ORDER BY gpu_model, model_kind");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  std::vector<CalibrationRecord> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    const Statement& st = **p;
+    out.push_back(CalibrationRecord{st.column_text(0), st.column_text(1), st.column_double(2),
+                                    st.column_int64(3), st.column_int64(4)});
+  }
+  return out;
+}
+
+namespace {
+
+// Jobs waiting for a worker, in id order, with what matching needs. `placed`: jobs placed but not
+// leased, with their chosen option from the placement column (JSON written by the placement
+// service; SQLite's json_extract reads the three fields); otherwise queued jobs, unplaced.
+Expected<std::vector<QueuedJobRow>> waiting_jobs(Connection& db, bool placed) {
+  auto p = db.prepare(placed ? "SELECT id, priority, created_ms, resource_gpu, resource_gpus, "
+                               "COALESCE(json_extract(placement, '$.chosen.option'), ''), "
+                               "COALESCE(json_extract(placement, '$.chosen.gpu'), ''), "
+                               "COALESCE(json_extract(placement, '$.chosen.instance_type'), '') "
+                               "FROM jobs WHERE state = 'placed' AND worker_id IS NULL ORDER BY id"
+                             : "SELECT id, priority, created_ms, resource_gpu, resource_gpus, '', '', '' "
+                               "FROM jobs WHERE state = 'queued' ORDER BY id");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  std::vector<QueuedJobRow> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    QueuedJobRow q;
+    q.id = s->column_int64(0);
+    q.priority = static_cast<int>(s->column_int64(1));
+    q.created_ms = s->column_int64(2);
+    q.resource_gpu = s->column_text(3);
+    q.resource_gpus = static_cast<int>(s->column_int64(4));
+    q.placement_option = s->column_text(5);
+    q.placement_gpu = s->column_text(6);
+    q.placement_instance_type = s->column_text(7);
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
+}  // namespace
+
+Expected<std::vector<QueuedJobRow>> Store::queued_jobs() {
+  auto r = reader();
+  if (!r) return r.error();
+  return waiting_jobs(**r, false);
+}
+
+Expected<std::vector<QueuedJobRow>> Store::placed_waiting_jobs() {
+  auto r = reader();
+  if (!r) return r.error();
+  return waiting_jobs(**r, true);
+}
+
+}  // namespace jobctl::daemon::store

@@ -1,0 +1,113 @@
+// Lease expiry (issue 5): a leased job whose worker stops heartbeating goes running ->
+// preempted -> queued after lease_timeout_s, counts a recovery, its worker is marked lost, and
+// its late reports are fenced off; past max_recoveries it fails with the reason; a restarted
+// service gives live leases one timeout of grace.
+#include <gtest/gtest.h>
+
+#include "tests/daemon/service_support.h"
+
+namespace jobctl::daemon {
+namespace {
+
+using service::HeartbeatReport;
+using service::ServiceOptions;
+
+ServiceOptions short_leases(int max_recoveries = 10) {
+  ServiceOptions o;
+  o.heartbeat_interval_s = 1;
+  o.lease_timeout_s = 5;
+  o.max_recoveries = max_recoveries;
+  return o;
+}
+
+TEST(LeaseExpiry, SilentWorkersJobIsRequeuedAndTheWorkerMarkedLost) {
+  testing::ServiceFixture f(short_leases());
+  const int64_t job = f.submit();
+  const int64_t w = f.register_worker();
+  auto g = f.lease_now(w);
+  ASSERT_TRUE(g && *g);
+  ASSERT_TRUE(f.svc->heartbeat(job, HeartbeatReport{{w, (*g)->epoch}, R"({"step":3})"}));
+  f.clock.advance_ms(4000);
+  EXPECT_EQ(*f.svc->expire_leases(), 0);  // not yet
+  ASSERT_TRUE(f.svc->heartbeat(job, HeartbeatReport{{w, (*g)->epoch}, std::nullopt}));  // renewed
+  f.clock.advance_ms(4999);
+  EXPECT_EQ(*f.svc->expire_leases(), 0);
+  f.clock.advance_ms(2);
+  EXPECT_EQ(*f.svc->expire_leases(), 1);
+
+  auto d = f.svc->get_job(job);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->job.state, store::JobState::queued);
+  EXPECT_EQ(d->job.recoveries, 1);
+  EXPECT_FALSE(d->job.worker_id);
+  EXPECT_FALSE(d->job.lease_expires_ms);
+  std::vector<std::string> types;
+  for (const auto& e : d->events) types.push_back(e.type);
+  EXPECT_EQ(types, (std::vector<std::string>{"submitted", "leased", "started", "preempted", "requeued"}));
+  EXPECT_NE(d->events[3].detail_json.find("lease expired"), std::string::npos);
+  auto ws = f.svc->list_workers();
+  ASSERT_TRUE(ws);
+  EXPECT_EQ((*ws)[0].row.state, "lost");
+
+  // The presumed-dead worker is fenced off.
+  auto late = f.svc->heartbeat(job, HeartbeatReport{{w, (*g)->epoch}, std::nullopt});
+  ASSERT_FALSE(late);
+  EXPECT_EQ(late.error().code, "stale_epoch");
+  // Another worker takes it, at a new epoch; the lost worker is active again when it asks.
+  const int64_t w2 = f.register_worker({}, "w2");
+  auto g2 = f.lease_now(w2);
+  ASSERT_TRUE(g2 && *g2);
+  EXPECT_EQ((*g2)->job_id, job);
+  EXPECT_EQ((*g2)->epoch, (*g)->epoch + 1);
+}
+
+TEST(LeaseExpiry, TickExpiresLeases) {
+  testing::ServiceFixture f(short_leases());
+  const int64_t job = f.submit();
+  const int64_t w = f.register_worker();
+  ASSERT_TRUE(f.lease_now(w));
+  f.clock.advance_ms(6000);
+  f.svc->tick();
+  EXPECT_EQ(f.svc->get_job(job)->job.state, store::JobState::queued);
+}
+
+TEST(LeaseExpiry, PastMaxRecoveriesTheJobFailsWithTheReason) {
+  testing::ServiceFixture f(short_leases(/*max_recoveries=*/1));
+  const int64_t job = f.submit();
+  const int64_t w = f.register_worker();
+  for (int round = 0; round < 2; ++round) {
+    auto g = f.lease_now(w);
+    ASSERT_TRUE(g && *g) << round;
+    f.clock.advance_ms(6000);
+    EXPECT_EQ(*f.svc->expire_leases(), 1);
+  }
+  auto d = f.svc->get_job(job);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->job.state, store::JobState::failed);
+  EXPECT_EQ(d->job.recoveries, 2);
+  ASSERT_TRUE(d->job.error);
+  EXPECT_NE(d->job.error->find("max_recoveries 1"), std::string::npos) << *d->job.error;
+  EXPECT_NE(d->job.error->find("lease expired"), std::string::npos) << *d->job.error;
+}
+
+TEST(LeaseExpiry, ARestartedServiceGivesLiveLeasesOneTimeoutOfGrace) {
+  testing::ServiceFixture f(short_leases());
+  const int64_t job = f.submit();
+  const int64_t w = f.register_worker();
+  auto g = f.lease_now(w);
+  ASSERT_TRUE(g && *g);
+  // The daemon was down for a minute: the stored expiry is long past.
+  f.clock.advance_ms(60000);
+  f.svc->shutdown();
+  f.svc = std::make_unique<service::JobService>(*f.db, f.clock, std::make_unique<service::FifoMatcher>(),
+                                                short_leases());
+  ASSERT_TRUE(f.svc->start());
+  EXPECT_EQ(*f.svc->expire_leases(), 0);
+  ASSERT_TRUE(f.svc->heartbeat(job, HeartbeatReport{{w, (*g)->epoch}, std::nullopt}));  // reconnected
+  EXPECT_EQ(f.svc->get_job(job)->job.recoveries, 0);
+  f.clock.advance_ms(6000);
+  EXPECT_EQ(*f.svc->expire_leases(), 1);  // but a worker that never comes back still loses it
+}
+
+}  // namespace
+}  // namespace jobctl::daemon

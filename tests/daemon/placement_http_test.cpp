@@ -1,0 +1,106 @@
+// POST /v1/quote, GET /v1/jobs/{id} placement and GET /v1/reports/* through real HTTP on loopback
+// (issue 4): a daemon in this process with placement, a local CPU worker, libcurl as the client.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "client/http_client.h"
+#include "daemon/http/api_routes.h"
+#include "daemon/http/placement_routes.h"
+#include "daemon/http/server.h"
+#include "daemon/service/placement_matcher.h"
+#include "daemon/service/placement_service.h"
+#include "daemon/service/ticker.h"
+#include "tests/support/temp_dir.h"
+
+namespace jobctl::daemon::testing {
+namespace {
+
+using nlohmann::json;
+
+TEST(PlacementHttp, QuoteEqualsThePlacementOfTheSubmittedJob) {
+  jobctl::testing::TempDir dir;
+  SystemClock clock;
+  store::StoreOptions o;
+  o.path = dir.file("jobctl.db");
+  auto db = store::Store::open(o, clock);
+  ASSERT_TRUE(db);
+  service::JobService svc(**db, clock, std::make_unique<service::PlacementMatcher>());
+  ASSERT_TRUE(svc.start());
+  service::PlacementService placement(**db, clock, svc, service::PlacementSettings{});
+  ASSERT_TRUE(placement.start());
+  http::Router router = http::make_api_router(svc);
+  http::add_placement_routes(router, placement);
+  http::ServerOptions so;
+  so.host = "127.0.0.1";
+  so.port = 0;
+  http::HttpServer server(so, router);
+  auto port = server.start();
+  ASSERT_TRUE(port);
+  service::Ticker ticker(std::chrono::milliseconds(20), [&] {
+    svc.tick();
+    placement.tick();
+  });
+  client::HttpClient http("http://127.0.0.1:" + std::to_string(*port));
+
+  auto reg = http.request("POST", "/v1/workers/register",
+                          R"({"name":"cpu","capabilities":{"gpus":[],"cpu_cores":2,"memory_mb":4096}})");
+  ASSERT_TRUE(reg);
+  ASSERT_EQ(reg->status, 201) << reg->body;
+
+  const std::string spec = R"({"model":{"kind":"mlp","hidden":[32]},"data":{"dataset":"synthetic","samples":256}})";
+  auto q = http.request("POST", "/v1/quote", spec);
+  ASSERT_TRUE(q);
+  ASSERT_EQ(q->status, 200) << q->body;
+  json quote = json::parse(q->body);
+  EXPECT_EQ(quote["chosen"]["option"], "local");
+  EXPECT_EQ(quote["chosen"]["gpu"], "cpu");
+
+  auto bad = http.request("POST", "/v1/quote", R"({"model":{"kind":"mlp","hidden":[-1]}})");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_TRUE(json::parse(bad->body).contains("error")) << bad->body;
+
+  auto sub = http.request("POST", "/v1/jobs", spec);
+  ASSERT_TRUE(sub);
+  ASSERT_EQ(sub->status, 201) << sub->body;
+  const int64_t id = json::parse(sub->body)["id"];
+  json job;
+  for (int i = 0; i < 250; ++i) {  // placed on the next tick
+    auto g = http.request("GET", "/v1/jobs/" + std::to_string(id));
+    ASSERT_TRUE(g);
+    job = json::parse(g->body);
+    if (job["state"] == "placed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(job["state"], "placed") << job.dump(2);
+  EXPECT_EQ(job["placement"]["chosen"], quote["chosen"]);
+  EXPECT_EQ(job["placement"]["candidates"], quote["candidates"]);
+  EXPECT_TRUE(job["runtime"].is_object());
+
+  auto spend = http.request("GET", "/v1/reports/spend?group_by=placement");
+  ASSERT_TRUE(spend);
+  EXPECT_EQ(spend->status, 200) << spend->body;
+  auto spend_bad = http.request("GET", "/v1/reports/spend?group_by=team");
+  ASSERT_TRUE(spend_bad);
+  EXPECT_EQ(spend_bad->status, 400);
+  EXPECT_EQ(json::parse(spend_bad->body)["error"]["field"], "group_by") << spend_bad->body;
+
+  auto be = http.request("GET", "/v1/reports/breakeven?gpu=V100&purchase_usd=2000&offer=aws:p3.2xlarge"
+                                "&power_kw=0&electricity_usd_per_kwh=0&region=us-east-1");
+  ASSERT_TRUE(be);
+  ASSERT_EQ(be->status, 200) << be->body;
+  EXPECT_NEAR(json::parse(be->body)["breakeven_hours"].get<double>(), 2000 / 3.06, 0.05);
+
+  server.begin_shutdown();
+  svc.shutdown();
+  server.stop();
+  ticker.stop();
+  (*db)->close();
+}
+
+}  // namespace
+}  // namespace jobctl::daemon::testing

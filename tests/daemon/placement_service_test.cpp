@@ -1,0 +1,257 @@
+// Placement inside the daemon (issue 4), driven without sockets: constructed scenarios against the
+// built-in catalog, matching that honours the choice, quote == placement, the ledger and the spend
+// report, calibration persisted across a restart.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <future>
+
+#include "daemon/service/ledger_report.h"
+#include "daemon/service/placement_matcher.h"
+#include "daemon/service/placement_service.h"
+#include "tests/daemon/placement_support.h"
+
+namespace jobctl::daemon::testing {
+namespace {
+
+using nlohmann::json;
+using service::LedgerEntry;
+using service::PlacementSettings;
+
+PlacementSettings cloud_settings() {
+  PlacementSettings s;
+  s.cloud_provider = "sim";
+  s.clouds = {"aws"};
+  return s;
+}
+
+std::string spec(const std::string& extra) { return mlp_spec(extra); }
+
+TEST(PlacementService, DefaultJobGoesToTheLocalCpuWorkerWithNoConfiguration) {
+  PlacementFixture f;
+  const int64_t w = f.add_worker({});
+  const int64_t id = f.submit(spec(""));
+  EXPECT_EQ(f.job(id).state, store::JobState::placed);
+  json p = f.placement_of(id);
+  ASSERT_TRUE(p["chosen"].is_object()) << p.dump(2);
+  EXPECT_EQ(p["chosen"]["option"], "local");
+  EXPECT_EQ(p["chosen"]["gpu"], "cpu");
+  EXPECT_EQ(p["chosen"]["provider"], "local");
+  // Priced at the CPU's board power (150 W) at the default $0.15/kWh.
+  EXPECT_NEAR(p["chosen"]["usd_per_hour"].get<double>(), 0.15 * 0.15, 1e-9);
+  EXPECT_FALSE(p["reason"].get<std::string>().empty());
+  // Cloud rows are shown but rejected: no provider.
+  bool saw_no_provider = false;
+  for (const auto& c : p["candidates"]) saw_no_provider |= c.value("rejection", "") == "no_provider";
+  EXPECT_TRUE(saw_no_provider);
+  auto detail = f.svc->get_job(id);
+  ASSERT_TRUE(detail);
+  bool placed_event = false;
+  for (const auto& ev : detail->events) placed_event |= ev.type == "placed";
+  EXPECT_TRUE(placed_event);
+  EXPECT_EQ(f.lease(w), id);
+}
+
+TEST(PlacementService, UnplaceableJobsStayQueuedWithTheReason) {
+  PlacementFixture f;
+  f.add_worker({});
+  const int64_t cloud = f.submit(spec(R"(,"placement":{"mode":"cloud"})"));
+  const int64_t h100 = f.submit(spec(R"(,"resources":{"gpu":"H100"})"));
+  for (int64_t id : {cloud, h100}) {
+    EXPECT_EQ(f.job(id).state, store::JobState::queued);
+    json p = f.placement_of(id);
+    EXPECT_TRUE(p["chosen"].is_null());
+    EXPECT_NE(p["reason"].get<std::string>().find("no option can run this job"), std::string::npos) << p["reason"];
+  }
+  EXPECT_NE(f.placement_of(cloud)["reason"].get<std::string>().find("no_provider"), std::string::npos);
+  EXPECT_NE(f.placement_of(h100)["reason"].get<std::string>().find("gpu_constraint"), std::string::npos);
+  auto detail = f.svc->get_job(cloud);
+  ASSERT_TRUE(detail);
+  EXPECT_EQ(detail->events.back().type, "unplaceable");
+  // Re-evaluating with nothing new neither places it nor repeats the event.
+  const size_t events = detail->events.size();
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(f.svc->get_job(cloud)->events.size(), events);
+}
+
+TEST(PlacementService, SpotOnDemandAndLocalPickTheCheapest) {
+  PlacementFixture f(cloud_settings());
+  // No local GPU: the cheapest V100 is spot.
+  const int64_t spot = f.submit(spec(R"(,"resources":{"gpu":"V100"})"));
+  json p = f.placement_of(spot);
+  ASSERT_TRUE(p["chosen"].is_object()) << p["reason"];
+  EXPECT_EQ(p["chosen"]["option"], "spot") << p["reason"];
+  EXPECT_EQ(p["chosen"]["provider"], "sim");
+  // Spot never: on-demand.
+  const int64_t od = f.submit(spec(R"(,"resources":{"gpu":"V100"},"placement":{"spot":"never"})"));
+  json q = f.placement_of(od);
+  EXPECT_EQ(q["chosen"]["option"], "on_demand");
+  EXPECT_EQ(q["chosen"]["instance_type"], "p3.2xlarge");
+  EXPECT_NEAR(q["chosen"]["usd_per_hour"].get<double>(), 3.06, 1e-9);
+  // Matching: a local worker is not offered cloud jobs; an instance of the chosen type and
+  // market is.
+  const int64_t local = f.add_worker({{"Tesla V100-SXM2-16GB", 16384}});
+  EXPECT_EQ(f.lease(local), std::nullopt);
+  const int64_t wrong = f.add_worker({{"Tesla V100-SXM2-16GB", 16384}},
+                                     service::WorkerInstance{"i-1", "sim", "p3.2xlarge", true});
+  EXPECT_EQ(f.lease(wrong), spot);  // the spot instance takes the spot job, not the on-demand one
+  const int64_t ondemand = f.add_worker({{"Tesla V100-SXM2-16GB", 16384}},
+                                        service::WorkerInstance{"i-2", "sim", "p3.2xlarge", false});
+  EXPECT_EQ(f.lease(ondemand), od);
+  // With a local V100 registered (priced at its board power: no inventory entry), local wins.
+  const int64_t loc = f.submit(spec(R"(,"resources":{"gpu":"V100"})"));
+  json l = f.placement_of(loc);
+  EXPECT_EQ(l["chosen"]["option"], "local") << l["reason"];
+  EXPECT_EQ(f.lease(local), loc);
+}
+
+TEST(PlacementService, PriceCapMemoryAndDeadlineAreHonoured) {
+  PlacementFixture f(cloud_settings());
+  const int64_t capped =
+      f.submit(spec(R"(,"resources":{"gpu":"V100"},"placement":{"mode":"cloud","max_usd_per_hour":0.1})"));
+  EXPECT_EQ(f.job(capped).state, store::JobState::queued);
+  EXPECT_NE(f.placement_of(capped)["reason"].get<std::string>().find("price_cap"), std::string::npos);
+
+  // A model far too big for a 16 GB V100 (4096 x 4096 x 64 layers... as wide as the spec allows).
+  const std::string big = R"({"model":{"kind":"mlp","hidden":[16384,16384,16384,16384,16384,16384]},)"
+                          R"("data":{"dataset":"synthetic","samples":256},"train":{"batch_size":4096},)"
+                          R"("resources":{"gpu":"V100"},"placement":{"mode":"cloud"}})";
+  auto q = f.placement->quote(big);
+  ASSERT_TRUE(q) << q.error().message;
+  int memory = 0;
+  for (const auto& c : (*q)["candidates"]) memory += c.value("rejection", "") == "memory";
+  EXPECT_GT(memory, 0) << (*q)["reason"];
+
+  // A deadline nothing meets: the earliest finish, and the reason says so.
+  const int64_t late = f.submit(spec(R"(,"resources":{"gpu":"V100"},"placement":{"deadline_hours":0.0001})"));
+  json p = f.placement_of(late);
+  ASSERT_TRUE(p["chosen"].is_object());
+  EXPECT_FALSE(p["chosen"]["meets_deadline"].get<bool>());
+  EXPECT_EQ(p["reason_code"], "earliest_missing_deadline");
+}
+
+TEST(PlacementService, QuoteEqualsThePlacementMade) {
+  PlacementFixture f(cloud_settings());
+  f.add_worker({});
+  const std::string s = spec(R"(,"placement":{"deadline_hours":5})");
+  auto q = f.placement->quote(s);
+  ASSERT_TRUE(q);
+  const int64_t id = f.submit(s);
+  json p = f.placement_of(id);
+  json a = *q, b = p;
+  for (json* j : {&a, &b}) {
+    j->erase("decided_ms");
+    j->erase("deadline_left_hours");  // same clock, but the quote's job is "submitted" now too
+  }
+  EXPECT_EQ(a["chosen"], b["chosen"]);
+  EXPECT_EQ(a["candidates"], b["candidates"]);
+  EXPECT_EQ(a["reason"], b["reason"]);
+}
+
+TEST(Ledger, AccruesPerSecondReplacesByKeyAndRefusesBadEntries) {
+  PlacementFixture f;
+  auto& ledger = f.placement->ledger();
+  ASSERT_TRUE(ledger.accrue(LedgerEntry{0, "instance:i-1", "spot", 0, 3600'000, 0.92, "alice", 3.06}));
+  ASSERT_TRUE(ledger.accrue(LedgerEntry{0, "instance:i-2", "on_demand", 0, 1'500, 3.06, "bob", 0}));  // 2 s billed
+  // Extending an open interval replaces it.
+  ASSERT_TRUE(ledger.accrue(LedgerEntry{0, "instance:i-1", "spot", 0, 7200'000, 0.92, "alice", 3.06}));
+  auto rows = ledger.rows(0, 10'000'000);
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows->size(), 2u);
+  double total = 0;
+  for (const auto& r : *rows) total += r.usd;
+  EXPECT_NEAR(total, 2 * 0.92 + 2 * 3.06 / 3600, 1e-9);
+  EXPECT_EQ(service::billed_seconds(0, 1'500), 2);
+  EXPECT_FALSE(ledger.accrue(LedgerEntry{0, "", "spot", 0, 1, 1, "", 0}));
+  EXPECT_FALSE(ledger.accrue(LedgerEntry{0, "x", "reserved", 0, 1, 1, "", 0}));
+  EXPECT_FALSE(ledger.accrue(LedgerEntry{0, "x", "spot", 5, 1, 1, "", 0}));
+  EXPECT_FALSE(ledger.accrue(LedgerEntry{0, "x", "spot", 0, 1, -1, "", 0}));
+  EXPECT_EQ(ledger.rows(0, 10'000'000)->size(), 2u);
+
+  auto by_user = service::spend_report(ledger, 0, 10'000'000, "user");
+  ASSERT_TRUE(by_user);
+  ASSERT_EQ(by_user->groups.size(), 2u);
+  EXPECT_EQ(by_user->groups[0].key, "alice");
+  EXPECT_NEAR(by_user->groups[0].usd, 1.84, 1e-9);
+  EXPECT_NEAR(by_user->groups[0].on_demand_usd, 6.12, 1e-9);
+  EXPECT_NEAR(by_user->groups[0].savings_fraction(), 1 - 0.92 / 3.06, 1e-9);
+  // A period covering half of alice's two hours counts half.
+  auto half = service::spend_report(ledger, 3600'000, 10'000'000, "placement");
+  ASSERT_TRUE(half);
+  ASSERT_EQ(half->groups.size(), 1u);
+  EXPECT_EQ(half->groups[0].key, "spot");
+  EXPECT_NEAR(half->groups[0].usd, 0.92, 1e-9);
+  EXPECT_FALSE(service::spend_report(ledger, 0, 1, "team"));
+  EXPECT_FALSE(service::spend_report(ledger, 5, 1, "job"));
+}
+
+TEST(Ledger, LocalLeasesAccrueFromLeaseToEnd) {
+  PlacementFixture f;
+  const int64_t w = f.add_worker({});
+  const int64_t id = f.submit(spec(""));
+  ASSERT_EQ(f.lease(w), id);
+  const int64_t leased_at = f.clock.now_ms();
+  f.clock.advance_ms(100'000);
+  ASSERT_TRUE(f.placement->accrue_local_leases());
+  auto total = f.placement->ledger().job_total_usd(id);
+  ASSERT_TRUE(total);
+  const double rate = 0.15 * 0.15;  // CPU board power at the default tariff
+  EXPECT_NEAR(*total, 100 * rate / 3600, 1e-12);
+  // The job ends 50 s later; accrual after that closes the interval at the end.
+  f.clock.advance_ms(50'000);
+  const int64_t epoch = f.job(id).lease_epoch;
+  ASSERT_TRUE(f.svc->complete(id, service::CompletionReport{{w, epoch}, R"({"elapsed_s": 150})"}));
+  f.clock.advance_ms(500'000);
+  ASSERT_TRUE(f.placement->accrue_local_leases());
+  EXPECT_NEAR(*f.placement->ledger().job_total_usd(id), 150 * rate / 3600, 1e-12);
+  auto rows = f.placement->ledger().rows(0, f.clock.now_ms());
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].entry.resource, "local:" + std::to_string(w) + ":cpu");
+  EXPECT_EQ((*rows)[0].entry.start_ms, leased_at);
+  // Estimated against actual runtime.
+  auto d = f.svc->get_job(id);
+  ASSERT_TRUE(d);
+  json rt = service::runtime_json(d->job, d->events);
+  EXPECT_NEAR(rt["actual_hours"].get<double>(), 150.0 / 3600, 1e-12);
+  EXPECT_TRUE(rt["error_fraction"].is_number());
+  // The spend report of the job: local CPU time against the cheapest fitting on-demand option.
+  auto by_job = service::spend_report(f.placement->ledger(), 0, f.clock.now_ms(), "job");
+  ASSERT_TRUE(by_job);
+  ASSERT_EQ(by_job->groups.size(), 1u);
+  EXPECT_EQ(by_job->groups[0].key, "job " + std::to_string(id));
+}
+
+TEST(Calibration, HeartbeatsCalibrateAndPersistAcrossARestart) {
+  jobctl::testing::TempDir shared;
+  const std::string path = shared.file("jobctl.db");
+  double before = 0;
+  {
+    PlacementFixture f({}, path);
+    const int64_t w = f.add_worker({});
+    const int64_t id = f.submit(spec(""));
+    ASSERT_EQ(f.lease(w), id);
+    const int64_t epoch = f.job(id).lease_epoch;
+    for (int i = 1; i <= 5; ++i) {
+      service::HeartbeatReport hb;
+      hb.lease = {w, epoch};
+      hb.progress_json = json{{"step", i}, {"total_steps", 100}, {"step_ms", 2.0}}.dump();
+      ASSERT_TRUE(f.svc->heartbeat(id, hb));
+    }
+    auto cal = f.placement->calibrations();
+    ASSERT_EQ(cal.size(), 1u);
+    EXPECT_EQ(cal[0].gpu_model, "cpu");
+    EXPECT_EQ(cal[0].model_kind, "mlp");
+    EXPECT_EQ(cal[0].samples, 5);
+    before = cal[0].efficiency;
+    EXPECT_GT(before, 0);
+  }
+  PlacementFixture g({}, path);
+  auto cal = g.placement->calibrations();
+  ASSERT_EQ(cal.size(), 1u);
+  EXPECT_EQ(cal[0].samples, 5);
+  EXPECT_NEAR(cal[0].efficiency, before, before * 1e-9);
+}
+
+}  // namespace
+}  // namespace jobctl::daemon::testing

@@ -1,0 +1,84 @@
+// Shared set-up for tests of the placement service and what builds on it (the provisioner): a
+// temporary store, a manual clock, a JobService with the placement matcher, a PlacementService.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/service/placement_matcher.h"
+#include "daemon/service/placement_service.h"
+#include "tests/daemon/service_support.h"
+
+namespace jobctl::daemon::testing {
+
+struct PlacementFixture {
+  explicit PlacementFixture(service::PlacementSettings settings = {}, std::string db_path = {}) {
+    store::StoreOptions o;
+    o.path = db_path.empty() ? dir.file("jobctl.db") : db_path;
+    auto s = store::Store::open(o, clock);
+    if (!s) ADD_FAILURE() << s.error().message;
+    db = std::move(*s);
+    svc = std::make_unique<service::JobService>(*db, clock, std::make_unique<service::PlacementMatcher>());
+    EXPECT_TRUE(svc->start());
+    placement = std::make_unique<service::PlacementService>(*db, clock, *svc, std::move(settings));
+    auto st = placement->start();
+    EXPECT_TRUE(st) << (st ? "" : st.error().message);
+  }
+  ~PlacementFixture() {
+    svc->shutdown();
+    db->close();
+  }
+  int64_t submit(const std::string& spec) {
+    auto r = svc->submit_job(spec);
+    EXPECT_TRUE(r) << (r ? "" : r.error().message + " " + r.error().field);
+    // The submit's commit hook requests placement; reevaluate() places every queued job now
+    // (the hook may run just after submit_job returns, so tick() could miss it here).
+    auto placed = placement->reevaluate();
+    EXPECT_TRUE(placed) << (placed ? "" : placed.error().message);
+    return r ? r->id : 0;
+  }
+  int64_t add_worker(std::vector<service::GpuDevice> gpus, std::optional<service::WorkerInstance> inst = {}) {
+    service::WorkerRegistration reg;
+    reg.name = "w";
+    reg.capabilities.gpus = std::move(gpus);
+    reg.capabilities.cpu_cores = 4;
+    reg.capabilities.memory_mb = 16384;
+    reg.capabilities.instance = std::move(inst);
+    auto r = svc->register_worker(reg);
+    EXPECT_TRUE(r);
+    return r ? r->worker_id : 0;
+  }
+  std::optional<int64_t> lease(int64_t worker) {
+    std::promise<Expected<std::optional<service::LeaseGrant>>> p;
+    auto f = p.get_future();
+    svc->lease(worker, 0, [&p](Expected<std::optional<service::LeaseGrant>> r) { p.set_value(std::move(r)); });
+    auto r = f.get();
+    if (!r || !*r) return std::nullopt;
+    return (*r)->job_id;
+  }
+  store::JobRow job(int64_t id) {
+    auto r = db->get_job(id);
+    EXPECT_TRUE(r && *r);
+    return **r;
+  }
+  nlohmann::json placement_of(int64_t id) {
+    auto row = job(id);
+    EXPECT_TRUE(row.placement_json);
+    return row.placement_json ? nlohmann::json::parse(*row.placement_json) : nlohmann::json();
+  }
+
+  jobctl::testing::TempDir dir;
+  ManualClock clock;
+  std::unique_ptr<store::Store> db;
+  std::unique_ptr<service::JobService> svc;
+  std::unique_ptr<service::PlacementService> placement;
+};
+
+}  // namespace jobctl::daemon::testing

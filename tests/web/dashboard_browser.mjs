@@ -1,0 +1,258 @@
+// The dashboard in a real browser (headless Chromium driven by playwright-core), against a real
+// jobctld with a real jobctl-worker (tests/web/dashboard_browser_test.cpp starts them and runs this
+// script). Steps, each failing loudly:
+//   1. the page loads from the daemon with Chart.js (no CDN), and every form control is labelled;
+//   2. a bad form value shows the API's own error message and field, marks the input, and
+//      creates no job;
+//   3. a small job submitted through the form reaches `succeeded` in the live list;
+//   4. its detail page draws the loss chart with data points that are the API's progress points
+//      (the chart's data is compared, not just the canvas), and the accuracy chart too;
+//   5. the workers and costs views render; screenshots at laptop and phone sizes are saved;
+//   6. with --auth-url and --token (a jobctld with auth on): the token entry, Bearer requests,
+//      localStorage, and cancel from the list.
+//
+// Usage: node dashboard_browser.mjs --url URL --artifacts DIR --chromium PATH --modules DIR
+//                                   [--auth-url URL --token TOKEN]
+import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+
+const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => {
+  if (a.startsWith('--')) acc.push([a.slice(2), all[i + 1]]);
+  return acc;
+}, []));
+for (const k of ['url', 'artifacts', 'chromium', 'modules']) {
+  if (!args[k]) { console.error(`missing --${k}`); process.exit(2); }
+}
+const require = createRequire(path.join(args.modules, 'noop.js'));
+const { chromium } = require('playwright-core');
+mkdirSync(args.artifacts, { recursive: true });
+
+const base = args.url.replace(/\/$/, '');
+const shots = [];
+const pageErrors = [];
+const log = (...m) => console.log('[browser-test]', ...m);
+function check(cond, what) {
+  if (!cond) throw new Error(`check failed: ${what}`);
+  log(`ok: ${what}`);
+}
+async function apiGet(p) {
+  const r = await fetch(base + p);
+  if (!r.ok) throw new Error(`GET ${p}: ${r.status} ${await r.text()}`);
+  return r.json();
+}
+async function shot(page, name) {
+  const file = path.join(args.artifacts, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  shots.push(file);
+  log(`screenshot ${file}`);
+}
+function watch(page) {
+  page.on('pageerror', (e) => pageErrors.push(`${e.message}`));
+  // Chromium logs every 4xx answer as "Failed to load resource"; those are the API answering
+  // (a refused spec, an endpoint this daemon lacks) and the page handles them. Anything else
+  // logged as an error is a failure.
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) pageErrors.push(`console: ${m.text()}`);
+  });
+}
+
+const browser = await chromium.launch({ executablePath: args.chromium, args: ['--no-sandbox'] });
+let failed = null;
+try {
+  const laptop = await browser.newContext({ viewport: { width: 1366, height: 860 } });
+  const page = await laptop.newPage();
+  watch(page);
+
+  // 1. The page and its assets come from the daemon.
+  const res = await page.goto(`${base}/`);
+  check(res.status() === 200 && res.headers()['content-type'].startsWith('text/html'), 'GET / serves index.html');
+  await page.waitForSelector('#jobs-table');
+  check(await page.evaluate(() => typeof window.Chart === 'function'), 'Chart.js is loaded from the daemon (/vendor/chart.umd.min.js)');
+  const external = await page.evaluate(() => [...document.querySelectorAll('script[src],link[href]')]
+    .map((e) => e.src || e.href).filter((u) => !u.startsWith(location.origin)));
+  check(external.length === 0, `every asset is served by the daemon (external: ${JSON.stringify(external)})`);
+
+  // 2. A bad value: the API's message and field, shown as sent.
+  await page.click('a[data-nav="submit"]');
+  await page.waitForSelector('#submit-form');
+  const unlabelled = await page.evaluate(() => [...document.querySelectorAll('#submit-form input, #submit-form select, #submit-form textarea, #token-form input')]
+    .filter((el) => el.labels.length === 0 && !el.getAttribute('aria-label')).map((el) => el.id || el.name));
+  check(unlabelled.length === 0, `every form control has a label (unlabelled: ${JSON.stringify(unlabelled)})`);
+  await page.selectOption('#f-model-kind', 'mlp');
+  await page.selectOption('#f-data-dataset', 'synthetic');
+  await page.fill('#f-train-epochs', '0');
+  await page.click('#submit-button');
+  await page.waitForSelector('#submit-error:not([hidden])');
+  const shownMessage = await page.textContent('#submit-error-message');
+  const shownField = await page.textContent('#submit-error-field');
+  const sentSpec = JSON.parse(await page.inputValue('#f-spec'));
+  // What the API itself says to the same spec.
+  const direct = await fetch(`${base}/v1/jobs`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(sentSpec) });
+  const directBody = await direct.json();
+  check(direct.status === 400 && directBody.error.field === 'train.epochs', `the API refuses epochs 0 with field train.epochs (${JSON.stringify(directBody)})`);
+  check(shownMessage === directBody.error.message, `the form shows the API's message verbatim ("${shownMessage}")`);
+  check(shownField === 'train.epochs', 'the form shows the API\'s field');
+  check(await page.getAttribute('#f-train-epochs', 'aria-invalid') === 'true', 'the epochs input is marked invalid');
+  check(await page.evaluate(() => document.activeElement && document.activeElement.id) === 'f-train-epochs', 'the epochs input has the focus');
+  // A nested field: a hidden layer that is not an integer.
+  await page.fill('#f-train-epochs', '');
+  await page.fill('#f-model-hidden', '64,abc');
+  await page.click('#submit-button');
+  await page.waitForFunction(() => document.querySelector('#submit-error-field')?.textContent === 'model.hidden[1]');
+  check(await page.getAttribute('#f-model-hidden', 'aria-invalid') === 'true', 'model.hidden[1] marks the hidden-layers input');
+  check((await apiGet('/v1/jobs')).jobs.length === 0, 'refused submissions created no job');
+  await shot(page, 'laptop-submit-error');
+
+  // 3. A good job through the form, watched in the live list.
+  await page.fill('#f-name', 'browser-mlp');
+  // Seconds of training on 2 idle cores (under a minute on a busy machine); every epoch's end
+  // is a heartbeat, so the loss curve has at least one point per epoch plus the final loss.
+  await page.fill('#f-model-hidden', '128');
+  await page.fill('#f-data-samples', '40000');
+  await page.fill('#f-data-features', '32');
+  await page.fill('#f-data-classes', '4');
+  await page.fill('#f-train-epochs', '3');
+  await page.fill('#f-train-batch_size', '64');
+  await page.click('#submit-button');
+  await page.waitForSelector('#submitted-link');
+  check(await page.evaluate(() => document.querySelector('#submit-error').hidden), 'the error is cleared after a good submit');
+  const id = Number((await page.getAttribute('#submitted-link', 'href')).split('/').pop());
+  check(id > 0, `the form submitted job #${id}`);
+  await page.click('a[data-nav="jobs"]');
+  await page.waitForSelector(`#jobs-body tr[data-key="${id}"]`);
+  const seen = new Set();
+  const t0 = Date.now();
+  let apiSucceededAt = null;
+  for (;;) {
+    const state = await page.textContent(`#jobs-body tr[data-key="${id}"] [data-col="state"]`).catch(() => null);
+    if (state) seen.add(state);
+    if (!apiSucceededAt && (await apiGet(`/v1/jobs/${id}`)).state === 'succeeded') apiSucceededAt = Date.now();
+    if (state === 'succeeded') break;
+    if (['failed', 'cancelled'].includes(state)) throw new Error(`job ${id} ended ${state}: ${JSON.stringify(await apiGet(`/v1/jobs/${id}`))}`);
+    if (Date.now() - t0 > 300000) throw new Error(`job ${id} did not reach succeeded in the list in 300 s (states seen: ${[...seen]})`);
+    await page.waitForTimeout(200);
+  }
+  check(true, `job #${id} reached succeeded in the list (states seen: ${[...seen].join(' -> ')}; shown ${apiSucceededAt ? Date.now() - apiSucceededAt : 0} ms after the API had it)`);
+  await shot(page, 'laptop-jobs');
+
+  // 4. The detail page and its curves, checked against the API's data.
+  await page.click(`#jobs-body tr[data-key="${id}"] a[href="#/jobs/${id}"]`);
+  await page.waitForSelector('canvas[data-chart="loss"]');
+  await page.waitForFunction(() => {
+    const c = window.Chart.getChart(document.querySelector('canvas[data-chart="loss"]'));
+    return c && c.data.datasets[0].data.length >= 2;
+  }, null, { timeout: 15000 });
+  const chart = await page.evaluate(() => {
+    const c = window.Chart.getChart(document.querySelector('canvas[data-chart="loss"]'));
+    const meta = c.getDatasetMeta(0);
+    const a = window.Chart.getChart(document.querySelector('canvas[data-chart="accuracy"]'));
+    return {
+      data: c.data.datasets[0].data,
+      drawn: meta.data.map((el) => ({ x: el.x, y: el.y })),
+      area: c.chartArea,
+      accuracy: a ? a.data.datasets[0].data : [],
+    };
+  });
+  const hist = await apiGet(`/v1/jobs/${id}/progress`);
+  const job = await apiGet(`/v1/jobs/${id}`);
+  const apiPoints = new Set(hist.points.filter((p) => typeof p.progress.loss === 'number').map((p) => `${p.progress.step}:${p.progress.loss}`));
+  apiPoints.add(`${job.result.steps}:${job.result.final_loss}`);
+  check(chart.data.length >= 2, `the loss chart has ${chart.data.length} data points`);
+  check(chart.data.every((p) => apiPoints.has(`${p.x}:${p.y}`)), 'every loss point is a (step, loss) the API reported');
+  check(chart.drawn.length === chart.data.length && chart.drawn.every((p) => Number.isFinite(p.x) && Number.isFinite(p.y) &&
+        p.x >= chart.area.left - 1 && p.x <= chart.area.right + 1 && p.y >= chart.area.top - 1 && p.y <= chart.area.bottom + 1),
+        'every loss point is drawn inside the chart area');
+  const apiAcc = new Set(hist.points.map((p) => p.progress.test_accuracy).filter((v) => typeof v === 'number'));
+  check(chart.accuracy.length >= 1 && chart.accuracy.every((p) => apiAcc.has(p.y)), `the accuracy chart has ${chart.accuracy.length} points from the API`);
+  const events = await page.$$eval('#timeline li strong', (els) => els.map((e) => e.textContent));
+  check(events.includes('submitted') && events.includes('succeeded'), `the timeline lists the events (${events.join(', ')})`);
+  await shot(page, 'laptop-job-detail');
+
+  // 5. Workers and costs.
+  await page.click('a[data-nav="workers"]');
+  await page.waitForFunction(() => document.querySelector('#workers-body')?.textContent.includes('browser-worker'));
+  check(true, 'the workers view lists the worker');
+  await shot(page, 'laptop-workers');
+  await page.click('a[data-nav="costs"]');
+  await page.waitForSelector('#spend-facts > *');
+  await page.waitForSelector('#breakeven > *');
+  await shot(page, 'laptop-costs');
+
+  // Phone size: the same views, no sideways scrolling of the page itself (tables scroll inside).
+  const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+  const mobile = await phone.newPage();
+  watch(mobile);
+  for (const [route, ready, name] of [['#/jobs', `#jobs-body tr[data-key="${id}"]`, 'phone-jobs'],
+    [`#/jobs/${id}`, 'canvas[data-chart="loss"]', 'phone-job-detail'],
+    ['#/submit', '#submit-form', 'phone-submit'], ['#/workers', '#workers-body tr', 'phone-workers']]) {
+    await mobile.goto(`${base}/${route}`);
+    await mobile.waitForSelector(ready);
+    await mobile.waitForTimeout(300);
+    const overflow = await mobile.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    check(overflow <= 1, `${name}: the page fits the phone's width (overflow ${overflow} px)`);
+    await shot(mobile, name);
+  }
+
+  // Keyboard: Tab reaches the skip link first, then the views' links.
+  const kb = await laptop.newPage();
+  watch(kb);
+  await kb.goto(`${base}/#/jobs`);
+  await kb.waitForSelector('#jobs-table');
+  await kb.keyboard.press('Tab');
+  check(await kb.evaluate(() => document.activeElement.className) === 'skip', 'Tab focuses the skip link first');
+  for (let i = 0; i < 5; i++) await kb.keyboard.press('Tab');
+  check(await kb.evaluate(() => document.activeElement.dataset.nav) === 'submit', 'Tab walks the header links in order');
+  await kb.keyboard.press('Enter');
+  await kb.waitForSelector('#submit-form');
+  check(true, 'Enter on a focused link opens the view');
+
+  // 6. Auth (a second jobctld with --auth and a user token): the page asks for a token, works
+  //    once one is entered, keeps it in localStorage, sends it as Bearer; cancel from the list.
+  if (args['auth-url'] && args.token) {
+    const authBase = args['auth-url'].replace(/\/$/, '');
+    const ctx = await browser.newContext({ viewport: { width: 1366, height: 860 } });
+    const ap = await ctx.newPage();
+    watch(ap);
+    ap.on('dialog', (d) => d.accept());
+    await ap.goto(`${authBase}/#/jobs`);
+    await ap.waitForSelector('#banner:not([hidden])');
+    check((await ap.textContent('#banner')).includes('requires an API token'), 'without a token the page asks for one (401)');
+    await ap.fill('#token-input', args.token);
+    await ap.press('#token-input', 'Enter');
+    await ap.waitForFunction(() => document.querySelector('#jobs-count')?.textContent.startsWith('0 of 0 jobs'));
+    check(await ap.evaluate(() => document.querySelector('#banner').hidden), 'with the token the jobs list loads');
+    check(await ap.evaluate(() => localStorage.getItem('jobctl.token')) === args.token, 'the token is kept in localStorage');
+    await ap.goto(`${authBase}/#/submit`);
+    await ap.reload();
+    await ap.waitForSelector('#submit-form');
+    check(await ap.inputValue('#token-input') === args.token, 'the token survives a reload');
+    await ap.selectOption('#f-data-dataset', 'synthetic');
+    await ap.fill('#f-name', 'queued-forever');
+    await ap.click('#submit-button');
+    await ap.waitForSelector('#submitted-link');
+    const qid = Number((await ap.getAttribute('#submitted-link', 'href')).split('/').pop());
+    await ap.click('a[data-nav="jobs"]');
+    await ap.click(`#jobs-body tr[data-key="${qid}"] button.danger`);
+    await ap.waitForFunction((i) => document.querySelector(`#jobs-body tr[data-key="${i}"] [data-col="state"]`)?.textContent === 'cancelled', qid);
+    check(true, `a job submitted with the token (#${qid}) is cancelled from the list`);
+    const r = await fetch(`${authBase}/v1/jobs/${qid}`, { headers: { Authorization: `Bearer ${args.token}` } });
+    check((await r.json()).state === 'cancelled', 'the API has the job cancelled');
+    await shot(ap, 'laptop-auth-jobs');
+    await ap.click('#token-clear');
+    await ap.waitForSelector('#banner:not([hidden])');
+    check(await ap.evaluate(() => localStorage.getItem('jobctl.token')) === null, 'Clear forgets the token');
+  }
+
+  check(pageErrors.length === 0, `no script errors on the pages (${JSON.stringify(pageErrors)})`);
+} catch (e) {
+  failed = e;
+} finally {
+  await browser.close();
+}
+log(`screenshots: ${shots.join(' ')}`);
+if (failed) {
+  console.error(`[browser-test] FAILED: ${failed.stack || failed}`);
+  process.exit(1);
+}
+log('all browser checks passed');

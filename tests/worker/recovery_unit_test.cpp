@@ -1,0 +1,67 @@
+// The worker's recovery pieces that need no daemon: the spot notice answer, GPU detection from
+// /proc, the stop reason, the child's environment, and the lease's resume checkpoint.
+#include <gtest/gtest.h>
+
+#include "worker/capabilities.h"
+#include "worker/child_process.h"
+#include "worker/job_runner.h"
+#include "worker/notice_poller.h"
+#include "worker/stop_source.h"
+
+namespace jobctl::worker {
+namespace {
+
+TEST(Notice, OnlyATerminateOrStopActionIsANotice) {
+  EXPECT_FALSE(parse_notice(404, "<html>Not Found</html>"));
+  EXPECT_FALSE(parse_notice(200, "not json"));
+  EXPECT_FALSE(parse_notice(200, R"({"action":"hibernate-maybe"})"));
+  EXPECT_FALSE(parse_notice(500, R"({"action":"terminate"})"));
+  auto n = parse_notice(200, R"({"action":"terminate","time":"2026-11-22T08:00:00Z"})");
+  ASSERT_TRUE(n);
+  EXPECT_EQ((*n)["time"], "2026-11-22T08:00:00Z");
+  EXPECT_TRUE(parse_notice(200, R"({"action":"stop","time":"2026-11-22T08:00:00Z"})"));
+}
+
+TEST(Gpus, ReadsTheModelFromProcInformation) {
+  auto g = parse_proc_gpu_information(
+      "Model: \t\t Tesla V100-SXM2-16GB\nIRQ:   \t\t 34\nGPU UUID: \t GPU-1234\n");
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->model, "Tesla V100-SXM2-16GB");
+  EXPECT_EQ(g->memory_mb, 0);
+  EXPECT_FALSE(parse_proc_gpu_information("IRQ: 34\n"));
+}
+
+TEST(Stop, TheFirstReasonWins) {
+  StopSource a;
+  EXPECT_STREQ(a.reason(), "SIGTERM");
+  a.request("spot interruption notice");
+  a.request("something else");
+  EXPECT_TRUE(a.requested());
+  EXPECT_STREQ(a.reason(), "spot interruption notice");
+  StopSource b;
+  b.request();
+  b.request("late");
+  EXPECT_STREQ(b.reason(), "SIGTERM");
+}
+
+TEST(Child, GetsTheExtraEnvironment) {
+  auto c = ChildProcess::spawn({"/bin/sh", "-c", "echo \"$CUDA_VISIBLE_DEVICES/$HOME\""}, "",
+                               {"CUDA_VISIBLE_DEVICES=3", "HOME=/nowhere"});
+  ASSERT_TRUE(c);
+  std::string out, err;
+  ASSERT_TRUE((*c)->read_all(out, err).success());
+  EXPECT_EQ(out, "3//nowhere\n");
+}
+
+TEST(Lease, CarriesTheCheckpointToResumeFrom) {
+  auto l = JobRunner::lease_from_json(nlohmann::json::parse(
+      R"({"job_id":4,"epoch":2,"name":"n","spec":{},"resume":{"step":300,"bytes":1234,"crc32c":"0a0b0c0d"}})"));
+  ASSERT_TRUE(l.resume);
+  EXPECT_EQ(l.resume->step, 300);
+  EXPECT_EQ(l.resume->bytes, 1234);
+  EXPECT_EQ(l.resume->crc32c, 0x0a0b0c0du);
+  EXPECT_FALSE(JobRunner::lease_from_json(nlohmann::json::parse(R"({"job_id":4,"epoch":1,"resume":null})")).resume);
+}
+
+}  // namespace
+}  // namespace jobctl::worker

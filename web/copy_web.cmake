@@ -1,0 +1,36 @@
+cmake_minimum_required(VERSION 3.21)
+# cmake -DSRC=<source web/> -DDST=<served web root> -P copy_web.cmake (see dashboard.cmake).
+# Copies the app's own files and the chart library, and removes files from DST that no longer
+# have a source (so a deleted page is not served on). Chart.js missing is not an error: the
+# dashboard then shows its tables and says that charts need `scripts/setup.sh --browser`.
+file(GLOB_RECURSE app RELATIVE ${SRC} ${SRC}/*.html ${SRC}/*.css ${SRC}/*.js ${SRC}/*.svg)
+list(FILTER app EXCLUDE REGEX "^(node_modules|vendor)/")
+set(wanted)
+foreach(f IN LISTS app)
+  get_filename_component(dir ${DST}/${f} DIRECTORY)
+  file(MAKE_DIRECTORY ${dir})
+  file(COPY_FILE ${SRC}/${f} ${DST}/${f} ONLY_IF_DIFFERENT)
+  list(APPEND wanted ${f})
+endforeach()
+
+set(chart "")
+foreach(candidate ${SRC}/node_modules/chart.js/dist/chart.umd.min.js ${SRC}/vendor/chart.umd.min.js)
+  if(EXISTS ${candidate})
+    set(chart ${candidate})
+    break()
+  endif()
+endforeach()
+if(chart)
+  file(MAKE_DIRECTORY ${DST}/vendor)
+  file(COPY_FILE ${chart} ${DST}/vendor/chart.umd.min.js ONLY_IF_DIFFERENT)
+  list(APPEND wanted vendor/chart.umd.min.js)
+else()
+  message(STATUS "dashboard: Chart.js not installed (run scripts/setup.sh --browser); charts will be unavailable")
+endif()
+
+file(GLOB_RECURSE served RELATIVE ${DST} ${DST}/*)
+foreach(f IN LISTS served)
+  if(NOT f IN_LIST wanted)
+    file(REMOVE ${DST}/${f})
+  endif()
+endforeach()

@@ -1,0 +1,201 @@
+// Costs: spend over time and savings against all-on-demand (GET /v1/reports/spend, the cost
+// ledger), and the break-even of each owned GPU against the cloud offers
+// (GET /v1/reports/breakeven), with the utilisation adjustable on the page. Each part says so
+// plainly when this daemon does not serve its report; nothing is made up.
+import { api, optional, ApiError } from '../api.js';
+import { clear, h, num, objectTable, pct, usd } from '../format.js';
+import { chartFigure, lineChart } from '../charts.js';
+import { poll } from './poll.js';
+
+let utilisation = 0.5;  // kept across navigations
+// The owned GPU and the cloud offer to compare (GET /v1/reports/breakeven's parameters); the
+// starting values are DESIGN.md's worked example (a used V100 against p3.2xlarge), editable.
+const owned = { gpu: 'V100', purchase_usd: '2000', offer: 'aws:p3.2xlarge', power_kw: '', electricity_usd_per_kwh: '' };
+
+export function mountCosts(main) {
+  const spendErr = h('p', { class: 'error', role: 'alert', hidden: true });
+  const spendFacts = h('div', { id: 'spend-facts' });
+  const spendChart = chartFigure('spend', 'Spend over time (cumulative, USD)');
+  const spendTable = h('div', { id: 'spend-table' });
+  const beErr = h('p', { class: 'error', role: 'alert', hidden: true });
+  const beBody = h('div', { id: 'breakeven' });
+  const slider = h('input', { id: 'utilisation', type: 'range', min: '0.05', max: '1', step: '0.05', value: String(utilisation),
+                              'aria-describedby': 'utilisation-value' });
+  const sliderOut = h('output', { id: 'utilisation-value', for: 'utilisation' }, pct(utilisation));
+
+  clear(main,
+    h('h2', {}, 'Costs'),
+    h('section', { 'aria-labelledby': 'spend-h' }, h('h3', { id: 'spend-h' }, 'Spend'),
+      h('div', { class: 'filters' }, periodSelect(() => refreshSpend().catch(showSpendError))),
+      spendErr, spendFacts, spendChart.figure, spendTable),
+    h('section', { 'aria-labelledby': 'be-h' }, h('h3', { id: 'be-h' }, 'Owning against renting (break-even)'),
+      h('form', { class: 'filters', id: 'breakeven-form', onsubmit: (e) => { e.preventDefault(); refreshBreakevenShown(); } },
+        Object.entries({ gpu: 'Owned GPU model', purchase_usd: 'Purchase (USD)', offer: 'Cloud offer (cloud:instance)',
+                         power_kw: 'Power (kW)', electricity_usd_per_kwh: 'Electricity (USD/kWh)' }).map(([k, label]) => [
+          h('label', { for: `be-${k}` }, label),
+          h('input', { id: `be-${k}`, type: 'text', value: owned[k], size: k === 'offer' ? 16 : 8, 'data-field': k,
+                       oninput: (e) => { owned[k] = e.target.value; } })]),
+        h('button', { type: 'submit' }, 'Compare')),
+      h('div', { class: 'slider' }, h('label', { for: 'utilisation' }, 'Utilisation of owned GPUs'), slider, sliderOut),
+      beErr, beBody));
+
+  const showSpendError = (e) => { spendErr.hidden = !e; if (e) spendErr.textContent = `Spend report: ${e.message}`; };
+  const refreshSpend = () => renderSpendView(spendFacts, spendChart, spendTable);
+  let beSeq = 0;
+  const refreshBreakeven = async () => {
+    const seq = ++beSeq;
+    let rep;
+    let serverUtil = true;
+    try {
+      const q = new URLSearchParams({ utilisation: String(utilisation) });
+      for (const [k, v] of Object.entries(owned)) if (v.trim()) q.set(k, v.trim());
+      rep = await optional(`/v1/reports/breakeven?${q}`);
+    } catch (e) {
+      // A daemon whose report takes no utilisation: fetch it as is and mark the slider's point.
+      if (!(e instanceof ApiError && e.status === 400 && e.field === 'utilisation')) throw e;
+      rep = await optional('/v1/reports/breakeven');
+      serverUtil = false;
+    }
+    if (seq !== beSeq) return;
+    beErr.hidden = true;
+    renderBreakeven(rep, beBody, serverUtil);
+  };
+  const refreshBreakevenShown = () => refreshBreakeven().catch((e) => {
+    beErr.hidden = false;
+    beErr.textContent = `Break-even report: ${e.message}${e.field ? ` (field: ${e.field})` : ''}`;
+  });
+  slider.addEventListener('input', () => {
+    utilisation = Number(slider.value);
+    sliderOut.textContent = pct(utilisation);
+    refreshBreakevenShown();
+  });
+  refreshBreakevenShown();
+  return poll(refreshSpend, 10000, showSpendError);
+}
+
+// ------------------------------------------------------------------ spend
+
+// The spend report (cost/spend_report.h): {from_ms, to_ms, group_by, groups: [{key, seconds, usd,
+// on_demand_usd}], total: {...}}. Spend over time is the same report asked for consecutive
+// periods (`from`/`to` in ms), summed up.
+const PERIODS = {
+  day: { label: 'last 24 hours', buckets: 24, ms: 3600e3 },
+  week: { label: 'last 7 days', buckets: 7, ms: 86400e3 },
+  month: { label: 'last 30 days', buckets: 30, ms: 86400e3 },
+};
+let period = 'day';
+
+function groupRow(g) {
+  const savings = typeof g.savings_usd === 'number' ? g.savings_usd : (g.on_demand_usd ?? 0) - (g.usd ?? 0);
+  return { key: g.key, hours: typeof g.seconds === 'number' ? (g.seconds / 3600).toFixed(2) : undefined,
+           spent: usd(g.usd), all_on_demand: usd(g.on_demand_usd), saved: usd(savings) };
+}
+
+async function spendReport(params) {
+  return optional(`/v1/reports/spend?${new URLSearchParams(params)}`);
+}
+
+async function renderSpendView(facts, chart, table) {
+  const p = PERIODS[period];
+  const now = Date.now();
+  const from = now - p.buckets * p.ms;
+  let rep;
+  let ranged = true;
+  try {
+    rep = await spendReport({ group_by: 'placement', from: String(from), to: String(now) });
+  } catch (e) {
+    // A report that takes no period: the whole ledger, and no curve over time.
+    if (!(e instanceof ApiError && e.status === 400)) throw e;
+    rep = await optional('/v1/reports/spend');
+    ranged = false;
+  }
+  if (rep === null) {
+    clear(facts, h('p', { class: 'muted' }, 'This daemon has no spend report (GET /v1/reports/spend): the cost ledger is not part of this build.'));
+    chart.figure.hidden = true;
+    clear(table);
+    return;
+  }
+  const t = rep.total || {};
+  const savings = typeof t.savings_usd === 'number' ? t.savings_usd : (t.on_demand_usd ?? 0) - (t.usd ?? 0);
+  clear(facts, h('dl', { class: 'facts', id: 'spend-totals' },
+    h('dt', {}, 'Period'), h('dd', {}, ranged ? p.label : `${new Date(rep.from_ms).toLocaleString()} – ${new Date(rep.to_ms).toLocaleString()}`),
+    h('dt', {}, 'Spent'), h('dd', {}, usd(t.usd)),
+    h('dt', {}, 'All on-demand would have cost'), h('dd', {}, usd(t.on_demand_usd)),
+    h('dt', {}, 'Saved'), h('dd', {}, `${usd(savings)}${t.on_demand_usd > 0 ? ` (${pct(savings / t.on_demand_usd)})` : ''}`)));
+  const groups = rep.groups || [];
+  clear(table, groups.length ? objectTable(groups.map(groupRow), { caption: `By ${rep.group_by || 'group'}` })
+                             : h('p', { class: 'muted' }, 'Nothing spent in this period.'));
+  chart.figure.hidden = false;
+  if (!ranged) {
+    chart.note.textContent = 'This daemon\'s report takes no period, so there is no curve over time.';
+    return;
+  }
+  const bounds = Array.from({ length: p.buckets }, (_, i) => [from + i * p.ms, from + (i + 1) * p.ms]);
+  const parts = await Promise.all(bounds.map(([f, to]) => spendReport({ group_by: 'placement', from: String(f), to: String(Math.min(to, now)) })));
+  let cum = 0;
+  let cumOd = 0;
+  const spent = [{ x: from, y: 0 }];
+  const od = [{ x: from, y: 0 }];
+  parts.forEach((r, i) => {
+    cum += r?.total?.usd ?? 0;
+    cumOd += r?.total?.on_demand_usd ?? 0;
+    spent.push({ x: bounds[i][1], y: cum });
+    od.push({ x: bounds[i][1], y: cumOd });
+  });
+  const fmt = p.ms < 86400e3 ? (v) => new Date(v).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+                             : (v) => new Date(v).toLocaleDateString();
+  lineChart(chart.canvas, [
+    { label: 'spent (cumulative)', points: spent },
+    { label: 'all on-demand (cumulative)', points: od, dashed: true },
+  ], { xLabel: 'time', yLabel: 'USD', note: chart.note, xFormat: fmt });
+}
+
+export function periodSelect(onChange) {
+  const sel = h('select', { id: 'spend-period' }, Object.entries(PERIODS).map(([k, v]) => h('option', { value: k }, v.label)));
+  sel.value = period;
+  sel.addEventListener('change', () => { period = sel.value; onChange(); });
+  return [h('label', { for: 'spend-period' }, 'Period'), sel];
+}
+
+// ------------------------------------------------------------------ break-even
+
+function renderBreakeven(rep, el, serverUtil) {
+  if (rep === null) {
+    clear(el, h('p', { class: 'muted' }, 'This daemon has no break-even report (GET /v1/reports/breakeven). `jobctl report breakeven` computes one from the command line.'));
+    return;
+  }
+  const reports = Array.isArray(rep) ? rep : (rep.reports || rep.comparisons || (rep.curve ? [rep] : []));
+  if (!reports.length) {
+    clear(el, h('p', { class: 'muted' }, 'No owned GPUs to compare (configure them for the cost model, docs/cost-model.md).'));
+    return;
+  }
+  // The old charts go with their canvases (Chart.js keeps a registry of live charts).
+  if (window.Chart) for (const c of el.querySelectorAll('canvas')) window.Chart.getChart(c)?.destroy();
+  const parts = [];
+  reports.forEach((r, i) => {
+    const fig = chartFigure(`breakeven-${i}`, `${r.gpu || r.local?.gpu_model || 'owned GPU'} against ${r.offer || 'cloud'}: USD per hour of use by utilisation`);
+    const curve = r.curve || [];
+    const line = (key) => curve.filter((p) => typeof p[key] === 'number').map((p) => ({ x: p.utilisation * 100, y: p[key] }));
+    const marker = [{ x: utilisation * 100, y: 0 }, { x: utilisation * 100, y: Math.max(0, ...curve.map((p) => Math.max(p.local_amortised_usd_per_hour || 0, p.cloud_on_demand_usd_per_hour || 0))) }];
+    parts.push(h('article', { class: 'breakeven' },
+      h('h4', {}, `${r.gpu || r.local?.gpu_model || 'owned GPU'}${r.local?.count > 1 ? ` ×${r.local.count}` : ''} vs ${r.offer || 'cloud offer'}`),
+      h('dl', { class: 'facts' },
+        h('dt', {}, 'Break-even hours of use'), h('dd', {}, r.breakeven_hours != null ? `${num(r.breakeven_hours, 4)} h` : 'never'),
+        h('dt', {}, 'Break-even utilisation'), h('dd', {}, r.utilisation_threshold != null ? pct(r.utilisation_threshold) : 'never'),
+        h('dt', {}, 'Hours per month to break even'), h('dd', {}, r.breakeven_hours_per_month != null ? `${num(r.breakeven_hours_per_month, 4)} h` : 'never'),
+        h('dt', {}, serverUtil ? `Payback at ${pct(utilisation)}` : `Payback (at ${pct(r.local?.utilisation)})`),
+        h('dd', {}, r.payback_months != null ? `${num(r.payback_months, 3)} months` : 'never'),
+        h('dt', {}, 'Owned, amortised'), h('dd', {}, `${usd(r.local_amortised_usd_per_hour)}/h`),
+        h('dt', {}, 'Cloud on-demand / spot'), h('dd', {}, `${usd(r.cloud_on_demand_usd_per_hour)}/h · ${r.cloud_spot_usd_per_hour != null ? `${usd(r.cloud_spot_usd_per_hour)}/h` : '—'}`)),
+      fig.figure));
+    requestAnimationFrame(() => lineChart(fig.canvas, [
+      { label: 'owned, amortised', points: line('local_amortised_usd_per_hour') },
+      { label: 'owned, marginal (power only)', points: line('local_marginal_usd_per_hour'), dashed: true },
+      { label: 'cloud on-demand', points: line('cloud_on_demand_usd_per_hour') },
+      { label: 'cloud spot', points: line('cloud_spot_usd_per_hour') },
+      { label: `your utilisation (${pct(utilisation)})`, points: marker, color: '#111827', dashed: true },
+    ], { xLabel: 'utilisation (%)', yLabel: 'USD per hour of use', note: fig.note }));
+  });
+  clear(el, parts);
+}
+

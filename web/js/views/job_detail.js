@@ -1,0 +1,215 @@
+// Job detail: summary, loss and accuracy curves (GET /v1/jobs/{id}/progress), the event timeline,
+// the placement decision with its candidate table, checkpoints and cost. Polled every 2 s.
+import { api, optional, ApiError } from '../api.js';
+import { TERMINAL, clear, duration, h, jobCost, num, objectTable, pct, placementText, stateBadge, time, usd, cell } from '../format.js';
+import { chartFigure, lineChart } from '../charts.js';
+import { poll } from './poll.js';
+
+export function mountJobDetail(main, id) {
+  const error = h('p', { class: 'error', role: 'alert', hidden: true });
+  const title = h('h2', {}, `Job #${id}`);
+  const summary = h('section', { 'aria-labelledby': 'sum-h' });
+  const loss = chartFigure('loss', `Job ${id}: loss by step`);
+  const acc = chartFigure('accuracy', `Job ${id}: test accuracy by step`);
+  const timeline = h('ol', { class: 'timeline', id: 'timeline' });
+  const placement = h('div', { id: 'placement' });
+  const checkpoints = h('div', { id: 'checkpoints' });
+  const cost = h('div', { id: 'cost' });
+
+  clear(main,
+    h('p', {}, h('a', { href: '#/jobs' }, '← all jobs')),
+    title, error,
+    summary,
+    h('section', { 'aria-labelledby': 'curves-h' }, h('h3', { id: 'curves-h' }, 'Training curves'),
+      h('div', { class: 'charts' }, loss.figure, acc.figure)),
+    h('div', { class: 'columns' },
+      h('section', { 'aria-labelledby': 'events-h' }, h('h3', { id: 'events-h' }, 'Events'), timeline),
+      h('section', { 'aria-labelledby': 'cost-h' }, h('h3', { id: 'cost-h' }, 'Cost'), cost)),
+    h('section', { 'aria-labelledby': 'placement-h' }, h('h3', { id: 'placement-h' }, 'Placement'), placement),
+    h('section', { 'aria-labelledby': 'ckpt-h' }, h('h3', { id: 'ckpt-h' }, 'Checkpoints'), checkpoints));
+
+  let lastSig = '';
+  let done = false;
+  const refresh = async () => {
+    if (done) return;
+    const job = await api('GET', `/v1/jobs/${id}`);
+    const [hist, ckpts] = await Promise.all([
+      optional(`/v1/jobs/${id}/progress`),
+      optional(`/v1/jobs/${id}/checkpoints`).catch((e) => ({ error: e })),
+    ]);
+    const sig = JSON.stringify([job, hist, ckpts]);
+    if (sig === lastSig) return;
+    lastSig = sig;
+    title.replaceChildren(`Job #${job.id} · ${job.name} `, stateBadge(job.state));
+    renderSummary(summary, job, async () => {
+      if (!window.confirm(`Cancel job ${job.id}?`)) return;
+      try { await api('POST', `/v1/jobs/${job.id}/cancel`, {}); lastSig = ''; await refresh(); } catch (e) { showError(e); }
+    });
+    renderCurves(job, hist, loss, acc);
+    renderTimeline(timeline, job.events || []);
+    renderPlacement(placement, job.placement);
+    renderCheckpoints(checkpoints, ckpts);
+    renderCost(cost, job);
+    // A finished job changes no more: one last render, then polling stops.
+    if (TERMINAL.has(job.state) && hist !== undefined) done = true;
+  };
+  const showError = (e) => {
+    error.hidden = !e;
+    if (!e) return;
+    error.textContent = e instanceof ApiError && e.status === 404 ? `No job #${id}.` : `Could not load job ${id}: ${e.message}`;
+  };
+  return poll(refresh, 2000, showError);
+}
+
+function dl(pairs) {
+  return h('dl', { class: 'facts' }, pairs.filter(([, v]) => v !== undefined && v !== null && v !== '')
+    .map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+}
+
+function renderSummary(el, job, cancel) {
+  const p = job.progress || {};
+  const r = job.result || {};
+  const spec = job.spec || {};
+  clear(el,
+    h('h3', { id: 'sum-h', class: 'sr-only' }, 'Summary'),
+    dl([
+      ['State', stateBadge(job.state)],
+      ['Model', spec.model ? `${spec.model.kind} ${JSON.stringify(spec.model.hidden ?? [])}${spec.model.channels ? ` conv ${JSON.stringify(spec.model.channels)}` : ''}` : undefined],
+      ['Data', spec.data ? spec.data.dataset : undefined],
+      ['Epochs', spec.train ? `${p.epochs_done ?? (job.state === 'succeeded' ? r.epochs : 0) ?? 0} of ${spec.train.epochs}` : undefined],
+      ['Step', p.total_steps ? `${job.state === 'succeeded' ? (r.steps ?? p.step) : (p.step ?? 0)} of ${p.total_steps}` : undefined],
+      ['Resources', job.resources ? `${job.resources.gpu}${job.resources.gpus > 1 ? ` ×${job.resources.gpus}` : ''}` : undefined],
+      ['Device', p.device_name || p.device || r.device],
+      ['Worker', job.worker_id ? `#${job.worker_id} (lease epoch ${job.lease_epoch})` : undefined],
+      ['Recoveries', String(job.recoveries ?? 0)],
+      ['Priority', String(job.priority)],
+      ['Submitted', time(job.created_ms)],
+      ['Updated', time(job.updated_ms)],
+      ['Final loss', r.final_loss !== undefined ? num(r.final_loss) : undefined],
+      ['Test accuracy', r.test_accuracy !== undefined ? pct(r.test_accuracy) : (p.test_accuracy !== undefined ? `${pct(p.test_accuracy)} (last epoch)` : undefined)],
+      ['Elapsed', r.elapsed_s !== undefined ? duration(r.elapsed_s) : undefined],
+      ['Samples/s', p.samples_per_s !== undefined ? num(p.samples_per_s, 5) : undefined],
+      ['Error', job.error || undefined],
+    ]),
+    TERMINAL.has(job.state) ? null : h('button', { type: 'button', class: 'danger', onclick: cancel }, 'Cancel job'));
+}
+
+// The curves come from the progress history: one point per kept heartbeat (loss at that step),
+// and the per-epoch train/test losses and test accuracy where an epoch ended. The final result's
+// loss closes the curve at the last step when the history stops short of it.
+export function curveSeries(job, hist) {
+  const points = (hist && hist.points) || [];
+  const stepLoss = [];
+  const trainLoss = [];
+  const testLoss = [];
+  const accuracy = [];
+  let lastEpochs = null;
+  for (const pt of points) {
+    const p = pt.progress || {};
+    if (typeof p.step === 'number' && typeof p.loss === 'number') {
+      if (stepLoss.length && stepLoss[stepLoss.length - 1].x === p.step) stepLoss.pop();
+      stepLoss.push({ x: p.step, y: p.loss });
+    }
+    if (typeof p.epochs_done === 'number' && p.epochs_done !== lastEpochs) {
+      lastEpochs = p.epochs_done;
+      const x = p.steps_per_epoch ? p.epochs_done * p.steps_per_epoch : p.step;
+      if (typeof x === 'number') {
+        if (typeof p.train_loss === 'number') trainLoss.push({ x, y: p.train_loss });
+        if (typeof p.test_loss === 'number') testLoss.push({ x, y: p.test_loss });
+        if (typeof p.test_accuracy === 'number') accuracy.push({ x, y: p.test_accuracy });
+      }
+    }
+  }
+  const r = job.result || {};
+  if (job.state === 'succeeded' && typeof r.final_loss === 'number' && typeof r.steps === 'number' &&
+      (!stepLoss.length || stepLoss[stepLoss.length - 1].x < r.steps)) {
+    stepLoss.push({ x: r.steps, y: r.final_loss });
+  }
+  stepLoss.sort((a, b) => a.x - b.x);
+  return { stepLoss, trainLoss, testLoss, accuracy };
+}
+
+function renderCurves(job, hist, loss, acc) {
+  if (hist === null) {
+    loss.note.textContent = 'This daemon keeps no progress history (GET /v1/jobs/{id}/progress is missing).';
+    return;
+  }
+  const s = curveSeries(job, hist);
+  const empty = job.state === 'queued' || job.state === 'placed' ? 'No progress yet: the job has not started.' : 'No progress reported yet.';
+  lineChart(loss.canvas, [
+    { label: 'loss (step)', points: s.stepLoss },
+    { label: 'train loss (epoch)', points: s.trainLoss, dashed: true },
+    { label: 'test loss (epoch)', points: s.testLoss },
+  ], { xLabel: 'step', yLabel: 'loss', note: loss.note, emptyText: empty });
+  lineChart(acc.canvas, [{ label: 'test accuracy', points: s.accuracy }],
+    { xLabel: 'step', yLabel: 'accuracy', note: acc.note, emptyText: 'Test accuracy appears after the first epoch.' });
+  loss.canvas.dataset.points = String(s.stepLoss.length);
+  acc.canvas.dataset.points = String(s.accuracy.length);
+}
+
+function renderTimeline(el, events) {
+  clear(el, events.map((e) => h('li', { class: `ev ev-${e.type}` },
+    h('time', { datetime: new Date(e.time_ms).toISOString() }, time(e.time_ms)), ' ',
+    h('strong', {}, e.type),
+    e.from || e.to ? h('span', { class: 'muted' }, ` ${e.from ?? '∅'} → ${e.to ?? '∅'}`) : null,
+    e.detail && Object.keys(e.detail).length ? h('div', { class: 'detail' }, detailText(e.detail)) : null)));
+  if (!events.length) el.append(h('li', {}, 'No events.'));
+}
+
+function detailText(d) {
+  return Object.entries(d).map(([k, v]) => `${k}: ${cell(v)}`).join(' · ');
+}
+
+function renderPlacement(el, p) {
+  if (!p) {
+    clear(el, h('p', { class: 'muted' }, 'No placement decision on this job (the daemon has not placed it, or does not run cost-based placement).'));
+    return;
+  }
+  const cands = p.candidates || [];
+  const cols = ['option', 'provider', 'cloud', 'region', 'instance_type', 'gpu', 'gpus', 'usd_per_hour', 'estimated_hours', 'estimated_cost_usd', 'meets_deadline'];
+  clear(el,
+    h('p', {}, h('strong', {}, 'Chosen: '), placementText(p) || '—', p.chosen?.estimated_cost_usd !== undefined ? ` · est. ${usd(p.chosen.estimated_cost_usd)}` : ''),
+    p.reason ? h('p', { id: 'placement-reason' }, h('strong', {}, 'Reason: '), p.reason) : null,
+    h('div', { class: 'table-wrap' }, h('table', { id: 'candidates' },
+      h('caption', {}, `${cands.length} candidates`),
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, ''), cols.map((c) => h('th', { scope: 'col' }, c.replaceAll('_', ' '))), h('th', { scope: 'col' }, 'why not'))),
+      h('tbody', {}, cands.map((c) => h('tr', { class: c.chosen ? 'chosen' : (c.rejected ? 'rejected' : '') },
+        h('td', {}, c.chosen ? '✔ chosen' : ''),
+        cols.map((k) => h('td', {}, k.includes('usd') ? usd(c[k]) : cell(c[k]))),
+        h('td', {}, c.rejected || ''))))))); 
+}
+
+function renderCheckpoints(el, ck) {
+  if (ck === null) { clear(el, h('p', { class: 'muted' }, 'This daemon does not store checkpoints (no checkpoints endpoint).')); return; }
+  if (ck && ck.error) { clear(el, h('p', { class: 'error' }, `Could not load checkpoints: ${ck.error.message}`)); return; }
+  const rows = Array.isArray(ck) ? ck : (ck.checkpoints || []);
+  if (!rows.length) { clear(el, h('p', { class: 'muted' }, 'No checkpoints stored for this job.')); return; }
+  const shaped = rows.map((r) => {
+    const out = { ...r };
+    if (typeof r.bytes === 'number') out.bytes = r.bytes >= 1 << 20 ? `${(r.bytes / (1 << 20)).toFixed(2)} MiB` : `${(r.bytes / 1024).toFixed(1)} KiB`;
+    if (typeof r.created_ms === 'number') { delete out.created_ms; out.created = time(r.created_ms); }
+    if (typeof r.epoch === 'number') { delete out.epoch; out.lease_epoch = r.epoch; }
+    delete out.url;
+    return out;
+  });
+  const table = objectTable(shaped, { caption: `${rows.length} checkpoints, newest first`, preferred: ['step', 'bytes', 'crc32c', 'created', 'lease_epoch', 'worker_id'] });
+  // The download link of each (the API's own url; with auth on, the browser sends no token on a
+  // plain link, so the CLI is the way to fetch then).
+  const trs = table.querySelectorAll('tbody tr');
+  rows.forEach((r, i) => {
+    if (typeof r.url === 'string' && r.url.startsWith('/v1/')) trs[i].append(h('td', {}, h('a', { href: r.url, download: true }, 'download')));
+  });
+  if (rows.some((r) => typeof r.url === 'string')) table.querySelector('thead tr').append(h('th', { scope: 'col' }, ''));
+  clear(el, table);
+}
+
+function renderCost(el, job) {
+  const so = jobCost(job);
+  const chosen = job.placement?.chosen;
+  clear(el, dl([
+    ['Cost so far', so !== undefined ? usd(so) : 'not reported by this daemon'],
+    ['Price', chosen?.usd_per_hour !== undefined ? `${usd(chosen.usd_per_hour)}/h (${chosen.option})` : undefined],
+    ['Estimated', chosen?.estimated_cost_usd !== undefined ? `${usd(chosen.estimated_cost_usd)} over ${duration((chosen.estimated_hours ?? 0) * 3600)}` : undefined],
+    ['Meets deadline', chosen?.meets_deadline !== undefined ? (chosen.meets_deadline ? 'yes' : 'no') : undefined],
+  ]));
+}

@@ -1,0 +1,156 @@
+// Submit: a form for the job spec (docs/job-spec.md). It does no validation of its own: the API
+// validates (one parser for the API, the CLI and the trainer), and its error is shown as sent,
+// with the offending field marked (aria-invalid) and focused. Empty fields are left out so the
+// API's defaults apply; the spec about to be sent is shown, and may be edited as JSON.
+import { api, ApiError } from '../api.js';
+import { clear, h } from '../format.js';
+
+// [field path, label, kind, options]; kind: text | int | number | select | list (comma-separated
+// integers). `show`: when the field applies.
+const FIELDS = [
+  ['name', 'Name', 'text', { placeholder: 'default: <model>-<dataset>' }],
+  ['model.kind', 'Model', 'select', { options: ['mlp', 'cnn'] }],
+  ['model.hidden', 'Hidden layers', 'list', { placeholder: 'e.g. 256,128 (default)' }],
+  ['model.channels', 'Conv channels', 'list', { placeholder: 'e.g. 32,64', show: (v) => v['model.kind'] === 'cnn' }],
+  ['model.activation', 'Activation', 'select', { options: ['', 'relu', 'gelu'] }],
+  ['data.dataset', 'Dataset', 'select', { options: ['fashion-mnist', 'synthetic'] }],
+  ['data.samples', 'Samples', 'int', { show: (v) => v['data.dataset'] === 'synthetic', placeholder: '10000' }],
+  ['data.test_samples', 'Test samples', 'int', { show: (v) => v['data.dataset'] === 'synthetic', placeholder: '2000' }],
+  ['data.features', 'Features', 'int', { show: (v) => v['data.dataset'] === 'synthetic', placeholder: '64' }],
+  ['data.classes', 'Classes', 'int', { show: (v) => v['data.dataset'] === 'synthetic', placeholder: '10' }],
+  ['train.epochs', 'Epochs', 'int', { placeholder: '10' }],
+  ['train.batch_size', 'Batch size', 'int', { placeholder: '128' }],
+  ['train.optimizer', 'Optimizer', 'select', { options: ['', 'adamw', 'sgd'] }],
+  ['train.lr', 'Learning rate', 'number', { placeholder: '0.001' }],
+  ['train.seed', 'Seed', 'int', { placeholder: '42' }],
+  ['checkpoint.every_steps', 'Checkpoint every (steps)', 'int', { placeholder: '500' }],
+  ['resources.gpu', 'GPU', 'text', { placeholder: 'any, cpu or a model (A100)' }],
+  ['resources.gpus', 'GPUs', 'int', { placeholder: '1' }],
+  ['placement.mode', 'Placement', 'select', { options: ['', 'auto', 'local', 'cloud'] }],
+  ['placement.spot', 'Spot', 'select', { options: ['', 'auto', 'always', 'never'] }],
+  ['placement.max_usd_per_hour', 'Max USD per hour', 'number', { placeholder: 'no cap' }],
+  ['placement.deadline_hours', 'Deadline (hours)', 'number', { placeholder: 'none' }],
+  ['priority', 'Priority (0-100)', 'int', { placeholder: '50' }],
+];
+
+const idFor = (path) => `f-${path.replaceAll('.', '-')}`;
+
+// The value to send for one input, or undefined to leave the field out. Numbers that do not parse
+// are sent as typed (a string), so the API names the field and says what it needs.
+function fieldValue(kind, raw) {
+  const t = raw.trim();
+  if (t === '') return undefined;
+  if (kind === 'int' || kind === 'number') {
+    const n = Number(t);
+    return Number.isFinite(n) ? n : t;
+  }
+  if (kind === 'list') {
+    return t.split(',').map((s) => s.trim()).filter((s) => s !== '').map((s) => {
+      const n = Number(s);
+      return Number.isFinite(n) ? n : s;
+    });
+  }
+  return t;
+}
+
+export function buildSpec(values) {
+  const spec = {};
+  for (const [path, , kind, opt] of FIELDS) {
+    if (opt.show && !opt.show(values)) continue;
+    const v = fieldValue(kind, values[path] ?? '');
+    if (v === undefined) continue;
+    const keys = path.split('.');
+    let o = spec;
+    for (const k of keys.slice(0, -1)) o = (o[k] ??= {});
+    o[keys[keys.length - 1]] = v;
+  }
+  return spec;
+}
+
+export function mountSubmit(main) {
+  const inputs = new Map();
+  const rows = [];
+  for (const [path, label, kind, opt] of FIELDS) {
+    let input;
+    if (kind === 'select') {
+      input = h('select', { id: idFor(path), name: path }, opt.options.map((o) => h('option', { value: o }, o || 'default')));
+    } else {
+      input = h('input', { id: idFor(path), name: path, type: 'text', placeholder: opt.placeholder,
+                           inputmode: kind === 'int' ? 'numeric' : (kind === 'number' ? 'decimal' : undefined),
+                           autocomplete: 'off', spellcheck: 'false' });
+    }
+    input.dataset.field = path;
+    inputs.set(path, input);
+    rows.push(h('div', { class: 'field', id: `${idFor(path)}-row` }, h('label', { for: idFor(path) }, label), input));
+  }
+  const specBox = h('textarea', { id: 'f-spec', name: 'spec', rows: '8', spellcheck: 'false', 'data-field': 'body' });
+  const editRaw = h('input', { id: 'f-raw', type: 'checkbox' });
+  const error = h('p', { id: 'submit-error', class: 'error', role: 'alert', hidden: true });
+  const done = h('p', { id: 'submit-result', role: 'status', 'aria-live': 'polite' });
+  const button = h('button', { type: 'submit', id: 'submit-button' }, 'Submit job');
+
+  const values = () => Object.fromEntries([...inputs].map(([k, el]) => [k, el.value]));
+  const sync = () => {
+    const v = values();
+    for (const [path, , , opt] of FIELDS) document.getElementById(`${idFor(path)}-row`).hidden = !!(opt.show && !opt.show(v));
+    if (!editRaw.checked) specBox.value = JSON.stringify(buildSpec(v), null, 2);
+    specBox.readOnly = !editRaw.checked;
+  };
+  const clearErrors = () => {
+    error.hidden = true;
+    error.textContent = '';
+    for (const el of main.querySelectorAll('[aria-invalid]')) { el.removeAttribute('aria-invalid'); el.removeAttribute('aria-describedby'); }
+  };
+
+  const form = h('form', { id: 'submit-form', novalidate: true, class: 'submit' },
+    h('fieldset', {}, h('legend', {}, 'Job spec'), h('div', { class: 'grid' }, rows)),
+    h('div', { class: 'field wide' },
+      h('label', { for: 'f-spec' }, 'Spec to send (JSON)'), specBox,
+      h('label', { class: 'inline' }, editRaw, ' edit the JSON directly')),
+    error, h('div', { class: 'actions' }, button), done);
+
+  form.addEventListener('input', (e) => { if (e.target !== specBox) sync(); });
+  form.addEventListener('change', (e) => { if (e.target !== specBox) sync(); });
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clearErrors();
+    done.textContent = '';
+    button.disabled = true;
+    try {
+      const body = editRaw.checked ? specBox.value : JSON.stringify(buildSpec(values()));
+      const job = await api('POST', '/v1/jobs', body);
+      done.replaceChildren(`Submitted job #${job.id} (${job.name}, ${job.state}). `,
+        h('a', { href: `#/jobs/${job.id}`, id: 'submitted-link' }, 'Open it'), ' or ', h('a', { href: '#/jobs' }, 'see all jobs'), '.');
+    } catch (err) {
+      showApiError(err);
+    } finally {
+      button.disabled = false;
+    }
+  });
+
+  const showApiError = (err) => {
+    const field = err instanceof ApiError ? err.field : null;
+    error.hidden = false;
+    error.replaceChildren(h('span', { id: 'submit-error-message' }, err.message),
+      field ? h('span', { class: 'muted' }, ` (field: `, h('code', { id: 'submit-error-field' }, field), ')') : null);
+    // The input for the field, or the nearest parent path's ("model.hidden[1]" -> model.hidden),
+    // or the JSON box when the whole body is at fault.
+    let target = null;
+    if (field) {
+      const base = field.replace(/\[\d+\]$/, '');
+      target = editRaw.checked ? null : (inputs.get(field) || inputs.get(base) || null);
+    }
+    if (!target) target = specBox;
+    target.setAttribute('aria-invalid', 'true');
+    target.setAttribute('aria-describedby', 'submit-error');
+    const row = target.closest('.field');
+    if (row && row.hidden) row.hidden = false;
+    target.focus();
+  };
+
+  clear(main, h('h2', {}, 'Submit a job'),
+    h('p', { class: 'muted' }, 'Empty fields take the API\'s defaults (docs/job-spec.md). The daemon checks every value and its message is shown here as it is.'),
+    form);
+  sync();
+  return null;
+}

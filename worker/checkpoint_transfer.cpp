@@ -1,0 +1,223 @@
+#include "worker/checkpoint_transfer.h"
+
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "base/crc32c.h"
+
+namespace jobctl::worker {
+
+using nlohmann::json;
+
+namespace {
+
+size_t append_body(char* data, size_t size, size_t n, void* user) {
+  static_cast<std::string*>(user)->append(data, size * n);
+  return size * n;
+}
+
+struct SlistDeleter {
+  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+};
+
+std::string hex8(uint32_t v) {
+  char buf[9];
+  std::snprintf(buf, sizeof buf, "%08x", v);
+  return buf;
+}
+
+// The daemon's error JSON as an Error; or a generic one naming the status.
+Error answer_error(long status, const std::string& body) {
+  json j = json::parse(body, nullptr, false);
+  if (!j.is_discarded() && j.is_object() && j.contains("error") && j["error"].is_object()) {
+    const json& e = j["error"];
+    return make_error(e.value("code", "http_" + std::to_string(status)), e.value("message", body),
+                      e.contains("field") && e["field"].is_string() ? e["field"].get<std::string>() : "");
+  }
+  return make_error("http_" + std::to_string(status), "HTTP " + std::to_string(status));
+}
+
+}  // namespace
+
+Expected<std::string> read_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return make_error(errno == ENOENT ? "not_found" : "io", "cannot open " + path + ": " + std::strerror(errno));
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int e = errno;
+      ::close(fd);
+      return make_error("io", "cannot read " + path + ": " + std::strerror(e));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+Expected<uint32_t> file_crc32c(const std::string& path, int64_t* size) {
+  auto bytes = read_file(path);
+  if (!bytes) return bytes.error();
+  if (size) *size = static_cast<int64_t>(bytes->size());
+  return crc32c::value(bytes->data(), bytes->size());
+}
+
+CheckpointTransfer::CheckpointTransfer(TransferOptions options) : options_(std::move(options)) {
+  while (!options_.server.empty() && options_.server.back() == '/') options_.server.pop_back();
+  static std::once_flag once;  // curl_global_init is not thread-safe in every libcurl
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  curl_ = curl_easy_init();
+}
+
+CheckpointTransfer::~CheckpointTransfer() {
+  if (curl_ != nullptr) curl_easy_cleanup(static_cast<CURL*>(curl_));
+}
+
+Expected<CheckpointTransfer::Answer> CheckpointTransfer::send(const std::string& method, const std::string& path,
+                                                              const std::string* body) {
+  auto* curl = static_cast<CURL*>(curl_);
+  if (curl == nullptr) return make_error("io", "could not initialise libcurl");
+  curl_easy_reset(curl);
+  const std::string url = options_.server + path;
+  Answer answer;
+  char errbuf[CURL_ERROR_SIZE] = {0};
+  curl_slist* raw = nullptr;
+  raw = curl_slist_append(raw, "Expect:");
+  if (body != nullptr) raw = curl_slist_append(raw, "Content-Type: application/octet-stream");
+  std::string auth;
+  if (!options_.bearer_token.empty()) {
+    auth = "Authorization: Bearer " + options_.bearer_token;
+    raw = curl_slist_append(raw, auth.c_str());
+  }
+  std::unique_ptr<curl_slist, SlistDeleter> headers(raw);
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, options_.timeout_ms);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer.body);
+  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+  if (body != nullptr) {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body->data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+  } else {
+    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+  }
+  const CURLcode rc = curl_easy_perform(curl);
+  if (rc != CURLE_OK) {
+    const std::string detail = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc);
+    if (rc == CURLE_COULDNT_CONNECT) return make_error("unavailable", "cannot connect to " + options_.server + ": " + detail);
+    if (rc == CURLE_OPERATION_TIMEDOUT) return make_error("timeout", method + " " + url + " timed out: " + detail);
+    return make_error("io", method + " " + url + " failed: " + detail);
+  }
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &answer.status);
+  return answer;
+}
+
+Expected<CheckpointTransfer::Answer> CheckpointTransfer::send_retrying(const std::string& method,
+                                                                       const std::string& path,
+                                                                       const std::string* body) {
+  int backoff = std::max(1, options_.first_backoff_ms);
+  for (int attempt = 1;; ++attempt) {
+    auto r = send(method, path, body);
+    const bool retry = !r || r->status >= 500;
+    if (!retry || attempt >= std::max(1, options_.attempts)) {
+      if (!r) return r.error();
+      return r;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(backoff));
+    backoff = std::min(backoff * 2, 8000);
+  }
+}
+
+Status CheckpointTransfer::upload(int64_t job_id, int64_t step, int64_t worker_id, int64_t epoch,
+                                  const std::string& path) {
+  auto bytes = read_file(path);
+  if (!bytes) return bytes.error();
+  const uint32_t crc = crc32c::value(bytes->data(), bytes->size());
+  const std::string target = "/v1/jobs/" + std::to_string(job_id) + "/checkpoints/" + std::to_string(step) +
+                             "?worker_id=" + std::to_string(worker_id) + "&epoch=" + std::to_string(epoch) +
+                             "&crc32c=" + hex8(crc);
+  auto r = send_retrying("PUT", target, &*bytes);
+  if (!r) return r.error();
+  if (r->status != 201) return answer_error(r->status, r->body);
+  return {};
+}
+
+Expected<std::vector<StoredCheckpoint>> CheckpointTransfer::list(int64_t job_id) {
+  auto r = send_retrying("GET", "/v1/jobs/" + std::to_string(job_id) + "/checkpoints", nullptr);
+  if (!r) return r.error();
+  if (r->status != 200) return answer_error(r->status, r->body);
+  json j = json::parse(r->body, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("checkpoints") || !j["checkpoints"].is_array())
+    return make_error("io", "the checkpoint list of job " + std::to_string(job_id) + " is not what docs/api.md says");
+  std::vector<StoredCheckpoint> out;
+  for (const auto& c : j["checkpoints"]) {
+    StoredCheckpoint s;
+    s.step = c.value("step", int64_t{-1});
+    s.bytes = c.value("bytes", int64_t{0});
+    s.crc32c = static_cast<uint32_t>(std::stoul(c.value("crc32c", std::string("0")), nullptr, 16));
+    out.push_back(s);
+  }
+  return out;
+}
+
+Status CheckpointTransfer::download(int64_t job_id, const StoredCheckpoint& expected, const std::string& dest) {
+  auto r = send_retrying("GET", "/v1/jobs/" + std::to_string(job_id) + "/checkpoints/" + std::to_string(expected.step),
+                         nullptr);
+  if (!r) return r.error();
+  if (r->status != 200) return answer_error(r->status, r->body);
+  const uint32_t crc = crc32c::value(r->body.data(), r->body.size());
+  if (crc != expected.crc32c || static_cast<int64_t>(r->body.size()) != expected.bytes)
+    return make_error("corrupt", "the stored checkpoint of job " + std::to_string(job_id) + " at step " +
+                                     std::to_string(expected.step) + " is corrupt: " +
+                                     std::to_string(r->body.size()) + " bytes with crc32c " + hex8(crc) +
+                                     ", expected " + std::to_string(expected.bytes) + " bytes with crc32c " +
+                                     hex8(expected.crc32c));
+  const std::string tmp = dest + ".tmp";
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(dest).parent_path(), ec);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return make_error("io", "cannot create " + tmp + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < r->body.size()) {
+    const ssize_t n = ::write(fd, r->body.data() + done, r->body.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int e = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return make_error("io", "cannot write " + tmp + ": " + std::strerror(e));
+    }
+    done += static_cast<size_t>(n);
+  }
+  const bool ok = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), dest.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    return make_error("io", "cannot store " + dest + ": " + std::strerror(e));
+  }
+  return {};
+}
+
+}  // namespace jobctl::worker

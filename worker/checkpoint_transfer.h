@@ -1,0 +1,70 @@
+// Moves checkpoints between a worker and jobctld (docs/api.md, "Checkpoints"): uploads each
+// file the trainer writes, with its CRC32C, retrying transport failures and 5xx answers with
+// exponential backoff; lists a job's stored checkpoints; downloads one and keeps it only if its
+// bytes match the checksum the daemon recorded (so a corrupt stored blob is detected here and
+// the caller falls back to an older one).
+//
+// Binary bodies (application/octet-stream) are why this is not client::ApiClient, whose requests
+// are JSON.
+//
+// Ownership and thread safety: owns one curl easy handle; not thread-safe (one per job runner).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/expected.h"
+
+namespace jobctl::worker {
+
+struct TransferOptions {
+  std::string server;            // http://host:port
+  std::string bearer_token;      // sent as Authorization: Bearer when not empty
+  int attempts = 5;              // per upload/download, transport failures and 5xx only
+  int first_backoff_ms = 250;    // doubled after each failed attempt
+  long timeout_ms = 120000;      // per request
+};
+
+struct StoredCheckpoint {
+  int64_t step = 0;
+  int64_t bytes = 0;
+  uint32_t crc32c = 0;
+};
+
+class CheckpointTransfer {
+ public:
+  explicit CheckpointTransfer(TransferOptions options);
+  ~CheckpointTransfer();
+  CheckpointTransfer(const CheckpointTransfer&) = delete;
+  CheckpointTransfer& operator=(const CheckpointTransfer&) = delete;
+
+  // Uploads `path` as the job's checkpoint at `step` under the lease (worker, epoch). Errors
+  // keep the daemon's code ("stale_epoch" when fenced off: do not retry) or "unavailable"/"io"
+  // after the last attempt.
+  Status upload(int64_t job_id, int64_t step, int64_t worker_id, int64_t epoch, const std::string& path);
+  // The job's stored checkpoints, newest first.
+  Expected<std::vector<StoredCheckpoint>> list(int64_t job_id);
+  // Downloads one into `dest` (written as dest.tmp, fsynced, renamed). Code "corrupt" when the
+  // bytes do not match `expected.crc32c` or its size (nothing is left at `dest` then).
+  Status download(int64_t job_id, const StoredCheckpoint& expected, const std::string& dest);
+
+ private:
+  struct Answer {
+    long status = 0;
+    std::string body;
+  };
+  Expected<Answer> send(const std::string& method, const std::string& path, const std::string* body);
+  // send() with retries on transport failures and 5xx.
+  Expected<Answer> send_retrying(const std::string& method, const std::string& path, const std::string* body);
+
+  TransferOptions options_;
+  void* curl_ = nullptr;  // CURL*
+};
+
+// CRC32C of a whole file.
+Expected<uint32_t> file_crc32c(const std::string& path, int64_t* size = nullptr);
+// Reads a whole file.
+Expected<std::string> read_file(const std::string& path);
+
+}  // namespace jobctl::worker

@@ -1,0 +1,86 @@
+#include "worker/checkpoint_uploader.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ostream>
+#include <sstream>
+
+namespace jobctl::worker {
+
+CheckpointUploader::CheckpointUploader(TransferOptions options, int64_t job_id, int64_t worker_id,
+                                       int64_t epoch, std::ostream& log)
+    : transfer_(std::move(options)), job_id_(job_id), worker_id_(worker_id), epoch_(epoch), log_(log) {
+  thread_ = std::thread([this] { run(); });
+}
+
+CheckpointUploader::~CheckpointUploader() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    quit_ = true;
+    for (const auto& item : queue_) discard(item);
+    queue_.clear();
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void CheckpointUploader::discard(const Item& item) {
+  if (item.remove_after) ::unlink(item.path.c_str());
+}
+
+void CheckpointUploader::enqueue(int64_t step, std::string path, std::string reason, bool remove_after) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(Item{step, std::move(path), std::move(reason), remove_after});
+  }
+  cv_.notify_all();
+}
+
+bool CheckpointUploader::drain(int timeout_ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return queue_.empty() && !busy_; });
+}
+
+void CheckpointUploader::run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [this] { return quit_ || !queue_.empty(); });
+    if (quit_) return;
+    while (queue_.size() > 1) {  // only the newest matters
+      discard(queue_.front());
+      queue_.pop_front();
+    }
+    Item item = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    std::ostringstream line;
+    if (fenced_.load()) {
+      line << "jobctl-worker: job " << job_id_ << ": checkpoint at step " << item.step
+           << " not uploaded: the lease is gone\n";
+    } else {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto st = transfer_.upload(job_id_, item.step, worker_id_, epoch_, item.path);
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+      if (st) {
+        last_uploaded_.store(item.step);
+        line << "jobctl-worker: job " << job_id_ << ": uploaded " << item.reason << " checkpoint at step "
+             << item.step << " in " << ms << " ms\n";
+      } else if (st.error().code == "stale_epoch" || st.error().code == "not_found") {
+        fenced_.store(true);
+        line << "jobctl-worker: job " << job_id_ << ": checkpoint upload refused (" << st.error().message << ")\n";
+      } else {
+        line << "jobctl-worker: job " << job_id_ << ": checkpoint at step " << item.step
+             << " not uploaded: " << st.error().message << " (the next one will be)\n";
+      }
+    }
+    discard(item);
+    log_ << line.str();
+    lock.lock();
+    busy_ = false;
+    cv_.notify_all();
+  }
+}
+
+}  // namespace jobctl::worker

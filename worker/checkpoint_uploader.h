@@ -1,0 +1,64 @@
+// Uploads a job's checkpoints on a thread of its own, so that a slow or unreachable daemon never
+// delays the job runner's heartbeats or its reading of the trainer's output. Checkpoints are
+// uploaded in order; when several wait, only the newest is sent (an older one is worth nothing
+// once a newer one is stored). A refusal with 409/404 (the lease is gone) is remembered:
+// fenced() turns true and the runner stops the job.
+//
+// Ownership and thread safety: owns its thread and CheckpointTransfer; enqueue(), drain() and the
+// accessors may be called from any thread. The destructor drops what is still queued and joins.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <iosfwd>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "worker/checkpoint_transfer.h"
+
+namespace jobctl::worker {
+
+class CheckpointUploader {
+ public:
+  CheckpointUploader(TransferOptions options, int64_t job_id, int64_t worker_id, int64_t epoch,
+                     std::ostream& log);
+  ~CheckpointUploader();
+  CheckpointUploader(const CheckpointUploader&) = delete;
+  CheckpointUploader& operator=(const CheckpointUploader&) = delete;
+
+  // `reason` is the trainer's (periodic, signal, interrupt). `remove_after`: the file is the
+  // uploader's own copy; it is deleted once uploaded or skipped.
+  void enqueue(int64_t step, std::string path, std::string reason, bool remove_after);
+  // Waits until everything queued was uploaded (or given up on), at most timeout_ms. True when
+  // the queue is empty.
+  bool drain(int timeout_ms);
+
+  int64_t last_uploaded_step() const { return last_uploaded_.load(); }
+  bool fenced() const { return fenced_.load(); }
+
+ private:
+  struct Item {
+    int64_t step;
+    std::string path, reason;
+    bool remove_after;
+  };
+  static void discard(const Item& item);
+  void run();
+
+  CheckpointTransfer transfer_;
+  int64_t job_id_, worker_id_, epoch_;
+  std::ostream& log_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  bool busy_ = false;
+  bool quit_ = false;
+  std::atomic<int64_t> last_uploaded_{-1};
+  std::atomic<bool> fenced_{false};
+  std::thread thread_;
+};
+
+}  // namespace jobctl::worker
