@@ -198,11 +198,15 @@ int main(int argc, char** argv) {
     provisioner->start();  // its first pass reconciles with the provider
   }
 
-  service::Ticker ticker(std::chrono::milliseconds(cfg.tick_ms), [&svc, &checkpoints, &placement, &cfg] {
+  service::Ticker ticker(std::chrono::milliseconds(cfg.tick_ms), [&svc, &checkpoints] {
     svc.tick();
     checkpoints.tick();
-    if (cfg.placement.enabled) placement.tick();
   });
+  // Placement on a thread of its own: a pass over thousands of queued jobs must not hold up
+  // long-poll deadlines and lease expiry.
+  std::optional<service::Ticker> placement_ticker;
+  if (cfg.placement.enabled)
+    placement_ticker.emplace(std::chrono::milliseconds(cfg.tick_ms), [&placement] { placement.tick(); });
 
   // The line scripts and tests wait for (docs/configuration.md, "Start-up line").
   std::cout << nlohmann::json{{"event", "listening"},
@@ -224,6 +228,7 @@ int main(int argc, char** argv) {
   svc.shutdown();           // waiting long-polls are answered "no job" now
   server.stop();            // in-flight requests finish (up to the grace period), threads join
   ticker.stop();
+  if (placement_ticker) placement_ticker->stop();
   if (provisioner) provisioner->stop();  // instances keep running; the next start reconciles
   db.close();               // every queued change committed
   std::cerr << "jobctld: stopped\n";

@@ -160,7 +160,8 @@ int heartbeat(const std::map<std::string, std::string>& a) {
         const int64_t w = json::parse(reg->body)["worker_id"];
         auto sub = http.request("POST", "/v1/jobs", kSpec);
         if (!sub || sub->status != 201) { ++setup_errors; continue; }
-        auto lease = http.request("POST", "/v1/workers/" + std::to_string(w) + "/lease?wait_s=0", "{}");
+        // The job is offered once placement has placed it (a tick later): wait for it.
+        auto lease = http.request("POST", "/v1/workers/" + std::to_string(w) + "/lease?wait_s=30", "{}");
         if (!lease || lease->status != 200) { ++setup_errors; continue; }
         json l = json::parse(lease->body);
         held[static_cast<size_t>(i)] = Held{w, l["job_id"], l["epoch"]};

@@ -26,13 +26,11 @@ namespace {
 
 // The job's estimated cost from its placement (contract of issue 4: chosen.estimated_cost_usd).
 double estimated_cost(const store::JobRow& row) {
-  if (!row.placement_json) return 0;
-  json p = json::parse(*row.placement_json, nullptr, false);
-  if (!p.is_object()) return 0;
-  auto c = p.find("chosen");
-  if (c == p.end() || !c->is_object()) return 0;
-  auto e = c->find("estimated_cost_usd");
-  return e != c->end() && e->is_number() ? e->get<double>() : 0;
+  if (!row.chosen_json) return 0;
+  const json c = json::parse(*row.chosen_json, nullptr, false);
+  if (!c.is_object()) return 0;
+  auto e = c.find("estimated_cost_usd");
+  return e != c.end() && e->is_number() ? e->get<double>() : 0;
 }
 
 std::string usd(double v) {

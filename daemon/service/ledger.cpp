@@ -27,11 +27,11 @@ double number(const json& j, const char* key, double fallback = 0) {
   return it != j.end() && it->is_number() ? it->get<double>() : fallback;
 }
 
-// What one hour of this job's chosen resource would cost if the same work ran on demand: the
-// cheapest fitting on-demand candidate's compute cost (its price times its estimated hours) over
-// the chosen estimated hours.
-// nullopt when the placement does not tell.
-std::optional<double> on_demand_reference(const std::string& placement_text) {
+}  // namespace
+
+// The cheapest fitting on-demand candidate's compute cost (its price times its estimated hours)
+// over the chosen candidate's estimated hours.
+std::optional<double> ledger_on_demand_reference(const std::string& placement_text) {
   json p = json::parse(placement_text, nullptr, false);
   if (!p.is_object()) return std::nullopt;
   auto chosen = p.find("chosen");
@@ -51,8 +51,6 @@ std::optional<double> on_demand_reference(const std::string& placement_text) {
   if (!std::isfinite(best)) return std::nullopt;
   return best / hours;
 }
-
-}  // namespace
 
 std::string ledger_user(store::Store& store, int64_t job_id) {
   if (job_id <= 0) return "";
@@ -94,7 +92,7 @@ Status Ledger::accrue_in(store::WriteTxn& txn, LedgerEntry e) {
     auto job = txn.job(e.job_id);
     if (!job) return job.error();
     if (*job && (*job)->placement_json) {
-      if (auto r = on_demand_reference(*(*job)->placement_json)) reference = *r;
+      if (auto r = ledger_on_demand_reference(*(*job)->placement_json)) reference = *r;
     }
   }
   if (reference <= 0) reference = e.usd_per_hour;  // nothing known: no savings claimed

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,11 @@ class Ledger {
  private:
   store::Store& store_;
 };
+
+// What one hour of a job's chosen resource would cost if the same work ran on demand, from its
+// placement document (see ledger.cpp); nullopt when the placement does not tell. The ledger uses
+// it when an entry names no reference; callers accruing the same job often compute it once.
+std::optional<double> ledger_on_demand_reference(const std::string& placement_json);
 
 // Whom a job's spend is booked to: the owner of the token that submitted it, else (no auth) the
 // spec's optional "user", else "".

@@ -45,14 +45,12 @@ std::optional<int64_t> PlacementMatcher::pick(int64_t /*worker_id*/, const Worke
 }
 
 void set_placement_fields(const store::JobRow& row, QueuedJob& q) {
-  if (!row.placement_json) return;
-  auto p = nlohmann::json::parse(*row.placement_json, nullptr, false);
-  if (!p.is_object()) return;
-  auto c = p.find("chosen");
-  if (c == p.end() || !c->is_object()) return;
+  if (!row.chosen_json) return;
+  const auto c = nlohmann::json::parse(*row.chosen_json, nullptr, false);
+  if (!c.is_object()) return;
   auto text = [&](const char* key) {  // null (e.g. a local option's instance_type) reads as ""
-    auto it = c->find(key);
-    return it != c->end() && it->is_string() ? it->get<std::string>() : std::string();
+    auto it = c.find(key);
+    return it != c.end() && it->is_string() ? it->get<std::string>() : std::string();
   };
   q.placement_option = text("option");
   q.placement_gpu = text("gpu");

@@ -23,7 +23,7 @@ class PlacementMatcher final : public JobMatcher {
 // Whether a placed job's chosen option lets `worker` run it (the rule above).
 bool placement_allows(const QueuedJob& job, const WorkerCapabilities& worker);
 
-// Fills q.placement_* from a placed job's stored placement JSON (left empty when it has none).
+// Fills q.placement_* from a placed job's chosen candidate (left empty when it has none).
 void set_placement_fields(const store::JobRow& row, QueuedJob& q);
 
 // The GPU model a worker offers, canonical ("cpu" for a CPU-only worker).

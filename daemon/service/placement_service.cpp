@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 
 #include "cost/gpu_specs.h"
 #include "daemon/service/job_transition.h"
@@ -133,19 +134,17 @@ void PlacementService::set_aside(const std::string& instance_type, const std::st
 Expected<scheduler::LocalCapacity> PlacementService::local_capacity(std::vector<int64_t>* worker_ids) {
   auto workers = store_.list_workers();
   if (!workers) return workers.error();
-  auto leases = store_.active_leases();
+  auto leases = store_.lease_summaries();
   if (!leases) return leases.error();
   const int64_t now = clock_.now_ms();
   std::map<int64_t, int64_t> busy_until;  // worker -> expected end of the job it holds
-  for (const auto& [job_id, worker_id] : *leases) {
+  for (const auto& l : *leases) {
     double hours = 1.0;  // unknown estimate: assume an hour
-    auto job = store_.get_job(job_id);
-    if (job && *job && (*job)->placement_json) {
-      json p = json::parse(*(*job)->placement_json, nullptr, false);
-      if (p.is_object() && p.contains("chosen") && p["chosen"].is_object())
-        hours = p["chosen"].value("estimated_hours", 1.0) * (1.0 - done_fraction((*job)->progress_json));
+    if (l.chosen_json) {
+      const json c = json::parse(*l.chosen_json, nullptr, false);
+      if (c.is_object()) hours = c.value("estimated_hours", 1.0) * (1.0 - done_fraction(l.progress_json));
     }
-    auto& until = busy_until[worker_id];
+    auto& until = busy_until[l.worker_id];
     until = std::max(until, now + static_cast<int64_t>(hours * kHourMs));
   }
   scheduler::LocalCapacity capacity;
@@ -170,10 +169,9 @@ Expected<scheduler::LocalCapacity> PlacementService::local_capacity(std::vector<
 }
 
 Expected<PlacementService::Decision> PlacementService::decide(const store::JobRow& row, const train::JobSpec& spec,
-                                                               int64_t now_ms) {
+                                                               int64_t now_ms, const scheduler::LocalCapacity& local) {
   auto ctx = context();
-  auto capacity = local_capacity(nullptr);
-  if (!capacity) return capacity.error();
+  const scheduler::LocalCapacity* capacity = &local;
   const train::ModelStats stats = train::model_stats(spec);
   scheduler::Job job = scheduler::job_from_spec(std::to_string(row.id), spec, stats, row.created_ms);
   const double done = done_fraction(row.progress_json);
@@ -294,7 +292,9 @@ Expected<json> PlacementService::quote(std::string_view spec_json) {
   if (!spec) return spec.error();
   store::JobRow row;
   row.created_ms = clock_.now_ms();
-  auto d = decide(row, *spec, row.created_ms);
+  auto capacity = local_capacity(nullptr);
+  if (!capacity) return capacity.error();
+  auto d = decide(row, *spec, row.created_ms, *capacity);
   if (!d) return d.error();
   return std::move(d->placement);
 }
@@ -312,61 +312,102 @@ Expected<std::optional<json>> PlacementService::place_job(int64_t job_id) {
   return std::optional<json>(json::parse(*(*row)->placement_json, nullptr, false));
 }
 
-Status PlacementService::place_row(int64_t job_id) {
+Status PlacementService::place_row(int64_t job_id) { return place_rows({job_id}); }
+
+Status PlacementService::place_rows(const std::vector<int64_t>& ids) {
   std::lock_guard<std::mutex> pass(place_mu_);
-  auto found = store_.get_job(job_id);
-  if (!found) return found.error();
-  if (!*found || (*found)->state != store::JobState::queued) return {};
-  const store::JobRow row = **found;
-  auto spec = train::parse_job_spec(row.spec_json);
-  if (!spec) return spec.error();
-  const int64_t now = clock_.now_ms();
-  auto d = decide(row, *spec, now);
-  if (!d) return d.error();
-  const bool placed = d->placed;
-  if (!placed) has_unplaced_ = true;
-  std::string text = d->placement.dump();
-  json detail = {{"reason", d->placement["reason"]}};
-  if (placed) {
-    const json& c = d->placement["chosen"];
-    detail["option"] = c["option"];
-    detail["gpu"] = c["gpu"];
-    detail["usd_per_hour"] = c["usd_per_hour"];
-    detail["estimated_cost_usd"] = c["estimated_cost_usd"];
-    if (!c["instance_type"].is_null()) detail["instance_type"] = c["instance_type"];
-  }
-  return store_.write([this, job_id, placed, text, detail, now,
-                       expected_updated = row.updated_ms](WriteTxn& txn) -> Status {
-    auto cur = txn.job(job_id);
-    if (!cur) return cur.error();
-    // Changed meanwhile (cancelled, leased by a FIFO matcher): this decision is stale.
-    if (!*cur || (*cur)->state != store::JobState::queued || (*cur)->updated_ms != expected_updated) return {};
-    store::JobRow job = std::move(**cur);
-    std::string previous_reason;
-    if (job.placement_json) {
-      json p = json::parse(*job.placement_json, nullptr, false);
-      if (p.is_object()) previous_reason = p.value("reason", "");
+  if (ids.empty()) return {};
+  // One read of the workers and their leases for the whole pass, not one per job.
+  auto capacity = local_capacity(nullptr);
+  if (!capacity) return capacity.error();
+  // Every decision is queued as its own store change at once, so the writer commits them in
+  // batches (one fsync for many); the pass returns when all have committed.
+  struct Pending {
+    std::mutex mu;
+    std::condition_variable cv;
+    size_t left = 0;
+    Status first_error;
+  };
+  auto pending = std::make_shared<Pending>();
+  Status result;
+  for (int64_t job_id : ids) {
+    auto found = store_.get_job(job_id);
+    if (!found) {
+      if (result) result = found.error();
+      continue;
     }
-    job.placement_json = text;
+    if (!*found || (*found)->state != store::JobState::queued) continue;
+    const store::JobRow row = **found;
+    auto spec = train::parse_job_spec(row.spec_json);
+    if (!spec) {
+      if (result) result = spec.error();
+      continue;
+    }
+    const int64_t now = clock_.now_ms();
+    auto d = decide(row, *spec, now, *capacity);
+    if (!d) {
+      if (result) result = d.error();
+      continue;
+    }
+    const bool placed = d->placed;
+    if (!placed) has_unplaced_ = true;
+    std::string text = d->placement.dump();
+    std::optional<std::string> chosen;
+    json detail = {{"reason", d->placement["reason"]}};
     if (placed) {
-      job.worker_id.reset();
-      if (auto st = transition_job(txn, job, store::JobState::placed, "placed", detail, now); !st) return st;
-      QueuedJob q{job.id, job.priority, job.created_ms, job.resource_gpu, job.resource_gpus, {}, {}, {}};
-      set_placement_fields(job, q);
-      txn.on_commit([this, q] {
-        jobs_.job_placed(q);
-        if (cloud_placed_observer_ && (q.placement_option == "spot" || q.placement_option == "on_demand"))
-          cloud_placed_observer_(q.id);
-      });
+      const json& c = d->placement["chosen"];
+      chosen = c.dump();
+      detail["option"] = c["option"];
+      detail["gpu"] = c["gpu"];
+      detail["usd_per_hour"] = c["usd_per_hour"];
+      detail["estimated_cost_usd"] = c["estimated_cost_usd"];
+      if (!c["instance_type"].is_null()) detail["instance_type"] = c["instance_type"];
+    }
+    auto change = [this, job_id, placed, text = std::move(text), chosen = std::move(chosen), detail, now,
+                   expected_updated = row.updated_ms](WriteTxn& txn) -> Status {
+      auto cur = txn.job(job_id);
+      if (!cur) return cur.error();
+      // Changed meanwhile (cancelled, leased by a FIFO matcher): this decision is stale.
+      if (!*cur || (*cur)->state != store::JobState::queued || (*cur)->updated_ms != expected_updated) return {};
+      store::JobRow job = std::move(**cur);
+      std::string previous_reason;
+      if (job.placement_json) {
+        json p = json::parse(*job.placement_json, nullptr, false);
+        if (p.is_object()) previous_reason = p.value("reason", "");
+      }
+      job.chosen_json = chosen;
+      if (auto st = txn.put_placement(job.id, text); !st) return st;
+      if (placed) {
+        job.worker_id.reset();
+        if (auto st = transition_job(txn, job, store::JobState::placed, "placed", detail, now); !st) return st;
+        QueuedJob q{job.id, job.priority, job.created_ms, job.resource_gpu, job.resource_gpus, {}, {}, {}};
+        set_placement_fields(job, q);
+        txn.on_commit([this, q] {
+          jobs_.job_placed(q);
+          if (cloud_placed_observer_ && (q.placement_option == "spot" || q.placement_option == "on_demand"))
+            cloud_placed_observer_(q.id);
+        });
+        return {};
+      }
+      if (auto st = txn.update_job(job); !st) return st;  // state unchanged; the table refreshed
+      if (previous_reason != detail["reason"].get<std::string>())
+        return note_job_event(txn, job.id, "unplaceable", detail, now);
       return {};
+    };
+    {
+      std::lock_guard<std::mutex> lock(pending->mu);
+      ++pending->left;
     }
-    if (auto st = txn.update_job(job); !st) return st;  // the table, refreshed; state unchanged
-    if (previous_reason != detail["reason"].get<std::string>()) {
-      store::JobEventRow ev{job.id, 0, now, "unplaceable", std::nullopt, std::nullopt, detail.dump()};
-      if (auto seq = txn.append_event(ev); !seq) return seq.error();
-    }
-    return {};
-  });
+    store_.write_async(std::move(change), [pending](Status st) {
+      std::lock_guard<std::mutex> lock(pending->mu);
+      if (!st && pending->first_error) pending->first_error = std::move(st);
+      if (--pending->left == 0) pending->cv.notify_all();
+    });
+  }
+  std::unique_lock<std::mutex> lock(pending->mu);
+  pending->cv.wait(lock, [&] { return pending->left == 0; });
+  if (!pending->first_error && result) result = pending->first_error;
+  return result;
 }
 
 void PlacementService::tick() {
@@ -375,7 +416,7 @@ void PlacementService::tick() {
     std::lock_guard<std::mutex> lock(mu_);
     pending.swap(pending_);
   }
-  for (int64_t id : pending) (void)place_row(id);
+  (void)place_rows(std::vector<int64_t>(pending.begin(), pending.end()));
   const int64_t now = clock_.now_ms();
   bool due = now - last_reevaluation_ms_ >= int64_t{settings_.reevaluate_s} * 1000;
   if (!due && has_unplaced_) {  // a new worker may make an unplaceable job placeable
@@ -393,8 +434,10 @@ Status PlacementService::reevaluate() {
   Status result;
   auto queued = store_.queued_jobs();
   if (!queued) return queued.error();
-  for (const auto& q : *queued)
-    if (auto st = place_row(q.id); !st && result) result = st;
+  std::vector<int64_t> ids;
+  ids.reserve(queued->size());
+  for (const auto& q : *queued) ids.push_back(q.id);
+  if (auto st = place_rows(ids); !st && result) result = st;
   if (auto st = accrue_local_leases(); !st && result) result = st;
   if (auto st = check_running_deadlines(); !st && result) result = st;
   return result;
@@ -403,15 +446,16 @@ Status PlacementService::reevaluate() {
 // ------------------------------------------------------------------ deadline policy at runtime
 
 Status PlacementService::check_running_deadlines() {
-  store::JobQuery q;
-  q.state = store::JobState::running;
-  q.limit = 10000;
-  auto rows = store_.list_jobs(q);
-  if (!rows) return rows.error();
+  auto leases = store_.lease_summaries();
+  if (!leases) return leases.error();
   const int64_t now = clock_.now_ms();
-  for (const auto& listed : *rows) {
-    auto row = store_.get_job(listed.id);
-    if (!row || !*row || !(*row)->placement_json) continue;
+  for (const auto& listed : *leases) {
+    // Only running jobs on spot (the small chosen row says which); the rest need no read.
+    if (!listed.chosen_json || !listed.progress_json) continue;
+    const json chosen = json::parse(*listed.chosen_json, nullptr, false);
+    if (!chosen.is_object() || chosen.value("option", "") != "spot") continue;
+    auto row = store_.get_job(listed.job_id);
+    if (!row || !*row || (*row)->state != store::JobState::running || !(*row)->placement_json) continue;
     json p = json::parse(*(*row)->placement_json, nullptr, false);
     if (!p.is_object() || !p["chosen"].is_object() || p["chosen"].value("option", "") != "spot") continue;
     auto spec = train::parse_job_spec((*row)->spec_json);
@@ -431,19 +475,19 @@ Status PlacementService::check_running_deadlines() {
     scheduler::Capacity next;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (deadline_flagged_.count(listed.id)) continue;
-      auto& policy = policies_[listed.id];
+      if (deadline_flagged_.count(listed.job_id)) continue;
+      auto& policy = policies_[listed.job_id];
       if (!policy) policy = scheduler::make_deadline_policy(settings_.deadline_policy);
       next = policy->decide(s);
       if (next != scheduler::Capacity::on_demand) continue;
-      deadline_flagged_.insert(listed.id);
+      deadline_flagged_.insert(listed.job_id);
     }
     json detail = {{"policy", settings_.deadline_policy},
                    {"decision", "on_demand"},
                    {"remaining_compute_hours", s.remaining_compute()},
                    {"remaining_hours", s.remaining_time()},
                    {"action", "the job moves to on-demand at its next interruption"}};
-    const int64_t id = listed.id;
+    const int64_t id = listed.job_id;
     (void)store_.write([id, detail, now](WriteTxn& txn) -> Status {
       store::JobEventRow ev{id, 0, now, "deadline_policy", std::nullopt, std::nullopt, detail.dump()};
       auto seq = txn.append_event(ev);
@@ -494,45 +538,50 @@ void PlacementService::persist_calibration(const std::string& gpu, const std::st
 // ------------------------------------------------------------------ ledger: owned GPU time
 
 Status PlacementService::accrue_local_leases() {
-  auto leases = store_.active_leases();
+  auto leases = store_.lease_summaries();
   if (!leases) return leases.error();
   const int64_t now = clock_.now_ms();
   auto ctx = context();
-  Status result;
+  std::vector<LedgerEntry> entries;
   std::set<int64_t> active;
-  for (const auto& [job_id, worker_id] : *leases) {
-    active.insert(job_id);
-    auto detail = store_.get_job_with_events(job_id);
-    if (!detail || !*detail) continue;
-    const auto& [job, events] = **detail;
+  for (const auto& l : *leases) {
+    active.insert(l.job_id);
     OpenLease lease;
+    bool known = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      auto it = open_leases_.find(job_id);
-      if (it != open_leases_.end() && it->second.epoch == job.lease_epoch) lease = it->second;
+      auto it = open_leases_.find(l.job_id);
+      if (it != open_leases_.end() && it->second.epoch == l.epoch) {
+        lease = it->second;
+        known = true;
+      }
     }
-    if (lease.epoch != job.lease_epoch) {  // a lease not seen yet: where and since when
-      auto worker = store_.get_worker(worker_id);
+    if (!known) {  // a lease not seen yet: where, since when, at what price (read once per lease)
+      auto detail = store_.get_job_with_events(l.job_id);
+      if (!detail || !*detail) continue;
+      const auto& [job, events] = **detail;
+      auto worker = store_.get_worker(l.worker_id);
       if (!worker || !*worker) continue;
+      lease.worker_id = l.worker_id;
+      lease.epoch = l.epoch;
       auto caps = capabilities_from_json(json::parse((*worker)->capabilities_json, nullptr, false), "capabilities");
-      if (!caps || caps->instance) continue;  // cloud time is accrued by the provisioner
-      lease.worker_id = worker_id;
-      lease.epoch = job.lease_epoch;
-      lease.start_ms = job.updated_ms;
-      for (auto ev = events.rbegin(); ev != events.rend(); ++ev)
-        if (ev->type == "leased") { lease.start_ms = ev->time_ms; break; }
-      lease.resources = local_resources(worker_id, *caps);
-      const double per_gpu = ctx->local_usd_per_gpu_hour(worker_gpu_model(*caps));
-      lease.usd_per_hour_each = std::max(per_gpu, 0.0);
-      lease.user = ledger_user(store_, job_id);
+      // A cloud instance's time is accrued by the provisioner: no local resources to bill here.
+      if (caps && !caps->instance) {
+        lease.start_ms = job.updated_ms;
+        for (auto ev = events.rbegin(); ev != events.rend(); ++ev)
+          if (ev->type == "leased") { lease.start_ms = ev->time_ms; break; }
+        lease.resources = local_resources(l.worker_id, *caps);
+        lease.usd_per_hour_each = std::max(ctx->local_usd_per_gpu_hour(worker_gpu_model(*caps)), 0.0);
+        lease.user = ledger_user(store_, l.job_id);
+        if (job.placement_json)
+          lease.on_demand_usd_per_hour = ledger_on_demand_reference(*job.placement_json).value_or(0.0);
+      }
       std::lock_guard<std::mutex> lock(mu_);
-      open_leases_[job_id] = lease;
+      open_leases_[l.job_id] = lease;
     }
     for (const auto& r : lease.resources)
-      if (auto st = ledger_.accrue(LedgerEntry{job_id, r, "local", lease.start_ms, std::max(now, lease.start_ms),
-                                               lease.usd_per_hour_each, lease.user, 0});
-          !st && result)
-        result = st;
+      entries.push_back(LedgerEntry{l.job_id, r, "local", lease.start_ms, std::max(now, lease.start_ms),
+                                    lease.usd_per_hour_each, lease.user, lease.on_demand_usd_per_hour});
   }
   // Leases that ended since the last pass: close them at the time they ended.
   std::vector<std::pair<int64_t, OpenLease>> ended;
@@ -548,6 +597,7 @@ Status PlacementService::accrue_local_leases() {
     }
   }
   for (const auto& [job_id, lease] : ended) {
+    if (lease.resources.empty()) continue;
     auto detail = store_.get_job_with_events(job_id);
     if (!detail || !*detail) continue;
     int64_t end = now;
@@ -561,21 +611,25 @@ Status PlacementService::accrue_local_leases() {
       }
     }
     for (const auto& r : lease.resources)
-      if (auto st = ledger_.accrue(LedgerEntry{job_id, r, "local", lease.start_ms, std::max(end, lease.start_ms),
-                                               lease.usd_per_hour_each, lease.user, 0});
-          !st && result)
-        result = st;
+      entries.push_back(LedgerEntry{job_id, r, "local", lease.start_ms, std::max(end, lease.start_ms),
+                                    lease.usd_per_hour_each, lease.user, lease.on_demand_usd_per_hour});
   }
-  return result;
+  if (entries.empty()) return {};
+  // One store change (one commit) for the whole pass, however many leases there are.
+  return store_.write([&entries](WriteTxn& txn) -> Status {
+    for (const auto& e : entries)
+      if (auto st = Ledger::accrue_in(txn, e); !st) return st;
+    return {};
+  });
 }
 
 // ------------------------------------------------------------------ estimate vs actual
 
 json runtime_json(const store::JobRow& job, const std::vector<store::JobEventRow>& events) {
-  if (!job.placement_json) return nullptr;
-  json p = json::parse(*job.placement_json, nullptr, false);
-  if (!p.is_object() || !p["chosen"].is_object()) return nullptr;
-  const double estimated = p["chosen"].value("estimated_hours", 0.0);
+  if (!job.chosen_json) return nullptr;
+  const json chosen = json::parse(*job.chosen_json, nullptr, false);
+  if (!chosen.is_object()) return nullptr;
+  const double estimated = chosen.value("estimated_hours", 0.0);
   json out = {{"estimated_hours", estimated}, {"actual_hours", nullptr}, {"error_fraction", nullptr}};
   if (job.state != store::JobState::succeeded) return out;
   double actual = -1;

@@ -29,6 +29,7 @@
 // record and return (they run on store commit hooks and HTTP threads).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -106,13 +107,17 @@ class PlacementService {
     int64_t start_ms = 0;
     std::vector<std::string> resources;
     double usd_per_hour_each = 0;
-    std::string user;
+    double on_demand_usd_per_hour = 0;  // the ledger's reference, from the job's placement
+    std::string user;                   // no resources: a cloud lease (the provisioner bills it)
   };
 
   std::shared_ptr<const scheduler::PlacementContext> context();
   Expected<scheduler::LocalCapacity> local_capacity(std::vector<int64_t>* worker_ids);
-  Expected<Decision> decide(const store::JobRow& row, const train::JobSpec& spec, int64_t now_ms);
+  Expected<Decision> decide(const store::JobRow& row, const train::JobSpec& spec, int64_t now_ms,
+                            const scheduler::LocalCapacity& local);
   Status place_row(int64_t job_id);
+  // One placement pass over these jobs (those still queued): one capacity read, group-committed.
+  Status place_rows(const std::vector<int64_t>& ids);
   Status check_running_deadlines();
   void persist_calibration(const std::string& gpu, const std::string& kind);
 
@@ -136,7 +141,7 @@ class PlacementService {
   std::map<int64_t, OpenLease> open_leases_;  // job id -> its local lease being accrued
   int64_t last_reevaluation_ms_ = 0;
   size_t last_worker_count_ = 0;
-  bool has_unplaced_ = false;
+  std::atomic<bool> has_unplaced_{false};  // written by passes, read by tick()
   std::mutex place_mu_;  // one placement pass at a time (capacity is read, then written)
 };
 

@@ -37,7 +37,7 @@ const cost::Offer* find_offer(const std::vector<cost::Offer>& offers, const std:
   return region.empty() ? any : nullptr;
 }
 
-// The chosen cloud option of a placed job (from its stored placement JSON).
+// The chosen cloud option of a placed job (from its chosen candidate).
 struct CloudChoice {
   std::string instance_type;
   std::string region;
@@ -45,15 +45,18 @@ struct CloudChoice {
 };
 
 std::optional<CloudChoice> cloud_choice(const store::JobRow& job) {
-  if (!job.placement_json) return std::nullopt;
-  json p = json::parse(*job.placement_json, nullptr, false);
-  if (!p.is_object() || !p["chosen"].is_object()) return std::nullopt;
-  const json& c = p["chosen"];
+  if (!job.chosen_json) return std::nullopt;
+  const json c = json::parse(*job.chosen_json, nullptr, false);
+  if (!c.is_object()) return std::nullopt;
   const std::string option = c.value("option", "");
   if (option != "on_demand" && option != "spot") return std::nullopt;
   CloudChoice out;
-  out.instance_type = c["instance_type"].is_string() ? c["instance_type"].get<std::string>() : "";
-  out.region = c["region"].is_string() ? c["region"].get<std::string>() : "";
+  auto text = [&](const char* key) {
+    auto it = c.find(key);
+    return it != c.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  out.instance_type = text("instance_type");
+  out.region = text("region");
   out.spot = option == "spot";
   if (out.instance_type.empty()) return std::nullopt;
   return out;

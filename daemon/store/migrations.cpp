@@ -28,7 +28,7 @@ CREATE TABLE jobs (
   result           TEXT,                        -- JSON reported on success
   error            TEXT,                        -- reason of failure
   recoveries       INTEGER NOT NULL DEFAULT 0,
-  placement        TEXT                         -- JSON, reserved for cost-based placement
+  placement        TEXT                         -- JSON; since version 6 in job_placements
 );
 CREATE INDEX jobs_state_id ON jobs(state, id);
 
@@ -147,6 +147,20 @@ CREATE TABLE instances (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 6 (issue 7, scale): the placement document (kilobytes: the whole candidate table) moves
+// out of the jobs row into job_placements, so that updating a job (every heartbeat) no longer
+// rewrites it; the jobs row keeps only the chosen candidate, which matching, estimates and the
+// ledger read.
+constexpr std::string_view kV6 = R"sql(
+CREATE TABLE job_placements (
+  job_id    INTEGER PRIMARY KEY REFERENCES jobs(id),
+  placement TEXT    NOT NULL                   -- JSON: chosen, candidates, reason, ...
+);
+INSERT INTO job_placements (job_id, placement) SELECT id, placement FROM jobs WHERE placement IS NOT NULL;
+ALTER TABLE jobs ADD COLUMN chosen TEXT;       -- JSON: the placement's chosen candidate, or NULL
+UPDATE jobs SET chosen = json_extract(placement, '$.chosen'), placement = NULL WHERE placement IS NOT NULL;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -156,6 +170,7 @@ const std::vector<Migration>& migrations() {
       {3, "checkpoints", kV3},
       {4, "instances", kV4},
       {5, "api_tokens, jobs.owner, jobs.idempotency_key", kV5},
+      {6, "job_placements, jobs.chosen", kV6},
   };
   return list;
 }

@@ -32,6 +32,12 @@ struct JobRow {
   std::optional<std::string> result_json;
   std::optional<std::string> error;
   int recoveries = 0;
+  // Placement (issue 4): the decision's chosen candidate row (small: matching, estimates and the
+  // ledger read it), on the job row; and the whole decision with its candidate table (kilobytes),
+  // in the job_placements table so that the frequent updates of a job (every heartbeat) do not
+  // rewrite it. Single-job reads load placement_json; listings leave it empty. update_job writes
+  // chosen_json; WriteTxn::put_placement writes placement_json.
+  std::optional<std::string> chosen_json;
   std::optional<std::string> placement_json;
 };
 
@@ -74,6 +80,16 @@ struct QueuedJobRow {
   std::string placement_option;         // "" | "local" | "on_demand" | "spot"
   std::string placement_gpu;            // local: the chosen pool's GPU model ("cpu", "V100")
   std::string placement_instance_type;  // cloud: the chosen instance type
+};
+
+// A lease as the placement service and the provisioner read it, without the job's spec or
+// placement table (Store::lease_summaries).
+struct LeaseSummary {
+  int64_t job_id = 0;
+  int64_t worker_id = 0;
+  int64_t epoch = 0;
+  std::optional<std::string> chosen_json;    // the placement's chosen candidate
+  std::optional<std::string> progress_json;  // the last heartbeat's progress
 };
 
 // One ledger interval (daemon/service/ledger.h; migration 2): billed per second.

@@ -18,12 +18,19 @@ Expected<JobState> state_from(const std::string& name) {
   return *s;
 }
 
+// The columns written by insert_job / update_job, in bind order (?2.. after the id).
 constexpr const char* kJobColumns =
     "id, name, spec, state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
-    "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, placement";
+    "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen";
+// A single job read: every column and the placement document of job_placements.
+constexpr const char* kJobReadColumns =
+    "id, name, spec, state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
+    "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen, "
+    "(SELECT placement FROM job_placements WHERE job_id = jobs.id)";
+// A listing: no spec, no placement document.
 constexpr const char* kJobListColumns =
     "id, name, '', state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
-    "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, placement";
+    "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen, NULL";
 
 Expected<JobRow> read_job(const Statement& s) {
   JobRow r;
@@ -45,7 +52,8 @@ Expected<JobRow> read_job(const Statement& s) {
   r.result_json = s.column_opt_text(13);
   r.error = s.column_opt_text(14);
   r.recoveries = static_cast<int>(s.column_int64(15));
-  r.placement_json = s.column_opt_text(16);
+  r.chosen_json = s.column_opt_text(16);
+  r.placement_json = s.column_opt_text(17);
   return r;
 }
 
@@ -81,7 +89,7 @@ WorkerRow read_worker(const Statement& s) {
 }
 
 Expected<std::optional<JobRow>> query_job(Connection& db, int64_t id) {
-  auto p = db.prepare(std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?1");
+  auto p = db.prepare(std::string("SELECT ") + kJobReadColumns + " FROM jobs WHERE id = ?1");
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, id);
@@ -141,7 +149,7 @@ void bind_job_columns(Statement& s, const JobRow& r) {
       .bind(14, r.result_json)
       .bind(15, r.error)
       .bind(16, r.recoveries)
-      .bind(17, r.placement_json);
+      .bind(17, r.chosen_json);
 }
 
 }  // namespace
@@ -166,7 +174,7 @@ Status WriteTxn::update_job(const JobRow& row) {
       "UPDATE jobs SET name = ?2, spec = ?3, state = ?4, priority = ?5, resource_gpu = ?6, "
       "resource_gpus = ?7, created_ms = ?8, updated_ms = ?9, worker_id = ?10, lease_epoch = ?11, "
       "lease_expires_ms = ?12, progress = ?13, result = ?14, error = ?15, recoveries = ?16, "
-      "placement = ?17 WHERE id = ?1");
+      "chosen = ?17 WHERE id = ?1");
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, row.id);
@@ -175,6 +183,14 @@ Status WriteTxn::update_job(const JobRow& row) {
   if (db_.changes() != 1)
     return make_error("not_found", "job " + std::to_string(row.id) + " does not exist");
   return {};
+}
+
+Status WriteTxn::put_placement(int64_t job_id, const std::string& placement_json) {
+  auto p = db_.prepare("INSERT OR REPLACE INTO job_placements (job_id, placement) VALUES (?1, ?2)");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  s->bind(1, job_id).bind(2, placement_json);
+  return s->run();
 }
 
 Expected<int64_t> WriteTxn::append_event(const JobEventRow& ev) {
@@ -474,6 +490,25 @@ Expected<std::optional<WorkerRow>> Store::get_worker(int64_t id) {
   return query_worker(**r, id);
 }
 
+Expected<std::vector<LeaseSummary>> Store::lease_summaries() {
+  auto r = reader();
+  if (!r) return r.error();
+  auto p = (**r).prepare(
+      "SELECT id, worker_id, lease_epoch, chosen, progress FROM jobs WHERE state IN ('placed', 'running') "
+      "AND worker_id IS NOT NULL ORDER BY id");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  std::vector<LeaseSummary> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    out.push_back(LeaseSummary{s->column_int64(0), s->column_int64(1), s->column_int64(2), s->column_opt_text(3),
+                               s->column_opt_text(4)});
+  }
+  return out;
+}
+
 Expected<std::vector<std::pair<int64_t, int64_t>>> Store::active_leases() {
   auto r = reader();
   if (!r) return r.error();
@@ -521,7 +556,7 @@ Expected<std::string> Store::dump() {
        {"SELECT * FROM jobs ORDER BY id", "SELECT * FROM job_events ORDER BY job_id, seq",
         "SELECT * FROM workers ORDER BY id", "SELECT * FROM schema_version ORDER BY version",
         "SELECT * FROM checkpoints ORDER BY job_id, step",
-        "SELECT * FROM api_tokens ORDER BY id", "SELECT * FROM ledger ORDER BY resource, start_ms",
+        "SELECT * FROM api_tokens ORDER BY id", "SELECT * FROM job_placements ORDER BY job_id", "SELECT * FROM ledger ORDER BY resource, start_ms",
         "SELECT * FROM calibration ORDER BY gpu_model, model_kind",
         "SELECT * FROM instances ORDER BY id"}) {
     auto p = db.prepare(sql);

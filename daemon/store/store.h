@@ -56,7 +56,9 @@ class WriteTxn {
 
   Expected<std::optional<JobRow>> job(int64_t id);
   Expected<int64_t> insert_job(const JobRow& row);  // returns the new id
-  Status update_job(const JobRow& row);             // every mutable column, by id
+  Status update_job(const JobRow& row);             // every mutable column, by id (not placement_json)
+  // Stores (or replaces) a job's placement document (JobRow::placement_json).
+  Status put_placement(int64_t job_id, const std::string& placement_json);
   Expected<int64_t> append_event(const JobEventRow& ev);  // returns the event's seq
 
   Expected<std::optional<WorkerRow>> worker(int64_t id);
@@ -149,6 +151,8 @@ class Store {
   Expected<std::vector<QueuedJobRow>> queued_jobs();
   Expected<std::vector<WorkerRow>> list_workers();
   Expected<std::optional<WorkerRow>> get_worker(int64_t id);
+  // Every job in placed or running with a worker: the lease and what placement chose, no spec.
+  Expected<std::vector<LeaseSummary>> lease_summaries();
   // (job id, worker id) of every job in placed or running.
   Expected<std::vector<std::pair<int64_t, int64_t>>> active_leases();
   Expected<std::map<JobState, int64_t>> count_jobs_by_state();

@@ -41,13 +41,13 @@ Expected<std::vector<CalibrationRecord>> Store::calibrations() {
 namespace {
 
 // Jobs waiting for a worker, in id order, with what matching needs. `placed`: jobs placed but not
-// leased, with their chosen option from the placement column (JSON written by the placement
-// service; SQLite's json_extract reads the three fields); otherwise queued jobs, unplaced.
+// leased, with their chosen option from the chosen column (the placement's chosen candidate, a
+// small JSON object; SQLite's json_extract reads the three fields); otherwise queued jobs.
 Expected<std::vector<QueuedJobRow>> waiting_jobs(Connection& db, bool placed) {
   auto p = db.prepare(placed ? "SELECT id, priority, created_ms, resource_gpu, resource_gpus, "
-                               "COALESCE(json_extract(placement, '$.chosen.option'), ''), "
-                               "COALESCE(json_extract(placement, '$.chosen.gpu'), ''), "
-                               "COALESCE(json_extract(placement, '$.chosen.instance_type'), '') "
+                               "COALESCE(json_extract(chosen, '$.option'), ''), "
+                               "COALESCE(json_extract(chosen, '$.gpu'), ''), "
+                               "COALESCE(json_extract(chosen, '$.instance_type'), '') "
                                "FROM jobs WHERE state = 'placed' AND worker_id IS NULL ORDER BY id"
                              : "SELECT id, priority, created_ms, resource_gpu, resource_gpus, '', '', '' "
                                "FROM jobs WHERE state = 'queued' ORDER BY id");

@@ -94,6 +94,47 @@ TEST(Migrations, ADatabaseNewerThanTheBinaryIsRefused) {
   EXPECT_NE(r.error().message.find("newer"), std::string::npos);
 }
 
+TEST(Migrations, Version6MovesThePlacementTableOutOfTheJobRow) {
+  TempDir dir;
+  ManualClock clock;
+  {  // A database of version 5 with a placed job, written as that version wrote it.
+    auto conn = Connection::open(dir.file("jobctl.db"), false);
+    ASSERT_TRUE(conn);
+    std::vector<Migration> up_to_5;
+    for (const auto& m : migrations())
+      if (m.version <= 5) up_to_5.push_back(m);
+    ASSERT_TRUE(apply_migrations(**conn, 1, up_to_5));
+    ASSERT_TRUE((*conn)->exec(
+        "INSERT INTO jobs (name, spec, state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
+        "placement) VALUES ('a', '{}', 'placed', 50, 'any', 1, 1, 1, "
+        "'{\"chosen\":{\"option\":\"spot\",\"instance_type\":\"p3.2xlarge\",\"gpu\":\"V100\"},"
+        "\"candidates\":[],\"reason\":\"cheapest\"}'), "
+        "('b', '{}', 'queued', 50, 'any', 1, 2, 2, NULL)"));
+  }
+  auto s = open_store(dir, clock);  // applies version 6
+  auto a = s->get_job(1);
+  ASSERT_TRUE(a && *a);
+  ASSERT_TRUE((*a)->chosen_json);
+  EXPECT_EQ(*(*a)->chosen_json, R"({"option":"spot","instance_type":"p3.2xlarge","gpu":"V100"})");
+  ASSERT_TRUE((*a)->placement_json);
+  EXPECT_NE((*a)->placement_json->find("cheapest"), std::string::npos);
+  auto waiting = s->placed_waiting_jobs();
+  ASSERT_TRUE(waiting);
+  ASSERT_EQ(waiting->size(), 1u);
+  EXPECT_EQ((*waiting)[0].placement_option, "spot");
+  EXPECT_EQ((*waiting)[0].placement_instance_type, "p3.2xlarge");
+  auto b = s->get_job(2);
+  ASSERT_TRUE(b && *b);
+  EXPECT_FALSE((*b)->chosen_json);
+  EXPECT_FALSE((*b)->placement_json);
+  // Listings carry the chosen row but not the placement document.
+  auto listed = s->list_jobs(JobQuery{});
+  ASSERT_TRUE(listed);
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_TRUE((*listed)[0].chosen_json);
+  EXPECT_FALSE((*listed)[0].placement_json);
+}
+
 TEST(Store, OpensInWalModeWithFullSync) {
   TempDir dir;
   ManualClock clock;
