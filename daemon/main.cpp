@@ -173,6 +173,8 @@ int main(int argc, char** argv) {
   }
   // Auth, limits, metrics (issue 7, docs/security.md): the gate in front of the routes.
   auto hardening = http::install_hardening(router, svc, db, clock, cfg.security);
+  if (hardening->metrics)
+    placement.set_decision_observer([m = hardening->metrics.get()](double s) { m->observe_placement(s); });
   http::ServerOptions ho;
   ho.host = cfg.host;
   ho.port = static_cast<uint16_t>(cfg.port);

@@ -37,15 +37,19 @@ void submit_job(JobService& svc, const HttpRequest& req, const Responder& respon
   // the first job (docs/api.md).
   if (req.idempotency_key.size() > 200)
     return respond(error_response(make_error("invalid_argument", "Idempotency-Key must be at most 200 bytes", "Idempotency-Key")));
-  auto job = svc.submit_job(req.body, service::SubmitContext{req.user, req.idempotency_key});
-  if (!job) {
-    Error e = job.error();
-    if (e.field.empty()) e.field = "body";  // the spec is the whole body
-    return respond(error_response(e));
-  }
-  HttpResponse res = json_response(201, job_summary_json(*job));
-  res.headers.emplace_back("Location", "/v1/jobs/" + std::to_string(job->id));
-  respond(std::move(res));
+  // Answered from the store's completion, once the job is durable (the route runs on the I/O
+  // thread and never blocks: Dispatch::io).
+  svc.submit_job_async(req.body, service::SubmitContext{req.user, req.idempotency_key},
+                       [respond](Expected<service::JobRow> job) {
+                         if (!job) {
+                           Error e = job.error();
+                           if (e.field.empty()) e.field = "body";  // the spec is the whole body
+                           return respond(error_response(e));
+                         }
+                         HttpResponse res = json_response(201, job_summary_json(*job));
+                         res.headers.emplace_back("Location", "/v1/jobs/" + std::to_string(job->id));
+                         respond(std::move(res));
+                       });
 }
 
 void list_jobs(JobService& svc, const HttpRequest& req, const Responder& respond) {
@@ -187,23 +191,26 @@ Expected<std::string> object_text(const json& body, const char* key, bool requir
 
 void heartbeat(JobService& svc, const HttpRequest& req, const PathParams& p, const Responder& respond,
                const ApiInfo& info) {
-  answer(respond, 200, [&]() -> Expected<json> {
-    auto id = path_id(p, "id");
-    if (!id) return id.error();
-    auto body = json_object_body(req, true);
-    if (!body) return body.error();
-    if (auto st = only_keys(*body, {"worker_id", "epoch", "progress"}); !st) return st.error();
-    service::HeartbeatReport hb;
-    auto ref = lease_ref(*body);
-    if (!ref) return ref.error();
-    hb.lease = *ref;
-    auto progress = object_text(*body, "progress", false);
-    if (!progress) return progress.error();
-    if (!progress->empty()) hb.progress_json = std::move(*progress);
-    auto r = svc.heartbeat(*id, hb);
-    if (!r) return r.error();
-    if (info.on_progress && hb.progress_json && !r->cancel) info.on_progress(*id, *hb.progress_json);
-    return json{{"cancel", r->cancel}, {"lease_expires_ms", r->lease_expires_ms}};
+  auto fail = [&](const Error& e) { respond(error_response(e)); };
+  auto id = path_id(p, "id");
+  if (!id) return fail(id.error());
+  auto body = json_object_body(req, true);
+  if (!body) return fail(body.error());
+  if (auto st = only_keys(*body, {"worker_id", "epoch", "progress"}); !st) return fail(st.error());
+  service::HeartbeatReport hb;
+  auto ref = lease_ref(*body);
+  if (!ref) return fail(ref.error());
+  hb.lease = *ref;
+  auto progress = object_text(*body, "progress", false);
+  if (!progress) return fail(progress.error());
+  if (!progress->empty()) hb.progress_json = std::move(*progress);
+  // Answered from the store's completion (Dispatch::io: this never blocks); the progress history
+  // records the point after the answer is on its way.
+  svc.heartbeat_async(*id, hb, [respond, on_progress = info.on_progress, job_id = *id,
+                                progress = hb.progress_json](Expected<service::HeartbeatReply> r) {
+    if (!r) return respond(error_response(r.error()));
+    respond(json_response(200, json{{"cancel", r->cancel}, {"lease_expires_ms", r->lease_expires_ms}}));
+    if (on_progress && progress && !r->cancel) on_progress(job_id, *progress);
   });
 }
 
@@ -289,7 +296,9 @@ Router make_api_router(JobService& svc, ApiInfo info) {
                                      {"queued", svc.queued_count()},
                                      {"waiting_workers", svc.waiting_workers()}}));
   });
-  r.add("POST", "/v1/jobs", S(submit_job));
+  // Submits and heartbeats, the hottest routes, never block (they answer from the store's
+  // completion): they run on the I/O thread (router.h, Dispatch).
+  r.add("POST", "/v1/jobs", S(submit_job), Dispatch::io);
   r.add("GET", "/v1/jobs", S(list_jobs));
   r.add("GET", "/v1/jobs/{id}", P(get_job));
   r.add("POST", "/v1/jobs/{id}/cancel", P(cancel_job));
@@ -298,7 +307,7 @@ Router make_api_router(JobService& svc, ApiInfo info) {
   r.add("POST", "/v1/workers/{id}/lease", P(lease));
   r.add("POST", "/v1/jobs/{id}/heartbeat", [&svc, info](const HttpRequest& req, const PathParams& p, Responder respond) {
     heartbeat(svc, req, p, respond, info);
-  });
+  }, Dispatch::io);
   r.add("POST", "/v1/jobs/{id}/complete", P(complete));
   r.add("POST", "/v1/jobs/{id}/fail", P(fail));
   r.add("POST", "/v1/jobs/{id}/preempt", P(preempt));

@@ -40,14 +40,23 @@ bool match(const std::vector<std::string>& pattern, const std::vector<std::strin
 
 }  // namespace
 
-void Router::add(std::string_view method, std::string_view pattern, Handler handler) {
+void Router::add(std::string_view method, std::string_view pattern, Handler handler, Dispatch dispatch) {
   Route r;
+  r.dispatch = dispatch;
   r.method = std::string(method);
   r.pattern = std::string(pattern);
   for (auto& seg : split_path(pattern))
     r.segments.push_back(seg.size() >= 2 && seg.front() == '{' && seg.back() == '}' ? "{}" : seg);
   r.handler = std::move(handler);
   routes_.push_back(std::move(r));
+}
+
+Dispatch Router::dispatch_for(std::string_view method, std::string_view path) const {
+  const auto segments = split_path(path);
+  PathParams params;
+  for (const Route& r : routes_)
+    if (r.method == method && match(r.segments, segments, params)) return r.dispatch;
+  return Dispatch::pool;
 }
 
 void Router::handle(const HttpRequest& request, Responder respond) const {

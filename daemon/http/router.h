@@ -26,9 +26,18 @@ using Gate = std::function<std::optional<HttpResponse>(HttpRequest& request, con
 // thread; must be quick and thread-safe.
 using Observer = std::function<void(const std::string& method, const std::string& pattern, int status, double seconds)>;
 
+// Where the server runs a route's handler. `pool`: on the handler threads, for handlers that may
+// block (a synchronous store write, a long computation). `io`: on the connection's I/O thread,
+// for handlers that never block — they hand their work to the store asynchronously and answer
+// from its completion — which saves the hand-off to a handler thread and back on the hottest
+// routes (submits, heartbeats).
+enum class Dispatch { pool, io };
+
 class Router {
  public:
-  void add(std::string_view method, std::string_view pattern, Handler handler);
+  void add(std::string_view method, std::string_view pattern, Handler handler, Dispatch dispatch = Dispatch::pool);
+  // How the route matching this request runs (pool when none matches).
+  Dispatch dispatch_for(std::string_view method, std::string_view path) const;
   // Finds the route and calls its handler (on the calling thread); `respond` is called exactly
   // once, possibly later and from another thread.
   void handle(const HttpRequest& request, Responder respond) const;
@@ -45,6 +54,7 @@ class Router {
     std::vector<std::string> segments;  // "{}" for a placeholder
     std::string pattern;
     Handler handler;
+    Dispatch dispatch = Dispatch::pool;
   };
   std::vector<Route> routes_;
   Gate gate_;

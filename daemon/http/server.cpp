@@ -167,13 +167,19 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.expires_never();  // a long-poll may take a while; the handler answers in time
     srv_.in_flight.fetch_add(1);
     request_in_flight_ = true;
-    net::post(srv_.handlers, [self = shared_from_this(), request = std::move(request)] {
+    // Non-blocking routes run here on the connection's strand; the others on a handler thread.
+    const Dispatch where = srv_.router.dispatch_for(request.method, request.path);
+    auto run = [self = shared_from_this(), request = std::move(request)] {
       self->srv_.router.handle(request, [self](HttpResponse r) {
         net::post(self->stream_.get_executor(), [self, r = std::move(r)]() mutable {
           self->send(std::move(r), /*close_after=*/false);
         });
       });
-    });
+    };
+    if (where == Dispatch::io)
+      run();
+    else
+      net::post(srv_.handlers, std::move(run));
   }
 
   // An answer to a request that could not be read whole: the connection closes after it.

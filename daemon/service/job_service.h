@@ -65,6 +65,10 @@ class JobService {
   // `context` (auth, issue 7): the owner is stored with the job; a non-empty idempotency key
   // already used by this owner returns that first job unchanged instead of a new one.
   Expected<JobRow> submit_job(std::string_view spec_json, const SubmitContext& context = {});
+  // The same without blocking: the spec is checked on the calling thread, and `done` runs on the
+  // store's writer thread once the job is durable (or with the error). It must be quick.
+  void submit_job_async(std::string_view spec_json, const SubmitContext& context,
+                        std::function<void(Expected<JobRow>)> done);
   Expected<JobPage> list_jobs(const JobListRequest& request);
   Expected<JobDetail> get_job(int64_t id);
   // Any non-terminal job becomes cancelled (a worker running it learns on its next heartbeat);
@@ -77,6 +81,9 @@ class JobService {
   // Offers the worker a fitting job now, or waits up to wait_ms for one (0: do not wait).
   void lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done);
   Expected<HeartbeatReply> heartbeat(int64_t job_id, const HeartbeatReport& report);
+  // The same without blocking; `done` runs on the store's writer thread (it must be quick).
+  void heartbeat_async(int64_t job_id, const HeartbeatReport& report,
+                       std::function<void(Expected<HeartbeatReply>)> done);
   Expected<JobRow> complete(int64_t job_id, const CompletionReport& report);
   Expected<JobRow> fail(int64_t job_id, const FailureReport& report);
   // The worker gives the job back (it is shutting down or its machine is being reclaimed): the

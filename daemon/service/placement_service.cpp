@@ -1,6 +1,7 @@
 #include "daemon/service/placement_service.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <condition_variable>
 
@@ -104,6 +105,7 @@ std::shared_ptr<const scheduler::PlacementContext> PlacementService::context() {
     if (it->second <= now) {
       it = set_aside_.erase(it);
       context_dirty_ = true;
+      ++offers_generation_;
     } else {
       ++it;
     }
@@ -123,12 +125,19 @@ std::shared_ptr<const scheduler::PlacementContext> PlacementService::context() {
   return context_;
 }
 
+uint64_t PlacementService::offers_generation() {
+  (void)context();  // drops set-asides that have ended first
+  std::lock_guard<std::mutex> lock(mu_);
+  return offers_generation_;
+}
+
 void PlacementService::set_aside(const std::string& instance_type, const std::string& region, bool spot,
                                  int64_t until_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& until = set_aside_[OfferMarket{instance_type, region, spot}];
   until = std::max(until, until_ms);
   context_dirty_ = true;
+  ++offers_generation_;
 }
 
 Expected<scheduler::LocalCapacity> PlacementService::local_capacity(std::vector<int64_t>* worker_ids) {
@@ -137,27 +146,46 @@ Expected<scheduler::LocalCapacity> PlacementService::local_capacity(std::vector<
   auto leases = store_.lease_summaries();
   if (!leases) return leases.error();
   const int64_t now = clock_.now_ms();
+  std::lock_guard<std::mutex> lock(mu_);  // the caches below
+  // A lease's estimate comes from its placement's chosen row, which does not change while the
+  // lease lasts: parsed once per (job, epoch), not once per pass.
   std::map<int64_t, int64_t> busy_until;  // worker -> expected end of the job it holds
+  std::map<int64_t, std::pair<int64_t, double>> hours_seen;
   for (const auto& l : *leases) {
     double hours = 1.0;  // unknown estimate: assume an hour
-    if (l.chosen_json) {
+    auto cached = lease_hours_.find(l.job_id);
+    if (cached != lease_hours_.end() && cached->second.first == l.epoch) {
+      hours = cached->second.second;
+    } else if (l.chosen_json) {
       const json c = json::parse(*l.chosen_json, nullptr, false);
-      if (c.is_object()) hours = c.value("estimated_hours", 1.0) * (1.0 - done_fraction(l.progress_json));
+      if (c.is_object()) hours = c.value("estimated_hours", 1.0);
     }
+    hours_seen[l.job_id] = {l.epoch, hours};
     auto& until = busy_until[l.worker_id];
-    until = std::max(until, now + static_cast<int64_t>(hours * kHourMs));
+    until = std::max(until, now + static_cast<int64_t>(hours * (1.0 - done_fraction(l.progress_json)) * kHourMs));
   }
+  lease_hours_ = std::move(hours_seen);
+  // A worker's capabilities never change after it registers: parsed once per worker.
   scheduler::LocalCapacity capacity;
   for (const auto& w : *workers) {
     if (w.state != "active") continue;
-    auto caps = capabilities_from_json(json::parse(w.capabilities_json, nullptr, false), "capabilities");
-    if (!caps || caps->instance) continue;  // unreadable, or a cloud instance's worker
-    scheduler::Worker sw;
-    sw.id = std::to_string(w.id);
-    sw.gpu_model = worker_gpu_model(*caps);
-    sw.gpu_count = caps->gpus.empty() ? 1 : static_cast<int>(caps->gpus.size());
-    const int64_t mem_mb = caps->gpus.empty() ? caps->memory_mb : caps->gpus.front().memory_mb;
-    sw.gpu_memory_gb = mem_mb > 0 ? static_cast<double>(mem_mb) / 1024.0 : 1e6;  // 0: not reported
+    auto cached = worker_pools_.find(w.id);
+    if (cached == worker_pools_.end()) {
+      std::optional<scheduler::Worker> parsed;
+      auto caps = capabilities_from_json(json::parse(w.capabilities_json, nullptr, false), "capabilities");
+      if (caps && !caps->instance) {  // readable, and not a cloud instance's worker
+        scheduler::Worker sw;
+        sw.id = std::to_string(w.id);
+        sw.gpu_model = worker_gpu_model(*caps);
+        sw.gpu_count = caps->gpus.empty() ? 1 : static_cast<int>(caps->gpus.size());
+        const int64_t mem_mb = caps->gpus.empty() ? caps->memory_mb : caps->gpus.front().memory_mb;
+        sw.gpu_memory_gb = mem_mb > 0 ? static_cast<double>(mem_mb) / 1024.0 : 1e6;  // 0: not reported
+        parsed = std::move(sw);
+      }
+      cached = worker_pools_.emplace(w.id, std::move(parsed)).first;
+    }
+    if (!cached->second) continue;
+    scheduler::Worker sw = *cached->second;
     if (auto it = busy_until.find(w.id); it != busy_until.end()) {
       sw.busy = true;
       sw.busy_until_ms = it->second;
@@ -312,16 +340,25 @@ Expected<std::optional<json>> PlacementService::place_job(int64_t job_id) {
   return std::optional<json>(json::parse(*(*row)->placement_json, nullptr, false));
 }
 
-Status PlacementService::place_row(int64_t job_id) { return place_rows({job_id}); }
+Status PlacementService::place_row(int64_t job_id) { return place_rows({job_id}, false); }
 
-Status PlacementService::place_rows(const std::vector<int64_t>& ids) {
+Status PlacementService::place_rows(const std::vector<int64_t>& ids, bool skip_unchanged) {
   std::lock_guard<std::mutex> pass(place_mu_);
   if (ids.empty()) return {};
   // One read of the workers and their leases for the whole pass, not one per job.
   auto capacity = local_capacity(nullptr);
   if (!capacity) return capacity.error();
-  // Every decision is queued as its own store change at once, so the writer commits them in
-  // batches (one fsync for many); the pass returns when all have committed.
+  // What an unplaceable job's fate depends on: the local pools that exist and the offers (with
+  // their set-asides); calibration changes estimates, never whether anything can run a job. While it is unchanged, re-deciding such a job
+  // gives the same answer, so the periodic pass skips it (a queue of thousands of jobs nothing
+  // can run would otherwise cost a decision and a write each, every pass).
+  std::string inputs = std::to_string(offers_generation()) + ";";
+  for (const auto& pool : capacity->pools())
+    inputs += pool.gpu_model + "x" + std::to_string(pool.gpu_count) + ":" + std::to_string(pool.gpu_memory_gb) + ";";
+  // Decisions are queued as store changes a group at a time, so the writer commits each group
+  // in one transaction (one fsync for many) without filling its queue ahead of other writers
+  // (a submit waits behind at most one group).
+  constexpr size_t kGroup = 64;
   struct Pending {
     std::mutex mu;
     std::condition_variable cv;
@@ -337,6 +374,11 @@ Status PlacementService::place_rows(const std::vector<int64_t>& ids) {
       continue;
     }
     if (!*found || (*found)->state != store::JobState::queued) continue;
+    if (skip_unchanged) {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = unplaceable_inputs_.find(job_id);
+      if (it != unplaceable_inputs_.end() && it->second == inputs) continue;
+    }
     const store::JobRow row = **found;
     auto spec = train::parse_job_spec(row.spec_json);
     if (!spec) {
@@ -344,12 +386,20 @@ Status PlacementService::place_rows(const std::vector<int64_t>& ids) {
       continue;
     }
     const int64_t now = clock_.now_ms();
+    const auto started = std::chrono::steady_clock::now();  // a duration for the metric, not a time
     auto d = decide(row, *spec, now, *capacity);
+    if (decision_observer_)
+      decision_observer_(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     if (!d) {
       if (result) result = d.error();
       continue;
     }
     const bool placed = d->placed;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (placed) unplaceable_inputs_.erase(job_id);
+      else unplaceable_inputs_[job_id] = inputs;
+    }
     if (!placed) has_unplaced_ = true;
     std::string text = d->placement.dump();
     std::optional<std::string> chosen;
@@ -403,6 +453,8 @@ Status PlacementService::place_rows(const std::vector<int64_t>& ids) {
       if (!st && pending->first_error) pending->first_error = std::move(st);
       if (--pending->left == 0) pending->cv.notify_all();
     });
+    std::unique_lock<std::mutex> lock(pending->mu);
+    if (pending->left >= kGroup) pending->cv.wait(lock, [&] { return pending->left == 0; });
   }
   std::unique_lock<std::mutex> lock(pending->mu);
   pending->cv.wait(lock, [&] { return pending->left == 0; });
@@ -416,20 +468,20 @@ void PlacementService::tick() {
     std::lock_guard<std::mutex> lock(mu_);
     pending.swap(pending_);
   }
-  (void)place_rows(std::vector<int64_t>(pending.begin(), pending.end()));
+  (void)place_rows(std::vector<int64_t>(pending.begin(), pending.end()), false);
   const int64_t now = clock_.now_ms();
   bool due = now - last_reevaluation_ms_ >= int64_t{settings_.reevaluate_s} * 1000;
   if (!due && has_unplaced_) {  // a new worker may make an unplaceable job placeable
-    auto workers = store_.list_workers();
-    if (workers && workers->size() != last_worker_count_) due = true;
+    auto workers = store_.count_workers();
+    if (workers && static_cast<size_t>(*workers) != last_worker_count_) due = true;
   }
-  if (due) (void)reevaluate();
+  if (due) (void)reevaluate(now - last_accrual_ms_ >= int64_t{settings_.ledger_accrual_s} * 1000);
 }
 
-Status PlacementService::reevaluate() {
+Status PlacementService::reevaluate(bool accrue) {
   last_reevaluation_ms_ = clock_.now_ms();
-  auto workers = store_.list_workers();
-  if (workers) last_worker_count_ = workers->size();
+  auto workers = store_.count_workers();
+  if (workers) last_worker_count_ = static_cast<size_t>(*workers);
   has_unplaced_ = false;
   Status result;
   auto queued = store_.queued_jobs();
@@ -437,8 +489,17 @@ Status PlacementService::reevaluate() {
   std::vector<int64_t> ids;
   ids.reserve(queued->size());
   for (const auto& q : *queued) ids.push_back(q.id);
-  if (auto st = place_rows(ids); !st && result) result = st;
-  if (auto st = accrue_local_leases(); !st && result) result = st;
+  {  // forget jobs that left the queue
+    std::lock_guard<std::mutex> lock(mu_);
+    std::set<int64_t> still(ids.begin(), ids.end());
+    for (auto it = unplaceable_inputs_.begin(); it != unplaceable_inputs_.end();)
+      it = still.count(it->first) ? std::next(it) : unplaceable_inputs_.erase(it);
+  }
+  if (auto st = place_rows(ids, true); !st && result) result = st;
+  if (accrue) {
+    last_accrual_ms_ = clock_.now_ms();
+    if (auto st = accrue_local_leases(); !st && result) result = st;
+  }
   if (auto st = check_running_deadlines(); !st && result) result = st;
   return result;
 }
@@ -504,24 +565,45 @@ void PlacementService::observe_heartbeat(int64_t job_id, int64_t worker_id, cons
   if (!p.is_object()) return;
   const double step_ms = p.value("step_ms", 0.0), total_steps = p.value("total_steps", 0.0);
   if (!(step_ms > 0) || !(total_steps > 0)) return;
-  auto job = store_.get_job(job_id);
-  auto worker = store_.get_worker(worker_id);
-  if (!job || !*job || !worker || !*worker) return;
-  auto spec = train::parse_job_spec((*job)->spec_json);
-  auto caps = capabilities_from_json(json::parse((*worker)->capabilities_json, nullptr, false), "capabilities");
-  if (!spec || !caps) return;
-  const train::ModelStats stats = train::model_stats(*spec);
-  const cost::Workload w = cost::workload_from_spec(*spec, stats);
-  const double step_flops = w.training_flops / total_steps;
-  const std::string gpu = worker_gpu_model(*caps);
-  const int gpus = caps->gpus.empty() ? 1 : std::min<int>(std::max(spec->resources.gpus, 1),
-                                                          static_cast<int>(caps->gpus.size()));
+  // What a step of this job on this worker is (read and computed once per lease: this runs on
+  // every heartbeat, on the store's writer thread).
+  std::optional<HeartbeatShape> shape;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!calibrator_.observe(gpu, w.model_kind, step_flops, step_ms / 1000.0, gpus, w.precision)) return;
+    auto it = heartbeat_shapes_.find(job_id);
+    if (it != heartbeat_shapes_.end() && it->second.worker_id == worker_id && it->second.total_steps == total_steps)
+      shape = it->second;
+  }
+  if (!shape) {
+    auto job = store_.get_job(job_id);
+    auto worker = store_.get_worker(worker_id);
+    if (!job || !*job || !worker || !*worker) return;
+    auto spec = train::parse_job_spec((*job)->spec_json);
+    auto caps = capabilities_from_json(json::parse((*worker)->capabilities_json, nullptr, false), "capabilities");
+    if (!spec || !caps) return;
+    const train::ModelStats stats = train::model_stats(*spec);
+    const cost::Workload w = cost::workload_from_spec(*spec, stats);
+    HeartbeatShape h;
+    h.worker_id = worker_id;
+    h.total_steps = total_steps;
+    h.step_flops = w.training_flops / total_steps;
+    h.gpu = worker_gpu_model(*caps);
+    h.model_kind = w.model_kind;
+    h.precision = w.precision;
+    h.gpus = caps->gpus.empty() ? 1 : std::min<int>(std::max(spec->resources.gpus, 1), static_cast<int>(caps->gpus.size()));
+    shape = h;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (heartbeat_shapes_.size() > 100000) heartbeat_shapes_.clear();  // bounded: a cache, not state
+    heartbeat_shapes_[job_id] = h;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!calibrator_.observe(shape->gpu, shape->model_kind, shape->step_flops, step_ms / 1000.0, shape->gpus,
+                             shape->precision))
+      return;
     context_dirty_ = true;
   }
-  persist_calibration(gpu, w.model_kind);
+  persist_calibration(shape->gpu, shape->model_kind);
 }
 
 void PlacementService::persist_calibration(const std::string& gpu, const std::string& kind) {

@@ -75,12 +75,18 @@ class PlacementService {
   // Places requested jobs; every reevaluate_s also re-places queued ones, accrues local leases
   // and checks running spot jobs against the deadline policy. Call from the daemon's ticker.
   void tick();
-  // Everything tick() does every reevaluate_s, now (tests call it directly).
-  Status reevaluate();
+  // Everything tick() does every reevaluate_s, now (tests call it directly); the ledger accrual of
+  // local leases only when `accrue` (tick(): every ledger_accrual_s).
+  Status reevaluate(bool accrue = true);
 
   // The provisioner could not launch this offer (no capacity, a refused request): placement
   // leaves it out until `until_ms` — for spot only its spot market, for on-demand the whole offer.
   void set_aside(const std::string& instance_type, const std::string& region, bool spot, int64_t until_ms);
+  // Told how long each placement decision took (the jobctl_placement_latency_seconds metric).
+  // Set before serving; must be quick.
+  void set_decision_observer(std::function<void(double seconds)> observer) {
+    decision_observer_ = std::move(observer);
+  }
   // Told every job placed on a cloud offer (after its commit), e.g. to wake the provisioner.
   // Set before serving; must be quick.
   void set_cloud_placed_observer(std::function<void(int64_t job_id)> observer) {
@@ -117,7 +123,10 @@ class PlacementService {
                             const scheduler::LocalCapacity& local);
   Status place_row(int64_t job_id);
   // One placement pass over these jobs (those still queued): one capacity read, group-committed.
-  Status place_rows(const std::vector<int64_t>& ids);
+  // skip_unchanged: leave out jobs that were unplaceable with the same inputs (see .cpp).
+  Status place_rows(const std::vector<int64_t>& ids, bool skip_unchanged);
+  // Counts changes of the offers placement may use (an offer set aside, or back).
+  uint64_t offers_generation();
   Status check_running_deadlines();
   void persist_calibration(const std::string& gpu, const std::string& kind);
 
@@ -133,13 +142,32 @@ class PlacementService {
   bool context_dirty_ = true;
   std::shared_ptr<const scheduler::PlacementContext> context_;
   std::function<void(int64_t)> cloud_placed_observer_;
+  std::function<void(double)> decision_observer_;
   std::set<int64_t> pending_;
+  uint64_t offers_generation_ = 0;
+  std::map<int64_t, std::string> unplaceable_inputs_;
+  // local_capacity's caches: a worker's pool entry (nullopt: not a local worker) and a lease's
+  // estimated hours by job id (with its epoch).
+  std::map<int64_t, std::optional<scheduler::Worker>> worker_pools_;
+  std::map<int64_t, std::pair<int64_t, double>> lease_hours_;
+  // observe_heartbeat's cache: what one step of a job is on the worker running it.
+  struct HeartbeatShape {
+    int64_t worker_id = 0;
+    double total_steps = 0;
+    double step_flops = 0;
+    std::string gpu;
+    std::string model_kind;
+    cost::Precision precision = cost::Precision::fp32;
+    int gpus = 1;
+  };
+  std::map<int64_t, HeartbeatShape> heartbeat_shapes_;  // job -> the inputs it was unplaceable under
   using OfferMarket = std::tuple<std::string, std::string, bool>;  // instance type, region, spot
   std::map<OfferMarket, int64_t> set_aside_;                     // -> until (ms)
   std::map<int64_t, std::unique_ptr<scheduler::DeadlinePolicy>> policies_;  // per job with a deadline
   std::set<int64_t> deadline_flagged_;
   std::map<int64_t, OpenLease> open_leases_;  // job id -> its local lease being accrued
   int64_t last_reevaluation_ms_ = 0;
+  int64_t last_accrual_ms_ = 0;
   size_t last_worker_count_ = 0;
   std::atomic<bool> has_unplaced_{false};  // written by passes, read by tick()
   std::mutex place_mu_;  // one placement pass at a time (capacity is read, then written)

@@ -1,5 +1,6 @@
 #include "daemon/store/store.h"
 
+#include <chrono>
 #include <exception>
 #include <future>
 #include <sstream>
@@ -287,13 +288,13 @@ void Store::close() {
 
 // ---------------------------------------------------------------- Store: writes
 
-void Store::write_async(Change change, Done done) {
+void Store::write_async(Change change, Done done, Durability durability) {
   {
     std::unique_lock<std::mutex> lock(mu_);
     // While closing, the writer drains its queue to the end: changes queued from its own thread
     // (by hooks and completions) are still run.
     if (!closing_ || std::this_thread::get_id() == writer_id_.load()) {
-      queue_.push_back(Item{std::move(change), std::move(done)});
+      queue_.push_back(Item{std::move(change), std::move(done), durability});
       lock.unlock();
       cv_.notify_one();
       return;
@@ -319,6 +320,17 @@ void Store::writer_loop() {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return closing_ || !queue_.empty(); });
       if (queue_.empty()) return;  // closing and drained
+      // Relaxed changes (heartbeats) arrive in thousands a second, a few at a time: a moment's
+      // wait gathers many into one commit (fewer WAL pages, fewer wake-ups of this thread).
+      // Durable changes never wait: they pay an fsync, which batches them by itself.
+      bool relaxed_only = true;
+      for (const auto& item : queue_) relaxed_only = relaxed_only && item.durability == Durability::relaxed;
+      if (relaxed_only && !closing_ && queue_.size() < static_cast<size_t>(options_.max_batch) &&
+          options_.relaxed_linger_us > 0) {
+        lock.unlock();
+        std::this_thread::sleep_for(std::chrono::microseconds(options_.relaxed_linger_us));
+        lock.lock();
+      }
       const size_t n = std::min<size_t>(queue_.size(), static_cast<size_t>(options_.max_batch));
       for (size_t i = 0; i < n; ++i) {
         batch.push_back(std::move(queue_.front()));
@@ -335,6 +347,14 @@ void Store::run_batch(std::vector<Item>& batch) {
   std::vector<Status> results(batch.size());
   std::vector<std::vector<std::function<void()>>> hooks(batch.size());
 
+  // A batch of relaxed changes only commits without the fsync (store.h, Durability); a batch
+  // with any durable change syncs as configured, which also makes every earlier frame durable.
+  bool durable = false;
+  for (const auto& item : batch) durable = durable || item.durability == Durability::durable;
+  if (durable != batch_synced_) {
+    const std::string mode = durable ? options_.synchronous : std::string("OFF");
+    if (auto st = db.exec("PRAGMA synchronous=" + mode); st) batch_synced_ = durable;
+  }
   Status begin = db.exec("BEGIN IMMEDIATE");
   if (!begin) {
     for (auto& item : batch)
@@ -465,6 +485,17 @@ Expected<std::vector<JobRow>> Store::list_jobs(const JobQuery& q) {
     out.push_back(std::move(*j));
   }
   return out;
+}
+
+Expected<int64_t> Store::count_workers() {
+  auto r = reader();
+  if (!r) return r.error();
+  auto p = (**r).prepare("SELECT COUNT(*) FROM workers");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  auto row = s->step();
+  if (!row) return row.error();
+  return s->column_int64(0);
 }
 
 Expected<std::vector<WorkerRow>> Store::list_workers() {

@@ -46,6 +46,7 @@ struct StoreOptions {
   std::string synchronous = "FULL";  // FULL (default) or NORMAL
   int max_batch = 512;               // most changes per COMMIT
   int max_readers = 8;               // most reader connections open at once
+  int relaxed_linger_us = 2000;      // how long a batch of relaxed changes waits for more
 };
 
 // The view a change has of the database, inside the writer's transaction. Only valid during the
@@ -108,6 +109,15 @@ class WriteTxn {
   std::vector<std::function<void()>>& hooks_;
 };
 
+// How a change's commit must reach the disk. `durable` (the default): the commit that contains it
+// is synced as store.synchronous says (FULL: the WAL is fsynced) before `done` runs, so an
+// acknowledged change survives a power cut. `relaxed`: for changes whose loss in a power cut is
+// harmless because they are repeated anyway — heartbeats (progress, lease renewals: a restarted
+// daemon extends every lease regardless). A batch of relaxed changes only is committed without
+// the fsync; it is never reordered against durable changes, and the next durable commit syncs it
+// too. A crash of the process (not the machine) loses nothing either way: the WAL is written.
+enum class Durability { durable, relaxed };
+
 class Store {
  public:
   using Change = std::function<Status(WriteTxn&)>;
@@ -121,7 +131,7 @@ class Store {
 
   // Queues a change; `done` runs on the writer thread once its batch has committed (or failed).
   // After close(), `done` runs at once on the caller's thread with code "unavailable".
-  void write_async(Change change, Done done);
+  void write_async(Change change, Done done, Durability durability = Durability::durable);
   // Queues a change and waits for its outcome.
   Status write(Change change);
   // Runs a change that produces a value.
@@ -150,6 +160,7 @@ class Store {
   Expected<std::vector<JobRow>> list_jobs(const JobQuery& q);
   Expected<std::vector<QueuedJobRow>> queued_jobs();
   Expected<std::vector<WorkerRow>> list_workers();
+  Expected<int64_t> count_workers();
   Expected<std::optional<WorkerRow>> get_worker(int64_t id);
   // Every job in placed or running with a worker: the lease and what placement chose, no spec.
   Expected<std::vector<LeaseSummary>> lease_summaries();
@@ -189,6 +200,7 @@ class Store {
   struct Item {
     Change change;
     Done done;
+    Durability durability = Durability::durable;
   };
   // A pooled reader connection, given back when destroyed (defined here so that Store methods in
   // other files, e.g. store_ledger.cpp, can use reader()).
@@ -218,6 +230,7 @@ class Store {
   StoreOptions options_;
   const Clock& clock_;
   std::unique_ptr<Connection> writer_conn_;
+  bool batch_synced_ = true;  // the writer connection's synchronous mode is the configured one
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include <atomic>
+#include <future>
 #include <thread>
 #include <vector>
 
@@ -133,6 +134,39 @@ TEST(Migrations, Version6MovesThePlacementTableOutOfTheJobRow) {
   ASSERT_EQ(listed->size(), 2u);
   EXPECT_TRUE((*listed)[0].chosen_json);
   EXPECT_FALSE((*listed)[0].placement_json);
+}
+
+TEST(Store, RelaxedChangesCommitInOrderWithDurableOnes) {
+  TempDir dir;
+  ManualClock clock;
+  {
+    auto s = open_store(dir, clock);
+    // relaxed, durable, relaxed: each committed in turn, readable at once.
+    int64_t ids[3] = {};
+    for (int i = 0; i < 3; ++i) {
+      std::promise<Status> p;
+      auto f = p.get_future();
+      const Durability d = i == 1 ? Durability::durable : Durability::relaxed;
+      s->write_async([&, i](WriteTxn& txn) -> Status {
+        auto id = txn.insert_job(make_job("j" + std::to_string(i)));
+        if (!id) return id.error();
+        ids[i] = *id;
+        return {};
+      }, [&p](Status st) { p.set_value(std::move(st)); }, d);
+      ASSERT_TRUE(f.get());
+      auto read = s->get_job(ids[i]);
+      ASSERT_TRUE(read && *read);
+      EXPECT_EQ((*read)->name, "j" + std::to_string(i));
+    }
+    // The writer connection is back to the configured mode after a relaxed batch: a durable
+    // change after it is synced (checked through the pragma on a reader is not possible: the
+    // mode is per connection; the reopened file below shows nothing was lost or reordered).
+  }
+  auto s = open_store(dir, clock);
+  auto all = s->list_jobs(JobQuery{});
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ((*all)[i].name, "j" + std::to_string(i));
 }
 
 TEST(Store, OpensInWalModeWithFullSync) {
