@@ -5,8 +5,6 @@
 // Prints one JSON start-up line on stdout ({"event":"listening",...,"url":...}), like jobctld,
 // then runs until SIGTERM or SIGINT; on exit every instance is terminated (its processes killed)
 // and the state saved.
-#include <pthread.h>
-#include <signal.h>
 
 #include <cmath>
 #include <filesystem>
@@ -19,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/clock.h"
+#include "base/termination_signals.h"
 #include "base/text_file.h"
 #include "cloud/command_template.h"
 #include "cloud/sim/sim_cloud.h"
@@ -114,12 +113,7 @@ int main(int argc, char** argv) {
     o.trace = std::move(*trace);
   }
 
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  const sigset_t signals = block_termination_signals();
 
   SystemClock clock;
   auto created = cloud::sim::SimCloud::create(o, clock);
@@ -153,9 +147,7 @@ int main(int argc, char** argv) {
             << std::endl;
   std::cerr << "jobctl-cloudsim: listening on " << url << ", state " << o.state_dir << "\n";
 
-  int sig = 0;
-  sigwait(&signals, &sig);
-  std::cerr << "jobctl-cloudsim: " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ", shutting down\n";
+  std::cerr << "jobctl-cloudsim: " << wait_for_termination_signal(signals) << ", shutting down\n";
   server.stop();
   ticker.stop();
   created->reset();  // terminates every instance, saves the state

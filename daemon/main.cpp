@@ -1,7 +1,5 @@
 // jobctld: wires the store, the service, the route table and the HTTP server together, then
 // waits for SIGTERM or SIGINT and shuts down in order (docs/configuration.md, "Shutdown").
-#include <pthread.h>
-#include <signal.h>
 
 #include <filesystem>
 #include <iostream>
@@ -11,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/clock.h"
+#include "base/termination_signals.h"
 #include "daemon/config.h"
 #include "daemon/http/api_routes.h"
 #include "daemon/http/auth_setup.h"
@@ -92,12 +91,7 @@ int main(int argc, char** argv) {
 
   // Signals are taken by sigwait below: block them before any thread starts so none of the
   // threads gets them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  const sigset_t signals = block_termination_signals();
 
   std::error_code ec;
   std::filesystem::create_directories(cfg.data_dir, ec);
@@ -222,9 +216,7 @@ int main(int argc, char** argv) {
   std::cerr << "jobctld: listening on " << cfg.host << ":" << *port << ", database " << db_path << "\n";
   std::cerr << "jobctld: dashboard " << (web_files ? "files from " + web_files->root().string() : std::string("not served (no web root found; see --web-root)")) << "\n";
 
-  int sig = 0;
-  sigwait(&signals, &sig);
-  std::cerr << "jobctld: " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ", shutting down\n";
+  std::cerr << "jobctld: " << wait_for_termination_signal(signals) << ", shutting down\n";
 
   server.begin_shutdown();  // stop accepting; idle connections close
   svc.shutdown();           // waiting long-polls are answered "no job" now

@@ -230,16 +230,8 @@ Expected<PlacementService::Decision> PlacementService::decide(const store::JobRo
         total_hours = total_hours == 0 ? c.estimated_hours : std::min(total_hours, c.estimated_hours);
     if (total_hours <= 0) total_hours = d.choice.estimated_hours;
     total_hours /= remaining;
-    scheduler::ProgressState s;
-    s.elapsed_hours = static_cast<double>(now_ms - row.created_ms) / kHourMs;
-    s.deadline_hours = *job.deadline_hours;
-    s.total_compute_hours = total_hours;
-    s.done_compute_hours = total_hours * done;
-    s.changeover_hours = settings_.provision_hours;
-    s.decision_period_hours = settings_.reevaluate_s / 3600.0;
-    s.current = scheduler::Capacity::none;
-    s.spot_available = true;
-    s.local_available = false;
+    const scheduler::ProgressState s = deadline_progress(row.created_ms, now_ms, *job.deadline_hours,
+                                                         total_hours, done, scheduler::Capacity::none);
     scheduler::Capacity next;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -506,6 +498,23 @@ Status PlacementService::reevaluate(bool accrue) {
 
 // ------------------------------------------------------------------ deadline policy at runtime
 
+scheduler::ProgressState PlacementService::deadline_progress(int64_t created_ms, int64_t now_ms,
+                                                             double deadline_hours, double total_hours,
+                                                             double done, scheduler::Capacity current) const {
+  scheduler::ProgressState s;
+  s.elapsed_hours = static_cast<double>(now_ms - created_ms) / kHourMs;
+  s.deadline_hours = deadline_hours;
+  s.total_compute_hours = total_hours;
+  s.done_compute_hours = total_hours * done;
+  s.changeover_hours = settings_.provision_hours;
+  s.decision_period_hours = settings_.reevaluate_s / 3600.0;
+  s.current = current;
+  s.spot_available = true;
+  // A requeued job (current == none) holds no local slot: the policy weighs spot vs on-demand.
+  s.local_available = false;
+  return s;
+}
+
 Status PlacementService::check_running_deadlines() {
   auto leases = store_.lease_summaries();
   if (!leases) return leases.error();
@@ -524,15 +533,9 @@ Status PlacementService::check_running_deadlines() {
     const double done = done_fraction((*row)->progress_json);
     const double remaining_at_placement = p.value("remaining_fraction", 1.0);
     const double total = p["chosen"].value("estimated_hours", 0.0) / std::max(remaining_at_placement, 0.001);
-    scheduler::ProgressState s;
-    s.elapsed_hours = static_cast<double>(now - (*row)->created_ms) / kHourMs;
-    s.deadline_hours = *spec->placement.deadline_hours;
-    s.total_compute_hours = total;
-    s.done_compute_hours = total * done;
-    s.changeover_hours = settings_.provision_hours;
-    s.decision_period_hours = settings_.reevaluate_s / 3600.0;
-    s.current = scheduler::Capacity::spot;
-    s.spot_available = true;
+    const scheduler::ProgressState s =
+        deadline_progress((*row)->created_ms, now, *spec->placement.deadline_hours, total, done,
+                          scheduler::Capacity::spot);
     scheduler::Capacity next;
     {
       std::lock_guard<std::mutex> lock(mu_);

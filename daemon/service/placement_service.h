@@ -128,6 +128,11 @@ class PlacementService {
   // Counts changes of the offers placement may use (an offer set aside, or back).
   uint64_t offers_generation();
   Status check_running_deadlines();
+  // Where a deadline job stands, for the deadline policy: `total_hours` of compute of which the
+  // fraction `done` is done, on `current` capacity.
+  scheduler::ProgressState deadline_progress(int64_t created_ms, int64_t now_ms, double deadline_hours,
+                                             double total_hours, double done,
+                                             scheduler::Capacity current) const;
   void persist_calibration(const std::string& gpu, const std::string& kind);
 
   store::Store& store_;

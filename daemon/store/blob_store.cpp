@@ -7,6 +7,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "train/checkpoint/file_system.h"
+
 namespace jobctl::daemon::store {
 
 namespace fs = std::filesystem;
@@ -22,16 +24,6 @@ Status check_name(std::string_view name) {
       name.find('\0') != std::string_view::npos)
     return make_error("invalid_argument", "bad blob name '" + std::string(name.substr(0, 80)) + "'",
                       "name");
-  return {};
-}
-
-Status fsync_dir(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return io_error("cannot open " + dir, errno);
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) return io_error("cannot fsync " + dir, err);
   return {};
 }
 
@@ -53,46 +45,16 @@ Status BlobStore::write(int64_t job_id, std::string_view name, std::string_view 
   const bool new_dir = !fs::exists(dir, ec);
   fs::create_directories(dir, ec);
   if (ec) return make_error("io", "cannot create " + dir + ": " + ec.message());
+  train::PosixFileSystem files;
   // A new folder is only durable once its parent is synced too.
   if (new_root) {
-    if (auto st = fsync_dir(fs::path(root_).parent_path().string()); !st) return st;
+    if (auto st = files.sync_directory(fs::path(root_).parent_path().string()); !st) return st;
   }
   if (new_dir) {
-    if (auto st = fsync_dir(root_); !st) return st;
+    if (auto st = files.sync_directory(root_); !st) return st;
   }
-  const std::string final_path = path_of(job_id, name);
-  const std::string tmp = final_path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return io_error("cannot create " + tmp, errno);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return io_error("cannot write " + tmp, err);
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    const int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return io_error("cannot fsync " + tmp, err);
-  }
-  if (::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return io_error("cannot close " + tmp, err);
-  }
-  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return io_error("cannot rename " + tmp, err);
-  }
-  return fsync_dir(dir);
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  return train::write_file_atomic(files, dir, std::string(name), {data, bytes.size()});
 }
 
 Expected<std::string> BlobStore::read(int64_t job_id, std::string_view name) const {

@@ -149,6 +149,24 @@ struct ProvisionerFixture : PlacementFixture {
                       service::WorkerInstance{instance_id, "sim", "p3.2xlarge", spot});
   }
   int64_t spot_job() { return submit(mlp_spec(R"(,"resources":{"gpu":"V100"})")); }
+  // A spot job, the instance launched for it, and the worker that instance booted, holding the job.
+  struct RunningSpotJob {
+    int64_t job = 0;
+    std::string instance_id;
+    int64_t worker = 0;
+  };
+  RunningSpotJob running_spot_job() {
+    RunningSpotJob r;
+    r.job = spot_job();
+    pass();
+    const auto launched = rows();
+    EXPECT_EQ(launched.size(), 1u);
+    if (launched.empty()) return r;
+    r.instance_id = launched[0].id;
+    r.worker = boot(r.instance_id);
+    EXPECT_EQ(lease(r.worker), r.job);
+    return r;
+  }
 
   MemoryCloud memory;
   MemoryCloud* cloud;
@@ -207,11 +225,8 @@ TEST(Provisioner, LaunchesOneInstanceForAPlacedSpotJobAndBillsItsTimeToTheJob) {
 
 TEST(Provisioner, AnIdleInstanceIsStoppedAfterTheIdleTimeoutAndItsIdleTimeIsNobodys) {
   ProvisionerFixture f;
-  const int64_t job = f.spot_job();
-  f.pass();
-  const std::string id = f.rows()[0].id;
-  const int64_t worker = f.boot(id);
-  ASSERT_EQ(f.lease(worker), job);
+  const auto [job, id, worker] = f.running_spot_job();
+  ASSERT_FALSE(::testing::Test::HasFailure());
   f.clock.advance_ms(10'000);
   f.pass();
   auto done = f.svc->complete(job, service::CompletionReport{{worker, 1}, R"({"final_loss":0.1})"});
@@ -345,11 +360,8 @@ TEST(Provisioner, RepeatedLaunchFailuresSetTheOfferAsideAndPlacementChoosesAgain
 
 TEST(Provisioner, ANoticeIsRecordedOnTheJobAndTheInstanceStoppedOnceItsJobIsHandedBack) {
   ProvisionerFixture f;
-  const int64_t job = f.spot_job();
-  f.pass();
-  const std::string id = f.rows()[0].id;
-  const int64_t worker = f.boot(id);
-  ASSERT_EQ(f.lease(worker), job);
+  const auto [job, id, worker] = f.running_spot_job();
+  ASSERT_FALSE(::testing::Test::HasFailure());
   f.clock.advance_ms(5'000);
   f.cloud->notices.push_back({id, f.clock.now_ms(), f.clock.now_ms() + 120'000, "spot-interruption"});
   auto p = f.pass();
@@ -373,11 +385,8 @@ TEST(Provisioner, ANoticeIsRecordedOnTheJobAndTheInstanceStoppedOnceItsJobIsHand
 
 TEST(Provisioner, AJobOnAnInstanceThatEndedIsReleasedWithoutWaitingForTheLeaseTimeout) {
   ProvisionerFixture f;
-  const int64_t job = f.spot_job();
-  f.pass();
-  const std::string id = f.rows()[0].id;
-  const int64_t worker = f.boot(id);
-  ASSERT_EQ(f.lease(worker), job);
+  const auto [job, id, worker] = f.running_spot_job();
+  ASSERT_FALSE(::testing::Test::HasFailure());
   // Reclaimed without a notice the worker could act on.
   f.cloud->instances.at(id).instance.state = "terminated";
   f.clock.advance_ms(1'000);
@@ -401,11 +410,8 @@ TEST(Provisioner, NoMoreThanMaxInstancesRunAtOnce) {
 
 TEST(Provisioner, ARestartedDaemonReconcilesFromTheSameStore) {
   ProvisionerFixture f;
-  const int64_t job = f.spot_job();
-  f.pass();
-  const std::string id = f.rows()[0].id;
-  const int64_t worker = f.boot(id);
-  ASSERT_EQ(f.lease(worker), job);
+  const auto [job, id, worker] = f.running_spot_job();
+  ASSERT_FALSE(::testing::Test::HasFailure());
   f.clock.advance_ms(10'000);
   f.pass();
   // The daemon restarts: a new provisioner over the same store and the same cloud. Nothing is
