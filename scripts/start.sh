@@ -56,7 +56,7 @@ head -1 "$home/logs/jobctld.out"
 
 echo "== starting one local worker"
 "$build/worker/jobctl-worker" --server "$server" --name "local-$(hostname)" \
-  --device "${JOBCTL_DEVICE:-auto}" --work-dir "$home/worker" \
+  --trainer "$build/train/jobctl-train" --device "${JOBCTL_DEVICE:-auto}" --work-dir "$home/worker" \
   >"$home/logs/worker.log" 2>&1 &
 echo $! >"$home/worker.pid"
 

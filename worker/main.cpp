@@ -15,12 +15,16 @@
 
 namespace {
 
-// jobctl-train is looked for next to this executable by default.
+// jobctl-train by default: next to this executable (an installed layout), else where a build
+// tree puts it (<build>/train/ beside <build>/worker/), else by name on PATH.
 std::string default_trainer() {
   std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return "jobctl-train";
-  return (self.parent_path() / "jobctl-train").string();
+  for (const auto& candidate : {self.parent_path() / "jobctl-train",
+                                self.parent_path().parent_path() / "train" / "jobctl-train"})
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  return "jobctl-train";
 }
 
 std::string host_name() {
@@ -43,7 +47,7 @@ int main(int argc, char** argv) {
       ->envname("JOBCTL_SERVER")
       ->required();
   app.add_option("--name", opts.name, "name shown by `jobctl workers` (default: host name)");
-  app.add_option("--trainer", opts.runner.trainer, "path of jobctl-train (default: next to this program)");
+  app.add_option("--trainer", opts.runner.trainer, "path of jobctl-train (default: next to this program, else <build>/train/ of its build tree, else on PATH)");
   app.add_option("--work-dir", opts.runner.work_dir, "folder for job specs, checkpoints and results");
   app.add_option("--device", device, "cpu, cuda or auto (default): what jobs run on")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
