@@ -37,10 +37,22 @@ struct HttpServer::Impl {
   Impl(ServerOptions o, const Router& r)
       : options(std::move(o)),
         router(r),
-        ioc(std::max(1, options.io_threads)),
-        work(net::make_work_guard(ioc)),
-        acceptor(net::make_strand(ioc)),
-        handlers(static_cast<size_t>(std::max(1, options.handler_threads))) {}
+        iocs(make_contexts(std::max(1, options.io_threads))),
+        acceptor(net::make_strand(*iocs.front())),
+        handlers(static_cast<size_t>(std::max(1, options.handler_threads))) {
+    for (auto& ioc : iocs) work.push_back(net::make_work_guard(*ioc));
+  }
+
+  // One io_context per I/O thread, connections dealt to them in turn: a connection's reads,
+  // writes and completions stay on one thread, and no thread hands its ready sockets to another
+  // (with one context shared by N threads, Asio's scheduler wakes a second thread for almost
+  // every event, which on 2 cores costs more than the work; bench/RESULTS.md).
+  static std::vector<std::unique_ptr<net::io_context>> make_contexts(int n) {
+    std::vector<std::unique_ptr<net::io_context>> out;
+    for (int i = 0; i < n; ++i) out.push_back(std::make_unique<net::io_context>(1));
+    return out;
+  }
+  net::io_context& next_context() { return *iocs[next_ioc++ % iocs.size()]; }
 
   ServerOptions options;
   const Router& router;
@@ -53,8 +65,9 @@ struct HttpServer::Impl {
   std::mutex idle_mu;
   std::condition_variable idle_cv;
 
-  net::io_context ioc;
-  net::executor_work_guard<net::io_context::executor_type> work;
+  std::vector<std::unique_ptr<net::io_context>> iocs;
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> work;
+  size_t next_ioc = 0;  // used on the acceptor's strand only
   tcp::acceptor acceptor;
   net::thread_pool handlers;
   std::vector<std::thread> threads;
@@ -256,7 +269,7 @@ class Session : public std::enable_shared_from_this<Session> {
 };
 
 void HttpServer::Impl::do_accept() {
-  acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
+  acceptor.async_accept(net::make_strand(next_context()), [this](beast::error_code ec, tcp::socket socket) {
     if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
     if (!ec && !shutting_down.load()) {
       auto s = std::make_shared<Session>(*this, std::move(socket));
@@ -290,7 +303,7 @@ Expected<uint16_t> HttpServer::start() {
                                          std::to_string(s.options.port) + ": " + ec.message(), "listen");
   const uint16_t port = s.acceptor.local_endpoint().port();
   s.do_accept();
-  for (int i = 0; i < std::max(1, s.options.io_threads); ++i) s.threads.emplace_back([&s] { s.ioc.run(); });
+  for (auto& ioc : s.iocs) s.threads.emplace_back([&ctx = *ioc] { ctx.run(); });
   s.started = true;
   return port;
 }
@@ -338,9 +351,9 @@ void HttpServer::stop() {
     for (auto& sp : live) sp->force_close();
     live.clear();
   }
-  s.work.reset();
+  for (auto& w : s.work) w.reset();
   s.handlers.join();
-  s.ioc.stop();
+  for (auto& ioc : s.iocs) ioc->stop();
   for (auto& t : s.threads) t.join();
   s.threads.clear();
 }

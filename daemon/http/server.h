@@ -1,7 +1,8 @@
 // jobctld's HTTP/1.1 server (Boost.Beast + Asio; this header and everything but server.cpp stay
 // free of them).
 //
-// Model: `io_threads` threads run one io_context; each connection is a session on its own strand,
+// Model: `io_threads` threads each run their own io_context, and accepted connections are dealt
+// to them in turn; each connection is a session on its own strand,
 // kept alive by shared_from_this while it has an operation pending. Every read has a deadline
 // (read_timeout_ms), request headers are limited to max_header_bytes (431 past it) and bodies to
 // max_body_bytes (413 past it, decided from Content-Length before the body is read); keep-alive
