@@ -320,8 +320,13 @@ Expected<json> PlacementService::quote(std::string_view spec_json) {
 }
 
 void PlacementService::request_placement(int64_t job_id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  pending_.insert(job_id);
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    first = pending_.empty();
+    pending_.insert(job_id);
+  }
+  if (first && pending_observer_) pending_observer_();
 }
 
 Expected<std::optional<json>> PlacementService::place_job(int64_t job_id) {

@@ -92,6 +92,9 @@ class PlacementService {
   void set_cloud_placed_observer(std::function<void(int64_t job_id)> observer) {
     cloud_placed_observer_ = std::move(observer);
   }
+  // Told when request_placement() finds no placement pass pending (e.g. to wake the ticker that
+  // calls tick()). Set before serving; must be quick.
+  void set_pending_observer(std::function<void()> observer) { pending_observer_ = std::move(observer); }
   // A heartbeat's progress (JSON object text) from the worker holding the job.
   void observe_heartbeat(int64_t job_id, int64_t worker_id, const std::string& progress_json);
   // Accrues the owned-GPU time of every local lease (open ones up to now, ended ones closed).
@@ -147,6 +150,7 @@ class PlacementService {
   bool context_dirty_ = true;
   std::shared_ptr<const scheduler::PlacementContext> context_;
   std::function<void(int64_t)> cloud_placed_observer_;
+  std::function<void()> pending_observer_;
   std::function<void(double)> decision_observer_;
   std::set<int64_t> pending_;
   uint64_t offers_generation_ = 0;

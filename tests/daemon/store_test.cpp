@@ -250,7 +250,7 @@ TEST(Store, AFailingChangeRollsBackAloneInItsBatch) {
   auto counts = s->count_jobs_by_state();
   ASSERT_TRUE(counts);
   EXPECT_EQ((*counts)[JobState::queued], ok.load());
-  auto all = s->list_jobs(JobQuery{std::nullopt, 0, 100000});
+  auto all = s->list_jobs(JobQuery{std::nullopt, 0, 100000, std::nullopt});
   ASSERT_TRUE(all);
   for (const auto& j : *all) {
     const int i = std::stoi(j.name.substr(j.name.find('-') + 1));
@@ -338,18 +338,18 @@ TEST(Store, KeysetListingByStateAndAfter) {
   auto s = open_store(dir, clock);
   for (int i = 1; i <= 10; ++i)
     insert(*s, make_job("j" + std::to_string(i), i % 2 ? JobState::queued : JobState::running));
-  auto page1 = s->list_jobs(JobQuery{JobState::queued, 0, 3});
+  auto page1 = s->list_jobs(JobQuery{JobState::queued, 0, 3, std::nullopt});
   ASSERT_TRUE(page1);
   ASSERT_EQ(page1->size(), 3u);
   EXPECT_EQ((*page1)[0].name, "j1");
   EXPECT_EQ((*page1)[2].name, "j5");
   EXPECT_TRUE((*page1)[0].spec_json.empty());  // listings carry no spec
-  auto page2 = s->list_jobs(JobQuery{JobState::queued, page1->back().id, 3});
+  auto page2 = s->list_jobs(JobQuery{JobState::queued, page1->back().id, 3, std::nullopt});
   ASSERT_TRUE(page2);
   ASSERT_EQ(page2->size(), 2u);
   EXPECT_EQ((*page2)[0].name, "j7");
   EXPECT_EQ((*page2)[1].name, "j9");
-  auto all = s->list_jobs(JobQuery{std::nullopt, 4, 100});
+  auto all = s->list_jobs(JobQuery{std::nullopt, 4, 100, std::nullopt});
   ASSERT_TRUE(all);
   EXPECT_EQ(all->size(), 6u);
   auto queued = s->queued_jobs();

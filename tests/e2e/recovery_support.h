@@ -109,6 +109,13 @@ inline bool is_terminal(const json& job) {
   return s == "succeeded" || s == "failed" || s == "cancelled";
 }
 
+// Given back after an interruption and waiting for a worker: `queued`, or already `placed` again
+// (placement runs as soon as a job is requeued, so either may be seen).
+inline bool is_back_in_queue(const json& job) {
+  const std::string s = job.value("state", "");
+  return (s == "queued" || s == "placed") && job.value("recoveries", 0) >= 1;
+}
+
 inline int64_t progress_step(const json& job) {
   if (!job.contains("progress") || !job["progress"].is_object()) return -1;
   return job["progress"].value("step", int64_t{-1});

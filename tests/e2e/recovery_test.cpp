@@ -102,8 +102,8 @@ TEST_F(RecoveryTest, KilledWorkerLeaseExpiresAndJobResumesElsewhere) {
   a.stop(SIGKILL, 5s);
 
   // No heartbeat for the lease timeout (3 s): preempted, requeued, worker A lost.
-  job = wait_job(api, id, [](const json& j) { return j.value("state", "") == "queued"; }, 30s);
-  ASSERT_EQ(job.value("state", ""), "queued") << diagnostics(job, a, nullptr, d.process());
+  job = wait_job(api, id, is_back_in_queue, 30s);
+  ASSERT_TRUE(is_back_in_queue(job)) << diagnostics(job, a, nullptr, d.process());
   EXPECT_EQ(job["recoveries"], 1);
   auto workers = api.list_workers();
   ASSERT_TRUE(workers);
@@ -159,8 +159,8 @@ TEST_F(RecoveryTest, SigtermedWorkerCheckpointsAtOnceAndResumeIsBitExact) {
   ASSERT_TRUE(std::regex_search(out_a, m, std::regex("uploaded (signal|interrupt) checkpoint at step ([0-9]+)"))) << out_a;
   const int64_t signal_step = std::stoll(m[2]);
   EXPECT_NE(signal_step % 100, 0) << "a signal checkpoint falls between the periodic ones";
-  job = wait_job(api, id, [](const json& j) { return j.value("state", "") == "queued"; }, 10s);
-  ASSERT_EQ(job.value("state", ""), "queued") << diagnostics(job, a, nullptr, d.process());
+  job = wait_job(api, id, is_back_in_queue, 10s);
+  ASSERT_TRUE(is_back_in_queue(job)) << diagnostics(job, a, nullptr, d.process());
   EXPECT_EQ(job["recoveries"], 1);
   auto latest = api.http().request("GET", "/v1/jobs/" + std::to_string(id) + "/checkpoints");
   ASSERT_TRUE(latest);
