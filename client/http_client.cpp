@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 
@@ -33,6 +34,8 @@ struct SlistDeleter {
 HttpClient::HttpClient(std::string base_url, HttpClientOptions options)
     : base_url_(std::move(base_url)), options_(std::move(options)) {
   while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
+  if (options_.ca_file.empty())
+    if (const char* env = std::getenv("JOBCTL_CA_FILE"); env != nullptr) options_.ca_file = env;
   global_init_once();
   curl_ = curl_easy_init();
 }
@@ -72,6 +75,7 @@ Expected<HttpResult> HttpClient::request(std::string_view method, std::string_vi
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  if (!options_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_file.c_str());
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, options_.connect_timeout_ms);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : options_.timeout_ms);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);

@@ -23,6 +23,10 @@ struct HttpClientOptions {
   // When set, a request in progress is aborted (Error code "cancelled") soon after this becomes
   // true: a worker's long-poll must not delay its own shutdown. Not owned.
   const std::atomic<bool>* cancel = nullptr;
+  // https:// servers: the PEM file of CA certificates to verify them with (a self-signed
+  // jobctld's own certificate, say). Empty: $JOBCTL_CA_FILE when set, else the system's CAs.
+  // Verification of the certificate and the host name is never turned off.
+  std::string ca_file;
 };
 
 struct HttpResult {

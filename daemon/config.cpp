@@ -48,7 +48,7 @@ Status apply_listen(std::string_view listen, DaemonConfig& c) {
 Status apply_config_json(std::string_view text, DaemonConfig& c) {
   json j = json::parse(text, nullptr, false, /*ignore_comments=*/true);
   if (j.is_discarded()) return make_error("malformed_json", "the configuration is not valid JSON");
-  if (auto st = only(j, {"listen", "data_dir", "http", "workers", "store", "checkpoints", "web", "auth", "limits", "metrics", "cost", "placement", "cloud"}, ""); !st) return st;
+  if (auto st = only(j, {"listen", "data_dir", "http", "workers", "store", "checkpoints", "web", "tls", "auth", "limits", "metrics", "cost", "placement", "cloud"}, ""); !st) return st;
   if (auto st = service::apply_security_config(j, c.security); !st) return st;  // auth_options.cpp
   if (auto st = service::apply_placement_config(j, c.placement); !st) return st;  // placement_config.cpp
   if (auto st = service::apply_cloud_config(j, c.cloud); !st) return st;  // cloud_config.cpp
@@ -99,6 +99,11 @@ Status apply_config_json(std::string_view text, DaemonConfig& c) {
     if (auto st = only(*it, {"root"}, "web"); !st) return st;
     if (auto st = read_string(*it, "root", "web", c.web_root); !st) return st;
   }
+  if (auto it = j.find("tls"); it != j.end()) {
+    if (auto st = only(*it, {"cert_file", "key_file"}, "tls"); !st) return st;
+    if (auto st = read_string(*it, "cert_file", "tls", c.tls_cert_file); !st) return st;
+    if (auto st = read_string(*it, "key_file", "tls", c.tls_key_file); !st) return st;
+  }
   return {};
 }
 
@@ -143,6 +148,9 @@ Status validate(const DaemonConfig& c) {
     return bad("store.synchronous", "must be FULL or NORMAL");
   if (c.lease_timeout_s <= c.heartbeat_interval_s)
     return bad("workers.lease_timeout_s", "must be longer than workers.heartbeat_interval_s");
+  if (c.tls_cert_file.empty() != c.tls_key_file.empty())
+    return c.tls_cert_file.empty() ? bad("tls.cert_file", "is required with tls.key_file")
+                                   : bad("tls.key_file", "is required with tls.cert_file");
   return {};
 }
 

@@ -47,6 +47,8 @@ struct DaemonConfig {
   int64_t checkpoint_max_bytes = int64_t{1} << 30;  // largest checkpoint upload accepted
   // web (the dashboard, docs/dashboard.md)
   std::string web_root;                 // empty: found next to the binary (static_files.h)
+  std::string tls_cert_file;            // PEM certificate chain; with tls_key_file: HTTPS
+  std::string tls_key_file;             // PEM private key
 };
 
 // "HOST:PORT", ":PORT" or "PORT" (host defaults to 127.0.0.1); "[::1]:PORT" for IPv6.

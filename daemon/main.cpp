@@ -63,6 +63,9 @@ int main(int argc, char** argv) {
   app.add_option("--synchronous", synchronous, "SQLite synchronous mode: FULL or NORMAL");
   std::string web_root;
   app.add_option("--web-root", web_root, "folder of the dashboard's files (default: web/ next to the binary)");
+  std::string tls_cert, tls_key;
+  app.add_option("--tls-cert", tls_cert, "PEM certificate chain: serve HTTPS (with --tls-key; tls.cert_file)");
+  app.add_option("--tls-key", tls_key, "PEM private key of --tls-cert (tls.key_file)");
   std::string create_token_user, create_token_role = "user";  // issue 7: bootstrap a token
   bool auth_flag = false;
   app.add_option("--create-token", create_token_user, "create an API token for USER in --data-dir's database, print it and exit");
@@ -86,6 +89,8 @@ int main(int argc, char** argv) {
   if (lease_timeout_s) cfg.lease_timeout_s = *lease_timeout_s;
   if (!synchronous.empty()) cfg.synchronous = synchronous;
   if (!web_root.empty()) cfg.web_root = web_root;
+  if (!tls_cert.empty()) cfg.tls_cert_file = tls_cert;
+  if (!tls_key.empty()) cfg.tls_key_file = tls_key;
   if (auth_flag) cfg.security.auth.enabled = true;
   if (auto st = validate(cfg); !st) return fail(st.error());
 
@@ -190,6 +195,9 @@ int main(int argc, char** argv) {
   ho.shutdown_grace_ms = cfg.shutdown_grace_s * 1000;
   ho.max_upload_bytes = static_cast<size_t>(cfg.checkpoint_max_bytes);
   ho.is_upload = http::is_checkpoint_upload;
+  ho.tls_cert_file = cfg.tls_cert_file;
+  ho.tls_key_file = cfg.tls_key_file;
+  const std::string scheme = cfg.tls_cert_file.empty() ? "http://" : "https://";
   http::HttpServer server(ho, router);
   auto port = server.start();
   if (!port) return fail(port.error());
@@ -199,7 +207,7 @@ int main(int argc, char** argv) {
     // needs an address it can reach; a wildcard listen address is not one).
     const bool wildcard = cfg.host == "0.0.0.0" || cfg.host == "::";
     const std::string host = wildcard ? std::string("127.0.0.1") : cfg.host;
-    provisioner->set_server_url("http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+    provisioner->set_server_url(scheme + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
                                 std::to_string(*port));
     provisioner->start();  // its first pass reconciles with the provider
   }
@@ -213,7 +221,7 @@ int main(int argc, char** argv) {
   std::cout << nlohmann::json{{"event", "listening"},
                               {"host", cfg.host},
                               {"port", *port},
-                              {"url", "http://" + (cfg.host.find(':') != std::string::npos ? "[" + cfg.host + "]" : cfg.host) +
+                              {"url", scheme + (cfg.host.find(':') != std::string::npos ? "[" + cfg.host + "]" : cfg.host) +
                                           ":" + std::to_string(*port)},
                               {"database", db_path}}
                    .dump()

@@ -14,6 +14,7 @@ packages=(
   nlohmann-json3-dev        # JSON outside train/
   libcurl4-openssl-dev      # worker / CLI HTTP client
   libssl-dev                # libcrypto: API token hashing (SHA-256) and randomness; optional TLS
+  openssl                   # the TLS test makes its certificate with the openssl command
   prometheus                # promtool: tests check /metrics with `promtool check metrics`
   clang-14 libclang-rt-14-dev  # libFuzzer targets (fuzz/)
   libgtest-dev libgmock-dev # tests

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -17,10 +18,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 
 #include "daemon/http/json_body.h"
 
@@ -31,7 +34,7 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = boost::asio::ip::tcp;
 
-class Session;
+class SessionBase;
 
 struct HttpServer::Impl {
   Impl(ServerOptions o, const Router& r)
@@ -58,7 +61,10 @@ struct HttpServer::Impl {
   const Router& router;
 
   std::mutex sessions_mu;
-  std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
+  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions;
+  // Set when the server speaks TLS (ServerOptions::tls_cert_file); every connection then
+  // handshakes before its first read.
+  std::optional<net::ssl::context> tls;
 
   std::atomic<bool> shutting_down{false};
   std::atomic<int> in_flight{0};
@@ -75,6 +81,29 @@ struct HttpServer::Impl {
   bool stopped = false;
 
   void do_accept();
+  // Reads the certificate chain and key named by the options (nothing when tls_cert_file is empty).
+  Status load_tls() {
+    if (options.tls_cert_file.empty() && options.tls_key_file.empty()) return {};
+    if (options.tls_cert_file.empty() || options.tls_key_file.empty())
+      return make_error("invalid_argument", "TLS needs both a certificate and a key file",
+                        options.tls_cert_file.empty() ? "tls.cert_file" : "tls.key_file");
+    net::ssl::context ctx(net::ssl::context::tls_server);
+    // TLS 1.2 and later only.
+    ctx.set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                    net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+                    net::ssl::context::no_tlsv1_1 | net::ssl::context::single_dh_use);
+    beast::error_code ec;
+    ctx.use_certificate_chain_file(options.tls_cert_file, ec);
+    if (ec)
+      return make_error("invalid_argument", "cannot use the certificate file " + options.tls_cert_file + ": " +
+                                                ec.message(), "tls.cert_file");
+    ctx.use_private_key_file(options.tls_key_file, net::ssl::context::pem, ec);
+    if (ec)
+      return make_error("invalid_argument", "cannot use the key file " + options.tls_key_file + ": " + ec.message(),
+                        "tls.key_file");
+    tls.emplace(std::move(ctx));
+    return {};
+  }
   void request_done() {
     if (in_flight.fetch_sub(1) == 1) {
       std::lock_guard<std::mutex> lock(idle_mu);
@@ -99,27 +128,54 @@ HttpRequest to_request(const bhttp::request<bhttp::string_body>& r) {
 
 }  // namespace
 
-class Session : public std::enable_shared_from_this<Session> {
+// What the server needs of a connection whatever its stream (plain TCP or TLS).
+class SessionBase {
  public:
-  Session(HttpServer::Impl& srv, tcp::socket&& socket) : srv_(srv), stream_(std::move(socket)) {}
-
-  void run() {
-    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::do_read, shared_from_this()));
-  }
-
+  virtual ~SessionBase() = default;
   // On the server's shutdown: a connection waiting for its next request is closed now; one with
   // a request in flight closes after answering it.
-  void close_if_idle() {
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
-      if (self->waiting_for_request_) {
-        beast::error_code ec;
-        self->stream_.socket().cancel(ec);
+  virtual void close_if_idle() = 0;
+  virtual void force_close() = 0;
+};
+
+// One connection. Stream: beast::tcp_stream, or beast::ssl_stream<beast::tcp_stream> for TLS
+// (the handshake comes first, under the read timeout). Timeouts and the socket are the lowest
+// layer's in both.
+template <class Stream>
+class Session : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
+  template <class... StreamArgs>
+  Session(HttpServer::Impl& srv, StreamArgs&&... args) : srv_(srv), stream_(std::forward<StreamArgs>(args)...) {}
+
+  void run() {
+    net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+      if constexpr (kTls) {
+        self->lowest().expires_after(std::chrono::milliseconds(self->srv_.options.read_timeout_ms));
+        self->waiting_for_request_ = true;
+        self->stream_.async_handshake(net::ssl::stream_base::server, [self](beast::error_code ec) {
+          self->waiting_for_request_ = false;
+          if (ec) return self->do_close();  // not TLS, a bad certificate, a timeout
+          self->do_read();
+        });
+      } else {
+        self->do_read();
       }
     });
   }
 
-  void force_close() {
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->do_close(); });
+  void close_if_idle() override {
+    net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+      if (self->waiting_for_request_) {
+        beast::error_code ec;
+        self->lowest().socket().cancel(ec);
+      }
+    });
+  }
+
+  void force_close() override {
+    net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->do_close(); });
   }
 
  private:
@@ -128,11 +184,11 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(srv_.options.max_header_bytes));
     parser_->body_limit(std::max(srv_.options.max_body_bytes, srv_.options.max_upload_bytes));
-    stream_.expires_after(std::chrono::milliseconds(srv_.options.read_timeout_ms));
+    lowest().expires_after(std::chrono::milliseconds(srv_.options.read_timeout_ms));
     waiting_for_request_ = true;
     // Headers first: the body limit depends on the route (uploads may be larger).
     bhttp::async_read_header(stream_, buffer_, *parser_,
-                             beast::bind_front_handler(&Session::on_header, shared_from_this()));
+                             beast::bind_front_handler(&Session<Stream>::on_header, this->shared_from_this()));
   }
 
   void on_header(beast::error_code ec, std::size_t n) {
@@ -151,7 +207,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     parser_->body_limit(limit);
     bhttp::async_read(stream_, buffer_, *parser_,
-                      beast::bind_front_handler(&Session::on_read, shared_from_this()));
+                      beast::bind_front_handler(&Session<Stream>::on_read, this->shared_from_this()));
   }
 
   void on_read(beast::error_code ec, std::size_t) {
@@ -177,12 +233,12 @@ class Session : public std::enable_shared_from_this<Session> {
     HttpRequest request = to_request(req);
     if (auto st = parse_target(request.target, request); !st) return send_error(st.error(), false);
 
-    stream_.expires_never();  // a long-poll may take a while; the handler answers in time
+    lowest().expires_never();  // a long-poll may take a while; the handler answers in time
     srv_.in_flight.fetch_add(1);
     request_in_flight_ = true;
     // Non-blocking routes run here on the connection's strand; the others on a handler thread.
     const Dispatch where = srv_.router.dispatch_for(request.method, request.path);
-    auto run = [self = shared_from_this(), request = std::move(request)] {
+    auto run = [self = this->shared_from_this(), request = std::move(request)] {
       self->srv_.router.handle(request, [self](HttpResponse r) {
         net::post(self->stream_.get_executor(), [self, r = std::move(r)]() mutable {
           self->send(std::move(r), /*close_after=*/false);
@@ -214,9 +270,9 @@ class Session : public std::enable_shared_from_this<Session> {
       res->erase(bhttp::field::content_length);  // no body, and no Content-Length either
     else
       res->prepare_payload();
-    stream_.expires_after(std::chrono::milliseconds(srv_.options.write_timeout_ms));
+    lowest().expires_after(std::chrono::milliseconds(srv_.options.write_timeout_ms));
     bhttp::async_write(stream_, *res,
-                       [self = shared_from_this(), res, keep, close_after](beast::error_code ec, std::size_t) {
+                       [self = this->shared_from_this(), res, keep, close_after](beast::error_code ec, std::size_t) {
                          self->on_write(ec, keep, close_after);
                        });
   }
@@ -237,13 +293,13 @@ class Session : public std::enable_shared_from_this<Session> {
   // rather than a connection reset.
   void lingering_close() {
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream_.expires_after(std::chrono::seconds(2));
+    lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
+    lowest().expires_after(std::chrono::seconds(2));
     drain_ = std::make_shared<std::array<char, 65536>>();
     drain();
   }
   void drain() {
-    stream_.async_read_some(net::buffer(*drain_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    stream_.async_read_some(net::buffer(*drain_), [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
       if (ec) return self->do_close();
       self->drain();
     });
@@ -251,14 +307,16 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void do_close() {
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.socket().close(ec);
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
+    lowest().socket().close(ec);
     std::lock_guard<std::mutex> lock(srv_.sessions_mu);
     srv_.sessions.erase(this);
   }
 
+  auto& lowest() { return beast::get_lowest_layer(stream_); }
+
   HttpServer::Impl& srv_;
-  beast::tcp_stream stream_;
+  Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::shared_ptr<std::array<char, 65536>> drain_;
@@ -272,12 +330,17 @@ void HttpServer::Impl::do_accept() {
   acceptor.async_accept(net::make_strand(next_context()), [this](beast::error_code ec, tcp::socket socket) {
     if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
     if (!ec && !shutting_down.load()) {
-      auto s = std::make_shared<Session>(*this, std::move(socket));
-      {
-        std::lock_guard<std::mutex> lock(sessions_mu);
-        sessions[s.get()] = s;
-      }
-      s->run();
+      auto start_session = [this](auto s) {
+        {
+          std::lock_guard<std::mutex> lock(sessions_mu);
+          sessions[s.get()] = s;
+        }
+        s->run();
+      };
+      if (tls)
+        start_session(std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(*this, std::move(socket), *tls));
+      else
+        start_session(std::make_shared<Session<beast::tcp_stream>>(*this, std::move(socket)));
     }
     do_accept();
   });
@@ -290,6 +353,7 @@ HttpServer::~HttpServer() { stop(); }
 
 Expected<uint16_t> HttpServer::start() {
   Impl& s = *impl_;
+  if (auto st = s.load_tls(); !st) return st.error();
   beast::error_code ec;
   auto address = net::ip::make_address(s.options.host, ec);
   if (ec) return make_error("invalid_argument", "bad listen address '" + s.options.host + "': " + ec.message(), "listen");
@@ -315,7 +379,7 @@ void HttpServer::begin_shutdown() {
     beast::error_code ec;
     s.acceptor.close(ec);
   });
-  std::vector<std::shared_ptr<Session>> live;
+  std::vector<std::shared_ptr<SessionBase>> live;
   {
     std::lock_guard<std::mutex> lock(s.sessions_mu);
     for (auto& [p, w] : s.sessions)
@@ -342,7 +406,7 @@ void HttpServer::stop() {
     if (!wait_idle(s.options.shutdown_grace_ms))
       std::cerr << "jobctld: " << s.in_flight.load()
                 << " request(s) still in flight after the shutdown grace period; closing them\n";
-    std::vector<std::shared_ptr<Session>> live;
+    std::vector<std::shared_ptr<SessionBase>> live;
     {
       std::lock_guard<std::mutex> lock(s.sessions_mu);
       for (auto& [p, w] : s.sessions)

@@ -9,6 +9,9 @@
 // is honoured. Parsed requests are handed to a separate pool of `handler_threads` (handlers may
 // block on the store), and their answers are posted back to the connection's strand.
 //
+// With tls_cert_file/tls_key_file every connection speaks TLS 1.2+ (Beast over OpenSSL): the
+// handshake runs under the read timeout before the first request.
+//
 // Shutdown is two-phase: begin_shutdown() stops accepting and closes idle connections; requests
 // in flight finish and are answered with "Connection: close"; stop() waits up to
 // shutdown_grace_ms for them, then closes whatever is left and joins every thread.
@@ -44,6 +47,10 @@ struct ServerOptions {
   // to max_upload_bytes instead of max_body_bytes; decided from the headers before the body.
   size_t max_upload_bytes = 0;
   std::function<bool(std::string_view method, std::string_view target)> is_upload;
+  // TLS (docs/security.md): PEM certificate chain and private key. Both empty: plain HTTP.
+  // start() fails with the field named when only one is set or a file cannot be used.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 class HttpServer {

@@ -109,6 +109,31 @@ TEST(Config, ValidationNamesTheField) {
   EXPECT_EQ(st.error().field, "workers.lease_timeout_s");
 }
 
+TEST(Config, TlsTakesBothFilesOrNeither) {
+  DaemonConfig c;
+  c.data_dir = "/tmp";
+  ASSERT_TRUE(apply_config_json(R"({"tls": {"cert_file": "/etc/jobctl/cert.pem", "key_file": "/etc/jobctl/key.pem"}})", c));
+  EXPECT_EQ(c.tls_cert_file, "/etc/jobctl/cert.pem");
+  EXPECT_EQ(c.tls_key_file, "/etc/jobctl/key.pem");
+  EXPECT_TRUE(validate(c));
+  c.tls_key_file.clear();
+  auto st = validate(c);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().field, "tls.key_file");
+  c.tls_cert_file.clear();
+  c.tls_key_file = "/etc/jobctl/key.pem";
+  st = validate(c);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().field, "tls.cert_file");
+  DaemonConfig d;
+  st = apply_config_json(R"({"tls": {"cert": "x"}})", d);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().field, "tls.cert");
+  st = apply_config_json(R"({"tls": {"cert_file": 3}})", d);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().field, "tls.cert_file");
+}
+
 TEST(Config, FileErrorsNameThePath) {
   jobctl::testing::TempDir dir;
   DaemonConfig c;
