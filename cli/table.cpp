@@ -1,8 +1,9 @@
 #include "cli/table.h"
 
 #include <algorithm>
-#include <ctime>
 #include <ostream>
+
+#include "base/utc_time.h"
 
 namespace jobctl::cli {
 
@@ -62,13 +63,6 @@ std::string age(int64_t then_ms, int64_t now_ms) {
   return std::to_string(s / 86400) + "d";
 }
 
-std::string utc_time(int64_t ms) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  return buf;
-}
+std::string utc_time(int64_t ms) { return format_utc(ms, UtcStyle::readable); }
 
 }  // namespace jobctl::cli

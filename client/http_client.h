@@ -26,7 +26,7 @@ struct HttpClientOptions {
   // https:// servers: the PEM file of CA certificates to verify them with (a self-signed
   // jobctld's own certificate, say). Empty: $JOBCTL_CA_FILE when set, else the system's CAs.
   // Verification of the certificate and the host name is never turned off.
-  std::string ca_file;
+  std::string ca_file{};
 };
 
 struct HttpResult {

@@ -1,6 +1,6 @@
 #include "cloud/instance_json.h"
 
-#include <ctime>
+#include "base/utc_time.h"
 
 namespace jobctl::cloud {
 
@@ -121,13 +121,6 @@ Expected<std::vector<Instance>> instances_from_json(const json& j, const std::st
   return out;
 }
 
-std::string rfc3339_utc(int64_t ms) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string rfc3339_utc(int64_t ms) { return format_utc(ms, UtcStyle::rfc3339); }
 
 }  // namespace jobctl::cloud
