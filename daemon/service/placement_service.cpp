@@ -140,6 +140,22 @@ void PlacementService::set_aside(const std::string& instance_type, const std::st
   ++offers_generation_;
 }
 
+const PlacementService::LeaseChoice& PlacementService::lease_choice_locked(const store::LeaseSummary& lease) {
+  auto [it, added] = lease_choices_.try_emplace(lease.job_id);
+  if (!added && it->second.epoch == lease.epoch) return it->second;
+  LeaseChoice choice;
+  choice.epoch = lease.epoch;
+  if (lease.chosen_json) {
+    const json c = json::parse(*lease.chosen_json, nullptr, false);
+    if (c.is_object()) {
+      choice.estimated_hours = c.value("estimated_hours", 1.0);
+      choice.spot = c.value("option", "") == "spot";
+    }
+  }
+  it->second = choice;
+  return it->second;
+}
+
 Expected<scheduler::LocalCapacity> PlacementService::local_capacity(std::vector<int64_t>* worker_ids) {
   auto workers = store_.list_workers();
   if (!workers) return workers.error();
@@ -147,24 +163,15 @@ Expected<scheduler::LocalCapacity> PlacementService::local_capacity(std::vector<
   if (!leases) return leases.error();
   const int64_t now = clock_.now_ms();
   std::lock_guard<std::mutex> lock(mu_);  // the caches below
-  // A lease's estimate comes from its placement's chosen row, which does not change while the
-  // lease lasts: parsed once per (job, epoch), not once per pass.
   std::map<int64_t, int64_t> busy_until;  // worker -> expected end of the job it holds
-  std::map<int64_t, std::pair<int64_t, double>> hours_seen;
+  std::set<int64_t> leased;
   for (const auto& l : *leases) {
-    double hours = 1.0;  // unknown estimate: assume an hour
-    auto cached = lease_hours_.find(l.job_id);
-    if (cached != lease_hours_.end() && cached->second.first == l.epoch) {
-      hours = cached->second.second;
-    } else if (l.chosen_json) {
-      const json c = json::parse(*l.chosen_json, nullptr, false);
-      if (c.is_object()) hours = c.value("estimated_hours", 1.0);
-    }
-    hours_seen[l.job_id] = {l.epoch, hours};
+    leased.insert(l.job_id);
+    const double hours = lease_choice_locked(l).estimated_hours;
     auto& until = busy_until[l.worker_id];
     until = std::max(until, now + static_cast<int64_t>(hours * (1.0 - done_fraction(l.progress_json)) * kHourMs));
   }
-  lease_hours_ = std::move(hours_seen);
+  std::erase_if(lease_choices_, [&leased](const auto& entry) { return !leased.count(entry.first); });
   // A worker's capabilities never change after it registers: parsed once per worker.
   scheduler::LocalCapacity capacity;
   for (const auto& w : *workers) {
@@ -527,8 +534,10 @@ Status PlacementService::check_running_deadlines() {
   for (const auto& listed : *leases) {
     // Only running jobs on spot (the small chosen row says which); the rest need no read.
     if (!listed.chosen_json || !listed.progress_json) continue;
-    const json chosen = json::parse(*listed.chosen_json, nullptr, false);
-    if (!chosen.is_object() || chosen.value("option", "") != "spot") continue;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!lease_choice_locked(listed).spot) continue;
+    }
     auto row = store_.get_job(listed.job_id);
     if (!row || !*row || (*row)->state != store::JobState::running || !(*row)->placement_json) continue;
     json p = json::parse(*(*row)->placement_json, nullptr, false);

@@ -119,6 +119,14 @@ class PlacementService {
     double on_demand_usd_per_hour = 0;  // the ledger's reference, from the job's placement
     std::string user;                   // no resources: a cloud lease (the provisioner bills it)
   };
+  // What a lease's placement chose: the chosen row does not change while a lease lasts, so it is
+  // parsed once per (job, epoch) for local_capacity (the estimate) and check_running_deadlines
+  // (whether it is spot).
+  struct LeaseChoice {
+    int64_t epoch = 0;
+    double estimated_hours = 1.0;  // unknown estimate: assume an hour
+    bool spot = false;
+  };
 
   std::shared_ptr<const scheduler::PlacementContext> context();
   Expected<scheduler::LocalCapacity> local_capacity(std::vector<int64_t>* worker_ids);
@@ -131,6 +139,8 @@ class PlacementService {
   // Counts changes of the offers placement may use (an offer set aside, or back).
   uint64_t offers_generation();
   Status check_running_deadlines();
+  // The lease's entry of lease_choices_, parsed on first sight of its epoch. Needs mu_.
+  const LeaseChoice& lease_choice_locked(const store::LeaseSummary& lease);
   // Where a deadline job stands, for the deadline policy: `total_hours` of compute of which the
   // fraction `done` is done, on `current` capacity.
   scheduler::ProgressState deadline_progress(int64_t created_ms, int64_t now_ms, double deadline_hours,
@@ -155,10 +165,11 @@ class PlacementService {
   std::set<int64_t> pending_;
   uint64_t offers_generation_ = 0;
   std::map<int64_t, std::string> unplaceable_inputs_;
-  // local_capacity's caches: a worker's pool entry (nullopt: not a local worker) and a lease's
-  // estimated hours by job id (with its epoch).
+  // local_capacity's cache: a worker's pool entry (nullopt: not a local worker).
   std::map<int64_t, std::optional<scheduler::Worker>> worker_pools_;
-  std::map<int64_t, std::pair<int64_t, double>> lease_hours_;
+  // What a lease's placement chose, by job id (see LeaseChoice). Ended leases are dropped by
+  // local_capacity.
+  std::map<int64_t, LeaseChoice> lease_choices_;
   // observe_heartbeat's cache: what one step of a job is on the worker running it.
   struct HeartbeatShape {
     int64_t worker_id = 0;

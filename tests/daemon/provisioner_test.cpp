@@ -408,6 +408,38 @@ TEST(Provisioner, NoMoreThanMaxInstancesRunAtOnce) {
   EXPECT_EQ(f.rows().size(), 2u);
 }
 
+// The deadline policy also runs while a spot job runs (placement.reevaluate_s): a job that falls
+// behind its deadline is flagged once, to move to on-demand at its next interruption.
+TEST(Provisioner, ARunningSpotJobFallingBehindItsDeadlineIsFlaggedOnce) {
+  ProvisionerFixture f;
+  const int64_t job = f.submit(mlp_spec(R"(,"resources":{"gpu":"V100"},"placement":{"deadline_hours":2})"));
+  ASSERT_EQ(f.placement_of(job)["chosen"]["option"], "spot");
+  f.pass();
+  ASSERT_EQ(f.rows().size(), 1u);
+  const int64_t worker = f.boot(f.rows()[0].id);
+  ASSERT_EQ(f.lease(worker), job);
+  auto beat = [&] {
+    auto r = f.svc->heartbeat(job, service::HeartbeatReport{{worker, 1}, R"({"step":1,"total_steps":1000})"});
+    ASSERT_TRUE(r) << r.error().message;
+  };
+  beat();
+  ASSERT_EQ(f.job(job).state, store::JobState::running);
+  auto flagged = [&] {
+    const auto types = f.event_types(job);
+    return std::count(types.begin(), types.end(), "deadline_policy");
+  };
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(flagged(), 0) << "on time: nothing to flag";
+
+  // Nearly two hours later with 0.1% done: on-demand is the only way to make the deadline.
+  f.clock.advance_ms(7'100'000);
+  beat();
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(flagged(), 1);
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(flagged(), 1) << "flagged once per job";
+}
+
 TEST(Provisioner, ARestartedDaemonReconcilesFromTheSameStore) {
   ProvisionerFixture f;
   const auto [job, id, worker] = f.running_spot_job();
