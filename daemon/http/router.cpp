@@ -24,8 +24,8 @@ std::vector<std::string> split_path(std::string_view path) {
   return out;
 }
 
-bool match(const std::vector<std::string>& pattern, const std::vector<std::string>& path,
-           PathParams& params) {
+bool match_segments(const std::vector<std::string>& pattern, const std::vector<std::string>& path,
+                    PathParams& params) {
   if (pattern.size() != path.size()) return false;
   params.clear();
   for (size_t i = 0; i < pattern.size(); ++i) {
@@ -51,59 +51,62 @@ void Router::add(std::string_view method, std::string_view pattern, Handler hand
   routes_.push_back(std::move(r));
 }
 
-Dispatch Router::dispatch_for(std::string_view method, std::string_view path) const {
+Dispatch Router::Match::dispatch() const { return route_ ? route_->dispatch : Dispatch::pool; }
+
+Router::Match Router::match(std::string_view method, std::string_view path) const {
+  Match m;
   const auto segments = split_path(path);
   PathParams params;
-  for (const Route& r : routes_)
-    if (r.method == method && match(r.segments, segments, params)) return r.dispatch;
-  return Dispatch::pool;
+  for (const Route& r : routes_) {
+    if (!match_segments(r.segments, segments, params)) continue;
+    if (r.method != method) {
+      if (m.allow_.find(r.method) == std::string::npos) m.allow_ += (m.allow_.empty() ? "" : ", ") + r.method;
+      continue;
+    }
+    m.route_ = &r;
+    m.params_ = std::move(params);
+    break;
+  }
+  return m;
 }
 
-void Router::handle(const HttpRequest& request, Responder respond) const {
+void Router::handle(const HttpRequest& request, const Match& m, Responder respond) const {
+  // The pattern the observer reports (metrics by route).
+  std::string pattern = "unmatched";
+  if (m.route_) pattern = m.route_->pattern;
+  else if (m.allow_.empty() && fallback_) pattern = "static";
   // Whatever a handler does, the connection gets exactly one answer.
   auto once = std::make_shared<std::atomic<bool>>(false);
-  const auto path = split_path(request.path);
-  // The route's pattern, for the observer (metrics by route): found before answering.
-  auto pattern = std::make_shared<std::string>("unmatched");
-  Responder reply = [once, respond = std::move(respond), observer = observer_, pattern,
+  Responder reply = [once, respond = std::move(respond), observer = observer_, pattern = std::move(pattern),
                      method = request.method, start = std::chrono::steady_clock::now()](HttpResponse r) {
     if (once->exchange(true)) return;
     if (observer)
-      observer(method, *pattern, r.status,
+      observer(method, pattern, r.status,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     respond(std::move(r));
   };
-  std::string allow;
-  PathParams params;
-  for (const Route& r : routes_) {
-    if (!match(r.segments, path, params)) continue;
-    if (r.method != request.method) {
-      if (allow.find(r.method) == std::string::npos) allow += (allow.empty() ? "" : ", ") + r.method;
-      continue;
-    }
-    *pattern = r.pattern;
+  if (const Route* r = m.route_) {
     try {
       if (gate_) {  // auth and limits (auth_gate.h) see a copy they may annotate
         HttpRequest gated = request;
-        if (auto refused = gate_(gated, r.pattern)) return reply(std::move(*refused));
-        r.handler(gated, params, reply);
+        if (auto refused = gate_(gated, r->pattern)) return reply(std::move(*refused));
+        r->handler(gated, m.params_, reply);
         return;
       }
-      r.handler(request, params, reply);
+      r->handler(request, m.params_, reply);
     } catch (const std::exception& e) {
       reply(error_response(make_error("internal", std::string("internal error: ") + e.what())));
     }
     return;
   }
-  if (!allow.empty()) {
+  if (!m.allow_.empty()) {
     HttpResponse res = error_response(make_error(
-        "method_not_allowed", request.method + " is not allowed on " + request.path + " (allowed: " + allow + ")"));
-    res.headers.emplace_back("Allow", allow);
+        "method_not_allowed", request.method + " is not allowed on " + request.path + " (allowed: " + m.allow_ + ")"));
+    res.headers.emplace_back("Allow", m.allow_);
     reply(std::move(res));
     return;
   }
   if (fallback_) {  // static files (the dashboard): public, so not gated
-    *pattern = "static";
     try {
       fallback_(request, {}, reply);
     } catch (const std::exception& e) {

@@ -34,13 +34,33 @@ using Observer = std::function<void(const std::string& method, const std::string
 enum class Dispatch { pool, io };
 
 class Router {
+  struct Route;  // below
+
  public:
   void add(std::string_view method, std::string_view pattern, Handler handler, Dispatch dispatch = Dispatch::pool);
-  // How the route matching this request runs (pool when none matches).
-  Dispatch dispatch_for(std::string_view method, std::string_view path) const;
-  // Finds the route and calls its handler (on the calling thread); `respond` is called exactly
-  // once, possibly later and from another thread.
-  void handle(const HttpRequest& request, Responder respond) const;
+
+  // The route a request's method and path match, found once: the server reads where to run it
+  // (dispatch()), then hands it to handle(). Valid while the Router lives; copyable.
+  class Match {
+   public:
+    // How the matched route runs (pool when none matches: 404, 405 and static files).
+    Dispatch dispatch() const;
+
+   private:
+    friend class Router;
+    const Route* route_ = nullptr;  // none: allow_ lists the methods the path has
+    PathParams params_;
+    std::string allow_;
+  };
+  Match match(std::string_view method, std::string_view path) const;
+
+  // Calls the matched route's handler (on the calling thread), or answers 405, a static file or
+  // 404; `respond` is called exactly once, possibly later and from another thread.
+  void handle(const HttpRequest& request, const Match& match, Responder respond) const;
+  // Both steps at once.
+  void handle(const HttpRequest& request, Responder respond) const {
+    handle(request, match(request.method, request.path), std::move(respond));
+  }
   // Set while building, before serving (like add()).
   void set_gate(Gate gate) { gate_ = std::move(gate); }
   void set_observer(Observer observer) { observer_ = std::move(observer); }

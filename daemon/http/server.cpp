@@ -237,9 +237,10 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     srv_.in_flight.fetch_add(1);
     request_in_flight_ = true;
     // Non-blocking routes run here on the connection's strand; the others on a handler thread.
-    const Dispatch where = srv_.router.dispatch_for(request.method, request.path);
-    auto run = [self = this->shared_from_this(), request = std::move(request)] {
-      self->srv_.router.handle(request, [self](HttpResponse r) {
+    Router::Match route = srv_.router.match(request.method, request.path);
+    const Dispatch where = route.dispatch();
+    auto run = [self = this->shared_from_this(), request = std::move(request), route = std::move(route)] {
+      self->srv_.router.handle(request, route, [self](HttpResponse r) {
         net::post(self->stream_.get_executor(), [self, r = std::move(r)]() mutable {
           self->send(std::move(r), /*close_after=*/false);
         });
