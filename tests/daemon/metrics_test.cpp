@@ -7,6 +7,7 @@
 #include <future>
 #include <string>
 
+#include "base/text_file.h"
 #include "daemon/http/api_routes.h"
 #include "daemon/http/auth_setup.h"
 #include "daemon/service/metrics.h"
@@ -77,9 +78,8 @@ TEST_F(MetricsRoute, ExposesJobsHttpLatencyAndQueueWait) {
   const std::string path = f_.dir.file("metrics.txt");
   std::ofstream(path) << m;
   const int rc = std::system((tool + " check metrics < " + path + " > " + path + ".out 2>&1").c_str());
-  std::ifstream out(path + ".out");
-  std::string report((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(rc, 0) << "promtool check metrics failed:\n" << report << "\n" << m;
+  auto report = read_text_file(path + ".out", "promtool output");
+  EXPECT_EQ(rc, 0) << "promtool check metrics failed:\n" << (report ? *report : report.error().message) << "\n" << m;
 }
 
 TEST(MetricsText, LabelValuesAreEscaped) {
