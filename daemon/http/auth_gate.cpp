@@ -50,7 +50,7 @@ std::string bearer_token(std::string_view h) {
 
 Gate make_auth_gate(service::TokenService& tokens, service::RateLimiter& limiter, store::Store& store,
                     service::SecurityOptions options) {
-  return [&tokens, &limiter, &store, options](HttpRequest& req, const std::string& pattern)
+  return [&tokens, &limiter, &store, options](HttpRequest& req, const std::string& pattern, const PathParams& params)
              -> std::optional<HttpResponse> {
     const Access need = access_for(req.method, pattern, options);
     if (need == Access::anyone) return std::nullopt;
@@ -85,15 +85,7 @@ Gate make_auth_gate(service::TokenService& tokens, service::RateLimiter& limiter
     req.role = role;
     // A user's access to one job: only their own (others look as if they did not exist).
     if (role == "user" && starts_with(pattern, "/v1/jobs/{id}")) {
-      std::string_view rest = req.path;  // the third segment, as the router splits it
-      std::string id_text;
-      for (int seg = 0; seg < 3 && !rest.empty();) {
-        while (!rest.empty() && rest.front() == '/') rest.remove_prefix(1);
-        const size_t end = std::min(rest.find('/'), rest.size());
-        if (++seg == 3) id_text = std::string(rest.substr(0, end));
-        rest.remove_prefix(end);
-      }
-      auto id = parse_int_param(id_text, "id", 1, INT64_MAX);
+      auto id = parse_int_param(params.at(0), "id", 1, INT64_MAX);
       if (!id) return refuse(id.error());
       auto owner = store.job_owner(*id);
       if (!owner) return refuse(owner.error());

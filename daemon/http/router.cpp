@@ -89,7 +89,7 @@ void Router::handle(const HttpRequest& request, const Match& m, Responder respon
     try {
       if (gate_) {  // auth and limits (auth_gate.h) see a copy they may annotate
         HttpRequest gated = request;
-        if (auto refused = gate_(gated, r->pattern)) return reply(std::move(*refused));
+        if (auto refused = gate_(gated, r->pattern, m.params_)) return reply(std::move(*refused));
         r->handler(gated, m.params_, reply);
         return;
       }

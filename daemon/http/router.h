@@ -17,10 +17,12 @@ namespace jobctl::daemon::http {
 // The {placeholders} of the matched pattern, in order.
 using PathParams = std::vector<std::string>;
 using Handler = std::function<void(const HttpRequest&, const PathParams&, Responder)>;
-// Runs before the handler of every matched route (auth, rate limits: daemon/http/auth_gate.h). It
-// may fill in the request (request.user, request.role) and let it through (nullopt), or answer
-// it itself (401, 403, 429, ...), in which case the handler is not called.
-using Gate = std::function<std::optional<HttpResponse>(HttpRequest& request, const std::string& pattern)>;
+// Runs before the handler of every matched route (auth, rate limits: daemon/http/auth_gate.h),
+// with the route's pattern and its {placeholders}. It may fill in the request (request.user,
+// request.role) and let it through (nullopt), or answer it itself (401, 403, 429, ...), in which
+// case the handler is not called.
+using Gate = std::function<std::optional<HttpResponse>(HttpRequest& request, const std::string& pattern,
+                                                       const PathParams& params)>;
 // Told of every answer: the route pattern ("unmatched" for 404/405 paths), its status and the
 // seconds from dispatch to answer (metrics: daemon/service/metrics.h). Called on the answering
 // thread; must be quick and thread-safe.
