@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -19,15 +20,18 @@ extern const std::string_view kSeedCatalogCsv;  // generated from seed_catalog.c
 namespace {
 
 // A number, or nullopt for an empty field; an error for anything else.
+// The most GPUs one catalog row may name (the largest real instances have 16).
+constexpr int kMaxAcceleratorCount = 4096;
+
 Expected<std::optional<double>> parse_number(std::string_view text, int line, std::string_view column) {
   text = trim(text);
   if (text.empty()) return std::optional<double>{};
   double v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !(v >= 0))
+  if (ec != std::errc() || ptr != text.data() + text.size() || !(v >= 0) || !std::isfinite(v))
     return make_error("invalid_argument",
                       "line " + std::to_string(line) + ": " + std::string(column) + " is not a " +
-                          "non-negative number: '" + std::string(text) + "'",
+                          "finite non-negative number: '" + std::string(text) + "'",
                       std::string(column));
   return std::optional<double>{v};
 }
@@ -172,6 +176,14 @@ Expected<CatalogImport> parse_skypilot_csv(std::string_view csv_text, std::strin
     if (!spot) return spot.error();
     auto count = number(c_count, "AcceleratorCount");
     if (!count) return count.error();
+    // A GPU count is whole and bounded before it becomes an int (a fractional share, as some clouds
+    // list, is not a placement target; an absurd one would overflow the conversion).
+    if (*count && (**count < 1 || **count > kMaxAcceleratorCount || std::floor(**count) != **count)) {
+      out.warnings.push_back("line " + std::to_string(line) + ": AcceleratorCount '" +
+                             std::string(field(c_count)) + "' is not a whole number of GPUs from 1 to " +
+                             std::to_string(kMaxAcceleratorCount) + "; skipped");
+      continue;
+    }
     auto vcpus = number(c_vcpus, "vCPUs");
     if (!vcpus) return vcpus.error();
     auto mem = number(c_mem, "MemoryGiB");
@@ -190,7 +202,7 @@ Expected<CatalogImport> parse_skypilot_csv(std::string_view csv_text, std::strin
         out.warnings.push_back("line " + std::to_string(line) + ": empty Price");
         continue;
       }
-      const int n = count->value_or(1.0) > 0 ? static_cast<int>(count->value_or(1.0)) : 1;
+      const int n = static_cast<int>(count->value_or(1.0));
       gpu_prices[{accelerator, n, o.zone.empty() ? o.region : o.zone}] = {**price, *spot};
       continue;
     }
@@ -209,7 +221,7 @@ Expected<CatalogImport> parse_skypilot_csv(std::string_view csv_text, std::strin
 
     if (!accelerator.empty()) {
       o.gpu_model = canonical_gpu_name(accelerator, per_gpu_memory);
-      o.gpu_count = std::max(1, static_cast<int>(count->value_or(1.0)));
+      o.gpu_count = static_cast<int>(count->value_or(1.0));
     } else if (auto fam = (o.cloud == "gcp" ? gcp_family_gpu(o.instance_type) : std::nullopt); fam && fam->count > 0) {
       gcp_hosts.push_back(Pending{std::move(o), *fam, line});
       continue;

@@ -97,10 +97,7 @@ Status apply_placement_config(const json& doc, PlacementSettings& s) {
       return st;
     if (auto st = read_string(p, "deadline_policy", "placement", s.deadline_policy); !st) return st;
     if (auto st = config_fields::read_int(p, "ledger_accrual_s", "placement", s.ledger_accrual_s); !st) return st;
-    if (auto r = p.find("reevaluate_s"); r != p.end()) {
-      if (!r->is_number_integer()) return bad("placement.reevaluate_s", "must be an integer");
-      s.reevaluate_s = r->get<int>();
-    }
+    if (auto st = config_fields::read_int(p, "reevaluate_s", "placement", s.reevaluate_s); !st) return st;
     if (auto c = p.find("clouds"); c != p.end()) {
       if (!c->is_array()) return bad("placement.clouds", "must be an array of cloud names");
       s.clouds.clear();

@@ -139,6 +139,30 @@ TEST(SkypilotCsv, ErrorsNameLineAndColumn) {
   EXPECT_FALSE(parse_skypilot_csv("", "aws"));
 }
 
+// Found by fuzz_catalog_csv: a count of 1e39 overflowed the conversion to int (undefined behaviour).
+TEST(SkypilotCsv, AcceleratorCountMustBeAWholeBoundedNumber) {
+  const char* header = "InstanceType,AcceleratorName,AcceleratorCount,Price,Region\n";
+  for (const char* count : {"1e39", "0.5", "0", "4097"}) {
+    const std::string csv = std::string(header) + "p3.2xlarge,V100," + count + ",3.06,us-east-1\n" +
+                            "p3.8xlarge,V100,4.0,12.24,us-east-1\n";
+    auto r = parse_skypilot_csv(csv, "aws");
+    ASSERT_TRUE(r) << count << ": " << r.error().message;
+    ASSERT_EQ(r->offers.size(), 1u) << count;  // the bad row is skipped, the good one kept
+    EXPECT_EQ(r->offers[0].gpu_count, 4);
+    ASSERT_EQ(r->warnings.size(), 1u) << count;
+    EXPECT_NE(r->warnings[0].find("AcceleratorCount"), std::string::npos) << r->warnings[0];
+    EXPECT_NE(r->warnings[0].find("line 2"), std::string::npos) << r->warnings[0];
+  }
+  // The same bound holds for a GCP accelerator row.
+  auto gcp = parse_skypilot_csv(std::string(header) + ",T4,1e39,0.35,us-central1\n", "gcp");
+  ASSERT_TRUE(gcp);
+  EXPECT_EQ(gcp->warnings.size(), 1u);
+  // An infinite price is not a price.
+  auto inf = parse_skypilot_csv("InstanceType,Price,Region\np3.2xlarge,inf,us-east-1\n", "aws");
+  ASSERT_FALSE(inf);
+  EXPECT_EQ(inf.error().field, "Price");
+}
+
 TEST(OfferRef, Parses) {
   auto r = parse_offer_ref("AWS:p3.2xlarge");
   ASSERT_TRUE(r);
