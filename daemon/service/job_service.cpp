@@ -64,6 +64,16 @@ QueuedJob queued_from(const store::JobRow& row) {
 // Heartbeats move a worker's last_seen_ms forward in steps of at least this much.
 constexpr int64_t kLastSeenResolutionMs = 10'000;
 
+// The blocking form of a call that answers through a callback: starts it with a callback that
+// fulfils a promise, and waits. Not from the store's writer thread (the answer comes from there).
+template <class T, class Start>
+Expected<T> wait_for_answer(Start start) {
+  std::promise<Expected<T>> answer;
+  auto future = answer.get_future();
+  start([&answer](Expected<T> r) { answer.set_value(std::move(r)); });
+  return future.get();
+}
+
 json lease_detail(const LeaseRef& l) { return {{"worker_id", l.worker_id}, {"epoch", l.epoch}}; }
 
 }  // namespace
@@ -107,10 +117,7 @@ size_t JobService::waiting_workers() const {
 // ------------------------------------------------------------------ jobs
 
 Expected<JobRow> JobService::submit_job(std::string_view spec_json, const SubmitContext& context) {
-  std::promise<Expected<JobRow>> p;
-  auto f = p.get_future();
-  submit_job_async(spec_json, context, [&p](Expected<JobRow> r) { p.set_value(std::move(r)); });
-  return f.get();
+  return wait_for_answer<JobRow>([&](auto done) { submit_job_async(spec_json, context, std::move(done)); });
 }
 
 void JobService::submit_job_async(std::string_view spec_json, const SubmitContext& context,
@@ -125,18 +132,14 @@ void JobService::submit_job_async(std::string_view spec_json, const SubmitContex
   row.resource_gpu = spec->resources.gpu;
   row.resource_gpus = spec->resources.gpus;
   row.created_ms = row.updated_ms = clock_.now_ms();
-  auto out = std::make_shared<JobRow>();
-  auto change = [this, row = std::move(row), context, out](WriteTxn& txn) -> Status {
+  auto change = [this, row = std::move(row), context](WriteTxn& txn) -> Expected<JobRow> {
     if (!context.idempotency_key.empty()) {  // a retried submit: the first job, unchanged
       auto prior = txn.job_by_idempotency_key(context.owner, context.idempotency_key);
       if (!prior) return prior.error();
       if (*prior) {
         auto first = txn.job(**prior);
         if (!first) return first.error();
-        if (*first) {
-          *out = std::move(**first);
-          return {};
-        }
+        if (*first) return std::move(**first);
       }
     }
     JobRow r = row;
@@ -151,17 +154,13 @@ void JobService::submit_job_async(std::string_view spec_json, const SubmitContex
     ev.detail_json = json{{"priority", r.priority}, {"gpu", r.resource_gpu}}.dump();
     if (auto seq = txn.append_event(ev); !seq) return seq.error();
     if (!context.owner.empty() || !context.idempotency_key.empty())
-      if (auto st = txn.set_job_submitter(r.id, context.owner, context.idempotency_key); !st) return st;
+      if (auto st = txn.set_job_submitter(r.id, context.owner, context.idempotency_key); !st) return st.error();
     if (admission_)  // per-user limits may refuse (rolls back) or hold the job (auth_admission.h)
-      if (auto st = admission_->admit(txn, r, context); !st) return st;
+      if (auto st = admission_->admit(txn, r, context); !st) return st.error();
     if (r.state == JobState::queued) txn.on_commit([this, q = queued_from(r)] { on_job_queued(q); });
-    *out = std::move(r);
-    return {};
+    return r;
   };
-  store_.write_async(std::move(change), [out, done = std::move(done)](Status st) {
-    if (!st) return done(std::move(st).error());
-    done(std::move(*out));
-  });
+  store_.write_value_async<JobRow>(std::move(change), std::move(done));
 }
 
 Expected<JobPage> JobService::list_jobs(const JobListRequest& request) {
@@ -430,36 +429,29 @@ void JobService::on_job_left_queue(int64_t job_id) {
 }
 
 Expected<HeartbeatReply> JobService::heartbeat(int64_t job_id, const HeartbeatReport& report) {
-  std::promise<Expected<HeartbeatReply>> p;
-  auto f = p.get_future();
-  heartbeat_async(job_id, report, [&p](Expected<HeartbeatReply> r) { p.set_value(std::move(r)); });
-  return f.get();
+  return wait_for_answer<HeartbeatReply>([&](auto done) { heartbeat_async(job_id, report, std::move(done)); });
 }
 
 void JobService::heartbeat_async(int64_t job_id, const HeartbeatReport& report,
                                  std::function<void(Expected<HeartbeatReply>)> done) {
   const int64_t now = clock_.now_ms();
   const int64_t expires = now + int64_t{options_.lease_timeout_s} * 1000;
-  auto out = std::make_shared<HeartbeatReply>();
-  auto change = [job_id, report, now, expires, out](WriteTxn& txn) -> Status {
+  auto change = [job_id, report, now, expires](WriteTxn& txn) -> Expected<HeartbeatReply> {
     auto found = txn.job(job_id);
     if (!found) return found.error();
     if (!*found) return job_not_found(job_id);
     JobRow job = std::move(**found);
-    if (auto st = check_lease(job, report.lease); !st) return st;
-    if (job.state == JobState::cancelled) {
-      *out = HeartbeatReply{true, 0};
-      return {};
-    }
-    if (auto st = require_leased_state(job); !st) return st;
+    if (auto st = check_lease(job, report.lease); !st) return st.error();
+    if (job.state == JobState::cancelled) return HeartbeatReply{true, 0};
+    if (auto st = require_leased_state(job); !st) return st.error();
     if (report.progress_json) job.progress_json = report.progress_json;
     job.lease_expires_ms = expires;
     if (job.state == JobState::placed) {
       if (auto st = transition_job(txn, job, JobState::running, "started", lease_detail(report.lease), now); !st)
-        return st;
+        return st.error();
     } else {
       job.updated_ms = now;
-      if (auto st = txn.update_job(job); !st) return st;
+      if (auto st = txn.update_job(job); !st) return st.error();
     }
     // The worker's last_seen_ms to within 10 s: rewriting its row on every heartbeat (every 2 s,
     // thousands of workers) would double the write load for a figure people read in seconds.
@@ -467,17 +459,18 @@ void JobService::heartbeat_async(int64_t job_id, const HeartbeatReport& report,
     if (!w) return w.error();
     if (*w && now - (*w)->last_seen_ms >= kLastSeenResolutionMs) {
       (*w)->last_seen_ms = now;
-      if (auto st = txn.update_worker(**w); !st) return st;
+      if (auto st = txn.update_worker(**w); !st) return st.error();
     }
-    *out = HeartbeatReply{false, expires};
-    return {};
+    return HeartbeatReply{false, expires};
   };
-  store_.write_async(std::move(change), [this, job_id, report, out, done = std::move(done)](Status st) {
-    if (!st) return done(std::move(st).error());
-    if (!out->cancel && report.progress_json && heartbeat_observer_)
-      heartbeat_observer_(job_id, report.lease.worker_id, *report.progress_json);  // calibration
-    done(*out);
-  }, store::Durability::relaxed);  // a lost heartbeat is repeated by the next one (store.h)
+  store_.write_value_async<HeartbeatReply>(
+      std::move(change),
+      [this, job_id, report, done = std::move(done)](Expected<HeartbeatReply> reply) {
+        if (reply && !reply->cancel && report.progress_json && heartbeat_observer_)
+          heartbeat_observer_(job_id, report.lease.worker_id, *report.progress_json);  // calibration
+        done(std::move(reply));
+      },
+      store::Durability::relaxed);  // a lost heartbeat is repeated by the next one (store.h)
 }
 
 Expected<JobRow> JobService::complete(int64_t job_id, const CompletionReport& report) {

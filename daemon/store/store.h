@@ -147,6 +147,25 @@ class Store {
     if (!st) return std::move(st).error();
     return std::move(*out);
   }
+  // The same without waiting: `done` runs on the writer thread (as write_async's does) with the
+  // value once its batch has committed, or with the error.
+  template <class T>
+  void write_value_async(std::function<Expected<T>(WriteTxn&)> fn, std::function<void(Expected<T>)> done,
+                         Durability durability = Durability::durable) {
+    auto out = std::make_shared<std::optional<T>>();
+    write_async(
+        [fn = std::move(fn), out](WriteTxn& txn) -> Status {
+          auto r = fn(txn);
+          if (!r) return std::move(r).error();
+          *out = std::move(*r);
+          return {};
+        },
+        [out, done = std::move(done)](Status st) {
+          if (!st) return done(std::move(st).error());
+          done(std::move(**out));
+        },
+        durability);
+  }
 
   // Finishes every queued change, then stops the writer. Idempotent.
   void close();
