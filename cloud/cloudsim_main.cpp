@@ -129,8 +129,7 @@ int main(int argc, char** argv) {
   daemon::http::HttpServer server(ho, router);
   auto port = server.start();
   if (!port) return fail(port.error());
-  const std::string host = listen_cfg.host.find(':') != std::string::npos ? "[" + listen_cfg.host + "]" : listen_cfg.host;
-  const std::string url = "http://" + host + ":" + std::to_string(*port);
+  const std::string url = daemon::listen_url(/*tls=*/false, listen_cfg.host, *port);
   sim.set_base_url(url);
 
   daemon::service::Ticker ticker(std::chrono::milliseconds(tick_ms), [&sim] { sim.tick(); });

@@ -19,10 +19,10 @@ extern const std::string_view kSeedCatalogCsv;  // generated from seed_catalog.c
 
 namespace {
 
-// A number, or nullopt for an empty field; an error for anything else.
 // The most GPUs one catalog row may name (the largest real instances have 16).
 constexpr int kMaxAcceleratorCount = 4096;
 
+// A number, or nullopt for an empty field; an error for anything else.
 Expected<std::optional<double>> parse_number(std::string_view text, int line, std::string_view column) {
   text = trim(text);
   if (text.empty()) return std::optional<double>{};

@@ -45,6 +45,11 @@ Status apply_listen(std::string_view listen, DaemonConfig& c) {
   return {};
 }
 
+std::string listen_url(bool tls, const std::string& host, int port) {
+  const bool ipv6 = host.find(':') != std::string::npos;
+  return std::string(tls ? "https://" : "http://") + (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
 Status apply_config_json(std::string_view text, DaemonConfig& c) {
   json j = json::parse(text, nullptr, false, /*ignore_comments=*/true);
   if (j.is_discarded()) return make_error("malformed_json", "the configuration is not valid JSON");

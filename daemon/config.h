@@ -53,6 +53,8 @@ struct DaemonConfig {
 
 // "HOST:PORT", ":PORT" or "PORT" (host defaults to 127.0.0.1); "[::1]:PORT" for IPv6.
 Status apply_listen(std::string_view listen, DaemonConfig& config);
+// The inverse, as a URL: "http://127.0.0.1:8080", "https://[::1]:8443" (an IPv6 host in brackets).
+std::string listen_url(bool tls, const std::string& host, int port);
 
 // Applies a JSON configuration document on top of `config`. Unknown keys and wrong types are
 // errors naming the key ("http.io_threads").

@@ -197,7 +197,7 @@ int main(int argc, char** argv) {
   ho.is_upload = http::is_checkpoint_upload;
   ho.tls_cert_file = cfg.tls_cert_file;
   ho.tls_key_file = cfg.tls_key_file;
-  const std::string scheme = cfg.tls_cert_file.empty() ? "http://" : "https://";
+  const bool tls = !cfg.tls_cert_file.empty();
   http::HttpServer server(ho, router);
   auto port = server.start();
   if (!port) return fail(port.error());
@@ -207,8 +207,7 @@ int main(int argc, char** argv) {
     // needs an address it can reach; a wildcard listen address is not one).
     const bool wildcard = cfg.host == "0.0.0.0" || cfg.host == "::";
     const std::string host = wildcard ? std::string("127.0.0.1") : cfg.host;
-    provisioner->set_server_url(scheme + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
-                                std::to_string(*port));
+    provisioner->set_server_url(listen_url(tls, host, *port));
     provisioner->start();  // its first pass reconciles with the provider
   }
 
@@ -221,8 +220,7 @@ int main(int argc, char** argv) {
   std::cout << nlohmann::json{{"event", "listening"},
                               {"host", cfg.host},
                               {"port", *port},
-                              {"url", scheme + (cfg.host.find(':') != std::string::npos ? "[" + cfg.host + "]" : cfg.host) +
-                                          ":" + std::to_string(*port)},
+                              {"url", listen_url(tls, cfg.host, *port)},
                               {"database", db_path}}
                    .dump()
             << std::endl;

@@ -7,7 +7,8 @@
 // (read_timeout_ms), request headers are limited to max_header_bytes (431 past it) and bodies to
 // max_body_bytes (413 past it, decided from Content-Length before the body is read); keep-alive
 // is honoured. Parsed requests are handed to a separate pool of `handler_threads` (handlers may
-// block on the store), and their answers are posted back to the connection's strand.
+// block on the store), and their answers are posted back to the connection's strand; routes
+// added with Dispatch::io (router.h: handlers that never block) run on the I/O thread instead.
 //
 // With tls_cert_file/tls_key_file every connection speaks TLS 1.2+ (Beast over OpenSSL): the
 // handshake runs under the read timeout before the first request.

@@ -353,9 +353,10 @@ Status PlacementService::place_rows(const std::vector<int64_t>& ids, bool skip_u
   auto capacity = local_capacity(nullptr);
   if (!capacity) return capacity.error();
   // What an unplaceable job's fate depends on: the local pools that exist and the offers (with
-  // their set-asides); calibration changes estimates, never whether anything can run a job. While it is unchanged, re-deciding such a job
-  // gives the same answer, so the periodic pass skips it (a queue of thousands of jobs nothing
-  // can run would otherwise cost a decision and a write each, every pass).
+  // their set-asides); calibration changes estimates, never whether anything can run a job.
+  // While these are unchanged, re-deciding such a job gives the same answer, so the periodic pass
+  // skips it (a queue of thousands of jobs nothing can run would otherwise cost a decision and a
+  // write each, every pass).
   std::string inputs = std::to_string(offers_generation()) + ";";
   for (const auto& pool : capacity->pools())
     inputs += pool.gpu_model + "x" + std::to_string(pool.gpu_count) + ":" + std::to_string(pool.gpu_memory_gb) + ";";
@@ -495,9 +496,8 @@ Status PlacementService::reevaluate(bool accrue) {
   for (const auto& q : *queued) ids.push_back(q.id);
   {  // forget jobs that left the queue
     std::lock_guard<std::mutex> lock(mu_);
-    std::set<int64_t> still(ids.begin(), ids.end());
-    for (auto it = unplaceable_inputs_.begin(); it != unplaceable_inputs_.end();)
-      it = still.count(it->first) ? std::next(it) : unplaceable_inputs_.erase(it);
+    const std::set<int64_t> still(ids.begin(), ids.end());
+    std::erase_if(unplaceable_inputs_, [&still](const auto& entry) { return !still.count(entry.first); });
   }
   if (auto st = place_rows(ids, true); !st && result) result = st;
   if (accrue) {

@@ -164,6 +164,7 @@ class PlacementService {
   std::function<void(double)> decision_observer_;
   std::set<int64_t> pending_;
   uint64_t offers_generation_ = 0;
+  // Queued jobs the last pass could not place -> the inputs it decided under (place_rows).
   std::map<int64_t, std::string> unplaceable_inputs_;
   // local_capacity's cache: a worker's pool entry (nullopt: not a local worker).
   std::map<int64_t, std::optional<scheduler::Worker>> worker_pools_;
@@ -180,7 +181,7 @@ class PlacementService {
     cost::Precision precision = cost::Precision::fp32;
     int gpus = 1;
   };
-  std::map<int64_t, HeartbeatShape> heartbeat_shapes_;  // job -> the inputs it was unplaceable under
+  std::map<int64_t, HeartbeatShape> heartbeat_shapes_;  // by job id
   using OfferMarket = std::tuple<std::string, std::string, bool>;  // instance type, region, spot
   std::map<OfferMarket, int64_t> set_aside_;                     // -> until (ms)
   std::map<int64_t, std::unique_ptr<scheduler::DeadlinePolicy>> policies_;  // per job with a deadline

@@ -29,6 +29,11 @@ TEST(Config, ListenForms) {
   }
 }
 
+TEST(Config, ListenUrl) {
+  EXPECT_EQ(listen_url(false, "127.0.0.1", 8080), "http://127.0.0.1:8080");
+  EXPECT_EQ(listen_url(true, "::1", 8443), "https://[::1]:8443");
+}
+
 TEST(Config, FileValuesApplyAndUnknownKeysAreNamed) {
   DaemonConfig c;
   ASSERT_TRUE(apply_config_json(R"({
