@@ -132,7 +132,7 @@ void print_job_detail(CliContext& ctx, const json& j) {
                       " steps in " + num(r.value("elapsed_s", json()), 3) + " s");
   }
   if (j.contains("error") && j["error"].is_string()) row("error", j["error"]);
-  if (j.contains("runtime") && j["runtime"].is_object()) {  // estimate vs actual (issue 4)
+  if (j.contains("runtime") && j["runtime"].is_object()) {  // estimate vs actual
     const json& rt = j["runtime"];
     row("runtime", "estimated " + num(rt.value("estimated_hours", json()), 4) + " h" +
                        (rt["actual_hours"].is_number()

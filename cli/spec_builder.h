@@ -1,4 +1,4 @@
-// `jobctl submit` builds the job spec (DESIGN.md "The job spec") from a file, from flags, or from
+// `jobctl submit` builds the job spec (docs/architecture.md "The job spec") from a file, from flags, or from
 // a file with flags overriding its keys. Only the flags given are written, so the daemon's
 // defaults apply to everything else and the daemon remains the one validator.
 //

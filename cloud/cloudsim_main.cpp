@@ -1,4 +1,4 @@
-// jobctl-cloudsim: a local stand-in for a cloud (DESIGN.md "Clouds", docs/clouds.md). Serves
+// jobctl-cloudsim: a local stand-in for a cloud (docs/architecture.md "Clouds", docs/clouds.md). Serves
 // launch / terminate / describe / list, billing, spot interruptions and the per-instance notice
 // endpoint over HTTP on loopback; every instance is a real jobctl-worker process.
 //

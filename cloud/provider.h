@@ -1,4 +1,4 @@
-// The provider interface (DESIGN.md "Clouds"): what the daemon asks of a cloud, whatever the
+// The provider interface (docs/architecture.md "Clouds"): what the daemon asks of a cloud, whatever the
 // cloud is. A driver lists the offers it can launch (from the price catalog), launches one
 // instance of an offer (on demand or spot) that boots `jobctl-worker` pointed back at the daemon,
 // terminates instances, describes them, and reports interruption notices.

@@ -3,7 +3,7 @@
 //   breakeven_hours        total hours of use after which renting would have cost more than buying:
 //                          (purchase + setup) / (cloud_per_hour - opex_per_hour)
 //                          (a $2,000 V100 against p3.2xlarge at $3.06/h, no power: 653.6 h)
-//   utilisation_threshold  the utilisation at which the amortised local hour (DESIGN.md formulas)
+//   utilisation_threshold  the utilisation at which the amortised local hour (docs/architecture.md formulas)
 //                          costs exactly the cloud hour:
 //                          ((purchase + setup) / lifetime_years + maintenance_per_year)
 //                              / (8760 * (cloud_per_hour - energy_per_hour))

@@ -10,7 +10,7 @@ namespace jobctl::cost {
 
 namespace {
 
-constexpr std::string_view kDesign = "DESIGN.md seed facts (NVIDIA datasheets, dense)";
+constexpr std::string_view kDesign = "seed facts (docs/cost-model.md) (NVIDIA datasheets, dense)";
 constexpr std::string_view kDatasheet = "NVIDIA datasheet, dense figures (no sparsity)";
 
 // name, fp32, tf32, fp16, bf16, memory GB, bandwidth GB/s, TDP W, source

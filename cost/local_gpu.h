@@ -1,4 +1,4 @@
-// Owned GPUs and what an hour on one costs (DESIGN.md "The cost model").
+// Owned GPUs and what an hour on one costs (docs/architecture.md "The cost model").
 //
 //   capex_per_used_hour = (purchase + setup) / (lifetime_years * 8760 * utilisation)
 //   opex_per_hour       = power_kw * pue * electricity_per_kwh + maintenance_per_year / (8760 * utilisation)
@@ -19,7 +19,7 @@
 
 namespace jobctl::cost {
 
-// Hours in a year (365 days): the amortisation formulas of DESIGN.md count 8,760.
+// Hours in a year (365 days): the amortisation formulas of docs/architecture.md count 8,760.
 inline constexpr double kHoursPerYear = 8760.0;
 
 struct LocalGpuInventory {

@@ -1,4 +1,4 @@
-// How long a job takes on a GPU (DESIGN.md "The cost model"):
+// How long a job takes on a GPU (docs/architecture.md "The cost model"):
 //
 //   hours = training_FLOPs / (gpus * peak_tflops(gpu, precision) * 1e12 * efficiency) / 3600
 //

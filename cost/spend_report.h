@@ -1,4 +1,4 @@
-// The spend report (issue 4 item 6): what was spent per job, user or placement over a period, what
+// The spend report: what was spent per job, user or placement over a period, what
 // the same work would have cost all on demand, and the savings. The daemon builds it from its
 // ledger (GET /v1/reports/spend); `jobctl report spend` prints it as a table, CSV, JSON or SVG.
 //

@@ -1,4 +1,4 @@
-// What running on spot costs once interruptions are priced in (DESIGN.md "The cost model").
+// What running on spot costs once interruptions are priced in (docs/architecture.md "The cost model").
 //
 // With an interruption rate lambda per hour (MTBF M = 1/lambda), a checkpoint write time C and a
 // restart time R (provision + fetch checkpoint + warm-up), all in hours:

@@ -1,4 +1,4 @@
-// How much GPU memory a training run needs (DESIGN.md "The cost model"): a job never goes to a
+// How much GPU memory a training run needs (docs/architecture.md "The cost model"): a job never goes to a
 // GPU it does not fit.
 //
 //   weights + gradients + optimizer state (AdamW: 2 copies of the weights, SGD: 1)

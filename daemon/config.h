@@ -37,13 +37,13 @@ struct DaemonConfig {
   int write_batch_max = 512;
   int max_list_limit = 1000;
   int tick_ms = 200;                    // housekeeping period (long-poll deadlines)
-  // auth, limits, metrics (issue 7; daemon/service/auth_options.h, docs/security.md)
+  // auth, limits, metrics (daemon/service/auth_options.h, docs/security.md)
   service::SecurityOptions security;
-  // cost and placement (issue 4; daemon/service/placement_config.h, docs/configuration.md)
+  // cost and placement (daemon/service/placement_config.h, docs/configuration.md)
   service::PlacementSettings placement;
-  // clouds and the provisioner (issue 5; daemon/service/cloud_config.h, docs/clouds.md)
+  // clouds and the provisioner (daemon/service/cloud_config.h, docs/clouds.md)
   service::CloudSettings cloud;
-  // checkpoints (issue 5, docs/recovery.md): the blob store under <data_dir>/checkpoints
+  // checkpoints (docs/recovery.md): the blob store under <data_dir>/checkpoints
   int64_t checkpoint_max_bytes = int64_t{1} << 30;  // largest checkpoint upload accepted
   // web (the dashboard, docs/dashboard.md)
   std::string web_root;                 // empty: found next to the binary (static_files.h)

@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   std::string tls_cert, tls_key;
   app.add_option("--tls-cert", tls_cert, "PEM certificate chain: serve HTTPS (with --tls-key; tls.cert_file)");
   app.add_option("--tls-key", tls_key, "PEM private key of --tls-cert (tls.key_file)");
-  std::string create_token_user, create_token_role = "user";  // issue 7: bootstrap a token
+  std::string create_token_user, create_token_role = "user";  // bootstrap a token
   bool auth_flag = false;
   app.add_option("--create-token", create_token_user, "create an API token for USER in --data-dir's database, print it and exit");
   app.add_option("--role", create_token_role, "role of --create-token: admin, user or worker")
@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
   svc_opts.max_lease_wait_s = cfg.max_lease_wait_s;
   svc_opts.max_list_limit = cfg.max_list_limit;
   svc_opts.max_recoveries = cfg.max_recoveries;
-  // Cost-based placement (issue 4): jobs are offered only where placement chose; with
+  // Cost-based placement: jobs are offered only where placement chose; with
   // "placement": {"enabled": false} any fitting worker takes any queued job (FIFO).
   std::unique_ptr<service::JobMatcher> matcher;
   if (cfg.placement.enabled) matcher = std::make_unique<service::PlacementMatcher>();
@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
   if (cfg.placement.enabled)
     if (auto st = placement.start(); !st) return fail(st.error());
 
-  // Clouds (issue 5, docs/clouds.md): the provisioner launches what placement chooses in the cloud.
+  // Clouds (docs/clouds.md): the provisioner launches what placement chooses in the cloud.
   std::unique_ptr<service::Provisioner> provisioner;
   if (!cfg.cloud.provider.empty()) {
     auto provider = service::make_provider(cfg.cloud, placement.offers());
@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
     placement.set_cloud_placed_observer([p = provisioner.get()](int64_t) { p->wake(); });
   }
 
-  // Checkpoints (issue 5, docs/recovery.md): blobs under <data_dir>/checkpoints.
+  // Checkpoints (docs/recovery.md): blobs under <data_dir>/checkpoints.
   store::BlobStore blobs((std::filesystem::path(cfg.data_dir) / "checkpoints").string());
   service::CheckpointOptions ckpt_opts;
   ckpt_opts.max_bytes = cfg.checkpoint_max_bytes;
@@ -170,7 +170,7 @@ int main(int argc, char** argv) {
     web_files.emplace(*found_web);
     router.set_fallback(web_files->as_fallback());
   }
-  // Auth, limits, metrics (issue 7, docs/security.md): the gate in front of the routes.
+  // Auth, limits, metrics (docs/security.md): the gate in front of the routes.
   auto hardening = http::install_hardening(router, svc, db, clock, cfg.security);
   if (hardening->metrics)
     placement.set_decision_observer([m = hardening->metrics.get()](double s) { m->observe_placement(s); });

@@ -7,7 +7,7 @@
 // every trace tick — the same code either way.
 //
 // Policies (make_deadline_policy names):
-//   "up"         Uniform Progress (Wu et al., NSDI 2024), as DESIGN.md states it: run on spot while
+//   "up"         Uniform Progress (Wu et al., NSDI 2024), as docs/architecture.md states it: run on spot while
 //                it is available; when behind the line expected_progress(t) = t * C0 / R0 and no
 //                spot is available, move to on-demand and stay until ahead of
 //                expected_progress(t + 2d); a safety net moves to on-demand for good when the

@@ -1,4 +1,4 @@
-// The job lifecycle (DESIGN.md "Job lifecycle"):
+// The job lifecycle (docs/architecture.md "Job lifecycle"):
 //
 //   queued -> placed -> running -> succeeded | failed | cancelled
 //   running | placed -> preempted -> queued   (an interruption: spot reclaim, worker death, lease

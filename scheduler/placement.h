@@ -1,4 +1,4 @@
-// Placement: where a queued job should run, with the money visible (DESIGN.md "The cost model").
+// Placement: where a queued job should run, with the money visible (docs/architecture.md "The cost model").
 //
 // For one job, every candidate is evaluated:
 //   - each pool of identical local workers (owned GPUs, priced by the inventory under the

@@ -1,5 +1,5 @@
 // Uniform Progress (Wu et al., "Can't Be Late: Optimizing Spot Instance Savings under Deadlines",
-// NSDI 2024), exactly as DESIGN.md states it. With C0 the job's compute, R0 its deadline and d the
+// NSDI 2024), exactly as docs/architecture.md states it. With C0 the job's compute, R0 its deadline and d the
 // changeover delay, expected_progress(t) = t * C0 / R0:
 //   1. safety net: once remaining time < remaining compute + 2d, on-demand for good;
 //   2. hysteresis: on on-demand, stay until progress is ahead of expected_progress(t + 2d);

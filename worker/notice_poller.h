@@ -1,4 +1,4 @@
-// Polls a cloud's interruption-notice endpoint (AWS style, DESIGN.md "Clouds": 404 until a
+// Polls a cloud's interruption-notice endpoint (AWS style, docs/architecture.md "Clouds": 404 until a
 // notice, then 200 with {"action": "terminate"|"stop", "time": "<RFC 3339>"}) every interval on
 // its own thread; on a notice it requests the worker's stop with reason "spot interruption
 // notice", which makes every running trainer checkpoint at once (docs/recovery.md). Transport

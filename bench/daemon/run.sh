@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# jobctld's capacity figures (issue 7; bench/RESULTS.md): durable submits/s with p50/p99 (closed
+# jobctld's capacity figures (bench/RESULTS.md): durable submits/s with p50/p99 (closed
 # loop, then open loop at half that rate), GET /v1/jobs?state=queued&limit=100 and RSS with
 # 1,000,000 jobs stored, and 10,000 simulated workers heartbeating every 5 s (jobctld CPU %).
 #

@@ -1,4 +1,4 @@
-// Recovery timings (issue 5), real processes on loopback, a synthetic MLP job (3.7 MB
+// Recovery timings, real processes on loopback, a synthetic MLP job (3.7 MB
 // checkpoints, one BLAS thread):
 //   A. SIGTERM of the worker running the job -> its emergency checkpoint stored in jobctld
 //      (seen through GET /v1/jobs/{id}/checkpoints), and -> the first resumed step on a second,

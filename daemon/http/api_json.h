@@ -15,7 +15,7 @@ nlohmann::json job_detail_json(const service::JobDetail& detail);
 nlohmann::json event_json(const service::JobEventRow& ev);
 nlohmann::json worker_json(const service::WorkerInfo& info);
 nlohmann::json lease_json(const service::LeaseGrant& grant);
-// A stored checkpoint (issue 5): step, bytes, crc32c (8 hex digits), uploader, url.
+// A stored checkpoint: step, bytes, crc32c (8 hex digits), uploader, url.
 nlohmann::json checkpoint_json(const store::CheckpointRow& checkpoint);
 
 }  // namespace jobctl::daemon::http

@@ -1,4 +1,4 @@
-// The check in front of the route table when auth is enabled (issue 7, docs/security.md):
+// The check in front of the route table when auth is enabled (docs/security.md):
 // authentication (Authorization: Bearer <token>), the role a route needs, a user's access to a
 // job, and the per-token request rate. Installed with Router::set_gate by jobctld's main.
 //

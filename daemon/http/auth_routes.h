@@ -1,4 +1,4 @@
-// The operator routes of issue 7 (docs/api.md "Tokens", "Metrics"):
+// The operator routes (docs/api.md "Tokens", "Metrics"):
 //   POST /v1/tokens               create a token  {"user": "alice", "role": "user"} -> 201 with the secret (shown once)
 //   GET  /v1/tokens               list tokens (never the secrets)
 //   POST /v1/tokens/{id}/revoke   revoke one (idempotent)

@@ -1,4 +1,4 @@
-// Wires issue 7's parts into a running jobctld, so that main.cpp needs only a few lines: the
+// Wires auth, limits and metrics into a running jobctld, so that main.cpp needs only a few lines: the
 // token service, the auth gate and rate limiter (when auth.enabled), per-user submit limits, the
 // metrics observer and the /v1/tokens, /v1/auth/whoami and /metrics routes.
 //

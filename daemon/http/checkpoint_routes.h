@@ -1,4 +1,4 @@
-// The checkpoint endpoints (issue 5; docs/api.md, "Checkpoints"), added to the API router:
+// The checkpoint endpoints (docs/api.md, "Checkpoints"), added to the API router:
 //   PUT /v1/jobs/{id}/checkpoints/{step}?worker_id=W&epoch=E&crc32c=HEX   (worker upload, fenced)
 //   GET /v1/jobs/{id}/checkpoints                                         (list, newest first)
 //   GET /v1/jobs/{id}/checkpoints/latest | /{step}                        (download)

@@ -1,4 +1,4 @@
-// The cloud instance endpoint (issue 5; docs/api.md, "Instances"), added to the API router:
+// The cloud instance endpoint (docs/api.md, "Instances"), added to the API router:
 //   GET /v1/instances      every instance the provisioner launched or adopted, live ones first,
 //                          with its worker, the job it runs and what the ledger billed for it.
 // Without a configured provider it answers an empty list with "provider": null.

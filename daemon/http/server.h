@@ -44,7 +44,7 @@ struct ServerOptions {
   int write_timeout_ms = 30000;
   int shutdown_grace_ms = 10000;
   std::string server_name = "jobctld";
-  // Requests for which is_upload(method, target) holds (checkpoint uploads, issue 5) may carry up
+  // Requests for which is_upload(method, target) holds (checkpoint uploads) may carry up
   // to max_upload_bytes instead of max_body_bytes; decided from the headers before the body.
   size_t max_upload_bytes = 0;
   std::function<bool(std::string_view method, std::string_view target)> is_upload;

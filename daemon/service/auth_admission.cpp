@@ -24,7 +24,7 @@ double SubmitAdmission::budget_of(const std::string& user) const {
 
 namespace {
 
-// The job's estimated cost from its placement (contract of issue 4: chosen.estimated_cost_usd).
+// The job's estimated cost from its placement (the placement contract: chosen.estimated_cost_usd).
 double estimated_cost(const store::JobRow& row) {
   if (!row.chosen_json) return 0;
   const json c = json::parse(*row.chosen_json, nullptr, false);

@@ -1,4 +1,4 @@
-// Per-user limits checked inside every submit's transaction (issue 7, docs/security.md):
+// Per-user limits checked inside every submit's transaction (docs/security.md):
 //  - at most limits.max_waiting_jobs_per_user jobs queued or held per user: past it the submit is
 //    refused (code "limit_exceeded", HTTP 429) and nothing is stored;
 //  - a monthly budget per user: when the user's spend this calendar month (UTC, from the cost

@@ -1,5 +1,5 @@
 // The cost ledger (A's daemon/service/ledger.h) as the SpendSource of per-user budgets and as the
-// source of the spend metric (issue 7). One scan of the month's ledger rows gives every user's
+// source of the spend metric. One scan of the month's ledger rows gives every user's
 // and every kind's total; it is cached for `cache_ms` so that a burst of submits reads the
 // ledger once.
 //

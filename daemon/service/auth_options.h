@@ -1,4 +1,4 @@
-// Settings of auth, request limits and metrics (issue 7): the "auth", "limits" and "metrics"
+// Settings of auth, request limits and metrics: the "auth", "limits" and "metrics"
 // sections of jobctld's configuration file (docs/configuration.md, docs/security.md).
 //
 // Thread safety: plain values and pure functions.

@@ -1,4 +1,4 @@
-// Requests per second per API token (issue 7): one token bucket per key. A bucket holds up to
+// Requests per second per API token: one token bucket per key. A bucket holds up to
 // `burst` requests and refills at `rate` per second; a request takes one, or is refused with the
 // time until one is available (the HTTP layer answers 429 with Retry-After).
 //

@@ -1,4 +1,4 @@
-// API tokens (issue 7, docs/security.md): creating, checking, listing and revoking them.
+// API tokens (docs/security.md): creating, checking, listing and revoking them.
 //
 // A token is "jct_" + 64 hex digits (32 random bytes from OpenSSL's RAND_bytes). Only its SHA-256
 // is stored (api_tokens.hash), so a copy of the database does not let anyone in; the secret is

@@ -1,4 +1,4 @@
-// The daemon's side of checkpoints (issue 5, docs/recovery.md): workers upload every checkpoint
+// The daemon's side of checkpoints (docs/recovery.md): workers upload every checkpoint
 // their trainer writes; the daemon verifies its CRC32C, stores it durably in the BlobStore, and
 // records it in the `checkpoints` table, keeping the newest `checkpoint.keep` of the job's spec.
 // A requeued job's next lease names the newest one (JobService), and the worker downloads it.

@@ -354,7 +354,7 @@ bool JobService::try_assign_locked(Waiter& waiter, Completions& later) {
     (*w)->last_seen_ms = now;
     if (auto st = txn.update_worker(**w); !st) return st;
     *grant = LeaseGrant{job.id, job.lease_epoch, job.name, job.spec_json, expires, std::nullopt};
-    // Resume from the newest stored checkpoint (issue 5): the worker downloads it.
+    // Resume from the newest stored checkpoint: the worker downloads it.
     auto checkpoints = txn.checkpoints(job.id);
     if (!checkpoints) return checkpoints.error();
     if (!checkpoints->empty()) grant->resume = checkpoints->front();

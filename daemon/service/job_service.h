@@ -40,7 +40,7 @@ class SubmitAdmission;  // daemon/service/auth_admission.h
 
 struct ServiceOptions {
   int heartbeat_interval_s = 2;   // how often a worker should heartbeat a running job
-  int lease_timeout_s = 60;       // a lease not renewed for this long expires (issue 5)
+  int lease_timeout_s = 60;       // a lease not renewed for this long expires
   int max_lease_wait_s = 60;      // longest long-poll a worker may ask for
   int max_list_limit = 1000;      // largest page of GET /v1/jobs
   int max_recoveries = 10;        // preemptions after which a job fails instead of requeueing
@@ -62,7 +62,7 @@ class JobService {
 
   // ---- jobs
   // Validates the spec (train::parse_job_spec), stores its canonical form, queues it.
-  // `context` (auth, issue 7): the owner is stored with the job; a non-empty idempotency key
+  // `context` (auth): the owner is stored with the job; a non-empty idempotency key
   // already used by this owner returns that first job unchanged instead of a new one.
   Expected<JobRow> submit_job(std::string_view spec_json, const SubmitContext& context = {});
   // The same without blocking: the spec is checked on the calling thread, and `done` runs on the
@@ -93,7 +93,7 @@ class JobService {
   // Housekeeping on the daemon's ticker: completes long-polls whose deadline has passed, and
   // (at most once a second) expires leases.
   void tick();
-  // Lease expiry (issue 5, lease_expiry.cpp): every placed or running job whose lease was not
+  // Lease expiry (lease_expiry.cpp): every placed or running job whose lease was not
   // renewed before its expiry goes running -> preempted -> queued (its latest checkpoint is named
   // by the next lease), counts a recovery (failing past max_recoveries), and its worker is
   // marked lost. Returns how many leases expired.
@@ -109,14 +109,14 @@ class JobService {
   // Completes every waiting long-poll with "no job" and refuses new waits. Idempotent.
   void shutdown();
 
-  // Hooks (issue 7), set before serving: limits and budget holds checked inside every submit's
+  // Hooks, set before serving: limits and budget holds checked inside every submit's
   // transaction (daemon/service/auth_admission.h; not owned, outlives the service), and an
   // observer told how long each leased job waited in the queue (metrics; must be quick).
   void set_admission(SubmitAdmission* admission) { admission_ = admission; }
   void set_lease_observer(std::function<void(int64_t queue_wait_ms)> observer) {
     lease_observer_ = std::move(observer);
   }
-  // Placement hooks (issue 4, placement_service.h), set before serving: told the id of every job
+  // Placement hooks (placement_service.h), set before serving: told the id of every job
   // that enters the queue unplaced (submit, requeue), and every heartbeat's progress (runtime
   // calibration). Both must be quick and must not call back into the service synchronously.
   void set_queued_observer(std::function<void(int64_t job_id)> observer) {

@@ -1,4 +1,4 @@
-// JobService::expire_leases and release_worker_leases (issue 5; docs/recovery.md, "A worker
+// JobService::expire_leases and release_worker_leases (docs/recovery.md, "A worker
 // dies"). Separate from job_service.cpp so that recovery's logic lives in one place.
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-// The cost ledger (issue 5 item 4): what every resource cost, per second, per job.
+// The cost ledger: what every resource cost, per second, per job.
 //
 // Writers: the provisioner (cloud instance time: boot, idle and checkpoint transfer included) and
 // the job service (owned GPU time of jobs on local workers, from lease to end). Readers: the spend

@@ -1,5 +1,5 @@
 // jobctld's metrics in the Prometheus text exposition format (version 0.0.4), served at
-// GET /metrics (issue 7, docs/operations.md lists every metric):
+// GET /metrics (docs/operations.md lists every metric):
 //   jobctl_http_requests_total{method,route,code}       counter
 //   jobctl_http_request_duration_seconds{method,route}   histogram (route = the route pattern)
 //   jobctl_jobs{state}                                   gauge, from the store at scrape time

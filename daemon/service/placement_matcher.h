@@ -1,4 +1,4 @@
-// Matching that honours placement (issue 4; contract in .notes/team-phase2.md): a worker is
+// Matching that honours placement (contract in docs/api.md, "The placement document"): a worker is
 // offered only jobs the placement service has placed, and only where the chosen option says:
 //   - option "local": a local worker (no "instance" in its registration) that fits the job's
 //     resources (job_fits_worker) and whose GPU model is the chosen pool's ("cpu": a CPU-only one);

@@ -1,4 +1,4 @@
-// Cost-based placement inside jobctld (issue 4; docs/cost-model.md, "In the daemon").
+// Cost-based placement inside jobctld (docs/cost-model.md, "In the daemon").
 //
 // For every job that enters the queue unplaced (submit, requeue after a preemption) and, every
 // `placement.reevaluate_s`, for every job still queued, the service runs scheduler::place over
@@ -6,7 +6,7 @@
 // and every catalog offer on demand and on spot, for the work that is left (the job's last
 // reported progress) and the time left to its deadline. A decision moves the job queued -> placed
 // with a `placed` event and stores the candidate table in `jobs.placement` (the JSON contract of
-// .notes/team-phase2.md); PlacementMatcher then offers it only to a worker of the chosen kind.
+// docs/api.md, "The placement document"); PlacementMatcher then offers it only to a worker of the chosen kind.
 // A job nothing can run stays queued with the table and the reason stored (and an `unplaceable`
 // event when the reason changes); it is tried again on every re-evaluation.
 //

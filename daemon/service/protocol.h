@@ -67,7 +67,7 @@ struct LeaseGrant {
   std::string name;
   std::string spec_json;               // canonical
   int64_t lease_expires_ms = 0;
-  // The newest stored checkpoint to resume from (issue 5); none for a fresh start.
+  // The newest stored checkpoint to resume from; none for a fresh start.
   std::optional<store::CheckpointRow> resume;
 };
 

@@ -1,4 +1,4 @@
-// The provisioner (issue 5; docs/clouds.md, "The provisioner"): turns placement's cloud choices
+// The provisioner (docs/clouds.md, "The provisioner"): turns placement's cloud choices
 // into instances, and keeps what runs in the cloud, what the store says and what the ledger bills
 // in agreement.
 //

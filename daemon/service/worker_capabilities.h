@@ -25,7 +25,7 @@ struct GpuDevice {
   int64_t memory_mb = 0;
 };
 
-// The cloud instance a worker runs on (contract in .notes/team-phase2.md): absent for an owned
+// The cloud instance a worker runs on (contract in docs/api.md, "The placement document"): absent for an owned
 // (local) machine. Wire form: "instance": {"id": "...", "provider": "sim", "instance_type":
 // "p3.2xlarge", "spot": true}.
 struct WorkerInstance {

@@ -53,7 +53,7 @@ CREATE TABLE workers (
 );
 )sql";
 
-// Version 5 (issue 7, auth): API tokens (only the SHA-256 of each secret is stored), the owner
+// Version 5 (auth): API tokens (only the SHA-256 of each secret is stored), the owner
 // of every job (the submitting token's user; '' for jobs submitted without auth) and the
 // client's idempotency key of its submit (a retried submit returns the first job).
 constexpr std::string_view kV5 = R"sql(
@@ -74,7 +74,7 @@ CREATE INDEX jobs_owner_state_id ON jobs(owner, state, id);
 CREATE INDEX jobs_owner_id ON jobs(owner, id);
 )sql";
 
-// Version 3 (issue 5, recovery): the checkpoints each job has in the blob store (the bytes are
+// Version 3 (recovery): the checkpoints each job has in the blob store (the bytes are
 // files under <data_dir>/checkpoints; these rows say which exist and their checksums).
 constexpr std::string_view kV3 = R"sql(
 CREATE TABLE checkpoints (
@@ -91,7 +91,7 @@ CREATE TABLE checkpoints (
 CREATE INDEX jobs_lease_expiry ON jobs(lease_expires_ms) WHERE lease_expires_ms IS NOT NULL;
 )sql";
 
-// Version 2 (issue 4 and issue 5 item 4, placement and cost): the cost ledger (one row per
+// Version 2 (placement and cost): the cost ledger (one row per
 // billed interval of a resource; (resource, start_ms) is the key so that an open interval is
 // extended by re-accruing it) and the runtime-efficiency calibration per (GPU model, model kind).
 constexpr std::string_view kV2 = R"sql(
@@ -122,7 +122,7 @@ CREATE TABLE calibration (
 ) WITHOUT ROWID;
 )sql";
 
-// Version 4 (issue 5, clouds): the instances the provisioner launched or adopted. The provider
+// Version 4 (clouds): the instances the provisioner launched or adopted. The provider
 // is the truth about what runs; these rows are what the daemon bills and reconciles against.
 constexpr std::string_view kV4 = R"sql(
 CREATE TABLE instances (
@@ -147,7 +147,7 @@ CREATE TABLE instances (
 ) WITHOUT ROWID;
 )sql";
 
-// Version 6 (issue 7, scale): the placement document (kilobytes: the whole candidate table) moves
+// Version 6 (scale): the placement document (kilobytes: the whole candidate table) moves
 // out of the jobs row into job_placements, so that updating a job (every heartbeat) no longer
 // rewrites it; the jobs row keeps only the chosen candidate, which matching, estimates and the
 // ledger read.

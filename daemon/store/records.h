@@ -32,7 +32,7 @@ struct JobRow {
   std::optional<std::string> result_json;
   std::optional<std::string> error;
   int recoveries = 0;
-  // Placement (issue 4): the decision's chosen candidate row (small: matching, estimates and the
+  // Placement: the decision's chosen candidate row (small: matching, estimates and the
   // ledger read it), on the job row; and the whole decision with its candidate table (kilobytes),
   // in the job_placements table so that the frequent updates of a job (every heartbeat) do not
   // rewrite it. Single-job reads load placement_json; listings leave it empty. update_job writes
@@ -75,7 +75,7 @@ struct QueuedJobRow {
   int64_t created_ms = 0;
   std::string resource_gpu;
   int resource_gpus = 1;
-  // Cost-based placement (issue 4; daemon/service/placement_service.h). Empty option: not placed
+  // Cost-based placement (daemon/service/placement_service.h). Empty option: not placed
   // yet (a matcher without placement ignores these fields).
   std::string placement_option;         // "" | "local" | "on_demand" | "spot"
   std::string placement_gpu;            // local: the chosen pool's GPU model ("cpu", "V100")

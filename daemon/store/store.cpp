@@ -464,7 +464,7 @@ Expected<std::vector<JobRow>> Store::list_jobs(const JobQuery& q) {
   auto r = reader();
   if (!r) return r.error();
   Connection& db = **r;
-  // q.owner (auth, issue 7): one user's jobs, served by the index jobs(owner, state, id).
+  // q.owner (auth): one user's jobs, served by the index jobs(owner, state, id).
   const char* owner_cond = q.owner ? "owner = ?4 AND " : "";
   auto p = q.state ? db.prepare(std::string("SELECT ") + kJobListColumns + " FROM jobs WHERE " +
                                 owner_cond + "state = ?1 AND id > ?2 ORDER BY id LIMIT ?3")

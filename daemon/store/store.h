@@ -69,7 +69,7 @@ class WriteTxn {
   // Runs `hook` on the writer thread after this change commits (never if it rolls back).
   void on_commit(std::function<void()> hook) { hooks_.push_back(std::move(hook)); }
 
-  // ---- checkpoints and lease expiry (store_checkpoints.cpp, issue 5)
+  // ---- checkpoints and lease expiry (store_checkpoints.cpp)
   // A job's stored checkpoints, newest (highest step) first.
   Expected<std::vector<CheckpointRow>> checkpoints(int64_t job_id);
   // Inserts or replaces the row of (job_id, step).
@@ -85,7 +85,7 @@ class WriteTxn {
   // its workers one lease timeout to reconnect). Returns how many leases were extended.
   Expected<int64_t> extend_active_leases(int64_t min_expires_ms);
 
-  // ---- auth and limits (store_tokens.cpp, issue 7)
+  // ---- auth and limits (store_tokens.cpp)
   // Records who submitted a job and its idempotency key (empty: none).
   Status set_job_submitter(int64_t job_id, const std::string& owner, const std::string& idempotency_key);
   // The job an earlier submit with this (owner, key) created, if any.
@@ -93,12 +93,12 @@ class WriteTxn {
   // Jobs of `owner` waiting to run (queued or held).
   Expected<int64_t> count_waiting_jobs(const std::string& owner);
 
-  // ---- placement and cost (store_placement.cpp, store_ledger.cpp; issue 4, migration 2)
+  // ---- placement and cost (store_placement.cpp, store_ledger.cpp, migration 2)
   // Inserts or replaces the ledger row with the same (resource, start_ms).
   Status upsert_ledger(const LedgerRecord& row);
   Status put_calibration(const CalibrationRecord& row);
 
-  // ---- cloud instances (store_instances.cpp, issue 5, migration 4)
+  // ---- cloud instances (store_instances.cpp, migration 4)
   Expected<std::optional<InstanceRow>> instance(const std::string& id);
   // Inserts or replaces the row with this id.
   Status put_instance(const InstanceRow& row);
@@ -190,7 +190,7 @@ class Store {
   // refused request changed nothing.
   Expected<std::string> dump();
 
-  // ---- API tokens and job owners (store_tokens.cpp, issue 7)
+  // ---- API tokens and job owners (store_tokens.cpp)
   Expected<int64_t> insert_token(const TokenRow& row);
   Expected<std::optional<TokenRow>> token_by_hash(const std::string& hash_hex);
   Expected<std::vector<TokenRow>> list_tokens();
@@ -199,7 +199,7 @@ class Store {
   // The owner of a job ("" when submitted without auth); nullopt when there is no such job.
   Expected<std::optional<std::string>> job_owner(int64_t job_id);
 
-  // ---- placement and cost (store_placement.cpp, store_ledger.cpp; issue 4, migration 2)
+  // ---- placement and cost (store_placement.cpp, store_ledger.cpp, migration 2)
   // Jobs placed but not leased yet, with their chosen option (the matcher's queue at start).
   Expected<std::vector<QueuedJobRow>> placed_waiting_jobs();
   // Ledger rows overlapping [from_ms, to_ms), in start order.
@@ -209,7 +209,7 @@ class Store {
   Expected<std::map<std::string, double>> ledger_totals_by_resource(std::string_view prefix);
   Expected<std::vector<CalibrationRecord>> calibrations();
 
-  // ---- cloud instances (store_instances.cpp, issue 5, migration 4)
+  // ---- cloud instances (store_instances.cpp, migration 4)
   // Every instance row, live ones first, then by launch time.
   Expected<std::vector<InstanceRow>> list_instances();
 

@@ -1,4 +1,4 @@
-// The checkpoints table and the lease-expiry queries (issue 5; migration 3). WriteTxn methods:
+// The checkpoints table and the lease-expiry queries (migration 3). WriteTxn methods:
 // they run on the writer thread inside its transaction (store.h).
 #include <string>
 

@@ -1,4 +1,4 @@
-// The store's part of placement (issue 4): the jobs waiting for a worker (queued, or placed and
+// The store's part of placement: the jobs waiting for a worker (queued, or placed and
 // not leased yet), and the efficiency calibration. Declared in store.h; the calibration table
 // comes from migration 2.
 #include "daemon/store/store.h"

@@ -1,4 +1,4 @@
-// The store's part of auth and limits (issue 7): API tokens, job owners, idempotency keys.
+// The store's part of auth and limits: API tokens, job owners, idempotency keys.
 // Declared in store.h; the tables come from migration 5 (migrations.cpp).
 #include "daemon/store/store.h"
 

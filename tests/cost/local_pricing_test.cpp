@@ -56,7 +56,7 @@ TEST(LocalPricing, ValidationNamesTheField) {
 }
 
 TEST(Breakeven, UsedV100AgainstP3TwoXLarge) {
-  // DESIGN.md worked example: a used V100 for $2,000 against p3.2xlarge at $3.06/h, no power:
+  // docs/architecture.md worked example: a used V100 for $2,000 against p3.2xlarge at $3.06/h, no power:
   // 2000 / 3.06 = 653.59 hours of use.
   BreakevenInput in;
   in.local = v100_2000();

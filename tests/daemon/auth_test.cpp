@@ -1,5 +1,5 @@
 // Auth, roles, job ownership, per-token rate limits, per-user queue limits, budget holds and
-// idempotent submits (issue 7), through the route table without sockets: every refusal has its
+// idempotent submits, through the route table without sockets: every refusal has its
 // status, code and field, and leaves the store as it was.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The checkpoint blob store and service (issue 5): uploads are verified, fenced by lease epoch,
+// The checkpoint blob store and service: uploads are verified, fenced by lease epoch,
 // stored durably and pruned to the spec's keep; downloads return the stored bytes; a finished
 // job's checkpoints are removed; the lease grant names the newest one; the HTTP routes refuse bad
 // input with a clear 4xx and change nothing.

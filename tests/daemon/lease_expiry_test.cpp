@@ -1,4 +1,4 @@
-// Lease expiry (issue 5): a leased job whose worker stops heartbeating goes running ->
+// Lease expiry: a leased job whose worker stops heartbeating goes running ->
 // preempted -> queued after lease_timeout_s, counts a recovery, its worker is marked lost, and
 // its late reports are fenced off; past max_recoveries it fails with the reason; a restarted
 // service gives live leases one timeout of grace.

@@ -1,4 +1,4 @@
-// /metrics (issue 7): the Prometheus text format, with the figures the daemon observed, checked
+// /metrics: the Prometheus text format, with the figures the daemon observed, checked
 // by promtool (Debian's `prometheus` package) when it is installed.
 #include <gtest/gtest.h>
 

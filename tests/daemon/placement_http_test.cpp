@@ -1,5 +1,5 @@
 // POST /v1/quote, GET /v1/jobs/{id} placement and GET /v1/reports/* through real HTTP on loopback
-// (issue 4): a daemon in this process with placement, a local CPU worker, libcurl as the client.
+//: a daemon in this process with placement, a local CPU worker, libcurl as the client.
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -1,4 +1,4 @@
-// Placement inside the daemon (issue 4), driven without sockets: constructed scenarios against the
+// Placement inside the daemon, driven without sockets: constructed scenarios against the
 // built-in catalog, matching that honours the choice, quote == placement, the ledger and the spend
 // report, calibration persisted across a restart.
 #include <gtest/gtest.h>

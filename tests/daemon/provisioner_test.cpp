@@ -1,4 +1,4 @@
-// The provisioner (issue 5; daemon/service/provisioner.h) driven pass by pass without sockets:
+// The provisioner (daemon/service/provisioner.h) driven pass by pass without sockets:
 // a placed cloud job gets an instance, its time is billed per job, idle and never-booted
 // instances are stopped, unknown instances are adopted and vanished ones ended, notices are
 // recorded, a lost instance's lease is released, and an offer that cannot launch is set aside so

@@ -1,4 +1,4 @@
-// Durability under SIGKILL (issue 7, docs/operations.md): concurrent clients submit at least
+// Durability under SIGKILL (docs/operations.md): concurrent clients submit at least
 // 10,000 jobs while jobctld is killed with SIGKILL at random moments and restarted, at least 20
 // times. Every submit carries a client-chosen Idempotency-Key and is retried with the same key
 // until it gets a 201, so a lost answer never becomes a duplicate. Afterwards every job that got

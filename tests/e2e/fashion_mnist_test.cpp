@@ -1,4 +1,4 @@
-// The first end-to-end path (issue 2): jobctld and jobctl-worker run as real processes on an
+// The first end-to-end path: jobctld and jobctl-worker run as real processes on an
 // ephemeral port with a temporary SQLite file; the `jobctl` CLI submits an MLP on Fashion-MNIST
 // for one epoch and polls `jobctl show ID -o json` until it succeeds; the stored test accuracy
 // must be at least 0.80. Then both processes are stopped with SIGTERM (they must exit 0), and a
@@ -94,7 +94,7 @@ TEST(EndToEnd, FashionMnistMlpThroughDaemonWorkerAndCli) {
   EXPECT_GE(accuracy, 0.80);
   std::vector<std::string> events;
   for (const auto& e : job["events"]) events.push_back(e["type"]);
-  // "placed": cost-based placement chose the local CPU worker (issue 4, docs/cost-model.md).
+  // "placed": cost-based placement chose the local CPU worker (docs/cost-model.md).
   EXPECT_EQ(events, (std::vector<std::string>{"submitted", "placed", "leased", "started", "succeeded"}));
   EXPECT_EQ(job["placement"]["chosen"]["option"], "local") << job["placement"].dump(2);
 

@@ -1,4 +1,4 @@
-// Recovery end to end (issue 5; docs/recovery.md): jobctld, jobctl-worker and jobctl-train as
+// Recovery end to end (docs/recovery.md): jobctld, jobctl-worker and jobctl-train as
 // real processes on loopback, a synthetic MLP job of a few seconds, and four failures:
 //   - kill -9 of a worker mid-job: its lease expires, a second worker resumes from the last
 //     uploaded checkpoint, the job succeeds with recoveries = 1;
@@ -175,7 +175,7 @@ TEST_F(RecoveryTest, SigtermedWorkerCheckpointsAtOnceAndResumeIsBitExact) {
   std::vector<std::string> expected = {"submitted", "leased", "started", "preempted", "requeued",
                                        "leased", "started", "succeeded"};
   std::vector<std::string> events = event_types(job);
-  // Placement (issue 4) may add its own events; the recovery ones keep this order.
+  // Placement may add its own events; the recovery ones keep this order.
   std::vector<std::string> recovery_events;
   for (const auto& e : events)
     if (std::find(expected.begin(), expected.end(), e) != expected.end()) recovery_events.push_back(e);

@@ -1,4 +1,4 @@
-// Clouds end to end (issue 5 "Done when"): jobctld with its provisioner on the `sim` driver,
+// Clouds end to end: jobctld with its provisioner on the `sim` driver,
 // jobctl-cloudsim, and the instances' jobctl-worker / jobctl-train processes, all real, on loopback.
 //
 // SpotInterruption: placement puts a V100 job on a p3.2xlarge spot offer; the provisioner

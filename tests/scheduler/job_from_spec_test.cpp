@@ -8,7 +8,7 @@
 namespace jobctl::scheduler {
 namespace {
 
-// DESIGN.md's example spec, end to end: spec -> model_stats -> Job -> placement on the seed catalog.
+// docs/architecture.md's example spec, end to end: spec -> model_stats -> Job -> placement on the seed catalog.
 TEST(JobFromSpec, DesignExample) {
   auto spec = train::parse_job_spec(R"({
     "name": "fmnist-mlp",

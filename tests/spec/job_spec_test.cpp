@@ -7,7 +7,7 @@
 namespace jobctl::train {
 namespace {
 
-// The example from DESIGN.md, verbatim.
+// The example from docs/architecture.md, verbatim.
 constexpr const char* kDesignExample = R"({
   "name": "fmnist-mlp",
   "model": {"kind": "mlp", "hidden": [256, 128], "activation": "relu"},

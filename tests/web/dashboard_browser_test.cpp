@@ -1,4 +1,4 @@
-// The dashboard in headless Chromium (issue 6, label browser): starts a real jobctld (port 0, a
+// The dashboard in headless Chromium (label browser): starts a real jobctld (port 0, a
 // temporary data folder, the web root it finds next to its binary) and a real jobctl-worker
 // (--device cpu), then runs tests/web/dashboard_browser.mjs with Node and playwright-core, which
 // drives Debian's /usr/bin/chromium through the page (see that script for the checks). A second

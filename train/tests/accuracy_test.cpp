@@ -1,4 +1,4 @@
-// Real accuracy on the Fashion-MNIST test set (issue 3): MLP 784-256-128-10 >= 0.89, the CNN
+// Real accuracy on the Fashion-MNIST test set: MLP 784-256-128-10 >= 0.89, the CNN
 // >= 0.92. Trains in-process on the best device present (`auto`: the GPU where there is one,
 // else all CPU cores) and prints one "ACCURACY ..." line per model with epochs, time and device
 // for bench/RESULTS.md.

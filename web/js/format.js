@@ -86,8 +86,7 @@ export function placementText(p) {
   return `${where}${gpu}`;
 }
 
-// The cost so far of a job, from whichever field this daemon reports it in (the cost ledger,
-// issue 5), or undefined when it reports none.
+// The cost so far of a job, from whichever field this daemon reports it in (the cost ledger), or undefined when it reports none.
 export function jobCost(job) {
   if (!job) return undefined;
   for (const k of ['cost_usd', 'spent_usd', 'cost_so_far_usd']) if (typeof job[k] === 'number') return job[k];

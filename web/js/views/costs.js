@@ -9,7 +9,7 @@ import { poll } from './poll.js';
 
 let utilisation = 0.5;  // kept across navigations
 // The owned GPU and the cloud offer to compare (GET /v1/reports/breakeven's parameters); the
-// starting values are DESIGN.md's worked example (a used V100 against p3.2xlarge), editable.
+// starting values are docs/architecture.md's worked example (a used V100 against p3.2xlarge), editable.
 const owned = { gpu: 'V100', purchase_usd: '2000', offer: 'aws:p3.2xlarge', power_kw: '', electricity_usd_per_kwh: '' };
 
 export function mountCosts(main) {
