@@ -13,20 +13,22 @@
 #include <utility>
 #include <variant>
 
+#include "base/error_code.h"
+
 namespace jobctl {
 
 // What went wrong, in words a user can act on.
-//   code    a short machine-readable kind ("invalid_argument", "not_found", "conflict", "io", ...)
+//   code    the kind of failure (base/error_code.h), what callers branch on
 //   message a sentence for people
 //   field   the dotted path of the offending input field ("train.epochs"), empty when none applies
 struct Error {
-  std::string code;
+  ErrorCode code = ErrorCode::internal;
   std::string message;
   std::string field;
 };
 
-inline Error make_error(std::string code, std::string message, std::string field = {}) {
-  return Error{std::move(code), std::move(message), std::move(field)};
+inline Error make_error(ErrorCode code, std::string message, std::string field = {}) {
+  return Error{code, std::move(message), std::move(field)};
 }
 
 // Wraps an Error so that `return Unexpected{err};` reads like std::unexpected.

@@ -19,7 +19,7 @@ namespace jobctl {
 inline Expected<std::string> read_text_file(const std::string& path, std::string_view field) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return make_error("not_found", "cannot read " + path + ": " + std::strerror(errno), std::string(field));
+    return make_error(ErrorCode::not_found, "cannot read " + path + ": " + std::strerror(errno), std::string(field));
   // Sized read (std::istreambuf_iterator trips GCC 12's -Wnull-dereference when inlined).
   std::string s;
   in.seekg(0, std::ios::end);
@@ -30,7 +30,7 @@ inline Expected<std::string> read_text_file(const std::string& path, std::string
     in.read(s.data(), n);
     s.resize(static_cast<size_t>(in.gcount()));
   }
-  if (in.bad()) return make_error("io", "error reading " + path, std::string(field));
+  if (in.bad()) return make_error(ErrorCode::io, "error reading " + path, std::string(field));
   return s;
 }
 

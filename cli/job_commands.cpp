@@ -25,7 +25,7 @@ namespace {
 // Prints the error the way every job command does and leaves with exit code 1.
 [[noreturn]] void fail(CliContext& ctx, const Error& e) {
   std::ostream& err = *ctx.err;
-  if (e.code == "unavailable") {
+  if (e.code == ErrorCode::unavailable) {
     err << "jobctl: cannot reach jobctld at " << ctx.server << " (" << e.message
         << ").\n       Is jobctld running? Point --server or JOBCTL_SERVER at it.\n";
   } else {
@@ -155,7 +155,7 @@ Expected<int64_t> parse_id(const std::string& text) {
     if (used == text.size() && v > 0) return static_cast<int64_t>(v);
   } catch (const std::exception&) {
   }
-  return make_error("invalid_argument", "a job ID is a positive integer (got '" + text + "')", "ID");
+  return make_error(ErrorCode::invalid_argument, "a job ID is a positive integer (got '" + text + "')", "ID");
 }
 
 bool is_terminal(const std::string& state) {
@@ -168,7 +168,7 @@ Expected<std::string> read_spec_text(const std::string& path) {
     text << std::cin.rdbuf();
   } else {
     std::ifstream in(path);
-    if (!in) return make_error("not_found", "cannot read the spec file " + path, "SPEC");
+    if (!in) return make_error(ErrorCode::not_found, "cannot read the spec file " + path, "SPEC");
     text << in.rdbuf();
   }
   return text.str();
@@ -207,7 +207,7 @@ void add_submit(CLI::App& app, CliContext& ctx) {
       const std::string text = must(ctx, read_spec_text(o->file));
       base = json::parse(text, nullptr, false);
       if (base.is_discarded())
-        fail(ctx, make_error("malformed_json", o->file + " is not valid JSON", "SPEC"));
+        fail(ctx, make_error(ErrorCode::malformed_json, o->file + " is not valid JSON", "SPEC"));
     }
     const json spec = must(ctx, build_spec(base, o->f));
     client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = ctx.token});

@@ -18,7 +18,7 @@ Expected<std::vector<int>> parse_int_list(const std::string& text, const std::st
     int v = 0;
     auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
     if (item.empty() || ec != std::errc() || end != item.data() + item.size())
-      return make_error("invalid_argument",
+      return make_error(ErrorCode::invalid_argument,
                         flag + " must be a comma-separated list of integers (got '" + text + "')", flag);
     out.push_back(v);
     i = j + 1;
@@ -28,7 +28,7 @@ Expected<std::vector<int>> parse_int_list(const std::string& text, const std::st
 
 Expected<json> build_spec(json spec, const SpecFlags& f) {
   if (spec.is_null()) spec = json::object();
-  if (!spec.is_object()) return make_error("invalid_argument", "the spec must be a JSON object", "spec");
+  if (!spec.is_object()) return make_error(ErrorCode::invalid_argument, "the spec must be a JSON object", "spec");
   auto section = [&spec](const char* key) -> json& {
     if (!spec.contains(key) || !spec[key].is_object()) spec[key] = json::object();
     return spec[key];

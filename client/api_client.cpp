@@ -4,28 +4,35 @@ namespace jobctl::client {
 
 using nlohmann::json;
 
-Expected<json> json_from_response(const HttpResult& r) {
-  if (r.status == 204) return json(nullptr);
-  json body = json::parse(r.body, nullptr, /*allow_exceptions=*/false);
-  if (r.status >= 200 && r.status < 300) {
-    if (body.is_discarded())
-      return make_error("io", "the server answered " + std::to_string(r.status) +
-                                  " with a body that is not JSON");
-    return body;
-  }
-  if (!body.is_discarded() && body.is_object() && body.contains("error") &&
-      body["error"].is_object()) {
+Error error_from_answer(long status, std::string_view body_text) {
+  const json body = json::parse(body_text, nullptr, /*allow_exceptions=*/false);
+  const std::string http = "HTTP " + std::to_string(status);
+  if (!body.is_discarded() && body.is_object() && body.contains("error") && body["error"].is_object()) {
     const json& e = body["error"];
     Error err;
-    err.code = e.value("code", std::string("http_") + std::to_string(r.status));
-    err.message = e.value("message", std::string("HTTP ") + std::to_string(r.status));
+    const auto named = e.contains("code") && e["code"].is_string()
+                           ? error_code_from_string(e["code"].get<std::string>())
+                           : std::nullopt;
+    err.code = named.value_or(error_code_for_http_status(static_cast<int>(status)));
+    err.message = e.contains("message") && e["message"].is_string() ? e["message"].get<std::string>() : http;
     if (e.contains("field") && e["field"].is_string()) err.field = e["field"].get<std::string>();
     return err;
   }
-  std::string snippet = r.body.substr(0, 200);
-  return make_error("http_" + std::to_string(r.status),
-                    "the server answered HTTP " + std::to_string(r.status) +
-                        (snippet.empty() ? "" : ": " + snippet));
+  const std::string snippet(body_text.substr(0, 200));
+  return make_error(error_code_for_http_status(static_cast<int>(status)),
+                    "the server answered " + http + (snippet.empty() ? "" : ": " + snippet));
+}
+
+Expected<json> json_from_response(const HttpResult& r) {
+  if (r.status == 204) return json(nullptr);
+  if (r.status >= 200 && r.status < 300) {
+    json body = json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+    if (body.is_discarded())
+      return make_error(ErrorCode::io, "the server answered " + std::to_string(r.status) +
+                                  " with a body that is not JSON");
+    return body;
+  }
+  return error_from_answer(r.status, r.body);
 }
 
 ApiClient::ApiClient(std::string base_url, HttpClientOptions options)

@@ -18,6 +18,11 @@
 
 namespace jobctl::client {
 
+// The Error an error answer carries: the server's own code, message and field
+// ({"error":{...}}); a code this client does not know, or a body that is not that JSON, gives the
+// code for the status (base/error_code.h, error_code_for_http_status).
+Error error_from_answer(long status, std::string_view body);
+
 // Turns an HTTP answer into JSON: 2xx with a JSON body (or 204: null) is a value; any other
 // status becomes the server's Error (or a generic one naming the status when the body is not
 // jobctld's error JSON).

@@ -48,7 +48,7 @@ Expected<HttpResult> HttpClient::request(std::string_view method, std::string_vi
                                          std::string_view json_body, long timeout_ms,
                                          const std::vector<std::string>& extra_headers) {
   auto* curl = static_cast<CURL*>(curl_);
-  if (curl == nullptr) return make_error("io", "could not initialise libcurl");
+  if (curl == nullptr) return make_error(ErrorCode::io, "could not initialise libcurl");
   curl_easy_reset(curl);  // keeps the connection cache, clears the previous request's options
 
   const std::string url = base_url_ + std::string(path);
@@ -100,17 +100,17 @@ Expected<HttpResult> HttpClient::request(std::string_view method, std::string_vi
       case CURLE_COULDNT_CONNECT:
       case CURLE_COULDNT_RESOLVE_HOST:
       case CURLE_COULDNT_RESOLVE_PROXY:
-        return make_error("unavailable", "cannot connect to " + base_url_ + ": " + detail);
+        return make_error(ErrorCode::unavailable, "cannot connect to " + base_url_ + ": " + detail);
       case CURLE_OPERATION_TIMEDOUT:
-        return make_error("timeout", method_str + " " + url + " timed out: " + detail);
+        return make_error(ErrorCode::timeout, method_str + " " + url + " timed out: " + detail);
       case CURLE_ABORTED_BY_CALLBACK:
-        return make_error("cancelled", method_str + " " + url + " was cancelled");
+        return make_error(ErrorCode::cancelled, method_str + " " + url + " was cancelled");
       case CURLE_URL_MALFORMAT:
       case CURLE_UNSUPPORTED_PROTOCOL:
-        return make_error("invalid_argument", "bad server URL '" + base_url_ + "': " + detail,
+        return make_error(ErrorCode::invalid_argument, "bad server URL '" + base_url_ + "': " + detail,
                           "server");
       default:
-        return make_error("io", method_str + " " + url + " failed: " + detail);
+        return make_error(ErrorCode::io, method_str + " " + url + " failed: " + detail);
     }
   }
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result.status);

@@ -22,10 +22,9 @@
 #include "cloud/command_template.h"
 #include "cloud/sim/sim_cloud.h"
 #include "cloud/sim/sim_routes.h"
-#include "daemon/config.h"
-#include "daemon/http/server.h"
-#include "daemon/service/placement_config.h"
-#include "daemon/service/ticker.h"
+#include "net/listen_address.h"
+#include "net/server.h"
+#include "base/ticker.h"
 
 namespace {
 
@@ -83,20 +82,21 @@ int main(int argc, char** argv) {
   app.add_option("--tick-ms", tick_ms, "period of the interruption clock (default 100)");
   CLI11_PARSE(app, argc, argv);
 
-  daemon::DaemonConfig listen_cfg;
-  if (auto st = daemon::apply_listen(listen, listen_cfg); !st) return fail(st.error());
+  auto listen_address = net::parse_listen_address(listen);
+  if (!listen_address) return fail(listen_address.error());
+  const net::ListenAddress& listen_cfg = *listen_address;
   if (o.worker_command.empty()) o.worker_command = default_worker_command();
   if (o.worker_command.empty())
-    return fail(make_error("invalid_argument", "jobctl-worker was not found next to this build; pass --worker-command", "worker_command"));
+    return fail(make_error(ErrorCode::invalid_argument, "jobctl-worker was not found next to this build; pass --worker-command", "worker_command"));
   o.terminate_grace_ms = static_cast<int64_t>(std::llround(terminate_grace_s * 1000));
-  if (tick_ms < 10 || tick_ms > 10000) return fail(make_error("invalid_argument", "--tick-ms must be between 10 and 10000", "tick_ms"));
+  if (tick_ms < 10 || tick_ms > 10000) return fail(make_error(ErrorCode::invalid_argument, "--tick-ms must be between 10 and 10000", "tick_ms"));
 
   if (catalog.empty()) {
     o.offers = cost::seed_catalog();
   } else {
     auto text = jobctl::read_text_file(catalog, "catalog");
     if (!text) return fail(text.error());
-    auto parsed = cost::parse_skypilot_csv(*text, catalog_cloud.empty() ? jobctl::daemon::service::cloud_from_file_name(catalog) : catalog_cloud, catalog);
+    auto parsed = cost::parse_skypilot_csv(*text, catalog_cloud.empty() ? cost::cloud_from_file_name(catalog) : catalog_cloud, catalog);
     if (!parsed) return fail(parsed.error());
     for (const auto& w : parsed->warnings) std::cerr << "jobctl-cloudsim: catalog: " << w << "\n";
     o.offers = std::move(parsed->offers);
@@ -120,19 +120,19 @@ int main(int argc, char** argv) {
   if (!created) return fail(created.error());
   cloud::sim::SimCloud& sim = **created;
 
-  daemon::http::Router router = cloud::sim::make_sim_router(sim);
-  daemon::http::ServerOptions ho;
+  net::Router router = cloud::sim::make_sim_router(sim);
+  net::ServerOptions ho;
   ho.host = listen_cfg.host;
   ho.port = static_cast<uint16_t>(listen_cfg.port);
   ho.handler_threads = 4;
   ho.server_name = "jobctl-cloudsim";
-  daemon::http::HttpServer server(ho, router);
+  net::HttpServer server(ho, router);
   auto port = server.start();
   if (!port) return fail(port.error());
-  const std::string url = daemon::listen_url(/*tls=*/false, listen_cfg.host, *port);
+  const std::string url = net::listen_url(/*tls=*/false, listen_cfg.host, *port);
   sim.set_base_url(url);
 
-  daemon::service::Ticker ticker(std::chrono::milliseconds(tick_ms), [&sim] { sim.tick(); });
+  jobctl::Ticker ticker(std::chrono::milliseconds(tick_ms), [&sim] { sim.tick(); });
 
   std::cout << nlohmann::json{{"event", "listening"},
                               {"host", listen_cfg.host},

@@ -42,7 +42,7 @@ Expected<std::string> expand_command(std::string_view t, const Placeholders& val
       std::string known;
       for (const auto* m : {&values, &raw})
         for (const auto& [k, _] : *m) known += (known.empty() ? "" : ", ") + ("{" + k + "}");
-      return make_error("invalid_argument",
+      return make_error(ErrorCode::invalid_argument,
                         field + ": unknown placeholder {" + std::string(name) + "} (known: " + known + ")",
                         field);
     }

@@ -49,9 +49,9 @@ Status ExecProvider::validate(const ExecProviderOptions& o) {
                             std::pair{"cloud.exec.terminate", &o.terminate},
                             std::pair{"cloud.exec.describe", &o.describe}})
     if (value->empty())
-      return make_error("invalid_argument", std::string(key) + " is required when cloud.provider is exec", key);
+      return make_error(ErrorCode::invalid_argument, std::string(key) + " is required when cloud.provider is exec", key);
   if (o.timeout_s < 1 || o.timeout_s > 3600)
-    return make_error("invalid_argument", "cloud.exec.timeout_s must be between 1 and 3600", "cloud.exec.timeout_s");
+    return make_error(ErrorCode::invalid_argument, "cloud.exec.timeout_s must be between 1 and 3600", "cloud.exec.timeout_s");
   // Expand each template once with sample values: unknown placeholders fail now, not at 3 a.m.
   LaunchRequest sample;
   sample.offer.instance_type = "t";
@@ -80,12 +80,12 @@ Expected<json> ExecProvider::run_json(const std::string& key, const std::string&
   auto r = run_shell(command, options_.timeout_s * 1000);
   if (!r) return r.error();
   if (!r->success())
-    return make_error(r->timed_out ? "timeout" : "unavailable",
+    return make_error(r->timed_out ? ErrorCode::timeout : ErrorCode::unavailable,
                       key + " failed (" + r->describe() + ")", key);
   json j = json::parse(r->out, nullptr, false);
   if (j.is_discarded()) {
     std::string head = r->out.substr(0, 200);
-    return make_error("io", key + " printed no valid JSON on stdout (got '" + head + "')", key);
+    return make_error(ErrorCode::io, key + " printed no valid JSON on stdout (got '" + head + "')", key);
   }
   return j;
 }
@@ -117,7 +117,7 @@ Status ExecProvider::terminate(const std::string& instance_id) {
   auto r = run_shell(*cmd, options_.timeout_s * 1000);
   if (!r) return r.error();
   if (!r->success())
-    return make_error(r->timed_out ? "timeout" : "unavailable",
+    return make_error(r->timed_out ? ErrorCode::timeout : ErrorCode::unavailable,
                       "cloud.exec.terminate failed for " + instance_id + " (" + r->describe() + ")",
                       "cloud.exec.terminate");
   return {};
@@ -151,7 +151,7 @@ Expected<std::vector<InterruptionNotice>> ExecProvider::interruptions(const std:
   const json* list = &*j;
   if (j->is_object() && j->contains("interruptions")) list = &(*j)["interruptions"];
   if (!list->is_array())
-    return make_error("invalid_argument", "cloud.exec.interruptions output must be a JSON array",
+    return make_error(ErrorCode::invalid_argument, "cloud.exec.interruptions output must be a JSON array",
                       "cloud.exec.interruptions");
   for (size_t i = 0; i < list->size(); ++i) {
     auto n = notice_from_json((*list)[i], "cloud.exec.interruptions output[" + std::to_string(i) + "]");

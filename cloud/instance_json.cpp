@@ -9,7 +9,7 @@ using nlohmann::json;
 namespace {
 
 Error bad(const std::string& field, const std::string& what) {
-  return make_error("invalid_argument", field + " " + what, field);
+  return make_error(ErrorCode::invalid_argument, field + " " + what, field);
 }
 
 Status read_string(const json& j, const char* key, const std::string& prefix, std::string& out) {
@@ -122,5 +122,45 @@ Expected<std::vector<Instance>> instances_from_json(const json& j, const std::st
 }
 
 std::string rfc3339_utc(int64_t ms) { return format_utc(ms, UtcStyle::rfc3339); }
+
+json offer_to_json(const cost::Offer& o) {
+  return json{{"cloud", o.cloud},
+              {"instance_type", o.instance_type},
+              {"region", o.region},
+              {"zone", o.zone},
+              {"gpu", o.gpu_model},
+              {"gpus", o.gpu_count},
+              {"gpu_memory_gb", o.gpu_memory_gb},
+              {"vcpus", o.vcpus},
+              {"memory_gb", o.memory_gb},
+              {"on_demand_usd_per_hour", o.on_demand_usd_per_hour},
+              {"spot_usd_per_hour", o.spot_usd_per_hour ? json(*o.spot_usd_per_hour) : json(nullptr)},
+              {"source", o.source},
+              {"date", o.date}};
+}
+
+Expected<cost::Offer> offer_from_json(const json& j, const std::string& prefix) {
+  if (!j.is_object()) return make_error(ErrorCode::invalid_argument, prefix + " must be an object", prefix);
+  cost::Offer o;
+  try {
+    o.cloud = j.value("cloud", "");
+    o.instance_type = j.at("instance_type").get<std::string>();
+    o.region = j.value("region", "");
+    o.zone = j.value("zone", "");
+    o.gpu_model = j.value("gpu", "");
+    o.gpu_count = j.value("gpus", 0);
+    o.gpu_memory_gb = j.value("gpu_memory_gb", 0.0);
+    o.vcpus = j.value("vcpus", 0.0);
+    o.memory_gb = j.value("memory_gb", 0.0);
+    o.on_demand_usd_per_hour = j.at("on_demand_usd_per_hour").get<double>();
+    if (auto it = j.find("spot_usd_per_hour"); it != j.end() && !it->is_null())
+      o.spot_usd_per_hour = it->get<double>();
+    o.source = j.value("source", "");
+    o.date = j.value("date", "");
+  } catch (const json::exception& e) {
+    return make_error(ErrorCode::invalid_argument, prefix + ": " + e.what(), prefix);
+  }
+  return o;
+}
 
 }  // namespace jobctl::cloud

@@ -1,4 +1,4 @@
-// The JSON form of instances and interruption notices: the wire format of jobctl-cloudsim's API
+// The JSON form of instances, offers and interruption notices: the wire format of jobctl-cloudsim's API
 // and of the exec driver's command output (docs/clouds.md), and what GET /v1/instances embeds.
 //
 // Reading is lenient where real clouds differ and strict where a mistake would leak money:
@@ -29,6 +29,10 @@ Expected<InterruptionNotice> notice_from_json(const nlohmann::json& j, const std
 // Either a JSON array of instances or an object {"instances": [...]}.
 Expected<std::vector<Instance>> instances_from_json(const nlohmann::json& j,
                                                     const std::string& field_prefix);
+
+// Offers as cloudsim's GET /offers lists them (and back).
+nlohmann::json offer_to_json(const cost::Offer& offer);
+Expected<cost::Offer> offer_from_json(const nlohmann::json& j, const std::string& field_prefix);
 
 // "2026-11-22T08:15:03Z" (UTC, whole seconds): the time format of EC2's instance-action notice.
 std::string rfc3339_utc(int64_t ms);

@@ -7,45 +7,6 @@ namespace jobctl::cloud {
 
 using nlohmann::json;
 
-json offer_to_json(const cost::Offer& o) {
-  return json{{"cloud", o.cloud},
-              {"instance_type", o.instance_type},
-              {"region", o.region},
-              {"zone", o.zone},
-              {"gpu", o.gpu_model},
-              {"gpus", o.gpu_count},
-              {"gpu_memory_gb", o.gpu_memory_gb},
-              {"vcpus", o.vcpus},
-              {"memory_gb", o.memory_gb},
-              {"on_demand_usd_per_hour", o.on_demand_usd_per_hour},
-              {"spot_usd_per_hour", o.spot_usd_per_hour ? json(*o.spot_usd_per_hour) : json(nullptr)},
-              {"source", o.source},
-              {"date", o.date}};
-}
-
-Expected<cost::Offer> offer_from_json(const json& j, const std::string& prefix) {
-  if (!j.is_object()) return make_error("invalid_argument", prefix + " must be an object", prefix);
-  cost::Offer o;
-  try {
-    o.cloud = j.value("cloud", "");
-    o.instance_type = j.at("instance_type").get<std::string>();
-    o.region = j.value("region", "");
-    o.zone = j.value("zone", "");
-    o.gpu_model = j.value("gpu", "");
-    o.gpu_count = j.value("gpus", 0);
-    o.gpu_memory_gb = j.value("gpu_memory_gb", 0.0);
-    o.vcpus = j.value("vcpus", 0.0);
-    o.memory_gb = j.value("memory_gb", 0.0);
-    o.on_demand_usd_per_hour = j.at("on_demand_usd_per_hour").get<double>();
-    if (auto it = j.find("spot_usd_per_hour"); it != j.end() && !it->is_null())
-      o.spot_usd_per_hour = it->get<double>();
-    o.source = j.value("source", "");
-    o.date = j.value("date", "");
-  } catch (const json::exception& e) {
-    return make_error("invalid_argument", prefix + ": " + e.what(), prefix);
-  }
-  return o;
-}
 
 namespace {
 
@@ -72,7 +33,7 @@ Expected<std::vector<cost::Offer>> SimProvider::list_offers() {
   auto j = call("GET", "/offers");
   if (!j) return j.error();
   if (!j->contains("offers") || !(*j)["offers"].is_array())
-    return make_error("io", "cloudsim's /offers answer has no offers array");
+    return make_error(ErrorCode::io, "cloudsim's /offers answer has no offers array");
   std::vector<cost::Offer> out;
   for (size_t i = 0; i < (*j)["offers"].size(); ++i) {
     auto o = offer_from_json((*j)["offers"][i], "offers[" + std::to_string(i) + "]");
@@ -96,7 +57,7 @@ Expected<Instance> SimProvider::launch(const LaunchRequest& r) {
 
 Status SimProvider::terminate(const std::string& id) {
   auto j = call("POST", "/instances/" + client::url_encode(id) + "/terminate", "{}");
-  if (!j && j.error().code != "not_found") return j.error();
+  if (!j && j.error().code != ErrorCode::not_found) return j.error();
   return {};
 }
 
@@ -113,7 +74,7 @@ Expected<std::vector<InterruptionNotice>> SimProvider::interruptions(const std::
   if (!j) return j.error();
   std::vector<InterruptionNotice> out;
   const json& list = (*j)["interruptions"];
-  if (!list.is_array()) return make_error("io", "cloudsim's /interruptions answer has no array");
+  if (!list.is_array()) return make_error(ErrorCode::io, "cloudsim's /interruptions answer has no array");
   for (size_t i = 0; i < list.size(); ++i) {
     auto n = notice_from_json(list[i], "interruptions[" + std::to_string(i) + "]");
     if (!n) return n.error();

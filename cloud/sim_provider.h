@@ -43,8 +43,4 @@ class SimProvider final : public Provider {
   client::HttpClient http_;
 };
 
-// Offers as cloudsim's GET /offers lists them (and back).
-nlohmann::json offer_to_json(const cost::Offer& offer);
-Expected<cost::Offer> offer_from_json(const nlohmann::json& j, const std::string& field_prefix);
-
 }  // namespace jobctl::cloud

@@ -67,17 +67,17 @@ std::string CommandResult::describe() const {
 
 Expected<CommandResult> run_shell(const std::string& command, int timeout_ms, size_t max_output) {
   int out_pipe[2], err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return make_error("io", std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return make_error(ErrorCode::io, std::string("pipe: ") + std::strerror(errno));
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
     ::close(out_pipe[0]);
     ::close(out_pipe[1]);
-    return make_error("io", std::string("pipe: ") + std::strerror(errno));
+    return make_error(ErrorCode::io, std::string("pipe: ") + std::strerror(errno));
   }
   const char* argv[] = {"sh", "-c", command.c_str(), nullptr};
   const pid_t pid = ::fork();
   if (pid < 0) {
     for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
-    return make_error("io", std::string("fork: ") + std::strerror(errno));
+    return make_error(ErrorCode::io, std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) exec_child(argv, out_pipe[1], err_pipe[1], nullptr, true);
   ::setpgid(pid, pid);  // also in the parent: no race with kill(-pid) below
@@ -130,13 +130,13 @@ Expected<std::unique_ptr<DetachedProcess>> DetachedProcess::spawn(const std::str
                                                                   const std::string& cwd) {
   const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0)
-    return make_error("io", "cannot open " + log_path + ": " + std::strerror(errno));
+    return make_error(ErrorCode::io, "cannot open " + log_path + ": " + std::strerror(errno));
   const std::string script = "exec " + command;
   const char* argv[] = {"sh", "-c", script.c_str(), nullptr};
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(log_fd);
-    return make_error("io", std::string("fork: ") + std::strerror(errno));
+    return make_error(ErrorCode::io, std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) exec_child(argv, log_fd, log_fd, cwd.c_str(), true);
   ::setpgid(pid, pid);

@@ -32,10 +32,10 @@ BreakevenFigures breakeven_against(const LocalGpuInventory& g, double cloud) {
 Expected<BreakevenReport> breakeven_report(const BreakevenInput& in) {
   if (auto st = validate(in.local); !st) return st.error();
   if (!(std::isfinite(in.cloud_usd_per_hour) && in.cloud_usd_per_hour > 0))
-    return make_error("invalid_argument", "the cloud price must be a positive $/h", "cloud_usd_per_hour");
+    return make_error(ErrorCode::invalid_argument, "the cloud price must be a positive $/h", "cloud_usd_per_hour");
   if (in.cloud_spot_usd_per_hour &&
       !(std::isfinite(*in.cloud_spot_usd_per_hour) && *in.cloud_spot_usd_per_hour > 0))
-    return make_error("invalid_argument", "the spot price must be a positive $/h", "cloud_spot_usd_per_hour");
+    return make_error(ErrorCode::invalid_argument, "the spot price must be a positive $/h", "cloud_spot_usd_per_hour");
 
   BreakevenReport r;
   r.input = in;

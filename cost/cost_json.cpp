@@ -104,20 +104,20 @@ void to_json(nlohmann::json& j, const VramEstimate& v) {
 }
 
 Expected<LocalGpuInventory> local_gpu_from_json(const nlohmann::json& j) {
-  if (!j.is_object()) return make_error("invalid_argument", "a local GPU entry must be a JSON object");
+  if (!j.is_object()) return make_error(ErrorCode::invalid_argument, "a local GPU entry must be a JSON object");
   static const std::set<std::string> kKnown{"gpu_model",   "count",       "purchase_usd",
                                             "setup_usd",   "lifetime_years", "utilisation",
                                             "power_kw",    "pue",         "electricity_usd_per_kwh",
                                             "maintenance_usd_per_year"};
   for (const auto& [key, value] : j.items()) {
-    if (!kKnown.count(key)) return make_error("invalid_argument", "unknown key '" + key + "'", key);
+    if (!kKnown.count(key)) return make_error(ErrorCode::invalid_argument, "unknown key '" + key + "'", key);
   }
   LocalGpuInventory g;
   if (!j.contains("gpu_model") || !j["gpu_model"].is_string())
-    return make_error("invalid_argument", "gpu_model must be a string", "gpu_model");
+    return make_error(ErrorCode::invalid_argument, "gpu_model must be a string", "gpu_model");
   g.gpu_model = j["gpu_model"].get<std::string>();
   if (j.contains("count")) {
-    if (!j["count"].is_number_integer()) return make_error("invalid_argument", "count must be an integer", "count");
+    if (!j["count"].is_number_integer()) return make_error(ErrorCode::invalid_argument, "count must be an integer", "count");
     g.count = j["count"].get<int>();
   }
   struct NumField {
@@ -130,7 +130,7 @@ Expected<LocalGpuInventory> local_gpu_from_json(const nlohmann::json& j) {
                             NumField{"electricity_usd_per_kwh", &g.electricity_usd_per_kwh},
                             NumField{"maintenance_usd_per_year", &g.maintenance_usd_per_year}}) {
     if (!j.contains(f.key)) continue;
-    if (!j[f.key].is_number()) return make_error("invalid_argument", std::string(f.key) + " must be a number", f.key);
+    if (!j[f.key].is_number()) return make_error(ErrorCode::invalid_argument, std::string(f.key) + " must be a number", f.key);
     *f.dst = j[f.key].get<double>();
   }
   if (auto st = validate(g); !st) return st.error();

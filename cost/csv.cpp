@@ -48,10 +48,10 @@ Expected<std::vector<CsvRow>> parse_csv(std::string_view text) {
           ++i;
         }
         if (!closed)
-          return make_error("malformed_csv",
+          return make_error(ErrorCode::malformed_csv,
                             "unterminated quoted field starting on line " + std::to_string(row.line));
         if (i < n && text[i] != ',' && text[i] != '\n' && text[i] != '\r')
-          return make_error("malformed_csv",
+          return make_error(ErrorCode::malformed_csv,
                             "text after a closing quote on line " + std::to_string(line));
       } else {
         while (i < n && text[i] != ',' && text[i] != '\n' && text[i] != '\r') field.push_back(text[i++]);

@@ -16,13 +16,13 @@ constexpr double kMinEfficiency = 1e-6;
 Status EfficiencyCalibrator::observe(std::string_view gpu_model, std::string_view model_kind,
                                      double step_flops, double step_seconds, int gpus, Precision precision) {
   const GpuSpec* gpu = find_gpu(gpu_model);
-  if (!gpu) return make_error("invalid_argument", "unknown GPU model '" + std::string(gpu_model) + "'", "gpu_model");
-  if (model_kind.empty()) return make_error("invalid_argument", "model_kind is empty", "model_kind");
+  if (!gpu) return make_error(ErrorCode::invalid_argument, "unknown GPU model '" + std::string(gpu_model) + "'", "gpu_model");
+  if (model_kind.empty()) return make_error(ErrorCode::invalid_argument, "model_kind is empty", "model_kind");
   if (!(std::isfinite(step_flops) && step_flops > 0))
-    return make_error("invalid_argument", "step_flops must be > 0", "step_flops");
+    return make_error(ErrorCode::invalid_argument, "step_flops must be > 0", "step_flops");
   if (!(std::isfinite(step_seconds) && step_seconds > 0))
-    return make_error("invalid_argument", "step_seconds must be > 0", "step_seconds");
-  if (gpus < 1) return make_error("invalid_argument", "gpus must be >= 1", "gpus");
+    return make_error(ErrorCode::invalid_argument, "step_seconds must be > 0", "step_seconds");
+  if (gpus < 1) return make_error(ErrorCode::invalid_argument, "gpus must be >= 1", "gpus");
 
   const double peak = peak_tflops(*gpu, precision) * 1e12 * gpus;
   const double eff = std::clamp(step_flops / (step_seconds * peak), kMinEfficiency, 1.0);
@@ -67,7 +67,7 @@ nlohmann::json EfficiencyCalibrator::to_json() const {
 
 Expected<EfficiencyCalibrator> EfficiencyCalibrator::from_json(const nlohmann::json& j) {
   auto bad = [](std::string msg, std::string field) {
-    return Expected<EfficiencyCalibrator>(make_error("invalid_argument", std::move(msg), std::move(field)));
+    return Expected<EfficiencyCalibrator>(make_error(ErrorCode::invalid_argument, std::move(msg), std::move(field)));
   };
   if (!j.is_object()) return bad("calibration state must be a JSON object", "");
   if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int>() != 1)

@@ -16,7 +16,7 @@ std::optional<LocalPricing> parse_local_pricing(std::string_view name) {
 
 Status validate(const LocalGpuInventory& g) {
   auto bad = [](std::string field, std::string msg) {
-    return Status(make_error("invalid_argument", std::move(msg), std::move(field)));
+    return Status(make_error(ErrorCode::invalid_argument, std::move(msg), std::move(field)));
   };
   auto finite_nonneg = [](double v) { return std::isfinite(v) && v >= 0; };
   if (g.gpu_model.empty()) return bad("gpu_model", "a local GPU needs a model name");

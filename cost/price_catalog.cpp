@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <tuple>
 
@@ -29,7 +30,7 @@ Expected<std::optional<double>> parse_number(std::string_view text, int line, st
   double v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || ptr != text.data() + text.size() || !(v >= 0) || !std::isfinite(v))
-    return make_error("invalid_argument",
+    return make_error(ErrorCode::invalid_argument,
                       "line " + std::to_string(line) + ": " + std::string(column) + " is not a " +
                           "finite non-negative number: '" + std::string(text) + "'",
                       std::string(column));
@@ -107,19 +108,19 @@ Expected<CatalogImport> parse_skypilot_csv(std::string_view csv_text, std::strin
                                            std::string_view source) {
   auto rows = parse_csv(csv_text);
   if (!rows) return rows.error();
-  if (rows->empty()) return make_error("invalid_argument", "the catalog is empty (no header row)");
+  if (rows->empty()) return make_error(ErrorCode::invalid_argument, "the catalog is empty (no header row)");
 
   Columns cols;
   const auto& header = rows->front().fields;
   for (size_t i = 0; i < header.size(); ++i) cols.index.emplace(to_lower(trim(header[i])), i);
   for (std::string_view required : {"InstanceType", "Price", "Region"}) {
     if (!cols.find(required))
-      return make_error("invalid_argument",
+      return make_error(ErrorCode::invalid_argument,
                         "the catalog has no '" + std::string(required) + "' column", std::string(required));
   }
   const auto c_cloud = cols.find("Cloud");
   if (cloud.empty() && !c_cloud)
-    return make_error("invalid_argument", "no cloud given and the catalog has no Cloud column", "cloud");
+    return make_error(ErrorCode::invalid_argument, "no cloud given and the catalog has no Cloud column", "cloud");
   const size_t c_type = *cols.find("InstanceType");
   const size_t c_price = *cols.find("Price");
   const size_t c_region = *cols.find("Region");
@@ -149,7 +150,7 @@ Expected<CatalogImport> parse_skypilot_csv(std::string_view csv_text, std::strin
     const auto& row = (*rows)[r];
     const int line = row.line;
     if (row.fields.size() != header.size())
-      return make_error("malformed_csv", "line " + std::to_string(line) + " has " +
+      return make_error(ErrorCode::malformed_csv, "line " + std::to_string(line) + " has " +
                                              std::to_string(row.fields.size()) + " fields; the header has " +
                                              std::to_string(header.size()));
     auto field = [&](std::optional<size_t> c) -> std::string_view {
@@ -163,7 +164,7 @@ Expected<CatalogImport> parse_skypilot_csv(std::string_view csv_text, std::strin
     Offer o;
     o.cloud = to_lower(c_cloud && !field(c_cloud).empty() ? field(c_cloud) : cloud);
     if (o.cloud.empty())
-      return make_error("invalid_argument", "line " + std::to_string(line) + ": no cloud", "Cloud");
+      return make_error(ErrorCode::invalid_argument, "line " + std::to_string(line) + ": no cloud", "Cloud");
     o.instance_type = std::string(field(c_type));
     o.region = std::string(field(c_region));
     o.zone = std::string(field(c_zone));
@@ -276,7 +277,7 @@ const std::vector<Offer>& seed_catalog() {
 Expected<std::pair<std::string, std::string>> parse_offer_ref(std::string_view ref) {
   const auto colon = ref.find(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 >= ref.size())
-    return make_error("invalid_argument",
+    return make_error(ErrorCode::invalid_argument,
                       "an offer is CLOUD:INSTANCE (e.g. aws:p3.2xlarge), got '" + std::string(ref) + "'",
                       "offer");
   return std::pair{to_lower(trim(ref.substr(0, colon))), std::string(trim(ref.substr(colon + 1)))};
@@ -294,6 +295,15 @@ std::vector<const Offer*> find_offers(const std::vector<Offer>& offers, std::str
     return a->on_demand_usd_per_hour < b->on_demand_usd_per_hour;
   });
   return found;
+}
+
+std::string cloud_from_file_name(std::string_view path) {
+  std::string name = std::filesystem::path(std::string(path)).stem().string();
+  const size_t cut = name.find_first_of("_.-");
+  if (cut != std::string::npos) name.resize(cut);
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return name;
 }
 
 }  // namespace jobctl::cost

@@ -61,6 +61,9 @@ struct CatalogImport {
                                                          std::string_view cloud,
                                                          std::string_view source = {});
 
+// The cloud a catalog file is named after: "aws_gpu_vms.csv" -> "aws"; "lambda.csv" -> "lambda".
+std::string cloud_from_file_name(std::string_view path);
+
 // The built-in catalog, its text and its offers.
 std::string_view seed_catalog_csv();
 const std::vector<Offer>& seed_catalog();

@@ -99,7 +99,7 @@ Expected<SpendReport> spend_report_from_json(const json& j) {
     r.total = read(j.at("total"));
     return r;
   } catch (const json::exception& e) {
-    return make_error("invalid_argument", std::string("not a spend report: ") + e.what());
+    return make_error(ErrorCode::invalid_argument, std::string("not a spend report: ") + e.what());
   }
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/config_fields.h"
+#include "net/listen_address.h"
 
 namespace jobctl::daemon {
 
@@ -18,45 +19,20 @@ using config_fields::read_int;
 using config_fields::read_string;
 
 Status apply_listen(std::string_view listen, DaemonConfig& c) {
-  std::string_view host, port;
-  if (!listen.empty() && listen.front() == '[') {
-    const size_t close = listen.find(']');
-    if (close == std::string_view::npos) return bad("listen", "has an unclosed '['");
-    host = listen.substr(1, close - 1);
-    if (close + 1 < listen.size()) {
-      if (listen[close + 1] != ':') return bad("listen", "must be HOST:PORT");
-      port = listen.substr(close + 2);
-    }
-  } else {
-    const size_t colon = listen.rfind(':');
-    if (colon == std::string_view::npos) {
-      port = listen;
-    } else {
-      host = listen.substr(0, colon);
-      port = listen.substr(colon + 1);
-    }
-  }
-  int p = 0;
-  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
-  if (port.empty() || ec != std::errc() || end != port.data() + port.size() || p < 0 || p > 65535)
-    return bad("listen", "needs a port between 0 and 65535 (got '" + std::string(listen) + "')");
-  c.host = host.empty() ? std::string("127.0.0.1") : std::string(host);
-  c.port = p;
+  auto address = net::parse_listen_address(listen);
+  if (!address) return address.error();
+  c.host = address->host;
+  c.port = address->port;
   return {};
-}
-
-std::string listen_url(bool tls, const std::string& host, int port) {
-  const bool ipv6 = host.find(':') != std::string::npos;
-  return std::string(tls ? "https://" : "http://") + (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
 Status apply_config_json(std::string_view text, DaemonConfig& c) {
   json j = json::parse(text, nullptr, false, /*ignore_comments=*/true);
-  if (j.is_discarded()) return make_error("malformed_json", "the configuration is not valid JSON");
+  if (j.is_discarded()) return make_error(ErrorCode::malformed_json, "the configuration is not valid JSON");
   if (auto st = only(j, {"listen", "data_dir", "http", "workers", "store", "checkpoints", "web", "tls", "auth", "limits", "metrics", "cost", "placement", "cloud"}, ""); !st) return st;
-  if (auto st = service::apply_security_config(j, c.security); !st) return st;  // auth_options.cpp
-  if (auto st = service::apply_placement_config(j, c.placement); !st) return st;  // placement_config.cpp
-  if (auto st = service::apply_cloud_config(j, c.cloud); !st) return st;  // cloud_config.cpp
+  if (auto st = auth::apply_security_config(j, c.security); !st) return st;  // auth_options.cpp
+  if (auto st = placement::apply_placement_config(j, c.placement); !st) return st;  // placement_config.cpp
+  if (auto st = provisioning::apply_cloud_config(j, c.cloud); !st) return st;  // cloud_config.cpp
   // A configured provider lets placement choose cloud offers, unless placement says otherwise.
   if (c.placement.cloud_provider.empty()) c.placement.cloud_provider = c.cloud.provider;
   if (auto it = j.find("listen"); it != j.end()) {
@@ -114,7 +90,7 @@ Status apply_config_json(std::string_view text, DaemonConfig& c) {
 
 Status apply_config_file(const std::string& path, DaemonConfig& c) {
   std::ifstream in(path);
-  if (!in) return make_error("not_found", "cannot read the configuration file " + path, "config");
+  if (!in) return make_error(ErrorCode::not_found, "cannot read the configuration file " + path, "config");
   std::ostringstream text;
   text << in.rdbuf();
   Status st = apply_config_json(text.str(), c);
@@ -148,7 +124,7 @@ Status validate(const DaemonConfig& c) {
                     range("store.tick_ms", c.tick_ms, 10, 60000),
                     range("checkpoints.max_bytes", c.checkpoint_max_bytes, 1024, int64_t{16} << 30)})
     if (!st) return st;
-  if (auto st = service::validate_security(c.security); !st) return st;
+  if (auto st = auth::validate_security(c.security); !st) return st;
   if (c.synchronous != "FULL" && c.synchronous != "NORMAL")
     return bad("store.synchronous", "must be FULL or NORMAL");
   if (c.lease_timeout_s <= c.heartbeat_interval_s)

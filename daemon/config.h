@@ -9,9 +9,9 @@
 #include <string_view>
 
 #include "base/expected.h"
-#include "daemon/service/auth_options.h"
-#include "daemon/service/cloud_config.h"
-#include "daemon/service/placement_config.h"
+#include "daemon/auth/auth_options.h"
+#include "daemon/provisioning/cloud_config.h"
+#include "daemon/placement/placement_config.h"
 
 namespace jobctl::daemon {
 
@@ -37,12 +37,12 @@ struct DaemonConfig {
   int write_batch_max = 512;
   int max_list_limit = 1000;
   int tick_ms = 200;                    // housekeeping period (long-poll deadlines)
-  // auth, limits, metrics (daemon/service/auth_options.h, docs/security.md)
-  service::SecurityOptions security;
-  // cost and placement (daemon/service/placement_config.h, docs/configuration.md)
-  service::PlacementSettings placement;
-  // clouds and the provisioner (daemon/service/cloud_config.h, docs/clouds.md)
-  service::CloudSettings cloud;
+  // auth, limits, metrics (daemon/auth/auth_options.h, docs/security.md)
+  auth::SecurityOptions security;
+  // cost and placement (daemon/placement/placement_config.h, docs/configuration.md)
+  placement::PlacementSettings placement;
+  // clouds and the provisioner (daemon/provisioning/cloud_config.h, docs/clouds.md)
+  provisioning::CloudSettings cloud;
   // checkpoints (docs/recovery.md): the blob store under <data_dir>/checkpoints
   int64_t checkpoint_max_bytes = int64_t{1} << 30;  // largest checkpoint upload accepted
   // web (the dashboard, docs/dashboard.md)
@@ -53,8 +53,6 @@ struct DaemonConfig {
 
 // "HOST:PORT", ":PORT" or "PORT" (host defaults to 127.0.0.1); "[::1]:PORT" for IPv6.
 Status apply_listen(std::string_view listen, DaemonConfig& config);
-// The inverse, as a URL: "http://127.0.0.1:8080", "https://[::1]:8443" (an IPv6 host in brackets).
-std::string listen_url(bool tls, const std::string& host, int port);
 
 // Applies a JSON configuration document on top of `config`. Unknown keys and wrong types are
 // errors naming the key ("http.io_threads").

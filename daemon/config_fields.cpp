@@ -9,7 +9,7 @@ namespace jobctl::daemon::config_fields {
 using nlohmann::json;
 
 Error bad(const std::string& field, const std::string& what) {
-  return make_error("invalid_argument", field + " " + what, field);
+  return make_error(ErrorCode::invalid_argument, field + " " + what, field);
 }
 
 std::string field_name(const std::string& prefix, std::string_view key) {
@@ -23,7 +23,7 @@ Status only(const json& obj, std::initializer_list<std::string_view> keys, const
     for (auto k : keys) known = known || item.key() == k;
     if (!known) {
       const std::string f = field_name(prefix, item.key());
-      return make_error("invalid_argument", "unknown configuration key " + f, f);
+      return make_error(ErrorCode::invalid_argument, "unknown configuration key " + f, f);
     }
   }
   return {};

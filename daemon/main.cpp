@@ -11,23 +11,24 @@
 #include "base/clock.h"
 #include "base/termination_signals.h"
 #include "daemon/config.h"
+#include "net/listen_address.h"
 #include "daemon/http/api_routes.h"
 #include "daemon/http/auth_setup.h"
 #include "daemon/http/checkpoint_routes.h"
-#include "daemon/service/checkpoint_service.h"
+#include "daemon/jobs/checkpoint_service.h"
 #include "daemon/store/blob_store.h"
-#include "daemon/http/server.h"
+#include "net/server.h"
 #include "daemon/http/progress_routes.h"
 #include "daemon/http/static_files.h"
-#include "daemon/service/progress_history.h"
-#include "daemon/service/job_matcher.h"
+#include "daemon/jobs/progress_history.h"
+#include "daemon/jobs/job_matcher.h"
 #include "daemon/http/instance_routes.h"
 #include "daemon/http/placement_routes.h"
-#include "daemon/service/placement_matcher.h"
-#include "daemon/service/placement_service.h"
-#include "daemon/service/provisioner.h"
-#include "daemon/service/job_service.h"
-#include "daemon/service/ticker.h"
+#include "daemon/placement/placement_matcher.h"
+#include "daemon/placement/placement_service.h"
+#include "daemon/provisioning/provisioner.h"
+#include "daemon/jobs/job_service.h"
+#include "base/ticker.h"
 #include "daemon/store/store.h"
 
 namespace {
@@ -100,7 +101,7 @@ int main(int argc, char** argv) {
 
   std::error_code ec;
   std::filesystem::create_directories(cfg.data_dir, ec);
-  if (ec) return fail(make_error("io", "cannot create data directory " + cfg.data_dir + ": " + ec.message(), "data_dir"));
+  if (ec) return fail(make_error(ErrorCode::io, "cannot create data directory " + cfg.data_dir + ": " + ec.message(), "data_dir"));
   const std::string db_path = (std::filesystem::path(cfg.data_dir) / "jobctl.db").string();
 
   SystemClock clock;
@@ -115,7 +116,7 @@ int main(int argc, char** argv) {
   if (!create_token_user.empty())
     return http::create_token_command(db, clock, create_token_user, create_token_role, std::cout, std::cerr);
 
-  service::ServiceOptions svc_opts;
+  jobs::ServiceOptions svc_opts;
   svc_opts.heartbeat_interval_s = cfg.heartbeat_interval_s;
   svc_opts.lease_timeout_s = cfg.lease_timeout_s;
   svc_opts.max_lease_wait_s = cfg.max_lease_wait_s;
@@ -123,41 +124,41 @@ int main(int argc, char** argv) {
   svc_opts.max_recoveries = cfg.max_recoveries;
   // Cost-based placement: jobs are offered only where placement chose; with
   // "placement": {"enabled": false} any fitting worker takes any queued job (FIFO).
-  std::unique_ptr<service::JobMatcher> matcher;
-  if (cfg.placement.enabled) matcher = std::make_unique<service::PlacementMatcher>();
-  else matcher = std::make_unique<service::FifoMatcher>();
-  service::JobService svc(db, clock, std::move(matcher), svc_opts);
+  std::unique_ptr<jobs::JobMatcher> matcher;
+  if (cfg.placement.enabled) matcher = std::make_unique<placement::PlacementMatcher>();
+  else matcher = std::make_unique<jobs::FifoMatcher>();
+  jobs::JobService svc(db, clock, std::move(matcher), svc_opts);
   if (auto st = svc.start(); !st) return fail(st.error());
   cfg.placement.catalog_dir = (std::filesystem::path(cfg.data_dir) / "catalog").string();
-  service::PlacementService placement(db, clock, svc, cfg.placement);
+  placement::PlacementService placement(db, clock, svc, cfg.placement);
   if (cfg.placement.enabled)
     if (auto st = placement.start(); !st) return fail(st.error());
 
   // Clouds (docs/clouds.md): the provisioner launches what placement chooses in the cloud.
-  std::unique_ptr<service::Provisioner> provisioner;
+  std::unique_ptr<provisioning::Provisioner> provisioner;
   if (!cfg.cloud.provider.empty()) {
-    auto provider = service::make_provider(cfg.cloud, placement.offers());
+    auto provider = provisioning::make_provider(cfg.cloud, placement.offers());
     if (!provider) return fail(provider.error());
-    provisioner = std::make_unique<service::Provisioner>(db, clock, svc, placement, std::move(*provider), cfg.cloud);
+    provisioner = std::make_unique<provisioning::Provisioner>(db, clock, svc, placement, std::move(*provider), cfg.cloud);
     placement.set_cloud_placed_observer([p = provisioner.get()](int64_t) { p->wake(); });
   }
 
   // Checkpoints (docs/recovery.md): blobs under <data_dir>/checkpoints.
   store::BlobStore blobs((std::filesystem::path(cfg.data_dir) / "checkpoints").string());
-  service::CheckpointOptions ckpt_opts;
+  jobs::CheckpointOptions ckpt_opts;
   ckpt_opts.max_bytes = cfg.checkpoint_max_bytes;
-  service::CheckpointService checkpoints(db, blobs, clock, ckpt_opts);
+  jobs::CheckpointService checkpoints(db, blobs, clock, ckpt_opts);
   if (auto removed = checkpoints.reconcile(); !removed) return fail(removed.error());
   else if (*removed > 0) std::cerr << "jobctld: removed " << *removed << " unreferenced checkpoint blob(s)\n";
 
   // The dashboard (docs/dashboard.md): the progress history behind its curves, and its files.
-  auto progress = service::ProgressHistory::open(std::filesystem::path(cfg.data_dir) / "progress", clock);
+  auto progress = jobs::ProgressHistory::open(std::filesystem::path(cfg.data_dir) / "progress", clock);
   if (!progress) return fail(progress.error());
   http::ApiInfo api_info;
   api_info.on_progress = [&history = **progress](int64_t job_id, const std::string& p) {
     if (auto st = history.record(job_id, p); !st) std::cerr << "jobctld: progress history: " << st.error().message << "\n";
   };
-  http::Router router = http::make_api_router(svc, api_info);
+  net::Router router = http::make_api_router(svc, api_info);
   http::add_progress_routes(router, svc, **progress);
   http::add_checkpoint_routes(router, checkpoints);
   http::add_placement_routes(router, placement);
@@ -178,13 +179,13 @@ int main(int argc, char** argv) {
   // long-poll deadlines and lease expiry. A submitted job wakes it (placed within milliseconds,
   // not at the next tick); wake-ups closer than 100 ms share one pass. Started before the server
   // so that no request sees the observer being set.
-  std::optional<service::Ticker> placement_ticker;
+  std::optional<jobctl::Ticker> placement_ticker;
   if (cfg.placement.enabled) {
     placement_ticker.emplace(std::chrono::milliseconds(cfg.tick_ms), [&placement] { placement.tick(); },
                              std::chrono::milliseconds(100));
     placement.set_pending_observer([t = &*placement_ticker] { t->wake(); });
   }
-  http::ServerOptions ho;
+  net::ServerOptions ho;
   ho.host = cfg.host;
   ho.port = static_cast<uint16_t>(cfg.port);
   ho.io_threads = cfg.io_threads;
@@ -198,7 +199,7 @@ int main(int argc, char** argv) {
   ho.tls_cert_file = cfg.tls_cert_file;
   ho.tls_key_file = cfg.tls_key_file;
   const bool tls = !cfg.tls_cert_file.empty();
-  http::HttpServer server(ho, router);
+  net::HttpServer server(ho, router);
   auto port = server.start();
   if (!port) return fail(port.error());
 
@@ -207,11 +208,11 @@ int main(int argc, char** argv) {
     // needs an address it can reach; a wildcard listen address is not one).
     const bool wildcard = cfg.host == "0.0.0.0" || cfg.host == "::";
     const std::string host = wildcard ? std::string("127.0.0.1") : cfg.host;
-    provisioner->set_server_url(listen_url(tls, host, *port));
+    provisioner->set_server_url(net::listen_url(tls, host, *port));
     provisioner->start();  // its first pass reconciles with the provider
   }
 
-  service::Ticker ticker(std::chrono::milliseconds(cfg.tick_ms), [&svc, &checkpoints] {
+  jobctl::Ticker ticker(std::chrono::milliseconds(cfg.tick_ms), [&svc, &checkpoints] {
     svc.tick();
     checkpoints.tick();
   });
@@ -220,7 +221,7 @@ int main(int argc, char** argv) {
   std::cout << nlohmann::json{{"event", "listening"},
                               {"host", cfg.host},
                               {"port", *port},
-                              {"url", listen_url(tls, cfg.host, *port)},
+                              {"url", net::listen_url(tls, cfg.host, *port)},
                               {"database", db_path}}
                    .dump()
             << std::endl;

@@ -23,9 +23,9 @@
 #include "base/clock.h"
 #include "daemon/http/api_routes.h"
 #include "daemon/http/auth_setup.h"
-#include "daemon/http/json_body.h"
-#include "daemon/service/job_matcher.h"
-#include "daemon/service/job_service.h"
+#include "net/json_body.h"
+#include "daemon/jobs/job_matcher.h"
+#include "daemon/jobs/job_service.h"
 #include "daemon/store/store.h"
 
 namespace {
@@ -44,8 +44,8 @@ struct World {
   std::string dir;
   ManualClock clock;
   std::unique_ptr<store::Store> db;
-  std::unique_ptr<service::JobService> svc;
-  http::Router open_router, auth_router;
+  std::unique_ptr<jobs::JobService> svc;
+  net::Router open_router, auth_router;
   std::unique_ptr<http::Hardening> open_h, auth_h;
   int requests = 0;
 
@@ -64,21 +64,21 @@ struct World {
     auto s = store::Store::open(o, clock);
     if (!s) std::abort();
     db = std::move(*s);
-    service::ServiceOptions so;
+    jobs::ServiceOptions so;
     so.max_lease_wait_s = 0;  // no long-polls: every request is answered at once
-    svc = std::make_unique<service::JobService>(*db, clock, std::make_unique<service::FifoMatcher>(), so);
+    svc = std::make_unique<jobs::JobService>(*db, clock, std::make_unique<jobs::FifoMatcher>(), so);
     if (!svc->start()) std::abort();
     for (const auto& t : kTokens) {
       store::TokenRow row;
       row.user = t[1];
       row.role = t[2];
-      row.hash_hex = service::TokenService::sha256_hex(t[0]);
+      row.hash_hex = auth::TokenService::sha256_hex(t[0]);
       row.prefix = std::string(t[0]).substr(0, 10);
       row.created_ms = clock.now_ms();
       if (!db->insert_token(row)) std::abort();
     }
-    service::SecurityOptions off;
-    service::SecurityOptions on;
+    auth::SecurityOptions off;
+    auth::SecurityOptions on;
     on.auth.enabled = true;
     on.limits.requests_per_s = 0;
     on.limits.max_waiting_jobs_per_user = 50;
@@ -108,7 +108,7 @@ World& world() {
   return *w;
 }
 
-bool parse_input(std::string_view in, http::HttpRequest& req) {
+bool parse_input(std::string_view in, net::HttpRequest& req) {
   const size_t eol = in.find('\n');
   if (eol == std::string_view::npos) return false;
   std::string_view first = in.substr(0, eol);
@@ -139,17 +139,17 @@ bool parse_input(std::string_view in, http::HttpRequest& req) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   World& w = world();
   w.maybe_reset();
-  http::HttpRequest req;
+  net::HttpRequest req;
   if (!parse_input(std::string_view(reinterpret_cast<const char*>(data), size), req)) return 0;
   const bool with_auth = !req.authorization.empty() || (size % 2 == 1);
-  http::HttpResponse res;
+  net::HttpResponse res;
   const std::string before = *w.db->dump();
-  if (auto st = http::parse_target(req.target, req); !st) {
-    res = http::error_response(st.error());
+  if (auto st = net::parse_target(req.target, req); !st) {
+    res = net::error_response(st.error());
   } else {
-    std::promise<http::HttpResponse> p;
+    std::promise<net::HttpResponse> p;
     auto f = p.get_future();
-    (with_auth ? w.auth_router : w.open_router).handle(req, [&p](http::HttpResponse r) { p.set_value(std::move(r)); });
+    (with_auth ? w.auth_router : w.open_router).handle(req, [&p](net::HttpResponse r) { p.set_value(std::move(r)); });
     res = f.get();
   }
   w.clock.advance_ms(7);

@@ -9,7 +9,7 @@ namespace {
 
 Status validate(const SpotTrace& spot, const SimulationConfig& c) {
   auto bad = [](std::string field, std::string msg) {
-    return Status(make_error("invalid_argument", std::move(msg), std::move(field)));
+    return Status(make_error(ErrorCode::invalid_argument, std::move(msg), std::move(field)));
   };
   auto finite = [](double v) { return std::isfinite(v); };
   if (!(finite(c.compute_hours) && c.compute_hours > 0)) return bad("compute_hours", "compute hours must be > 0");
@@ -39,7 +39,7 @@ Expected<SimulationResult> simulate(const SpotTrace& spot, const SimulationConfi
                                     const SpotTrace* local) {
   if (auto st = validate(spot, c); !st) return st.error();
   if (local && (local->available.empty() || !(local->gap_seconds > 0)))
-    return make_error("invalid_argument", "the local-availability trace is empty", "local_trace");
+    return make_error(ErrorCode::invalid_argument, "the local-availability trace is empty", "local_trace");
 
   SimulationResult r;
   r.policy = std::string(policy.name());

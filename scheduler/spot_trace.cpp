@@ -9,34 +9,34 @@ namespace jobctl::scheduler {
 
 Expected<SpotTrace> parse_spot_trace(std::string_view text) {
   nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return make_error("malformed_json", "the trace is not valid JSON");
-  if (!j.is_object()) return make_error("invalid_argument", "the trace must be a JSON object");
+  if (j.is_discarded()) return make_error(ErrorCode::malformed_json, "the trace is not valid JSON");
+  if (!j.is_object()) return make_error(ErrorCode::invalid_argument, "the trace must be a JSON object");
   SpotTrace t;
   if (!j.contains("metadata") || !j["metadata"].is_object() || !j["metadata"].contains("gap_seconds") ||
       !j["metadata"]["gap_seconds"].is_number())
-    return make_error("invalid_argument", "the trace needs metadata.gap_seconds (a number)", "metadata.gap_seconds");
+    return make_error(ErrorCode::invalid_argument, "the trace needs metadata.gap_seconds (a number)", "metadata.gap_seconds");
   t.gap_seconds = j["metadata"]["gap_seconds"].get<double>();
   if (!(std::isfinite(t.gap_seconds) && t.gap_seconds > 0))
-    return make_error("invalid_argument", "metadata.gap_seconds must be > 0", "metadata.gap_seconds");
+    return make_error(ErrorCode::invalid_argument, "metadata.gap_seconds must be > 0", "metadata.gap_seconds");
   if (!j.contains("data") || !j["data"].is_array() || j["data"].empty())
-    return make_error("invalid_argument", "the trace needs data: a non-empty array", "data");
+    return make_error(ErrorCode::invalid_argument, "the trace needs data: a non-empty array", "data");
   const auto& data = j["data"];
   t.available.reserve(data.size());
   for (size_t i = 0; i < data.size(); ++i) {
     const auto& v = data[i];
     if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > INT32_MAX)
-      return make_error("invalid_argument", "data[" + std::to_string(i) + "] must be a non-negative integer",
+      return make_error(ErrorCode::invalid_argument, "data[" + std::to_string(i) + "] must be a non-negative integer",
                         "data[" + std::to_string(i) + "]");
     t.available.push_back(static_cast<int32_t>(v.get<int64_t>()));
   }
   if (j.contains("prices") && !j["prices"].is_null()) {
     const auto& p = j["prices"];
     if (!p.is_array() || p.size() != data.size())
-      return make_error("invalid_argument", "prices must be an array as long as data", "prices");
+      return make_error(ErrorCode::invalid_argument, "prices must be an array as long as data", "prices");
     t.prices.reserve(p.size());
     for (size_t i = 0; i < p.size(); ++i) {
       if (!p[i].is_number() || !(p[i].get<double>() >= 0))
-        return make_error("invalid_argument", "prices[" + std::to_string(i) + "] must be a non-negative number",
+        return make_error(ErrorCode::invalid_argument, "prices[" + std::to_string(i) + "] must be a non-negative number",
                           "prices[" + std::to_string(i) + "]");
       t.prices.push_back(p[i].get<double>());
     }

@@ -36,7 +36,7 @@ bool Agent::register_worker(client::ApiClient& api) {
            << std::max(1, options_.slots) << " slot(s))\n";
       return true;
     }
-    if (r.error().code == "invalid_argument") {
+    if (r.error().code == ErrorCode::invalid_argument) {
       log_ << "jobctl-worker: registration refused: " << r.error().message << "\n";
       return false;
     }
@@ -103,7 +103,7 @@ int Agent::run() {
     auto r = poll_api.lease(worker_id_, wait_s);
     if (!r) {
       if (stop_.requested()) break;
-      if (r.error().code == "not_found") {
+      if (r.error().code == ErrorCode::not_found) {
         log_ << "jobctl-worker: the daemon does not know worker " << worker_id_ << "; registering again\n";
         if (!register_worker(api)) {
           rc = stop_.requested() ? 0 : 1;

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/crc32c.h"
+#include "client/api_client.h"
 
 namespace jobctl::worker {
 
@@ -38,22 +39,12 @@ std::string hex8(uint32_t v) {
   return buf;
 }
 
-// The daemon's error JSON as an Error; or a generic one naming the status.
-Error answer_error(long status, const std::string& body) {
-  json j = json::parse(body, nullptr, false);
-  if (!j.is_discarded() && j.is_object() && j.contains("error") && j["error"].is_object()) {
-    const json& e = j["error"];
-    return make_error(e.value("code", "http_" + std::to_string(status)), e.value("message", body),
-                      e.contains("field") && e["field"].is_string() ? e["field"].get<std::string>() : "");
-  }
-  return make_error("http_" + std::to_string(status), "HTTP " + std::to_string(status));
-}
 
 }  // namespace
 
 Expected<std::string> read_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(errno == ENOENT ? "not_found" : "io", "cannot open " + path + ": " + std::strerror(errno));
+  if (fd < 0) return make_error(errno == ENOENT ? ErrorCode::not_found : ErrorCode::io, "cannot open " + path + ": " + std::strerror(errno));
   std::string out;
   char buf[1 << 16];
   for (;;) {
@@ -62,7 +53,7 @@ Expected<std::string> read_file(const std::string& path) {
     if (n < 0) {
       const int e = errno;
       ::close(fd);
-      return make_error("io", "cannot read " + path + ": " + std::strerror(e));
+      return make_error(ErrorCode::io, "cannot read " + path + ": " + std::strerror(e));
     }
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
@@ -92,7 +83,7 @@ CheckpointTransfer::~CheckpointTransfer() {
 Expected<CheckpointTransfer::Answer> CheckpointTransfer::send(const std::string& method, const std::string& path,
                                                               const std::string* body) {
   auto* curl = static_cast<CURL*>(curl_);
-  if (curl == nullptr) return make_error("io", "could not initialise libcurl");
+  if (curl == nullptr) return make_error(ErrorCode::io, "could not initialise libcurl");
   curl_easy_reset(curl);
   const std::string url = options_.server + path;
   Answer answer;
@@ -125,9 +116,9 @@ Expected<CheckpointTransfer::Answer> CheckpointTransfer::send(const std::string&
   const CURLcode rc = curl_easy_perform(curl);
   if (rc != CURLE_OK) {
     const std::string detail = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc);
-    if (rc == CURLE_COULDNT_CONNECT) return make_error("unavailable", "cannot connect to " + options_.server + ": " + detail);
-    if (rc == CURLE_OPERATION_TIMEDOUT) return make_error("timeout", method + " " + url + " timed out: " + detail);
-    return make_error("io", method + " " + url + " failed: " + detail);
+    if (rc == CURLE_COULDNT_CONNECT) return make_error(ErrorCode::unavailable, "cannot connect to " + options_.server + ": " + detail);
+    if (rc == CURLE_OPERATION_TIMEDOUT) return make_error(ErrorCode::timeout, method + " " + url + " timed out: " + detail);
+    return make_error(ErrorCode::io, method + " " + url + " failed: " + detail);
   }
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &answer.status);
   return answer;
@@ -159,17 +150,17 @@ Status CheckpointTransfer::upload(int64_t job_id, int64_t step, int64_t worker_i
                              "&crc32c=" + hex8(crc);
   auto r = send_retrying("PUT", target, &*bytes);
   if (!r) return r.error();
-  if (r->status != 201) return answer_error(r->status, r->body);
+  if (r->status != 201) return client::error_from_answer(r->status, r->body);
   return {};
 }
 
 Expected<std::vector<StoredCheckpoint>> CheckpointTransfer::list(int64_t job_id) {
   auto r = send_retrying("GET", "/v1/jobs/" + std::to_string(job_id) + "/checkpoints", nullptr);
   if (!r) return r.error();
-  if (r->status != 200) return answer_error(r->status, r->body);
+  if (r->status != 200) return client::error_from_answer(r->status, r->body);
   json j = json::parse(r->body, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("checkpoints") || !j["checkpoints"].is_array())
-    return make_error("io", "the checkpoint list of job " + std::to_string(job_id) + " is not what docs/api.md says");
+    return make_error(ErrorCode::io, "the checkpoint list of job " + std::to_string(job_id) + " is not what docs/api.md says");
   std::vector<StoredCheckpoint> out;
   for (const auto& c : j["checkpoints"]) {
     StoredCheckpoint s;
@@ -185,10 +176,10 @@ Status CheckpointTransfer::download(int64_t job_id, const StoredCheckpoint& expe
   auto r = send_retrying("GET", "/v1/jobs/" + std::to_string(job_id) + "/checkpoints/" + std::to_string(expected.step),
                          nullptr);
   if (!r) return r.error();
-  if (r->status != 200) return answer_error(r->status, r->body);
+  if (r->status != 200) return client::error_from_answer(r->status, r->body);
   const uint32_t crc = crc32c::value(r->body.data(), r->body.size());
   if (crc != expected.crc32c || static_cast<int64_t>(r->body.size()) != expected.bytes)
-    return make_error("corrupt", "the stored checkpoint of job " + std::to_string(job_id) + " at step " +
+    return make_error(ErrorCode::corrupt_checkpoint, "the stored checkpoint of job " + std::to_string(job_id) + " at step " +
                                      std::to_string(expected.step) + " is corrupt: " +
                                      std::to_string(r->body.size()) + " bytes with crc32c " + hex8(crc) +
                                      ", expected " + std::to_string(expected.bytes) + " bytes with crc32c " +
@@ -197,7 +188,7 @@ Status CheckpointTransfer::download(int64_t job_id, const StoredCheckpoint& expe
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(dest).parent_path(), ec);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return make_error("io", "cannot create " + tmp + ": " + std::strerror(errno));
+  if (fd < 0) return make_error(ErrorCode::io, "cannot create " + tmp + ": " + std::strerror(errno));
   size_t done = 0;
   while (done < r->body.size()) {
     const ssize_t n = ::write(fd, r->body.data() + done, r->body.size() - done);
@@ -206,7 +197,7 @@ Status CheckpointTransfer::download(int64_t job_id, const StoredCheckpoint& expe
       const int e = errno;
       ::close(fd);
       ::unlink(tmp.c_str());
-      return make_error("io", "cannot write " + tmp + ": " + std::strerror(e));
+      return make_error(ErrorCode::io, "cannot write " + tmp + ": " + std::strerror(e));
     }
     done += static_cast<size_t>(n);
   }
@@ -215,7 +206,7 @@ Status CheckpointTransfer::download(int64_t job_id, const StoredCheckpoint& expe
   if (!ok || ::rename(tmp.c_str(), dest.c_str()) != 0) {
     const int e = errno;
     ::unlink(tmp.c_str());
-    return make_error("io", "cannot store " + dest + ": " + std::strerror(e));
+    return make_error(ErrorCode::io, "cannot store " + dest + ": " + std::strerror(e));
   }
   return {};
 }

@@ -45,7 +45,7 @@ class CheckpointTransfer {
   Status upload(int64_t job_id, int64_t step, int64_t worker_id, int64_t epoch, const std::string& path);
   // The job's stored checkpoints, newest first.
   Expected<std::vector<StoredCheckpoint>> list(int64_t job_id);
-  // Downloads one into `dest` (written as dest.tmp, fsynced, renamed). Code "corrupt" when the
+  // Downloads one into `dest` (written as dest.tmp, fsynced, renamed). Code corrupt_checkpoint when the
   // bytes do not match `expected.crc32c` or its size (nothing is left at `dest` then).
   Status download(int64_t job_id, const StoredCheckpoint& expected, const std::string& dest);
 

@@ -67,7 +67,7 @@ void CheckpointUploader::run() {
         last_uploaded_.store(item.step);
         line << "jobctl-worker: job " << job_id_ << ": uploaded " << item.reason << " checkpoint at step "
              << item.step << " in " << ms << " ms\n";
-      } else if (st.error().code == "stale_epoch" || st.error().code == "not_found") {
+      } else if (st.error().code == ErrorCode::stale_epoch || st.error().code == ErrorCode::not_found) {
         fenced_.store(true);
         line << "jobctl-worker: job " << job_id_ << ": checkpoint upload refused (" << st.error().message << ")\n";
       } else {

@@ -42,7 +42,7 @@ std::string ExitStatus::describe() const {
 Expected<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const std::vector<std::string>& argv,
                                                             const std::string& cwd,
                                                             const std::vector<std::string>& env) {
-  if (argv.empty()) return make_error("invalid_argument", "no program to run");
+  if (argv.empty()) return make_error(ErrorCode::invalid_argument, "no program to run");
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -62,20 +62,20 @@ Expected<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const std::vector<st
   envp.push_back(nullptr);
 
   int out[2], err[2], report[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) return make_error("io", std::string("pipe: ") + ::strerror(errno));
+  if (::pipe2(out, O_CLOEXEC) != 0) return make_error(ErrorCode::io, std::string("pipe: ") + ::strerror(errno));
   if (::pipe2(err, O_CLOEXEC) != 0) {
     ::close(out[0]); ::close(out[1]);
-    return make_error("io", std::string("pipe: ") + ::strerror(errno));
+    return make_error(ErrorCode::io, std::string("pipe: ") + ::strerror(errno));
   }
   if (::pipe2(report, O_CLOEXEC) != 0) {
     ::close(out[0]); ::close(out[1]); ::close(err[0]); ::close(err[1]);
-    return make_error("io", std::string("pipe: ") + ::strerror(errno));
+    return make_error(ErrorCode::io, std::string("pipe: ") + ::strerror(errno));
   }
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     for (int fd : {out[0], out[1], err[0], err[1], report[0], report[1]}) ::close(fd);
-    return make_error("io", std::string("fork: ") + ::strerror(errno));
+    return make_error(ErrorCode::io, std::string("fork: ") + ::strerror(errno));
   }
   if (pid == 0) {
     // Child: only async-signal-safe calls from here to exec.
@@ -114,7 +114,7 @@ Expected<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const std::vector<st
     ::waitpid(pid, &status, 0);
     ::close(out[0]);
     ::close(err[0]);
-    return make_error(child_errno == ENOENT || child_errno == EACCES ? "not_found" : "io",
+    return make_error(child_errno == ENOENT || child_errno == EACCES ? ErrorCode::not_found : ErrorCode::io,
                       "cannot run " + argv[0] + ": " + ::strerror(child_errno));
   }
   auto child = std::unique_ptr<ChildProcess>(new ChildProcess());

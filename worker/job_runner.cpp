@@ -40,8 +40,8 @@ const char* exit_code_meaning(int code) {
 }
 
 bool is_transport_error(const Error& e) {
-  return e.code == "unavailable" || e.code == "timeout" || e.code == "io" ||
-         e.code == "internal" || e.code.rfind("http_5", 0) == 0;
+  return e.code == ErrorCode::unavailable || e.code == ErrorCode::timeout || e.code == ErrorCode::io ||
+         e.code == ErrorCode::internal;
 }
 
 std::optional<json> read_json_file(const fs::path& p) {
@@ -310,8 +310,8 @@ RunOutcome JobRunner::run(const Lease& lease) {
           log_ << "jobctl-worker: job " << lease.job_id << " was cancelled; stopping it\n";
           stop_trainer(Stop::cancel);
         }
-      } else if (r.error().code == "stale_epoch" || r.error().code == "not_found" ||
-                 r.error().code == "conflict") {
+      } else if (r.error().code == ErrorCode::stale_epoch || r.error().code == ErrorCode::not_found ||
+                 r.error().code == ErrorCode::conflict) {
         log_ << "jobctl-worker: job " << lease.job_id << ": lease lost (" << r.error().message
              << "); stopping it\n";
         stop_trainer(Stop::lost);

@@ -58,8 +58,8 @@ void NoticePoller::run() {
         last_problem = "status " + std::to_string(r->status);
         log_ << "jobctl-worker: notice endpoint " << url_ << " answered HTTP " << r->status << " (ignored)\n";
       }
-    } else if (!quit_.load() && last_problem != r.error().code) {
-      last_problem = r.error().code;
+    } else if (!quit_.load() && last_problem != to_string(r.error().code)) {
+      last_problem = std::string(to_string(r.error().code));
       log_ << "jobctl-worker: notice endpoint " << url_ << ": " << r.error().message << " (will retry)\n";
     }
     pollfd fds[2] = {{wake_.fd(), POLLIN, 0}, {stop_.fd(), POLLIN, 0}};

@@ -11,7 +11,6 @@
 #include "base/text_file.h"
 #include "cloud/command_template.h"
 #include "cloud/instance_json.h"
-#include "cloud/sim_provider.h"
 
 namespace jobctl::cloud::sim {
 
@@ -26,7 +25,7 @@ constexpr const char* kWorkerFlags =
     " --instance-type {instance_type}{spot_flag} --work-dir {work_dir}";
 
 Error not_found(const std::string& id) {
-  return make_error("not_found", "no instance " + id, "id");
+  return make_error(ErrorCode::not_found, "no instance " + id, "id");
 }
 
 }  // namespace
@@ -40,18 +39,18 @@ SimCloud::SimCloud(SimCloudOptions options, const Clock& clock)
 
 Expected<std::unique_ptr<SimCloud>> SimCloud::create(SimCloudOptions o, const Clock& clock) {
   if (!(o.time_factor > 0) || !std::isfinite(o.time_factor))
-    return make_error("invalid_argument", "time factor must be > 0", "time_factor");
+    return make_error(ErrorCode::invalid_argument, "time factor must be > 0", "time_factor");
   if (!(o.notice_seconds >= 0))
-    return make_error("invalid_argument", "notice seconds must be >= 0", "notice_seconds");
+    return make_error(ErrorCode::invalid_argument, "notice seconds must be >= 0", "notice_seconds");
   if (!(o.interruption_rate_per_hour >= 0))
-    return make_error("invalid_argument", "the interruption rate must be >= 0", "interruption_rate_per_hour");
-  if (o.state_dir.empty()) return make_error("invalid_argument", "a state directory is required", "state_dir");
+    return make_error(ErrorCode::invalid_argument, "the interruption rate must be >= 0", "interruption_rate_per_hour");
+  if (o.state_dir.empty()) return make_error(ErrorCode::invalid_argument, "a state directory is required", "state_dir");
   if (o.worker_command.empty())
-    return make_error("invalid_argument", "a worker command is required", "worker_command");
-  if (o.offers.empty()) return make_error("invalid_argument", "the catalog has no offers", "catalog");
+    return make_error(ErrorCode::invalid_argument, "a worker command is required", "worker_command");
+  if (o.offers.empty()) return make_error(ErrorCode::invalid_argument, "the catalog has no offers", "catalog");
   std::error_code ec;
   fs::create_directories(fs::path(o.state_dir) / "instances", ec);
-  if (ec) return make_error("io", "cannot create " + o.state_dir + ": " + ec.message(), "state_dir");
+  if (ec) return make_error(ErrorCode::io, "cannot create " + o.state_dir + ": " + ec.message(), "state_dir");
   std::unique_ptr<SimCloud> c(new SimCloud(std::move(o), clock));
   if (auto st = c->load_state(); !st) return st.error();
   return c;
@@ -132,7 +131,7 @@ Expected<json> SimCloud::launch(const SimLaunch& r) {
   std::lock_guard<std::mutex> lock(mu_);
   const int64_t now = clock_.now_ms();
   if (r.instance_type.empty())
-    return make_error("invalid_argument", "instance_type is required", "instance_type");
+    return make_error(ErrorCode::invalid_argument, "instance_type is required", "instance_type");
   const cost::Offer* offer = nullptr;
   bool type_known = false;
   for (const auto& o : options_.offers) {
@@ -144,19 +143,19 @@ Expected<json> SimCloud::launch(const SimLaunch& r) {
     }
   }
   if (!type_known)
-    return make_error("invalid_argument", "no offer of instance type " + r.instance_type +
+    return make_error(ErrorCode::invalid_argument, "no offer of instance type " + r.instance_type +
                                               " in cloudsim's catalog", "instance_type");
   if (offer == nullptr)
-    return make_error("invalid_argument", "instance type " + r.instance_type +
+    return make_error(ErrorCode::invalid_argument, "instance type " + r.instance_type +
                                               " is not offered in region " + r.region, "region");
   if (r.spot && !offer->spot_usd_per_hour)
-    return make_error("invalid_argument", offer->name() + " has no spot market", "spot");
+    return make_error(ErrorCode::invalid_argument, offer->name() + " has no spot market", "spot");
   if (r.spot && !trace_available_locked(now))
-    return make_error("unavailable", "no spot capacity for " + offer->name() +
+    return make_error(ErrorCode::unavailable, "no spot capacity for " + offer->name() +
                                          " now (the replayed trace shows none)", "spot");
   const std::string server = r.server.empty() ? options_.default_server : r.server;
   if (server.empty())
-    return make_error("invalid_argument", "server (the jobctld URL for the worker) is required", "server");
+    return make_error(ErrorCode::invalid_argument, "server (the jobctld URL for the worker) is required", "server");
 
   auto inst = std::make_unique<Inst>();
   inst->info.id = new_id_locked();
@@ -173,7 +172,7 @@ Expected<json> SimCloud::launch(const SimLaunch& r) {
   inst->dir = (fs::path(options_.state_dir) / "instances" / inst->info.id).string();
   std::error_code ec;
   fs::create_directories(fs::path(inst->dir) / "work", ec);
-  if (ec) return make_error("io", "cannot create " + inst->dir + ": " + ec.message());
+  if (ec) return make_error(ErrorCode::io, "cannot create " + inst->dir + ": " + ec.message());
 
   std::string tmpl = options_.worker_command;
   if (!has_placeholders(tmpl)) tmpl += kWorkerFlags;
@@ -258,7 +257,7 @@ Expected<json> SimCloud::interrupt(const std::string& id, const std::string& rea
   Inst& inst = *it->second;
   const int64_t now = clock_.now_ms();
   if (inst.ended_ms)
-    return make_error("conflict", "instance " + id + " is " + inst.info.state + "; it cannot be interrupted", "id");
+    return make_error(ErrorCode::conflict, "instance " + id + " is " + inst.info.state + "; it cannot be interrupted", "id");
   notice_locked(inst, now, reason);
   save_locked();
   return instance_json_locked(inst, now);
@@ -396,11 +395,11 @@ Status SimCloud::load_state() {
   if (!text) return text.error();
   json doc = json::parse(*text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object())
-    return make_error("io", path.string() + " is not valid JSON; move it away to start afresh", "state_dir");
+    return make_error(ErrorCode::io, path.string() + " is not valid JSON; move it away to start afresh", "state_dir");
   const int64_t saved = doc.value("saved_ms", int64_t{0});
   for (const auto& j : doc.value("instances", json::array())) {
     auto info = instance_from_json(j, "state.instances");
-    if (!info) return make_error("io", path.string() + ": " + info.error().message, "state_dir");
+    if (!info) return make_error(ErrorCode::io, path.string() + ": " + info.error().message, "state_dir");
     auto inst = std::make_unique<Inst>();
     inst->info = *info;
     inst->tag = j.value("tag", "");

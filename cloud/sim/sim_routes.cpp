@@ -2,20 +2,20 @@
 
 #include <limits>
 
-#include "daemon/http/json_body.h"
+#include "net/json_body.h"
 
 namespace jobctl::cloud::sim {
 
-using daemon::http::error_response;
-using daemon::http::HttpRequest;
-using daemon::http::HttpResponse;
-using daemon::http::json_object_body;
-using daemon::http::json_response;
-using daemon::http::only_keys;
-using daemon::http::PathParams;
-using daemon::http::Responder;
-using daemon::http::Router;
-using daemon::http::string_field;
+using net::error_response;
+using net::HttpRequest;
+using net::HttpResponse;
+using net::json_object_body;
+using net::json_response;
+using net::only_keys;
+using net::PathParams;
+using net::Responder;
+using net::Router;
+using net::string_field;
 using nlohmann::json;
 
 namespace {
@@ -28,7 +28,7 @@ Status no_query(const HttpRequest& req, std::initializer_list<std::string_view> 
   for (const auto& [k, v] : req.query) {
     bool ok = false;
     for (auto a : allowed) ok = ok || k == a;
-    if (!ok) return make_error("invalid_argument", "unknown query parameter " + k.substr(0, 40), k.substr(0, 40));
+    if (!ok) return make_error(ErrorCode::invalid_argument, "unknown query parameter " + k.substr(0, 40), k.substr(0, 40));
   }
   return {};
 }
@@ -47,14 +47,14 @@ void launch(SimCloud& c, const HttpRequest& req, const Responder& respond) {
   l.region = *region;
   if (auto it = body->find("spot"); it != body->end()) {
     if (!it->is_boolean())
-      return respond(error_response(make_error("invalid_argument", "spot must be true or false", "spot")));
+      return respond(error_response(make_error(ErrorCode::invalid_argument, "spot must be true or false", "spot")));
     l.spot = it->get<bool>();
   }
   auto server = string_field(*body, "server", 2000, std::string());
   if (!server) return respond(error_response(server.error()));
   l.server = *server;
   if (!l.server.empty() && l.server.rfind("http://", 0) != 0 && l.server.rfind("https://", 0) != 0)
-    return respond(error_response(make_error("invalid_argument", "server must be an http:// or https:// URL", "server")));
+    return respond(error_response(make_error(ErrorCode::invalid_argument, "server must be an http:// or https:// URL", "server")));
   auto tag = string_field(*body, "tag", 200, std::string());
   if (!tag) return respond(error_response(tag.error()));
   l.tag = *tag;
@@ -103,14 +103,14 @@ Router make_sim_router(SimCloud& c) {
           auto a = c.instance_action(p.at(0));
           if (!a) return respond(error_response(a.error()));
           if (!*a)
-            return respond(error_response(make_error("not_found", "no interruption notice for " + p.at(0))));
+            return respond(error_response(make_error(ErrorCode::not_found, "no interruption notice for " + p.at(0))));
           respond(json_response(200, **a));
         });
   r.add("GET", "/interruptions", [&c](const HttpRequest& req, const PathParams&, Responder respond) {
     if (auto st = no_query(req, {"tag", "since_ms"}); !st) return respond(error_response(st.error()));
     int64_t since = 0;
     if (auto s = req.query_param("since_ms")) {
-      auto v = daemon::http::parse_int_param(*s, "since_ms", 0, std::numeric_limits<int64_t>::max());
+      auto v = net::parse_int_param(*s, "since_ms", 0, std::numeric_limits<int64_t>::max());
       if (!v) return respond(error_response(v.error()));
       since = *v;
     }

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "daemon/service/placement_service.h"
+#include "daemon/placement/placement_service.h"
 #include "scheduler/job_state.h"
 
 namespace jobctl::daemon::http {
@@ -23,7 +23,7 @@ json opt(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr);
 
 }  // namespace
 
-json job_summary_json(const service::JobRow& job) {
+json job_summary_json(const jobs::JobRow& job) {
   return {{"id", job.id},
           {"name", job.name},
           {"state", scheduler::to_string(job.state)},
@@ -39,7 +39,7 @@ json job_summary_json(const service::JobRow& job) {
           {"error", job.error ? json(*job.error) : json(nullptr)}};
 }
 
-json event_json(const service::JobEventRow& ev) {
+json event_json(const jobs::JobEventRow& ev) {
   return {{"seq", ev.seq},
           {"time_ms", ev.time_ms},
           {"type", ev.type},
@@ -48,29 +48,29 @@ json event_json(const service::JobEventRow& ev) {
           {"detail", embedded(ev.detail_json)}};
 }
 
-json job_detail_json(const service::JobDetail& d) {
+json job_detail_json(const jobs::JobDetail& d) {
   json j = job_summary_json(d.job);
   j["spec"] = embedded(d.job.spec_json);
   j["lease_expires_ms"] = opt(d.job.lease_expires_ms);
   j["placement"] = embedded(d.job.placement_json);
-  j["runtime"] = service::runtime_json(d.job, d.events);  // estimate vs actual (placement_service.h)
+  j["runtime"] = placement::runtime_json(d.job, d.events);  // estimate vs actual (placement_service.h)
   json events = json::array();
   for (const auto& ev : d.events) events.push_back(event_json(ev));
   j["events"] = std::move(events);
   return j;
 }
 
-json worker_json(const service::WorkerInfo& info) {
+json worker_json(const jobs::WorkerInfo& info) {
   return {{"id", info.row.id},
           {"name", info.row.name},
           {"state", info.row.state},
-          {"capabilities", service::to_json(info.capabilities)},
+          {"capabilities", jobs::to_json(info.capabilities)},
           {"registered_ms", info.row.registered_ms},
           {"last_seen_ms", info.row.last_seen_ms},
           {"jobs", info.job_ids}};
 }
 
-json lease_json(const service::LeaseGrant& g) {
+json lease_json(const jobs::LeaseGrant& g) {
   return {{"job_id", g.job_id},
           {"epoch", g.epoch},
           {"name", g.name},

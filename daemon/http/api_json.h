@@ -6,15 +6,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/service/protocol.h"
+#include "daemon/jobs/protocol.h"
 
 namespace jobctl::daemon::http {
 
-nlohmann::json job_summary_json(const service::JobRow& job);
-nlohmann::json job_detail_json(const service::JobDetail& detail);
-nlohmann::json event_json(const service::JobEventRow& ev);
-nlohmann::json worker_json(const service::WorkerInfo& info);
-nlohmann::json lease_json(const service::LeaseGrant& grant);
+nlohmann::json job_summary_json(const jobs::JobRow& job);
+nlohmann::json job_detail_json(const jobs::JobDetail& detail);
+nlohmann::json event_json(const jobs::JobEventRow& ev);
+nlohmann::json worker_json(const jobs::WorkerInfo& info);
+nlohmann::json lease_json(const jobs::LeaseGrant& grant);
 // A stored checkpoint: step, bytes, crc32c (8 hex digits), uploader, url.
 nlohmann::json checkpoint_json(const store::CheckpointRow& checkpoint);
 

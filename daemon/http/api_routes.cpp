@@ -3,78 +3,78 @@
 #include <limits>
 
 #include "daemon/http/api_json.h"
-#include "daemon/http/json_body.h"
+#include "net/json_body.h"
 #include "scheduler/job_state.h"
 
 namespace jobctl::daemon::http {
 
 using nlohmann::json;
-using service::JobService;
+using jobs::JobService;
 
 namespace {
 
-Expected<int64_t> path_id(const PathParams& p, std::string_view field) {
-  return parse_int_param(p.at(0), field, 1, kMaxId);
+Expected<int64_t> path_id(const net::PathParams& p, std::string_view field) {
+  return net::parse_int_param(p.at(0), field, 1, net::kMaxId);
 }
 
 // Runs `fn` (returning Expected<json>) and answers `ok_status` with its value, or the error.
 template <class F>
-void answer(const Responder& respond, int ok_status, F&& fn) {
+void answer(const net::Responder& respond, int ok_status, F&& fn) {
   Expected<json> r = fn();
-  respond(r ? json_response(ok_status, *r) : error_response(r.error()));
+  respond(r ? net::json_response(ok_status, *r) : net::error_response(r.error()));
 }
 
 // ---------------------------------------------------------------- jobs
 
-void submit_job(JobService& svc, const HttpRequest& req, const Responder& respond) {
+void submit_job(jobs::JobService& svc, const net::HttpRequest& req, const net::Responder& respond) {
   if (req.body.empty())
-    return respond(error_response(make_error("invalid_argument", "a job spec (JSON) is required", "body")));
-  if (!is_json_content_type(req.content_type))
-    return respond(error_response(make_error(
-        "unsupported_media_type",
+    return respond(net::error_response(make_error(ErrorCode::invalid_argument, "a job spec (JSON) is required", "body")));
+  if (!net::is_json_content_type(req.content_type))
+    return respond(net::error_response(make_error(
+        ErrorCode::unsupported_media_type,
         "the job spec must be sent with Content-Type: application/json", "Content-Type")));
   // Owner from the auth gate ("" without auth); a retry with the same Idempotency-Key returns
   // the first job (docs/api.md).
   if (req.idempotency_key.size() > 200)
-    return respond(error_response(make_error("invalid_argument", "Idempotency-Key must be at most 200 bytes", "Idempotency-Key")));
+    return respond(net::error_response(make_error(ErrorCode::invalid_argument, "Idempotency-Key must be at most 200 bytes", "Idempotency-Key")));
   // Answered from the store's completion, once the job is durable (the route runs on the I/O
   // thread and never blocks: Dispatch::io).
-  svc.submit_job_async(req.body, service::SubmitContext{req.user, req.idempotency_key},
-                       [respond](Expected<service::JobRow> job) {
+  svc.submit_job_async(req.body, jobs::SubmitContext{req.user, req.idempotency_key},
+                       [respond](Expected<jobs::JobRow> job) {
                          if (!job) {
                            Error e = job.error();
                            if (e.field.empty()) e.field = "body";  // the spec is the whole body
-                           return respond(error_response(e));
+                           return respond(net::error_response(e));
                          }
-                         HttpResponse res = json_response(201, job_summary_json(*job));
+                         net::HttpResponse res = net::json_response(201, job_summary_json(*job));
                          res.headers.emplace_back("Location", "/v1/jobs/" + std::to_string(job->id));
                          respond(std::move(res));
                        });
 }
 
-void list_jobs(JobService& svc, const HttpRequest& req, const Responder& respond) {
+void list_jobs(jobs::JobService& svc, const net::HttpRequest& req, const net::Responder& respond) {
   answer(respond, 200, [&]() -> Expected<json> {
-    service::JobListRequest lr;
+    jobs::JobListRequest lr;
     if (req.role == "user") lr.owner = req.user;  // auth: a user lists only their own jobs
     for (const auto& [key, value] : req.query) {
       if (key == "state") {
         auto s = scheduler::parse_job_state(value);
         if (!s)
-          return make_error("invalid_argument",
+          return make_error(ErrorCode::invalid_argument,
                             "state must be one of queued, held, placed, running, preempted, "
                             "succeeded, failed, cancelled (got '" + value.substr(0, 40) + "')",
                             "state");
         lr.state = *s;
       } else if (key == "limit") {
-        auto v = parse_int_param(value, "limit", 1, svc.options().max_list_limit);
+        auto v = net::parse_int_param(value, "limit", 1, svc.options().max_list_limit);
         if (!v) return v.error();
         lr.limit = static_cast<int>(*v);
       } else if (key == "after") {
-        auto v = parse_int_param(value, "after", 0, kMaxId);
+        auto v = net::parse_int_param(value, "after", 0, net::kMaxId);
         if (!v) return v.error();
         lr.after_id = *v;
       } else {
-        return make_error("invalid_argument", "unknown query parameter " + key.substr(0, 40), key.substr(0, 40));
+        return make_error(ErrorCode::invalid_argument, "unknown query parameter " + key.substr(0, 40), key.substr(0, 40));
       }
     }
     auto page = svc.list_jobs(lr);
@@ -86,7 +86,7 @@ void list_jobs(JobService& svc, const HttpRequest& req, const Responder& respond
   });
 }
 
-void get_job(JobService& svc, const HttpRequest&, const PathParams& p, const Responder& respond) {
+void get_job(jobs::JobService& svc, const net::HttpRequest&, const net::PathParams& p, const net::Responder& respond) {
   answer(respond, 200, [&]() -> Expected<json> {
     auto id = path_id(p, "id");
     if (!id) return id.error();
@@ -96,13 +96,13 @@ void get_job(JobService& svc, const HttpRequest&, const PathParams& p, const Res
   });
 }
 
-void cancel_job(JobService& svc, const HttpRequest& req, const PathParams& p, const Responder& respond) {
+void cancel_job(jobs::JobService& svc, const net::HttpRequest& req, const net::PathParams& p, const net::Responder& respond) {
   answer(respond, 200, [&]() -> Expected<json> {
     auto id = path_id(p, "id");
     if (!id) return id.error();
-    auto body = json_object_body(req, /*required=*/false);
+    auto body = net::json_object_body(req, /*required=*/false);
     if (!body) return body.error();
-    if (auto st = only_keys(*body, {}); !st) return st.error();
+    if (auto st = net::only_keys(*body, {}); !st) return st.error();
     auto job = svc.cancel_job(*id);
     if (!job) return job.error();
     return job_summary_json(*job);
@@ -111,18 +111,18 @@ void cancel_job(JobService& svc, const HttpRequest& req, const PathParams& p, co
 
 // ---------------------------------------------------------------- workers
 
-void register_worker(JobService& svc, const HttpRequest& req, const Responder& respond) {
+void register_worker(jobs::JobService& svc, const net::HttpRequest& req, const net::Responder& respond) {
   answer(respond, 201, [&]() -> Expected<json> {
-    auto body = json_object_body(req, /*required=*/true);
+    auto body = net::json_object_body(req, /*required=*/true);
     if (!body) return body.error();
-    if (auto st = only_keys(*body, {"name", "capabilities"}); !st) return st.error();
-    service::WorkerRegistration reg;
-    auto name = string_field(*body, "name", 200, std::string("worker"));
+    if (auto st = net::only_keys(*body, {"name", "capabilities"}); !st) return st.error();
+    jobs::WorkerRegistration reg;
+    auto name = net::string_field(*body, "name", 200, std::string("worker"));
     if (!name) return name.error();
     reg.name = std::move(*name);
     auto caps_it = body->find("capabilities");
-    if (caps_it == body->end()) return make_error("invalid_argument", "capabilities is required", "capabilities");
-    auto caps = service::capabilities_from_json(*caps_it, "capabilities");
+    if (caps_it == body->end()) return make_error(ErrorCode::invalid_argument, "capabilities is required", "capabilities");
+    auto caps = jobs::capabilities_from_json(*caps_it, "capabilities");
     if (!caps) return caps.error();
     reg.capabilities = std::move(*caps);
     auto r = svc.register_worker(reg);
@@ -134,7 +134,7 @@ void register_worker(JobService& svc, const HttpRequest& req, const Responder& r
   });
 }
 
-void list_workers(JobService& svc, const HttpRequest&, const Responder& respond) {
+void list_workers(jobs::JobService& svc, const net::HttpRequest&, const net::Responder& respond) {
   answer(respond, 200, [&]() -> Expected<json> {
     auto ws = svc.list_workers();
     if (!ws) return ws.error();
@@ -144,60 +144,60 @@ void list_workers(JobService& svc, const HttpRequest&, const Responder& respond)
   });
 }
 
-void lease(JobService& svc, const HttpRequest& req, const PathParams& p, const Responder& respond) {
+void lease(jobs::JobService& svc, const net::HttpRequest& req, const net::PathParams& p, const net::Responder& respond) {
   auto id = path_id(p, "worker_id");
-  if (!id) return respond(error_response(id.error()));
+  if (!id) return respond(net::error_response(id.error()));
   int64_t wait_s = 0;
   for (const auto& [key, value] : req.query) {
     if (key != "wait_s")
-      return respond(error_response(make_error("invalid_argument", "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
-    auto v = parse_int_param(value, "wait_s", 0, svc.options().max_lease_wait_s);
-    if (!v) return respond(error_response(v.error()));
+      return respond(net::error_response(make_error(ErrorCode::invalid_argument, "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
+    auto v = net::parse_int_param(value, "wait_s", 0, svc.options().max_lease_wait_s);
+    if (!v) return respond(net::error_response(v.error()));
     wait_s = *v;
   }
-  auto body = json_object_body(req, /*required=*/false);
-  if (!body) return respond(error_response(body.error()));
-  if (auto st = only_keys(*body, {}); !st) return respond(error_response(st.error()));
+  auto body = net::json_object_body(req, /*required=*/false);
+  if (!body) return respond(net::error_response(body.error()));
+  if (auto st = net::only_keys(*body, {}); !st) return respond(net::error_response(st.error()));
   // Asynchronous: the service answers when a job is leased or the wait ends; no thread waits.
-  svc.lease(*id, wait_s * 1000, [respond](Expected<std::optional<service::LeaseGrant>> r) {
-    if (!r) return respond(error_response(r.error()));
+  svc.lease(*id, wait_s * 1000, [respond](Expected<std::optional<jobs::LeaseGrant>> r) {
+    if (!r) return respond(net::error_response(r.error()));
     if (!*r) {
-      HttpResponse none;
+      net::HttpResponse none;
       none.status = 204;
       none.content_type.clear();
       return respond(std::move(none));
     }
-    respond(json_response(200, lease_json(**r)));
+    respond(net::json_response(200, lease_json(**r)));
   });
 }
 
-Expected<service::LeaseRef> lease_ref(const json& body) {
-  auto worker = int_field(body, "worker_id", 1);
+Expected<jobs::LeaseRef> lease_ref(const json& body) {
+  auto worker = net::int_field(body, "worker_id", 1);
   if (!worker) return worker.error();
-  auto epoch = int_field(body, "epoch", 1);
+  auto epoch = net::int_field(body, "epoch", 1);
   if (!epoch) return epoch.error();
-  return service::LeaseRef{*worker, *epoch};
+  return jobs::LeaseRef{*worker, *epoch};
 }
 
 Expected<std::string> object_text(const json& body, const char* key, bool required) {
   auto it = body.find(key);
   if (it == body.end() || it->is_null()) {
-    if (required) return make_error("invalid_argument", std::string(key) + " is required", key);
+    if (required) return make_error(ErrorCode::invalid_argument, std::string(key) + " is required", key);
     return std::string();
   }
-  if (!it->is_object()) return make_error("invalid_argument", std::string(key) + " must be an object", key);
+  if (!it->is_object()) return make_error(ErrorCode::invalid_argument, std::string(key) + " must be an object", key);
   return it->dump();
 }
 
-void heartbeat(JobService& svc, const HttpRequest& req, const PathParams& p, const Responder& respond,
+void heartbeat(jobs::JobService& svc, const net::HttpRequest& req, const net::PathParams& p, const net::Responder& respond,
                const ApiInfo& info) {
-  auto fail = [&](const Error& e) { respond(error_response(e)); };
+  auto fail = [&](const Error& e) { respond(net::error_response(e)); };
   auto id = path_id(p, "id");
   if (!id) return fail(id.error());
-  auto body = json_object_body(req, true);
+  auto body = net::json_object_body(req, true);
   if (!body) return fail(body.error());
-  if (auto st = only_keys(*body, {"worker_id", "epoch", "progress"}); !st) return fail(st.error());
-  service::HeartbeatReport hb;
+  if (auto st = net::only_keys(*body, {"worker_id", "epoch", "progress"}); !st) return fail(st.error());
+  jobs::HeartbeatReport hb;
   auto ref = lease_ref(*body);
   if (!ref) return fail(ref.error());
   hb.lease = *ref;
@@ -207,21 +207,21 @@ void heartbeat(JobService& svc, const HttpRequest& req, const PathParams& p, con
   // Answered from the store's completion (Dispatch::io: this never blocks); the progress history
   // records the point after the answer is on its way.
   svc.heartbeat_async(*id, hb, [respond, on_progress = info.on_progress, job_id = *id,
-                                progress = hb.progress_json](Expected<service::HeartbeatReply> r) {
-    if (!r) return respond(error_response(r.error()));
-    respond(json_response(200, json{{"cancel", r->cancel}, {"lease_expires_ms", r->lease_expires_ms}}));
+                                progress = hb.progress_json](Expected<jobs::HeartbeatReply> r) {
+    if (!r) return respond(net::error_response(r.error()));
+    respond(net::json_response(200, json{{"cancel", r->cancel}, {"lease_expires_ms", r->lease_expires_ms}}));
     if (on_progress && progress && !r->cancel) on_progress(job_id, *progress);
   });
 }
 
-void complete(JobService& svc, const HttpRequest& req, const PathParams& p, const Responder& respond) {
+void complete(jobs::JobService& svc, const net::HttpRequest& req, const net::PathParams& p, const net::Responder& respond) {
   answer(respond, 200, [&]() -> Expected<json> {
     auto id = path_id(p, "id");
     if (!id) return id.error();
-    auto body = json_object_body(req, true);
+    auto body = net::json_object_body(req, true);
     if (!body) return body.error();
-    if (auto st = only_keys(*body, {"worker_id", "epoch", "result"}); !st) return st.error();
-    service::CompletionReport rep;
+    if (auto st = net::only_keys(*body, {"worker_id", "epoch", "result"}); !st) return st.error();
+    jobs::CompletionReport rep;
     auto ref = lease_ref(*body);
     if (!ref) return ref.error();
     rep.lease = *ref;
@@ -230,7 +230,7 @@ void complete(JobService& svc, const HttpRequest& req, const PathParams& p, cons
     const json& r = (*body)["result"];
     for (const char* k : {"final_loss", "test_accuracy", "test_loss", "elapsed_s"})
       if (r.contains(k) && !r[k].is_number() && !r[k].is_null())
-        return make_error("invalid_argument", std::string("result.") + k + " must be a number",
+        return make_error(ErrorCode::invalid_argument, std::string("result.") + k + " must be a number",
                           std::string("result.") + k);
     rep.result_json = std::move(*result);
     auto job = svc.complete(*id, rep);
@@ -239,18 +239,18 @@ void complete(JobService& svc, const HttpRequest& req, const PathParams& p, cons
   });
 }
 
-void fail(JobService& svc, const HttpRequest& req, const PathParams& p, const Responder& respond) {
+void fail(jobs::JobService& svc, const net::HttpRequest& req, const net::PathParams& p, const net::Responder& respond) {
   answer(respond, 200, [&]() -> Expected<json> {
     auto id = path_id(p, "id");
     if (!id) return id.error();
-    auto body = json_object_body(req, true);
+    auto body = net::json_object_body(req, true);
     if (!body) return body.error();
-    if (auto st = only_keys(*body, {"worker_id", "epoch", "error"}); !st) return st.error();
-    service::FailureReport rep;
+    if (auto st = net::only_keys(*body, {"worker_id", "epoch", "error"}); !st) return st.error();
+    jobs::FailureReport rep;
     auto ref = lease_ref(*body);
     if (!ref) return ref.error();
     rep.lease = *ref;
-    auto err = string_field(*body, "error", 16384);
+    auto err = net::string_field(*body, "error", 16384);
     if (!err) return err.error();
     rep.error = std::move(*err);
     auto job = svc.fail(*id, rep);
@@ -259,18 +259,18 @@ void fail(JobService& svc, const HttpRequest& req, const PathParams& p, const Re
   });
 }
 
-void preempt(JobService& svc, const HttpRequest& req, const PathParams& p, const Responder& respond) {
+void preempt(jobs::JobService& svc, const net::HttpRequest& req, const net::PathParams& p, const net::Responder& respond) {
   answer(respond, 200, [&]() -> Expected<json> {
     auto id = path_id(p, "id");
     if (!id) return id.error();
-    auto body = json_object_body(req, true);
+    auto body = net::json_object_body(req, true);
     if (!body) return body.error();
-    if (auto st = only_keys(*body, {"worker_id", "epoch", "reason"}); !st) return st.error();
-    service::PreemptionReport rep;
+    if (auto st = net::only_keys(*body, {"worker_id", "epoch", "reason"}); !st) return st.error();
+    jobs::PreemptionReport rep;
     auto ref = lease_ref(*body);
     if (!ref) return ref.error();
     rep.lease = *ref;
-    auto reason = string_field(*body, "reason", 4096, std::string("worker released the job"));
+    auto reason = net::string_field(*body, "reason", 4096, std::string("worker released the job"));
     if (!reason) return reason.error();
     rep.reason = std::move(*reason);
     auto job = svc.preempt(*id, rep);
@@ -281,33 +281,33 @@ void preempt(JobService& svc, const HttpRequest& req, const PathParams& p, const
 
 }  // namespace
 
-Router make_api_router(JobService& svc, ApiInfo info) {
-  Router r;
+net::Router make_api_router(jobs::JobService& svc, ApiInfo info) {
+  net::Router r;
   auto S = [&svc](auto fn) {  // a handler without path parameters
-    return [&svc, fn](const HttpRequest& req, const PathParams&, Responder respond) { fn(svc, req, respond); };
+    return [&svc, fn](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) { fn(svc, req, respond); };
   };
   auto P = [&svc](auto fn) {  // a handler with path parameters
-    return [&svc, fn](const HttpRequest& req, const PathParams& p, Responder respond) { fn(svc, req, p, respond); };
+    return [&svc, fn](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) { fn(svc, req, p, respond); };
   };
   // ---- the route table (docs/api.md) ----
-  r.add("GET", "/healthz", [&svc, info](const HttpRequest&, const PathParams&, Responder respond) {
-    respond(json_response(200, json{{"status", "ok"},
+  r.add("GET", "/healthz", [&svc, info](const net::HttpRequest&, const net::PathParams&, net::Responder respond) {
+    respond(net::json_response(200, json{{"status", "ok"},
                                      {"version", info.version},
                                      {"queued", svc.queued_count()},
                                      {"waiting_workers", svc.waiting_workers()}}));
   });
   // Submits and heartbeats, the hottest routes, never block (they answer from the store's
   // completion): they run on the I/O thread (router.h, Dispatch).
-  r.add("POST", "/v1/jobs", S(submit_job), Dispatch::io);
+  r.add("POST", "/v1/jobs", S(submit_job), net::Dispatch::io);
   r.add("GET", "/v1/jobs", S(list_jobs));
   r.add("GET", "/v1/jobs/{id}", P(get_job));
   r.add("POST", "/v1/jobs/{id}/cancel", P(cancel_job));
   r.add("POST", "/v1/workers/register", S(register_worker));
   r.add("GET", "/v1/workers", S(list_workers));
   r.add("POST", "/v1/workers/{id}/lease", P(lease));
-  r.add("POST", "/v1/jobs/{id}/heartbeat", [&svc, info](const HttpRequest& req, const PathParams& p, Responder respond) {
+  r.add("POST", "/v1/jobs/{id}/heartbeat", [&svc, info](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) {
     heartbeat(svc, req, p, respond, info);
-  }, Dispatch::io);
+  }, net::Dispatch::io);
   r.add("POST", "/v1/jobs/{id}/complete", P(complete));
   r.add("POST", "/v1/jobs/{id}/fail", P(fail));
   r.add("POST", "/v1/jobs/{id}/preempt", P(preempt));

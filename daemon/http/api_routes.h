@@ -9,18 +9,18 @@
 #include <functional>
 #include <string>
 
-#include "daemon/http/router.h"
-#include "daemon/service/job_service.h"
+#include "net/router.h"
+#include "daemon/jobs/job_service.h"
 
 namespace jobctl::daemon::http {
 
 struct ApiInfo {
   std::string version = "0.1.0";
   // Told of every accepted heartbeat's progress (job id, the progress object as JSON text), after
-  // the service took it: the dashboard's progress history (daemon/service/progress_history.h).
+  // the service took it: the dashboard's progress history (daemon/jobs/progress_history.h).
   std::function<void(int64_t job_id, const std::string& progress_json)> on_progress;
 };
 
-Router make_api_router(service::JobService& service, ApiInfo info = {});
+net::Router make_api_router(jobs::JobService& service, ApiInfo info = {});
 
 }  // namespace jobctl::daemon::http

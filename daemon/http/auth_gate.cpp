@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "daemon/http/json_body.h"
+#include "net/json_body.h"
 
 namespace jobctl::daemon::http {
 
@@ -19,15 +19,15 @@ bool is_worker_route(std::string_view method, std::string_view pattern) {
          pattern.find("checkpoint") != std::string_view::npos;
 }
 
-HttpResponse refuse(const Error& e) {
-  HttpResponse r = error_response(e);
-  if (e.code == "unauthenticated") r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"jobctld\"");
+net::HttpResponse refuse(const Error& e) {
+  net::HttpResponse r = net::error_response(e);
+  if (e.code == ErrorCode::unauthenticated) r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"jobctld\"");
   return r;
 }
 
 }  // namespace
 
-Access access_for(std::string_view method, std::string_view pattern, const service::SecurityOptions& o) {
+Access access_for(std::string_view method, std::string_view pattern, const auth::SecurityOptions& o) {
   if (pattern == "/metrics") return o.metrics.require_token ? Access::admin : Access::anyone;
   if (!starts_with(pattern, "/v1/")) return Access::anyone;  // /healthz, the dashboard's files
   if (pattern == "/v1/auth/whoami") return Access::any_token;
@@ -48,15 +48,15 @@ std::string bearer_token(std::string_view h) {
   return std::string(h);
 }
 
-Gate make_auth_gate(service::TokenService& tokens, service::RateLimiter& limiter, store::Store& store,
-                    service::SecurityOptions options) {
-  return [&tokens, &limiter, &store, options](HttpRequest& req, const std::string& pattern, const PathParams& params)
-             -> std::optional<HttpResponse> {
+net::Gate make_auth_gate(auth::TokenService& tokens, auth::RateLimiter& limiter, store::Store& store,
+                    auth::SecurityOptions options) {
+  return [&tokens, &limiter, &store, options](net::HttpRequest& req, const std::string& pattern, const net::PathParams& params)
+             -> std::optional<net::HttpResponse> {
     const Access need = access_for(req.method, pattern, options);
     if (need == Access::anyone) return std::nullopt;
     const std::string secret = bearer_token(req.authorization);
     if (secret.empty())
-      return refuse(make_error("unauthenticated",
+      return refuse(make_error(ErrorCode::unauthenticated,
                                "an API token is required: send Authorization: Bearer <token> "
                                "(jobctl login, --token or JOBCTL_TOKEN)",
                                "Authorization"));
@@ -67,7 +67,7 @@ Gate make_auth_gate(service::TokenService& tokens, service::RateLimiter& limiter
                          (need == Access::worker && role == "worker") ||
                          (need == Access::user && role == "user");
     if (!allowed)
-      return refuse(make_error("permission_denied",
+      return refuse(make_error(ErrorCode::permission_denied,
                                "a " + role + " token may not call " + req.method + " " + pattern +
                                    " (it needs a " +
                                    (need == Access::worker ? "worker" : need == Access::user ? "user" : "admin") +
@@ -75,8 +75,8 @@ Gate make_auth_gate(service::TokenService& tokens, service::RateLimiter& limiter
     const double rate = role == "worker" ? options.limits.worker_requests_per_s : options.limits.requests_per_s;
     const double burst = role == "worker" ? std::max(1.0, rate * 2) : options.limits.burst;
     if (auto wait_ms = limiter.take(who->token_id, rate, burst)) {
-      HttpResponse r = refuse(make_error(
-          "rate_limited", "too many requests with this token (limit " + std::to_string(static_cast<int64_t>(rate)) +
+      net::HttpResponse r = refuse(make_error(
+          ErrorCode::rate_limited, "too many requests with this token (limit " + std::to_string(static_cast<int64_t>(rate)) +
                               " per second); retry after " + std::to_string(*wait_ms) + " ms"));
       r.headers.emplace_back("Retry-After", std::to_string(std::max<int64_t>(1, (*wait_ms + 999) / 1000)));
       return r;
@@ -85,12 +85,12 @@ Gate make_auth_gate(service::TokenService& tokens, service::RateLimiter& limiter
     req.role = role;
     // A user's access to one job: only their own (others look as if they did not exist).
     if (role == "user" && starts_with(pattern, "/v1/jobs/{id}")) {
-      auto id = parse_int_param(params.at(0), "id", 1, INT64_MAX);
+      auto id = net::parse_int_param(params.at(0), "id", 1, INT64_MAX);
       if (!id) return refuse(id.error());
       auto owner = store.job_owner(*id);
       if (!owner) return refuse(owner.error());
       if (!*owner || **owner != who->user)
-        return refuse(make_error("not_found", "job " + std::to_string(*id) + " does not exist"));
+        return refuse(make_error(ErrorCode::not_found, "job " + std::to_string(*id) + " does not exist"));
     }
     return std::nullopt;
   };

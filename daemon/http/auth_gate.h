@@ -23,22 +23,22 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/http/router.h"
-#include "daemon/service/auth_options.h"
-#include "daemon/service/auth_rate_limiter.h"
-#include "daemon/service/auth_service.h"
+#include "net/router.h"
+#include "daemon/auth/auth_options.h"
+#include "daemon/auth/auth_rate_limiter.h"
+#include "daemon/auth/auth_service.h"
 #include "daemon/store/store.h"
 
 namespace jobctl::daemon::http {
 
 // Which roles may call a route (by its pattern).
 enum class Access { anyone, any_token, worker, user, admin };
-Access access_for(std::string_view method, std::string_view pattern, const service::SecurityOptions& options);
+Access access_for(std::string_view method, std::string_view pattern, const auth::SecurityOptions& options);
 
 // The token of an "Authorization: Bearer <token>" header; empty when absent or another scheme.
 std::string bearer_token(std::string_view authorization);
 
-Gate make_auth_gate(service::TokenService& tokens, service::RateLimiter& limiter, store::Store& store,
-                    service::SecurityOptions options);
+net::Gate make_auth_gate(auth::TokenService& tokens, auth::RateLimiter& limiter, store::Store& store,
+                    auth::SecurityOptions options);
 
 }  // namespace jobctl::daemon::http

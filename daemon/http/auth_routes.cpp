@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/http/json_body.h"
+#include "net/json_body.h"
 
 namespace jobctl::daemon::http {
 
@@ -22,66 +22,66 @@ json token_json(const store::TokenRow& t) {
 }
 
 Error auth_off() {
-  return make_error("permission_denied",
+  return make_error(ErrorCode::permission_denied,
                     "auth is disabled (auth.enabled is false): tokens are created with "
                     "`jobctld --create-token USER --role ROLE --data-dir DIR` and used once auth is on");
 }
 
 }  // namespace
 
-void add_auth_routes(Router& router, service::TokenService& tokens, bool enabled) {
-  router.add("POST", "/v1/tokens", [&tokens, enabled](const HttpRequest& req, const PathParams&, Responder respond) {
-    if (!enabled) return respond(error_response(auth_off()));
-    auto body = json_object_body(req, true);
-    if (!body) return respond(error_response(body.error()));
-    if (auto st = only_keys(*body, {"user", "role"}); !st) return respond(error_response(st.error()));
-    auto user = string_field(*body, "user", 100);
-    if (!user) return respond(error_response(user.error()));
-    if (auto st = service::TokenService::check_user(*user, "user"); !st) return respond(error_response(st.error()));
-    auto role = string_field(*body, "role", 20, std::string("user"));
-    if (!role) return respond(error_response(role.error()));
-    if (!service::TokenService::valid_role(*role))
-      return respond(error_response(make_error("invalid_argument", "role must be admin, user or worker", "role")));
+void add_auth_routes(net::Router& router, auth::TokenService& tokens, bool enabled) {
+  router.add("POST", "/v1/tokens", [&tokens, enabled](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) {
+    if (!enabled) return respond(net::error_response(auth_off()));
+    auto body = net::json_object_body(req, true);
+    if (!body) return respond(net::error_response(body.error()));
+    if (auto st = net::only_keys(*body, {"user", "role"}); !st) return respond(net::error_response(st.error()));
+    auto user = net::string_field(*body, "user", 100);
+    if (!user) return respond(net::error_response(user.error()));
+    if (auto st = auth::TokenService::check_user(*user, "user"); !st) return respond(net::error_response(st.error()));
+    auto role = net::string_field(*body, "role", 20, std::string("user"));
+    if (!role) return respond(net::error_response(role.error()));
+    if (!auth::TokenService::valid_role(*role))
+      return respond(net::error_response(make_error(ErrorCode::invalid_argument, "role must be admin, user or worker", "role")));
     auto made = tokens.create(*user, *role);
-    if (!made) return respond(error_response(made.error()));
+    if (!made) return respond(net::error_response(made.error()));
     json out = token_json(made->row);
     out["token"] = made->secret;
-    HttpResponse res = json_response(201, out);
+    net::HttpResponse res = net::json_response(201, out);
     res.headers.emplace_back("Location", "/v1/tokens/" + std::to_string(made->row.id));
     respond(std::move(res));
   });
-  router.add("GET", "/v1/tokens", [&tokens, enabled](const HttpRequest& req, const PathParams&, Responder respond) {
-    if (!enabled) return respond(error_response(auth_off()));
+  router.add("GET", "/v1/tokens", [&tokens, enabled](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) {
+    if (!enabled) return respond(net::error_response(auth_off()));
     if (!req.query.empty())
-      return respond(error_response(make_error("invalid_argument", "unknown query parameter " + req.query[0].first.substr(0, 40),
+      return respond(net::error_response(make_error(ErrorCode::invalid_argument, "unknown query parameter " + req.query[0].first.substr(0, 40),
                                                req.query[0].first.substr(0, 40))));
     auto list = tokens.list();
-    if (!list) return respond(error_response(list.error()));
+    if (!list) return respond(net::error_response(list.error()));
     json out = json::array();
     for (const auto& t : *list) out.push_back(token_json(t));
-    respond(json_response(200, json{{"tokens", std::move(out)}}));
+    respond(net::json_response(200, json{{"tokens", std::move(out)}}));
   });
-  router.add("POST", "/v1/tokens/{id}/revoke", [&tokens, enabled](const HttpRequest& req, const PathParams& p, Responder respond) {
-    if (!enabled) return respond(error_response(auth_off()));
-    auto id = parse_int_param(p.at(0), "id", 1, std::numeric_limits<int64_t>::max());
-    if (!id) return respond(error_response(id.error()));
-    auto body = json_object_body(req, false);
-    if (!body) return respond(error_response(body.error()));
-    if (auto st = only_keys(*body, {}); !st) return respond(error_response(st.error()));
+  router.add("POST", "/v1/tokens/{id}/revoke", [&tokens, enabled](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) {
+    if (!enabled) return respond(net::error_response(auth_off()));
+    auto id = net::parse_int_param(p.at(0), "id", 1, std::numeric_limits<int64_t>::max());
+    if (!id) return respond(net::error_response(id.error()));
+    auto body = net::json_object_body(req, false);
+    if (!body) return respond(net::error_response(body.error()));
+    if (auto st = net::only_keys(*body, {}); !st) return respond(net::error_response(st.error()));
     auto row = tokens.revoke(*id);
-    if (!row) return respond(error_response(row.error()));
-    respond(json_response(200, token_json(*row)));
+    if (!row) return respond(net::error_response(row.error()));
+    respond(net::json_response(200, token_json(*row)));
   });
-  router.add("GET", "/v1/auth/whoami", [enabled](const HttpRequest& req, const PathParams&, Responder respond) {
-    respond(json_response(200, json{{"auth", enabled},
+  router.add("GET", "/v1/auth/whoami", [enabled](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) {
+    respond(net::json_response(200, json{{"auth", enabled},
                                     {"user", req.user.empty() ? json(nullptr) : json(req.user)},
                                     {"role", req.role.empty() ? json(nullptr) : json(req.role)}}));
   });
 }
 
-void add_metrics_route(Router& router, const service::Metrics& metrics) {
-  router.add("GET", "/metrics", [&metrics](const HttpRequest&, const PathParams&, Responder respond) {
-    HttpResponse r;
+void add_metrics_route(net::Router& router, const metrics::Metrics& metrics) {
+  router.add("GET", "/metrics", [&metrics](const net::HttpRequest&, const net::PathParams&, net::Responder respond) {
+    net::HttpResponse r;
     r.status = 200;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     r.body = metrics.render();

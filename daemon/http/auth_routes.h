@@ -10,13 +10,13 @@
 // Ownership: the handlers borrow the services (they must outlive the router).
 #pragma once
 
-#include "daemon/http/router.h"
-#include "daemon/service/auth_service.h"
-#include "daemon/service/metrics.h"
+#include "net/router.h"
+#include "daemon/auth/auth_service.h"
+#include "daemon/metrics/metrics.h"
 
 namespace jobctl::daemon::http {
 
-void add_auth_routes(Router& router, service::TokenService& tokens, bool auth_enabled);
-void add_metrics_route(Router& router, const service::Metrics& metrics);
+void add_auth_routes(net::Router& router, auth::TokenService& tokens, bool auth_enabled);
+void add_metrics_route(net::Router& router, const metrics::Metrics& metrics);
 
 }  // namespace jobctl::daemon::http

@@ -10,10 +10,10 @@
 
 namespace jobctl::daemon::http {
 
-std::unique_ptr<Hardening> install_hardening(Router& router, service::JobService& svc,
+std::unique_ptr<Hardening> install_hardening(net::Router& router, jobs::JobService& svc,
                                              store::Store& store, const Clock& clock,
-                                             const service::SecurityOptions& options,
-                                             service::SpendSource* spend) {
+                                             const auth::SecurityOptions& options,
+                                             auth::SpendSource* spend) {
   auto h = std::make_unique<Hardening>(store, clock, options, spend);
   if (options.auth.enabled) {
     router.set_gate(make_auth_gate(h->tokens, h->limiter, store, options));
@@ -21,7 +21,7 @@ std::unique_ptr<Hardening> install_hardening(Router& router, service::JobService
   }
   add_auth_routes(router, h->tokens, options.auth.enabled);
 
-  service::MetricsSources sources;
+  metrics::MetricsSources sources;
   sources.jobs_by_state = [&store]() -> Expected<std::map<std::string, int64_t>> {
     auto counts = store.count_jobs_by_state();
     if (!counts) return counts.error();
@@ -32,9 +32,9 @@ std::unique_ptr<Hardening> install_hardening(Router& router, service::JobService
   sources.spend_by_kind = [spend = &h->ledger_spend] { return spend->month_by_kind(); };
   sources.queued_jobs = [&svc] { return static_cast<int64_t>(svc.queued_count()); };
   sources.waiting_workers = [&svc] { return static_cast<int64_t>(svc.waiting_workers()); };
-  h->metrics = std::make_unique<service::Metrics>(std::move(sources));
+  h->metrics = std::make_unique<metrics::Metrics>(std::move(sources));
   if (options.metrics.enabled) {
-    service::Metrics* m = h->metrics.get();
+    metrics::Metrics* m = h->metrics.get();
     router.set_observer([m](const std::string& method, const std::string& route, int status, double s) {
       m->observe_http(method, route, status, s);
     });
@@ -46,7 +46,7 @@ std::unique_ptr<Hardening> install_hardening(Router& router, service::JobService
 
 int create_token_command(store::Store& store, const Clock& clock, const std::string& user,
                          const std::string& role, std::ostream& out, std::ostream& err) {
-  service::TokenService tokens(store, clock);
+  auth::TokenService tokens(store, clock);
   auto made = tokens.create(user, role);
   if (!made) {
     err << "jobctld: cannot create the token: " << made.error().message;

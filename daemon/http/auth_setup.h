@@ -11,37 +11,37 @@
 #include <string>
 
 #include "base/clock.h"
-#include "daemon/http/router.h"
-#include "daemon/service/auth_admission.h"
-#include "daemon/service/auth_budget_ledger.h"
-#include "daemon/service/auth_options.h"
-#include "daemon/service/auth_rate_limiter.h"
-#include "daemon/service/auth_service.h"
-#include "daemon/service/job_service.h"
-#include "daemon/service/metrics.h"
+#include "net/router.h"
+#include "daemon/auth/auth_admission.h"
+#include "daemon/auth/auth_budget_ledger.h"
+#include "daemon/auth/auth_options.h"
+#include "daemon/auth/auth_rate_limiter.h"
+#include "daemon/auth/auth_service.h"
+#include "daemon/jobs/job_service.h"
+#include "daemon/metrics/metrics.h"
 #include "daemon/store/store.h"
 
 namespace jobctl::daemon::http {
 
 struct Hardening {
-  Hardening(store::Store& store, const Clock& clock, const service::SecurityOptions& options,
-            service::SpendSource* spend)
+  Hardening(store::Store& store, const Clock& clock, const auth::SecurityOptions& options,
+            auth::SpendSource* spend)
       : ledger_spend(store, clock),
         tokens(store, clock),
         limiter(clock),
         admission(options.limits, clock, spend != nullptr ? spend : &ledger_spend) {}
-  service::LedgerSpend ledger_spend;  // the cost ledger's spend (budgets, the spend metric)
-  service::TokenService tokens;
-  service::RateLimiter limiter;
-  service::SubmitAdmission admission;
-  std::unique_ptr<service::Metrics> metrics;
+  auth::LedgerSpend ledger_spend;  // the cost ledger's spend (budgets, the spend metric)
+  auth::TokenService tokens;
+  auth::RateLimiter limiter;
+  auth::UserLimitsAdmission admission;
+  std::unique_ptr<metrics::Metrics> metrics;
 };
 
 // `spend`: where users' spend comes from; null: the cost ledger (LedgerSpend). Not owned.
-std::unique_ptr<Hardening> install_hardening(Router& router, service::JobService& service,
+std::unique_ptr<Hardening> install_hardening(net::Router& router, jobs::JobService& service,
                                              store::Store& store, const Clock& clock,
-                                             const service::SecurityOptions& options,
-                                             service::SpendSource* spend = nullptr);
+                                             const auth::SecurityOptions& options,
+                                             auth::SpendSource* spend = nullptr);
 
 // `jobctld --create-token USER --role ROLE --data-dir DIR`: creates a token in the database and
 // prints it once (on `out`, with a JSON line describing it). Returns the exit code.

@@ -6,12 +6,12 @@
 // Thread safety: as Router; the CheckpointService must outlive the router.
 #pragma once
 
-#include "daemon/http/router.h"
-#include "daemon/service/checkpoint_service.h"
+#include "net/router.h"
+#include "daemon/jobs/checkpoint_service.h"
 
 namespace jobctl::daemon::http {
 
-void add_checkpoint_routes(Router& router, service::CheckpointService& checkpoints);
+void add_checkpoint_routes(net::Router& router, jobs::CheckpointService& checkpoints);
 
 // True for the one request that may carry a large body: a checkpoint upload. The server allows
 // it checkpoints.max_bytes instead of http.max_body_bytes.

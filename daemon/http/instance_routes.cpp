@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/http/json_body.h"
+#include "net/json_body.h"
 
 namespace jobctl::daemon::http {
 
@@ -10,21 +10,21 @@ using nlohmann::json;
 
 namespace {
 
-json opt(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
+json nullable_id(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
 
-void list_instances(service::Provisioner* p, const HttpRequest& req, const Responder& respond) {
+void list_instances(provisioning::Provisioner* p, const net::HttpRequest& req, const net::Responder& respond) {
   if (!req.query.empty()) {
     const std::string key = req.query.front().first.substr(0, 40);
-    return respond(error_response(make_error("invalid_argument", "unknown query parameter " + key, key)));
+    return respond(net::error_response(make_error(ErrorCode::invalid_argument, "unknown query parameter " + key, key)));
   }
   if (p == nullptr)
-    return respond(json_response(200, json{{"provider", nullptr}, {"instances", json::array()}}));
+    return respond(net::json_response(200, json{{"provider", nullptr}, {"instances", json::array()}}));
   auto views = p->instances();
-  if (!views) return respond(error_response(views.error()));
+  if (!views) return respond(net::error_response(views.error()));
   json list = json::array();
   for (const auto& v : *views) list.push_back(instance_json(v));
   const std::string err = p->last_error();
-  respond(json_response(200, json{{"provider", std::string(p->provider_kind())},
+  respond(net::json_response(200, json{{"provider", std::string(p->provider_kind())},
                                   {"tag", p->settings().tag},
                                   {"reconciled", p->reconciled()},
                                   {"last_error", err.empty() ? json(nullptr) : json(err)},
@@ -33,7 +33,7 @@ void list_instances(service::Provisioner* p, const HttpRequest& req, const Respo
 
 }  // namespace
 
-json instance_json(const service::InstanceView& v) {
+json instance_json(const provisioning::InstanceView& v) {
   const store::InstanceRow& r = v.row;
   return json{{"id", r.id},
               {"provider", r.provider},
@@ -43,21 +43,21 @@ json instance_json(const service::InstanceView& v) {
               {"spot", r.spot},
               {"state", r.state},
               {"launched_for_job_id", r.job_id == 0 ? json(nullptr) : json(r.job_id)},
-              {"worker_id", opt(v.worker_id)},
-              {"job_id", opt(v.running_job_id)},
+              {"worker_id", nullable_id(v.worker_id)},
+              {"job_id", nullable_id(v.running_job_id)},
               {"usd_per_hour", r.usd_per_hour},
               {"on_demand_usd_per_hour", r.on_demand_usd_per_hour},
               {"billed_usd", v.billed_usd},
               {"launched_ms", r.launched_ms},
-              {"ended_ms", opt(r.ended_ms)},
-              {"idle_since_ms", opt(r.idle_since_ms)},
-              {"notice_ms", opt(r.notice_ms)},
+              {"ended_ms", nullable_id(r.ended_ms)},
+              {"idle_since_ms", nullable_id(r.idle_since_ms)},
+              {"notice_ms", nullable_id(r.notice_ms)},
               {"reason", r.reason}};
 }
 
-void add_instance_routes(Router& r, service::Provisioner* p) {
+void add_instance_routes(net::Router& r, provisioning::Provisioner* p) {
   r.add("GET", "/v1/instances",
-        [p](const HttpRequest& req, const PathParams&, Responder respond) { list_instances(p, req, respond); });
+        [p](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) { list_instances(p, req, respond); });
 }
 
 }  // namespace jobctl::daemon::http

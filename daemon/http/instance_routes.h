@@ -6,15 +6,15 @@
 // Thread safety: as Router; the Provisioner (when given) must outlive the router.
 #pragma once
 
-#include "daemon/http/router.h"
-#include "daemon/service/provisioner.h"
+#include "net/router.h"
+#include "daemon/provisioning/provisioner.h"
 
 namespace jobctl::daemon::http {
 
 // `provisioner` may be null (no cloud provider configured).
-void add_instance_routes(Router& router, service::Provisioner* provisioner);
+void add_instance_routes(net::Router& router, provisioning::Provisioner* provisioner);
 
 // The JSON of one instance, as GET /v1/instances lists it.
-nlohmann::json instance_json(const service::InstanceView& view);
+nlohmann::json instance_json(const provisioning::InstanceView& view);
 
 }  // namespace jobctl::daemon::http

@@ -8,13 +8,13 @@
 #include "cost/breakeven.h"
 #include "cost/cost_json.h"
 #include "cost/gpu_specs.h"
-#include "daemon/http/json_body.h"
-#include "daemon/service/ledger_report.h"
+#include "net/json_body.h"
+#include "daemon/ledger/ledger_report.h"
 
 namespace jobctl::daemon::http {
 
 using nlohmann::json;
-using service::PlacementService;
+using placement::PlacementService;
 
 namespace {
 
@@ -22,49 +22,49 @@ Expected<double> number_param(const std::string& text, const std::string& field)
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v))
-    return make_error("invalid_argument", field + " must be a number (got '" + text.substr(0, 40) + "')", field);
+    return make_error(ErrorCode::invalid_argument, field + " must be a number (got '" + text.substr(0, 40) + "')", field);
   return v;
 }
 
-void quote(PlacementService& p, const HttpRequest& req, const Responder& respond) {
+void quote(placement::PlacementService& p, const net::HttpRequest& req, const net::Responder& respond) {
   if (req.body.empty())
-    return respond(error_response(make_error("invalid_argument", "a job spec (JSON) is required", "body")));
-  if (!is_json_content_type(req.content_type))
-    return respond(error_response(make_error("unsupported_media_type",
+    return respond(net::error_response(make_error(ErrorCode::invalid_argument, "a job spec (JSON) is required", "body")));
+  if (!net::is_json_content_type(req.content_type))
+    return respond(net::error_response(make_error(ErrorCode::unsupported_media_type,
                                              "the job spec must be sent with Content-Type: application/json",
                                              "Content-Type")));
   auto q = p.quote(req.body);
   if (!q) {
     Error e = q.error();
     if (e.field.empty()) e.field = "body";
-    return respond(error_response(e));
+    return respond(net::error_response(e));
   }
-  respond(json_response(200, *q));
+  respond(net::json_response(200, *q));
 }
 
-void spend(PlacementService& p, const HttpRequest& req, const Responder& respond) {
+void spend(placement::PlacementService& p, const net::HttpRequest& req, const net::Responder& respond) {
   int64_t from = 0, to = std::numeric_limits<int64_t>::max();
   std::string group_by = "job";
   for (const auto& [key, value] : req.query) {
     if (key == "from" || key == "to") {
-      auto v = parse_int_param(value, key, 0, std::numeric_limits<int64_t>::max());
-      if (!v) return respond(error_response(v.error()));
+      auto v = net::parse_int_param(value, key, 0, std::numeric_limits<int64_t>::max());
+      if (!v) return respond(net::error_response(v.error()));
       (key == "from" ? from : to) = *v;
     } else if (key == "group_by") {
       group_by = value;
     } else {
-      return respond(error_response(
-          make_error("invalid_argument", "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
+      return respond(net::error_response(
+          make_error(ErrorCode::invalid_argument, "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
     }
   }
-  auto r = service::spend_report(p.ledger(), from, to, group_by);
-  if (!r) return respond(error_response(r.error()));
-  respond(json_response(200, cost::to_json(*r)));
+  auto r = ledger::spend_report(p.ledger(), from, to, group_by);
+  if (!r) return respond(net::error_response(r.error()));
+  respond(net::json_response(200, cost::to_json(*r)));
 }
 
 // The same figures as `jobctl report breakeven` (cli/cost_commands.cpp), against the daemon's
 // catalog (the built-in one plus any configured files).
-void breakeven(PlacementService& p, const HttpRequest& req, const Responder& respond) {
+void breakeven(placement::PlacementService& p, const net::HttpRequest& req, const net::Responder& respond) {
   std::map<std::string, std::string> q;
   for (const auto& [key, value] : req.query) q[key] = value;
   static const std::vector<std::string> kKnown = {
@@ -72,16 +72,16 @@ void breakeven(PlacementService& p, const HttpRequest& req, const Responder& res
       "lifetime_years", "utilisation", "maintenance_usd_per_year"};
   for (const auto& [key, value] : q)
     if (std::find(kKnown.begin(), kKnown.end(), key) == kKnown.end())
-      return respond(error_response(
-          make_error("invalid_argument", "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
+      return respond(net::error_response(
+          make_error(ErrorCode::invalid_argument, "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
   for (const char* required : {"gpu", "purchase_usd", "offer"})
     if (!q.count(required))
-      return respond(error_response(make_error("invalid_argument", std::string(required) + " is required", required)));
+      return respond(net::error_response(make_error(ErrorCode::invalid_argument, std::string(required) + " is required", required)));
   const cost::GpuSpec* spec = cost::find_gpu(q["gpu"]);
   if (!spec)
-    return respond(error_response(make_error("invalid_argument", "unknown GPU model '" + q["gpu"].substr(0, 40) + "'", "gpu")));
+    return respond(net::error_response(make_error(ErrorCode::invalid_argument, "unknown GPU model '" + q["gpu"].substr(0, 40) + "'", "gpu")));
   auto ref = cost::parse_offer_ref(q["offer"]);
-  if (!ref) return respond(error_response(make_error("invalid_argument", ref.error().message, "offer")));
+  if (!ref) return respond(net::error_response(make_error(ErrorCode::invalid_argument, ref.error().message, "offer")));
   cost::BreakevenInput in;
   in.local.gpu_model = std::string(spec->name);
   in.local.power_kw = spec->tdp_w / 1000.0;
@@ -95,39 +95,39 @@ void breakeven(PlacementService& p, const HttpRequest& req, const Responder& res
     auto it = q.find(f.name);
     if (it == q.end()) continue;
     auto v = number_param(it->second, f.name);
-    if (!v) return respond(error_response(v.error()));
+    if (!v) return respond(net::error_response(v.error()));
     *f.target = *v;
   }
   if (in.local.purchase_usd < 0)
-    return respond(error_response(make_error("invalid_argument", "purchase_usd must be >= 0", "purchase_usd")));
+    return respond(net::error_response(make_error(ErrorCode::invalid_argument, "purchase_usd must be >= 0", "purchase_usd")));
   const auto offers = p.offers();
   const auto found = cost::find_offers(offers, ref->first, ref->second, q.count("region") ? q["region"] : "");
   if (found.empty())
-    return respond(error_response(make_error("not_found", "no offer " + q["offer"].substr(0, 60) + " in the catalog", "offer")));
+    return respond(net::error_response(make_error(ErrorCode::not_found, "no offer " + q["offer"].substr(0, 60) + " in the catalog", "offer")));
   const cost::Offer& offer = *found.front();
   const double per = static_cast<double>(std::max(offer.gpu_count, 1));
   in.offer = offer.name() + (offer.gpu_count > 1 ? " (per GPU)" : "");
   in.cloud_usd_per_hour = offer.on_demand_usd_per_hour / per;
   if (offer.spot_usd_per_hour) in.cloud_spot_usd_per_hour = *offer.spot_usd_per_hour / per;
   auto report = cost::breakeven_report(in);
-  if (!report) return respond(error_response(report.error()));
+  if (!report) return respond(net::error_response(report.error()));
   json j = *report;
   j["offer_region"] = offer.region;
   j["breakeven_hours"] = report->on_demand.breakeven_hours ? json(*report->on_demand.breakeven_hours) : json(nullptr);
-  respond(json_response(200, j));
+  respond(net::json_response(200, j));
 }
 
-void catalog(PlacementService& p, const HttpRequest&, const Responder& respond) {
+void catalog(placement::PlacementService& p, const net::HttpRequest&, const net::Responder& respond) {
   json offers = json::array();
   for (const auto& o : p.offers()) offers.push_back(o);
-  respond(json_response(200, json{{"offers", offers}}));
+  respond(net::json_response(200, json{{"offers", offers}}));
 }
 
 }  // namespace
 
-void add_placement_routes(Router& r, PlacementService& p) {
+void add_placement_routes(net::Router& r, placement::PlacementService& p) {
   auto S = [&p](auto fn) {
-    return [&p, fn](const HttpRequest& req, const PathParams&, Responder respond) { fn(p, req, respond); };
+    return [&p, fn](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) { fn(p, req, respond); };
   };
   r.add("POST", "/v1/quote", S(quote));
   r.add("GET", "/v1/reports/spend", S(spend));

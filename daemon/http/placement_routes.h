@@ -4,11 +4,11 @@
 // Ownership: the handlers borrow the placement service, which must outlive the router.
 #pragma once
 
-#include "daemon/http/router.h"
-#include "daemon/service/placement_service.h"
+#include "net/router.h"
+#include "daemon/placement/placement_service.h"
 
 namespace jobctl::daemon::http {
 
-void add_placement_routes(Router& router, service::PlacementService& placement);
+void add_placement_routes(net::Router& router, placement::PlacementService& placement);
 
 }  // namespace jobctl::daemon::http

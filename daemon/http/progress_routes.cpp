@@ -2,31 +2,31 @@
 
 #include <limits>
 
-#include "daemon/http/json_body.h"
+#include "net/json_body.h"
 
 namespace jobctl::daemon::http {
 
 using nlohmann::json;
 
-void add_progress_routes(Router& router, service::JobService& svc, service::ProgressHistory& history) {
+void add_progress_routes(net::Router& router, jobs::JobService& svc, jobs::ProgressHistory& history) {
   router.add("GET", "/v1/jobs/{id}/progress",
-             [&svc, &history](const HttpRequest& req, const PathParams& p, Responder respond) {
-               auto id = parse_int_param(p.at(0), "id", 1, std::numeric_limits<int64_t>::max());
-               if (!id) return respond(error_response(id.error()));
+             [&svc, &history](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) {
+               auto id = net::parse_int_param(p.at(0), "id", 1, std::numeric_limits<int64_t>::max());
+               if (!id) return respond(net::error_response(id.error()));
                int64_t limit = 2000;
                for (const auto& [key, value] : req.query) {
                  if (key != "limit")
-                   return respond(error_response(make_error(
-                       "invalid_argument", "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
-                 auto v = parse_int_param(value, "limit", 2, 10000);
-                 if (!v) return respond(error_response(v.error()));
+                   return respond(net::error_response(make_error(
+                       ErrorCode::invalid_argument, "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
+                 auto v = net::parse_int_param(value, "limit", 2, 10000);
+                 if (!v) return respond(net::error_response(v.error()));
                  limit = *v;
                }
                auto job = svc.get_job(*id);  // 404 for an unknown job, as GET /v1/jobs/{id}
-               if (!job) return respond(error_response(job.error()));
+               if (!job) return respond(net::error_response(job.error()));
                auto points = history.read(*id, limit);
-               if (!points) return respond(error_response(points.error()));
-               respond(json_response(200, json{{"job_id", *id}, {"points", std::move(*points)}}));
+               if (!points) return respond(net::error_response(points.error()));
+               respond(net::json_response(200, json{{"job_id", *id}, {"points", std::move(*points)}}));
              });
 }
 

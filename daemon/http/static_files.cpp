@@ -7,7 +7,7 @@
 #include <system_error>
 
 #include "base/crc32c.h"
-#include "daemon/http/json_body.h"
+#include "net/json_body.h"
 
 namespace jobctl::daemon::http {
 
@@ -21,8 +21,8 @@ bool is_api_path(std::string_view path) {
   return path == "/v1" || path.rfind("/v1/", 0) == 0 || path == "/healthz" || path == "/metrics";
 }
 
-HttpResponse not_found(const std::string& path) {
-  return error_response(make_error("not_found", "no such endpoint: " + path));
+net::HttpResponse not_found(const std::string& path) {
+  return net::error_response(make_error(ErrorCode::not_found, "no such endpoint: " + path));
 }
 
 // The request path as a relative path inside the root, or nullopt when it could leave the root or
@@ -107,7 +107,7 @@ StaticFiles::StaticFiles(fs::path root) {
   if (ec) root_ = std::move(root);
 }
 
-HttpResponse StaticFiles::serve(const HttpRequest& request) const {
+net::HttpResponse StaticFiles::serve(const net::HttpRequest& request) const {
   const auto rel = relative_file(request.path);
   if (!rel) return not_found(request.path);
   std::error_code ec;
@@ -119,8 +119,8 @@ HttpResponse StaticFiles::serve(const HttpRequest& request) const {
   if (root_end != root_.end() || !fs::is_regular_file(resolved, ec)) return not_found(request.path);
 
   if (request.method != "GET" && request.method != "HEAD") {
-    HttpResponse res = error_response(make_error(
-        "method_not_allowed", request.method + " is not allowed on " + request.path + " (allowed: GET, HEAD)"));
+    net::HttpResponse res = net::error_response(make_error(
+        ErrorCode::method_not_allowed, request.method + " is not allowed on " + request.path + " (allowed: GET, HEAD)"));
     res.headers.emplace_back("Allow", "GET, HEAD");
     return res;
   }
@@ -132,7 +132,7 @@ HttpResponse StaticFiles::serve(const HttpRequest& request) const {
   in.read(content.data(), static_cast<std::streamsize>(content.size()));
   if (in.gcount() != static_cast<std::streamsize>(content.size())) return not_found(request.path);
 
-  HttpResponse res;
+  net::HttpResponse res;
   const std::string etag = etag_for(content);
   res.headers.emplace_back("ETag", etag);
   res.headers.emplace_back("Cache-Control", "no-cache");
@@ -148,13 +148,13 @@ HttpResponse StaticFiles::serve(const HttpRequest& request) const {
   return res;
 }
 
-Handler StaticFiles::as_fallback() const {
-  return [this](const HttpRequest& request, const PathParams&, Responder respond) {
+net::Handler StaticFiles::as_fallback() const {
+  return [this](const net::HttpRequest& request, const net::PathParams&, net::Responder respond) {
     if (is_api_path(request.path)) return respond(api_not_found(request));
     respond(serve(request));
   };
 }
 
-HttpResponse api_not_found(const HttpRequest& request) { return not_found(request.path); }
+net::HttpResponse api_not_found(const net::HttpRequest& request) { return not_found(request.path); }
 
 }  // namespace jobctl::daemon::http

@@ -18,8 +18,8 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/http/message.h"
-#include "daemon/http/router.h"
+#include "net/message.h"
+#include "net/router.h"
 
 namespace jobctl::daemon::http {
 
@@ -40,11 +40,11 @@ class StaticFiles {
 
   // Answers one request: the file, 304, or a JSON error (404 not_found for anything that is
   // not a servable file; 405 for a method other than GET/HEAD on a file).
-  HttpResponse serve(const HttpRequest& request) const;
+  net::HttpResponse serve(const net::HttpRequest& request) const;
 
   // The router fallback that calls serve() for non-API paths and answers the API's 404 for the
   // rest.
-  Handler as_fallback() const;
+  net::Handler as_fallback() const;
 
   const std::filesystem::path& root() const { return root_; }
 
@@ -53,6 +53,6 @@ class StaticFiles {
 };
 
 // The API's own answer for a path no route matches (docs/api.md): 404 not_found, JSON.
-HttpResponse api_not_found(const HttpRequest& request);
+net::HttpResponse api_not_found(const net::HttpRequest& request);
 
 }  // namespace jobctl::daemon::http

@@ -16,13 +16,13 @@ namespace fs = std::filesystem;
 namespace {
 
 Error io_error(const std::string& what, int err) {
-  return make_error("io", what + ": " + std::strerror(err));
+  return make_error(ErrorCode::io, what + ": " + std::strerror(err));
 }
 
 Status check_name(std::string_view name) {
   if (name.empty() || name.front() == '.' || name.find('/') != std::string_view::npos ||
       name.find('\0') != std::string_view::npos)
-    return make_error("invalid_argument", "bad blob name '" + std::string(name.substr(0, 80)) + "'",
+    return make_error(ErrorCode::invalid_argument, "bad blob name '" + std::string(name.substr(0, 80)) + "'",
                       "name");
   return {};
 }
@@ -44,7 +44,7 @@ Status BlobStore::write(int64_t job_id, std::string_view name, std::string_view 
   const bool new_root = !fs::exists(root_, ec);
   const bool new_dir = !fs::exists(dir, ec);
   fs::create_directories(dir, ec);
-  if (ec) return make_error("io", "cannot create " + dir + ": " + ec.message());
+  if (ec) return make_error(ErrorCode::io, "cannot create " + dir + ": " + ec.message());
   train::PosixFileSystem files;
   // A new folder is only durable once its parent is synced too.
   if (new_root) {
@@ -62,7 +62,7 @@ Expected<std::string> BlobStore::read(int64_t job_id, std::string_view name) con
   const std::string path = path_of(job_id, name);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return make_error("not_found", "no blob " + path);
+    if (errno == ENOENT) return make_error(ErrorCode::not_found, "no blob " + path);
     return io_error("cannot open " + path, errno);
   }
   std::string out;
@@ -92,7 +92,7 @@ Status BlobStore::remove(int64_t job_id, std::string_view name) const {
 Status BlobStore::remove_job(int64_t job_id) const {
   std::error_code ec;
   fs::remove_all(job_dir(job_id), ec);
-  if (ec) return make_error("io", "cannot remove " + job_dir(job_id) + ": " + ec.message());
+  if (ec) return make_error(ErrorCode::io, "cannot remove " + job_dir(job_id) + ": " + ec.message());
   return {};
 }
 

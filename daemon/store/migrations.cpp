@@ -200,7 +200,7 @@ Expected<int> apply_migrations(Connection& db, int64_t now_ms, const std::vector
   int version = *current;
   const int newest = list.empty() ? 0 : list.back().version;
   if (version > newest)
-    return make_error("io", "the database is at schema version " + std::to_string(version) +
+    return make_error(ErrorCode::io, "the database is at schema version " + std::to_string(version) +
                                 " but this jobctld knows only up to " + std::to_string(newest) +
                                 "; use a newer jobctld");
   for (const Migration& m : list) {
@@ -218,7 +218,7 @@ Expected<int> apply_migrations(Connection& db, int64_t now_ms, const std::vector
     if (st) st = db.exec("COMMIT");
     if (!st) {
       (void)db.exec("ROLLBACK");
-      return make_error("io", "migration " + std::to_string(m.version) + " (" +
+      return make_error(ErrorCode::io, "migration " + std::to_string(m.version) + " (" +
                                   std::string(m.name) + ") failed: " + st.error().message);
     }
     version = m.version;

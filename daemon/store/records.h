@@ -75,7 +75,7 @@ struct QueuedJobRow {
   int64_t created_ms = 0;
   std::string resource_gpu;
   int resource_gpus = 1;
-  // Cost-based placement (daemon/service/placement_service.h). Empty option: not placed
+  // Cost-based placement (daemon/placement/placement_service.h). Empty option: not placed
   // yet (a matcher without placement ignores these fields).
   std::string placement_option;         // "" | "local" | "on_demand" | "spot"
   std::string placement_gpu;            // local: the chosen pool's GPU model ("cpu", "V100")
@@ -92,7 +92,7 @@ struct LeaseSummary {
   std::optional<std::string> progress_json;  // the last heartbeat's progress
 };
 
-// One ledger interval (daemon/service/ledger.h; migration 2): billed per second.
+// One ledger interval (daemon/ledger/ledger.h; migration 2): billed per second.
 struct LedgerRecord {
   std::string resource;           // "instance:<id>" or "local:<worker id>:gpu<k>"
   int64_t start_ms = 0;           // with resource: the key
@@ -140,7 +140,7 @@ struct CheckpointRow {
   int64_t created_ms = 0;
 };
 
-// A cloud instance the daemon launched or adopted (daemon/service/provisioner.h; migration 4).
+// A cloud instance the daemon launched or adopted (daemon/provisioning/provisioner.h; migration 4).
 // The provider is the truth about whether it runs; this row is what the daemon knows and bills.
 struct InstanceRow {
   std::string id;                 // the provider's id

@@ -8,7 +8,7 @@ Error sqlite_error(sqlite3* db, int rc, std::string_view what) {
   std::string msg(what);
   msg += ": ";
   msg += db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  return make_error("io", msg);
+  return make_error(ErrorCode::io, msg);
 }
 
 Statement::~Statement() { sqlite3_finalize(stmt_); }
@@ -106,7 +106,7 @@ Status Connection::exec(std::string_view sql) {
   if (rc != SQLITE_OK) {
     std::string msg = err != nullptr ? err : sqlite3_errstr(rc);
     sqlite3_free(err);
-    return make_error("io", "SQL failed (" + msg + "): " + text.substr(0, 80));
+    return make_error(ErrorCode::io, "SQL failed (" + msg + "): " + text.substr(0, 80));
   }
   return {};
 }

@@ -15,7 +15,7 @@ std::string state_name(JobState s) { return std::string(scheduler::to_string(s))
 
 Expected<JobState> state_from(const std::string& name) {
   auto s = scheduler::parse_job_state(name);
-  if (!s) return make_error("io", "the database holds an unknown job state '" + name + "'");
+  if (!s) return make_error(ErrorCode::io, "the database holds an unknown job state '" + name + "'");
   return *s;
 }
 
@@ -182,7 +182,7 @@ Status WriteTxn::update_job(const JobRow& row) {
   bind_job_columns(*s, row);
   if (auto st = s->run(); !st) return st;
   if (db_.changes() != 1)
-    return make_error("not_found", "job " + std::to_string(row.id) + " does not exist");
+    return make_error(ErrorCode::not_found, "job " + std::to_string(row.id) + " does not exist");
   return {};
 }
 
@@ -207,7 +207,7 @@ Expected<int64_t> WriteTxn::append_event(const JobEventRow& ev) {
   s->bind(6, ev.detail_json);
   auto row = s->step();
   if (!row) return row.error();
-  if (!*row) return make_error("io", "inserting an event returned no sequence number");
+  if (!*row) return make_error(ErrorCode::io, "inserting an event returned no sequence number");
   const int64_t seq = s->column_int64(0);
   if (auto st = s->run(); !st) return st.error();  // finish the statement
   return seq;
@@ -237,7 +237,7 @@ Status WriteTxn::update_worker(const WorkerRow& row) {
       .bind(5, row.last_seen_ms).bind(6, row.state);
   if (auto st = s->run(); !st) return st;
   if (db_.changes() != 1)
-    return make_error("not_found", "worker " + std::to_string(row.id) + " does not exist");
+    return make_error(ErrorCode::not_found, "worker " + std::to_string(row.id) + " does not exist");
   return {};
 }
 
@@ -245,7 +245,7 @@ Status WriteTxn::update_worker(const WorkerRow& row) {
 
 Expected<std::unique_ptr<Store>> Store::open(StoreOptions options, const Clock& clock) {
   if (options.synchronous != "FULL" && options.synchronous != "NORMAL")
-    return make_error("invalid_argument", "synchronous must be FULL or NORMAL", "store.synchronous");
+    return make_error(ErrorCode::invalid_argument, "synchronous must be FULL or NORMAL", "store.synchronous");
   if (options.max_batch < 1) options.max_batch = 1;
   if (options.max_readers < 1) options.max_readers = 1;
   auto conn = Connection::open(options.path, /*read_only=*/false);
@@ -258,7 +258,7 @@ Expected<std::unique_ptr<Store>> Store::open(StoreOptions options, const Clock& 
     auto row = s->step();
     if (!row) return row.error();
     if (!*row || s->column_text(0) != "wal")
-      return make_error("io", "could not switch " + options.path + " to WAL mode");
+      return make_error(ErrorCode::io, "could not switch " + options.path + " to WAL mode");
   }
   for (const std::string& pragma :
        {std::string("PRAGMA synchronous=") + options.synchronous, std::string("PRAGMA foreign_keys=ON")}) {
@@ -300,12 +300,12 @@ void Store::write_async(Change change, Done done, Durability durability) {
       return;
     }
   }
-  if (done) done(make_error("unavailable", "the store is closed"));
+  if (done) done(make_error(ErrorCode::unavailable, "the store is closed"));
 }
 
 Status Store::write(Change change) {
   if (std::this_thread::get_id() == writer_id_.load())
-    return make_error("internal", "a blocking write from the writer thread would deadlock");
+    return make_error(ErrorCode::internal, "a blocking write from the writer thread would deadlock");
   std::promise<Status> promise;
   auto future = promise.get_future();
   write_async(std::move(change), [&promise](Status st) { promise.set_value(std::move(st)); });
@@ -368,7 +368,7 @@ void Store::run_batch(std::vector<Item>& batch) {
       try {
         st = batch[i].change(txn);
       } catch (const std::exception& e) {
-        st = make_error("internal", std::string("a change threw: ") + e.what());
+        st = make_error(ErrorCode::internal, std::string("a change threw: ") + e.what());
       }
       if (!st) {
         hooks[i].clear();

@@ -1,4 +1,4 @@
-// The store's part of the provisioner (daemon/service/provisioner.h): the instances
+// The store's part of the provisioner (daemon/provisioning/provisioner.h): the instances
 // table of migration 4. Declared in store.h.
 #include "daemon/store/store.h"
 

@@ -1,4 +1,4 @@
-// The store's part of the cost ledger (daemon/service/ledger.h). Declared in
+// The store's part of the cost ledger (daemon/ledger/ledger.h). Declared in
 // store.h; the table comes from migration 2.
 #include "daemon/store/store.h"
 

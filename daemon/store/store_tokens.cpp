@@ -44,7 +44,7 @@ Status WriteTxn::set_job_submitter(int64_t job_id, const std::string& owner,
   s->bind(1, job_id).bind(2, owner);
   if (idempotency_key.empty()) s->bind_null(3); else s->bind(3, idempotency_key);
   if (auto st = s->run(); !st) return st;
-  if (db_.changes() != 1) return make_error("not_found", "job " + std::to_string(job_id) + " does not exist");
+  if (db_.changes() != 1) return make_error(ErrorCode::not_found, "job " + std::to_string(job_id) + " does not exist");
   return {};
 }
 

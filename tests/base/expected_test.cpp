@@ -8,7 +8,7 @@ namespace jobctl {
 namespace {
 
 Expected<int> half(int x) {
-  if (x % 2) return make_error("invalid_argument", "odd", "x");
+  if (x % 2) return make_error(ErrorCode::invalid_argument, "odd", "x");
   return x / 2;
 }
 
@@ -18,7 +18,7 @@ TEST(Expected, ValueOrError) {
   EXPECT_EQ(*a, 2);
   auto b = half(3);
   ASSERT_FALSE(b);
-  EXPECT_EQ(b.error().code, "invalid_argument");
+  EXPECT_EQ(b.error().code, ErrorCode::invalid_argument);
   EXPECT_EQ(b.error().field, "x");
 }
 
@@ -32,7 +32,7 @@ TEST(Expected, MoveOnlyValues) {
 TEST(Expected, StatusCarriesTheError) {
   Status ok = ok_status();
   EXPECT_TRUE(ok);
-  Status bad = Unexpected{make_error("io", "disk full")};
+  Status bad = Unexpected{make_error(ErrorCode::io, "disk full")};
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message, "disk full");
 }

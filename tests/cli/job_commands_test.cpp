@@ -132,7 +132,7 @@ TEST_F(Cli, WorkersAndPagination) {
   Result none = run({"workers"});
   ASSERT_EQ(none.code, 0);
   EXPECT_NE(none.out.find("no workers"), std::string::npos);
-  daemon::service::WorkerRegistration reg;
+  daemon::jobs::WorkerRegistration reg;
   reg.name = "gpu-box";
   reg.capabilities.gpus.push_back({"Tesla T4", 15360});
   ASSERT_TRUE(daemon_.svc().register_worker(reg));

@@ -173,7 +173,7 @@ TEST(CloudsimHttp, ReplaysARealTrace) {
     if (launched.empty()) {
       auto inst = p.launch(request("p3.2xlarge", true));
       if (inst) launched = inst->id;
-      else if (inst.error().code == "unavailable") refused = true;
+      else if (inst.error().code == jobctl::ErrorCode::unavailable) refused = true;
       else FAIL() << inst.error().message;
     }
     auto feed = p.interruptions("e2e", 0);

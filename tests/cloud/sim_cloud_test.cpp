@@ -93,7 +93,7 @@ TEST(SimCloud, NoticeThenReclaimKillsTheInstance) {
   EXPECT_NE(::kill(pid, 0), 0);  // reaped: gone
   EXPECT_EQ((*d)["worker"], "killed by signal 9 (Killed)");
   EXPECT_FALSE((*c)->interrupt(id));  // a terminated instance cannot be interrupted
-  EXPECT_EQ((*c)->interrupt("i-nope").error().code, "not_found");
+  EXPECT_EQ((*c)->interrupt("i-nope").error().code, jobctl::ErrorCode::not_found);
 }
 
 TEST(SimCloud, RefusesWhatTheCatalogDoesNotOffer) {
@@ -166,7 +166,7 @@ TEST(SimCloud, TraceReplayRefusesAndInterruptsSpotWhenTheTraceHasNone) {
   EXPECT_TRUE((*c)->describe((*od)["id"]).value()["notice_ms"].is_null());  // on demand: untouched
   auto refused = (*c)->launch({"p3.2xlarge", "", true, "", "", ""});
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().code, "unavailable");
+  EXPECT_EQ(refused.error().code, jobctl::ErrorCode::unavailable);
   clock.advance_ms(1000);  // tick 3: back
   (*c)->tick();
   EXPECT_TRUE((*c)->spot_capacity_now());

@@ -134,7 +134,7 @@ TEST(SkypilotCsv, ErrorsNameLineAndColumn) {
   EXPECT_FALSE(negative);
   auto ragged = parse_skypilot_csv("InstanceType,Price,Region\np3.2xlarge,3.06\n", "aws");
   ASSERT_FALSE(ragged);
-  EXPECT_EQ(ragged.error().code, "malformed_csv");
+  EXPECT_EQ(ragged.error().code, ErrorCode::malformed_csv);
   EXPECT_FALSE(parse_skypilot_csv("InstanceType,Price,Region\np3.2xlarge,3.06,us-east-1\n", ""));
   EXPECT_FALSE(parse_skypilot_csv("", "aws"));
 }

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/http/json_body.h"
+#include "net/json_body.h"
 #include "tests/daemon/service_support.h"
 
 namespace jobctl::daemon::http {
@@ -22,26 +22,26 @@ class Api : public ::testing::Test {
  protected:
   Api() : router_(make_api_router(*f_.svc)) {}
 
-  HttpResponse call(const std::string& method, const std::string& target, const std::string& body = "",
+  net::HttpResponse call(const std::string& method, const std::string& target, const std::string& body = "",
                     const std::string& content_type = "application/json") {
-    HttpRequest req;
+    net::HttpRequest req;
     req.method = method;
     req.target = target;
     req.body = body;
     req.content_type = body.empty() ? "" : content_type;
-    if (auto st = parse_target(target, req); !st) return error_response(st.error());
-    std::promise<HttpResponse> p;
+    if (auto st = net::parse_target(target, req); !st) return net::error_response(st.error());
+    std::promise<net::HttpResponse> p;
     auto fut = p.get_future();
-    router_.handle(req, [&p](HttpResponse r) { p.set_value(std::move(r)); });
+    router_.handle(req, [&p](net::HttpResponse r) { p.set_value(std::move(r)); });
     return fut.get();
   }
-  json body_of(const HttpResponse& r) { return r.body.empty() ? json() : json::parse(r.body); }
+  json body_of(const net::HttpResponse& r) { return r.body.empty() ? json() : json::parse(r.body); }
 
   // Expects status + error code + field, and that the store did not change.
   void expect_refused(const std::string& method, const std::string& target, const std::string& body,
                       int status, const std::string& field, const std::string& content_type = "application/json") {
     const std::string before = f_.dump();
-    HttpResponse r = call(method, target, body, content_type);
+    net::HttpResponse r = call(method, target, body, content_type);
     EXPECT_EQ(r.status, status) << method << " " << target << " " << body.substr(0, 80) << " -> " << r.body;
     json j = json::parse(r.body, nullptr, false);
     ASSERT_TRUE(j.is_object() && j.contains("error")) << r.body;
@@ -64,11 +64,11 @@ class Api : public ::testing::Test {
   }
 
   ServiceFixture f_;
-  Router router_;
+  net::Router router_;
 };
 
 TEST_F(Api, SubmitReturns201WithIdAndLocation) {
-  HttpResponse r = call("POST", "/v1/jobs", mlp_spec(R"(,"name":"x")"));
+  net::HttpResponse r = call("POST", "/v1/jobs", mlp_spec(R"(,"name":"x")"));
   ASSERT_EQ(r.status, 201) << r.body;
   json j = body_of(r);
   EXPECT_EQ(j["state"], "queued");
@@ -77,7 +77,7 @@ TEST_F(Api, SubmitReturns201WithIdAndLocation) {
   bool has_location = false;
   for (const auto& [k, v] : r.headers) has_location |= k == "Location" && v == "/v1/jobs/" + std::to_string(j["id"].get<int64_t>());
   EXPECT_TRUE(has_location);
-  HttpResponse got = call("GET", "/v1/jobs/" + std::to_string(j["id"].get<int64_t>()));
+  net::HttpResponse got = call("GET", "/v1/jobs/" + std::to_string(j["id"].get<int64_t>()));
   ASSERT_EQ(got.status, 200);
   json d = body_of(got);
   EXPECT_EQ(d["spec"]["name"], "x");
@@ -105,7 +105,7 @@ TEST_F(Api, RoutingErrors) {
   expect_refused("GET", "/v1/jobs/abc", "", 400, "id");
   expect_refused("GET", "/v1/jobs/-1", "", 400, "id");
   expect_refused("GET", "/v1/jobs/99999999999999999999999", "", 400, "id");
-  HttpResponse r = call("PUT", "/v1/jobs/1/cancel");
+  net::HttpResponse r = call("PUT", "/v1/jobs/1/cancel");
   EXPECT_EQ(r.status, 405);
   bool allow = false;
   for (const auto& [k, v] : r.headers) allow |= k == "Allow" && v == "POST";
@@ -143,7 +143,7 @@ TEST_F(Api, ListPaginatesWithTheNextCursor) {
 }
 
 TEST_F(Api, WorkerProtocolHappyPath) {
-  HttpResponse reg = call("POST", "/v1/workers/register",
+  net::HttpResponse reg = call("POST", "/v1/workers/register",
                           R"({"name":"w1","capabilities":{"gpus":[{"model":"Tesla T4","memory_mb":15360}],"cpu_cores":8,"memory_mb":32000}})");
   ASSERT_EQ(reg.status, 201) << reg.body;
   const int64_t w = body_of(reg)["worker_id"];
@@ -151,18 +151,18 @@ TEST_F(Api, WorkerProtocolHappyPath) {
   const std::string ws = std::to_string(w);
   EXPECT_EQ(call("POST", "/v1/workers/" + ws + "/lease?wait_s=0").status, 204);
   const int64_t job = f_.submit();
-  HttpResponse lease = call("POST", "/v1/workers/" + ws + "/lease?wait_s=0");
+  net::HttpResponse lease = call("POST", "/v1/workers/" + ws + "/lease?wait_s=0");
   ASSERT_EQ(lease.status, 200) << lease.body;
   json l = body_of(lease);
   EXPECT_EQ(l["job_id"], job);
   EXPECT_EQ(l["epoch"], 1);
   EXPECT_TRUE(l["spec"].is_object());
   const std::string js = std::to_string(job);
-  HttpResponse hb = call("POST", "/v1/jobs/" + js + "/heartbeat",
+  net::HttpResponse hb = call("POST", "/v1/jobs/" + js + "/heartbeat",
                          R"({"worker_id":)" + ws + R"(,"epoch":1,"progress":{"step":3,"loss":2.1}})");
   ASSERT_EQ(hb.status, 200) << hb.body;
   EXPECT_EQ(body_of(hb)["cancel"], false);
-  HttpResponse done = call("POST", "/v1/jobs/" + js + "/complete",
+  net::HttpResponse done = call("POST", "/v1/jobs/" + js + "/complete",
                            R"({"worker_id":)" + ws + R"(,"epoch":1,"result":{"final_loss":0.3,"test_accuracy":0.86}})");
   ASSERT_EQ(done.status, 200) << done.body;
   json d = body_of(call("GET", "/v1/jobs/" + js));
@@ -216,36 +216,36 @@ TEST_F(Api, StaleEpochIs409AndChangesNothing) {
 
 TEST_F(Api, CancelAnswersTheJobAndRefusesFinishedOnes) {
   const int64_t job = f_.submit();
-  HttpResponse r = call("POST", "/v1/jobs/" + std::to_string(job) + "/cancel");
+  net::HttpResponse r = call("POST", "/v1/jobs/" + std::to_string(job) + "/cancel");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(body_of(r)["state"], "cancelled");
   expect_refused("POST", "/v1/jobs/" + std::to_string(job) + "/cancel", R"({"force":true})", 400, "force");
   int64_t w = 0;
   const int64_t done = leased_job(&w);
-  ASSERT_TRUE(f_.svc->complete(done, service::CompletionReport{{w, 1}, "{}"}));
+  ASSERT_TRUE(f_.svc->complete(done, jobs::CompletionReport{{w, 1}, "{}"}));
   expect_refused("POST", "/v1/jobs/" + std::to_string(done) + "/cancel", "", 409, "");
 }
 
 TEST_F(Api, HealthzIsOk) {
-  HttpResponse r = call("GET", "/healthz");
+  net::HttpResponse r = call("GET", "/healthz");
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(body_of(r)["status"], "ok");
 }
 
 TEST(Target, ParsesPathAndDecodesQuery) {
-  HttpRequest r;
-  ASSERT_TRUE(parse_target("/v1/jobs?state=queued&name=a%20b+c&flag", r));
+  net::HttpRequest r;
+  ASSERT_TRUE(net::parse_target("/v1/jobs?state=queued&name=a%20b+c&flag", r));
   EXPECT_EQ(r.path, "/v1/jobs");
   EXPECT_EQ(r.query_param("state"), "queued");
   EXPECT_EQ(r.query_param("name"), "a b c");
   EXPECT_EQ(r.query_param("flag"), "");
   EXPECT_FALSE(r.query_param("missing"));
-  EXPECT_FALSE(parse_target("/v1/jobs?x=%zz", r));
-  EXPECT_FALSE(parse_target("/v1/jobs?x=%4", r));
-  EXPECT_FALSE(parse_target("http://example.com/", r));
-  EXPECT_TRUE(is_json_content_type("application/json; charset=utf-8"));
-  EXPECT_TRUE(is_json_content_type("Application/JSON"));
-  EXPECT_FALSE(is_json_content_type("text/json"));
+  EXPECT_FALSE(net::parse_target("/v1/jobs?x=%zz", r));
+  EXPECT_FALSE(net::parse_target("/v1/jobs?x=%4", r));
+  EXPECT_FALSE(net::parse_target("http://example.com/", r));
+  EXPECT_TRUE(net::is_json_content_type("application/json; charset=utf-8"));
+  EXPECT_TRUE(net::is_json_content_type("Application/JSON"));
+  EXPECT_FALSE(net::is_json_content_type("text/json"));
 }
 
 }  // namespace

@@ -12,8 +12,8 @@
 #include "daemon/http/api_routes.h"
 #include "daemon/http/auth_gate.h"
 #include "daemon/http/auth_setup.h"
-#include "daemon/http/json_body.h"
-#include "daemon/service/ledger.h"
+#include "net/json_body.h"
+#include "daemon/ledger/ledger.h"
 #include "tests/daemon/service_support.h"
 
 namespace jobctl::daemon::http {
@@ -25,7 +25,7 @@ using nlohmann::json;
 
 // The spend of every user is what the test sets (stands in for the ledger's query: the admission
 // logic under test is the comparison and the hold).
-class FixedSpend : public service::SpendSource {
+class FixedSpend : public auth::SpendSource {
  public:
   Expected<double> spend_usd(const std::string& user, int64_t, int64_t) override {
     return user == "alice" ? alice_usd : 0.0;
@@ -54,23 +54,23 @@ class Auth : public ::testing::Test {
     return t ? t->secret : "";
   }
 
-  HttpResponse call(const std::string& method, const std::string& target, const std::string& token,
+  net::HttpResponse call(const std::string& method, const std::string& target, const std::string& token,
                     const std::string& body = "", const std::string& idempotency_key = "") {
-    HttpRequest req;
+    net::HttpRequest req;
     req.method = method;
     req.target = target;
     req.body = body;
     req.content_type = body.empty() ? "" : "application/json";
     if (!token.empty()) req.authorization = "Bearer " + token;
     req.idempotency_key = idempotency_key;
-    if (auto st = parse_target(target, req); !st) return error_response(st.error());
-    std::promise<HttpResponse> p;
+    if (auto st = net::parse_target(target, req); !st) return net::error_response(st.error());
+    std::promise<net::HttpResponse> p;
     auto fut = p.get_future();
-    router_.handle(req, [&p](HttpResponse r) { p.set_value(std::move(r)); });
+    router_.handle(req, [&p](net::HttpResponse r) { p.set_value(std::move(r)); });
     return fut.get();
   }
-  static json body_of(const HttpResponse& r) { return json::parse(r.body, nullptr, false); }
-  static std::string header(const HttpResponse& r, const std::string& name) {
+  static json body_of(const net::HttpResponse& r) { return json::parse(r.body, nullptr, false); }
+  static std::string header(const net::HttpResponse& r, const std::string& name) {
     for (const auto& [k, v] : r.headers)
       if (k == name) return v;
     return "";
@@ -80,7 +80,7 @@ class Auth : public ::testing::Test {
   void expect_refused(const std::string& method, const std::string& target, const std::string& token,
                       const std::string& body, int status, const std::string& code) {
     const std::string before = f_.dump();
-    HttpResponse r = call(method, target, token, body);
+    net::HttpResponse r = call(method, target, token, body);
     EXPECT_EQ(r.status, status) << method << " " << target << " -> " << r.body;
     json j = body_of(r);
     ASSERT_TRUE(j.is_object() && j.contains("error")) << r.body;
@@ -89,15 +89,15 @@ class Auth : public ::testing::Test {
   }
 
   int64_t submit(const std::string& token, const std::string& extra = "") {
-    HttpResponse r = call("POST", "/v1/jobs", token, mlp_spec(extra));
+    net::HttpResponse r = call("POST", "/v1/jobs", token, mlp_spec(extra));
     EXPECT_EQ(r.status, 201) << r.body;
     return body_of(r).value("id", int64_t{0});
   }
 
   ServiceFixture f_;
   FixedSpend spend_;
-  service::SecurityOptions options_;
-  Router router_;
+  auth::SecurityOptions options_;
+  net::Router router_;
   std::unique_ptr<Hardening> hardening_;
 };
 
@@ -106,7 +106,7 @@ TEST_F(Auth, MissingMalformedAndUnknownTokensAre401) {
   expect_refused("POST", "/v1/jobs", "", mlp_spec(), 401, "unauthenticated");
   expect_refused("GET", "/v1/jobs", "jct_short", "", 401, "unauthenticated");
   expect_refused("GET", "/v1/jobs", "jct_" + std::string(64, 'a'), "", 401, "unauthenticated");
-  HttpResponse r = call("GET", "/v1/jobs", "");
+  net::HttpResponse r = call("GET", "/v1/jobs", "");
   EXPECT_EQ(header(r, "WWW-Authenticate"), "Bearer realm=\"jobctld\"");
   EXPECT_EQ(body_of(r)["error"]["field"], "Authorization");
   // Another scheme is not a bearer token.
@@ -132,7 +132,7 @@ TEST_F(Auth, RolesReachOnlyTheirRoutes) {
   expect_refused("GET", "/v1/tokens", user, "", 403, "permission_denied");
   expect_refused("GET", "/metrics", user, "", 403, "permission_denied");
   // The right roles get through.
-  HttpResponse reg = call("POST", "/v1/workers/register", worker, R"({"capabilities":{"cpu_cores":2}})");
+  net::HttpResponse reg = call("POST", "/v1/workers/register", worker, R"({"capabilities":{"cpu_cores":2}})");
   EXPECT_EQ(reg.status, 201) << reg.body;
   EXPECT_EQ(call("GET", "/v1/workers", user).status, 200);
   EXPECT_EQ(call("GET", "/metrics", admin).status, 200);
@@ -173,21 +173,21 @@ TEST_F(Auth, UsersSeeAndCancelOnlyTheirOwnJobsAdminsAll) {
 
 TEST_F(Auth, TokensAreStoredHashedListedAndRevoked) {
   const std::string admin = token("root", "admin");
-  HttpResponse made = call("POST", "/v1/tokens", admin, R"({"user":"carol","role":"user"})");
+  net::HttpResponse made = call("POST", "/v1/tokens", admin, R"({"user":"carol","role":"user"})");
   ASSERT_EQ(made.status, 201) << made.body;
   const std::string secret = body_of(made)["token"];
   const int64_t id = body_of(made)["id"];
   EXPECT_EQ(secret.size(), 4u + 64u);
   const std::string dump = f_.dump();
   EXPECT_EQ(dump.find(secret), std::string::npos) << "the secret itself must not be stored";
-  EXPECT_NE(dump.find(service::TokenService::sha256_hex(secret)), std::string::npos);
+  EXPECT_NE(dump.find(auth::TokenService::sha256_hex(secret)), std::string::npos);
   json list = body_of(call("GET", "/v1/tokens", admin));
   ASSERT_EQ(list["tokens"].size(), 2u);
   EXPECT_FALSE(list["tokens"][1].contains("token"));
   EXPECT_EQ(list["tokens"][1]["user"], "carol");
 
   EXPECT_EQ(call("GET", "/v1/jobs", secret).status, 200);
-  HttpResponse revoked = call("POST", "/v1/tokens/" + std::to_string(id) + "/revoke", admin);
+  net::HttpResponse revoked = call("POST", "/v1/tokens/" + std::to_string(id) + "/revoke", admin);
   EXPECT_EQ(revoked.status, 200) << revoked.body;
   EXPECT_TRUE(body_of(revoked)["revoked_ms"].is_number());
   expect_refused("GET", "/v1/jobs", secret, "", 401, "unauthenticated");
@@ -205,7 +205,7 @@ TEST_F(Auth, MalformedTokenRequestsNameTheirFieldAndChangeNothing) {
                         Case{R"({"user":"x","role":"root"})", "role"}, Case{R"({"user":"x","role":7})", "role"},
                         Case{R"({"user":"x","extra":1})", "extra"}}) {
     const std::string before = f_.dump();
-    HttpResponse r = call("POST", "/v1/tokens", admin, c.body);
+    net::HttpResponse r = call("POST", "/v1/tokens", admin, c.body);
     EXPECT_EQ(r.status, 400) << c.body << " -> " << r.body;
     EXPECT_EQ(body_of(r)["error"]["field"], c.field) << c.body << " -> " << r.body;
     EXPECT_EQ(f_.dump(), before) << c.body;
@@ -221,7 +221,7 @@ TEST_F(Auth, RateLimitPerTokenAnswers429WithRetryAfter) {
   const std::string alice = token("alice", "user");
   const std::string bob = token("bob", "user");
   for (int i = 0; i < 3; ++i) EXPECT_EQ(call("GET", "/v1/jobs", alice).status, 200) << i;
-  HttpResponse r = call("GET", "/v1/jobs", alice);
+  net::HttpResponse r = call("GET", "/v1/jobs", alice);
   EXPECT_EQ(r.status, 429) << r.body;
   EXPECT_EQ(body_of(r)["error"]["code"], "rate_limited");
   EXPECT_EQ(header(r, "Retry-After"), "1");
@@ -236,7 +236,7 @@ TEST_F(Auth, WaitingJobsPerUserAreLimited) {
   const std::string bob = token("bob", "user");
   for (int i = 0; i < 3; ++i) submit(alice);
   const std::string before = f_.dump();
-  HttpResponse r = call("POST", "/v1/jobs", alice, mlp_spec());
+  net::HttpResponse r = call("POST", "/v1/jobs", alice, mlp_spec());
   EXPECT_EQ(r.status, 429) << r.body;
   EXPECT_EQ(body_of(r)["error"]["code"], "limit_exceeded");
   EXPECT_NE(body_of(r)["error"]["message"].get<std::string>().find("max_waiting_jobs_per_user"), std::string::npos);
@@ -254,7 +254,7 @@ TEST_F(Auth, AJobBeyondTheMonthlyBudgetIsHeldWithTheReason) {
   const int64_t under = submit(alice);
   EXPECT_EQ(body_of(call("GET", "/v1/jobs/" + std::to_string(under), alice))["state"], "queued");
   spend_.alice_usd = 100.25;
-  HttpResponse r = call("POST", "/v1/jobs", alice, mlp_spec());
+  net::HttpResponse r = call("POST", "/v1/jobs", alice, mlp_spec());
   ASSERT_EQ(r.status, 201) << r.body;
   EXPECT_EQ(body_of(r)["state"], "held");
   json detail = body_of(call("GET", "/v1/jobs/" + body_of(r)["id"].dump(), alice));
@@ -266,34 +266,34 @@ TEST_F(Auth, AJobBeyondTheMonthlyBudgetIsHeldWithTheReason) {
   EXPECT_NE(reason.find("$100.25"), std::string::npos) << reason;
   EXPECT_EQ(f_.svc->queued_count(), 1u) << "a held job is not offered to workers";
   EXPECT_EQ(body_of(call("POST", "/v1/jobs", bob, mlp_spec()))["state"], "queued") << "bob has no budget";
-  EXPECT_EQ(service::month_start_ms(1795320425894), 1793491200000);  // 2026-11-01T00:00:00Z
+  EXPECT_EQ(auth::month_start_ms(1795320425894), 1793491200000);  // 2026-11-01T00:00:00Z
 }
 
-// The same with the real source: the cost ledger (daemon/service/ledger.h).
+// The same with the real source: the cost ledger (daemon/ledger/ledger.h).
 TEST(AuthLedger, BudgetHoldsReadTheCostLedger) {
   ServiceFixture f;
-  service::SecurityOptions o;
+  auth::SecurityOptions o;
   o.auth.enabled = true;
   o.limits.requests_per_s = 0;
   o.limits.monthly_budget_usd = 50;
-  Router router = make_api_router(*f.svc);
+  net::Router router = make_api_router(*f.svc);
   auto h = install_hardening(router, *f.svc, *f.db, f.clock, o);  // spend: the ledger
   auto alice = h->tokens.create("alice", "user");
   ASSERT_TRUE(alice);
   auto submit = [&]() {
-    HttpRequest req;
+    net::HttpRequest req;
     req.method = "POST";
     req.target = req.path = "/v1/jobs";
     req.body = mlp_spec();
     req.content_type = "application/json";
     req.authorization = "Bearer " + alice->secret;
-    std::promise<HttpResponse> p;
+    std::promise<net::HttpResponse> p;
     auto fut = p.get_future();
-    router.handle(req, [&p](HttpResponse r) { p.set_value(std::move(r)); });
+    router.handle(req, [&p](net::HttpResponse r) { p.set_value(std::move(r)); });
     return json::parse(fut.get().body);
   };
   EXPECT_EQ(submit()["state"], "queued");
-  service::Ledger ledger(*f.db);
+  ledger::Ledger ledger(*f.db);
   const int64_t now = f.clock.now_ms();
   // 30 minutes at $120/h this month: $60 > $50; bob's spend does not count for alice.
   ASSERT_TRUE(ledger.accrue({0, "instance:i-1", "on_demand", now - 3'600'000, now - 1'800'000, 120.0, "alice", 0}));
@@ -309,10 +309,10 @@ TEST(AuthLedger, BudgetHoldsReadTheCostLedger) {
 TEST_F(Auth, ARetriedSubmitWithTheSameIdempotencyKeyReturnsTheFirstJob) {
   const std::string alice = token("alice", "user");
   const std::string bob = token("bob", "user");
-  HttpResponse first = call("POST", "/v1/jobs", alice, mlp_spec(), "k-1");
+  net::HttpResponse first = call("POST", "/v1/jobs", alice, mlp_spec(), "k-1");
   ASSERT_EQ(first.status, 201);
   const std::string after_first = f_.dump();
-  HttpResponse again = call("POST", "/v1/jobs", alice, mlp_spec(), "k-1");
+  net::HttpResponse again = call("POST", "/v1/jobs", alice, mlp_spec(), "k-1");
   EXPECT_EQ(again.status, 201);
   EXPECT_EQ(body_of(again)["id"], body_of(first)["id"]);
   EXPECT_EQ(f_.dump(), after_first);
@@ -327,15 +327,15 @@ class AuthOff : public Auth {
 };
 
 TEST_F(AuthOff, EverythingIsOpenButTokenAdministration) {
-  HttpResponse r = call("POST", "/v1/jobs", "", mlp_spec());
+  net::HttpResponse r = call("POST", "/v1/jobs", "", mlp_spec());
   EXPECT_EQ(r.status, 201) << r.body;
   EXPECT_EQ(*f_.db->job_owner(body_of(r)["id"]), std::optional<std::string>(""));
   EXPECT_EQ(call("GET", "/v1/jobs", "").status, 200);
   EXPECT_EQ(call("GET", "/metrics", "").status, 200);
   expect_refused("POST", "/v1/tokens", "", R"({"user":"x","role":"admin"})", 403, "permission_denied");
   // Idempotency keys work without auth too (owner "").
-  HttpResponse a = call("POST", "/v1/jobs", "", mlp_spec(), "same");
-  HttpResponse b = call("POST", "/v1/jobs", "", mlp_spec(), "same");
+  net::HttpResponse a = call("POST", "/v1/jobs", "", mlp_spec(), "same");
+  net::HttpResponse b = call("POST", "/v1/jobs", "", mlp_spec(), "same");
   EXPECT_EQ(body_of(a)["id"], body_of(b)["id"]);
 }
 

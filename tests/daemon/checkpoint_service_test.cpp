@@ -10,8 +10,8 @@
 
 #include "base/crc32c.h"
 #include "daemon/http/checkpoint_routes.h"
-#include "daemon/http/json_body.h"
-#include "daemon/service/checkpoint_service.h"
+#include "net/json_body.h"
+#include "daemon/jobs/checkpoint_service.h"
 #include "daemon/store/blob_store.h"
 #include "tests/daemon/service_support.h"
 
@@ -20,8 +20,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using service::CheckpointUpload;
-using service::LeaseRef;
+using jobs::CheckpointUpload;
+using jobs::LeaseRef;
 
 std::string blob_bytes(int64_t step, size_t size = 4096) {
   std::string s(size, '\0');
@@ -31,7 +31,7 @@ std::string blob_bytes(int64_t step, size_t size = 4096) {
 
 struct CheckpointFixture : testing::ServiceFixture {
   CheckpointFixture()
-      : blobs((dir.path() / "checkpoints").string()), ckpts(*db, blobs, clock, service::CheckpointOptions{}) {}
+      : blobs((dir.path() / "checkpoints").string()), ckpts(*db, blobs, clock, jobs::CheckpointOptions{}) {}
 
   // A job leased to a fresh worker: (job, worker, epoch).
   std::tuple<int64_t, int64_t, int64_t> leased_job(const std::string& keep = "2") {
@@ -42,9 +42,9 @@ struct CheckpointFixture : testing::ServiceFixture {
     return {job, w, (g && *g) ? (*g)->epoch : 0};
   }
 
-  Expected<service::CheckpointRow> put(int64_t job, int64_t step, LeaseRef lease, const std::string& bytes,
+  Expected<jobs::CheckpointRow> put(int64_t job, int64_t step, jobs::LeaseRef lease, const std::string& bytes,
                                        std::optional<uint32_t> crc = std::nullopt) {
-    CheckpointUpload up;
+    jobs::CheckpointUpload up;
     up.job_id = job;
     up.step = step;
     up.lease = lease;
@@ -63,7 +63,7 @@ struct CheckpointFixture : testing::ServiceFixture {
   }
 
   store::BlobStore blobs;
-  service::CheckpointService ckpts;
+  jobs::CheckpointService ckpts;
 };
 
 TEST(BlobStore, WritesAtomicallyReadsAndRemoves) {
@@ -77,9 +77,9 @@ TEST(BlobStore, WritesAtomicallyReadsAndRemoves) {
   EXPECT_FALSE(fs::exists(b.path_of(7, "a.ckpt") + ".tmp"));
   EXPECT_EQ(b.job_ids(), std::vector<int64_t>{7});
   EXPECT_EQ(b.names(7), std::vector<std::string>{"a.ckpt"});
-  EXPECT_EQ(b.read(7, "missing").error().code, "not_found");
-  EXPECT_EQ(b.write(7, "../escape", "x").error().code, "invalid_argument");
-  EXPECT_EQ(b.write(7, ".hidden", "x").error().code, "invalid_argument");
+  EXPECT_EQ(b.read(7, "missing").error().code, ErrorCode::not_found);
+  EXPECT_EQ(b.write(7, "../escape", "x").error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(b.write(7, ".hidden", "x").error().code, ErrorCode::invalid_argument);
   ASSERT_TRUE(b.remove(7, "a.ckpt"));
   ASSERT_TRUE(b.remove(7, "a.ckpt"));  // absent is fine
   ASSERT_TRUE(b.remove_job(7));
@@ -107,7 +107,7 @@ TEST(CheckpointService, StoresVerifiedUploadsAndKeepsTheNewestK) {
   auto at20 = f.ckpts.get(job, 20);
   ASSERT_TRUE(at20);
   EXPECT_EQ(at20->second, blob_bytes(20));
-  EXPECT_EQ(f.ckpts.get(job, 10).error().code, "not_found");
+  EXPECT_EQ(f.ckpts.get(job, 10).error().code, ErrorCode::not_found);
   // The same step again replaces it (a retried upload).
   ASSERT_TRUE(f.put(job, 30, {w, epoch}, blob_bytes(31)));
   EXPECT_EQ(f.ckpts.get(job, 30)->second, blob_bytes(31));
@@ -123,33 +123,33 @@ TEST(CheckpointService, RefusesBadOrFencedUploadsAndChangesNothing) {
   const std::string bytes = blob_bytes(20);
   auto bad_crc = f.put(job, 20, {w, epoch}, bytes, crc32c::value(bytes.data(), bytes.size()) ^ 1u);
   ASSERT_FALSE(bad_crc);
-  EXPECT_EQ(bad_crc.error().code, "invalid_argument");
+  EXPECT_EQ(bad_crc.error().code, ErrorCode::invalid_argument);
   EXPECT_EQ(bad_crc.error().field, "crc32c");
-  EXPECT_EQ(f.put(job, 20, {w, epoch + 1}, bytes).error().code, "stale_epoch");
-  EXPECT_EQ(f.put(job, 20, {w + 1, epoch}, bytes).error().code, "stale_epoch");
-  EXPECT_EQ(f.put(job + 100, 20, {w, epoch}, bytes).error().code, "not_found");
-  EXPECT_EQ(f.put(job, 20, {w, epoch}, "").error().code, "invalid_argument");
-  EXPECT_EQ(f.put(job, -1, {w, epoch}, bytes).error().code, "invalid_argument");
+  EXPECT_EQ(f.put(job, 20, {w, epoch + 1}, bytes).error().code, ErrorCode::stale_epoch);
+  EXPECT_EQ(f.put(job, 20, {w + 1, epoch}, bytes).error().code, ErrorCode::stale_epoch);
+  EXPECT_EQ(f.put(job + 100, 20, {w, epoch}, bytes).error().code, ErrorCode::not_found);
+  EXPECT_EQ(f.put(job, 20, {w, epoch}, "").error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(f.put(job, -1, {w, epoch}, bytes).error().code, ErrorCode::invalid_argument);
   EXPECT_EQ(f.dump(), before);
   EXPECT_EQ(f.files_of(job), files);
   // After the job is cancelled its lease is void: uploads are fenced off.
   ASSERT_TRUE(f.svc->cancel_job(job));
-  EXPECT_EQ(f.put(job, 20, {w, epoch}, bytes).error().code, "stale_epoch");
+  EXPECT_EQ(f.put(job, 20, {w, epoch}, bytes).error().code, ErrorCode::stale_epoch);
 }
 
 TEST(CheckpointService, TooLargeUploadsAreRefused) {
   testing::ServiceFixture base;
   store::BlobStore blobs((base.dir.path() / "checkpoints").string());
-  service::CheckpointOptions o;
+  jobs::CheckpointOptions o;
   o.max_bytes = 1000;
-  service::CheckpointService ckpts(*base.db, blobs, base.clock, o);
+  jobs::CheckpointService ckpts(*base.db, blobs, base.clock, o);
   const int64_t job = base.submit();
   const int64_t w = base.register_worker();
   auto g = base.lease_now(w);
   ASSERT_TRUE(g && *g);
   const std::string bytes(2000, 'x');
-  CheckpointUpload up{job, 5, {w, (*g)->epoch}, crc32c::value(bytes.data(), bytes.size()), bytes};
-  EXPECT_EQ(ckpts.put(up).error().code, "payload_too_large");
+  jobs::CheckpointUpload up{job, 5, {w, (*g)->epoch}, crc32c::value(bytes.data(), bytes.size()), bytes};
+  EXPECT_EQ(ckpts.put(up).error().code, ErrorCode::payload_too_large);
 }
 
 TEST(CheckpointService, FinishedJobsLoseTheirCheckpointsAndReconcileRemovesOrphans) {
@@ -166,7 +166,7 @@ TEST(CheckpointService, FinishedJobsLoseTheirCheckpointsAndReconcileRemovesOrpha
   auto none = f.ckpts.sweep_finished();
   ASSERT_TRUE(none);
   EXPECT_EQ(*none, 0);  // still running
-  ASSERT_TRUE(f.svc->complete(job, service::CompletionReport{{w, epoch}, "{}"}));
+  ASSERT_TRUE(f.svc->complete(job, jobs::CompletionReport{{w, epoch}, "{}"}));
   auto swept = f.ckpts.sweep_finished();
   ASSERT_TRUE(swept);
   EXPECT_EQ(*swept, 1);
@@ -179,7 +179,7 @@ TEST(CheckpointService, APreemptedJobsNextLeaseNamesTheNewestCheckpoint) {
   auto [job, w, epoch] = f.leased_job("3");
   ASSERT_TRUE(f.put(job, 10, {w, epoch}, blob_bytes(10)));
   ASSERT_TRUE(f.put(job, 20, {w, epoch}, blob_bytes(20, 100)));
-  ASSERT_TRUE(f.svc->preempt(job, service::PreemptionReport{{w, epoch}, "test"}));
+  ASSERT_TRUE(f.svc->preempt(job, jobs::PreemptionReport{{w, epoch}, "test"}));
   const int64_t w2 = f.register_worker();
   auto g = f.lease_now(w2);
   ASSERT_TRUE(g && *g);
@@ -189,7 +189,7 @@ TEST(CheckpointService, APreemptedJobsNextLeaseNamesTheNewestCheckpoint) {
   const std::string b20 = blob_bytes(20, 100);
   EXPECT_EQ((*g)->resume->crc32c, crc32c::value(b20.data(), b20.size()));
   // The old lease can no longer upload; the new one can.
-  EXPECT_EQ(f.put(job, 30, {w, epoch}, blob_bytes(30)).error().code, "stale_epoch");
+  EXPECT_EQ(f.put(job, 30, {w, epoch}, blob_bytes(30)).error().code, ErrorCode::stale_epoch);
   EXPECT_TRUE(f.put(job, 30, {w2, (*g)->epoch}, blob_bytes(30)));
 }
 
@@ -197,19 +197,19 @@ TEST(CheckpointService, APreemptedJobsNextLeaseNamesTheNewestCheckpoint) {
 
 struct Routes : CheckpointFixture {
   Routes() { http::add_checkpoint_routes(router, ckpts); }
-  http::HttpResponse call(const std::string& method, const std::string& target, std::string body = "",
+  net::HttpResponse call(const std::string& method, const std::string& target, std::string body = "",
                           std::string content_type = "application/octet-stream") {
-    http::HttpRequest req;
+    net::HttpRequest req;
     req.method = method;
     req.target = target;
-    EXPECT_TRUE(http::parse_target(target, req));
+    EXPECT_TRUE(net::parse_target(target, req));
     req.body = std::move(body);
     req.content_type = std::move(content_type);
-    std::promise<http::HttpResponse> p;
-    router.handle(req, [&p](http::HttpResponse r) { p.set_value(std::move(r)); });
+    std::promise<net::HttpResponse> p;
+    router.handle(req, [&p](net::HttpResponse r) { p.set_value(std::move(r)); });
     return p.get_future().get();
   }
-  http::Router router;
+  net::Router router;
 };
 
 std::string crc_hex(const std::string& b) {

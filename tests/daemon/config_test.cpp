@@ -1,4 +1,5 @@
 #include "daemon/config.h"
+#include "net/listen_address.h"
 
 #include <gtest/gtest.h>
 
@@ -30,8 +31,8 @@ TEST(Config, ListenForms) {
 }
 
 TEST(Config, ListenUrl) {
-  EXPECT_EQ(listen_url(false, "127.0.0.1", 8080), "http://127.0.0.1:8080");
-  EXPECT_EQ(listen_url(true, "::1", 8443), "https://[::1]:8443");
+  EXPECT_EQ(net::listen_url(false, "127.0.0.1", 8080), "http://127.0.0.1:8080");
+  EXPECT_EQ(net::listen_url(true, "::1", 8443), "https://[::1]:8443");
 }
 
 TEST(Config, FileValuesApplyAndUnknownKeysAreNamed) {
@@ -57,7 +58,7 @@ TEST(Config, FileValuesApplyAndUnknownKeysAreNamed) {
   EXPECT_EQ(wrong.error().field, "workers.lease_timeout_s");
   auto malformed = apply_config_json("{", c);
   ASSERT_FALSE(malformed);
-  EXPECT_EQ(malformed.error().code, "malformed_json");
+  EXPECT_EQ(malformed.error().code, ErrorCode::malformed_json);
 }
 
 TEST(Config, CloudSectionConfiguresTheProvisioner) {
@@ -144,7 +145,7 @@ TEST(Config, FileErrorsNameThePath) {
   DaemonConfig c;
   auto missing = apply_config_file(dir.file("none.json"), c);
   ASSERT_FALSE(missing);
-  EXPECT_EQ(missing.error().code, "not_found");
+  EXPECT_EQ(missing.error().code, ErrorCode::not_found);
   std::ofstream(dir.file("bad.json")) << R"({"store": {"tick": 1}})";
   auto bad = apply_config_file(dir.file("bad.json"), c);
   ASSERT_FALSE(bad);

@@ -1,6 +1,6 @@
 // jobctld's HTTP server over real loopback sockets with a temporary SQLite file: limits, errors,
 // keep-alive, timeouts, long-polls, fencing, pagination and graceful shutdown.
-#include "daemon/http/server.h"
+#include "net/server.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -18,9 +18,9 @@
 #include "client/api_client.h"
 #include "client/http_client.h"
 #include "daemon/http/api_routes.h"
-#include "daemon/service/job_matcher.h"
-#include "daemon/service/job_service.h"
-#include "daemon/service/ticker.h"
+#include "daemon/jobs/job_matcher.h"
+#include "daemon/jobs/job_service.h"
+#include "base/ticker.h"
 #include "daemon/store/store.h"
 #include "tests/daemon/in_process_daemon.h"
 #include "tests/daemon/service_support.h"
@@ -168,7 +168,7 @@ TEST(HttpServer, HeaderLimitMalformedRequestsAndKeepAlive) {
 }
 
 TEST(HttpServer, AnIdleConnectionIsClosedAfterTheReadTimeout) {
-  ServerOptions so;
+  net::ServerOptions so;
   so.read_timeout_ms = 300;
   Daemon d(so);
   RawConnection c(d.port());
@@ -180,7 +180,7 @@ TEST(HttpServer, AnIdleConnectionIsClosedAfterTheReadTimeout) {
 }
 
 TEST(HttpServer, ConfiguredBodyLimit) {
-  ServerOptions so;
+  net::ServerOptions so;
   so.max_body_bytes = 4096;
   Daemon d(so);
   HttpClient http(d.url());
@@ -220,7 +220,7 @@ TEST(HttpServer, PaginationAndConcurrentSubmitters) {
 }
 
 TEST(HttpServer, ALongPollIsAnsweredBySubmissionWithoutHoldingAHandlerThread) {
-  ServerOptions so;
+  net::ServerOptions so;
   so.handler_threads = 1;  // a long-poll that held the only handler thread would block the submit
   Daemon d(so);
   ApiClient api(d.url());
@@ -276,7 +276,7 @@ TEST(HttpServer, GracefulShutdownAnswersInFlightLongPollsAndStopsAccepting) {
   ApiClient late(d.url());
   auto refused = late.health();
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().code, "unavailable");
+  EXPECT_EQ(refused.error().code, ErrorCode::unavailable);
 }
 
 }  // namespace

@@ -11,10 +11,10 @@
 
 #include "base/clock.h"
 #include "daemon/http/api_routes.h"
-#include "daemon/http/server.h"
-#include "daemon/service/job_matcher.h"
-#include "daemon/service/job_service.h"
-#include "daemon/service/ticker.h"
+#include "net/server.h"
+#include "daemon/jobs/job_matcher.h"
+#include "daemon/jobs/job_service.h"
+#include "base/ticker.h"
 #include "daemon/store/store.h"
 #include "tests/support/temp_dir.h"
 
@@ -23,23 +23,23 @@ namespace jobctl::daemon::testing {
 // A whole daemon in this process: store, service, routes, server, ticker.
 class Daemon {
  public:
-  explicit Daemon(http::ServerOptions so = {}, service::ServiceOptions svc_options = {}) {
+  explicit Daemon(net::ServerOptions so = {}, jobs::ServiceOptions svc_options = {}) {
     store::StoreOptions o;
     o.path = dir_.file("jobctl.db");
     auto s = store::Store::open(o, clock_);
     EXPECT_TRUE(s);
     db_ = std::move(*s);
-    svc_ = std::make_unique<service::JobService>(*db_, clock_, std::make_unique<service::FifoMatcher>(),
+    svc_ = std::make_unique<jobs::JobService>(*db_, clock_, std::make_unique<jobs::FifoMatcher>(),
                                                 svc_options);
     EXPECT_TRUE(svc_->start());
     router_ = http::make_api_router(*svc_);
     so.host = "127.0.0.1";
     so.port = 0;
-    server_ = std::make_unique<http::HttpServer>(so, router_);
+    server_ = std::make_unique<net::HttpServer>(so, router_);
     auto port = server_->start();
     EXPECT_TRUE(port);
     port_ = *port;
-    ticker_ = std::make_unique<service::Ticker>(std::chrono::milliseconds(20), [this] { svc_->tick(); });
+    ticker_ = std::make_unique<jobctl::Ticker>(std::chrono::milliseconds(20), [this] { svc_->tick(); });
   }
   ~Daemon() { shutdown(); }
 
@@ -56,17 +56,17 @@ class Daemon {
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   uint16_t port() const { return port_; }
   std::string dump() { return *db_->dump(); }
-  service::JobService& svc() { return *svc_; }
-  http::HttpServer& server() { return *server_; }
+  jobs::JobService& svc() { return *svc_; }
+  net::HttpServer& server() { return *server_; }
 
  private:
   jobctl::testing::TempDir dir_;
   SystemClock clock_;
   std::unique_ptr<store::Store> db_;
-  std::unique_ptr<service::JobService> svc_;
-  http::Router router_;
-  std::unique_ptr<http::HttpServer> server_;
-  std::unique_ptr<service::Ticker> ticker_;
+  std::unique_ptr<jobs::JobService> svc_;
+  net::Router router_;
+  std::unique_ptr<net::HttpServer> server_;
+  std::unique_ptr<jobctl::Ticker> ticker_;
   uint16_t port_ = 0;
 };
 

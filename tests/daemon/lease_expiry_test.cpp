@@ -9,11 +9,11 @@
 namespace jobctl::daemon {
 namespace {
 
-using service::HeartbeatReport;
-using service::ServiceOptions;
+using jobs::HeartbeatReport;
+using jobs::ServiceOptions;
 
-ServiceOptions short_leases(int max_recoveries = 10) {
-  ServiceOptions o;
+jobs::ServiceOptions short_leases(int max_recoveries = 10) {
+  jobs::ServiceOptions o;
   o.heartbeat_interval_s = 1;
   o.lease_timeout_s = 5;
   o.max_recoveries = max_recoveries;
@@ -26,10 +26,10 @@ TEST(LeaseExpiry, SilentWorkersJobIsRequeuedAndTheWorkerMarkedLost) {
   const int64_t w = f.register_worker();
   auto g = f.lease_now(w);
   ASSERT_TRUE(g && *g);
-  ASSERT_TRUE(f.svc->heartbeat(job, HeartbeatReport{{w, (*g)->epoch}, R"({"step":3})"}));
+  ASSERT_TRUE(f.svc->heartbeat(job, jobs::HeartbeatReport{{w, (*g)->epoch}, R"({"step":3})"}));
   f.clock.advance_ms(4000);
   EXPECT_EQ(*f.svc->expire_leases(), 0);  // not yet
-  ASSERT_TRUE(f.svc->heartbeat(job, HeartbeatReport{{w, (*g)->epoch}, std::nullopt}));  // renewed
+  ASSERT_TRUE(f.svc->heartbeat(job, jobs::HeartbeatReport{{w, (*g)->epoch}, std::nullopt}));  // renewed
   f.clock.advance_ms(4999);
   EXPECT_EQ(*f.svc->expire_leases(), 0);
   f.clock.advance_ms(2);
@@ -50,9 +50,9 @@ TEST(LeaseExpiry, SilentWorkersJobIsRequeuedAndTheWorkerMarkedLost) {
   EXPECT_EQ((*ws)[0].row.state, "lost");
 
   // The presumed-dead worker is fenced off.
-  auto late = f.svc->heartbeat(job, HeartbeatReport{{w, (*g)->epoch}, std::nullopt});
+  auto late = f.svc->heartbeat(job, jobs::HeartbeatReport{{w, (*g)->epoch}, std::nullopt});
   ASSERT_FALSE(late);
-  EXPECT_EQ(late.error().code, "stale_epoch");
+  EXPECT_EQ(late.error().code, ErrorCode::stale_epoch);
   // Another worker takes it, at a new epoch; the lost worker is active again when it asks.
   const int64_t w2 = f.register_worker({}, "w2");
   auto g2 = f.lease_now(w2);
@@ -99,11 +99,11 @@ TEST(LeaseExpiry, ARestartedServiceGivesLiveLeasesOneTimeoutOfGrace) {
   // The daemon was down for a minute: the stored expiry is long past.
   f.clock.advance_ms(60000);
   f.svc->shutdown();
-  f.svc = std::make_unique<service::JobService>(*f.db, f.clock, std::make_unique<service::FifoMatcher>(),
+  f.svc = std::make_unique<jobs::JobService>(*f.db, f.clock, std::make_unique<jobs::FifoMatcher>(),
                                                 short_leases());
   ASSERT_TRUE(f.svc->start());
   EXPECT_EQ(*f.svc->expire_leases(), 0);
-  ASSERT_TRUE(f.svc->heartbeat(job, HeartbeatReport{{w, (*g)->epoch}, std::nullopt}));  // reconnected
+  ASSERT_TRUE(f.svc->heartbeat(job, jobs::HeartbeatReport{{w, (*g)->epoch}, std::nullopt}));  // reconnected
   EXPECT_EQ(f.svc->get_job(job)->job.recoveries, 0);
   f.clock.advance_ms(6000);
   EXPECT_EQ(*f.svc->expire_leases(), 1);  // but a worker that never comes back still loses it

@@ -10,7 +10,7 @@
 #include "base/text_file.h"
 #include "daemon/http/api_routes.h"
 #include "daemon/http/auth_setup.h"
-#include "daemon/service/metrics.h"
+#include "daemon/metrics/metrics.h"
 #include "tests/daemon/service_support.h"
 
 namespace jobctl::daemon::http {
@@ -24,21 +24,21 @@ class MetricsRoute : public ::testing::Test {
   MetricsRoute() : router_(make_api_router(*f_.svc)) {
     hardening_ = install_hardening(router_, *f_.svc, *f_.db, f_.clock, options_);
   }
-  HttpResponse call(const std::string& method, const std::string& target, const std::string& body = "") {
-    HttpRequest req;
+  net::HttpResponse call(const std::string& method, const std::string& target, const std::string& body = "") {
+    net::HttpRequest req;
     req.method = method;
     req.target = target;
     req.body = body;
     req.content_type = body.empty() ? "" : "application/json";
-    EXPECT_TRUE(parse_target(target, req));
-    std::promise<HttpResponse> p;
+    EXPECT_TRUE(net::parse_target(target, req));
+    std::promise<net::HttpResponse> p;
     auto fut = p.get_future();
-    router_.handle(req, [&p](HttpResponse r) { p.set_value(std::move(r)); });
+    router_.handle(req, [&p](net::HttpResponse r) { p.set_value(std::move(r)); });
     return fut.get();
   }
   ServiceFixture f_;
-  service::SecurityOptions options_;
-  Router router_;
+  auth::SecurityOptions options_;
+  net::Router router_;
   std::unique_ptr<Hardening> hardening_;
 };
 
@@ -51,7 +51,7 @@ TEST_F(MetricsRoute, ExposesJobsHttpLatencyAndQueueWait) {
   const int64_t w = f_.register_worker();
   f_.clock.advance_ms(1500);
   ASSERT_TRUE(f_.lease_now(w));
-  HttpResponse r = call("GET", "/metrics");
+  net::HttpResponse r = call("GET", "/metrics");
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
   const std::string& m = r.body;
@@ -83,8 +83,8 @@ TEST_F(MetricsRoute, ExposesJobsHttpLatencyAndQueueWait) {
 }
 
 TEST(MetricsText, LabelValuesAreEscaped) {
-  EXPECT_EQ(service::escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
-  service::Histogram h;
+  EXPECT_EQ(metrics::escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+  metrics::Histogram h;
   h.observe(0.003);
   h.observe(100);
   std::string out;

@@ -10,10 +10,10 @@
 #include "client/http_client.h"
 #include "daemon/http/api_routes.h"
 #include "daemon/http/placement_routes.h"
-#include "daemon/http/server.h"
-#include "daemon/service/placement_matcher.h"
-#include "daemon/service/placement_service.h"
-#include "daemon/service/ticker.h"
+#include "net/server.h"
+#include "daemon/placement/placement_matcher.h"
+#include "daemon/placement/placement_service.h"
+#include "base/ticker.h"
 #include "tests/support/temp_dir.h"
 
 namespace jobctl::daemon::testing {
@@ -28,19 +28,19 @@ TEST(PlacementHttp, QuoteEqualsThePlacementOfTheSubmittedJob) {
   o.path = dir.file("jobctl.db");
   auto db = store::Store::open(o, clock);
   ASSERT_TRUE(db);
-  service::JobService svc(**db, clock, std::make_unique<service::PlacementMatcher>());
+  jobs::JobService svc(**db, clock, std::make_unique<placement::PlacementMatcher>());
   ASSERT_TRUE(svc.start());
-  service::PlacementService placement(**db, clock, svc, service::PlacementSettings{});
+  placement::PlacementService placement(**db, clock, svc, placement::PlacementSettings{});
   ASSERT_TRUE(placement.start());
-  http::Router router = http::make_api_router(svc);
+  net::Router router = http::make_api_router(svc);
   http::add_placement_routes(router, placement);
-  http::ServerOptions so;
+  net::ServerOptions so;
   so.host = "127.0.0.1";
   so.port = 0;
-  http::HttpServer server(so, router);
+  net::HttpServer server(so, router);
   auto port = server.start();
   ASSERT_TRUE(port);
-  service::Ticker ticker(std::chrono::milliseconds(20), [&] {
+  jobctl::Ticker ticker(std::chrono::milliseconds(20), [&] {
     svc.tick();
     placement.tick();
   });

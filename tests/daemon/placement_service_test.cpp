@@ -6,20 +6,20 @@
 #include <cmath>
 #include <future>
 
-#include "daemon/service/ledger_report.h"
-#include "daemon/service/placement_matcher.h"
-#include "daemon/service/placement_service.h"
+#include "daemon/ledger/ledger_report.h"
+#include "daemon/placement/placement_matcher.h"
+#include "daemon/placement/placement_service.h"
 #include "tests/daemon/placement_support.h"
 
 namespace jobctl::daemon::testing {
 namespace {
 
 using nlohmann::json;
-using service::LedgerEntry;
-using service::PlacementSettings;
+using ledger::LedgerEntry;
+using placement::PlacementSettings;
 
-PlacementSettings cloud_settings() {
-  PlacementSettings s;
+placement::PlacementSettings cloud_settings() {
+  placement::PlacementSettings s;
   s.cloud_provider = "sim";
   s.clouds = {"aws"};
   return s;
@@ -93,10 +93,10 @@ TEST(PlacementService, SpotOnDemandAndLocalPickTheCheapest) {
   const int64_t local = f.add_worker({{"Tesla V100-SXM2-16GB", 16384}});
   EXPECT_EQ(f.lease(local), std::nullopt);
   const int64_t wrong = f.add_worker({{"Tesla V100-SXM2-16GB", 16384}},
-                                     service::WorkerInstance{"i-1", "sim", "p3.2xlarge", true});
+                                     jobs::WorkerInstance{"i-1", "sim", "p3.2xlarge", true});
   EXPECT_EQ(f.lease(wrong), spot);  // the spot instance takes the spot job, not the on-demand one
   const int64_t ondemand = f.add_worker({{"Tesla V100-SXM2-16GB", 16384}},
-                                        service::WorkerInstance{"i-2", "sim", "p3.2xlarge", false});
+                                        jobs::WorkerInstance{"i-2", "sim", "p3.2xlarge", false});
   EXPECT_EQ(f.lease(ondemand), od);
   // With a local V100 registered (priced at its board power: no inventory entry), local wins.
   const int64_t loc = f.submit(spec(R"(,"resources":{"gpu":"V100"})"));
@@ -151,24 +151,24 @@ TEST(PlacementService, QuoteEqualsThePlacementMade) {
 TEST(Ledger, AccruesPerSecondReplacesByKeyAndRefusesBadEntries) {
   PlacementFixture f;
   auto& ledger = f.placement->ledger();
-  ASSERT_TRUE(ledger.accrue(LedgerEntry{0, "instance:i-1", "spot", 0, 3600'000, 0.92, "alice", 3.06}));
-  ASSERT_TRUE(ledger.accrue(LedgerEntry{0, "instance:i-2", "on_demand", 0, 1'500, 3.06, "bob", 0}));  // 2 s billed
+  ASSERT_TRUE(ledger.accrue(ledger::LedgerEntry{0, "instance:i-1", "spot", 0, 3600'000, 0.92, "alice", 3.06}));
+  ASSERT_TRUE(ledger.accrue(ledger::LedgerEntry{0, "instance:i-2", "on_demand", 0, 1'500, 3.06, "bob", 0}));  // 2 s billed
   // Extending an open interval replaces it.
-  ASSERT_TRUE(ledger.accrue(LedgerEntry{0, "instance:i-1", "spot", 0, 7200'000, 0.92, "alice", 3.06}));
+  ASSERT_TRUE(ledger.accrue(ledger::LedgerEntry{0, "instance:i-1", "spot", 0, 7200'000, 0.92, "alice", 3.06}));
   auto rows = ledger.rows(0, 10'000'000);
   ASSERT_TRUE(rows);
   ASSERT_EQ(rows->size(), 2u);
   double total = 0;
   for (const auto& r : *rows) total += r.usd;
   EXPECT_NEAR(total, 2 * 0.92 + 2 * 3.06 / 3600, 1e-9);
-  EXPECT_EQ(service::billed_seconds(0, 1'500), 2);
-  EXPECT_FALSE(ledger.accrue(LedgerEntry{0, "", "spot", 0, 1, 1, "", 0}));
-  EXPECT_FALSE(ledger.accrue(LedgerEntry{0, "x", "reserved", 0, 1, 1, "", 0}));
-  EXPECT_FALSE(ledger.accrue(LedgerEntry{0, "x", "spot", 5, 1, 1, "", 0}));
-  EXPECT_FALSE(ledger.accrue(LedgerEntry{0, "x", "spot", 0, 1, -1, "", 0}));
+  EXPECT_EQ(ledger::billed_seconds(0, 1'500), 2);
+  EXPECT_FALSE(ledger.accrue(ledger::LedgerEntry{0, "", "spot", 0, 1, 1, "", 0}));
+  EXPECT_FALSE(ledger.accrue(ledger::LedgerEntry{0, "x", "reserved", 0, 1, 1, "", 0}));
+  EXPECT_FALSE(ledger.accrue(ledger::LedgerEntry{0, "x", "spot", 5, 1, 1, "", 0}));
+  EXPECT_FALSE(ledger.accrue(ledger::LedgerEntry{0, "x", "spot", 0, 1, -1, "", 0}));
   EXPECT_EQ(ledger.rows(0, 10'000'000)->size(), 2u);
 
-  auto by_user = service::spend_report(ledger, 0, 10'000'000, "user");
+  auto by_user = ledger::spend_report(ledger, 0, 10'000'000, "user");
   ASSERT_TRUE(by_user);
   ASSERT_EQ(by_user->groups.size(), 2u);
   EXPECT_EQ(by_user->groups[0].key, "alice");
@@ -176,13 +176,13 @@ TEST(Ledger, AccruesPerSecondReplacesByKeyAndRefusesBadEntries) {
   EXPECT_NEAR(by_user->groups[0].on_demand_usd, 6.12, 1e-9);
   EXPECT_NEAR(by_user->groups[0].savings_fraction(), 1 - 0.92 / 3.06, 1e-9);
   // A period covering half of alice's two hours counts half.
-  auto half = service::spend_report(ledger, 3600'000, 10'000'000, "placement");
+  auto half = ledger::spend_report(ledger, 3600'000, 10'000'000, "placement");
   ASSERT_TRUE(half);
   ASSERT_EQ(half->groups.size(), 1u);
   EXPECT_EQ(half->groups[0].key, "spot");
   EXPECT_NEAR(half->groups[0].usd, 0.92, 1e-9);
-  EXPECT_FALSE(service::spend_report(ledger, 0, 1, "team"));
-  EXPECT_FALSE(service::spend_report(ledger, 5, 1, "job"));
+  EXPECT_FALSE(ledger::spend_report(ledger, 0, 1, "team"));
+  EXPECT_FALSE(ledger::spend_report(ledger, 5, 1, "job"));
 }
 
 TEST(Ledger, LocalLeasesAccrueFromLeaseToEnd) {
@@ -200,7 +200,7 @@ TEST(Ledger, LocalLeasesAccrueFromLeaseToEnd) {
   // The job ends 50 s later; accrual after that closes the interval at the end.
   f.clock.advance_ms(50'000);
   const int64_t epoch = f.job(id).lease_epoch;
-  ASSERT_TRUE(f.svc->complete(id, service::CompletionReport{{w, epoch}, R"({"elapsed_s": 150})"}));
+  ASSERT_TRUE(f.svc->complete(id, jobs::CompletionReport{{w, epoch}, R"({"elapsed_s": 150})"}));
   f.clock.advance_ms(500'000);
   ASSERT_TRUE(f.placement->accrue_local_leases());
   EXPECT_NEAR(*f.placement->ledger().job_total_usd(id), 150 * rate / 3600, 1e-12);
@@ -212,11 +212,11 @@ TEST(Ledger, LocalLeasesAccrueFromLeaseToEnd) {
   // Estimated against actual runtime.
   auto d = f.svc->get_job(id);
   ASSERT_TRUE(d);
-  json rt = service::runtime_json(d->job, d->events);
+  json rt = placement::runtime_json(d->job, d->events);
   EXPECT_NEAR(rt["actual_hours"].get<double>(), 150.0 / 3600, 1e-12);
   EXPECT_TRUE(rt["error_fraction"].is_number());
   // The spend report of the job: local CPU time against the cheapest fitting on-demand option.
-  auto by_job = service::spend_report(f.placement->ledger(), 0, f.clock.now_ms(), "job");
+  auto by_job = ledger::spend_report(f.placement->ledger(), 0, f.clock.now_ms(), "job");
   ASSERT_TRUE(by_job);
   ASSERT_EQ(by_job->groups.size(), 1u);
   EXPECT_EQ(by_job->groups[0].key, "job " + std::to_string(id));
@@ -233,7 +233,7 @@ TEST(Calibration, HeartbeatsCalibrateAndPersistAcrossARestart) {
     ASSERT_EQ(f.lease(w), id);
     const int64_t epoch = f.job(id).lease_epoch;
     for (int i = 1; i <= 5; ++i) {
-      service::HeartbeatReport hb;
+      jobs::HeartbeatReport hb;
       hb.lease = {w, epoch};
       hb.progress_json = json{{"step", i}, {"total_steps", 100}, {"step_ms", 2.0}}.dump();
       ASSERT_TRUE(f.svc->heartbeat(id, hb));

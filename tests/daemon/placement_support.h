@@ -12,22 +12,22 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/service/placement_matcher.h"
-#include "daemon/service/placement_service.h"
+#include "daemon/placement/placement_matcher.h"
+#include "daemon/placement/placement_service.h"
 #include "tests/daemon/service_support.h"
 
 namespace jobctl::daemon::testing {
 
 struct PlacementFixture {
-  explicit PlacementFixture(service::PlacementSettings settings = {}, std::string db_path = {}) {
+  explicit PlacementFixture(placement::PlacementSettings settings = {}, std::string db_path = {}) {
     store::StoreOptions o;
     o.path = db_path.empty() ? dir.file("jobctl.db") : db_path;
     auto s = store::Store::open(o, clock);
     if (!s) ADD_FAILURE() << s.error().message;
     db = std::move(*s);
-    svc = std::make_unique<service::JobService>(*db, clock, std::make_unique<service::PlacementMatcher>());
+    svc = std::make_unique<jobs::JobService>(*db, clock, std::make_unique<placement::PlacementMatcher>());
     EXPECT_TRUE(svc->start());
-    placement = std::make_unique<service::PlacementService>(*db, clock, *svc, std::move(settings));
+    placement = std::make_unique<placement::PlacementService>(*db, clock, *svc, std::move(settings));
     auto st = placement->start();
     EXPECT_TRUE(st) << (st ? "" : st.error().message);
   }
@@ -44,8 +44,8 @@ struct PlacementFixture {
     EXPECT_TRUE(placed) << (placed ? "" : placed.error().message);
     return r ? r->id : 0;
   }
-  int64_t add_worker(std::vector<service::GpuDevice> gpus, std::optional<service::WorkerInstance> inst = {}) {
-    service::WorkerRegistration reg;
+  int64_t add_worker(std::vector<jobs::GpuDevice> gpus, std::optional<jobs::WorkerInstance> inst = {}) {
+    jobs::WorkerRegistration reg;
     reg.name = "w";
     reg.capabilities.gpus = std::move(gpus);
     reg.capabilities.cpu_cores = 4;
@@ -56,9 +56,9 @@ struct PlacementFixture {
     return r ? r->worker_id : 0;
   }
   std::optional<int64_t> lease(int64_t worker) {
-    std::promise<Expected<std::optional<service::LeaseGrant>>> p;
+    std::promise<Expected<std::optional<jobs::LeaseGrant>>> p;
     auto f = p.get_future();
-    svc->lease(worker, 0, [&p](Expected<std::optional<service::LeaseGrant>> r) { p.set_value(std::move(r)); });
+    svc->lease(worker, 0, [&p](Expected<std::optional<jobs::LeaseGrant>> r) { p.set_value(std::move(r)); });
     auto r = f.get();
     if (!r || !*r) return std::nullopt;
     return (*r)->job_id;
@@ -77,8 +77,8 @@ struct PlacementFixture {
   jobctl::testing::TempDir dir;
   ManualClock clock;
   std::unique_ptr<store::Store> db;
-  std::unique_ptr<service::JobService> svc;
-  std::unique_ptr<service::PlacementService> placement;
+  std::unique_ptr<jobs::JobService> svc;
+  std::unique_ptr<placement::PlacementService> placement;
 };
 
 }  // namespace jobctl::daemon::testing

@@ -1,4 +1,4 @@
-// The provisioner (daemon/service/provisioner.h) driven pass by pass without sockets:
+// The provisioner (daemon/provisioning/provisioner.h) driven pass by pass without sockets:
 // a placed cloud job gets an instance, its time is billed per job, idle and never-booted
 // instances are stopped, unknown instances are adopted and vanished ones ended, notices are
 // recorded, a lost instance's lease is released, and an offer that cannot launch is set aside so
@@ -8,15 +8,15 @@
 
 #include <map>
 
-#include "daemon/service/provisioner.h"
+#include "daemon/provisioning/provisioner.h"
 #include "tests/daemon/placement_support.h"
 
 namespace jobctl::daemon::testing {
 namespace {
 
 using nlohmann::json;
-using service::CloudSettings;
-using service::Provisioner;
+using provisioning::CloudSettings;
+using provisioning::Provisioner;
 
 // A cloud in memory: what the provider interface promises, nothing more.
 class MemoryCloud final : public cloud::Provider {
@@ -29,7 +29,7 @@ class MemoryCloud final : public cloud::Provider {
     ++launch_calls;
     if (refuse_launches > 0) {
       --refuse_launches;
-      return make_error("unavailable", "no spot capacity in " + r.offer.region);
+      return make_error(ErrorCode::unavailable, "no spot capacity in " + r.offer.region);
     }
     cloud::Instance i;
     i.id = "i-" + std::to_string(++next_id_);
@@ -48,7 +48,7 @@ class MemoryCloud final : public cloud::Provider {
     return {};
   }
   Expected<std::vector<cloud::Instance>> describe(const std::string& tag) override {
-    if (unreachable) return make_error("unavailable", "cloud unreachable");
+    if (unreachable) return make_error(ErrorCode::unavailable, "cloud unreachable");
     std::vector<cloud::Instance> out;
     for (const auto& [id, e] : instances)
       if (e.tag == tag) out.push_back(e.instance);
@@ -96,27 +96,27 @@ class CloudView final : public cloud::Provider {
   MemoryCloud& c_;
 };
 
-service::PlacementSettings cloud_placement() {
-  service::PlacementSettings s;
+placement::PlacementSettings cloud_placement() {
+  placement::PlacementSettings s;
   s.cloud_provider = "sim";
   s.clouds = {"aws"};
   return s;
 }
 
 struct ProvisionerFixture : PlacementFixture {
-  explicit ProvisionerFixture(CloudSettings cs = settings())
+  explicit ProvisionerFixture(provisioning::CloudSettings cs = settings())
       : PlacementFixture(cloud_placement()), memory(clock), cloud(&memory) {
     restart(std::move(cs));
   }
   // A new provisioner over the same store and cloud, as a restarted daemon builds it.
-  void restart(CloudSettings cs = settings()) {
+  void restart(provisioning::CloudSettings cs = settings()) {
     prov.reset();
-    prov = std::make_unique<Provisioner>(*db, clock, *svc, *placement, std::make_unique<CloudView>(memory),
+    prov = std::make_unique<provisioning::Provisioner>(*db, clock, *svc, *placement, std::make_unique<CloudView>(memory),
                                          std::move(cs));
     prov->set_server_url("http://127.0.0.1:8080");
   }
-  static CloudSettings settings() {
-    CloudSettings s;
+  static provisioning::CloudSettings settings() {
+    provisioning::CloudSettings s;
     s.provider = "sim";
     s.tag = "test";
     s.idle_timeout_s = 60;
@@ -125,10 +125,10 @@ struct ProvisionerFixture : PlacementFixture {
     s.unavailable_cooldown_s = 600;
     return s;
   }
-  service::ProvisionerPass pass() {
+  provisioning::ProvisionerPass pass() {
     auto p = prov->run_pass();
     EXPECT_TRUE(p) << (p ? "" : p.error().message);
-    return p ? *p : service::ProvisionerPass{};
+    return p ? *p : provisioning::ProvisionerPass{};
   }
   std::vector<store::InstanceRow> rows() {
     auto r = db->list_instances();
@@ -146,7 +146,7 @@ struct ProvisionerFixture : PlacementFixture {
   // The worker an instance boots: registers with its instance, as jobctl-worker does.
   int64_t boot(const std::string& instance_id, bool spot = true) {
     return add_worker({{"Tesla V100-SXM2-16GB", 16384}},
-                      service::WorkerInstance{instance_id, "sim", "p3.2xlarge", spot});
+                      jobs::WorkerInstance{instance_id, "sim", "p3.2xlarge", spot});
   }
   int64_t spot_job() { return submit(mlp_spec(R"(,"resources":{"gpu":"V100"})")); }
   // A spot job, the instance launched for it, and the worker that instance booted, holding the job.
@@ -170,7 +170,7 @@ struct ProvisionerFixture : PlacementFixture {
 
   MemoryCloud memory;
   MemoryCloud* cloud;
-  std::unique_ptr<Provisioner> prov;
+  std::unique_ptr<provisioning::Provisioner> prov;
 };
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {
@@ -229,7 +229,7 @@ TEST(Provisioner, AnIdleInstanceIsStoppedAfterTheIdleTimeoutAndItsIdleTimeIsNobo
   ASSERT_FALSE(::testing::Test::HasFailure());
   f.clock.advance_ms(10'000);
   f.pass();
-  auto done = f.svc->complete(job, service::CompletionReport{{worker, 1}, R"({"final_loss":0.1})"});
+  auto done = f.svc->complete(job, jobs::CompletionReport{{worker, 1}, R"({"final_loss":0.1})"});
   ASSERT_TRUE(done) << done.error().message;
 
   f.clock.advance_ms(20'000);
@@ -373,7 +373,7 @@ TEST(Provisioner, ANoticeIsRecordedOnTheJobAndTheInstanceStoppedOnceItsJobIsHand
 
   // The worker hands the job back (preempt): requeued, re-placed on spot; the noticed instance
   // is not counted as free, so a new one is launched, and the noticed one is stopped.
-  auto pre = f.svc->preempt(job, service::PreemptionReport{{worker, 1}, "spot interruption notice"});
+  auto pre = f.svc->preempt(job, jobs::PreemptionReport{{worker, 1}, "spot interruption notice"});
   ASSERT_TRUE(pre) << pre.error().message;
   ASSERT_TRUE(f.placement->reevaluate());
   ASSERT_EQ(f.job(job).state, store::JobState::placed);
@@ -399,7 +399,7 @@ TEST(Provisioner, AJobOnAnInstanceThatEndedIsReleasedWithoutWaitingForTheLeaseTi
 }
 
 TEST(Provisioner, NoMoreThanMaxInstancesRunAtOnce) {
-  CloudSettings s = ProvisionerFixture::settings();
+  provisioning::CloudSettings s = ProvisionerFixture::settings();
   s.max_instances = 2;
   ProvisionerFixture f(s);
   for (int i = 0; i < 3; ++i) f.spot_job();
@@ -419,7 +419,7 @@ TEST(Provisioner, ARunningSpotJobFallingBehindItsDeadlineIsFlaggedOnce) {
   const int64_t worker = f.boot(f.rows()[0].id);
   ASSERT_EQ(f.lease(worker), job);
   auto beat = [&] {
-    auto r = f.svc->heartbeat(job, service::HeartbeatReport{{worker, 1}, R"({"step":1,"total_steps":1000})"});
+    auto r = f.svc->heartbeat(job, jobs::HeartbeatReport{{worker, 1}, R"({"step":1,"total_steps":1000})"});
     ASSERT_TRUE(r) << r.error().message;
   };
   beat();

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "base/clock.h"
-#include "daemon/service/job_matcher.h"
-#include "daemon/service/job_service.h"
+#include "daemon/jobs/job_matcher.h"
+#include "daemon/jobs/job_service.h"
 #include "daemon/store/store.h"
 #include "tests/support/temp_dir.h"
 
@@ -23,13 +23,13 @@ inline std::string mlp_spec(const std::string& extra = "") {
 }
 
 struct ServiceFixture {
-  explicit ServiceFixture(service::ServiceOptions options = {}) {
+  explicit ServiceFixture(jobs::ServiceOptions options = {}) {
     store::StoreOptions o;
     o.path = dir.file("jobctl.db");
     auto s = store::Store::open(o, clock);
     if (!s) ADD_FAILURE() << s.error().message;
     db = std::move(*s);
-    svc = std::make_unique<service::JobService>(*db, clock, std::make_unique<service::FifoMatcher>(),
+    svc = std::make_unique<jobs::JobService>(*db, clock, std::make_unique<jobs::FifoMatcher>(),
                                                 options);
     if (auto st = svc->start(); !st) ADD_FAILURE() << st.error().message;
   }
@@ -44,8 +44,8 @@ struct ServiceFixture {
     return r ? r->id : 0;
   }
 
-  int64_t register_worker(std::vector<service::GpuDevice> gpus = {}, const std::string& name = "w") {
-    service::WorkerRegistration reg;
+  int64_t register_worker(std::vector<jobs::GpuDevice> gpus = {}, const std::string& name = "w") {
+    jobs::WorkerRegistration reg;
     reg.name = name;
     reg.capabilities.gpus = std::move(gpus);
     reg.capabilities.cpu_cores = 4;
@@ -55,10 +55,10 @@ struct ServiceFixture {
   }
 
   // A lease that does not wait.
-  Expected<std::optional<service::LeaseGrant>> lease_now(int64_t worker) {
-    std::promise<Expected<std::optional<service::LeaseGrant>>> p;
+  Expected<std::optional<jobs::LeaseGrant>> lease_now(int64_t worker) {
+    std::promise<Expected<std::optional<jobs::LeaseGrant>>> p;
     auto f = p.get_future();
-    svc->lease(worker, 0, [&p](Expected<std::optional<service::LeaseGrant>> r) { p.set_value(std::move(r)); });
+    svc->lease(worker, 0, [&p](Expected<std::optional<jobs::LeaseGrant>> r) { p.set_value(std::move(r)); });
     return f.get();
   }
 
@@ -71,7 +71,7 @@ struct ServiceFixture {
   jobctl::testing::TempDir dir;
   ManualClock clock;
   std::unique_ptr<store::Store> db;
-  std::unique_ptr<service::JobService> svc;
+  std::unique_ptr<jobs::JobService> svc;
 };
 
 }  // namespace jobctl::daemon::testing

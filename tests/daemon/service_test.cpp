@@ -1,6 +1,6 @@
 // JobService without sockets: submission, the lease protocol with fencing, cancellation,
 // matching rules, long-poll waiters and their deadlines, preemption and restart.
-#include "daemon/service/job_service.h"
+#include "daemon/jobs/job_service.h"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@ namespace {
 using jobctl::daemon::testing::mlp_spec;
 using jobctl::daemon::testing::ServiceFixture;
 
-std::vector<std::string> event_types(JobService& svc, int64_t id) {
+std::vector<std::string> event_types(jobs::JobService& svc, int64_t id) {
   auto d = svc.get_job(id);
   EXPECT_TRUE(d);
   std::vector<std::string> out;
@@ -32,7 +32,7 @@ TEST(Submit, StoresTheCanonicalSpecAndAQueuedEvent) {
   auto r = f.svc->submit_job(mlp_spec(R"(,"name":"first","priority":70)"));
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->name, "first");
-  EXPECT_EQ(r->state, JobState::queued);
+  EXPECT_EQ(r->state, jobs::JobState::queued);
   EXPECT_EQ(r->priority, 70);
   auto d = f.svc->get_job(r->id);
   ASSERT_TRUE(d);
@@ -41,7 +41,7 @@ TEST(Submit, StoresTheCanonicalSpecAndAQueuedEvent) {
   EXPECT_EQ(d->job.spec_json, train::to_json(*spec));  // canonical
   ASSERT_EQ(d->events.size(), 1u);
   EXPECT_EQ(d->events[0].type, "submitted");
-  EXPECT_EQ(d->events[0].to_state, JobState::queued);
+  EXPECT_EQ(d->events[0].to_state, jobs::JobState::queued);
   EXPECT_EQ(f.svc->queued_count(), 1u);
 }
 
@@ -61,7 +61,7 @@ TEST(Submit, InvalidSpecsAreRefusedWithTheFieldAndChangeNothing) {
        }) {
     auto r = f.svc->submit_job(c.body);
     ASSERT_FALSE(r) << c.body;
-    EXPECT_EQ(r.error().code, c.code) << c.body;
+    EXPECT_EQ(to_string(r.error().code), c.code) << c.body;
     if (!c.field.empty()) {
       EXPECT_EQ(r.error().field, c.field) << c.body;
     }
@@ -80,24 +80,24 @@ TEST(Lease, TheFullLifecycleWritesOneEventPerStateChange) {
   EXPECT_EQ((*lease)->epoch, 1);
   EXPECT_FALSE((*lease)->spec_json.empty());
 
-  HeartbeatReport hb{{w, 1}, R"({"step":10})"};
+  jobs::HeartbeatReport hb{{w, 1}, R"({"step":10})"};
   auto reply = f.svc->heartbeat(job, hb);
   ASSERT_TRUE(reply) << reply.error().message;
   EXPECT_FALSE(reply->cancel);
   auto d = f.svc->get_job(job);
   ASSERT_TRUE(d);
-  EXPECT_EQ(d->job.state, JobState::running);
+  EXPECT_EQ(d->job.state, jobs::JobState::running);
   EXPECT_EQ(d->job.progress_json, R"({"step":10})");
 
   ASSERT_TRUE(f.svc->heartbeat(job, hb));  // a second heartbeat changes no state
-  auto done = f.svc->complete(job, CompletionReport{{w, 1}, R"({"test_accuracy":0.85,"final_loss":0.4})"});
+  auto done = f.svc->complete(job, jobs::CompletionReport{{w, 1}, R"({"test_accuracy":0.85,"final_loss":0.4})"});
   ASSERT_TRUE(done) << done.error().message;
-  EXPECT_EQ(done->state, JobState::succeeded);
+  EXPECT_EQ(done->state, jobs::JobState::succeeded);
   EXPECT_EQ(event_types(*f.svc, job),
             (std::vector<std::string>{"submitted", "leased", "started", "succeeded"}));
   // A retried completion under the same lease is accepted and changes nothing.
   const std::string before = f.dump();
-  ASSERT_TRUE(f.svc->complete(job, CompletionReport{{w, 1}, "{}"}));
+  ASSERT_TRUE(f.svc->complete(job, jobs::CompletionReport{{w, 1}, "{}"}));
   EXPECT_EQ(f.dump(), before);
 }
 
@@ -106,7 +106,7 @@ TEST(Lease, CompletingAPlacedJobPassesThroughRunning) {
   const int64_t job = f.submit();
   const int64_t w = f.register_worker();
   ASSERT_TRUE(f.lease_now(w));
-  ASSERT_TRUE(f.svc->fail(job, FailureReport{{w, 1}, "exit code 3: no data"}));
+  ASSERT_TRUE(f.svc->fail(job, jobs::FailureReport{{w, 1}, "exit code 3: no data"}));
   EXPECT_EQ(event_types(*f.svc, job),
             (std::vector<std::string>{"submitted", "leased", "started", "failed"}));
   auto d = f.svc->get_job(job);
@@ -120,25 +120,25 @@ TEST(Fencing, StaleOrForeignReportsAreRefusedAndChangeNothing) {
   const int64_t w1 = f.register_worker();
   const int64_t w2 = f.register_worker();
   ASSERT_TRUE(f.lease_now(w1));
-  ASSERT_TRUE(f.svc->heartbeat(job, HeartbeatReport{{w1, 1}, std::nullopt}));
+  ASSERT_TRUE(f.svc->heartbeat(job, jobs::HeartbeatReport{{w1, 1}, std::nullopt}));
   const std::string before = f.dump();
-  for (LeaseRef bad : {LeaseRef{w1, 2}, LeaseRef{w1, 0}, LeaseRef{w2, 1}, LeaseRef{w1 + 99, 1}}) {
-    auto hb = f.svc->heartbeat(job, HeartbeatReport{bad, R"({"step":99})"});
+  for (jobs::LeaseRef bad : {jobs::LeaseRef{w1, 2}, jobs::LeaseRef{w1, 0}, jobs::LeaseRef{w2, 1}, jobs::LeaseRef{w1 + 99, 1}}) {
+    auto hb = f.svc->heartbeat(job, jobs::HeartbeatReport{bad, R"({"step":99})"});
     ASSERT_FALSE(hb);
-    EXPECT_EQ(hb.error().code, "stale_epoch");
+    EXPECT_EQ(hb.error().code, ErrorCode::stale_epoch);
     EXPECT_EQ(hb.error().field, "epoch");
-    auto c = f.svc->complete(job, CompletionReport{bad, "{}"});
+    auto c = f.svc->complete(job, jobs::CompletionReport{bad, "{}"});
     ASSERT_FALSE(c);
-    EXPECT_EQ(c.error().code, "stale_epoch");
-    auto fl = f.svc->fail(job, FailureReport{bad, "x"});
+    EXPECT_EQ(c.error().code, ErrorCode::stale_epoch);
+    auto fl = f.svc->fail(job, jobs::FailureReport{bad, "x"});
     ASSERT_FALSE(fl);
-    auto p = f.svc->preempt(job, PreemptionReport{bad, "x"});
+    auto p = f.svc->preempt(job, jobs::PreemptionReport{bad, "x"});
     ASSERT_FALSE(p);
   }
   EXPECT_EQ(f.dump(), before);
-  auto missing = f.svc->heartbeat(job + 1000, HeartbeatReport{{w1, 1}, std::nullopt});
+  auto missing = f.svc->heartbeat(job + 1000, jobs::HeartbeatReport{{w1, 1}, std::nullopt});
   ASSERT_FALSE(missing);
-  EXPECT_EQ(missing.error().code, "not_found");
+  EXPECT_EQ(missing.error().code, ErrorCode::not_found);
 }
 
 TEST(Fencing, AnOldLeaseHolderIsRefusedAfterTheJobIsLeasedAgain) {
@@ -147,14 +147,14 @@ TEST(Fencing, AnOldLeaseHolderIsRefusedAfterTheJobIsLeasedAgain) {
   const int64_t w1 = f.register_worker();
   const int64_t w2 = f.register_worker();
   ASSERT_TRUE(f.lease_now(w1));
-  ASSERT_TRUE(f.svc->preempt(job, PreemptionReport{{w1, 1}, "spot reclaim"}));
+  ASSERT_TRUE(f.svc->preempt(job, jobs::PreemptionReport{{w1, 1}, "spot reclaim"}));
   auto second = f.lease_now(w2);
   ASSERT_TRUE(second && *second);
   EXPECT_EQ((*second)->epoch, 2);
-  auto old = f.svc->complete(job, CompletionReport{{w1, 1}, "{}"});
+  auto old = f.svc->complete(job, jobs::CompletionReport{{w1, 1}, "{}"});
   ASSERT_FALSE(old);
-  EXPECT_EQ(old.error().code, "stale_epoch");
-  ASSERT_TRUE(f.svc->complete(job, CompletionReport{{w2, 2}, R"({"final_loss":1})"}));
+  EXPECT_EQ(old.error().code, ErrorCode::stale_epoch);
+  ASSERT_TRUE(f.svc->complete(job, jobs::CompletionReport{{w2, 2}, R"({"final_loss":1})"}));
   auto d = f.svc->get_job(job);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->job.recoveries, 1);
@@ -168,24 +168,24 @@ TEST(Fencing, APreemptedJobOfTheSameWorkerIsNotReportableUnderTheOldLease) {
   const int64_t job = f.submit();
   const int64_t w = f.register_worker();
   ASSERT_TRUE(f.lease_now(w));
-  ASSERT_TRUE(f.svc->preempt(job, PreemptionReport{{w, 1}, "shutting down"}));
-  auto hb = f.svc->heartbeat(job, HeartbeatReport{{w, 1}, std::nullopt});
+  ASSERT_TRUE(f.svc->preempt(job, jobs::PreemptionReport{{w, 1}, "shutting down"}));
+  auto hb = f.svc->heartbeat(job, jobs::HeartbeatReport{{w, 1}, std::nullopt});
   ASSERT_FALSE(hb);
-  EXPECT_EQ(hb.error().code, "stale_epoch");
+  EXPECT_EQ(hb.error().code, ErrorCode::stale_epoch);
 }
 
 TEST(Preempt, TooManyRecoveriesFailTheJob) {
-  ServiceOptions o;
+  jobs::ServiceOptions o;
   o.max_recoveries = 1;
   ServiceFixture f(o);
   const int64_t job = f.submit();
   const int64_t w = f.register_worker();
   ASSERT_TRUE(f.lease_now(w));
-  ASSERT_TRUE(f.svc->preempt(job, PreemptionReport{{w, 1}, "r1"}));
+  ASSERT_TRUE(f.svc->preempt(job, jobs::PreemptionReport{{w, 1}, "r1"}));
   ASSERT_TRUE(f.lease_now(w));
-  auto r = f.svc->preempt(job, PreemptionReport{{w, 2}, "r2"});
+  auto r = f.svc->preempt(job, jobs::PreemptionReport{{w, 2}, "r2"});
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->state, JobState::failed);
+  EXPECT_EQ(r->state, jobs::JobState::failed);
   EXPECT_EQ(r->recoveries, 2);
   ASSERT_TRUE(r->error);
   EXPECT_NE(r->error->find("r2"), std::string::npos);
@@ -200,20 +200,20 @@ TEST(Cancel, QueuedRunningAndFinishedJobs) {
   // Cancel the queued one first; the lease then gets the other.
   auto c1 = f.svc->cancel_job(queued);
   ASSERT_TRUE(c1);
-  EXPECT_EQ(c1->state, JobState::cancelled);
+  EXPECT_EQ(c1->state, jobs::JobState::cancelled);
   EXPECT_EQ(f.svc->queued_count(), 1u);
   auto lease = f.lease_now(w);
   ASSERT_TRUE(lease && *lease);
   EXPECT_EQ((*lease)->job_id, running);
-  ASSERT_TRUE(f.svc->heartbeat(running, HeartbeatReport{{w, 1}, std::nullopt}));
+  ASSERT_TRUE(f.svc->heartbeat(running, jobs::HeartbeatReport{{w, 1}, std::nullopt}));
   ASSERT_TRUE(f.svc->cancel_job(running));
-  auto hb = f.svc->heartbeat(running, HeartbeatReport{{w, 1}, std::nullopt});
+  auto hb = f.svc->heartbeat(running, jobs::HeartbeatReport{{w, 1}, std::nullopt});
   ASSERT_TRUE(hb);
   EXPECT_TRUE(hb->cancel);  // the worker learns to stop
   // Completing after the cancel is refused: the job stays cancelled.
-  auto late = f.svc->complete(running, CompletionReport{{w, 1}, "{}"});
+  auto late = f.svc->complete(running, jobs::CompletionReport{{w, 1}, "{}"});
   ASSERT_FALSE(late);
-  EXPECT_EQ(late.error().code, "stale_epoch");
+  EXPECT_EQ(late.error().code, ErrorCode::stale_epoch);
   // Cancelling again is a no-op; cancelling a finished job is a conflict; unknown is not found.
   const std::string before = f.dump();
   ASSERT_TRUE(f.svc->cancel_job(running));
@@ -221,13 +221,13 @@ TEST(Cancel, QueuedRunningAndFinishedJobs) {
   const int64_t done = f.submit();
   auto l2 = f.lease_now(w);
   ASSERT_TRUE(l2 && *l2);
-  ASSERT_TRUE(f.svc->complete(done, CompletionReport{{w, (*l2)->epoch}, "{}"}));
+  ASSERT_TRUE(f.svc->complete(done, jobs::CompletionReport{{w, (*l2)->epoch}, "{}"}));
   auto c3 = f.svc->cancel_job(done);
   ASSERT_FALSE(c3);
-  EXPECT_EQ(c3.error().code, "conflict");
+  EXPECT_EQ(c3.error().code, ErrorCode::conflict);
   auto c4 = f.svc->cancel_job(424242);
   ASSERT_FALSE(c4);
-  EXPECT_EQ(c4.error().code, "not_found");
+  EXPECT_EQ(c4.error().code, ErrorCode::not_found);
 }
 
 TEST(Matching, ResourcesDecideWhichWorkerGetsAJob) {
@@ -256,8 +256,8 @@ TEST(Matching, ResourcesDecideWhichWorkerGetsAJob) {
 }
 
 TEST(Matching, AnyGpuJobsGoToCpuWorkersToo) {
-  WorkerCapabilities cpu;
-  WorkerCapabilities gpu;
+  jobs::WorkerCapabilities cpu;
+  jobs::WorkerCapabilities gpu;
   gpu.gpus.push_back({"Tesla T4", 15360});
   EXPECT_TRUE(job_fits_worker("any", 1, cpu));
   EXPECT_TRUE(job_fits_worker("any", 4, gpu));
@@ -288,9 +288,9 @@ TEST(Matching, HigherPriorityFirstThenOldest) {
 TEST(LongPoll, AWaitingWorkerIsWokenBySubmission) {
   ServiceFixture f;
   const int64_t w = f.register_worker();
-  std::promise<Expected<std::optional<LeaseGrant>>> p;
+  std::promise<Expected<std::optional<jobs::LeaseGrant>>> p;
   auto fut = p.get_future();
-  f.svc->lease(w, 30000, [&p](Expected<std::optional<LeaseGrant>> r) { p.set_value(std::move(r)); });
+  f.svc->lease(w, 30000, [&p](Expected<std::optional<jobs::LeaseGrant>> r) { p.set_value(std::move(r)); });
   EXPECT_EQ(fut.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
   EXPECT_EQ(f.svc->waiting_workers(), 1u);
   const int64_t job = f.submit();
@@ -305,7 +305,7 @@ TEST(LongPoll, ANonFittingSubmissionLeavesTheWorkerWaiting) {
   ServiceFixture f;
   const int64_t w = f.register_worker();  // CPU only
   std::atomic<int> calls{0};
-  f.svc->lease(w, 30000, [&](Expected<std::optional<LeaseGrant>>) { calls++; });
+  f.svc->lease(w, 30000, [&](Expected<std::optional<jobs::LeaseGrant>>) { calls++; });
   f.submit(mlp_spec(R"(,"resources":{"gpu":"A100"})"));
   f.db->close();  // drain the writer: any lease it would start has finished
   EXPECT_EQ(calls.load(), 0);
@@ -319,7 +319,7 @@ TEST(LongPoll, TickEndsWaitsPastTheirDeadline) {
   ServiceFixture f;
   const int64_t w = f.register_worker();
   std::atomic<int> none{0};
-  f.svc->lease(w, 5000, [&](Expected<std::optional<LeaseGrant>> r) {
+  f.svc->lease(w, 5000, [&](Expected<std::optional<jobs::LeaseGrant>> r) {
     if (r && !*r) none++;
   });
   f.clock.advance_ms(4999);
@@ -336,7 +336,7 @@ TEST(LongPoll, ANewPollReplacesTheOldOneAndShutdownAnswersAll) {
   const int64_t w1 = f.register_worker();
   const int64_t w2 = f.register_worker();
   std::atomic<int> none{0};
-  auto count_none = [&](Expected<std::optional<LeaseGrant>> r) {
+  auto count_none = [&](Expected<std::optional<jobs::LeaseGrant>> r) {
     if (r && !*r) none++;
   };
   f.svc->lease(w1, 30000, count_none);
@@ -354,7 +354,7 @@ TEST(LongPoll, UnknownWorkersAreNotFound) {
   ServiceFixture f;
   auto r = f.lease_now(999);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, "not_found");
+  EXPECT_EQ(r.error().code, ErrorCode::not_found);
 }
 
 TEST(LongPoll, ManyWorkersRaceForFewJobsAndEachJobIsLeasedOnce) {
@@ -366,7 +366,7 @@ TEST(LongPoll, ManyWorkersRaceForFewJobsAndEachJobIsLeasedOnce) {
   std::vector<int64_t> leased;
   std::atomic<int> answered{0};
   for (int64_t w : workers)
-    f.svc->lease(w, 60000, [&](Expected<std::optional<LeaseGrant>> r) {
+    f.svc->lease(w, 60000, [&](Expected<std::optional<jobs::LeaseGrant>> r) {
       if (r && *r) {
         std::lock_guard<std::mutex> lock(mu);
         leased.push_back((*r)->job_id);
@@ -391,7 +391,7 @@ TEST(LongPoll, ManyWorkersRaceForFewJobsAndEachJobIsLeasedOnce) {
 TEST(List, PagesFollowTheNextCursorToTheEnd) {
   ServiceFixture f;
   for (int i = 0; i < 7; ++i) f.submit();
-  JobListRequest req;
+  jobs::JobListRequest req;
   req.limit = 3;
   std::vector<int64_t> ids;
   for (int page = 0; page < 10; ++page) {
@@ -419,20 +419,20 @@ TEST(Restart, TheQueueAndWorkersComeBackFromTheStore) {
   {
     auto db = store::Store::open(o, clock);
     ASSERT_TRUE(db);
-    JobService svc(**db, clock, std::make_unique<FifoMatcher>());
+    jobs::JobService svc(**db, clock, std::make_unique<jobs::FifoMatcher>());
     ASSERT_TRUE(svc.start());
     job = svc.submit_job(mlp_spec())->id;
-    WorkerRegistration reg;
+    jobs::WorkerRegistration reg;
     reg.name = "survivor";
     worker = svc.register_worker(reg)->worker_id;
   }
   auto db = store::Store::open(o, clock);
   ASSERT_TRUE(db);
-  JobService svc(**db, clock, std::make_unique<FifoMatcher>());
+  jobs::JobService svc(**db, clock, std::make_unique<jobs::FifoMatcher>());
   ASSERT_TRUE(svc.start());
   EXPECT_EQ(svc.queued_count(), 1u);
-  std::promise<Expected<std::optional<LeaseGrant>>> p;
-  svc.lease(worker, 0, [&p](Expected<std::optional<LeaseGrant>> r) { p.set_value(std::move(r)); });
+  std::promise<Expected<std::optional<jobs::LeaseGrant>>> p;
+  svc.lease(worker, 0, [&p](Expected<std::optional<jobs::LeaseGrant>> r) { p.set_value(std::move(r)); });
   auto r = p.get_future().get();
   ASSERT_TRUE(r && *r);
   EXPECT_EQ((*r)->job_id, job);

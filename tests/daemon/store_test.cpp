@@ -238,7 +238,7 @@ TEST(Store, AFailingChangeRollsBackAloneInItsBatch) {
         Status st = s->write([&, fail](WriteTxn& txn) -> Status {
           auto id = txn.insert_job(make_job("t" + std::to_string(t) + "-" + std::to_string(i)));
           if (!id) return id.error();
-          if (fail) return make_error("conflict", "refused after writing");
+          if (fail) return make_error(ErrorCode::conflict, "refused after writing");
           return {};
         });
         (st ? ok : failed)++;
@@ -266,7 +266,7 @@ TEST(Store, CommitHooksRunOnlyForCommittedChangesInOrder) {
   for (int i = 0; i < 5; ++i) {
     Status st = s->write([&, i](WriteTxn& txn) -> Status {
       txn.on_commit([&, i] { seen.push_back(i); });
-      if (i == 2) return make_error("conflict", "no");
+      if (i == 2) return make_error(ErrorCode::conflict, "no");
       return {};
     });
     EXPECT_EQ(st.has_value(), i != 2);
@@ -290,7 +290,7 @@ TEST(Store, AsyncWritesCompleteAfterCommitAndCloseDrainsTheQueue) {
   // After close, writes are refused at once.
   Status late = s->write([](WriteTxn&) -> Status { return {}; });
   ASSERT_FALSE(late);
-  EXPECT_EQ(late.error().code, "unavailable");
+  EXPECT_EQ(late.error().code, ErrorCode::unavailable);
   auto counts = s->count_jobs_by_state();
   ASSERT_TRUE(counts);
   EXPECT_EQ((*counts)[JobState::queued], 100);
@@ -329,7 +329,7 @@ TEST(Store, ABlockingWriteFromTheWriterThreadIsRefusedNotDeadlocked) {
     return {};
   }));
   ASSERT_FALSE(inner);
-  EXPECT_EQ(inner.error().code, "internal");
+  EXPECT_EQ(inner.error().code, ErrorCode::internal);
 }
 
 TEST(Store, KeysetListingByStateAndAfter) {

@@ -11,7 +11,7 @@
 #include <tuple>
 
 #include "client/http_client.h"
-#include "daemon/http/server.h"
+#include "net/server.h"
 #include "tests/daemon/in_process_daemon.h"
 #include "tests/support/temp_dir.h"
 
@@ -47,8 +47,8 @@ HttpClient trusting_client(const std::string& host, uint16_t port, const std::st
   return ::testing::AssertionSuccess();
 }
 
-http::ServerOptions tls_options(const std::string& cert, const std::string& key) {
-  http::ServerOptions so;
+net::ServerOptions tls_options(const std::string& cert, const std::string& key) {
+  net::ServerOptions so;
   so.tls_cert_file = cert;
   so.tls_key_file = key;
   return so;
@@ -98,9 +98,9 @@ TEST_F(Tls, AnUntrustedCertificateAndPlainHttpGetNoAnswer) {
 }
 
 TEST_F(Tls, ABadKeyOrAMissingHalfIsAnErrorNamingTheField) {
-  Router router;
+  net::Router router;
   {
-    HttpServer only_cert(tls_options(cert, ""), router);
+    net::HttpServer only_cert(tls_options(cert, ""), router);
     auto port = only_cert.start();
     ASSERT_FALSE(port);
     EXPECT_EQ(port.error().field, "tls.key_file");
@@ -109,7 +109,7 @@ TEST_F(Tls, ABadKeyOrAMissingHalfIsAnErrorNamingTheField) {
     std::ofstream(dir.file("garbage.pem")) << "not a key\n";
     auto so = tls_options(cert, dir.file("garbage.pem"));
     so.port = 0;
-    HttpServer garbage(so, router);
+    net::HttpServer garbage(so, router);
     auto port = garbage.start();
     ASSERT_FALSE(port);
     EXPECT_EQ(port.error().field, "tls.key_file");
@@ -117,7 +117,7 @@ TEST_F(Tls, ABadKeyOrAMissingHalfIsAnErrorNamingTheField) {
   {
     auto so = tls_options(dir.file("absent.pem"), key);
     so.port = 0;
-    HttpServer absent(so, router);
+    net::HttpServer absent(so, router);
     auto port = absent.start();
     ASSERT_FALSE(port);
     EXPECT_EQ(port.error().field, "tls.cert_file");

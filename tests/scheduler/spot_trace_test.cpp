@@ -32,7 +32,7 @@ TEST(SpotTrace, Statistics) {
 }
 
 TEST(SpotTrace, ErrorsNameTheField) {
-  EXPECT_EQ(parse_spot_trace("{").error().code, "malformed_json");
+  EXPECT_EQ(parse_spot_trace("{").error().code, ErrorCode::malformed_json);
   EXPECT_EQ(parse_spot_trace(R"({"data": [1]})").error().field, "metadata.gap_seconds");
   EXPECT_EQ(parse_spot_trace(R"({"metadata": {"gap_seconds": 0}, "data": [1]})").error().field, "metadata.gap_seconds");
   EXPECT_EQ(parse_spot_trace(R"({"metadata": {"gap_seconds": 30}, "data": []})").error().field, "data");
@@ -40,7 +40,7 @@ TEST(SpotTrace, ErrorsNameTheField) {
   EXPECT_EQ(parse_spot_trace(R"({"metadata": {"gap_seconds": 30}, "data": [1, 0.5]})").error().field, "data[1]");
   EXPECT_EQ(parse_spot_trace(R"({"metadata": {"gap_seconds": 30}, "data": [1], "prices": [1, 2]})").error().field,
             "prices");
-  EXPECT_EQ(parse_spot_trace("[1, 2]").error().code, "invalid_argument");
+  EXPECT_EQ(parse_spot_trace("[1, 2]").error().code, ErrorCode::invalid_argument);
 }
 
 }  // namespace

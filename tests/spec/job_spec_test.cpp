@@ -107,8 +107,8 @@ TEST(JobSpec, WrongTypesNameTheField) {
                 .field,
             "model.hidden[1]");
   EXPECT_EQ(parse_error(R"({"model": {"kind": "rnn"}, "data": {"dataset": "fashion-mnist"}})").field, "model.kind");
-  EXPECT_EQ(parse_error("[1, 2]").code, "invalid_argument");
-  EXPECT_EQ(parse_error("{not json").code, "malformed_json");
+  EXPECT_EQ(parse_error("[1, 2]").code, ErrorCode::invalid_argument);
+  EXPECT_EQ(parse_error("{not json").code, ErrorCode::malformed_json);
 }
 
 TEST(JobSpec, RangesAreChecked) {

@@ -35,7 +35,7 @@ TEST(Json, RejectsWhatRfc8259Rejects) {
     auto v = parse(bad);
     EXPECT_FALSE(v) << "accepted: " << bad;
     if (!v) {
-      EXPECT_EQ(v.error().code, "malformed_json");
+      EXPECT_EQ(v.error().code, ErrorCode::malformed_json);
     }
   }
 }

@@ -9,13 +9,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/http/router.h"
+#include "net/router.h"
 #include "tests/support/temp_dir.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using namespace jobctl::daemon::http;
+namespace net = jobctl::net;
 using nlohmann::json;
 
 void write(const fs::path& p, const std::string& text) {
@@ -23,7 +24,7 @@ void write(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
 }
 
-std::string header(const HttpResponse& r, const std::string& name) {
+std::string header(const net::HttpResponse& r, const std::string& name) {
   for (const auto& [k, v] : r.headers)
     if (k == name) return v;
   return "";
@@ -43,12 +44,12 @@ class StaticFilesTest : public ::testing::Test {
     fs::create_symlink(root / "style.css", root / "link-in.css");
   }
 
-  HttpResponse get(const std::string& target, const std::string& method = "GET", const std::string& inm = "") {
-    HttpRequest req;
+  net::HttpResponse get(const std::string& target, const std::string& method = "GET", const std::string& inm = "") {
+    net::HttpRequest req;
     req.method = method;
     req.target = target;
     req.if_none_match = inm;
-    EXPECT_TRUE(parse_target(target, req)) << target;
+    EXPECT_TRUE(net::parse_target(target, req)) << target;
     return StaticFiles(root).serve(req);
   }
 
@@ -57,7 +58,7 @@ class StaticFilesTest : public ::testing::Test {
 };
 
 TEST_F(StaticFilesTest, ServesFilesWithContentTypeEtagAndCacheControl) {
-  HttpResponse r = get("/");
+  net::HttpResponse r = get("/");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.content_type, "text/html; charset=utf-8");
   EXPECT_EQ(r.body, "<!doctype html><title>jobctl</title>");
@@ -73,14 +74,14 @@ TEST_F(StaticFilesTest, ServesFilesWithContentTypeEtagAndCacheControl) {
 
 TEST_F(StaticFilesTest, EtagAnswers304AndChangesWithTheContent) {
   const std::string etag = header(get("/js/app.js"), "ETag");
-  HttpResponse again = get("/js/app.js", "GET", etag);
+  net::HttpResponse again = get("/js/app.js", "GET", etag);
   EXPECT_EQ(again.status, 304);
   EXPECT_TRUE(again.body.empty());
   EXPECT_EQ(get("/js/app.js", "GET", "\"other\", " + etag).status, 304);
   EXPECT_EQ(get("/js/app.js", "GET", "W/" + etag).status, 304);
   EXPECT_EQ(get("/js/app.js", "GET", "\"other\"").status, 200);
   write(root / "js" / "app.js", "export const x = 2;\n");
-  HttpResponse changed = get("/js/app.js", "GET", etag);
+  net::HttpResponse changed = get("/js/app.js", "GET", etag);
   EXPECT_EQ(changed.status, 200);
   EXPECT_NE(header(changed, "ETag"), etag);
 }
@@ -90,11 +91,11 @@ TEST_F(StaticFilesTest, NothingOutsideTheRootNorHiddenNorDirectories) {
                              "/js/%2E%2E/%2E%2E/outside.txt", "/.secret", "/js/", "/js", "/vendor",
                              "/link-out.txt", "/nope.html", "//etc/passwd", "/js/./app.js",
                              "/js%5capp.js", "/a%00b"}) {
-    HttpRequest req;
+    net::HttpRequest req;
     req.method = "GET";
     req.target = target;
-    if (!parse_target(target, req)) continue;  // refused even earlier: fine
-    HttpResponse r = StaticFiles(root).serve(req);
+    if (!net::parse_target(target, req)) continue;  // refused even earlier: fine
+    net::HttpResponse r = StaticFiles(root).serve(req);
     EXPECT_EQ(r.status, 404) << target;
     EXPECT_EQ(json::parse(r.body)["error"]["code"], "not_found") << target;
     EXPECT_EQ(r.body.find("outside the root"), std::string::npos) << target;
@@ -102,38 +103,38 @@ TEST_F(StaticFilesTest, NothingOutsideTheRootNorHiddenNorDirectories) {
 }
 
 TEST_F(StaticFilesTest, OnlyGetAndHead) {
-  HttpResponse head = get("/style.css", "HEAD");
+  net::HttpResponse head = get("/style.css", "HEAD");
   EXPECT_EQ(head.status, 200);
   EXPECT_TRUE(head.body.empty());
   EXPECT_EQ(head.content_type, "text/css; charset=utf-8");
-  HttpResponse post = get("/style.css", "POST");
+  net::HttpResponse post = get("/style.css", "POST");
   EXPECT_EQ(post.status, 405);
   EXPECT_EQ(header(post, "Allow"), "GET, HEAD");
   EXPECT_EQ(get("/nope", "POST").status, 404);
 }
 
 TEST_F(StaticFilesTest, RouterFallbackKeepsTheApi404) {
-  Router router;
-  router.add("GET", "/v1/jobs", [](const HttpRequest&, const PathParams&, Responder respond) {
-    HttpResponse r;
+  net::Router router;
+  router.add("GET", "/v1/jobs", [](const net::HttpRequest&, const net::PathParams&, net::Responder respond) {
+    net::HttpResponse r;
     r.body = "{\"jobs\":[]}";
     respond(r);
   });
   StaticFiles files(root);
   router.set_fallback(files.as_fallback());
   auto call = [&](const std::string& method, const std::string& target) {
-    HttpRequest req;
+    net::HttpRequest req;
     req.method = method;
     req.target = target;
-    EXPECT_TRUE(parse_target(target, req));
-    HttpResponse out;
-    router.handle(req, [&](HttpResponse r) { out = std::move(r); });
+    EXPECT_TRUE(net::parse_target(target, req));
+    net::HttpResponse out;
+    router.handle(req, [&](net::HttpResponse r) { out = std::move(r); });
     return out;
   };
   EXPECT_EQ(call("GET", "/v1/jobs").body, "{\"jobs\":[]}");
   EXPECT_EQ(call("POST", "/v1/jobs").status, 405);  // the route's 405 is unchanged
   for (const char* api : {"/v1/nope", "/v1", "/v1/index.html"}) {
-    HttpResponse r = call("GET", api);
+    net::HttpResponse r = call("GET", api);
     EXPECT_EQ(r.status, 404) << api;
     EXPECT_EQ(r.content_type, "application/json");
     EXPECT_EQ(json::parse(r.body)["error"]["message"], std::string("no such endpoint: ") + api);

@@ -19,7 +19,7 @@ namespace {
 using daemon::testing::Daemon;
 using nlohmann::json;
 using daemon::store::JobState;
-namespace service = daemon::service;
+namespace jobs = daemon::jobs;
 
 const std::string kQuick =
     R"({"name":"quick","model":{"kind":"mlp","hidden":[32]},)"
@@ -32,8 +32,8 @@ const std::string kLong =
 
 class AgentTest : public ::testing::Test {
  protected:
-  static service::ServiceOptions svc_options() {
-    service::ServiceOptions o;
+  static jobs::ServiceOptions svc_options() {
+    jobs::ServiceOptions o;
     o.heartbeat_interval_s = 1;
     o.lease_timeout_s = 30;
     return o;
@@ -79,9 +79,9 @@ class AgentTest : public ::testing::Test {
     return r ? r->id : 0;
   }
 
-  service::JobDetail job(int64_t id) { return *daemon_.svc().get_job(id); }
+  jobs::JobDetail job(int64_t id) { return *daemon_.svc().get_job(id); }
 
-  bool wait_for_state(int64_t id, JobState s, int seconds) {
+  bool wait_for_state(int64_t id, jobs::JobState s, int seconds) {
     for (int i = 0; i < seconds * 20; ++i) {
       if (job(id).job.state == s) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -105,7 +105,7 @@ TEST_F(AgentTest, RunsAJobAndReportsItsResult) {
   auto agent = start(options());
   EXPECT_EQ(agent->join(), 0);
   auto d = job(id);
-  ASSERT_EQ(d.job.state, JobState::succeeded) << agent->log.str();
+  ASSERT_EQ(d.job.state, jobs::JobState::succeeded) << agent->log.str();
   ASSERT_TRUE(d.job.result_json);
   json result = json::parse(*d.job.result_json);
   EXPECT_TRUE(result["test_accuracy"].is_number()) << result.dump();
@@ -122,7 +122,7 @@ TEST_F(AgentTest, ATrainerFailureFailsTheJobWithTheReason) {
   auto agent = start(options());
   EXPECT_EQ(agent->join(), 0);
   auto d = job(id);
-  ASSERT_EQ(d.job.state, JobState::failed) << agent->log.str();
+  ASSERT_EQ(d.job.state, jobs::JobState::failed) << agent->log.str();
   ASSERT_TRUE(d.job.error);
   EXPECT_NE(d.job.error->find("exit code 3"), std::string::npos) << *d.job.error;
 }
@@ -132,19 +132,19 @@ TEST_F(AgentTest, AMissingTrainerFailsTheJob) {
   auto agent = start(options("/nonexistent/jobctl-train"));
   EXPECT_EQ(agent->join(), 0);
   auto d = job(id);
-  ASSERT_EQ(d.job.state, JobState::failed);
+  ASSERT_EQ(d.job.state, jobs::JobState::failed);
   EXPECT_NE(d.job.error->find("cannot start jobctl-train"), std::string::npos) << *d.job.error;
 }
 
 TEST_F(AgentTest, CancelStopsTheTrainer) {
   const int64_t id = submit(kLong);
   auto agent = start(options());
-  ASSERT_TRUE(wait_for_state(id, JobState::running, 60)) << "never started";
+  ASSERT_TRUE(wait_for_state(id, jobs::JobState::running, 60)) << "never started";
   ASSERT_TRUE(daemon_.svc().cancel_job(id));
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(agent->join(), 0);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(25));
-  EXPECT_EQ(job(id).job.state, JobState::cancelled);
+  EXPECT_EQ(job(id).job.state, jobs::JobState::cancelled);
   EXPECT_NE(agent->log.str().find("was cancelled"), std::string::npos) << agent->log.str();
 }
 
@@ -153,11 +153,11 @@ TEST_F(AgentTest, StoppingTheWorkerGivesTheJobBack) {
   auto o = options();
   o.max_jobs = 0;
   auto agent = start(o);
-  ASSERT_TRUE(wait_for_state(id, JobState::running, 60)) << "never started";
+  ASSERT_TRUE(wait_for_state(id, jobs::JobState::running, 60)) << "never started";
   stop_.request();
   EXPECT_EQ(agent->join(), 0);
   auto d = job(id);
-  EXPECT_EQ(d.job.state, JobState::queued) << agent->log.str();
+  EXPECT_EQ(d.job.state, jobs::JobState::queued) << agent->log.str();
   EXPECT_EQ(d.job.recoveries, 1);
   EXPECT_EQ(events(id), (std::vector<std::string>{"submitted", "leased", "started", "preempted", "requeued"}));
 }

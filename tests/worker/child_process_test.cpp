@@ -35,7 +35,7 @@ TEST(ChildProcess, RunsInTheGivenFolderWithStdinClosed) {
 TEST(ChildProcess, AMissingProgramIsNotFound) {
   auto c = ChildProcess::spawn({"/nonexistent/jobctl-train", "--spec", "x"});
   ASSERT_FALSE(c);
-  EXPECT_EQ(c.error().code, "not_found");
+  EXPECT_EQ(c.error().code, ErrorCode::not_found);
   EXPECT_NE(c.error().message.find("/nonexistent/jobctl-train"), std::string::npos);
 }
 

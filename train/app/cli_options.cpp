@@ -6,7 +6,7 @@ namespace jobctl::train {
 
 namespace {
 
-Error usage(const std::string& message, const std::string& flag) { return make_error("usage", message, flag); }
+Error usage(const std::string& message, const std::string& flag) { return make_error(ErrorCode::usage, message, flag); }
 
 template <class Int>
 Status parse_int(const std::string& flag, const std::string& text, Int lo, Int hi, Int& out) {

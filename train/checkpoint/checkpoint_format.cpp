@@ -146,7 +146,7 @@ class Reader {
   size_t pos_ = 0;
 };
 
-Error corrupt(const std::string& message) { return make_error("corrupt_checkpoint", message); }
+Error corrupt(const std::string& message) { return make_error(ErrorCode::corrupt_checkpoint, message); }
 
 }  // namespace
 

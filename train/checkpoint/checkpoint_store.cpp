@@ -106,7 +106,7 @@ Expected<LoadedCheckpoint> CheckpointStore::load_newest_valid() const {
   }
   std::string msg = "no valid checkpoint in " + dir_;
   for (const auto& s : out.skipped) msg += "; skipped " + s;
-  return make_error("not_found", msg);
+  return make_error(ErrorCode::not_found, msg);
 }
 
 }  // namespace jobctl::train

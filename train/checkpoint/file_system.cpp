@@ -14,7 +14,7 @@ namespace jobctl::train {
 namespace {
 
 Error io_error(const std::string& what, const std::string& path, int err) {
-  return make_error("io", what + " " + path + ": " + std::strerror(err));
+  return make_error(ErrorCode::io, what + " " + path + ": " + std::strerror(err));
 }
 
 }  // namespace
@@ -84,9 +84,9 @@ Expected<std::vector<std::string>> PosixFileSystem::list_directory(const std::st
   std::error_code ec;
   std::vector<std::string> names;
   std::filesystem::directory_iterator it(dir, ec), end;
-  if (ec) return make_error("io", "cannot list " + dir + ": " + ec.message());
+  if (ec) return make_error(ErrorCode::io, "cannot list " + dir + ": " + ec.message());
   for (; it != end; it.increment(ec)) {
-    if (ec) return make_error("io", "cannot list " + dir + ": " + ec.message());
+    if (ec) return make_error(ErrorCode::io, "cannot list " + dir + ": " + ec.message());
     std::error_code fec;
     if (it->is_regular_file(fec)) names.push_back(it->path().filename().string());
   }
@@ -101,7 +101,7 @@ Status PosixFileSystem::remove_file(const std::string& path) {
 Status PosixFileSystem::create_directories(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return make_error("io", "cannot create directory " + dir + ": " + ec.message());
+  if (ec) return make_error(ErrorCode::io, "cannot create directory " + dir + ": " + ec.message());
   return ok_status();
 }
 

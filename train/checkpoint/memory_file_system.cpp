@@ -22,7 +22,7 @@ Status MemoryFileSystem::write_file_synced(const std::string& path, std::span<co
     const size_t keep = std::min(*torn_write_, data.size());
     torn_write_.reset();
     files_[path] = std::vector<uint8_t>(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(keep));
-    return make_error("io", "injected write failure on " + path);
+    return make_error(ErrorCode::io, "injected write failure on " + path);
   }
   files_[path] = std::vector<uint8_t>(data.begin(), data.end());
   return ok_status();
@@ -33,10 +33,10 @@ Status MemoryFileSystem::rename(const std::string& from, const std::string& to) 
   log_.push_back("rename " + from + " " + to);
   if (fail_rename_) {
     fail_rename_ = false;
-    return make_error("io", "injected rename failure on " + from);
+    return make_error(ErrorCode::io, "injected rename failure on " + from);
   }
   auto it = files_.find(from);
-  if (it == files_.end()) return make_error("io", "cannot rename " + from + ": no such file");
+  if (it == files_.end()) return make_error(ErrorCode::io, "cannot rename " + from + ": no such file");
   files_[to] = std::move(it->second);
   files_.erase(from);
   return ok_status();
@@ -51,7 +51,7 @@ Status MemoryFileSystem::sync_directory(const std::string& dir) {
 Expected<std::vector<uint8_t>> MemoryFileSystem::read_file(const std::string& path) {
   std::lock_guard lock(mu_);
   auto it = files_.find(path);
-  if (it == files_.end()) return make_error("io", "cannot open " + path + ": no such file");
+  if (it == files_.end()) return make_error(ErrorCode::io, "cannot open " + path + ": no such file");
   return it->second;
 }
 

@@ -22,12 +22,12 @@ void BatchOrder::new_epoch() {
 Status BatchOrder::restore(const Rng::State& state, std::vector<int32_t> permutation) {
   if (!permutation.empty()) {
     if (static_cast<int64_t>(permutation.size()) != samples_)
-      return make_error("corrupt_checkpoint", "the stored sample order has " + std::to_string(permutation.size()) +
+      return make_error(ErrorCode::corrupt_checkpoint, "the stored sample order has " + std::to_string(permutation.size()) +
                                                   " entries, the dataset " + std::to_string(samples_));
     std::vector<bool> seen(permutation.size(), false);
     for (int32_t v : permutation) {
       if (v < 0 || v >= samples_ || seen[static_cast<size_t>(v)])
-        return make_error("corrupt_checkpoint", "the stored sample order is not a permutation");
+        return make_error(ErrorCode::corrupt_checkpoint, "the stored sample order is not a permutation");
       seen[static_cast<size_t>(v)] = true;
     }
   }

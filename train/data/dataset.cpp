@@ -29,11 +29,11 @@ Expected<Dataset> load_split(const std::string& dir, const std::string& images_b
   if (!labels) return Unexpected{std::move(labels).error()};
   const auto& id = images->dims;
   if (id.size() != 3 || id[1] != 28 || id[2] != 28)
-    return make_error("data", dir + "/" + images_base + ": expected N x 28 x 28 images");
+    return make_error(ErrorCode::data, dir + "/" + images_base + ": expected N x 28 x 28 images");
   if (labels->dims.size() != 1 || labels->dims[0] != id[0])
-    return make_error("data", dir + "/" + labels_base + ": label count does not match the image count");
+    return make_error(ErrorCode::data, dir + "/" + labels_base + ": label count does not match the image count");
   if (id[0] != expected)
-    return make_error("data", dir + "/" + images_base + ": expected " + std::to_string(expected) + " images, found " +
+    return make_error(ErrorCode::data, dir + "/" + images_base + ": expected " + std::to_string(expected) + " images, found " +
                                   std::to_string(id[0]));
   Dataset d;
   d.samples = id[0];
@@ -46,7 +46,7 @@ Expected<Dataset> load_split(const std::string& dir, const std::string& images_b
   d.y.resize(labels->data.size());
   for (size_t i = 0; i < d.y.size(); ++i) {
     if (labels->data[i] >= 10)
-      return make_error("data", dir + "/" + labels_base + ": label " + std::to_string(labels->data[i]) +
+      return make_error(ErrorCode::data, dir + "/" + labels_base + ": label " + std::to_string(labels->data[i]) +
                                     " at index " + std::to_string(i) + " is not in 0..9");
     d.y[i] = labels->data[i];
   }

@@ -14,7 +14,7 @@ namespace jobctl::train {
 
 namespace {
 
-Error data_error(const std::string& message) { return make_error("data", message); }
+Error data_error(const std::string& message) { return make_error(ErrorCode::data, message); }
 
 uint32_t read_be32(const uint8_t* p) {
   return (static_cast<uint32_t>(p[0]) << 24) | (static_cast<uint32_t>(p[1]) << 16) |

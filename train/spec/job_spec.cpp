@@ -73,7 +73,7 @@ class Fields {
   }
 
   Status error(std::string_view key, std::string message) const {
-    return make_error("invalid_argument", field(key) + " " + message, field(key));
+    return make_error(ErrorCode::invalid_argument, field(key) + " " + message, field(key));
   }
 
   Status get_int(std::string_view key, int64_t& out, int64_t lo, int64_t hi) {
@@ -171,7 +171,7 @@ class Fields {
     for (size_t i = 0; i < arr.size(); ++i) {
       const std::string item = std::string(key) + "[" + std::to_string(i) + "]";
       if (!arr[i].is_integer() || arr[i].as_int() < lo || arr[i].as_int() > hi)
-        return make_error("invalid_argument",
+        return make_error(ErrorCode::invalid_argument,
                           field(item) + " must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi),
                           field(item));
       result.push_back(static_cast<int>(arr[i].as_int()));
@@ -313,13 +313,13 @@ Status check_consistency(const JobSpec& s) {
   if (s.model.kind == ModelKind::cnn) {
     const InputShape in = input_shape(s.data);
     if (s.data.dataset == DatasetKind::synthetic && isqrt_exact(s.data.features) == 0)
-      return make_error("invalid_argument",
+      return make_error(ErrorCode::invalid_argument,
                         "data.features must be a perfect square (an SxS image) for model.kind \"cnn\"",
                         "data.features");
     int size = std::min(in.height, in.width);
     for (size_t i = 0; i < s.model.channels.size(); ++i) size /= 2;
     if (size < 1)
-      return make_error("invalid_argument",
+      return make_error(ErrorCode::invalid_argument,
                         "model.channels has too many blocks for a " + std::to_string(in.height) + "x" +
                             std::to_string(in.width) + " input (each block halves the size)",
                         "model.channels");
@@ -384,7 +384,7 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
   if (!parsed) return Unexpected{std::move(parsed).error()};
   const Value& root = *parsed;
   if (!root.is_object())
-    return Unexpected{make_error("invalid_argument", "the job spec must be a JSON object", "")};
+    return Unexpected{make_error(ErrorCode::invalid_argument, "the job spec must be a JSON object", "")};
 
   JobSpec spec;
   Fields f(root, "");

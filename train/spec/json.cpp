@@ -226,7 +226,7 @@ class Parser {
         ++col;
       }
     }
-    return make_error("malformed_json", "malformed JSON at line " + std::to_string(line) +
+    return make_error(ErrorCode::malformed_json, "malformed JSON at line " + std::to_string(line) +
                                             ", column " + std::to_string(col) + ": " + err_);
   }
 

@@ -73,7 +73,7 @@ TEST(CheckpointFormat, EveryTruncationIsDetected) {
   for (size_t n = 0; n < bytes.size(); ++n) {
     auto r = decode_checkpoint(std::span(bytes.data(), n));
     ASSERT_FALSE(r) << "a file cut to " << n << " of " << bytes.size() << " bytes was accepted";
-    EXPECT_EQ(r.error().code, "corrupt_checkpoint");
+    EXPECT_EQ(r.error().code, ErrorCode::corrupt_checkpoint);
   }
 }
 
@@ -150,7 +150,7 @@ TEST(CheckpointStore, FallsBackPastTruncatedAndCorruptFiles) {
   fs.set_contents("/out/ckpt-000000000010.ckpt", {1, 2, 3});
   auto none = store.load_newest_valid();
   ASSERT_FALSE(none);
-  EXPECT_EQ(none.error().code, "not_found");
+  EXPECT_EQ(none.error().code, ErrorCode::not_found);
 }
 
 TEST(CheckpointStore, FailedWritesLeaveThePreviousCheckpointIntact) {
@@ -160,7 +160,7 @@ TEST(CheckpointStore, FailedWritesLeaveThePreviousCheckpointIntact) {
   fs.fail_next_write_after(100);
   auto torn = store.write_periodic(sample_state(OptimizerKind::adamw, 8, 20));
   ASSERT_FALSE(torn);
-  EXPECT_EQ(torn.error().code, "io");
+  EXPECT_EQ(torn.error().code, ErrorCode::io);
   fs.fail_next_rename();
   EXPECT_FALSE(store.write_periodic(sample_state(OptimizerKind::adamw, 8, 30)));
   EXPECT_FALSE(fs.exists("/out/ckpt-000000000020.ckpt"));
@@ -200,7 +200,7 @@ TEST(CheckpointStore, WorksOnTheRealDisk) {
   EXPECT_EQ(names->size(), 2u);  // no temporary files left behind
   auto err = fs.read_file(dir.file("absent"));
   ASSERT_FALSE(err);
-  EXPECT_EQ(err.error().code, "io");
+  EXPECT_EQ(err.error().code, ErrorCode::io);
 }
 
 }  // namespace

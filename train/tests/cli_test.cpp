@@ -46,7 +46,7 @@ TEST(Cli, ErrorsNameTheFlag) {
   for (const auto& [args, flag] : bad) {
     auto r = parse_cli(args);
     ASSERT_FALSE(r) << flag;
-    EXPECT_EQ(r.error().code, "usage");
+    EXPECT_EQ(r.error().code, ErrorCode::usage);
     EXPECT_EQ(r.error().field, flag);
     EXPECT_NE(r.error().message.find(flag), std::string::npos) << r.error().message;
   }

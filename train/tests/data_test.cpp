@@ -54,7 +54,7 @@ TEST(Idx, RejectsMalformedFiles) {
            {{0, 0}, "too short"}, {{0, 0, 8, 2, 0, 0}, "truncated IDX header"}}) {
     auto r = parse_idx(bytes, "f");
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().code, "data");
+    EXPECT_EQ(r.error().code, ErrorCode::data);
     EXPECT_NE(r.error().message.find(needle), std::string::npos) << r.error().message;
   }
 }
@@ -89,7 +89,7 @@ TEST(Idx, ReadsPlainAndGzippedFiles) {
 TEST(FashionMnist, MissingFolderIsADataError) {
   auto r = load_fashion_mnist("/nonexistent/fashion");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, "data");
+  EXPECT_EQ(r.error().code, ErrorCode::data);
 }
 
 TEST(FashionMnist, LoadsTheInstalledDataset) {

@@ -95,7 +95,7 @@ TEST(Trainer, RefusesACheckpointFromAnotherSpec) {
   Trainer u(other, be, data.train, data.test);
   auto st = u.restore(s);
   ASSERT_FALSE(st);
-  EXPECT_EQ(st.error().code, "checkpoint_mismatch");
+  EXPECT_EQ(st.error().code, ErrorCode::checkpoint_mismatch);
 
   TrainingState wrong_layout = s;
   wrong_layout.layout_hash ^= 1;
@@ -319,7 +319,7 @@ TEST(TrainingRun, WriteFailureIsAnError) {
   f.fs.fail_next_write_after(10);
   auto out = f.run();
   ASSERT_FALSE(out);
-  EXPECT_EQ(out.error().code, "io");
+  EXPECT_EQ(out.error().code, ErrorCode::io);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@ namespace jobctl::train {
 
 namespace {
 
-Error mismatch(const std::string& message) { return make_error("checkpoint_mismatch", message); }
+Error mismatch(const std::string& message) { return make_error(ErrorCode::checkpoint_mismatch, message); }
 
 }  // namespace
 
@@ -19,11 +19,11 @@ Expected<std::unique_ptr<Trainer>> Trainer::create(const JobSpec& spec, Backend&
   for (const Dataset* d : {&train, &test}) {
     const char* which = d == &train ? "training" : "test";
     if (d->features != in.features() || d->classes != in.classes)
-      return make_error("invalid_argument", std::string("the ") + which + " data has " + std::to_string(d->features) +
+      return make_error(ErrorCode::invalid_argument, std::string("the ") + which + " data has " + std::to_string(d->features) +
                                                 " features and " + std::to_string(d->classes) +
                                                 " classes; the spec implies " + std::to_string(in.features()) +
                                                 " and " + std::to_string(in.classes));
-    if (d->samples <= 0) return make_error("invalid_argument", std::string("the ") + which + " data is empty");
+    if (d->samples <= 0) return make_error(ErrorCode::invalid_argument, std::string("the ") + which + " data is empty");
   }
   return std::make_unique<Trainer>(spec, backend, train, test);
 }
@@ -207,13 +207,13 @@ Status Trainer::restore(const TrainingState& s) {
   const int64_t in_epoch = s.global_step % steps_per_epoch_;
   const int64_t expect_losses = in_epoch == 0 ? (s.global_step == 0 ? 0 : steps_per_epoch_) : in_epoch;
   if (static_cast<int64_t>(s.epoch_losses.size()) != expect_losses || s.epoch != s.global_step / steps_per_epoch_)
-    return make_error("corrupt_checkpoint", "the checkpoint's position and loss history disagree");
+    return make_error(ErrorCode::corrupt_checkpoint, "the checkpoint's position and loss history disagree");
   if (s.moment1.size() != s.params.size() ||
       (optimizer_.moment_count() == 2 && s.moment2.size() != s.params.size()))
-    return make_error("corrupt_checkpoint", "optimizer state size does not match the parameter count");
+    return make_error(ErrorCode::corrupt_checkpoint, "optimizer state size does not match the parameter count");
   if (auto st = order_.restore(s.shuffle_rng, s.permutation); !st) return st;
   if (s.global_step > 0 && in_epoch != 0 && s.permutation.empty())
-    return make_error("corrupt_checkpoint", "the checkpoint is mid-epoch but has no sample order");
+    return make_error(ErrorCode::corrupt_checkpoint, "the checkpoint is mid-epoch but has no sample order");
 
   net_.param_buffer().upload(s.params);
   optimizer_.moment(0).upload(s.moment1);

@@ -1,0 +1,81 @@
+#include "daemon/auth/auth_admission.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+namespace jobctl::daemon::auth {
+
+using nlohmann::json;
+
+int64_t month_start_ms(int64_t now_ms) {
+  using namespace std::chrono;
+  const sys_days day = floor<days>(sys_time<milliseconds>(milliseconds(now_ms)));
+  const year_month_day ymd(day);
+  const sys_days first = sys_days(ymd.year() / ymd.month() / 1);
+  return duration_cast<milliseconds>(first.time_since_epoch()).count();
+}
+
+double UserLimitsAdmission::budget_of(const std::string& user) const {
+  auto it = limits_.user_budgets_usd.find(user);
+  return it != limits_.user_budgets_usd.end() ? it->second : limits_.monthly_budget_usd;
+}
+
+namespace {
+
+// The job's estimated cost from its placement (the placement contract: chosen.estimated_cost_usd).
+double estimated_cost(const store::JobRow& row) {
+  if (!row.chosen_json) return 0;
+  const json c = json::parse(*row.chosen_json, nullptr, false);
+  if (!c.is_object()) return 0;
+  auto e = c.find("estimated_cost_usd");
+  return e != c.end() && e->is_number() ? e->get<double>() : 0;
+}
+
+std::string usd(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+}  // namespace
+
+Status UserLimitsAdmission::admit(store::WriteTxn& txn, store::JobRow& row, const jobs::SubmitContext& context) {
+  if (context.owner.empty()) return {};
+  if (limits_.max_waiting_jobs_per_user > 0) {
+    auto waiting = txn.count_waiting_jobs(context.owner);  // this job included
+    if (!waiting) return waiting.error();
+    if (*waiting > limits_.max_waiting_jobs_per_user)
+      return make_error(ErrorCode::limit_exceeded,
+                        "user " + context.owner + " already has " + std::to_string(*waiting - 1) +
+                            " jobs waiting (queued or held); the limit is " +
+                            std::to_string(limits_.max_waiting_jobs_per_user) +
+                            " (limits.max_waiting_jobs_per_user)");
+  }
+  const double budget = budget_of(context.owner);
+  if (budget <= 0 || spend_ == nullptr || row.state != jobs::JobState::queued) return {};
+  const int64_t now = clock_.now_ms();
+  auto spent = spend_->spend_usd(context.owner, month_start_ms(now), now);
+  if (!spent) return spent.error();
+  const double estimate = estimated_cost(row);
+  if (*spent + estimate <= budget) return {};
+  const std::string reason =
+      "monthly budget of user " + context.owner + " exceeded: spent $" + usd(*spent) +
+      " this month" + (estimate > 0 ? " + this job's estimate $" + usd(estimate) : std::string()) +
+      " > budget $" + usd(budget);
+  store::JobEventRow ev;
+  ev.job_id = row.id;
+  ev.time_ms = now;
+  ev.type = "held";
+  ev.from_state = row.state;
+  ev.to_state = jobs::JobState::held;
+  ev.detail_json = json{{"reason", reason}}.dump();
+  row.state = jobs::JobState::held;
+  row.updated_ms = now;
+  if (auto st = txn.update_job(row); !st) return st;
+  if (auto seq = txn.append_event(ev); !seq) return seq.error();
+  return {};
+}
+
+}  // namespace jobctl::daemon::auth

@@ -1,0 +1,53 @@
+// Per-user limits checked inside every submit's transaction (docs/security.md):
+//  - at most limits.max_waiting_jobs_per_user jobs queued or held per user: past it the submit is
+//    refused (code "limit_exceeded", HTTP 429) and nothing is stored;
+//  - a monthly budget per user: when the user's spend this calendar month (UTC, from the cost
+//    ledger) plus the job's estimated cost (its placement's chosen.estimated_cost_usd, when the
+//    placement is already known) exceeds the budget, the job is stored `held` with the reason
+//    (event "held", detail {"reason": ...}) instead of being queued.
+// Only jobs with an owner (submitted with a token) are checked.
+//
+// Ownership: borrows the SpendSource (may be null: no budget checks). Thread safety: admit() is
+// called on the store's writer thread; spend lookups are cached (SpendSource implementations
+// must be thread-safe).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/clock.h"
+#include "base/expected.h"
+#include "daemon/auth/auth_options.h"
+#include "daemon/jobs/submit_admission.h"
+#include "daemon/store/store.h"
+
+namespace jobctl::daemon::auth {
+
+// Where a user's spend comes from (the cost ledger: auth_budget_ledger.h).
+class SpendSource {
+ public:
+  virtual ~SpendSource() = default;
+  // USD the user has spent in [from_ms, to_ms).
+  virtual Expected<double> spend_usd(const std::string& user, int64_t from_ms, int64_t to_ms) = 0;
+};
+
+class UserLimitsAdmission final : public jobs::SubmitAdmission {
+ public:
+  UserLimitsAdmission(LimitsOptions limits, const Clock& clock, SpendSource* spend)
+      : limits_(std::move(limits)), clock_(clock), spend_(spend) {}
+
+  Status admit(store::WriteTxn& txn, store::JobRow& row, const jobs::SubmitContext& context) override;
+
+  // The budget of a user this month (0: none).
+  double budget_of(const std::string& user) const;
+
+ private:
+  LimitsOptions limits_;
+  const Clock& clock_;
+  SpendSource* spend_;
+};
+
+// Milliseconds since the epoch of the first instant of now_ms's calendar month (UTC).
+int64_t month_start_ms(int64_t now_ms);
+
+}  // namespace jobctl::daemon::auth

@@ -1,0 +1,208 @@
+#include "daemon/jobs/checkpoint_service.h"
+
+#include <cstdio>
+#include <unordered_set>
+
+#include "base/crc32c.h"
+#include "scheduler/job_state.h"
+#include "train/spec/job_spec.h"
+
+namespace jobctl::daemon::jobs {
+
+using store::JobState;
+using store::WriteTxn;
+
+namespace {
+
+std::string job_ref(int64_t id) { return "job " + std::to_string(id); }
+
+std::string blob_name(int64_t step, int64_t epoch, int64_t now_ms, uint64_t nonce) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "ckpt-%012lld-e%lld-%lld-%llu.ckpt", static_cast<long long>(step),
+                static_cast<long long>(epoch), static_cast<long long>(now_ms),
+                static_cast<unsigned long long>(nonce));
+  return buf;
+}
+
+// The same fence as every other worker report (job_service.cpp): the job's current worker and
+// epoch, and a job that is still leased.
+Status check_upload_lease(const store::JobRow& job, const LeaseRef& lease) {
+  const bool same = job.worker_id && *job.worker_id == lease.worker_id && job.lease_epoch == lease.epoch;
+  if (!same)
+    return make_error(ErrorCode::stale_epoch,
+                      job_ref(job.id) + " is not leased to worker " + std::to_string(lease.worker_id) +
+                          " at epoch " + std::to_string(lease.epoch) + " (current epoch " +
+                          std::to_string(job.lease_epoch) + ")",
+                      "epoch");
+  if (job.state != JobState::placed && job.state != JobState::running)
+    return make_error(ErrorCode::stale_epoch,
+                      job_ref(job.id) + " is " + std::string(scheduler::to_string(job.state)) +
+                          "; the lease is no longer valid",
+                      "epoch");
+  return {};
+}
+
+int keep_of(const std::string& spec_json) {
+  auto spec = train::parse_job_spec(spec_json);
+  return spec ? std::max(1, spec->checkpoint.keep) : 3;
+}
+
+}  // namespace
+
+CheckpointService::CheckpointService(store::Store& store, const store::BlobStore& blobs,
+                                     const Clock& clock, CheckpointOptions options)
+    : store_(store), blobs_(blobs), clock_(clock), options_(options) {}
+
+Expected<CheckpointRow> CheckpointService::put(const CheckpointUpload& up) {
+  if (up.step < 0) return make_error(ErrorCode::invalid_argument, "step must be >= 0", "step");
+  if (up.bytes.empty()) return make_error(ErrorCode::invalid_argument, "the checkpoint is empty", "body");
+  if (static_cast<int64_t>(up.bytes.size()) > options_.max_bytes)
+    return make_error(ErrorCode::payload_too_large,
+                      "the checkpoint is " + std::to_string(up.bytes.size()) +
+                          " bytes, more than checkpoints.max_bytes " + std::to_string(options_.max_bytes),
+                      "body");
+  const uint32_t crc = crc32c::value(up.bytes.data(), up.bytes.size());
+  if (crc != up.crc32c) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "checksum mismatch: crc32c of the body is %08x, the request says %08x",
+                  crc, up.crc32c);
+    return make_error(ErrorCode::invalid_argument, buf, "crc32c");
+  }
+  // Cheap pre-check so a fenced-off worker does not make the daemon write a blob for nothing;
+  // the transaction below checks again.
+  auto pre = store_.get_job(up.job_id);
+  if (!pre) return pre.error();
+  if (!*pre) return make_error(ErrorCode::not_found, job_ref(up.job_id) + " does not exist");
+  if (auto st = check_upload_lease(**pre, up.lease); !st) return st.error();
+
+  const int64_t now = clock_.now_ms();
+  CheckpointRow row;
+  row.job_id = up.job_id;
+  row.step = up.step;
+  row.bytes = static_cast<int64_t>(up.bytes.size());
+  row.crc32c = crc;
+  row.file = blob_name(up.step, up.lease.epoch, now, nonce_.fetch_add(1));
+  row.worker_id = up.lease.worker_id;
+  row.epoch = up.lease.epoch;
+  row.created_ms = now;
+  if (auto st = blobs_.write(up.job_id, row.file, up.bytes); !st) {
+    (void)blobs_.remove(up.job_id, row.file);
+    return st.error();
+  }
+  // The row, then keep-K; blobs that no row references any more are removed after the commit.
+  std::vector<std::string> obsolete;
+  Status st = store_.write([&row, &obsolete](WriteTxn& txn) -> Status {
+    obsolete.clear();
+    auto found = txn.job(row.job_id);
+    if (!found) return found.error();
+    if (!*found) return make_error(ErrorCode::not_found, job_ref(row.job_id) + " does not exist");
+    if (auto s = check_upload_lease(**found, LeaseRef{row.worker_id, row.epoch}); !s) return s;
+    auto before = txn.checkpoints(row.job_id);
+    if (!before) return before.error();
+    for (const auto& c : *before)
+      if (c.step == row.step) obsolete.push_back(c.file);  // replaced
+    if (auto s = txn.put_checkpoint(row); !s) return s;
+    auto all = txn.checkpoints(row.job_id);
+    if (!all) return all.error();
+    const size_t keep = static_cast<size_t>(keep_of((*found)->spec_json));
+    for (size_t i = keep; i < all->size(); ++i) {
+      if (auto s = txn.delete_checkpoint(row.job_id, (*all)[i].step); !s) return s;
+      obsolete.push_back((*all)[i].file);
+    }
+    return {};
+  });
+  if (!st) {
+    (void)blobs_.remove(up.job_id, row.file);
+    return st.error();
+  }
+  for (const auto& f : obsolete)
+    if (f != row.file) (void)blobs_.remove(up.job_id, f);
+  return row;
+}
+
+Expected<std::vector<CheckpointRow>> CheckpointService::list(int64_t job_id) {
+  return store_.write_value<std::vector<CheckpointRow>>(
+      [job_id](WriteTxn& txn) -> Expected<std::vector<CheckpointRow>> {
+        auto found = txn.job(job_id);
+        if (!found) return found.error();
+        if (!*found) return make_error(ErrorCode::not_found, job_ref(job_id) + " does not exist");
+        return txn.checkpoints(job_id);
+      });
+}
+
+Expected<std::pair<CheckpointRow, std::string>> CheckpointService::get(int64_t job_id,
+                                                                       std::optional<int64_t> step) {
+  auto rows = list(job_id);
+  if (!rows) return rows.error();
+  const CheckpointRow* pick = nullptr;
+  for (const auto& r : *rows) {
+    if (!step || r.step == *step) {
+      pick = &r;
+      break;
+    }
+  }
+  if (pick == nullptr)
+    return make_error(ErrorCode::not_found, step ? job_ref(job_id) + " has no checkpoint at step " + std::to_string(*step)
+                                        : job_ref(job_id) + " has no checkpoint",
+                      step ? "step" : "");
+  auto bytes = blobs_.read(job_id, pick->file);
+  if (!bytes) {
+    if (bytes.error().code == ErrorCode::not_found)
+      return make_error(ErrorCode::io, job_ref(job_id) + ": the blob of the checkpoint at step " +
+                                  std::to_string(pick->step) + " is missing from the blob store");
+    return bytes.error();
+  }
+  return std::make_pair(*pick, std::move(*bytes));
+}
+
+Expected<int> CheckpointService::sweep_finished() {
+  std::vector<int64_t> jobs;
+  Status st = store_.write([&jobs](WriteTxn& txn) -> Status {
+    jobs.clear();
+    auto ids = txn.finished_jobs_with_checkpoints();
+    if (!ids) return ids.error();
+    for (int64_t id : *ids) {
+      auto rows = txn.checkpoints(id);
+      if (!rows) return rows.error();
+      for (const auto& r : *rows)
+        if (auto s = txn.delete_checkpoint(id, r.step); !s) return s;
+      jobs.push_back(id);
+    }
+    return {};
+  });
+  if (!st) return st.error();
+  for (int64_t id : jobs) (void)blobs_.remove_job(id);
+  return static_cast<int>(jobs.size());
+}
+
+void CheckpointService::tick() {
+  const int64_t now = clock_.now_ms();
+  int64_t last = last_sweep_ms_.load();
+  if (now - last < options_.sweep_interval_ms) return;
+  if (!last_sweep_ms_.compare_exchange_strong(last, now)) return;  // another tick is sweeping
+  (void)sweep_finished();
+}
+
+Expected<int> CheckpointService::reconcile() {
+  int removed = 0;
+  for (int64_t job_id : blobs_.job_ids()) {
+    auto rows = list(job_id);
+    if (!rows && rows.error().code != ErrorCode::not_found) return rows.error();
+    std::unordered_set<std::string> referenced;
+    if (rows)
+      for (const auto& r : *rows) referenced.insert(r.file);
+    if (referenced.empty()) {
+      removed += static_cast<int>(blobs_.names(job_id).size());
+      if (auto st = blobs_.remove_job(job_id); !st) return st.error();
+      continue;
+    }
+    for (const auto& name : blobs_.names(job_id)) {
+      if (referenced.count(name)) continue;
+      if (auto st = blobs_.remove(job_id, name); !st) return st.error();
+      ++removed;
+    }
+  }
+  return removed;
+}
+
+}  // namespace jobctl::daemon::jobs

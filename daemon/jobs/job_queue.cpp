@@ -1,0 +1,34 @@
+#include "daemon/jobs/job_queue.h"
+
+#include <nlohmann/json.hpp>
+
+namespace jobctl::daemon::jobs {
+
+void JobQueue::insert(const QueuedJob& job) {
+  erase(job.id);
+  auto it = jobs_.insert(job).first;
+  by_id_[job.id] = it;
+}
+
+bool JobQueue::erase(int64_t id) {
+  auto found = by_id_.find(id);
+  if (found == by_id_.end()) return false;
+  jobs_.erase(found->second);
+  by_id_.erase(found);
+  return true;
+}
+
+void set_placement_fields(const store::JobRow& row, QueuedJob& q) {
+  if (!row.chosen_json) return;
+  const auto c = nlohmann::json::parse(*row.chosen_json, nullptr, false);
+  if (!c.is_object()) return;
+  auto text = [&](const char* key) {  // null (e.g. a local option's instance_type) reads as ""
+    auto it = c.find(key);
+    return it != c.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  q.placement_option = text("option");
+  q.placement_gpu = text("gpu");
+  q.placement_instance_type = text("instance_type");
+}
+
+}  // namespace jobctl::daemon::jobs

@@ -1,0 +1,178 @@
+// The jobs and workers logic behind every endpoint, independent of HTTP: the handlers decode a
+// request, call one method here, and encode its answer. Tests drive it directly, without sockets.
+//
+// Every state change goes through scheduler::can_transition and writes its job_events row in the
+// same transaction (one store change per logical operation). Lease epochs are fencing tokens: a
+// report that does not carry the job's current (worker, epoch) is refused with code
+// "stale_epoch" and changes nothing.
+//
+// Leases are long-polls that hold no thread: lease() registers a waiter that is completed when a
+// fitting job is queued (from a store commit hook), or with "no job" by tick() once its deadline
+// has passed, or by shutdown().
+//
+// Ownership: borrows the Store and the Clock (both outlive the service); owns the matcher, the
+// in-memory queue and the waiters. Thread safety: every method is safe from any thread. Lease
+// callbacks run on whichever thread completes them (a writer-thread commit, tick(), or the
+// caller) and must be quick; they are never called with the service's mutex held.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/expected.h"
+#include "daemon/jobs/job_matcher.h"
+#include "daemon/jobs/job_queue.h"
+#include "daemon/jobs/protocol.h"
+#include "daemon/jobs/submit_admission.h"
+#include "daemon/store/store.h"
+
+namespace jobctl::daemon::jobs {
+
+struct ServiceOptions {
+  int heartbeat_interval_s = 2;   // how often a worker should heartbeat a running job
+  int lease_timeout_s = 60;       // a lease not renewed for this long expires
+  int max_lease_wait_s = 60;      // longest long-poll a worker may ask for
+  int max_list_limit = 1000;      // largest page of GET /v1/jobs
+  int max_recoveries = 10;        // preemptions after which a job fails instead of requeueing
+};
+
+class JobService {
+ public:
+  // Callback of lease(): a grant, nullopt (no job before the deadline), or an Error.
+  using LeaseCallback = std::function<void(Expected<std::optional<LeaseGrant>>)>;
+
+  JobService(store::Store& store, const Clock& clock, std::unique_ptr<JobMatcher> matcher,
+             ServiceOptions options = {});
+  ~JobService();
+  JobService(const JobService&) = delete;
+  JobService& operator=(const JobService&) = delete;
+
+  // Loads the queue from the store. Call once before serving.
+  Status start();
+
+  // ---- jobs
+  // Validates the spec (train::parse_job_spec), stores its canonical form, queues it.
+  // `context` (auth): the owner is stored with the job; a non-empty idempotency key
+  // already used by this owner returns that first job unchanged instead of a new one.
+  Expected<JobRow> submit_job(std::string_view spec_json, const SubmitContext& context = {});
+  // The same without blocking: the spec is checked on the calling thread, and `done` runs on the
+  // store's writer thread once the job is durable (or with the error). It must be quick.
+  void submit_job_async(std::string_view spec_json, const SubmitContext& context,
+                        std::function<void(Expected<JobRow>)> done);
+  Expected<JobPage> list_jobs(const JobListRequest& request);
+  Expected<JobDetail> get_job(int64_t id);
+  // Any non-terminal job becomes cancelled (a worker running it learns on its next heartbeat);
+  // cancelling a cancelled job is a no-op; a succeeded or failed one is a conflict.
+  Expected<JobRow> cancel_job(int64_t id);
+
+  // ---- workers
+  Expected<WorkerRegistered> register_worker(const WorkerRegistration& request);
+  Expected<std::vector<WorkerInfo>> list_workers();
+  // Offers the worker a fitting job now, or waits up to wait_ms for one (0: do not wait).
+  void lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done);
+  Expected<HeartbeatReply> heartbeat(int64_t job_id, const HeartbeatReport& report);
+  // The same without blocking; `done` runs on the store's writer thread (it must be quick).
+  void heartbeat_async(int64_t job_id, const HeartbeatReport& report,
+                       std::function<void(Expected<HeartbeatReply>)> done);
+  Expected<JobRow> complete(int64_t job_id, const CompletionReport& report);
+  Expected<JobRow> fail(int64_t job_id, const FailureReport& report);
+  // The worker gives the job back (it is shutting down or its machine is being reclaimed): the
+  // job goes running -> preempted -> queued and counts a recovery (or fails past the maximum).
+  Expected<JobRow> preempt(int64_t job_id, const PreemptionReport& report);
+
+  // Housekeeping on the daemon's ticker: completes long-polls whose deadline has passed, and
+  // (at most once a second) expires leases.
+  void tick();
+  // Lease expiry (lease_expiry.cpp): every placed or running job whose lease was not
+  // renewed before its expiry goes running -> preempted -> queued (its latest checkpoint is named
+  // by the next lease), counts a recovery (failing past max_recoveries), and its worker is
+  // marked lost. Returns how many leases expired.
+  Expected<int> expire_leases();
+  // The machine under a worker is gone (its cloud instance was reclaimed or terminated): every
+  // job leased to it is handled as an expired lease at once, without waiting for the timeout.
+  // Returns how many jobs were released.
+  Expected<int> release_worker_leases(int64_t worker_id, const std::string& reason);
+  // A placed job that no worker has taken goes back to the queue unplaced (its cloud instance
+  // could not be launched), with an `unplaced` event giving the reason; placement re-places it.
+  // A job in any other state is left alone (false).
+  Expected<bool> unplace(int64_t job_id, const std::string& reason);
+  // Completes every waiting long-poll with "no job" and refuses new waits. Idempotent.
+  void shutdown();
+
+  // Hooks, set before serving: limits and budget holds checked inside every submit's
+  // transaction (submit_admission.h; not owned, outlives the service), and an
+  // observer told how long each leased job waited in the queue (metrics; must be quick).
+  void set_admission(SubmitAdmission* admission) { admission_ = admission; }
+  void set_lease_observer(std::function<void(int64_t queue_wait_ms)> observer) {
+    lease_observer_ = std::move(observer);
+  }
+  // Placement hooks (placement_service.h), set before serving: told the id of every job
+  // that enters the queue unplaced (submit, requeue), and every heartbeat's progress (runtime
+  // calibration). Both must be quick and must not call back into the service synchronously.
+  void set_queued_observer(std::function<void(int64_t job_id)> observer) {
+    queued_observer_ = std::move(observer);
+  }
+  void set_heartbeat_observer(
+      std::function<void(int64_t job_id, int64_t worker_id, const std::string& progress_json)> observer) {
+    heartbeat_observer_ = std::move(observer);
+  }
+  // The placement service placed a job: its matching entry (with the chosen option) replaces the
+  // unplaced one and waiting workers are offered it.
+  void job_placed(const QueuedJob& job);
+
+  const ServiceOptions& options() const { return options_; }
+  size_t queued_count() const;
+  size_t waiting_workers() const;
+
+ private:
+  struct Waiter {
+    uint64_t id = 0;
+    int64_t worker_id = 0;
+    WorkerCapabilities caps;
+    int64_t deadline_ms = 0;
+    LeaseCallback done;
+  };
+  using Completions = std::vector<std::function<void()>>;
+
+  Expected<WorkerCapabilities> worker_capabilities(int64_t worker_id);
+  // Called with mu_ held: offers jobs to waiting workers while both remain.
+  void dispatch_locked(Completions& later);
+  // Called with mu_ held: reserves a job for the waiter and adds its lease change to `later`,
+  // which the caller runs once mu_ is released (a store completion may need mu_ itself).
+  bool try_assign_locked(Waiter& waiter, Completions& later);
+  void on_lease_done(Waiter waiter, int64_t job_id, Status st,
+                     const std::shared_ptr<LeaseGrant>& grant);
+  void on_job_queued(const QueuedJob& job);
+  void on_job_left_queue(int64_t job_id);
+  // lease_expiry.cpp: one lease lost (expired, or its machine gone), inside a store change.
+  Status lose_lease_in(store::WriteTxn& txn, store::JobRow job, const std::string& reason, int64_t now);
+  void touch_worker(int64_t worker_id);
+
+  store::Store& store_;
+  const Clock& clock_;
+  std::unique_ptr<JobMatcher> matcher_;
+  ServiceOptions options_;
+  SubmitAdmission* admission_ = nullptr;
+  std::function<void(int64_t)> lease_observer_;
+  std::function<void(int64_t)> queued_observer_;
+  std::function<void(int64_t, int64_t, const std::string&)> heartbeat_observer_;
+
+  mutable std::mutex mu_;
+  JobQueue queue_;
+  std::list<Waiter> waiters_;  // FIFO: the longest-waiting worker is offered first
+  std::unordered_map<int64_t, WorkerCapabilities> workers_;
+  uint64_t next_waiter_id_ = 1;
+  bool shutting_down_ = false;
+  int64_t next_expiry_check_ms_ = 0;  // tick() runs expire_leases() when due (guarded by mu_)
+};
+
+}  // namespace jobctl::daemon::jobs

@@ -1,0 +1,93 @@
+// JobService::expire_leases and release_worker_leases (docs/recovery.md, "A worker
+// dies"). Separate from job_service.cpp so that recovery's logic lives in one place.
+#include <nlohmann/json.hpp>
+
+#include "daemon/jobs/job_service.h"
+#include "daemon/jobs/job_transition.h"
+#include "scheduler/job_state.h"
+
+namespace jobctl::daemon::jobs {
+
+using nlohmann::json;
+using store::WriteTxn;
+
+// One lost lease: running (or placed) -> preempted -> queued, a recovery counted (failed past
+// max_recoveries), the worker marked lost. The job is queued unplaced, so placement re-places it.
+Status JobService::lose_lease_in(WriteTxn& txn, store::JobRow job, const std::string& reason, int64_t now) {
+  const std::optional<int64_t> worker_id = job.worker_id;
+  json detail = {{"worker_id", worker_id ? json(*worker_id) : json(nullptr)},
+                 {"epoch", job.lease_epoch},
+                 {"reason", reason}};
+  job.lease_expires_ms.reset();
+  job.recoveries += 1;
+  // A job leased but never started counts too: its lease was lost all the same.
+  if (auto st = transition_job(txn, job, JobState::preempted, "preempted", detail, now); !st) return st;
+  if (job.recoveries > options_.max_recoveries) {
+    job.error = "interrupted " + std::to_string(job.recoveries) + " times (more than max_recoveries " +
+                std::to_string(options_.max_recoveries) + "); last reason: " + reason;
+    if (auto st = transition_job(txn, job, JobState::failed, "failed", json{{"error", *job.error}}, now); !st)
+      return st;
+  } else {
+    job.worker_id.reset();
+    if (auto st = transition_job(txn, job, JobState::queued, "requeued", json{{"recoveries", job.recoveries}}, now);
+        !st)
+      return st;
+    QueuedJob q;  // queued again: no placement yet (placement re-places it)
+    q.id = job.id;
+    q.priority = job.priority;
+    q.created_ms = job.created_ms;
+    q.resource_gpu = job.resource_gpu;
+    q.resource_gpus = job.resource_gpus;
+    txn.on_commit([this, q] { on_job_queued(q); });
+  }
+  if (worker_id) {
+    auto w = txn.worker(*worker_id);
+    if (!w) return w.error();
+    if (*w && (*w)->state != "lost") {
+      (*w)->state = "lost";
+      if (auto st = txn.update_worker(**w); !st) return st;
+    }
+  }
+  return {};
+}
+
+Expected<int> JobService::expire_leases() {
+  const int64_t now = clock_.now_ms();
+  const int timeout_s = options_.lease_timeout_s;
+  return store_.write_value<int>([this, now, timeout_s](WriteTxn& txn) -> Expected<int> {
+    auto ids = txn.jobs_with_expired_leases(now);
+    if (!ids) return ids.error();
+    int expired = 0;
+    for (int64_t id : *ids) {
+      auto found = txn.job(id);
+      if (!found) return found.error();
+      if (!*found) continue;
+      const std::optional<int64_t> worker_id = (*found)->worker_id;
+      const std::string reason = "lease expired: no heartbeat from worker " +
+                                 (worker_id ? std::to_string(*worker_id) : std::string("?")) + " for " +
+                                 std::to_string(timeout_s) + " s";
+      if (auto st = lose_lease_in(txn, std::move(**found), reason, now); !st) return st.error();
+      ++expired;
+    }
+    return expired;
+  });
+}
+
+Expected<int> JobService::release_worker_leases(int64_t worker_id, const std::string& reason) {
+  const int64_t now = clock_.now_ms();
+  return store_.write_value<int>([this, worker_id, reason, now](WriteTxn& txn) -> Expected<int> {
+    auto ids = txn.jobs_leased_to(worker_id);
+    if (!ids) return ids.error();
+    int released = 0;
+    for (int64_t id : *ids) {
+      auto found = txn.job(id);
+      if (!found) return found.error();
+      if (!*found) continue;
+      if (auto st = lose_lease_in(txn, std::move(**found), reason, now); !st) return st.error();
+      ++released;
+    }
+    return released;
+  });
+}
+
+}  // namespace jobctl::daemon::jobs

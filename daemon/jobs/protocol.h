@@ -1,0 +1,106 @@
+// The typed requests and answers of the service layer: what the HTTP handlers decode bodies into
+// and encode answers from (docs/api.md shows their JSON).
+//
+// Thread safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/jobs/worker_capabilities.h"
+#include "daemon/store/records.h"
+
+namespace jobctl::daemon::jobs {
+
+using store::JobEventRow;
+using store::JobRow;
+using store::JobState;
+using store::WorkerRow;
+
+struct JobListRequest {
+  std::optional<JobState> state;
+  int64_t after_id = 0;
+  int limit = 100;
+  std::optional<std::string> owner;  // only this user's jobs (set for `user` tokens)
+};
+
+// Who submits a job and how to recognise a retry (auth: docs/security.md). Both empty when
+// auth is off and no Idempotency-Key header was sent.
+struct SubmitContext {
+  std::string owner;            // the token's user; stored in jobs.owner
+  std::string idempotency_key;  // a retried submit with the same key returns the first job
+};
+
+struct JobPage {
+  std::vector<JobRow> jobs;            // without spec_json
+  std::optional<int64_t> next_after;   // pass as `after` for the next page; none when done
+};
+
+struct JobDetail {
+  JobRow job;
+  std::vector<JobEventRow> events;
+};
+
+struct WorkerRegistration {
+  std::string name;
+  WorkerCapabilities capabilities;
+};
+
+struct WorkerRegistered {
+  int64_t worker_id = 0;
+  int heartbeat_interval_s = 0;
+  int lease_timeout_s = 0;
+  int max_lease_wait_s = 0;
+};
+
+struct WorkerInfo {
+  WorkerRow row;
+  WorkerCapabilities capabilities;
+  std::vector<int64_t> job_ids;        // jobs it holds now (placed or running)
+};
+
+struct LeaseGrant {
+  int64_t job_id = 0;
+  int64_t epoch = 0;
+  std::string name;
+  std::string spec_json;               // canonical
+  int64_t lease_expires_ms = 0;
+  // The newest stored checkpoint to resume from; none for a fresh start.
+  std::optional<store::CheckpointRow> resume;
+};
+
+// Every report from a worker names the lease it acts under: the job (in the path), the worker and
+// the lease epoch. A report whose lease is not the job's current one is refused (409).
+struct LeaseRef {
+  int64_t worker_id = 0;
+  int64_t epoch = 0;
+};
+
+struct HeartbeatReport {
+  LeaseRef lease;
+  std::optional<std::string> progress_json;  // a JSON object
+};
+
+struct HeartbeatReply {
+  bool cancel = false;                 // the job was cancelled: stop it
+  int64_t lease_expires_ms = 0;
+};
+
+struct CompletionReport {
+  LeaseRef lease;
+  std::string result_json;             // a JSON object (final_loss, test_accuracy, ...)
+};
+
+struct FailureReport {
+  LeaseRef lease;
+  std::string error;
+};
+
+struct PreemptionReport {
+  LeaseRef lease;
+  std::string reason;
+};
+
+}  // namespace jobctl::daemon::jobs

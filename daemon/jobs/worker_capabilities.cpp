@@ -1,0 +1,114 @@
+#include "daemon/jobs/worker_capabilities.h"
+
+#include "base/strings.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <nlohmann/json.hpp>
+
+namespace jobctl::daemon::jobs {
+
+using nlohmann::json;
+
+namespace {
+
+Expected<int64_t> non_negative_int(const json& j, const std::string& field) {
+  if (!j.is_number_integer()) return make_error(ErrorCode::invalid_argument, field + " must be an integer", field);
+  const int64_t v = j.get<int64_t>();
+  if (v < 0) return make_error(ErrorCode::invalid_argument, field + " must be >= 0", field);
+  return v;
+}
+
+}  // namespace
+
+Expected<WorkerCapabilities> capabilities_from_json(const json& j, const std::string& prefix) {
+  if (!j.is_object()) return make_error(ErrorCode::invalid_argument, prefix + " must be an object", prefix);
+  WorkerCapabilities caps;
+  for (const auto& [key, value] : j.items()) {
+    const std::string field = prefix + "." + key;
+    if (key == "gpus") {
+      if (!value.is_array()) return make_error(ErrorCode::invalid_argument, field + " must be an array", field);
+      if (value.size() > 64) return make_error(ErrorCode::invalid_argument, field + " lists more than 64 GPUs", field);
+      for (size_t i = 0; i < value.size(); ++i) {
+        const std::string gf = field + "[" + std::to_string(i) + "]";
+        const json& g = value[i];
+        if (!g.is_object()) return make_error(ErrorCode::invalid_argument, gf + " must be an object", gf);
+        GpuDevice dev;
+        bool has_model = false;
+        for (const auto& [gk, gv] : g.items()) {
+          const std::string f = gf + "." + gk;
+          if (gk == "model") {
+            if (!gv.is_string() || gv.get<std::string>().empty() || gv.get<std::string>().size() > 200)
+              return make_error(ErrorCode::invalid_argument, f + " must be a non-empty string (at most 200 characters)", f);
+            dev.model = gv.get<std::string>();
+            has_model = true;
+          } else if (gk == "memory_mb") {
+            auto v = non_negative_int(gv, f);
+            if (!v) return v.error();
+            dev.memory_mb = *v;
+          } else {
+            return make_error(ErrorCode::invalid_argument, "unknown field " + f, f);
+          }
+        }
+        if (!has_model) return make_error(ErrorCode::invalid_argument, gf + ".model is required", gf + ".model");
+        caps.gpus.push_back(std::move(dev));
+      }
+    } else if (key == "cpu_cores") {
+      auto v = non_negative_int(value, field);
+      if (!v) return v.error();
+      if (*v > 1'000'000) return make_error(ErrorCode::invalid_argument, field + " is too large", field);
+      caps.cpu_cores = static_cast<int>(*v);
+    } else if (key == "memory_mb") {
+      auto v = non_negative_int(value, field);
+      if (!v) return v.error();
+      caps.memory_mb = *v;
+    } else if (key == "instance") {
+      if (value.is_null()) continue;
+      if (!value.is_object()) return make_error(ErrorCode::invalid_argument, field + " must be an object", field);
+      WorkerInstance inst;
+      for (const auto& [ik, iv] : value.items()) {
+        const std::string f = field + "." + ik;
+        if (ik == "spot") {
+          if (!iv.is_boolean()) return make_error(ErrorCode::invalid_argument, f + " must be true or false", f);
+          inst.spot = iv.get<bool>();
+        } else if (ik == "id" || ik == "provider" || ik == "instance_type") {
+          if (!iv.is_string() || iv.get<std::string>().size() > 200)
+            return make_error(ErrorCode::invalid_argument, f + " must be a string (at most 200 characters)", f);
+          (ik == "id" ? inst.id : ik == "provider" ? inst.provider : inst.instance_type) = iv.get<std::string>();
+        } else {
+          return make_error(ErrorCode::invalid_argument, "unknown field " + f, f);
+        }
+      }
+      caps.instance = std::move(inst);
+    } else {
+      return make_error(ErrorCode::invalid_argument, "unknown field " + field, field);
+    }
+  }
+  return caps;
+}
+
+json to_json(const WorkerCapabilities& caps) {
+  json gpus = json::array();
+  for (const auto& g : caps.gpus) gpus.push_back({{"model", g.model}, {"memory_mb", g.memory_mb}});
+  json out = {{"gpus", gpus}, {"cpu_cores", caps.cpu_cores}, {"memory_mb", caps.memory_mb}};
+  if (caps.instance)
+    out["instance"] = {{"id", caps.instance->id},
+                       {"provider", caps.instance->provider},
+                       {"instance_type", caps.instance->instance_type},
+                       {"spot", caps.instance->spot}};
+  return out;
+}
+
+bool job_fits_worker(std::string_view resource_gpu, int resource_gpus,
+                     const WorkerCapabilities& worker) {
+  const std::string want = to_lower(resource_gpu);
+  if (want == "any") return true;
+  if (want == "cpu") return worker.cpu_only();
+  int matching = 0;
+  for (const auto& g : worker.gpus)
+    if (to_lower(g.model).find(want) != std::string::npos) ++matching;
+  return matching > 0 && matching >= std::max(resource_gpus, 1);
+}
+
+}  // namespace jobctl::daemon::jobs

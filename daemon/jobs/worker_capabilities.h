@@ -1,0 +1,61 @@
+// What a worker offers (its GPUs, or none) and whether a job fits it.
+//
+// Wire form (POST /v1/workers/register, docs/api.md):
+//   {"gpus": [{"model": "NVIDIA A100-SXM4-80GB", "memory_mb": 81920}, ...],
+//    "cpu_cores": 16, "memory_mb": 131072}
+// An empty (or absent) "gpus" list is a CPU-only worker.
+//
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "base/expected.h"
+
+namespace jobctl::daemon::jobs {
+
+struct GpuDevice {
+  std::string model;
+  int64_t memory_mb = 0;
+};
+
+// The cloud instance a worker runs on (contract in docs/api.md, "The placement document"): absent for an owned
+// (local) machine. Wire form: "instance": {"id": "...", "provider": "sim", "instance_type":
+// "p3.2xlarge", "spot": true}.
+struct WorkerInstance {
+  std::string id;
+  std::string provider;
+  std::string instance_type;
+  bool spot = false;
+};
+
+struct WorkerCapabilities {
+  std::vector<GpuDevice> gpus;
+  int cpu_cores = 0;
+  int64_t memory_mb = 0;
+  std::optional<WorkerInstance> instance;  // none: a local worker
+
+  bool cpu_only() const { return gpus.empty(); }
+};
+
+// Strict parse: unknown keys and wrong types are errors naming the field under `field_prefix`
+// (e.g. "capabilities.gpus[0].model").
+Expected<WorkerCapabilities> capabilities_from_json(const nlohmann::json& j,
+                                                    const std::string& field_prefix);
+nlohmann::json to_json(const WorkerCapabilities& caps);
+
+// The matching rule for a job's `resources` (docs/api.md, "Which worker gets a job"):
+//   gpu "any"   -> every worker, CPU-only ones included
+//   gpu "cpu"   -> CPU-only workers
+//   gpu "<model>" -> workers with at least `gpus` GPUs whose model name contains <model>
+//                    (case-insensitive: "A100" matches "NVIDIA A100-SXM4-80GB")
+bool job_fits_worker(std::string_view resource_gpu, int resource_gpus,
+                     const WorkerCapabilities& worker);
+
+}  // namespace jobctl::daemon::jobs

@@ -1,0 +1,138 @@
+#include "daemon/ledger/ledger.h"
+
+#include <cmath>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "train/spec/job_spec.h"
+
+namespace jobctl::daemon::ledger {
+
+using nlohmann::json;
+
+namespace {
+
+// Rejections that mean the candidate cannot run the job at all (as opposed to a policy that
+// ruled it out: placement mode, price cap, no provider): these are no on-demand reference.
+bool misfit(const json& c) {
+  auto it = c.find("rejection");
+  if (it == c.end() || !it->is_string()) return false;
+  const std::string r = it->get<std::string>();
+  return r == "memory" || r == "too_few_gpus" || r == "unknown_gpu" || r == "gpu_constraint";
+}
+
+double number(const json& j, const char* key, double fallback = 0) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+}  // namespace
+
+// The cheapest fitting on-demand candidate's compute cost (its price times its estimated hours)
+// over the chosen candidate's estimated hours.
+std::optional<double> ledger_on_demand_reference(const std::string& placement_text) {
+  json p = json::parse(placement_text, nullptr, false);
+  if (!p.is_object()) return std::nullopt;
+  auto chosen = p.find("chosen");
+  auto cands = p.find("candidates");
+  if (chosen == p.end() || !chosen->is_object() || cands == p.end() || !cands->is_array())
+    return std::nullopt;
+  const double hours = number(*chosen, "estimated_hours");
+  if (hours <= 0) return std::nullopt;
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& c : *cands) {
+    if (!c.is_object() || c.value("option", "") != "on_demand" || misfit(c)) continue;
+    // The compute time only: the one-off provisioning in estimated_cost_usd would dominate a
+    // short job and inflate the hourly reference without bound.
+    const double cost = number(c, "usd_per_hour", -1) * number(c, "estimated_hours", -1);
+    if (cost > 0) best = std::min(best, cost);
+  }
+  if (!std::isfinite(best)) return std::nullopt;
+  return best / hours;
+}
+
+std::string ledger_user(store::Store& store, int64_t job_id) {
+  if (job_id <= 0) return "";
+  auto owner = store.job_owner(job_id);
+  if (owner && *owner && !(*owner)->empty()) return **owner;
+  auto job = store.get_job(job_id);
+  if (!job || !*job) return "";
+  auto spec = train::parse_job_spec((*job)->spec_json);
+  return spec ? spec->user : "";
+}
+
+int64_t billed_seconds(int64_t start_ms, int64_t end_ms) {
+  if (end_ms <= start_ms) return 0;
+  return (end_ms - start_ms + 999) / 1000;
+}
+
+Status validate_ledger_entry(const LedgerEntry& e) {
+  if (e.resource.empty() || e.resource.size() > 300)
+    return make_error(ErrorCode::invalid_argument, "ledger.resource must be a non-empty string", "ledger.resource");
+  if (e.kind != "local" && e.kind != "on_demand" && e.kind != "spot")
+    return make_error(ErrorCode::invalid_argument, "ledger.kind must be local, on_demand or spot (got '" + e.kind + "')",
+                      "ledger.kind");
+  if (e.end_ms < e.start_ms)
+    return make_error(ErrorCode::invalid_argument, "ledger.end_ms is before ledger.start_ms", "ledger.end_ms");
+  if (!(e.usd_per_hour >= 0) || !std::isfinite(e.usd_per_hour))
+    return make_error(ErrorCode::invalid_argument, "ledger.usd_per_hour must be a finite number >= 0", "ledger.usd_per_hour");
+  if (!(e.on_demand_usd_per_hour >= 0) || !std::isfinite(e.on_demand_usd_per_hour))
+    return make_error(ErrorCode::invalid_argument, "ledger.on_demand_usd_per_hour must be a finite number >= 0",
+                      "ledger.on_demand_usd_per_hour");
+  if (e.job_id < 0) return make_error(ErrorCode::invalid_argument, "ledger.job_id must be >= 0", "ledger.job_id");
+  return {};
+}
+
+Status Ledger::accrue_in(store::WriteTxn& txn, LedgerEntry e) {
+  if (auto st = validate_ledger_entry(e); !st) return st;
+  double reference = e.on_demand_usd_per_hour;
+  if (reference <= 0 && e.kind == "on_demand") reference = e.usd_per_hour;
+  if (reference <= 0 && e.job_id > 0) {
+    auto job = txn.job(e.job_id);
+    if (!job) return job.error();
+    if (*job && (*job)->placement_json) {
+      if (auto r = ledger_on_demand_reference(*(*job)->placement_json)) reference = *r;
+    }
+  }
+  if (reference <= 0) reference = e.usd_per_hour;  // nothing known: no savings claimed
+  store::LedgerRecord row;
+  row.resource = e.resource;
+  row.start_ms = e.start_ms;
+  row.end_ms = e.end_ms;
+  row.job_id = e.job_id;
+  row.kind = e.kind;
+  row.usd_per_hour = e.usd_per_hour;
+  row.on_demand_usd_per_hour = reference;
+  row.user = e.user;
+  row.billed_seconds = billed_seconds(e.start_ms, e.end_ms);
+  row.usd = static_cast<double>(row.billed_seconds) * e.usd_per_hour / 3600.0;
+  row.on_demand_usd = static_cast<double>(row.billed_seconds) * reference / 3600.0;
+  return txn.upsert_ledger(row);
+}
+
+Status Ledger::accrue(LedgerEntry entry) {
+  if (auto st = validate_ledger_entry(entry); !st) return st;
+  return store_.write([e = std::move(entry)](store::WriteTxn& txn) { return accrue_in(txn, e); });
+}
+
+Expected<std::vector<LedgerRow>> Ledger::rows(int64_t from_ms, int64_t to_ms) {
+  auto recs = store_.ledger_rows(from_ms, to_ms);
+  if (!recs) return recs.error();
+  std::vector<LedgerRow> out;
+  out.reserve(recs->size());
+  for (auto& r : *recs) {
+    LedgerRow row;
+    row.entry = LedgerEntry{r.job_id, r.resource, r.kind, r.start_ms, r.end_ms, r.usd_per_hour, r.user,
+                            r.on_demand_usd_per_hour};
+    row.billed_seconds = r.billed_seconds;
+    row.usd = r.usd;
+    row.on_demand_usd = r.on_demand_usd;
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+Expected<double> Ledger::job_total_usd(int64_t job_id) { return store_.ledger_job_total_usd(job_id); }
+
+}  // namespace jobctl::daemon::ledger

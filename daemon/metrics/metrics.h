@@ -1,0 +1,78 @@
+// jobctld's metrics in the Prometheus text exposition format (version 0.0.4), served at
+// GET /metrics (docs/operations.md lists every metric):
+//   jobctl_http_requests_total{method,route,code}       counter
+//   jobctl_http_request_duration_seconds{method,route}   histogram (route = the route pattern)
+//   jobctl_jobs{state}                                   gauge, from the store at scrape time
+//   jobctl_queue_wait_seconds                            histogram, observed at each lease
+//   jobctl_placement_latency_seconds                     histogram, observed by placement
+//   jobctl_spend_usd{kind}                               gauge, this month's ledger spend
+//   jobctl_queued_jobs, jobctl_waiting_workers           gauges (in memory)
+//   process_resident_memory_bytes, process_cpu_seconds_total, process_open_fds
+//
+// Ownership: the collectors given to the constructor are called at scrape time and must stay
+// valid. Thread safety: every observe_* and render() is safe from any thread; observing takes a
+// short mutex (one per histogram family) and never blocks on I/O.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "base/expected.h"
+
+namespace jobctl::daemon::metrics {
+
+// A histogram with fixed bucket bounds (seconds).
+class Histogram {
+ public:
+  static constexpr std::array<double, 16> kBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                      0.1,    0.25,  0.5,    1,     2.5,  5,     10,
+                                                      30,     60};
+  void observe(double seconds);
+  // Appends the _bucket/_sum/_count lines of `name` with `labels` ("" or `a="b",c="d"`).
+  void render(std::string& out, const std::string& name, const std::string& labels) const;
+
+ private:
+  std::array<uint64_t, kBounds.size() + 1> counts_{};  // last: +Inf only
+  double sum_ = 0;
+  uint64_t count_ = 0;
+};
+
+struct MetricsSources {
+  // Jobs per state name (the store's count; may be slow on a big store: called per scrape).
+  std::function<Expected<std::map<std::string, int64_t>>()> jobs_by_state;
+  // This month's spend by ledger kind ("local", "on_demand", "spot"); absent: not exported.
+  std::function<Expected<std::map<std::string, double>>()> spend_by_kind;
+  std::function<int64_t()> queued_jobs;
+  std::function<int64_t()> waiting_workers;
+};
+
+class Metrics {
+ public:
+  explicit Metrics(MetricsSources sources = {}) : sources_(std::move(sources)) {}
+
+  void observe_http(const std::string& method, const std::string& route, int status, double seconds);
+  void observe_queue_wait(double seconds);
+  void observe_placement(double seconds);
+
+  // The whole exposition, ending in a newline.
+  std::string render() const;
+
+ private:
+  MetricsSources sources_;
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, Histogram> http_latency_;  // (method, route)
+  std::map<std::tuple<std::string, std::string, int>, uint64_t> http_count_;  // (method, route, code)
+  Histogram queue_wait_;
+  Histogram placement_;
+};
+
+// `value` escaped for a label value (backslash, double quote, newline).
+std::string escape_label(const std::string& value);
+
+}  // namespace jobctl::daemon::metrics

@@ -1,0 +1,168 @@
+#include "daemon/placement/placement_config.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "base/text_file.h"
+#include "cost/cost_json.h"
+#include "daemon/config_fields.h"
+#include "scheduler/deadline_policy.h"
+
+namespace jobctl::daemon::placement {
+
+using nlohmann::json;
+
+using config_fields::bad;
+using config_fields::only;
+using config_fields::read_bool;
+using config_fields::read_number;
+using config_fields::read_string;
+
+Status apply_placement_config(const json& doc, PlacementSettings& s) {
+  if (auto it = doc.find("cost"); it != doc.end()) {
+    const json& c = *it;
+    if (auto st = only(c, {"pricing", "local_gpus", "seed_catalog", "catalog_files",
+                           "default_electricity_usd_per_kwh"}, "cost");
+        !st)
+      return st;
+    if (auto p = c.find("pricing"); p != c.end()) {
+      if (!p->is_string()) return bad("cost.pricing", "must be a string");
+      auto pol = cost::parse_local_pricing(p->get<std::string>());
+      if (!pol) return bad("cost.pricing", "must be amortised or marginal");
+      s.pricing = *pol;
+    }
+    if (auto g = c.find("local_gpus"); g != c.end()) {
+      if (!g->is_array()) return bad("cost.local_gpus", "must be an array");
+      s.local_gpus.clear();
+      for (size_t i = 0; i < g->size(); ++i) {
+        auto inv = cost::local_gpu_from_json((*g)[i]);
+        const std::string f = "cost.local_gpus[" + std::to_string(i) + "]";
+        if (!inv) {
+          Error e = inv.error();
+          e.field = e.field.empty() ? f : f + "." + e.field;
+          e.message = f + ": " + e.message;
+          return e;
+        }
+        s.local_gpus.push_back(std::move(*inv));
+      }
+    }
+    if (auto st = read_bool(c, "seed_catalog", "cost", s.seed_catalog); !st) return st;
+    if (auto st = read_number(c, "default_electricity_usd_per_kwh", "cost", s.default_electricity_usd_per_kwh); !st)
+      return st;
+    if (auto f = c.find("catalog_files"); f != c.end()) {
+      if (!f->is_array()) return bad("cost.catalog_files", "must be an array");
+      s.catalog_files.clear();
+      for (size_t i = 0; i < f->size(); ++i) {
+        const std::string field = "cost.catalog_files[" + std::to_string(i) + "]";
+        const json& e = (*f)[i];
+        CatalogFile cf;
+        if (e.is_string()) {
+          cf.path = e.get<std::string>();
+        } else if (e.is_object()) {
+          if (auto st = only(e, {"path", "cloud"}, field); !st) return st;
+          if (auto st = read_string(e, "path", field, cf.path); !st) return st;
+          if (auto st = read_string(e, "cloud", field, cf.cloud); !st) return st;
+        } else {
+          return bad(field, "must be a path or {\"path\": ..., \"cloud\": ...}");
+        }
+        if (cf.path.empty()) return bad(field, "needs a path");
+        s.catalog_files.push_back(std::move(cf));
+      }
+    }
+  }
+  if (auto it = doc.find("placement"); it != doc.end()) {
+    const json& p = *it;
+    if (auto st = only(p, {"enabled", "cloud_provider", "clouds", "provision_hours",
+                           "spot_interruptions_per_hour", "reevaluate_s", "ledger_accrual_s", "deadline_policy"},
+                       "placement");
+        !st)
+      return st;
+    if (auto st = read_bool(p, "enabled", "placement", s.enabled); !st) return st;
+    if (auto st = read_string(p, "cloud_provider", "placement", s.cloud_provider); !st) return st;
+    if (auto st = read_number(p, "provision_hours", "placement", s.provision_hours); !st) return st;
+    if (auto st = read_number(p, "spot_interruptions_per_hour", "placement", s.spot_interruptions_per_hour); !st)
+      return st;
+    if (auto st = read_string(p, "deadline_policy", "placement", s.deadline_policy); !st) return st;
+    if (auto st = config_fields::read_int(p, "ledger_accrual_s", "placement", s.ledger_accrual_s); !st) return st;
+    if (auto st = config_fields::read_int(p, "reevaluate_s", "placement", s.reevaluate_s); !st) return st;
+    if (auto c = p.find("clouds"); c != p.end()) {
+      if (!c->is_array()) return bad("placement.clouds", "must be an array of cloud names");
+      s.clouds.clear();
+      for (const auto& name : *c) {
+        if (!name.is_string()) return bad("placement.clouds", "must be an array of cloud names");
+        s.clouds.push_back(name.get<std::string>());
+      }
+    }
+  }
+  return validate(s);
+}
+
+Status validate(const PlacementSettings& s) {
+  for (size_t i = 0; i < s.local_gpus.size(); ++i)
+    if (auto st = cost::validate(s.local_gpus[i]); !st) {
+      const std::string f = "cost.local_gpus[" + std::to_string(i) + "]." + st.error().field;
+      return make_error(ErrorCode::invalid_argument, f + ": " + st.error().message, f);
+    }
+  if (!(s.default_electricity_usd_per_kwh >= 0 && s.default_electricity_usd_per_kwh < 100))
+    return bad("cost.default_electricity_usd_per_kwh", "must be between 0 and 100");
+  if (s.cloud_provider != "" && s.cloud_provider != "sim" && s.cloud_provider != "exec")
+    return bad("placement.cloud_provider", "must be \"\", \"sim\" or \"exec\"");
+  if (!(s.provision_hours >= 0 && s.provision_hours <= 24))
+    return bad("placement.provision_hours", "must be between 0 and 24");
+  if (!(s.spot_interruptions_per_hour >= 0 && s.spot_interruptions_per_hour <= 100))
+    return bad("placement.spot_interruptions_per_hour", "must be between 0 and 100");
+  if (s.reevaluate_s < 1 || s.reevaluate_s > 86400) return bad("placement.reevaluate_s", "must be between 1 and 86400");
+  if (s.ledger_accrual_s < 1 || s.ledger_accrual_s > 86400)
+    return bad("placement.ledger_accrual_s", "must be between 1 and 86400");
+  if (!scheduler::make_deadline_policy(s.deadline_policy))
+    return bad("placement.deadline_policy", "names no deadline policy (up, greedy, on-demand, local-first, adaptive)");
+  return {};
+}
+
+scheduler::PlacementConfig placement_config(const PlacementSettings& s) {
+  scheduler::PlacementConfig c;
+  c.local_pricing = s.pricing;
+  c.provision_hours = s.provision_hours;
+  c.spot_interruptions_per_hour = s.spot_interruptions_per_hour;
+  c.default_electricity_usd_per_kwh = s.default_electricity_usd_per_kwh;
+  c.cloud_launchable = !s.cloud_provider.empty();
+  return c;
+}
+
+Expected<std::vector<cost::Offer>> load_offers(const PlacementSettings& s, std::vector<std::string>* warnings) {
+  std::vector<cost::Offer> offers;
+  if (s.seed_catalog) offers = cost::seed_catalog();
+  std::vector<CatalogFile> files = s.catalog_files;
+  if (!s.catalog_dir.empty()) {
+    std::error_code ec;
+    std::vector<std::string> found;
+    for (std::filesystem::directory_iterator it(s.catalog_dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->is_regular_file() && it->path().extension() == ".csv") found.push_back(it->path().string());
+    std::sort(found.begin(), found.end());
+    for (auto& f : found) files.push_back(CatalogFile{f, ""});
+  }
+  for (const auto& f : files) {
+    auto text = read_text_file(f.path, "cost.catalog_files");
+    if (!text) return text.error();
+    const std::string cloud = f.cloud.empty() ? cost::cloud_from_file_name(f.path) : f.cloud;
+    auto parsed = cost::parse_skypilot_csv(*text, cloud, f.path);
+    if (!parsed)
+      return make_error(parsed.error().code, "catalog file " + f.path + ": " + parsed.error().message,
+                        "cost.catalog_files");
+    if (warnings)
+      for (auto& w : parsed->warnings) warnings->push_back(f.path + ": " + w);
+    for (auto& o : parsed->offers) offers.push_back(std::move(o));
+  }
+  if (!s.clouds.empty()) {
+    std::erase_if(offers, [&](const cost::Offer& o) {
+      return std::find(s.clouds.begin(), s.clouds.end(), o.cloud) == s.clouds.end();
+    });
+  }
+  return offers;
+}
+
+}  // namespace jobctl::daemon::placement

@@ -1,0 +1,69 @@
+// jobctld's placement and cost configuration (docs/configuration.md, sections "cost" and
+// "placement"): the owned GPU inventory and its pricing policy, where the price catalog comes
+// from, which cloud provider launches cloud offers, and the placement cadence.
+//
+//   "cost": {"pricing": "amortised" | "marginal",
+//            "local_gpus": [{"gpu_model": "V100", "count": 4, "purchase_usd": 2000, ...}, ...],
+//            "seed_catalog": true,
+//            "catalog_files": ["/path/aws_gpu_vms.csv", {"path": "...", "cloud": "gcp"}],
+//            "default_electricity_usd_per_kwh": 0.15}
+//   "placement": {"enabled": true, "cloud_provider": "" | "sim" | "exec", "clouds": ["aws"],
+//                 "provision_hours": 0.05, "spot_interruptions_per_hour": 0.1,
+//                 "reevaluate_s": 10, "ledger_accrual_s": 60, "deadline_policy": "up"}
+//
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "base/expected.h"
+#include "cost/local_gpu.h"
+#include "cost/price_catalog.h"
+#include "scheduler/placement.h"
+
+namespace jobctl::daemon::placement {
+
+struct CatalogFile {
+  std::string path;
+  std::string cloud;  // empty: from the file name ("aws_gpu_vms.csv" -> "aws")
+};
+
+struct PlacementSettings {
+  // cost
+  cost::LocalPricing pricing = cost::LocalPricing::amortised;
+  std::vector<cost::LocalGpuInventory> local_gpus;
+  bool seed_catalog = true;
+  std::vector<CatalogFile> catalog_files;
+  double default_electricity_usd_per_kwh = 0.15;
+  // placement
+  bool enabled = true;                 // false: no placement, any fitting worker (FIFO)
+  std::string cloud_provider;          // "" = none: cloud offers are quoted but never chosen
+  std::vector<std::string> clouds;     // only offers of these clouds (empty: all)
+  double provision_hours = 0.05;
+  double spot_interruptions_per_hour = 0.1;
+  int reevaluate_s = 10;               // queued re-placement, deadline checks
+  int ledger_accrual_s = 60;           // how often open local leases are accrued to the ledger
+  std::string deadline_policy = "up";  // scheduler::make_deadline_policy name
+  // Filled by the daemon at start: the folder `jobctl catalog update` writes (<data_dir>/catalog).
+  std::string catalog_dir;
+};
+
+// Applies the "cost" and "placement" objects of the configuration document (either may be
+// absent). Unknown keys and wrong types are errors naming the key ("cost.local_gpus[0].count").
+Status apply_placement_config(const nlohmann::json& document, PlacementSettings& settings);
+Status validate(const PlacementSettings& settings);
+
+// The scheduler's configuration for these settings.
+scheduler::PlacementConfig placement_config(const PlacementSettings& settings);
+
+// The offers: the seed catalog (when enabled), every configured file, and every *.csv in
+// catalog_dir (cloud from the file name), filtered by `clouds`. Errors name the file.
+// `warnings` receives skipped rows.
+Expected<std::vector<cost::Offer>> load_offers(const PlacementSettings& settings,
+                                               std::vector<std::string>* warnings = nullptr);
+
+}  // namespace jobctl::daemon::placement

@@ -1,0 +1,47 @@
+#include "daemon/placement/placement_matcher.h"
+
+#include <nlohmann/json.hpp>
+
+#include "cost/gpu_specs.h"
+
+namespace jobctl::daemon::placement {
+
+std::string worker_gpu_model(const jobs::WorkerCapabilities& worker) {
+  if (worker.gpus.empty()) return "cpu";
+  const auto& g = worker.gpus.front();
+  const double gib = static_cast<double>(g.memory_mb) / 1024.0;
+  // Driver names carry suffixes the spec table may not list ("Tesla V100-SXM2-16GB"): drop
+  // trailing "-..." parts until a known model remains.
+  std::string name = g.model;
+  for (;;) {
+    if (cost::find_gpu(name)) return cost::canonical_gpu_name(name, gib);
+    const size_t dash = name.find_last_of('-');
+    if (dash == std::string::npos || dash == 0) break;
+    name.resize(dash);
+  }
+  return cost::canonical_gpu_name(g.model, gib);
+}
+
+bool placement_allows(const jobs::QueuedJob& job, const jobs::WorkerCapabilities& worker) {
+  if (job.placement_option.empty()) return false;  // not placed yet
+  if (job.placement_option == "local") {
+    if (worker.instance) return false;
+    if (!job_fits_worker(job.resource_gpu == "any" && job.placement_gpu == "cpu" ? "any" : job.resource_gpu,
+                         job.resource_gpus, worker))
+      return false;
+    return job.placement_gpu.empty() ||
+           cost::canonical_gpu_name(job.placement_gpu) == worker_gpu_model(worker);
+  }
+  if (!worker.instance) return false;
+  const bool spot = job.placement_option == "spot";
+  return worker.instance->spot == spot && worker.instance->instance_type == job.placement_instance_type;
+}
+
+std::optional<int64_t> PlacementMatcher::pick(int64_t /*worker_id*/, const jobs::WorkerCapabilities& worker,
+                                              const jobs::JobQueue& queue) const {
+  for (const jobs::QueuedJob& job : queue)
+    if (placement_allows(job, worker)) return job.id;
+  return std::nullopt;
+}
+
+}  // namespace jobctl::daemon::placement

@@ -1,0 +1,29 @@
+// Matching that honours placement (contract in docs/api.md, "The placement document"): a worker is
+// offered only jobs the placement service has placed, and only where the chosen option says:
+//   - option "local": a local worker (no "instance" in its registration) that fits the job's
+//     resources (job_fits_worker) and whose GPU model is the chosen pool's ("cpu": a CPU-only one);
+//   - option "on_demand" / "spot": only a worker whose registration carries an "instance" with the
+//     chosen instance type and the same spot flag.
+// Jobs not placed yet (queued, placement pending or nothing can run them) are offered to no one.
+//
+// Thread safety: pick() is pure (JobService calls it under its mutex).
+#pragma once
+
+#include "daemon/jobs/job_matcher.h"
+#include "daemon/store/records.h"
+
+namespace jobctl::daemon::placement {
+
+class PlacementMatcher final : public jobs::JobMatcher {
+ public:
+  std::optional<int64_t> pick(int64_t worker_id, const jobs::WorkerCapabilities& worker,
+                              const jobs::JobQueue& queue) const override;
+};
+
+// Whether a placed job's chosen option lets `worker` run it (the rule above).
+bool placement_allows(const jobs::QueuedJob& job, const jobs::WorkerCapabilities& worker);
+
+// The GPU model a worker offers, canonical ("cpu" for a CPU-only worker).
+std::string worker_gpu_model(const jobs::WorkerCapabilities& worker);
+
+}  // namespace jobctl::daemon::placement

@@ -1,0 +1,542 @@
+#include "daemon/provisioning/provisioner.h"
+
+#include <algorithm>
+#include <iostream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/jobs/job_transition.h"
+#include "daemon/jobs/worker_capabilities.h"
+
+namespace jobctl::daemon::provisioning {
+
+using nlohmann::json;
+using store::InstanceRow;
+using store::WriteTxn;
+
+namespace {
+
+bool ending(const InstanceRow& r) { return r.state == "shutting-down" || r.state == "stopping"; }
+
+std::string resource_of(const InstanceRow& r) { return "instance:" + r.id; }
+
+// The price an instance is billed at, from the offer it was launched from.
+double offer_price(const cost::Offer& o, bool spot) {
+  return spot && o.spot_usd_per_hour ? *o.spot_usd_per_hour : o.on_demand_usd_per_hour;
+}
+
+const cost::Offer* find_offer(const std::vector<cost::Offer>& offers, const std::string& type,
+                              const std::string& region) {
+  const cost::Offer* any = nullptr;
+  for (const auto& o : offers) {
+    if (o.instance_type != type) continue;
+    if (o.region == region) return &o;
+    if (!any) any = &o;
+  }
+  return region.empty() ? any : nullptr;
+}
+
+// The chosen cloud option of a placed job (from its chosen candidate).
+struct CloudChoice {
+  std::string instance_type;
+  std::string region;
+  bool spot = false;
+};
+
+std::optional<CloudChoice> cloud_choice(const store::JobRow& job) {
+  if (!job.chosen_json) return std::nullopt;
+  const json c = json::parse(*job.chosen_json, nullptr, false);
+  if (!c.is_object()) return std::nullopt;
+  const std::string option = c.value("option", "");
+  if (option != "on_demand" && option != "spot") return std::nullopt;
+  CloudChoice out;
+  auto text = [&](const char* key) {
+    auto it = c.find(key);
+    return it != c.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  out.instance_type = text("instance_type");
+  out.region = text("region");
+  out.spot = option == "spot";
+  if (out.instance_type.empty()) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+// What one pass knows about the instances' workers: read once, used by every step.
+struct Provisioner::Workers {
+  std::vector<InstanceRow> rows;                    // every instance row (after the sync)
+  std::map<std::string, int64_t> worker_of;          // instance id -> its newest registered worker
+  std::map<int64_t, int64_t> job_of;                 // worker id -> the job it holds
+  std::vector<store::QueuedJobRow> waiting;          // placed jobs nobody has leased yet
+
+  std::optional<int64_t> worker(const std::string& instance_id) const {
+    auto it = worker_of.find(instance_id);
+    return it == worker_of.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
+  std::optional<int64_t> job(const std::string& instance_id) const {
+    auto w = worker(instance_id);
+    if (!w) return std::nullopt;
+    auto it = job_of.find(*w);
+    return it == job_of.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
+  // Placed jobs waiting for an instance of this kind.
+  int waiting_for(const std::string& type, bool spot) const {
+    int n = 0;
+    for (const auto& q : waiting)
+      if (q.placement_instance_type == type && (q.placement_option == "spot") == spot) ++n;
+    return n;
+  }
+};
+
+Provisioner::Provisioner(store::Store& store, const Clock& clock, jobs::JobService& jobs, placement::PlacementService& placement,
+                         std::unique_ptr<cloud::Provider> provider, CloudSettings settings)
+    : store_(store),
+      clock_(clock),
+      jobs_(jobs),
+      placement_(placement),
+      provider_(std::move(provider)),
+      settings_(std::move(settings)),
+      ledger_(store) {}
+
+Provisioner::~Provisioner() { stop(); }
+
+void Provisioner::set_server_url(std::string url) {
+  std::lock_guard<std::mutex> lock(mu_);
+  server_url_ = std::move(url);
+}
+
+void Provisioner::start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  thread_ = std::thread([this] { loop(); });
+}
+
+void Provisioner::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Provisioner::wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    woken_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool Provisioner::reconciled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reconciled_;
+}
+
+std::string Provisioner::last_error() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_error_;
+}
+
+void Provisioner::loop() {
+  std::string logged;
+  for (;;) {
+    auto pass = run_pass();
+    // Log a failing provider once per distinct error, not every poll.
+    const std::string err = pass ? std::string() : pass.error().message;
+    if (err != logged) {
+      if (!err.empty()) std::cerr << "jobctld: provisioner: " << err << "\n";
+      else std::cerr << "jobctld: provisioner: provider reachable again\n";
+      logged = err;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(settings_.poll_s), [this] { return stopping_ || woken_; });
+    if (stopping_) return;
+    woken_ = false;
+  }
+}
+
+Status Provisioner::put(const InstanceRow& row) {
+  return store_.write([row](WriteTxn& txn) { return txn.put_instance(row); });
+}
+
+Expected<ProvisionerPass> Provisioner::run_pass() {
+  std::lock_guard<std::mutex> pass_lock(pass_mu_);
+  ProvisionerPass pass;
+  auto fail = [this](Error e) -> Expected<ProvisionerPass> {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_error_ = e.message;
+    return e;
+  };
+  const int64_t now = clock_.now_ms();
+  // Without the provider's view nothing else is safe: a launch could duplicate an instance the
+  // provider already runs, an idle stop could hit an instance that is in fact gone.
+  auto described = provider_->describe(settings_.tag);
+  if (!described) return fail(described.error());
+  if (auto st = sync(*described, pass, now); !st) return fail(st.error());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reconciled_ = true;
+  }
+
+  auto snap = snapshot();
+  if (!snap) return fail(snap.error());
+  const Workers& w = *snap;
+
+  Status result;
+  auto keep_first = [&result](Status st) {
+    if (!st && result) result = std::move(st);
+  };
+  keep_first(record_notices(w, pass));
+  keep_first(release_lost_leases(w, pass));
+  keep_first(accrue(w, now));
+  keep_first(stop_idle(w, pass, now));
+  keep_first(launch_for_placed_jobs(w, pass, now));
+  if (!result) return fail(result.error());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_error_.clear();
+  }
+  return pass;
+}
+
+Expected<Provisioner::Workers> Provisioner::snapshot() {
+  Workers w;
+  auto rows = store_.list_instances();
+  if (!rows) return rows.error();
+  w.rows = std::move(*rows);
+  auto workers = store_.list_workers();
+  if (!workers) return workers.error();
+  for (const auto& wr : *workers) {  // id order: a re-registration replaces the older worker
+    auto caps = jobs::capabilities_from_json(json::parse(wr.capabilities_json, nullptr, false), "capabilities");
+    if (caps && caps->instance && !caps->instance->id.empty()) w.worker_of[caps->instance->id] = wr.id;
+  }
+  auto leases = store_.active_leases();
+  if (!leases) return leases.error();
+  for (const auto& [job_id, worker_id] : *leases) w.job_of[worker_id] = job_id;
+  auto waiting = store_.placed_waiting_jobs();
+  if (!waiting) return waiting.error();
+  for (auto& q : *waiting)
+    if (q.placement_option == "spot" || q.placement_option == "on_demand") w.waiting.push_back(std::move(q));
+  return w;
+}
+
+// ------------------------------------------------------------------ 1. sync with the provider
+
+Status Provisioner::sync(const std::vector<cloud::Instance>& described, ProvisionerPass& pass, int64_t now) {
+  auto rows = store_.list_instances();
+  if (!rows) return rows.error();
+  std::map<std::string, InstanceRow> known;
+  for (auto& r : *rows) known.emplace(r.id, std::move(r));
+  std::set<std::string> seen;
+  const auto offers = placement_.offers();
+
+  for (const auto& inst : described) {
+    seen.insert(inst.id);
+    auto it = known.find(inst.id);
+    if (it == known.end()) {
+      if (inst.terminated()) continue;  // ended before we knew it: nothing to bill or watch
+      InstanceRow r;
+      r.id = inst.id;
+      r.provider = std::string(provider_->kind());
+      r.instance_type = inst.instance_type;
+      r.region = inst.region;
+      r.zone = inst.zone;
+      r.spot = inst.spot;
+      r.state = inst.state;
+      r.launched_ms = inst.launched_ms > 0 ? inst.launched_ms : now;
+      const cost::Offer* o = find_offer(offers, inst.instance_type, inst.region);
+      r.usd_per_hour = inst.usd_per_hour > 0 ? inst.usd_per_hour : (o ? offer_price(*o, inst.spot) : 0);
+      r.on_demand_usd_per_hour = o ? o->on_demand_usd_per_hour : r.usd_per_hour;
+      r.reason = "adopted: running with tag " + settings_.tag + " but unknown to this daemon";
+      r.segment_start_ms = r.launched_ms;
+      std::cerr << "jobctld: provisioner: adopted instance " << r.id << " (" << r.instance_type
+                << (r.spot ? " spot" : " on demand") << ")\n";
+      if (auto st = put(r); !st) return st;
+      ++pass.adopted;
+      continue;
+    }
+    InstanceRow r = it->second;
+    if (!r.live()) continue;
+    InstanceRow before = r;
+    if (inst.terminated()) {
+      r.state = "terminated";
+      r.ended_ms = now;
+      // Ours when we asked for it (idle, never booted); the provider's otherwise (reclaimed).
+      if (!ending(before) && !inst.reason.empty()) r.reason = inst.reason;
+      ++pass.ended;
+    } else {
+      r.state = inst.state;
+    }
+    if (!inst.zone.empty()) r.zone = inst.zone;
+    // Notices are recorded from the interruption feed (record_notices), with their job event.
+    if (r.state != before.state || r.zone != before.zone || r.reason != before.reason)
+      if (auto st = put(r); !st) return st;
+  }
+  // Rows the provider no longer reports at all: it has forgotten them, so they are gone.
+  for (auto& [id, r] : known) {
+    if (!r.live() || seen.count(id)) continue;
+    r.state = "terminated";
+    r.ended_ms = now;
+    r.reason = "no longer reported by the provider";
+    if (auto st = put(r); !st) return st;
+    ++pass.ended;
+  }
+  return {};
+}
+
+// ------------------------------------------------------------------ 2. interruptions
+
+Status Provisioner::record_notices(const Workers& w, ProvisionerPass& pass) {
+  auto notices = provider_->interruptions(settings_.tag, notices_since_ms_);
+  if (!notices) return notices.error();
+  for (const auto& n : *notices) {
+    notices_since_ms_ = std::max(notices_since_ms_, n.notice_ms);
+    auto row = std::find_if(w.rows.begin(), w.rows.end(), [&](const InstanceRow& r) { return r.id == n.instance_id; });
+    if (row == w.rows.end()) continue;
+    const bool first = !row->notice_ms.has_value() || *row->notice_ms != n.notice_ms;
+    if (!first) continue;
+    InstanceRow r = *row;
+    r.notice_ms = n.notice_ms;
+    // The job its worker holds; or, when the worker already handed it back (it acts on the
+    // notice within a second, often before this pass), the job the instance last ran.
+    std::optional<int64_t> job = w.job(r.id);
+    if (!job && r.segment_job_id > 0) job = r.segment_job_id;
+    const json detail = {{"instance_id", r.id}, {"instance_type", r.instance_type}, {"spot", r.spot},
+                         {"action_ms", n.action_ms}, {"reason", n.reason}};
+    const int64_t at = n.notice_ms;
+    if (auto st = store_.write([r, job, detail, at](WriteTxn& txn) -> Status {
+          if (auto st2 = txn.put_instance(r); !st2) return st2;
+          if (job) return jobs::note_job_event(txn, *job, "spot_notice", detail, at);
+          return {};
+        });
+        !st)
+      return st;
+    ++pass.notices;
+  }
+  return {};
+}
+
+Status Provisioner::release_lost_leases(const Workers& w, ProvisionerPass& pass) {
+  for (const auto& r : w.rows) {
+    if (r.live()) continue;
+    auto worker = w.worker(r.id);
+    if (!worker || !w.job_of.count(*worker)) continue;
+    auto n = jobs_.release_worker_leases(*worker, "instance " + r.id + " ended (" +
+                                                     (r.reason.empty() ? std::string("terminated") : r.reason) +
+                                                     ") while its worker held the job");
+    if (!n) return n.error();
+    pass.released += *n;
+  }
+  return {};
+}
+
+// ------------------------------------------------------------------ 3. the ledger
+
+Status Provisioner::accrue(const Workers& w, int64_t now) {
+  for (const auto& original : w.rows) {
+    // Rows that ended before this pass were closed then; accrue each row until it has an end.
+    if (!original.live() && original.ended_ms && original.segment_start_ms >= *original.ended_ms) continue;
+    InstanceRow r = original;
+    const int64_t end = r.live() ? now : r.ended_ms.value_or(now);
+    if (r.segment_start_ms == 0) {
+      r.segment_start_ms = r.launched_ms;
+      r.segment_job_id = r.job_id;
+      r.segment_user = ledger::ledger_user(store_, r.job_id);
+    }
+    // Whose time it is now: the job its worker holds; before the worker registers, the job the
+    // instance was launched for (boot time is that job's cost); otherwise no one's.
+    int64_t current = r.segment_job_id;
+    if (r.live() && w.worker(r.id)) current = w.job(r.id).value_or(0);
+    ledger::LedgerEntry e;
+    e.resource = resource_of(r);
+    e.kind = r.spot ? "spot" : "on_demand";
+    e.usd_per_hour = r.usd_per_hour;
+    const bool changed = current != r.segment_job_id && end > r.segment_start_ms;
+    e.job_id = r.segment_job_id;
+    e.user = r.segment_user;
+    e.start_ms = r.segment_start_ms;
+    e.end_ms = std::max(end, r.segment_start_ms);
+    // All on-demand, this time would have run on the same machine on demand.
+    e.on_demand_usd_per_hour = r.on_demand_usd_per_hour;
+    if (auto st = ledger_.accrue(e); !st) return st;
+    if (changed) {  // the segment closed at `end`; the next one starts there
+      r.segment_start_ms = end;
+      r.segment_job_id = current;
+      r.segment_user = ledger::ledger_user(store_, current);
+    } else if (!r.live()) {
+      r.segment_start_ms = end;  // closed for good
+    }
+    if (r.segment_start_ms != original.segment_start_ms || r.segment_job_id != original.segment_job_id)
+      if (auto st = put(r); !st) return st;
+  }
+  return {};
+}
+
+// ------------------------------------------------------------------ 4. idle and boot limits
+
+Status Provisioner::stop_idle(const Workers& w, ProvisionerPass& pass, int64_t now) {
+  for (const auto& original : w.rows) {
+    if (!original.live() || ending(original)) continue;
+    InstanceRow r = original;
+    std::string why;
+    const auto worker = w.worker(r.id);
+    if (r.notice_ms && !w.job(r.id)) {
+      // Being reclaimed and its job handed back (or none taken): every second more is waste.
+      why = "interruption notice, and no job left on it";
+    } else if (!worker) {
+      if (now - r.launched_ms >= int64_t{settings_.boot_timeout_s} * 1000)
+        why = "its worker did not register within " + std::to_string(settings_.boot_timeout_s) + " s";
+    } else if (w.job(r.id) || w.waiting_for(r.instance_type, r.spot) > 0) {
+      r.idle_since_ms.reset();  // busy, or about to be
+    } else {
+      if (!r.idle_since_ms) r.idle_since_ms = now;
+      if (now - *r.idle_since_ms >= int64_t{settings_.idle_timeout_s} * 1000)
+        why = "idle for " + std::to_string((now - *r.idle_since_ms) / 1000) + " s";
+    }
+    if (!why.empty()) {
+      if (auto st = provider_->terminate(r.id); !st) return st;
+      std::cerr << "jobctld: provisioner: terminating instance " << r.id << ": " << why << "\n";
+      r.state = "shutting-down";
+      r.reason = why;
+      ++pass.terminated;
+    }
+    if (r.idle_since_ms != original.idle_since_ms || r.state != original.state)
+      if (auto st = put(r); !st) return st;
+  }
+  return {};
+}
+
+// ------------------------------------------------------------------ 5. launches
+
+Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pass, int64_t now) {
+  if (w.waiting.empty()) {
+    launch_failures_.clear();
+    return {};
+  }
+  std::string server;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    server = settings_.server_url.empty() ? server_url_ : settings_.server_url;
+  }
+  int live = 0;
+  std::map<std::pair<std::string, bool>, int> free;  // (type, spot) -> booting or idle instances
+  for (const auto& r : w.rows) {
+    if (!r.live() || ending(r)) continue;
+    ++live;
+    if (r.notice_ms) continue;  // being reclaimed: it will take no new job
+    if (!w.job(r.id)) ++free[{r.instance_type, r.spot}];
+  }
+  const auto offers = placement_.offers();
+  std::set<int64_t> still_waiting;
+  for (const auto& q : w.waiting) still_waiting.insert(q.id);
+  for (const auto& q : w.waiting) {
+    const bool spot = q.placement_option == "spot";
+    int& available = free[{q.placement_instance_type, spot}];
+    if (available > 0) {  // an instance of its kind is booting or idle: its worker will take it
+      --available;
+      continue;
+    }
+    if (live >= settings_.max_instances) break;  // at the cap: the rest wait for a free instance
+    auto job = store_.get_job(q.id);
+    if (!job) return job.error();
+    if (!*job) continue;
+    auto choice = cloud_choice(**job);
+    if (!choice) continue;
+    const cost::Offer* offer = find_offer(offers, choice->instance_type, choice->region);
+    Expected<cloud::Instance> inst = make_error(ErrorCode::not_found, "offer " + choice->instance_type + " in " +
+                                                                 choice->region + " is not in the catalog");
+    cloud::LaunchRequest req;
+    if (offer) {
+      req.offer = *offer;
+      req.spot = choice->spot;
+      req.server_url = server;
+      req.tag = settings_.tag;
+      req.name = "jobctl-job-" + std::to_string(q.id);
+      inst = provider_->launch(req);
+    }
+    if (!inst) {
+      ++pass.launch_failures;
+      const int failures = ++launch_failures_[q.id];
+      const std::string what = "launching " + choice->instance_type + (choice->spot ? " spot" : " on demand") +
+                               " in " + choice->region + " failed (" + std::to_string(failures) + " of " +
+                               std::to_string(settings_.launch_attempts) + "): " + inst.error().message;
+      std::cerr << "jobctld: provisioner: job " << q.id << ": " << what << "\n";
+      const json detail = {{"instance_type", choice->instance_type}, {"region", choice->region},
+                           {"spot", choice->spot}, {"attempt", failures}, {"error", inst.error().message}};
+      const int64_t id = q.id;
+      if (auto st = store_.write([id, detail, now](WriteTxn& txn) {
+            return jobs::note_job_event(txn, id, "launch_failed", detail, now);
+          });
+          !st)
+        return st;
+      if (failures >= settings_.launch_attempts) {
+        placement_.set_aside(choice->instance_type, choice->region, choice->spot,
+                             now + int64_t{settings_.unavailable_cooldown_s} * 1000);
+        launch_failures_.erase(q.id);
+        auto moved = jobs_.unplace(q.id, what + "; the offer is set aside for " +
+                                             std::to_string(settings_.unavailable_cooldown_s) + " s");
+        if (!moved) return moved.error();
+      }
+      continue;
+    }
+    launch_failures_.erase(q.id);
+    InstanceRow r;
+    r.id = inst->id;
+    r.provider = std::string(provider_->kind());
+    r.instance_type = offer->instance_type;
+    r.region = inst->region.empty() ? offer->region : inst->region;
+    r.zone = inst->zone.empty() ? offer->zone : inst->zone;
+    r.spot = choice->spot;
+    r.state = inst->state.empty() ? "pending" : inst->state;
+    r.job_id = q.id;
+    r.usd_per_hour = inst->usd_per_hour > 0 ? inst->usd_per_hour : offer_price(*offer, choice->spot);
+    r.on_demand_usd_per_hour = offer->on_demand_usd_per_hour;
+    r.launched_ms = inst->launched_ms > 0 ? inst->launched_ms : now;
+    r.reason = "launched for job " + std::to_string(q.id);
+    r.segment_start_ms = r.launched_ms;
+    r.segment_job_id = q.id;
+    r.segment_user = ledger::ledger_user(store_, q.id);
+    const json detail = {{"instance_id", r.id}, {"instance_type", r.instance_type}, {"region", r.region},
+                         {"spot", r.spot}, {"usd_per_hour", r.usd_per_hour}};
+    const int64_t id = q.id;
+    if (auto st = store_.write([r, id, detail, now](WriteTxn& txn) -> Status {
+          if (auto st2 = txn.put_instance(r); !st2) return st2;
+          return jobs::note_job_event(txn, id, "instance_launched", detail, now);
+        });
+        !st)
+      return st;
+    std::cerr << "jobctld: provisioner: launched " << r.id << " (" << r.instance_type
+              << (r.spot ? " spot" : " on demand") << ", $" << r.usd_per_hour << "/h) for job " << q.id << "\n";
+    ++live;
+    ++pass.launched;
+  }
+  for (auto it = launch_failures_.begin(); it != launch_failures_.end();)
+    it = still_waiting.count(it->first) ? std::next(it) : launch_failures_.erase(it);
+  return {};
+}
+
+// ------------------------------------------------------------------ GET /v1/instances
+
+Expected<std::vector<InstanceView>> Provisioner::instances() {
+  auto snap = snapshot();
+  if (!snap) return snap.error();
+  auto totals = store_.ledger_totals_by_resource("instance:");
+  if (!totals) return totals.error();
+  std::vector<InstanceView> out;
+  out.reserve(snap->rows.size());
+  for (auto& r : snap->rows) {
+    InstanceView v;
+    v.worker_id = snap->worker(r.id);
+    v.running_job_id = snap->job(r.id);
+    if (auto t = totals->find(resource_of(r)); t != totals->end()) v.billed_usd = t->second;
+    v.row = std::move(r);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace jobctl::daemon::provisioning

@@ -1,0 +1,103 @@
+#include "net/json_body.h"
+
+#include <charconv>
+
+namespace jobctl::net {
+
+using nlohmann::json;
+
+int http_status_for(const Error& e) { return jobctl::http_status_for(e.code); }
+
+HttpResponse error_response(const Error& e) {
+  json body = {{"error",
+                {{"code", to_string(e.code)},
+                 {"message", e.message},
+                 {"field", e.field.empty() ? json(nullptr) : json(e.field)}}}};
+  return json_response(http_status_for(e), body);
+}
+
+HttpResponse json_response(int status, const json& body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  r.body.push_back('\n');
+  return r;
+}
+
+Expected<json> json_object_body(const HttpRequest& request, bool required) {
+  if (request.body.empty()) {
+    if (required) return make_error(ErrorCode::invalid_argument, "a JSON body is required", "body");
+    return json::object();
+  }
+  if (!is_json_content_type(request.content_type))
+    return make_error(ErrorCode::unsupported_media_type,
+                      "the body must be sent with Content-Type: application/json (got '" +
+                          request.content_type + "')",
+                      "Content-Type");
+  json j = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return make_error(ErrorCode::malformed_json, "the body is not valid JSON", "body");
+  if (!j.is_object()) return make_error(ErrorCode::invalid_argument, "the body must be a JSON object", "body");
+  return j;
+}
+
+Status only_keys(const json& obj, std::initializer_list<std::string_view> allowed,
+                 std::string_view prefix) {
+  for (const auto& item : obj.items()) {
+    bool ok = false;
+    for (auto a : allowed) ok = ok || item.key() == a;
+    if (!ok) {
+      const std::string field = std::string(prefix) + item.key();
+      return make_error(ErrorCode::invalid_argument, "unknown field " + field, field);
+    }
+  }
+  return {};
+}
+
+Expected<int64_t> int_field(const json& obj, std::string_view key, int64_t min,
+                            std::optional<int64_t> fallback) {
+  const std::string k(key);
+  auto it = obj.find(k);
+  if (it == obj.end()) {
+    if (fallback) return *fallback;
+    return make_error(ErrorCode::invalid_argument, k + " is required", k);
+  }
+  if (!it->is_number_integer())
+    return make_error(ErrorCode::invalid_argument, k + " must be an integer", k);
+  if (it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    return make_error(ErrorCode::invalid_argument, k + " is too large", k);
+  const int64_t v = it->get<int64_t>();
+  if (v < min) return make_error(ErrorCode::invalid_argument, k + " must be >= " + std::to_string(min), k);
+  return v;
+}
+
+Expected<std::string> string_field(const json& obj, std::string_view key, size_t max_len,
+                                   std::optional<std::string> fallback) {
+  const std::string k(key);
+  auto it = obj.find(k);
+  if (it == obj.end()) {
+    if (fallback) return *fallback;
+    return make_error(ErrorCode::invalid_argument, k + " is required", k);
+  }
+  if (!it->is_string()) return make_error(ErrorCode::invalid_argument, k + " must be a string", k);
+  std::string s = it->get<std::string>();
+  if (s.size() > max_len)
+    return make_error(ErrorCode::invalid_argument,
+                      k + " is longer than " + std::to_string(max_len) + " bytes", k);
+  return s;
+}
+
+Expected<int64_t> parse_int_param(std::string_view text, std::string_view field, int64_t min,
+                                  int64_t max) {
+  int64_t v = 0;
+  const auto* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  const std::string f(field);
+  if (text.empty() || ec != std::errc() || p != end)
+    return make_error(ErrorCode::invalid_argument, f + " must be an integer (got '" + std::string(text.substr(0, 40)) + "')", f);
+  if (v < min || v > max)
+    return make_error(ErrorCode::invalid_argument,
+                      f + " must be between " + std::to_string(min) + " and " + std::to_string(max), f);
+  return v;
+}
+
+}  // namespace jobctl::net

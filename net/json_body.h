@@ -1,0 +1,50 @@
+// JSON in and out of the HTTP layer: decoding request bodies strictly (unknown keys and wrong
+// types are errors that name the field), and encoding answers and errors.
+//
+// Error answers are {"error":{"code":..., "message":..., "field":... or null}} with the status
+// http_status_for(code) (docs/api.md, "Errors").
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <limits>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "base/expected.h"
+#include "net/message.h"
+
+namespace jobctl::net {
+
+int http_status_for(const Error& e);
+HttpResponse error_response(const Error& e);
+HttpResponse json_response(int status, const nlohmann::json& body);
+
+// The request body as a JSON object. `required`: an empty body is an error (else it reads as {}).
+// A non-empty body must be sent as application/json (415 otherwise) and be a JSON object (400).
+Expected<nlohmann::json> json_object_body(const HttpRequest& request, bool required);
+
+// Refuses keys of `obj` other than `allowed` (the error names "<prefix><key>").
+Status only_keys(const nlohmann::json& obj, std::initializer_list<std::string_view> allowed,
+                 std::string_view prefix = "");
+
+// Reads obj[key] as an integer >= min. Absent: `fallback` when given, else an error.
+Expected<int64_t> int_field(const nlohmann::json& obj, std::string_view key, int64_t min,
+                            std::optional<int64_t> fallback = std::nullopt);
+// Reads obj[key] as a string of at most max_len bytes. Absent: `fallback` when given, else an error.
+Expected<std::string> string_field(const nlohmann::json& obj, std::string_view key, size_t max_len,
+                                   std::optional<std::string> fallback = std::nullopt);
+
+// Parses a decimal integer in [min, max] from a path segment or query value.
+// The largest id or count a path or query parameter may name.
+inline constexpr int64_t kMaxId = std::numeric_limits<int64_t>::max();
+
+Expected<int64_t> parse_int_param(std::string_view text, std::string_view field, int64_t min,
+                                  int64_t max);
+
+}  // namespace jobctl::net

@@ -1,0 +1,87 @@
+// The route table's machinery: method + path pattern ("/v1/jobs/{id}/cancel") -> handler. A path
+// that matches no pattern is 404; a path that matches with another method is 405 with an Allow
+// header. A handler that throws answers 500. Everything answers JSON errors (docs/api.md).
+//
+// Thread safety: add() while building, before serving; handle() is then safe from any thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "net/message.h"
+
+namespace jobctl::net {
+
+// The {placeholders} of the matched pattern, in order.
+using PathParams = std::vector<std::string>;
+using Handler = std::function<void(const HttpRequest&, const PathParams&, Responder)>;
+// Runs before the handler of every matched route (auth, rate limits: daemon/http/auth_gate.h),
+// with the route's pattern and its {placeholders}. It may fill in the request (request.user,
+// request.role) and let it through (nullopt), or answer it itself (401, 403, 429, ...), in which
+// case the handler is not called.
+using Gate = std::function<std::optional<HttpResponse>(HttpRequest& request, const std::string& pattern,
+                                                       const PathParams& params)>;
+// Told of every answer: the route pattern ("unmatched" for 404/405 paths), its status and the
+// seconds from dispatch to answer (metrics: daemon/metrics/metrics.h). Called on the answering
+// thread; must be quick and thread-safe.
+using Observer = std::function<void(const std::string& method, const std::string& pattern, int status, double seconds)>;
+
+// Where the server runs a route's handler. `pool`: on the handler threads, for handlers that may
+// block (a synchronous store write, a long computation). `io`: on the connection's I/O thread,
+// for handlers that never block — they hand their work to the store asynchronously and answer
+// from its completion — which saves the hand-off to a handler thread and back on the hottest
+// routes (submits, heartbeats).
+enum class Dispatch { pool, io };
+
+class Router {
+  struct Route;  // below
+
+ public:
+  void add(std::string_view method, std::string_view pattern, Handler handler, Dispatch dispatch = Dispatch::pool);
+
+  // The route a request's method and path match, found once: the server reads where to run it
+  // (dispatch()), then hands it to handle(). Valid while the Router lives; copyable.
+  class Match {
+   public:
+    // How the matched route runs (pool when none matches: 404, 405 and static files).
+    Dispatch dispatch() const;
+
+   private:
+    friend class Router;
+    const Route* route_ = nullptr;  // none: allow_ lists the methods the path has
+    PathParams params_;
+    std::string allow_;
+  };
+  Match match(std::string_view method, std::string_view path) const;
+
+  // Calls the matched route's handler (on the calling thread), or answers 405, a static file or
+  // 404; `respond` is called exactly once, possibly later and from another thread.
+  void handle(const HttpRequest& request, const Match& match, Responder respond) const;
+  // Both steps at once.
+  void handle(const HttpRequest& request, Responder respond) const {
+    handle(request, match(request.method, request.path), std::move(respond));
+  }
+  // Set while building, before serving (like add()).
+  void set_gate(Gate gate) { gate_ = std::move(gate); }
+  void set_observer(Observer observer) { observer_ = std::move(observer); }
+  // Called (without the gate) for a path that no route matches with any method, instead of the
+  // 404: the dashboard's static files (daemon/http/static_files.h), which keep the 404 for /v1/.
+  void set_fallback(Handler fallback) { fallback_ = std::move(fallback); }
+
+ private:
+  struct Route {
+    std::string method;
+    std::vector<std::string> segments;  // "{}" for a placeholder
+    std::string pattern;
+    Handler handler;
+    Dispatch dispatch = Dispatch::pool;
+  };
+  std::vector<Route> routes_;
+  Gate gate_;
+  Observer observer_;
+  Handler fallback_;
+};
+
+}  // namespace jobctl::net

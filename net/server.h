@@ -1,0 +1,82 @@
+// jobctld's HTTP/1.1 server (Boost.Beast + Asio; this header and everything but server.cpp stay
+// free of them).
+//
+// Model: `io_threads` threads each run their own io_context, and accepted connections are dealt
+// to them in turn; each connection is a session on its own strand,
+// kept alive by shared_from_this while it has an operation pending. Every read has a deadline
+// (read_timeout_ms), request headers are limited to max_header_bytes (431 past it) and bodies to
+// max_body_bytes (413 past it, decided from Content-Length before the body is read); keep-alive
+// is honoured. Parsed requests are handed to a separate pool of `handler_threads` (handlers may
+// block on the store), and their answers are posted back to the connection's strand; routes
+// added with Dispatch::io (router.h: handlers that never block) run on the I/O thread instead.
+//
+// With tls_cert_file/tls_key_file every connection speaks TLS 1.2+ (Beast over OpenSSL): the
+// handshake runs under the read timeout before the first request.
+//
+// Shutdown is two-phase: begin_shutdown() stops accepting and closes idle connections; requests
+// in flight finish and are answered with "Connection: close"; stop() waits up to
+// shutdown_grace_ms for them, then closes whatever is left and joins every thread.
+//
+// Ownership: borrows the Router (it must outlive the server). Thread safety: start(),
+// begin_shutdown(), wait_idle() and stop() may be called from any thread, but not concurrently
+// with each other.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "base/expected.h"
+#include "net/router.h"
+
+namespace jobctl::net {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8080;              // 0: any free port (start() returns it)
+  int io_threads = 2;
+  int handler_threads = 8;
+  size_t max_body_bytes = 1 << 20;   // 1 MiB
+  size_t max_header_bytes = 8 << 10; // 8 KiB
+  int read_timeout_ms = 30000;       // per read: a slow or idle client is disconnected
+  int write_timeout_ms = 30000;
+  int shutdown_grace_ms = 10000;
+  std::string server_name = "jobctld";
+  // Requests for which is_upload(method, target) holds (checkpoint uploads) may carry up
+  // to max_upload_bytes instead of max_body_bytes; decided from the headers before the body.
+  size_t max_upload_bytes = 0;
+  std::function<bool(std::string_view method, std::string_view target)> is_upload;
+  // TLS (docs/security.md): PEM certificate chain and private key. Both empty: plain HTTP.
+  // start() fails with the field named when only one is set or a file cannot be used.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+};
+
+class HttpServer {
+ public:
+  HttpServer(ServerOptions options, const Router& router);
+  ~HttpServer();  // stop()
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds, listens and starts the threads. Returns the port listened on.
+  Expected<uint16_t> start();
+  // Phase 1: stop accepting, close idle connections, answer in-flight requests with close.
+  void begin_shutdown();
+  // True once no request is in flight; waits up to timeout_ms.
+  bool wait_idle(int timeout_ms);
+  // Phase 2: begin_shutdown(), wait up to the grace period, close everything, join threads.
+  void stop();
+
+  // Requests currently being handled.
+  int in_flight() const;
+
+  struct Impl;  // server.cpp's state, named here so its connection class can reach it
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace jobctl::net
