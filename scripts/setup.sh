@@ -23,6 +23,8 @@ packages=(
   zlib1g-dev                # gzipped Fashion-MNIST
   dataset-fashion-mnist     # /usr/share/datasets/fashion-mnist
   procps psmisc             # pgrep/kill in the scripts and tests
+  slurm-wlm                 # slurmctld, slurmd, the client commands and munge: the Slurm tests'
+                            # one-node cluster (scripts/slurm-cluster.sh)
 )
 browser=0
 for arg in "$@"; do
