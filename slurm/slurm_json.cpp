@@ -65,8 +65,11 @@ Expected<const json*> response_list(const json& doc, const char* list, const std
     return make_error(ErrorCode::invalid_argument, what + " output is not a JSON object", what);
   if (auto errors = doc.find("errors"); errors != doc.end() && errors->is_array() && !errors->empty()) {
     const json& first = (*errors)[0];
-    std::string message = first.is_object() ? first.value("error", first.value("description", first.dump()))
-                                            : first.dump();
+    std::string message = first.dump();
+    if (first.is_object()) {
+      const std::string description = text(first, "description"), error = text(first, "error");
+      message = description.empty() ? error : error.empty() ? description : description + " (" + error + ")";
+    }
     return make_error(ErrorCode::unavailable, what + " reported an error: " + message, what);
   }
   auto it = doc.find(list);
@@ -168,8 +171,14 @@ Expected<std::vector<SlurmJob>> parse_squeue_json(std::string_view input) {
     s.priority = number(j, "priority").value_or(0);
     s.node_count = static_cast<int>(std::max<int64_t>(1, number(j, "node_count").value_or(1)));
     if (auto ec = j.find("exit_code"); ec != j.end()) {
-      if (ec->is_object()) s.exit_code = static_cast<int>(number(*ec, "return_code").value_or(0));
-      else s.exit_code = static_cast<int>(number(j, "exit_code").value_or(0));
+      if (ec->is_object()) {  // {"status": [...], "return_code": N, "signal": {"id": S, ...}}
+        const int64_t sig = ec->contains("signal") && (*ec)["signal"].is_object()
+                                ? number((*ec)["signal"], "id").value_or(0) : 0;
+        s.exit_code = static_cast<int>(sig > 0 ? 128 + sig : number(*ec, "return_code").value_or(0));
+      } else {  // the raw wait status: 768 is exit code 3, 9 is SIGKILL
+        const int64_t raw = number(j, "exit_code").value_or(0);
+        s.exit_code = static_cast<int>((raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f));
+      }
     }
     // --gres gpu[:type]:N is per node; --gpus N is per job.
     const GpuRequest per_node = parse_gpu_gres(text(j, "tres_per_node"));

@@ -43,7 +43,8 @@ struct SlurmJob {
   int64_t end_s = 0;                // actual end; for a running job start + time limit
   int64_t preempt_s = 0;            // when it was last preempted (0: never)
   std::optional<int64_t> time_limit_s;  // none: unlimited
-  int exit_code = 0;                // the batch script's exit status (valid once ended)
+  int exit_code = 0;                // the batch script's exit code once ended; 128 + N when
+                                    // signal N killed it (the shell's convention)
   int gpus = 0;                     // GPUs asked for (--gres gpu[:type]:N per node, --gpus N)
   std::string gpu_type;             // the GRES type asked for ("a100"), empty for any
   int node_count = 1;
