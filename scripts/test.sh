@@ -6,8 +6,9 @@
 #     runs `ctest -L unit`.
 #  3. A release build builds everything but the unit tests (the CUDA path too where nvcc is
 #     installed) and runs every
-#     other label: integration, e2e, accuracy, fuzz, browser, cuda (CUDA tests skip, saying so,
-#     on a machine without a GPU).
+#     other label: integration, e2e, accuracy, fuzz, browser, slurm (a one-node Slurm cluster
+#     per test program: scripts/slurm-cluster.sh), cuda (CUDA tests skip, saying so, on a machine
+#     without a GPU).
 #
 # Environment: JOBCTL_JOBS (parallel jobs, default: cores), JOBCTL_BUILD_DIR (default: build).
 set -euo pipefail
