@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <mutex>
@@ -20,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/crc32c.h"
 #include "client/api_client.h"
 #include "tests/support/process.h"
 
@@ -132,6 +135,47 @@ inline std::string read_bytes(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// The uninterrupted run of recovery_spec, as a CPU worker runs it (jobctl-train itself, one
+// thread), in `dir`: the bytes of its final.ckpt; empty, with a test failure, when it fails.
+inline std::string reference_final_checkpoint(const std::string& dir) {
+  const std::string spec_path = dir + "/spec.json";
+  std::ofstream(spec_path) << recovery_spec("reference") << "\n";
+  auto c = ChildProcess::spawn({env_or_fail("JOBCTL_TRAIN"), "--spec", spec_path, "--out", dir + "/out", "--device",
+                                "cpu", "--threads", "1", "--log-every", "100"});
+  if (!c) {
+    ADD_FAILURE() << c.error().message;
+    return "";
+  }
+  std::string out, err;
+  ExitStatus st = (*c)->read_all(out, err);
+  if (!st.success()) {
+    ADD_FAILURE() << "the reference run failed: " << st.describe() << "\n" << err;
+    return "";
+  }
+  std::string bytes = read_bytes(dir + "/out/final.ckpt");
+  EXPECT_GT(bytes.size(), 1u << 20);
+  return bytes;
+}
+
+// The CRC32C a job's result reports for its final checkpoint ("final_checkpoint_crc32c").
+inline std::string crc32c_hex(const std::string& bytes) {
+  char buf[9];
+  std::snprintf(buf, sizeof buf, "%08x", crc32c::value(bytes.data(), bytes.size()));
+  return buf;
+}
+
+// The final.ckpt of the job among a worker's kept folders (--keep-work-dirs); empty when none.
+inline std::string kept_final_checkpoint(const std::string& work_dir, int64_t job_id) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (fs::directory_iterator it(work_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string n = it->path().filename().string();
+    if (n.rfind("job-" + std::to_string(job_id) + "-lease-", 0) == 0 && fs::exists(it->path() / "out/final.ckpt"))
+      return read_bytes((it->path() / "out/final.ckpt").string());
+  }
+  return "";
 }
 
 }  // namespace jobctl::e2e

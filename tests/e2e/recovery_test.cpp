@@ -15,7 +15,6 @@
 #include <fstream>
 #include <regex>
 
-#include "base/crc32c.h"
 #include "tests/e2e/recovery_support.h"
 #include "tests/support/temp_dir.h"
 
@@ -29,44 +28,19 @@ class RecoveryTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     reference_dir_ = new jobctl::testing::TempDir();
-    const std::string spec_path = reference_dir_->file("spec.json");
-    std::ofstream(spec_path) << recovery_spec("reference") << "\n";
-    auto c = ChildProcess::spawn({env_or_fail("JOBCTL_TRAIN"), "--spec", spec_path, "--out",
-                                  reference_dir_->file("out"), "--device", "cpu", "--threads", "1",
-                                  "--log-every", "100"});
-    ASSERT_TRUE(c) << c.error().message;
-    std::string out, err;
-    ExitStatus st = (*c)->read_all(out, err);
-    ASSERT_TRUE(st.success()) << st.describe() << "\n" << err;
-    reference_final_ = new std::string(read_bytes(reference_dir_->file("out/final.ckpt")));
-    ASSERT_GT(reference_final_->size(), 1u << 20);
+    reference_final_ = new std::string(reference_final_checkpoint(reference_dir_->path().string()));
   }
   static void TearDownTestSuite() {
     delete reference_final_;
     delete reference_dir_;
   }
 
-  static std::string reference_crc() {
-    char buf[9];
-    std::snprintf(buf, sizeof buf, "%08x", crc32c::value(reference_final_->data(), reference_final_->size()));
-    return buf;
-  }
+  static std::string reference_crc() { return crc32c_hex(*reference_final_); }
 
   int64_t submit(client::ApiClient& api, const std::string& name) {
     auto r = api.submit_job(recovery_spec(name));
     EXPECT_TRUE(r) << (r ? "" : r.error().message);
     return r ? (*r)["id"].get<int64_t>() : 0;
-  }
-
-  // The final.ckpt of the job in a worker's kept folders.
-  static std::string final_checkpoint_of(const std::string& work_dir, int64_t job_id) {
-    std::error_code ec;
-    for (fs::directory_iterator it(work_dir, ec), end; !ec && it != end; it.increment(ec)) {
-      const std::string n = it->path().filename().string();
-      if (n.rfind("job-" + std::to_string(job_id) + "-lease-", 0) == 0 && fs::exists(it->path() / "out/final.ckpt"))
-        return read_bytes((it->path() / "out/final.ckpt").string());
-    }
-    return "";
   }
 
   static jobctl::testing::TempDir* reference_dir_;
@@ -182,7 +156,7 @@ TEST_F(RecoveryTest, SigtermedWorkerCheckpointsAtOnceAndResumeIsBitExact) {
   EXPECT_EQ(recovery_events, expected) << job["events"].dump(2);
 
   // Byte-identical final weights: the file, and the CRC32C the result reports.
-  const std::string resumed_final = final_checkpoint_of(tmp_.file("work-b"), id);
+  const std::string resumed_final = kept_final_checkpoint(tmp_.file("work-b"), id);
   ASSERT_FALSE(resumed_final.empty()) << "no final.ckpt kept by worker B";
   EXPECT_TRUE(resumed_final == *reference_final_) << "final weights differ from the uninterrupted run";
   EXPECT_EQ(job["result"].value("final_checkpoint_crc32c", ""), reference_crc());

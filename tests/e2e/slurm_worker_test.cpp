@@ -16,7 +16,6 @@
 #include <fstream>
 #include <regex>
 
-#include "base/crc32c.h"
 #include "cloud/command_template.h"
 #include "slurm/job_outcome.h"
 #include "slurm/slurm_commands.h"
@@ -35,21 +34,8 @@ class SlurmWorkerTest : public ::testing::Test {
   static void SetUpTestSuite() {
     cluster_ = new SlurmCluster();
     if (!cluster_->started()) return;
-    // The uninterrupted run, as the worker runs it.
     reference_dir_ = new jobctl::testing::TempDir();
-    const std::string spec_path = reference_dir_->file("spec.json");
-    std::ofstream(spec_path) << recovery_spec("reference") << "\n";
-    auto c = ChildProcess::spawn({env_or_fail("JOBCTL_TRAIN"), "--spec", spec_path, "--out",
-                                  reference_dir_->file("out"), "--device", "cpu", "--threads", "1",
-                                  "--log-every", "100"});
-    ASSERT_TRUE(c) << c.error().message;
-    std::string out, err;
-    ExitStatus st = (*c)->read_all(out, err);
-    ASSERT_TRUE(st.success()) << st.describe() << "\n" << err;
-    std::string bytes = read_bytes(reference_dir_->file("out/final.ckpt"));
-    char buf[9];
-    std::snprintf(buf, sizeof buf, "%08x", crc32c::value(bytes.data(), bytes.size()));
-    reference_crc_ = new std::string(buf);
+    reference_crc_ = new std::string(crc32c_hex(reference_final_checkpoint(reference_dir_->path().string())));
   }
   static void TearDownTestSuite() {
     delete cluster_;  // every Slurm job cancelled, every daemon stopped
@@ -105,18 +91,6 @@ class SlurmWorkerTest : public ::testing::Test {
 
   std::string worker_output(const std::string& name, int64_t slurm_id) {
     return read_bytes(cluster_->dir() + "/" + name + "-" + std::to_string(slurm_id) + ".out");
-  }
-
-  // The final.ckpt of the job in a worker's kept folders.
-  std::string final_checkpoint_of(const std::string& name, int64_t job_id) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    for (fs::directory_iterator it(tmp_.file("work-" + name), ec), end; !ec && it != end; it.increment(ec)) {
-      const std::string n = it->path().filename().string();
-      if (n.rfind("job-" + std::to_string(job_id) + "-lease-", 0) == 0 && fs::exists(it->path() / "out/final.ckpt"))
-        return read_bytes((it->path() / "out/final.ckpt").string());
-    }
-    return "";
   }
 
   // Interrupts the worker's Slurm job mid-run with `interrupt`, then checks the checkpoint, the
@@ -186,7 +160,7 @@ TEST_F(SlurmWorkerTest, OneWorkerRunsOneJobAndSlurmAgrees) {
   json job = wait_job(api, id, is_terminal, 180s);
   ASSERT_EQ(job.value("state", ""), "succeeded") << job.dump(2) << "\n" << worker_output("run", slurm_id);
   EXPECT_EQ(job["result"].value("final_checkpoint_crc32c", ""), *reference_crc_);
-  EXPECT_EQ(final_checkpoint_of("run", id).size(), read_bytes(reference_dir_->file("out/final.ckpt")).size());
+  EXPECT_TRUE(kept_final_checkpoint(tmp_.file("work-run"), id) == read_bytes(reference_dir_->file("out/final.ckpt")));
   // --max-jobs 1: the worker exits after its job, and so the Slurm job completes.
   const slurm::SlurmJob done = wait_slurm(slurm_id, Phase::ended, 30s);
   EXPECT_EQ(slurm::outcome_of(done).event, "slurm_completed") << worker_output("run", slurm_id);
