@@ -24,4 +24,32 @@ inline std::string to_lower(std::string_view s) {
   return out;
 }
 
+// `s` as one CSV field (RFC 4180): in quotes, its own quotes doubled, when it holds a comma, a
+// quote or a line break; as it is otherwise.
+inline std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
+// `s` with XML's five special characters escaped, for SVG text and attribute values.
+inline std::string xml_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace jobctl

@@ -32,6 +32,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/fixed_decimal.h"
+#include "base/strings.h"
 #include "cli/commands.h"
 #include "cli/table.h"
 #include "cost/breakeven.h"
@@ -76,24 +78,8 @@ void write_file(CliContext& ctx, const std::string& path, const std::string& tex
   if (!out) fail(ctx, "cannot write '" + path + "'", kIoError);
 }
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
 std::string opt_fixed(const std::optional<double>& v, int decimals, const std::string& none = "-") {
-  return v ? fixed(*v, decimals) : none;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
+  return v ? fixed_decimal(*v, decimals) : none;
 }
 
 // Aligned columns for people (cli/table.h, as every jobctl table).
@@ -223,29 +209,29 @@ void run_simulate(CliContext& ctx, const SimulateArgs& a) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : results) {
     const bool csv = ctx.output == "csv";
-    rows.push_back({r.policy, fixed(r.cost_usd, 2), fixed(r.on_demand_cost_usd, 2),
-                    csv ? fixed(r.savings, 4) : fixed(100 * r.savings, 1) + "%",
-                    r.deadline_met ? (csv ? "true" : "yes") : (csv ? "false" : "NO"), fixed(r.finish_hours, 2),
-                    fixed(r.spot_hours, 2), fixed(r.on_demand_hours, 2), fixed(r.local_hours, 2),
-                    fixed(r.idle_hours, 2), std::to_string(r.preemptions), std::to_string(r.changeovers)});
+    rows.push_back({r.policy, fixed_decimal(r.cost_usd, 2), fixed_decimal(r.on_demand_cost_usd, 2),
+                    csv ? fixed_decimal(r.savings, 4) : fixed_decimal(100 * r.savings, 1) + "%",
+                    r.deadline_met ? (csv ? "true" : "yes") : (csv ? "false" : "NO"), fixed_decimal(r.finish_hours, 2),
+                    fixed_decimal(r.spot_hours, 2), fixed_decimal(r.on_demand_hours, 2), fixed_decimal(r.local_hours, 2),
+                    fixed_decimal(r.idle_hours, 2), std::to_string(r.preemptions), std::to_string(r.changeovers)});
   }
   if (ctx.output == "csv") {
     print_csv(out, header, rows);
     return;
   }
-  out << "trace " << a.trace << " from " << fixed(a.start_hours, 2) << " h: " << fixed(c.compute_hours, 2)
-      << " h of compute by " << fixed(c.deadline_hours, 2) << " h, changeover " << fixed(c.changeover_hours, 2)
-      << " h, spot $" << fixed(c.spot_usd_per_hour, 3) << (c.spot_price_from_trace ? " (from the trace)" : "")
-      << "/h, on-demand $" << fixed(c.on_demand_usd_per_hour, 3) << "/h\n";
+  out << "trace " << a.trace << " from " << fixed_decimal(a.start_hours, 2) << " h: " << fixed_decimal(c.compute_hours, 2)
+      << " h of compute by " << fixed_decimal(c.deadline_hours, 2) << " h, changeover " << fixed_decimal(c.changeover_hours, 2)
+      << " h, spot $" << fixed_decimal(c.spot_usd_per_hour, 3) << (c.spot_price_from_trace ? " (from the trace)" : "")
+      << "/h, on-demand $" << fixed_decimal(c.on_demand_usd_per_hour, 3) << "/h\n";
   if (!results.empty() && !results[0].trace_covers_deadline)
-    out << "note: the trace covers only " << fixed(results[0].trace_hours_from_start, 2)
+    out << "note: the trace covers only " << fixed_decimal(results[0].trace_hours_from_start, 2)
         << " h from the start; spot counts as unavailable after its end\n";
   print_table(out, header, rows);
   if (a.timeline) {
     for (const auto& r : results) {
       out << "\n" << r.policy << " timeline:\n";
       for (const auto& s : r.segments)
-        out << "  " << fixed(s.start_hours, 3) << " - " << fixed(s.end_hours, 3) << " h  "
+        out << "  " << fixed_decimal(s.start_hours, 3) << " - " << fixed_decimal(s.end_hours, 3) << " h  "
             << scheduler::to_string(s.capacity) << "\n";
     }
   }
@@ -347,10 +333,10 @@ void run_breakeven(CliContext& ctx, const BreakevenArgs& a) {
                                         "cloud_spot_usd_per_hour", "local_monthly_usd", "cloud_monthly_usd"};
   std::vector<std::vector<std::string>> rows;
   for (const auto& p : r.curve)
-    rows.push_back({fixed(p.utilisation, 2), fixed(p.hours_per_month, 1), fixed(p.local_amortised_usd_per_hour, 4),
-                    fixed(p.local_marginal_usd_per_hour, 4), fixed(p.cloud_on_demand_usd_per_hour, 4),
-                    opt_fixed(p.cloud_spot_usd_per_hour, 4, ""), fixed(p.local_monthly_usd, 2),
-                    fixed(p.cloud_monthly_usd, 2)});
+    rows.push_back({fixed_decimal(p.utilisation, 2), fixed_decimal(p.hours_per_month, 1), fixed_decimal(p.local_amortised_usd_per_hour, 4),
+                    fixed_decimal(p.local_marginal_usd_per_hour, 4), fixed_decimal(p.cloud_on_demand_usd_per_hour, 4),
+                    opt_fixed(p.cloud_spot_usd_per_hour, 4, ""), fixed_decimal(p.local_monthly_usd, 2),
+                    fixed_decimal(p.cloud_monthly_usd, 2)});
   if (ctx.output == "csv") {
     // One tidy table: the curve, with the headline figures repeated on every row.
     std::vector<std::string> h = header;
@@ -366,19 +352,19 @@ void run_breakeven(CliContext& ctx, const BreakevenArgs& a) {
     return;
   }
   const auto& g = in.local;
-  out << g.gpu_model << " bought for $" << fixed(g.purchase_usd + g.setup_usd, 2) << " (" << fixed(g.lifetime_years, 1)
-      << " years, " << fixed(100 * g.utilisation, 0) << "% utilisation, " << fixed(g.power_kw, 3) << " kW x PUE "
-      << fixed(g.pue, 2) << " at $" << fixed(g.electricity_usd_per_kwh, 3) << "/kWh, maintenance $"
-      << fixed(g.maintenance_usd_per_year, 0) << "/year)\n";
-  out << "against " << in.offer << " in " << offer.region << ": on-demand $" << fixed(in.cloud_usd_per_hour, 4) << "/h"
-      << (in.cloud_spot_usd_per_hour ? ", spot $" + fixed(*in.cloud_spot_usd_per_hour, 4) + "/h" : "")
+  out << g.gpu_model << " bought for $" << fixed_decimal(g.purchase_usd + g.setup_usd, 2) << " (" << fixed_decimal(g.lifetime_years, 1)
+      << " years, " << fixed_decimal(100 * g.utilisation, 0) << "% utilisation, " << fixed_decimal(g.power_kw, 3) << " kW x PUE "
+      << fixed_decimal(g.pue, 2) << " at $" << fixed_decimal(g.electricity_usd_per_kwh, 3) << "/kWh, maintenance $"
+      << fixed_decimal(g.maintenance_usd_per_year, 0) << "/year)\n";
+  out << "against " << in.offer << " in " << offer.region << ": on-demand $" << fixed_decimal(in.cloud_usd_per_hour, 4) << "/h"
+      << (in.cloud_spot_usd_per_hour ? ", spot $" + fixed_decimal(*in.cloud_spot_usd_per_hour, 4) + "/h" : "")
       << " (" << offer.source << (offer.date.empty() ? "" : ", " + offer.date) << ")\n";
-  out << "local hour: $" << fixed(cost::local_hourly_cost(g, cost::LocalPricing::amortised), 4) << " amortised, $"
-      << fixed(cost::local_hourly_cost(g, cost::LocalPricing::marginal), 4) << " marginal\n";
+  out << "local hour: $" << fixed_decimal(cost::local_hourly_cost(g, cost::LocalPricing::amortised), 4) << " amortised, $"
+      << fixed_decimal(cost::local_hourly_cost(g, cost::LocalPricing::marginal), 4) << " marginal\n";
   auto headline = [&](const char* label, const cost::BreakevenFigures& f) {
     out << label << ": breakeven_hours " << opt_fixed(f.breakeven_hours, 1, "never") << ", "
         << opt_fixed(f.breakeven_hours_per_month, 1, "never") << " h/month (utilisation "
-        << (f.utilisation_threshold ? fixed(100 * *f.utilisation_threshold, 2) + "%" : std::string("never"))
+        << (f.utilisation_threshold ? fixed_decimal(100 * *f.utilisation_threshold, 2) + "%" : std::string("never"))
         << "), payback " << opt_fixed(f.payback_months, 1, "never") << " months"
         << (f.breaks_even_within_lifetime ? "" : " - does not pay off within the lifetime") << "\n";
   };
@@ -404,7 +390,7 @@ nlohmann::json daemon_call(CliContext& ctx, std::string_view method, const std::
   return must_ok(ctx, client::json_from_response(*r));
 }
 
-std::string money(double v) { return "$" + fixed(v, v < 1 ? 4 : 2); }
+std::string money(double v) { return "$" + fixed_decimal(v, v < 1 ? 4 : 2); }
 
 std::string date_arg_ms(CliContext& ctx, const std::string& flag, const std::string& text) {
   // Milliseconds since the epoch, or YYYY-MM-DD (UTC midnight).
@@ -446,8 +432,8 @@ void run_report_spend(CliContext& ctx, const std::string& from, const std::strin
   if (ctx.output == "svg") { *ctx.out << cost::spend_svg(report); return; }
   Table t({group_by, "hours", "spent", "all on-demand", "savings", "saved %"});
   auto add = [&](const cost::SpendGroup& g) {
-    t.add_row({g.key, fixed(g.seconds / 3600.0, 3), money(g.usd), money(g.on_demand_usd), money(g.savings_usd()),
-               fixed(g.savings_fraction() * 100, 1)});
+    t.add_row({g.key, fixed_decimal(g.seconds / 3600.0, 3), money(g.usd), money(g.on_demand_usd), money(g.savings_usd()),
+               fixed_decimal(g.savings_fraction() * 100, 1)});
   };
   for (const auto& g : report.groups) add(g);
   add(report.total);
@@ -536,13 +522,13 @@ void run_catalog_ls(CliContext& ctx, std::string dir, const std::string& gpu) {
   Table t({"offer", "region", "gpu", "gpus", "on-demand $/h", "spot $/h", "source"}, 40);
   for (const auto& o : offers)
     t.add_row({o.name(), o.region + (o.zone.empty() ? "" : "/" + o.zone), o.gpu_model, std::to_string(o.gpu_count),
-               fixed(o.on_demand_usd_per_hour, 4), o.spot_usd_per_hour ? fixed(*o.spot_usd_per_hour, 4) : "-",
+               fixed_decimal(o.on_demand_usd_per_hour, 4), o.spot_usd_per_hour ? fixed_decimal(*o.spot_usd_per_hour, 4) : "-",
                o.source});
   if (ctx.output == "csv") {
     *ctx.out << "offer,region,gpu,gpus,on_demand_usd_per_hour,spot_usd_per_hour\n";
     for (const auto& o : offers)
       *ctx.out << o.name() << "," << o.region << "," << o.gpu_model << "," << o.gpu_count << ","
-               << o.on_demand_usd_per_hour << "," << (o.spot_usd_per_hour ? fixed(*o.spot_usd_per_hour, 4) : "") << "\n";
+               << o.on_demand_usd_per_hour << "," << (o.spot_usd_per_hour ? fixed_decimal(*o.spot_usd_per_hour, 4) : "") << "\n";
     return;
   }
   t.print(*ctx.out);
@@ -555,7 +541,7 @@ void print_placement(std::ostream& out, const nlohmann::json& p) {
   Table t({"option", "GPU", "$/h", "est. hours", "est. cost", "meets deadline", "chosen", "rejected"}, 48);
   if (p.contains("candidates") && p["candidates"].is_array())
     for (const auto& c : p["candidates"]) {
-      auto num = [&](const char* k, int digits) { return c.contains(k) && c[k].is_number() ? fixed(c[k].get<double>(), digits) : "-"; };
+      auto num = [&](const char* k, int digits) { return c.contains(k) && c[k].is_number() ? fixed_decimal(c[k].get<double>(), digits) : "-"; };
       t.add_row({c.value("label", c.value("option", "")),
                  c.value("gpu", "") + " x" + std::to_string(c.value("gpus", 1)), num("usd_per_hour", 4),
                  num("estimated_hours", 3), num("estimated_cost_usd", 4),

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/clock.h"
+#include "base/fixed_decimal.h"
 #include "cli/commands.h"
 #include "cli/spec_builder.h"
 #include "cli/table.h"
@@ -354,9 +355,8 @@ void add_instances(CLI::App& app, CliContext& ctx) {
     Table t({"ID", "TYPE", "MARKET", "STATE", "JOB", "WORKER", "$/H", "BILLED $", "AGE", "REASON"});
     for (const auto& i : r["instances"]) {
       const int64_t end = i["ended_ms"].is_number() ? i["ended_ms"].get<int64_t>() : now;
-      char price[32], billed[32];
-      std::snprintf(price, sizeof price, "%.4f", i.value("usd_per_hour", 0.0));
-      std::snprintf(billed, sizeof billed, "%.4f", i.value("billed_usd", 0.0));
+      const std::string price = fixed_decimal(i.value("usd_per_hour", 0.0), 4);
+      const std::string billed = fixed_decimal(i.value("billed_usd", 0.0), 4);
       t.add_row({i.value("id", ""), i.value("instance_type", ""), i.value("spot", false) ? "spot" : "on-demand",
                  i.value("state", ""), i["job_id"].is_null() ? "-" : num(i["job_id"]),
                  i["worker_id"].is_null() ? "-" : num(i["worker_id"]), price, billed,

@@ -2,33 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <sstream>
+
+#include "base/fixed_decimal.h"
+#include "base/strings.h"
 
 namespace jobctl::cost {
 
 namespace {
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out.push_back(c);
-    }
-  }
-  return out;
-}
-
-std::string num(double v, int decimals = 2) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 // A "nice" tick step (1, 2 or 5 x 10^k) giving about `target` ticks up to `max`.
 double nice_step(double max, int target) {
@@ -71,7 +52,7 @@ std::string breakeven_svg(const BreakevenReport& r) {
   for (double y = 0; y <= ymax + 1e-9; y += ystep) {
     s << "<line x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << Y(y) << "\" y2=\"" << Y(y)
       << "\" stroke=\"#e5e5e5\"/>\n";
-    s << "<text x=\"" << left - 8 << "\" y=\"" << Y(y) + 4 << "\" text-anchor=\"end\">$" << num(y) << "</text>\n";
+    s << "<text x=\"" << left - 8 << "\" y=\"" << Y(y) + 4 << "\" text-anchor=\"end\">$" << fixed_decimal(y, 2) << "</text>\n";
   }
   for (int pct = 0; pct <= 100; pct += 10) {
     const double x = X(pct / 100.0);
@@ -93,7 +74,7 @@ std::string breakeven_svg(const BreakevenReport& r) {
     s << " points=\"";
     for (int i = 0; i <= 95; ++i) {
       const double u = umin + (1.0 - umin) * i / 95.0;
-      s << num(X(u), 1) << ',' << num(Y(f(u)), 1) << ' ';
+      s << fixed_decimal(X(u), 1) << ',' << fixed_decimal(Y(f(u)), 1) << ' ';
     }
     s << "\"/>\n";
   };
@@ -109,7 +90,7 @@ std::string breakeven_svg(const BreakevenReport& r) {
     s << "<line x1=\"" << X(u) << "\" x2=\"" << X(u) << "\" y1=\"" << top << "\" y2=\"" << top + ph
       << "\" stroke=\"#555\" stroke-dasharray=\"4,3\"/>\n";
     s << "<text x=\"" << X(u) + 4 << "\" y=\"" << top + 14 << "\">break-even "
-      << num(u * 100.0, 1) << "% (" << num(*r.on_demand.breakeven_hours_per_month, 0) << " h/month)</text>\n";
+      << fixed_decimal(u * 100.0, 1) << "% (" << fixed_decimal(*r.on_demand.breakeven_hours_per_month, 0) << " h/month)</text>\n";
   }
 
   // Legend.
@@ -124,11 +105,11 @@ std::string breakeven_svg(const BreakevenReport& r) {
   };
   legend(g.gpu_model + " owned, amortised", "#1f5fbf", "");
   legend(g.gpu_model + " owned, marginal", "#1f5fbf", "2,4");
-  legend(r.input.offer + " on-demand $" + num(od), "#c0392b", "");
+  legend(r.input.offer + " on-demand $" + fixed_decimal(od, 2), "#c0392b", "");
   if (r.input.cloud_spot_usd_per_hour)
-    legend(r.input.offer + " spot $" + num(*r.input.cloud_spot_usd_per_hour), "#e67e22", "8,4");
+    legend(r.input.offer + " spot $" + fixed_decimal(*r.input.cloud_spot_usd_per_hour, 2), "#e67e22", "8,4");
   if (r.on_demand.breakeven_hours)
-    s << "<text x=\"" << lx << "\" y=\"" << ly + 10 << "\">break-even after " << num(*r.on_demand.breakeven_hours, 1)
+    s << "<text x=\"" << lx << "\" y=\"" << ly + 10 << "\">break-even after " << fixed_decimal(*r.on_demand.breakeven_hours, 1)
       << " h of use</text>\n";
   s << "</svg>\n";
   return s.str();

@@ -1,40 +1,17 @@
 #include "cost/spend_report.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <sstream>
+
+#include "base/fixed_decimal.h"
+#include "base/strings.h"
 
 namespace jobctl::cost {
 
 using nlohmann::json;
 
 namespace {
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-std::string xml(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
-  }
-  return out;
-}
 
 json group_json(const SpendGroup& g) {
   return {{"key", g.key}, {"seconds", g.seconds}, {"usd", g.usd}, {"on_demand_usd", g.on_demand_usd},
@@ -107,8 +84,8 @@ std::string spend_csv(const SpendReport& r) {
   std::ostringstream out;
   out << r.group_by << ",hours,spent_usd,on_demand_usd,savings_usd,savings_fraction\n";
   auto line = [&](const SpendGroup& g) {
-    out << csv_field(g.key) << "," << fixed(g.seconds / 3600.0, 4) << "," << fixed(g.usd, 4) << ","
-        << fixed(g.on_demand_usd, 4) << "," << fixed(g.savings_usd(), 4) << "," << fixed(g.savings_fraction(), 4)
+    out << csv_field(g.key) << "," << fixed_decimal(g.seconds / 3600.0, 4) << "," << fixed_decimal(g.usd, 4) << ","
+        << fixed_decimal(g.on_demand_usd, 4) << "," << fixed_decimal(g.savings_usd(), 4) << "," << fixed_decimal(g.savings_fraction(), 4)
         << "\n";
   };
   for (const auto& g : r.groups) line(g);
@@ -126,18 +103,18 @@ std::string spend_svg(const SpendReport& r) {
   std::ostringstream s;
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << h
     << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  s << "<text x=\"10\" y=\"20\" font-size=\"14\">Spend by " << xml(r.group_by) << ": $" << fixed(r.total.usd, 2)
-    << " spent, $" << fixed(r.total.on_demand_usd, 2) << " all on-demand, "
-    << fixed(r.total.savings_fraction() * 100, 1) << "% saved</text>\n";
+  s << "<text x=\"10\" y=\"20\" font-size=\"14\">Spend by " << xml_escape(r.group_by) << ": $" << fixed_decimal(r.total.usd, 2)
+    << " spent, $" << fixed_decimal(r.total.on_demand_usd, 2) << " all on-demand, "
+    << fixed_decimal(r.total.savings_fraction() * 100, 1) << "% saved</text>\n";
   int y = top;
   for (const auto& g : r.groups) {
-    s << "<text x=\"10\" y=\"" << y + bar + 4 << "\">" << xml(g.key) << "</text>\n";
-    s << "<rect x=\"" << left << "\" y=\"" << y << "\" width=\"" << fixed(g.usd * scale, 1) << "\" height=\"" << bar
+    s << "<text x=\"10\" y=\"" << y + bar + 4 << "\">" << xml_escape(g.key) << "</text>\n";
+    s << "<rect x=\"" << left << "\" y=\"" << y << "\" width=\"" << fixed_decimal(g.usd * scale, 1) << "\" height=\"" << bar
       << "\" fill=\"#2b7bb9\"/><text x=\"" << left + static_cast<int>(g.usd * scale) + 4 << "\" y=\"" << y + 13
-      << "\">$" << fixed(g.usd, 2) << " spent</text>\n";
-    s << "<rect x=\"" << left << "\" y=\"" << y + bar << "\" width=\"" << fixed(g.on_demand_usd * scale, 1)
+      << "\">$" << fixed_decimal(g.usd, 2) << " spent</text>\n";
+    s << "<rect x=\"" << left << "\" y=\"" << y + bar << "\" width=\"" << fixed_decimal(g.on_demand_usd * scale, 1)
       << "\" height=\"" << bar << "\" fill=\"#c0c0c0\"/><text x=\"" << left + static_cast<int>(g.on_demand_usd * scale) + 4
-      << "\" y=\"" << y + bar + 13 << "\">$" << fixed(g.on_demand_usd, 2) << " on-demand</text>\n";
+      << "\" y=\"" << y + bar + 13 << "\">$" << fixed_decimal(g.on_demand_usd, 2) << " on-demand</text>\n";
     y += 2 * bar + gap;
   }
   s << "</svg>\n";

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
+#include "base/fixed_decimal.h"
 #include "cost/gpu_specs.h"
 #include "cost/runtime_estimate.h"
 #include "cost/spot_risk.h"
@@ -19,15 +19,9 @@ constexpr std::array<std::string_view, 3> kKinds{"mlp", "cnn", "other"};
 // Distinct interruption rates get their spot factor computed once per job, not once per offer.
 constexpr size_t kMaxCachedLambdas = 64;
 
-// A number with fixed decimals.
-std::string num(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-std::string hours(double h) { return num(h, 2) + " h"; }
-std::string usd(double v) { return "$" + num(v, 2); }
-std::string usd_per_hour(double v) { return "$" + num(v, 3) + "/h"; }
+std::string hours(double h) { return fixed_decimal(h, 2) + " h"; }
+std::string usd(double v) { return "$" + fixed_decimal(v, 2); }
+std::string usd_per_hour(double v) { return "$" + fixed_decimal(v, 3) + "/h"; }
 
 }  // namespace
 
@@ -407,9 +401,9 @@ std::string rejection_text(const Candidate& c, const Job& job, const PlacementCo
       return "needs " + std::to_string(job.workload.gpus) + " GPUs; has " + std::to_string(have_gpus);
     case Rejection::unknown_gpu: return "no specs for GPU model '" + model + "': runtime cannot be estimated";
     case Rejection::memory:
-      return "needs " + num(need_gib, 2) + " GiB per GPU; has " + num(have_gib, 1);
+      return "needs " + fixed_decimal(need_gib, 2) + " GiB per GPU; has " + fixed_decimal(have_gib, 1);
     case Rejection::price_cap:
-      return usd_per_hour(c.usd_per_hour) + " is above the cap of " + "$" + num(job.max_usd_per_hour.value_or(0), 2) + "/h";
+      return usd_per_hour(c.usd_per_hour) + " is above the cap of " + "$" + fixed_decimal(job.max_usd_per_hour.value_or(0), 2) + "/h";
     case Rejection::no_provider: return "no cloud provider is configured to launch it";
   }
   return "";
@@ -428,9 +422,9 @@ std::string decision_reason(const PlacementDecision& d, const Job& job, const Pl
       first = false;
       s += std::to_string(d.rejected[r]) + " " + std::string(to_string(static_cast<Rejection>(r)));
       if (static_cast<Rejection>(r) == Rejection::memory)
-        s += " (needs " + num(static_cast<double>(job.workload.vram_bytes_per_gpu) / kGiB, 2) + " GiB per GPU)";
+        s += " (needs " + fixed_decimal(static_cast<double>(job.workload.vram_bytes_per_gpu) / kGiB, 2) + " GiB per GPU)";
       if (static_cast<Rejection>(r) == Rejection::price_cap)
-        s += " (cap $" + num(job.max_usd_per_hour.value_or(0), 2) + "/h)";
+        s += " (cap $" + fixed_decimal(job.max_usd_per_hour.value_or(0), 2) + "/h)";
     }
     return s;
   }

@@ -1,9 +1,10 @@
 #include "daemon/auth/auth_admission.h"
 
 #include <chrono>
-#include <cstdio>
 
 #include <nlohmann/json.hpp>
+
+#include "base/fixed_decimal.h"
 
 namespace jobctl::daemon::auth {
 
@@ -33,11 +34,7 @@ double estimated_cost(const store::JobRow& row) {
   return e != c.end() && e->is_number() ? e->get<double>() : 0;
 }
 
-std::string usd(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
-  return buf;
-}
+std::string usd(double v) { return fixed_decimal(v, 2); }
 
 }  // namespace
 
