@@ -1,22 +1,15 @@
 #include "cloud/exec_provider.h"
 
-#include <cstdio>
-
+#include "base/fixed_decimal.h"
 #include "cloud/command_template.h"
 #include "cloud/instance_json.h"
-#include "cloud/subprocess.h"
+#include "process/run.h"
 
 namespace jobctl::cloud {
 
 using nlohmann::json;
 
 namespace {
-
-std::string price_text(double usd) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4f", usd);
-  return buf;
-}
 
 Placeholders launch_values(const LaunchRequest& r) {
   const double price = r.spot && r.offer.spot_usd_per_hour ? *r.offer.spot_usd_per_hour
@@ -27,7 +20,7 @@ Placeholders launch_values(const LaunchRequest& r) {
                       {"region", r.offer.region},
                       {"zone", r.offer.zone},
                       {"cloud", r.offer.cloud},
-                      {"usd_per_hour", price_text(price)},
+                      {"usd_per_hour", fixed_decimal(price, 4)},
                       {"server", r.server_url},
                       {"tag", r.tag},
                       {"name", r.name}};
@@ -76,8 +69,12 @@ Expected<std::string> ExecProvider::launch_command(const LaunchRequest& request)
   return expand_command(options_.launch, values, "cloud.exec.launch");
 }
 
+Expected<process::RunResult> ExecProvider::run_command(const std::string& command) const {
+  return process::run(process::shell_argv(command), {.timeout = std::chrono::seconds(options_.timeout_s)});
+}
+
 Expected<json> ExecProvider::run_json(const std::string& key, const std::string& command) const {
-  auto r = run_shell(command, options_.timeout_s * 1000);
+  auto r = run_command(command);
   if (!r) return r.error();
   if (!r->success())
     return make_error(r->timed_out ? ErrorCode::timeout : ErrorCode::unavailable,
@@ -114,7 +111,7 @@ Status ExecProvider::terminate(const std::string& instance_id) {
   auto cmd = expand_command(options_.terminate, {{"instance_id", instance_id}, {"tag", ""}},
                             "cloud.exec.terminate");
   if (!cmd) return cmd.error();
-  auto r = run_shell(*cmd, options_.timeout_s * 1000);
+  auto r = run_command(*cmd);
   if (!r) return r.error();
   if (!r->success())
     return make_error(r->timed_out ? ErrorCode::timeout : ErrorCode::unavailable,

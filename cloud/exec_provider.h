@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cloud/provider.h"
+#include "process/run.h"
 
 namespace jobctl::cloud {
 
@@ -58,6 +59,8 @@ class ExecProvider final : public Provider {
   Expected<std::string> launch_command(const LaunchRequest& request) const;
 
  private:
+  // Runs one expanded command through /bin/sh with the configured timeout (process/run.h).
+  Expected<process::RunResult> run_command(const std::string& command) const;
   Expected<nlohmann::json> run_json(const std::string& key, const std::string& command) const;
   ExecProviderOptions options_;
 };

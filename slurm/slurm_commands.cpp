@@ -1,11 +1,10 @@
 #include "slurm/slurm_commands.h"
 
-#include "cloud/command_template.h"
-#include "cloud/subprocess.h"
+#include <chrono>
+
+#include "process/run.h"
 
 namespace jobctl::slurm {
-
-using cloud::shell_quote;
 
 SlurmCommands::SlurmCommands(SlurmCommandsOptions options) : options_(std::move(options)) {}
 
@@ -24,18 +23,20 @@ bool controller_unreachable(const std::string& err) {
 
 Expected<SlurmCommands::Output> SlurmCommands::run(const std::string& program,
                                                   const std::vector<std::string>& args) const {
-  std::string command;
-  if (!options_.conf_file.empty()) command = "SLURM_CONF=" + shell_quote(options_.conf_file) + " ";
-  command += "exec " + shell_quote(options_.bin_dir.empty() ? program : options_.bin_dir + "/" + program);
-  for (const auto& a : args) command += " " + shell_quote(a);
-  auto r = cloud::run_shell(command, options_.timeout_s * 1000);
+  std::vector<std::string> argv = {options_.bin_dir.empty() ? program : options_.bin_dir + "/" + program};
+  argv.insert(argv.end(), args.begin(), args.end());
+  process::RunOptions run_options{.timeout = std::chrono::seconds(options_.timeout_s)};
+  if (!options_.conf_file.empty()) run_options.env.push_back("SLURM_CONF=" + options_.conf_file);
+  auto r = process::run(argv, run_options);
+  // No such program here: Slurm's client commands are not installed (or bin_dir is wrong).
+  if (!r && r.error().code == ErrorCode::not_found)
+    return make_error(ErrorCode::unavailable, r.error().message, "slurm." + program);
   if (!r) return r.error();
   if (r->timed_out)
     return make_error(ErrorCode::timeout, program + " did not answer within " + std::to_string(options_.timeout_s) + " s",
                       "slurm." + program);
   if (!r->success()) {
-    const ErrorCode code = r->exit_code == 127 || controller_unreachable(r->err) ? ErrorCode::unavailable
-                                                                                 : ErrorCode::invalid_argument;
+    const ErrorCode code = controller_unreachable(r->err) ? ErrorCode::unavailable : ErrorCode::invalid_argument;
     return make_error(code, program + " failed (" + r->describe() + ")", "slurm." + program);
   }
   return Output{std::move(r->out), std::move(r->err)};

@@ -2,11 +2,11 @@
 // scontrol) on its own host, which must be a submit host of the cluster (docs/slurm.md "How
 // jobctld reaches the cluster" says why commands rather than slurmrestd).
 //
-// Each call runs one command through /bin/sh with its arguments shell-quoted, SLURM_CONF set when
-// configured, and a timeout; it reads JSON (`--json`) where Slurm offers it. A command that fails
-// is an error quoting its last line of stderr: unavailable when the controller cannot be reached
-// (retry later), invalid_argument when Slurm refuses the request (a bad partition, a GRES the
-// partition lacks), timeout.
+// Each call runs one command (process/run.h: no shell, its arguments as they are) with SLURM_CONF
+// set when configured, and a timeout; it reads JSON (`--json`) where Slurm offers it. A command
+// that fails is an error quoting its last line of stderr: unavailable when the controller cannot
+// be reached or the command is not installed (retry later), invalid_argument when Slurm refuses
+// the request (a bad partition, a GRES the partition lacks), timeout.
 //
 // Thread safety: no state besides the options; every method is safe from any thread. Calls block
 // for up to the timeout.

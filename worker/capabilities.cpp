@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "base/strings.h"
-#include "worker/child_process.h"
+#include "process/run.h"
 
 namespace jobctl::worker {
 
@@ -49,14 +49,12 @@ std::optional<Gpu> parse_proc_gpu_information(std::string_view text) {
 }
 
 std::vector<Gpu> detect_gpus() {
-  auto child = ChildProcess::spawn(
-      {"nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader"});
-  if (child) {
-    std::string out, err;
-    if ((*child)->read_all(out, err).success()) {
-      auto gpus = parse_nvidia_smi(out);
-      if (!gpus.empty()) return gpus;
-    }
+  // A driver in a bad state can make nvidia-smi hang: the worker must start all the same.
+  auto smi = process::run({"nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader"},
+                          {.timeout = std::chrono::seconds(20)});
+  if (smi && smi->success()) {
+    auto gpus = parse_nvidia_smi(smi->out);
+    if (!gpus.empty()) return gpus;
   }
   // No nvidia-smi (e.g. a container with the driver but not the tools): the driver's own files.
   std::vector<std::string> dirs;

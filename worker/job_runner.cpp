@@ -12,10 +12,10 @@
 #include <fstream>
 #include <ostream>
 #include <sstream>
-#include <thread>
 
+#include "process/child.h"
+#include "process/line_splitter.h"
 #include "worker/checkpoint_uploader.h"
-#include "worker/child_process.h"
 #include "worker/train_progress.h"
 
 namespace jobctl::worker {
@@ -198,14 +198,16 @@ RunOutcome JobRunner::run(const Lease& lease) {
     env.push_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");
     env.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(options_.gpu_index));
   }
-  auto spawned = ChildProcess::spawn(argv, dir.string(), env);
+  // jobctl-train in its own process group: the SIGTERM and the SIGKILL below reach whatever it
+  // started too.
+  auto spawned = process::Child::spawn(argv, {.cwd = dir.string(), .env = env});
   if (!spawned) return fail_job("cannot start jobctl-train: " + spawned.error().message);
-  ChildProcess& child = **spawned;
+  process::Child& child = **spawned;
   log_ << "jobctl-worker: job " << lease.job_id << " (" << lease.name << ", lease epoch "
        << lease.epoch << ") started as pid " << child.pid() << " in " << dir.string() << "\n";
 
   TrainProgress progress;
-  LineSplitter out_lines, err_lines;
+  process::LineSplitter out_lines, err_lines;
   std::string err_tail;
   enum class Stop { none, cancel, lost, release } stop = Stop::none;
   // When to escalate to SIGKILL (time_point::max(): not armed).
@@ -216,7 +218,7 @@ RunOutcome JobRunner::run(const Lease& lease) {
 
   auto stop_trainer = [&](Stop why) {
     stop = why;
-    child.send_signal(SIGTERM);
+    child.signal_group(SIGTERM);
     kill_at = Clock::now() + std::chrono::milliseconds(options_.kill_grace_ms);
   };
   const auto armed = [&] { return kill_at != Clock::time_point::max(); };
@@ -294,7 +296,7 @@ RunOutcome JobRunner::run(const Lease& lease) {
     }
     if (armed() && Clock::now() >= kill_at) {
       log_ << "jobctl-worker: job " << lease.job_id << " did not stop in time; killing it\n";
-      child.send_signal(SIGKILL);
+      child.signal_group(SIGKILL);
       kill_at = Clock::time_point::max();
     }
     if (stop == Stop::none && uploader.fenced()) {
@@ -323,15 +325,14 @@ RunOutcome JobRunner::run(const Lease& lease) {
       next_heartbeat = Clock::now() + interval;
     }
   }
-  // Both pipes are closed; the process ends now (or is made to).
-  std::optional<ExitStatus> status;
-  while (!(status = child.try_wait())) {
-    if (armed() && Clock::now() >= kill_at) {
-      child.send_signal(SIGKILL);
-    } else if (!armed()) {
-      kill_at = Clock::now() + std::chrono::milliseconds(options_.kill_grace_ms);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Both pipes are closed; the process ends now, within the grace (still) armed or a fresh one,
+  // or is killed.
+  const auto grace = armed() ? std::chrono::milliseconds(ms_until(kill_at))
+                             : std::chrono::milliseconds(options_.kill_grace_ms);
+  std::optional<process::ExitStatus> status = child.wait_for(grace);
+  if (!status) {
+    child.signal_group(SIGKILL);
+    status = child.wait();
   }
 
   switch (stop) {

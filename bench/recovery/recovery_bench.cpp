@@ -9,7 +9,6 @@
 // first step (the cost of a restart with no orchestration at all).
 //
 // Usage: jobctl-bench-recovery [ROUNDS]   (default 3)
-#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -21,7 +20,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <regex>
 #include <string>
 #include <thread>
@@ -30,11 +28,12 @@
 #include <nlohmann/json.hpp>
 
 #include "client/api_client.h"
-#include "worker/child_process.h"
+#include "process/output_collector.h"
+#include "process/run.h"
 
 namespace {
 
-using jobctl::worker::ChildProcess;
+using jobctl::process::OutputCollector;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
@@ -43,80 +42,24 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// A process whose output lines are kept with the time each was seen.
-class Proc {
- public:
-  explicit Proc(const std::vector<std::string>& argv) {
-    auto c = ChildProcess::spawn(argv);
-    if (!c) {
-      std::cerr << c.error().message << "\n";
-      std::exit(1);
-    }
-    child_ = std::move(*c);
-    reader_ = std::thread([this] { read(); });
+// A process whose output lines are kept with the time each was seen (process/output_collector.h).
+std::unique_ptr<OutputCollector> start(const std::vector<std::string>& argv) {
+  auto c = OutputCollector::start(argv);
+  if (!c) {
+    std::cerr << c.error().message << "\n";
+    std::exit(1);
   }
-  ~Proc() {
-    child_->send_signal(SIGKILL);
-    if (reader_.joinable()) reader_.join();
-    child_->wait();
-  }
-  void signal(int sig) { child_->send_signal(sig); }
-  void wait_exit() {
-    if (reader_.joinable()) reader_.join();
-    child_->wait();
-  }
-  // The time the first line matching `re` was seen, waiting up to `timeout`.
-  std::optional<Clock::time_point> wait_line(const std::regex& re, std::chrono::seconds timeout, std::string* line = nullptr) {
-    const auto deadline = Clock::now() + timeout;
-    while (Clock::now() < deadline) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        for (const auto& [t, l] : lines_)
-          if (std::regex_search(l, re)) {
-            if (line) *line = l;
-            return t;
-          }
-      }
-      std::this_thread::sleep_for(2ms);
-    }
-    return std::nullopt;
-  }
-  std::string all() {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::string s;
-    for (const auto& [t, l] : lines_) s += l + "\n";
-    return s;
-  }
+  return std::move(*c);
+}
 
- private:
-  void read() {
-    std::string partial[2];
-    char buf[4096];
-    while (child_->stdout_fd() >= 0 || child_->stderr_fd() >= 0) {
-      pollfd fds[2] = {{child_->stdout_fd(), POLLIN, 0}, {child_->stderr_fd(), POLLIN, 0}};
-      if (::poll(fds, 2, 100) < 0) break;
-      for (int i = 0; i < 2; ++i) {
-        if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-        const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-        if (n <= 0) {
-          i == 0 ? child_->close_stdout() : child_->close_stderr();
-          continue;
-        }
-        partial[i].append(buf, static_cast<size_t>(n));
-        size_t nl;
-        while ((nl = partial[i].find('\n')) != std::string::npos) {
-          std::lock_guard<std::mutex> lock(mu_);
-          lines_.emplace_back(Clock::now(), partial[i].substr(0, nl));
-          partial[i].erase(0, nl + 1);
-        }
-      }
-    }
-  }
-  std::unique_ptr<ChildProcess> child_;
-  std::thread reader_;
-  std::mutex mu_;
-  std::vector<std::pair<Clock::time_point, std::string>> lines_;
-};
+// The time the first line matching `re` was seen, waiting up to `timeout`.
+std::optional<Clock::time_point> wait_line(const OutputCollector& p, const std::regex& re, std::chrono::seconds timeout,
+                                           std::string* line = nullptr) {
+  auto l = p.wait_for_line([&](std::string_view t) { return std::regex_search(t.begin(), t.end(), re); }, timeout);
+  if (!l) return std::nullopt;
+  if (line) *line = l->text;
+  return l->at;
+}
 
 std::string spec_json() {
   return json{{"name", "bench-recovery"},
@@ -144,17 +87,17 @@ struct Round {
 Round interrupt_once(const std::string& root, bool sigterm) {
   Round out;
   std::filesystem::create_directories(root);
-  Proc d({JOBCTLD_PATH, "--listen", "127.0.0.1:0", "--data-dir", root + "/data", "--heartbeat-interval-s", "1",
-          "--lease-timeout-s", "3"});
+  auto d = start({JOBCTLD_PATH, "--listen", "127.0.0.1:0", "--data-dir", root + "/data", "--heartbeat-interval-s", "1",
+                  "--lease-timeout-s", "3"});
   std::string line;
-  if (!d.wait_line(std::regex("\"event\":\"listening\""), 60s, &line)) {
-    std::cerr << "jobctld did not start\n" << d.all();
+  if (!wait_line(*d, std::regex("\"event\":\"listening\""), 60s, &line)) {
+    std::cerr << "jobctld did not start\n" << d->output();
     std::exit(1);
   }
   const std::string url = json::parse(line)["url"];
   jobctl::client::ApiClient api(url);
-  auto a = std::make_unique<Proc>(worker(url, "a", root + "/a"));
-  if (!a->wait_line(std::regex("registered with"), 30s)) std::exit(1);
+  auto a = start(worker(url, "a", root + "/a"));
+  if (!wait_line(*a, std::regex("registered with"), 30s)) std::exit(1);
   auto sub = api.submit_job(spec_json());
   if (!sub) std::exit(1);
   const int64_t id = (*sub)["id"];
@@ -165,8 +108,8 @@ Round interrupt_once(const std::string& root, bool sigterm) {
     if (j && step_of(*j) >= 230) break;
     std::this_thread::sleep_for(5ms);
   }
-  Proc b(worker(url, "b", root + "/b"));  // idle spare capacity, long-polling
-  if (!b.wait_line(std::regex("registered with"), 30s)) std::exit(1);
+  auto b = start(worker(url, "b", root + "/b"));  // idle spare capacity, long-polling
+  if (!wait_line(*b, std::regex("registered with"), 30s)) std::exit(1);
   const auto t0 = Clock::now();
   if (sigterm) {
     a->signal(SIGTERM);
@@ -181,9 +124,9 @@ Round interrupt_once(const std::string& root, bool sigterm) {
       if (j && (*j)["state"] != "running" && (*j)["state"] != "placed") break;  // given back
       std::this_thread::sleep_for(1ms);
     }
-    a->wait_exit();
+    a->wait();
     std::smatch m;
-    const std::string log = a->all();
+    const std::string log = a->output();
     if (std::regex_search(log, m, std::regex("uploaded (signal|interrupt) checkpoint at step ([0-9]+) in ([0-9]+) ms"))) {
       out.upload_ms = std::stod(m[3]);
       auto it = first_seen.find(std::stoll(m[2]));
@@ -192,10 +135,10 @@ Round interrupt_once(const std::string& root, bool sigterm) {
   } else {
     a->signal(SIGKILL);
   }
-  if (auto t = b.wait_line(std::regex("first resumed step"), 60s)) {
+  if (auto t = wait_line(*b, std::regex("first resumed step"), 60s)) {
     out.resumed_ms = std::chrono::duration<double, std::milli>(*t - t0).count();
   } else {
-    std::cerr << "worker b did not resume\n" << b.all() << "\n--- a:\n" << a->all() << "\n--- d:\n" << d.all();
+    std::cerr << "worker b did not resume\n" << b->output() << "\n--- a:\n" << a->output() << "\n--- d:\n" << d->output();
   }
   return out;
 }
@@ -205,20 +148,17 @@ double local_resume_ms(const std::string& root) {
   std::filesystem::create_directories(root);
   const std::string spec = root + "/spec.json";
   std::ofstream(spec) << spec_json() << "\n";
-  {
-    auto c = ChildProcess::spawn({JOBCTL_TRAIN_PATH, "--spec", spec, "--out", root + "/out", "--device", "cpu",
-                                  "--threads", "1", "--max-steps", "200", "--log-every", "100"});
-    std::string o, e;
-    if (!c || !(*c)->read_all(o, e).success()) std::exit(1);
-  }
+  auto first_run = jobctl::process::run({JOBCTL_TRAIN_PATH, "--spec", spec, "--out", root + "/out", "--device", "cpu",
+                                         "--threads", "1", "--max-steps", "200", "--log-every", "100"});
+  if (!first_run || !first_run->success()) std::exit(1);
   std::string ckpt;
   for (const auto& e : std::filesystem::directory_iterator(root + "/out"))
     if (e.path().filename().string().rfind("ckpt-", 0) == 0) ckpt = std::max(ckpt, e.path().string());
   const auto t0 = Clock::now();
-  Proc t({JOBCTL_TRAIN_PATH, "--spec", spec, "--out", root + "/out2", "--device", "cpu", "--threads", "1",
-          "--resume", ckpt, "--log-every", "10", "--max-steps", "260"});
-  auto first = t.wait_line(std::regex("\"event\":\"step\""), 60s);
-  t.wait_exit();
+  auto t = start({JOBCTL_TRAIN_PATH, "--spec", spec, "--out", root + "/out2", "--device", "cpu", "--threads", "1",
+                  "--resume", ckpt, "--log-every", "10", "--max-steps", "260"});
+  auto first = wait_line(*t, std::regex("\"event\":\"step\""), 60s);
+  t->wait();
   return first ? std::chrono::duration<double, std::milli>(*first - t0).count() : -1;
 }
 

@@ -62,7 +62,7 @@ SimCloud::~SimCloud() {
   for (auto& inst : instances_)
     if (!inst->ended_ms) end_locked(*inst, now, "cloudsim-stopped");
   for (auto& inst : instances_)
-    if (inst->process) inst->process->kill_and_reap();
+    if (inst->process) inst->process->kill();
   save_locked();
 }
 
@@ -194,7 +194,12 @@ Expected<json> SimCloud::launch(const SimLaunch& r) {
     std::ofstream log(inst->dir + "/worker.log", std::ios::app);
     log << "cloudsim: " << *cmd << "\n";
   }
-  auto proc = DetachedProcess::spawn(*cmd, inst->dir + "/worker.log", inst->dir);
+  // `exec` makes the worker the shell's process itself: a signal to the instance reaches it.
+  const std::string log_path = inst->dir + "/worker.log";
+  auto proc = process::Child::spawn(process::shell_argv("exec " + *cmd),
+                                    {.cwd = inst->dir,
+                                     .stdout_to = process::Output::append_to(log_path),
+                                     .stderr_to = process::Output::append_to(log_path)});
   if (!proc) return proc.error();
   inst->process = std::move(*proc);
   inst->worker_status = "running";
@@ -223,10 +228,7 @@ void SimCloud::end_locked(Inst& inst, int64_t now, const std::string& reason) {
   if (!inst.ended_ms) inst.ended_ms = now;
   inst.info.state = "terminated";
   if (inst.info.reason.empty() || reason == "spot-interruption") inst.info.reason = reason;
-  if (inst.process) {
-    inst.process->kill_and_reap();
-    inst.worker_status = inst.process->end_status();
-  }
+  if (inst.process) inst.worker_status = inst.process->kill().describe();
 }
 
 Expected<json> SimCloud::terminate(const std::string& id) {
@@ -238,7 +240,7 @@ Expected<json> SimCloud::terminate(const std::string& id) {
   if (!inst.ended_ms) {
     inst.ended_ms = now;
     inst.info.reason = "user";
-    if (inst.process && inst.process->running()) {
+    if (inst.process && !inst.process->try_wait()) {
       inst.info.state = "shutting-down";
       inst.process->signal_group(SIGTERM);
       inst.kill_at_ms = now + options_.terminate_grace_ms;
@@ -358,12 +360,13 @@ void SimCloud::tick() {
       }
     }
     if (inst.process) {
-      if (inst.kill_at_ms && now >= *inst.kill_at_ms) inst.process->kill_and_reap();
-      if (!inst.process->running() && inst.worker_status == "running") {
-        inst.worker_status = inst.process->end_status();
+      if (inst.kill_at_ms && now >= *inst.kill_at_ms) inst.process->kill();
+      const auto ended = inst.process->try_wait();
+      if (ended && inst.worker_status == "running") {
+        inst.worker_status = ended->describe();
         changed = true;
       }
-      if (inst.info.state == "shutting-down" && !inst.process->running()) {
+      if (inst.info.state == "shutting-down" && ended) {
         inst.info.state = "terminated";
         changed = true;
       }

@@ -44,8 +44,8 @@
 #include "base/clock.h"
 #include "base/expected.h"
 #include "cloud/provider.h"
-#include "cloud/subprocess.h"
 #include "cost/price_catalog.h"
+#include "process/child.h"
 #include "scheduler/spot_trace.h"
 
 namespace jobctl::cloud::sim {
@@ -121,7 +121,7 @@ class SimCloud {
     std::optional<int64_t> ended_ms;         // billing stops here
     std::optional<int64_t> interrupt_at_ms;  // rate-scheduled notice time
     std::optional<int64_t> kill_at_ms;       // terminate grace end
-    std::unique_ptr<DetachedProcess> process;
+    std::unique_ptr<process::Child> process;  // the worker: /bin/sh -c "exec COMMAND"
     std::string worker_status;               // "running", or how it ended
   };
 

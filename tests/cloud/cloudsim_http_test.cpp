@@ -12,7 +12,7 @@
 #include "client/http_client.h"
 #include "cloud/command_template.h"
 #include "cloud/sim_provider.h"
-#include "cloud/subprocess.h"
+#include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
 namespace {
@@ -21,53 +21,31 @@ using namespace jobctl::cloud;
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-// A running jobctl-cloudsim; its URL is read from its start-up line.
+// A running jobctl-cloudsim; its URL is read from its start-up line. `extra`: more flags, as
+// shell words.
 class Cloudsim {
  public:
-  Cloudsim(const jobctl::testing::TempDir& dir, const std::string& extra) {
-    const char* bin = std::getenv("JOBCTL_CLOUDSIM");
-    if (bin == nullptr) {
-      ADD_FAILURE() << "JOBCTL_CLOUDSIM is not set (ctest sets it)";
+  Cloudsim(const jobctl::testing::TempDir& dir, const std::string& extra)
+      : process_(jobctl::process::shell_argv("exec " + command(dir, extra)), {.cwd = dir.path().string()}) {
+    const nlohmann::json started = jobctl::testing::listening_line(process_, 10s);
+    if (started.is_null()) {
+      ADD_FAILURE() << "no start-up line:\n" << log();
       return;
     }
-    log_ = dir.file("cloudsim.log");
-    const std::string cmd = shell_quote(bin) + " --listen 127.0.0.1:0 --state-dir " +
-                            shell_quote(dir.file("state")) + " --server http://127.0.0.1:9" +
-                            " --worker-command 'sleep 600 # {instance_id}' " + extra;
-    auto p = DetachedProcess::spawn(cmd, log_, dir.path().string());
-    if (!p) {
-      ADD_FAILURE() << p.error().message;
-      return;
-    }
-    proc_ = std::move(*p);
-    for (int i = 0; i < 200 && url_.empty(); ++i) {
-      std::ifstream in(log_);
-      std::string line;
-      while (std::getline(in, line)) {
-        json j = json::parse(line, nullptr, false);
-        if (!j.is_discarded() && j.value("event", "") == "listening") url_ = j["url"];
-      }
-      if (url_.empty()) std::this_thread::sleep_for(50ms);
-    }
-    if (url_.empty()) ADD_FAILURE() << "no start-up line:\n" << log();
+    url_ = started["url"];
   }
-  ~Cloudsim() {
-    if (proc_) {
-      proc_->signal_group(SIGTERM);
-      for (int i = 0; i < 100 && proc_->running(); ++i) std::this_thread::sleep_for(50ms);
-    }
-  }
+  ~Cloudsim() { process_.stop(SIGTERM, 5s); }
   const std::string& url() const { return url_; }
-  std::string log() const {
-    std::ifstream in(log_);
-    std::string text;
-    for (std::string line; std::getline(in, line);) text += line + "\n";
-    return text;
-  }
+  std::string log() const { return process_.output(); }
 
  private:
-  std::string log_, url_;
-  std::unique_ptr<DetachedProcess> proc_;
+  static std::string command(const jobctl::testing::TempDir& dir, const std::string& extra) {
+    return shell_quote(jobctl::testing::env_or_fail("JOBCTL_CLOUDSIM")) + " --listen 127.0.0.1:0 --state-dir " +
+           shell_quote(dir.file("state")) + " --server http://127.0.0.1:9" +
+           " --worker-command 'sleep 600 # {instance_id}' " + extra;
+  }
+  jobctl::testing::Process process_;
+  std::string url_;
 };
 
 LaunchRequest request(const std::string& type, bool spot) {

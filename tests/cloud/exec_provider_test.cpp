@@ -3,12 +3,13 @@
 // plus the command templates and the instance JSON it relies on.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 
 #include "cloud/command_template.h"
 #include "cloud/exec_provider.h"
 #include "cloud/instance_json.h"
-#include "cloud/subprocess.h"
+#include "process/run.h"
 #include "tests/support/temp_dir.h"
 
 namespace {
@@ -20,7 +21,8 @@ TEST(CommandTemplate, QuotesValuesSoTheyStayOneArgument) {
   auto c = expand_command("echo {a} {b}", {{"a", "it's"}, {"b", "x; rm -rf /"}}, "f");
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(*c, "echo 'it'\\''s' 'x; rm -rf /'");
-  auto r = run_shell("printf '%s|' " + *c, 5000);
+  auto r = jobctl::process::run(jobctl::process::shell_argv("printf '%s|' " + *c),
+                                {.timeout = std::chrono::seconds(5)});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->out, "echo|it's|x; rm -rf /|");
 }
@@ -52,17 +54,6 @@ TEST(InstanceJson, ReadsEc2StyleFieldsAndRefusesAMissingId) {
   ASSERT_FALSE(no_id);
   EXPECT_EQ(no_id.error().field, "out.id");
   EXPECT_EQ(rfc3339_utc(0), "1970-01-01T00:00:00Z");
-}
-
-TEST(Subprocess, TimeoutKillsTheCommand) {
-  auto r = run_shell("sleep 30", 200);
-  ASSERT_TRUE(r);
-  EXPECT_TRUE(r->timed_out);
-  EXPECT_FALSE(r->success());
-  auto f = run_shell("echo oops >&2; exit 3", 5000);
-  ASSERT_TRUE(f);
-  EXPECT_EQ(f->exit_code, 3);
-  EXPECT_EQ(f->describe(), "exit code 3: oops");
 }
 
 class ExecProviderTest : public ::testing::Test {

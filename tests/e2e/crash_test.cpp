@@ -6,12 +6,8 @@
 // and PRAGMA integrity_check is ok.
 //
 // Environment: JOBCTLD (the binary); JOBCTL_CRASH_JOBS / JOBCTL_CRASH_KILLS to change the sizes.
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sqlite3.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -19,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <string>
@@ -28,6 +25,8 @@
 #include <nlohmann/json.hpp>
 
 #include "client/http_client.h"
+#include "process/child.h"
+#include "process/line_reader.h"
 #include "tests/support/temp_dir.h"
 
 namespace {
@@ -40,62 +39,43 @@ int env_int(const char* name, int fallback) {
   return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
 }
 
-// jobctld as a child process: started, its start-up line read, killed with SIGKILL.
+// jobctld as a child process: started, its start-up line read, killed with SIGKILL. Its stderr
+// is appended to a log file (one for all its lives).
 class Daemon {
  public:
   Daemon(std::string binary, std::string data_dir, std::string log)
       : binary_(std::move(binary)), data_dir_(std::move(data_dir)), log_(std::move(log)) {}
-  ~Daemon() { kill9(); }
 
   // Starts jobctld on `listen`; returns its port (0 on failure).
   int start(const std::string& listen) {
-    int out[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) return 0;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(out[1], 1);
-      const int err = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      if (err >= 0) ::dup2(err, 2);
-      ::execl(binary_.c_str(), binary_.c_str(), "--listen", listen.c_str(), "--data-dir",
-              data_dir_.c_str(), "--io-threads", "2", "--handler-threads", "8", static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    ::close(out[1]);
-    std::string line;
-    const auto deadline = std::chrono::steady_clock::now() + 30s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      pollfd p{out[0], POLLIN, 0};
-      if (::poll(&p, 1, 100) <= 0) continue;
-      char c;
-      if (::read(out[0], &c, 1) != 1 || c == '\n') break;
-      line.push_back(c);
-    }
-    ::close(out[0]);
-    json j = json::parse(line, nullptr, false);
+    auto c = jobctl::process::Child::spawn(
+        {binary_, "--listen", listen, "--data-dir", data_dir_, "--io-threads", "2", "--handler-threads", "8"},
+        {.stdout_to = jobctl::process::Output::pipe(), .stderr_to = jobctl::process::Output::append_to(log_)});
+    if (!c) return 0;
+    child_ = std::move(*c);
+    auto line = jobctl::process::LineReader(child_->stdout_fd()).next(30s);
+    child_->close_stdout();
+    json j = json::parse(line.value_or(""), nullptr, false);
     if (j.is_discarded() || !j.contains("port")) return 0;
     return j["port"].get<int>();
   }
 
   void kill9() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    int st = 0;
-    ::waitpid(pid_, &st, 0);
-    pid_ = -1;
+    if (child_) child_->kill();
+    child_.reset();
   }
 
+  // SIGTERM; true when it exited 0 (within a minute).
   bool terminate() {
-    if (pid_ <= 0) return false;
-    ::kill(pid_, SIGTERM);
-    int st = 0;
-    ::waitpid(pid_, &st, 0);
-    pid_ = -1;
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    if (!child_) return false;
+    const bool clean = child_->terminate(SIGTERM, 60s).success();
+    child_.reset();
+    return clean;
   }
 
  private:
   std::string binary_, data_dir_, log_;
-  pid_t pid_ = -1;
+  std::unique_ptr<jobctl::process::Child> child_;  // destroyed while running: killed
 };
 
 std::string spec_named(const std::string& name) {

@@ -15,32 +15,20 @@
 
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
-#include "worker/child_process.h"
 
 namespace {
 
 using jobctl::testing::env_or_fail;
 using jobctl::testing::Process;
-using jobctl::worker::ChildProcess;
-using jobctl::worker::ExitStatus;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-struct CliResult {
-  ExitStatus status;
-  std::string out, err;
-};
+using CliResult = jobctl::process::RunResult;
 
+// The jobctl CLI, run to its end (at most a minute).
 CliResult jobctl(const std::string& server, std::vector<std::string> args) {
   args.insert(args.begin(), {env_or_fail("JOBCTL_CLI"), "--server", server});
-  CliResult r;
-  auto c = ChildProcess::spawn(args);
-  if (!c) {
-    ADD_FAILURE() << c.error().message;
-    return r;
-  }
-  r.status = (*c)->read_all(r.out, r.err);
-  return r;
+  return jobctl::testing::run_to_end(args, 60s);
 }
 
 std::string start_daemon(Process& d) {

@@ -30,8 +30,6 @@ namespace jobctl::e2e {
 
 using jobctl::testing::env_or_fail;
 using jobctl::testing::Process;
-using jobctl::worker::ChildProcess;
-using jobctl::worker::ExitStatus;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
@@ -142,16 +140,10 @@ inline std::string read_bytes(const std::string& path) {
 inline std::string reference_final_checkpoint(const std::string& dir) {
   const std::string spec_path = dir + "/spec.json";
   std::ofstream(spec_path) << recovery_spec("reference") << "\n";
-  auto c = ChildProcess::spawn({env_or_fail("JOBCTL_TRAIN"), "--spec", spec_path, "--out", dir + "/out", "--device",
-                                "cpu", "--threads", "1", "--log-every", "100"});
-  if (!c) {
-    ADD_FAILURE() << c.error().message;
-    return "";
-  }
-  std::string out, err;
-  ExitStatus st = (*c)->read_all(out, err);
+  const auto st = jobctl::testing::run_to_end({env_or_fail("JOBCTL_TRAIN"), "--spec", spec_path, "--out", dir + "/out",
+                                               "--device", "cpu", "--threads", "1", "--log-every", "100"});
   if (!st.success()) {
-    ADD_FAILURE() << "the reference run failed: " << st.describe() << "\n" << err;
+    ADD_FAILURE() << "the reference run failed: " << st.describe() << "\n" << st.err;
     return "";
   }
   std::string bytes = read_bytes(dir + "/out/final.ckpt");

@@ -113,15 +113,10 @@ bool all_instances_ended(client::ApiClient& api, cloud::SimProvider& sim, const 
 std::string reference_crc(jobctl::testing::TempDir& tmp) {
   const std::string spec_path = tmp.file("spec.json");
   std::ofstream(spec_path) << cloud_spec("reference") << "\n";
-  auto c = ChildProcess::spawn({env_or_fail("JOBCTL_TRAIN"), "--spec", spec_path, "--out", tmp.file("reference"),
-                                "--device", "cpu", "--threads", "1", "--log-every", "100"});
-  if (!c) {
-    ADD_FAILURE() << c.error().message;
-    return "";
-  }
-  std::string out, err;
-  ExitStatus st = (*c)->read_all(out, err);
-  if (!st.success()) ADD_FAILURE() << st.describe() << "\n" << err;
+  const auto st = jobctl::testing::run_to_end({env_or_fail("JOBCTL_TRAIN"), "--spec", spec_path, "--out",
+                                               tmp.file("reference"), "--device", "cpu", "--threads", "1",
+                                               "--log-every", "100"});
+  if (!st.success()) ADD_FAILURE() << st.describe() << "\n" << st.err;
   return crc_hex(read_bytes(tmp.file("reference/final.ckpt")));
 }
 

@@ -1,30 +1,28 @@
-// Real processes for end-to-end tests: a child (jobctld, jobctl-worker, jobctl-cloudsim, ...)
-// whose stdout and stderr are collected on a thread from the start (so its pipes never fill), and
-// the helpers the tests share around it.
+// Real processes for the tests: jobctld, jobctl-worker, jobctl-cloudsim, ... started through
+// process/ (process::OutputCollector: their stdout and stderr collected on a thread from the
+// start, so their pipes never fill), with a failure to start reported to GoogleTest, and the
+// helpers the tests share around them.
 #pragma once
 
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <signal.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "worker/child_process.h"
+#include "process/output_collector.h"
+#include "process/run.h"
 
 namespace jobctl::testing {
 
-using jobctl::worker::ChildProcess;
-using jobctl::worker::ExitStatus;
+using jobctl::process::ExitStatus;
 using namespace std::chrono_literals;
 
 inline std::string env_or_fail(const char* name) {
@@ -36,106 +34,58 @@ inline std::string env_or_fail(const char* name) {
   return v;
 }
 
-// A long-running process whose stdout and stderr are collected on a thread (so its pipes never
-// fill). The destructor kills it.
+// A long-running child whose output is collected. The destructor kills its process group.
 class Process {
  public:
-  explicit Process(const std::vector<std::string>& argv) {
-    auto c = ChildProcess::spawn(argv);
+  explicit Process(const std::vector<std::string>& argv, const process::SpawnOptions& options = {}) {
+    auto c = process::OutputCollector::start(argv, options);
     if (!c) {
       ADD_FAILURE() << c.error().message;
       return;
     }
-    child_ = std::move(*c);
-    drain_ = std::thread([this] { drain(); });
-  }
-  ~Process() { stop(SIGKILL, 5s); }
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-
-  bool ok() const { return child_ != nullptr; }
-  pid_t pid() const { return child_ ? child_->pid() : -1; }
-
-  // Waits until the collected output contains `text` (true) or the timeout passes (false).
-  bool wait_for_output(const std::string& text, std::chrono::milliseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (output().find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(20ms);
-    }
-    return output().find(text) != std::string::npos;
+    collector_ = std::move(*c);
   }
 
-  // Sends `sig` and waits up to `timeout` for the exit; SIGKILL after that (nullopt then).
-  std::optional<ExitStatus> stop(int sig, std::chrono::seconds timeout) {
-    if (!child_) return std::nullopt;
-    std::optional<ExitStatus> st;
-    {
-      std::lock_guard<std::mutex> lock(wait_mu_);
-      st = status_;
-    }
-    if (!st) {
-      std::lock_guard<std::mutex> lock(wait_mu_);
-      st = child_->try_wait();
-      if (!st) {
-        child_->send_signal(sig);
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        while (!(st = child_->try_wait()) && std::chrono::steady_clock::now() < deadline)
-          std::this_thread::sleep_for(20ms);
-        if (!st) {
-          child_->send_signal(SIGKILL);
-          child_->wait();
-          st.reset();
-        }
-      }
-      status_ = st;
-    }
-    if (drain_.joinable()) drain_.join();
-    return st;
+  bool ok() const { return collector_ != nullptr; }
+  pid_t pid() const { return collector_ ? collector_->pid() : -1; }
+  // Every line it printed so far (stdout and stderr).
+  std::string output() const { return collector_ ? collector_->output() : ""; }
+  // True once a line contains `text`, waiting up to `timeout`.
+  bool wait_for_output(const std::string& text, std::chrono::milliseconds timeout) const {
+    return collector_ && collector_->wait_for_output(text, timeout);
   }
-
-  std::string output() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return output_;
+  // `sig` to its process group, up to `timeout` for it to end: its status; nullopt when it had to
+  // be killed (SIGKILL) after that.
+  std::optional<ExitStatus> stop(int sig, std::chrono::milliseconds timeout) {
+    return collector_ ? collector_->stop(sig, timeout) : std::nullopt;
   }
+  // Null when it did not start.
+  const process::OutputCollector* collector() const { return collector_.get(); }
 
  private:
-  void drain() {
-    char buf[4096];
-    while (child_->stdout_fd() >= 0 || child_->stderr_fd() >= 0) {
-      pollfd fds[2] = {{child_->stdout_fd(), POLLIN, 0}, {child_->stderr_fd(), POLLIN, 0}};
-      if (::poll(fds, 2, 200) < 0) break;
-      for (int i = 0; i < 2; ++i) {
-        if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-        const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-        if (n > 0) {
-          std::lock_guard<std::mutex> lock(mu_);
-          output_.append(buf, static_cast<size_t>(n));
-        } else {
-          i == 0 ? child_->close_stdout() : child_->close_stderr();
-        }
-      }
-    }
-  }
-
-  std::unique_ptr<ChildProcess> child_;
-  std::thread drain_;
-  std::mutex mu_;
-  std::string output_;
-  std::mutex wait_mu_;
-  std::optional<ExitStatus> status_;
+  std::unique_ptr<process::OutputCollector> collector_;
 };
+
+// Runs a short command to its end (a CLI call, a reference training), at most `timeout`; a
+// command that cannot be started is a test failure (and an empty result).
+inline process::RunResult run_to_end(const std::vector<std::string>& argv,
+                                     std::chrono::milliseconds timeout = std::chrono::minutes(10)) {
+  auto r = process::run(argv, {.timeout = timeout});
+  if (!r) {
+    ADD_FAILURE() << r.error().message;
+    return process::RunResult{.status = ExitStatus{true, 127, 0}};
+  }
+  return std::move(*r);
+}
 
 // The JSON start-up line jobctld and jobctl-cloudsim print ({"event":"listening","url":...}),
 // once it appears in the output; null when it does not within the timeout.
-inline nlohmann::json listening_line(Process& p, std::chrono::milliseconds timeout) {
-  if (!p.wait_for_output("\"event\":\"listening\"", timeout)) return nullptr;
-  const std::string out = p.output();
-  const size_t at = out.find("\"event\":\"listening\"");
-  const size_t nl = out.rfind('\n', at);
-  const size_t b = nl == std::string::npos ? 0 : nl + 1;
-  const size_t e = out.find('\n', at);
-  nlohmann::json j = nlohmann::json::parse(out.substr(b, e == std::string::npos ? std::string::npos : e - b), nullptr, false);
+inline nlohmann::json listening_line(const Process& p, std::chrono::milliseconds timeout) {
+  if (!p.ok()) return nullptr;
+  auto line = p.collector()->wait_for_line(
+      [](std::string_view l) { return l.find("\"event\":\"listening\"") != std::string_view::npos; }, timeout);
+  if (!line) return nullptr;
+  nlohmann::json j = nlohmann::json::parse(line->text, nullptr, false);
   return j.is_discarded() ? nlohmann::json(nullptr) : j;
 }
 

@@ -10,11 +10,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
 #include "cloud/command_template.h"
-#include "cloud/subprocess.h"
+#include "process/run.h"
 #include "tests/support/temp_dir.h"
 
 namespace jobctl::testing {
@@ -32,9 +33,9 @@ class SlurmCluster {
     const char* src = std::getenv("JOBCTL_SOURCE_DIR");
     script_ = std::string(src ? src : ".") + "/scripts/slurm-cluster.sh";
     dir_ = dir_holder_.file("cluster");
-    auto r = cloud::run_shell(cloud::shell_quote(script_) + " start " + cloud::shell_quote(dir_) + " --owner-pid " +
-                                  std::to_string(::getpid()) + " " + args,
-                              60000);
+    auto r = shell(cloud::shell_quote(script_) + " start " + cloud::shell_quote(dir_) + " --owner-pid " +
+                       std::to_string(::getpid()) + " " + args,
+                   std::chrono::seconds(60));
     if (!r || !r->success()) {
       ADD_FAILURE() << "the Slurm cluster did not start: " << (r ? r->out + r->err : r.error().message)
                     << "\n" << logs();
@@ -50,7 +51,7 @@ class SlurmCluster {
   void stop() {
     if (!started_) return;
     started_ = false;
-    auto r = cloud::run_shell(cloud::shell_quote(script_) + " stop " + cloud::shell_quote(dir_), 120000);
+    auto r = shell(cloud::shell_quote(script_) + " stop " + cloud::shell_quote(dir_), std::chrono::seconds(120));
     if (!r || !r->success()) ADD_FAILURE() << "stopping the Slurm cluster failed: " << (r ? r->err : r.error().message);
   }
 
@@ -61,16 +62,20 @@ class SlurmCluster {
   std::string conf() const { return dir_ + "/slurm.conf"; }
   // The daemons' logs, for failure messages.
   std::string logs() const {
-    auto r = cloud::run_shell("tail -n 30 " + cloud::shell_quote(dir_) + "/log/*.log 2>&1", 10000);
+    auto r = shell("tail -n 30 " + cloud::shell_quote(dir_) + "/log/*.log 2>&1", std::chrono::seconds(10));
     return r ? r->out : std::string();
   }
   // The jobcomp/filetxt record: one line per finished (or requeued) job, Slurm's own record.
   std::string job_records() const {
-    auto r = cloud::run_shell("cat " + cloud::shell_quote(dir_) + "/log/jobcomp.txt 2>/dev/null", 10000);
+    auto r = shell("cat " + cloud::shell_quote(dir_) + "/log/jobcomp.txt 2>/dev/null", std::chrono::seconds(10));
     return r ? r->out : std::string();
   }
 
  private:
+  static Expected<process::RunResult> shell(const std::string& command, std::chrono::milliseconds timeout) {
+    return process::run(process::shell_argv(command), {.timeout = timeout});
+  }
+
   TempDir dir_holder_;
   std::string script_;
   std::string dir_;

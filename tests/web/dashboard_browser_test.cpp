@@ -19,14 +19,11 @@
 
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
-#include "worker/child_process.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using jobctl::testing::Process;
-using jobctl::worker::ChildProcess;
-using jobctl::worker::ExitStatus;
 using namespace std::chrono_literals;
 
 std::string env(const char* name) {
@@ -66,10 +63,10 @@ TEST(DashboardBrowser, SubmitWatchDetailChartsAndScreenshots) {
   // A second daemon with auth on, and a user token made the documented way (docs/security.md).
   std::string token;
   {
-    auto mk = ChildProcess::spawn({jobctld, "--create-token", "browser", "--role", "user", "--data-dir", tmp.file("auth-data")});
-    ASSERT_TRUE(mk) << mk.error().message;
-    std::string mk_out, mk_err;
-    ASSERT_TRUE((*mk)->read_all(mk_out, mk_err).success()) << mk_err;
+    const auto mk = jobctl::testing::run_to_end(
+        {jobctld, "--create-token", "browser", "--role", "user", "--data-dir", tmp.file("auth-data")}, 60s);
+    ASSERT_TRUE(mk.success()) << mk.describe();
+    const std::string& mk_out = mk.out;
     token = mk_out.substr(0, mk_out.find_first_of("\r\n"));
     ASSERT_EQ(token.rfind("jct_", 0), 0u) << mk_out;
   }
@@ -80,14 +77,13 @@ TEST(DashboardBrowser, SubmitWatchDetailChartsAndScreenshots) {
   const std::string auth_url = auth_started["url"];
 
   const fs::path artifacts = fs::path(env("JOBCTL_WEB_ARTIFACTS").empty() ? tmp.file("artifacts") : env("JOBCTL_WEB_ARTIFACTS"));
-  auto script = ChildProcess::spawn({node, (source / "tests" / "web" / "dashboard_browser.mjs").string(), "--url", url,
-                                     "--artifacts", artifacts.string(), "--chromium", chromium, "--modules", modules.string(),
-                                     "--auth-url", auth_url, "--token", token});
-  ASSERT_TRUE(script) << script.error().message;
-  std::string out, err;
-  const ExitStatus st = (*script)->read_all(out, err);
-  std::cout << out;
-  EXPECT_TRUE(st.success()) << st.describe() << "\n" << err << "\n--- worker:\n" << worker.output()
+  const auto script = jobctl::testing::run_to_end(
+      {node, (source / "tests" / "web" / "dashboard_browser.mjs").string(), "--url", url, "--artifacts",
+       artifacts.string(), "--chromium", chromium, "--modules", modules.string(), "--auth-url", auth_url, "--token",
+       token},
+      std::chrono::minutes(8));
+  std::cout << script.out;
+  EXPECT_TRUE(script.success()) << script.describe() << "\n" << script.err << "\n--- worker:\n" << worker.output()
                             << "\n--- daemon:\n" << daemon.output();
 
   auto wst = worker.stop(SIGTERM, 30s);

@@ -1,9 +1,8 @@
 // The worker's recovery pieces that need no daemon: the spot notice answer, GPU detection from
-// /proc, the stop reason, the child's environment, and the lease's resume checkpoint.
+// /proc, the stop reason and the stop's wait, and the lease's resume checkpoint.
 #include <gtest/gtest.h>
 
 #include "worker/capabilities.h"
-#include "worker/child_process.h"
 #include "worker/job_runner.h"
 #include "worker/notice_poller.h"
 #include "worker/stop_source.h"
@@ -42,15 +41,6 @@ TEST(Stop, TheFirstReasonWins) {
   b.request();
   b.request("late");
   EXPECT_STREQ(b.reason(), "SIGTERM");
-}
-
-TEST(Child, GetsTheExtraEnvironment) {
-  auto c = ChildProcess::spawn({"/bin/sh", "-c", "echo \"$CUDA_VISIBLE_DEVICES/$HOME\""}, "",
-                               {"CUDA_VISIBLE_DEVICES=3", "HOME=/nowhere"});
-  ASSERT_TRUE(c);
-  std::string out, err;
-  ASSERT_TRUE((*c)->read_all(out, err).success());
-  EXPECT_EQ(out, "3//nowhere\n");
 }
 
 TEST(Lease, CarriesTheCheckpointToResumeFrom) {

@@ -1,19 +1,21 @@
-// Runs jobctl-train as a real child process: its stdout (JSON lines) comes back line by line,
-// signals can be sent, the exit status is collected. For the integration tests.
+// Runs jobctl-train as a real child process (process/child.h): its stdout (JSON lines) comes
+// back line by line, signals can be sent, the exit status is collected. Its stderr goes to the
+// test's own. For the integration tests.
 #pragma once
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "process/child.h"
+#include "process/line_reader.h"
 #include "train/spec/json.h"
 
 namespace jobctl::train::testing {
@@ -26,50 +28,29 @@ inline std::string train_binary() {
 class TrainProcess {
  public:
   explicit TrainProcess(const std::vector<std::string>& args) {
-    int fds[2];
-    if (::pipe(fds) != 0) return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(fds[1], STDOUT_FILENO);
-      ::close(fds[0]);
-      ::close(fds[1]);
-      std::vector<char*> argv;
-      const std::string bin = train_binary();
-      argv.push_back(const_cast<char*>(bin.c_str()));
-      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      ::execv(bin.c_str(), argv.data());
-      std::_Exit(127);
+    std::vector<std::string> argv = {train_binary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto c = process::Child::spawn(argv, {.stdout_to = process::Output::pipe(),
+                                          .stderr_to = process::Output::inherit()});
+    if (!c) {
+      start_error_ = c.error().message;
+      return;
     }
-    ::close(fds[1]);
-    out_ = ::fdopen(fds[0], "r");
+    child_ = std::move(*c);
+    reader_.emplace(child_->stdout_fd());
   }
-  ~TrainProcess() {
-    if (pid_ > 0 && !reaped_) {
-      ::kill(pid_, SIGKILL);
-      int st = 0;
-      ::waitpid(pid_, &st, 0);
-    }
-    if (out_) std::fclose(out_);
-  }
-  TrainProcess(const TrainProcess&) = delete;
-  TrainProcess& operator=(const TrainProcess&) = delete;
+
+  // Why the process could not be started (empty when it was).
+  const std::string& start_error() const { return start_error_; }
 
   // The next JSON line, or nullopt at end of output.
   std::optional<json::Value> next() {
-    if (!out_) return std::nullopt;
-    char* line = nullptr;
-    size_t cap = 0;
-    const ssize_t n = ::getline(&line, &cap, out_);
-    if (n <= 0) {
-      std::free(line);
-      return std::nullopt;
-    }
-    std::string text(line, static_cast<size_t>(n));
-    std::free(line);
-    lines_.push_back(text);
-    auto v = json::parse(text);
-    if (!v) return json::Value(json::Object{{"event", json::Value("unparsable")}, {"text", json::Value(text)}});
+    if (!reader_) return std::nullopt;
+    auto text = reader_->next();
+    if (!text) return std::nullopt;
+    lines_.push_back(*text);
+    auto v = json::parse(*text);
+    if (!v) return json::Value(json::Object{{"event", json::Value("unparsable")}, {"text", json::Value(*text)}});
     return *v;
   }
   // Reads everything that is left.
@@ -78,20 +59,17 @@ class TrainProcess {
     while (auto v = next()) all.push_back(*v);
     return all;
   }
-  void signal(int sig) { ::kill(pid_, sig); }
-  // Exit code (or 128 + signal).
-  int wait() {
-    int st = 0;
-    ::waitpid(pid_, &st, 0);
-    reaped_ = true;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  void signal(int sig) {
+    if (child_) child_->signal(sig);
   }
+  // Exit code (or 128 + signal); 127 when it could not be started.
+  int wait() { return child_ ? child_->wait().shell_code() : 127; }
   const std::vector<std::string>& lines() const { return lines_; }
 
  private:
-  pid_t pid_ = -1;
-  FILE* out_ = nullptr;
-  bool reaped_ = false;
+  std::unique_ptr<process::Child> child_;  // destroyed while running: killed
+  std::optional<process::LineReader> reader_;
+  std::string start_error_;
   std::vector<std::string> lines_;
 };
 
