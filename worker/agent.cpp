@@ -1,7 +1,5 @@
 #include "worker/agent.h"
 
-#include <poll.h>
-
 #include <algorithm>
 #include <condition_variable>
 #include <memory>
@@ -10,6 +8,9 @@
 #include <sstream>
 #include <thread>
 
+#include "base/fixed_decimal.h"
+#include "base/retry.h"
+
 namespace jobctl::worker {
 
 using nlohmann::json;
@@ -17,35 +18,41 @@ using nlohmann::json;
 Agent::Agent(AgentOptions options, const StopSource& stop, std::ostream& log)
     : options_(std::move(options)), stop_(stop), log_(log) {}
 
-bool Agent::sleep_ms(int ms) {
-  pollfd p{stop_.fd(), POLLIN, 0};
-  ::poll(&p, 1, ms);
-  return !stop_.requested();
-}
+namespace {
+
+// Registration and lease polling back off from 1 s to 30 s while the daemon cannot be reached.
+constexpr RetryPolicy kDaemonRetry{.max_attempts = 0,
+                                   .first_delay = std::chrono::seconds(1),
+                                   .max_delay = std::chrono::seconds(30)};
+
+std::string seconds_text(std::chrono::milliseconds d) { return fixed_decimal(static_cast<double>(d.count()) / 1000.0, 1); }
+
+}  // namespace
 
 bool Agent::register_worker(client::ApiClient& api) {
-  int backoff_ms = 1000;
-  while (!stop_.requested()) {
-    auto r = api.register_worker(json{{"name", options_.name}, {"capabilities", options_.capabilities}});
-    if (r) {
-      worker_id_ = (*r)["worker_id"].get<int64_t>();
-      heartbeat_interval_s_ = r->value("heartbeat_interval_s", 2);
-      max_lease_wait_s_ = r->value("max_lease_wait_s", 30);
-      log_ << "jobctl-worker: registered with " << options_.server << " as worker " << worker_id_
-           << " (" << options_.name << ", " << options_.capabilities["gpus"].size() << " GPU(s), "
-           << std::max(1, options_.slots) << " slot(s))\n";
-      return true;
-    }
-    if (r.error().code == ErrorCode::invalid_argument) {
-      log_ << "jobctl-worker: registration refused: " << r.error().message << "\n";
-      return false;
-    }
-    log_ << "jobctl-worker: cannot register yet: " << r.error().message << "; retrying in "
-         << backoff_ms / 1000 << " s\n";
-    if (!sleep_ms(backoff_ms)) break;
-    backoff_ms = std::min(backoff_ms * 2, 30000);
+  if (stop_.requested()) return false;
+  const json body{{"name", options_.name}, {"capabilities", options_.capabilities}};
+  auto r = retry(
+      kDaemonRetry, [this](std::chrono::milliseconds d) { return stop_.wait_for(d); },
+      [&] { return api.register_worker(body); },
+      [](const Expected<json>& answer) { return !answer && answer.error().code != ErrorCode::invalid_argument; },
+      [this](const Expected<json>& answer, int, std::chrono::milliseconds pause) {
+        log_ << "jobctl-worker: cannot register yet: " << answer.error().message << "; retrying in "
+             << seconds_text(pause) << " s\n";
+      });
+  if (!r.result) {
+    if (r.result.error().code == ErrorCode::invalid_argument)
+      log_ << "jobctl-worker: registration refused: " << r.result.error().message << "\n";
+    return false;
   }
-  return false;
+  const json& registered = *r.result;
+  worker_id_ = registered["worker_id"].get<int64_t>();
+  heartbeat_interval_s_ = registered.value("heartbeat_interval_s", 2);
+  max_lease_wait_s_ = registered.value("max_lease_wait_s", 30);
+  log_ << "jobctl-worker: registered with " << options_.server << " as worker " << worker_id_ << " ("
+       << options_.name << ", " << options_.capabilities["gpus"].size() << " GPU(s), " << std::max(1, options_.slots)
+       << " slot(s))\n";
+  return true;
 }
 
 namespace {
@@ -83,7 +90,7 @@ int Agent::run() {
   slots.threads.resize(slots.busy.size());
   int leased = 0;
   int rc = 0;
-  int backoff_ms = 1000;
+  Backoff lease_backoff(kDaemonRetry);
   while (!stop_.requested()) {
     if (options_.max_jobs > 0 && leased >= options_.max_jobs) break;
     int slot = -1;
@@ -111,13 +118,13 @@ int Agent::run() {
         }
         continue;
       }
+      const auto pause = lease_backoff.next_delay();
       log_ << "jobctl-worker: lease request failed: " << r.error().message << "; retrying in "
-           << backoff_ms / 1000 << " s\n";
-      if (!sleep_ms(backoff_ms)) break;
-      backoff_ms = std::min(backoff_ms * 2, 30000);
+           << seconds_text(pause) << " s\n";
+      if (!stop_.wait_for(pause)) break;
       continue;
     }
-    backoff_ms = 1000;
+    lease_backoff.reset();
     if (!*r) continue;  // no job this time
     ++leased;
     RunnerOptions ro = options_.runner;

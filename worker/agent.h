@@ -2,8 +2,8 @@
 // a lease whenever a slot is free and run each leased job with a JobRunner on its own thread,
 // until stopped. A GPU worker has one slot per GPU (each job sees only its GPU); a CPU worker
 // has one slot unless told otherwise (--slots). If the daemon no longer knows this worker (404:
-// e.g. a new database), it registers again. Transport failures back off exponentially (1 s to
-// 30 s). On a stop (SIGTERM, or a spot notice) every running job checkpoints, uploads and is
+// e.g. a new database), it registers again. Transport failures back off exponentially with jitter
+// (1 s to 30 s, base/retry.h); a stop ends the waits at once. On a stop (SIGTERM, or a spot notice) every running job checkpoints, uploads and is
 // reported preempted (JobRunner) before run() returns.
 //
 // Ownership and thread safety: borrows the StopSource and the log stream; run() on one thread.
@@ -44,8 +44,6 @@ class Agent {
 
  private:
   bool register_worker(client::ApiClient& api);
-  // Sleeps up to `ms`, returning early (false) when a stop is requested.
-  bool sleep_ms(int ms);
 
   AgentOptions options_;
   const StopSource& stop_;

@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -69,7 +68,8 @@ Expected<uint32_t> file_crc32c(const std::string& path, int64_t* size) {
   return crc32c::value(bytes->data(), bytes->size());
 }
 
-CheckpointTransfer::CheckpointTransfer(TransferOptions options) : options_(std::move(options)) {
+CheckpointTransfer::CheckpointTransfer(TransferOptions options, RetryWait wait)
+    : options_(std::move(options)), wait_(std::move(wait)) {
   while (!options_.server.empty() && options_.server.back() == '/') options_.server.pop_back();
   static std::once_flag once;  // curl_global_init is not thread-safe in every libcurl
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
@@ -127,17 +127,9 @@ Expected<CheckpointTransfer::Answer> CheckpointTransfer::send(const std::string&
 Expected<CheckpointTransfer::Answer> CheckpointTransfer::send_retrying(const std::string& method,
                                                                        const std::string& path,
                                                                        const std::string* body) {
-  int backoff = std::max(1, options_.first_backoff_ms);
-  for (int attempt = 1;; ++attempt) {
-    auto r = send(method, path, body);
-    const bool retry = !r || r->status >= 500;
-    if (!retry || attempt >= std::max(1, options_.attempts)) {
-      if (!r) return r.error();
-      return r;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(backoff));
-    backoff = std::min(backoff * 2, 8000);
-  }
+  auto r = retry(options_.retry, wait_, [&] { return send(method, path, body); },
+                 [](const Expected<Answer>& a) { return !a || a->status >= 500; });
+  return std::move(r.result);
 }
 
 Status CheckpointTransfer::upload(int64_t job_id, int64_t step, int64_t worker_id, int64_t epoch,

@@ -1,28 +1,34 @@
 // Moves checkpoints between a worker and jobctld (docs/api.md, "Checkpoints"): uploads each
 // file the trainer writes, with its CRC32C, retrying transport failures and 5xx answers with
-// exponential backoff; lists a job's stored checkpoints; downloads one and keeps it only if its
+// exponential backoff and jitter (base/retry.h) in a wait its owner can interrupt; lists a job's stored checkpoints; downloads one and keeps it only if its
 // bytes match the checksum the daemon recorded (so a corrupt stored blob is detected here and
 // the caller falls back to an older one).
 //
 // Binary bodies (application/octet-stream) are why this is not client::ApiClient, whose requests
 // are JSON.
 //
-// Ownership and thread safety: owns one curl easy handle; not thread-safe (one per job runner).
+// Ownership and thread safety: owns one curl easy handle; not thread-safe (one per job runner,
+// one per checkpoint uploader).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "base/expected.h"
+#include "base/retry.h"
 
 namespace jobctl::worker {
 
 struct TransferOptions {
   std::string server;            // http://host:port
   std::string bearer_token;      // sent as Authorization: Bearer when not empty
-  int attempts = 5;              // per upload/download, transport failures and 5xx only
-  int first_backoff_ms = 250;    // doubled after each failed attempt
+  // Per upload/download; transport failures and 5xx answers only: 5 attempts, pauses from
+  // 0.25 s doubling up to 8 s.
+  RetryPolicy retry{.max_attempts = 5,
+                    .first_delay = std::chrono::milliseconds(250),
+                    .max_delay = std::chrono::seconds(8)};
   long timeout_ms = 120000;      // per request
 };
 
@@ -34,7 +40,9 @@ struct StoredCheckpoint {
 
 class CheckpointTransfer {
  public:
-  explicit CheckpointTransfer(TransferOptions options);
+  // `wait` spends the pauses between attempts; when it is interrupted the transfer gives up
+  // with the last attempt's error.
+  explicit CheckpointTransfer(TransferOptions options, RetryWait wait = sleep_wait);
   ~CheckpointTransfer();
   CheckpointTransfer(const CheckpointTransfer&) = delete;
   CheckpointTransfer& operator=(const CheckpointTransfer&) = delete;
@@ -59,6 +67,7 @@ class CheckpointTransfer {
   Expected<Answer> send_retrying(const std::string& method, const std::string& path, const std::string* body);
 
   TransferOptions options_;
+  RetryWait wait_;
   void* curl_ = nullptr;  // CURL*
 };
 

@@ -10,7 +10,11 @@ namespace jobctl::worker {
 
 CheckpointUploader::CheckpointUploader(TransferOptions options, int64_t job_id, int64_t worker_id,
                                        int64_t epoch, std::ostream& log)
-    : transfer_(std::move(options)), job_id_(job_id), worker_id_(worker_id), epoch_(epoch), log_(log) {
+    : transfer_(std::move(options), [this](std::chrono::milliseconds pause) { return !quitting_within(pause); }),
+      job_id_(job_id),
+      worker_id_(worker_id),
+      epoch_(epoch),
+      log_(log) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -35,6 +39,11 @@ void CheckpointUploader::enqueue(int64_t step, std::string path, std::string rea
     queue_.push_back(Item{step, std::move(path), std::move(reason), remove_after});
   }
   cv_.notify_all();
+}
+
+bool CheckpointUploader::quitting_within(std::chrono::milliseconds pause) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, pause, [this] { return quit_; });
 }
 
 bool CheckpointUploader::drain(int timeout_ms) {

@@ -2,13 +2,15 @@
 // delays the job runner's heartbeats or its reading of the trainer's output. Checkpoints are
 // uploaded in order; when several wait, only the newest is sent (an older one is worth nothing
 // once a newer one is stored). A refusal with 409/404 (the lease is gone) is remembered:
-// fenced() turns true and the runner stops the job.
+// fenced() turns true and the runner stops the job. An upload that fails is retried
+// (CheckpointTransfer) until the uploader is destroyed, which ends its pauses at once.
 //
 // Ownership and thread safety: owns its thread and CheckpointTransfer; enqueue(), drain() and the
 // accessors may be called from any thread. The destructor drops what is still queued and joins.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -47,6 +49,8 @@ class CheckpointUploader {
   };
   static void discard(const Item& item);
   void run();
+  // The retries' wait: true when the destructor asked the thread to quit within `pause`.
+  bool quitting_within(std::chrono::milliseconds pause);
 
   CheckpointTransfer transfer_;
   int64_t job_id_, worker_id_, epoch_;

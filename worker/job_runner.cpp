@@ -125,34 +125,35 @@ std::optional<std::string> JobRunner::fetch_resume(const Lease& lease, Checkpoin
   return std::nullopt;
 }
 
-void JobRunner::report(const char* what, int64_t job_id,
-                       const std::function<Expected<json>()>& send) {
-  auto delay = std::chrono::milliseconds(500);
-  for (int attempt = 1;; ++attempt) {
-    auto r = send();
-    if (r) {
-      log_ << "jobctl-worker: reported job " << job_id << " " << what << "\n";
-      return;
-    }
-    if (!is_transport_error(r.error()) || attempt == 6) {
-      log_ << "jobctl-worker: reporting job " << job_id << " " << what
-           << " failed: " << r.error().message << "\n";
-      return;
-    }
-    log_ << "jobctl-worker: reporting job " << job_id << " " << what << " (attempt " << attempt
-         << "): " << r.error().message << "; retrying\n";
-    std::this_thread::sleep_for(delay);
-    delay *= 2;
+void JobRunner::report(const char* what, int64_t job_id, const std::function<Expected<json>()>& send,
+                       const RetryWait& wait) {
+  // Six attempts, pauses from 0.5 s doubling (about 15 s in all).
+  constexpr RetryPolicy kReportRetry{.max_attempts = 6,
+                                     .first_delay = std::chrono::milliseconds(500),
+                                     .max_delay = std::chrono::seconds(8)};
+  auto r = retry(
+      kReportRetry, wait, send, [](const Expected<json>& a) { return !a && is_transport_error(a.error()); },
+      [&](const Expected<json>& a, int attempt, std::chrono::milliseconds pause) {
+        log_ << "jobctl-worker: reporting job " << job_id << " " << what << " (attempt " << attempt
+             << "): " << a.error().message << "; retrying in " << pause.count() << " ms\n";
+      });
+  if (r.result) {
+    log_ << "jobctl-worker: reported job " << job_id << " " << what << "\n";
+  } else {
+    log_ << "jobctl-worker: reporting job " << job_id << " " << what << " failed"
+         << (r.interrupted ? " (the worker is stopping)" : "") << ": " << r.result.error().message << "\n";
   }
 }
 
 RunOutcome JobRunner::run(const Lease& lease) {
   const json lease_ref = {{"worker_id", worker_id_}, {"epoch", lease.epoch}};
+  // The pauses of this job's retries; a stop of the worker ends them.
+  const RetryWait stop_wait = [this](std::chrono::milliseconds pause) { return stop_.wait_for(pause); };
   auto fail_job = [&](const std::string& why) {
     log_ << "jobctl-worker: job " << lease.job_id << " failed: " << why << "\n";
     json body = lease_ref;
     body["error"] = why;
-    report("failed", lease.job_id, [&] { return api_.fail(lease.job_id, body); });
+    report("failed", lease.job_id, [&] { return api_.fail(lease.job_id, body); }, stop_wait);
     return RunOutcome::failed;
   };
 
@@ -170,7 +171,7 @@ RunOutcome JobRunner::run(const Lease& lease) {
     if (!spec.flush()) return fail_job("cannot write " + spec_path.string());
   }
 
-  CheckpointTransfer transfer(options_.transfer);
+  CheckpointTransfer transfer(options_.transfer, stop_wait);
   std::optional<std::string> resume_path;
   if (lease.resume) {
     fs::create_directories(out_dir, ec);
@@ -350,7 +351,8 @@ RunOutcome JobRunner::run(const Lease& lease) {
       body["reason"] = std::string(stop_.reason()) + ": worker stopping; trainer " + status->describe() +
                        (last_uploaded_step >= 0 ? "; checkpoint at step " + std::to_string(last_uploaded_step) + " stored"
                                                 : "; no checkpoint stored");
-      report("preempted", lease.job_id, [&] { return api_.preempt(lease.job_id, body); });
+      // The stop is why this report is sent: it must not end its retries.
+      report("preempted", lease.job_id, [&] { return api_.preempt(lease.job_id, body); }, sleep_wait);
       return RunOutcome::released;
     }
     case Stop::none:
@@ -390,7 +392,7 @@ RunOutcome JobRunner::run(const Lease& lease) {
   }
   json body = lease_ref;
   body["result"] = result;
-  report("succeeded", lease.job_id, [&] { return api_.complete(lease.job_id, body); });
+  report("succeeded", lease.job_id, [&] { return api_.complete(lease.job_id, body); }, stop_wait);
   if (!options_.keep_work_dirs) fs::remove_all(dir, ec);
   return RunOutcome::succeeded;
 }

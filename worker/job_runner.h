@@ -7,7 +7,9 @@
 // epoch end. A heartbeat answered {"cancel": true} stops the trainer (SIGTERM, then SIGKILL after
 // kill_grace_ms); one refused with 409 or 404 means the lease was lost (the daemon gave the job
 // to someone else): the trainer is stopped and nothing is reported. A heartbeat that cannot be
-// delivered is retried at the next interval while the trainer keeps going.
+// delivered is retried at the next interval while the trainer keeps going. The final reports and
+// the checkpoint downloads retry with backoff; a stop of the worker ends their pauses, except for
+// the preempt report, which the stop itself sends.
 //
 // Ownership and thread safety: borrows the ApiClient and the StopSource; run() on one thread.
 #pragma once
@@ -19,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/retry.h"
 #include "client/api_client.h"
 #include "worker/checkpoint_transfer.h"
 #include "worker/stop_source.h"
@@ -65,9 +68,10 @@ class JobRunner {
   // corrupt ones); nullopt: start from scratch.
   std::optional<std::string> fetch_resume(const Lease& lease, CheckpointTransfer& transfer,
                                           const std::string& out_dir);
-  // Sends a final report, retrying transport failures a few times.
-  void report(const char* what, int64_t job_id,
-              const std::function<Expected<nlohmann::json>()>& send);
+  // Sends a final report, retrying transport failures a few times (base/retry.h), pausing in
+  // `wait`.
+  void report(const char* what, int64_t job_id, const std::function<Expected<nlohmann::json>()>& send,
+              const RetryWait& wait);
 
   client::ApiClient& api_;
   int64_t worker_id_;

@@ -76,13 +76,13 @@ int main(int argc, char** argv) {
   app.add_option("--instance-type", instance_type, "its instance type, e.g. p3.2xlarge");
   app.add_flag("--spot", spot, "the instance is a spot instance");
   int upload_attempts = 5;
-  app.add_option("--upload-attempts", upload_attempts, "tries per checkpoint upload (backoff 0.25 s doubling)")
+  app.add_option("--upload-attempts", upload_attempts, "tries per checkpoint upload (pauses from 0.25 s doubling, with jitter)")
       ->check(CLI::Range(1, 100));
   app.add_option("--token", opts.token, "API token with role worker (when jobctld has auth on)")
       ->envname("JOBCTL_TOKEN");
   CLI11_PARSE(app, argc, argv);
   opts.runner.device = device;
-  opts.runner.transfer.attempts = upload_attempts;
+  opts.runner.transfer.retry.max_attempts = upload_attempts;
   if (const char* token = std::getenv("JOBCTL_TOKEN")) opts.runner.transfer.bearer_token = token;
   if (!opts.token.empty()) opts.runner.transfer.bearer_token = opts.token;
 

@@ -1,8 +1,12 @@
 #include "worker/stop_source.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
 
 namespace jobctl::worker {
 
@@ -41,6 +45,17 @@ void StopSource::request(const char* reason) {
     reason_.compare_exchange_strong(none, reason);
   }
   request();
+}
+
+bool StopSource::wait_for(std::chrono::milliseconds delay) const {
+  const auto deadline = std::chrono::steady_clock::now() + delay;
+  while (!requested()) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return true;
+    pollfd p{pipe_[0], POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 60'000)));  // EINTR: loop again
+  }
+  return false;
 }
 
 void StopSource::install_signal_handlers() {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 
 namespace jobctl::worker {
 
@@ -27,6 +28,10 @@ class StopSource {
     return r != nullptr ? r : "SIGTERM";
   }
   bool requested() const { return flag_.load(); }
+  // Sleeps up to `delay`, returning early when a stop is requested (at once if it already was):
+  // true when the whole delay passed without one. A jobctl::RetryWait (base/retry.h) for the
+  // worker's retries that a stop ends.
+  bool wait_for(std::chrono::milliseconds delay) const;
   // Readable once a stop is requested (never drained).
   int fd() const { return pipe_[0]; }
   const std::atomic<bool>& flag() const { return flag_; }

@@ -2,6 +2,9 @@
 // /proc, the stop reason and the stop's wait, and the lease's resume checkpoint.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "worker/capabilities.h"
 #include "worker/job_runner.h"
 #include "worker/notice_poller.h"
@@ -41,6 +44,18 @@ TEST(Stop, TheFirstReasonWins) {
   b.request();
   b.request("late");
   EXPECT_STREQ(b.reason(), "SIGTERM");
+}
+
+TEST(Stop, EndsAWaitAtOnce) {
+  StopSource s;
+  EXPECT_TRUE(s.wait_for(std::chrono::milliseconds(5)));  // no stop: the whole delay passed
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    s.request("test");
+  });
+  EXPECT_FALSE(s.wait_for(std::chrono::minutes(10)));  // returns when the stop comes, not after 10 min
+  stopper.join();
+  EXPECT_FALSE(s.wait_for(std::chrono::minutes(10)));  // already stopped: at once
 }
 
 TEST(Lease, CarriesTheCheckpointToResumeFrom) {
