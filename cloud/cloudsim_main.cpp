@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/clock.h"
+#include "base/log_line.h"
 #include "base/termination_signals.h"
 #include "base/text_file.h"
 #include "cloud/command_template.h"
@@ -31,9 +32,7 @@ namespace {
 namespace fs = std::filesystem;
 
 int fail(const jobctl::Error& e) {
-  std::cerr << "jobctl-cloudsim: " << e.message;
-  if (!e.field.empty()) std::cerr << " (" << e.field << ")";
-  std::cerr << "\n";
+  jobctl::LogLine() << "jobctl-cloudsim: " << e.message << (e.field.empty() ? "" : " (" + e.field + ")");
   return 2;
 }
 
@@ -98,7 +97,7 @@ int main(int argc, char** argv) {
     if (!text) return fail(text.error());
     auto parsed = cost::parse_skypilot_csv(*text, catalog_cloud.empty() ? cost::cloud_from_file_name(catalog) : catalog_cloud, catalog);
     if (!parsed) return fail(parsed.error());
-    for (const auto& w : parsed->warnings) std::cerr << "jobctl-cloudsim: catalog: " << w << "\n";
+    for (const auto& w : parsed->warnings) LogLine() << "jobctl-cloudsim: catalog: " << w;
     o.offers = std::move(parsed->offers);
   }
   if (!trace_file.empty()) {
@@ -144,12 +143,12 @@ int main(int argc, char** argv) {
                               {"trace", trace_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(trace_file)}}
                    .dump()
             << std::endl;
-  std::cerr << "jobctl-cloudsim: listening on " << url << ", state " << o.state_dir << "\n";
+  LogLine() << "jobctl-cloudsim: listening on " << url << ", state " << o.state_dir;
 
-  std::cerr << "jobctl-cloudsim: " << wait_for_termination_signal(signals) << ", shutting down\n";
+  LogLine() << "jobctl-cloudsim: " << wait_for_termination_signal(signals) << ", shutting down";
   server.stop();
   ticker.stop();
   created->reset();  // terminates every instance, saves the state
-  std::cerr << "jobctl-cloudsim: stopped\n";
+  LogLine() << "jobctl-cloudsim: stopped";
   return 0;
 }

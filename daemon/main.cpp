@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/clock.h"
+#include "base/log_line.h"
 #include "base/termination_signals.h"
 #include "daemon/config.h"
 #include "net/listen_address.h"
@@ -34,9 +35,7 @@
 namespace {
 
 int fail(const jobctl::Error& e) {
-  std::cerr << "jobctld: " << e.message;
-  if (!e.field.empty()) std::cerr << " (" << e.field << ")";
-  std::cerr << "\n";
+  jobctl::LogLine() << "jobctld: " << e.message << (e.field.empty() ? "" : " (" + e.field + ")");
   return 2;
 }
 
@@ -149,14 +148,14 @@ int main(int argc, char** argv) {
   ckpt_opts.max_bytes = cfg.checkpoint_max_bytes;
   jobs::CheckpointService checkpoints(db, blobs, clock, ckpt_opts);
   if (auto removed = checkpoints.reconcile(); !removed) return fail(removed.error());
-  else if (*removed > 0) std::cerr << "jobctld: removed " << *removed << " unreferenced checkpoint blob(s)\n";
+  else if (*removed > 0) LogLine() << "jobctld: removed " << *removed << " unreferenced checkpoint blob(s)";
 
   // The dashboard (docs/dashboard.md): the progress history behind its curves, and its files.
   auto progress = jobs::ProgressHistory::open(std::filesystem::path(cfg.data_dir) / "progress", clock);
   if (!progress) return fail(progress.error());
   http::ApiInfo api_info;
   api_info.on_progress = [&history = **progress](int64_t job_id, const std::string& p) {
-    if (auto st = history.record(job_id, p); !st) std::cerr << "jobctld: progress history: " << st.error().message << "\n";
+    if (auto st = history.record(job_id, p); !st) LogLine() << "jobctld: progress history: " << st.error().message;
   };
   net::Router router = http::make_api_router(svc, api_info);
   http::add_progress_routes(router, svc, **progress);
@@ -225,10 +224,10 @@ int main(int argc, char** argv) {
                               {"database", db_path}}
                    .dump()
             << std::endl;
-  std::cerr << "jobctld: listening on " << cfg.host << ":" << *port << ", database " << db_path << "\n";
-  std::cerr << "jobctld: dashboard " << (web_files ? "files from " + web_files->root().string() : std::string("not served (no web root found; see --web-root)")) << "\n";
+  LogLine() << "jobctld: listening on " << cfg.host << ":" << *port << ", database " << db_path;
+  LogLine() << "jobctld: dashboard " << (web_files ? "files from " + web_files->root().string() : std::string("not served (no web root found; see --web-root)"));
 
-  std::cerr << "jobctld: " << wait_for_termination_signal(signals) << ", shutting down\n";
+  LogLine() << "jobctld: " << wait_for_termination_signal(signals) << ", shutting down";
 
   server.begin_shutdown();  // stop accepting; idle connections close
   svc.shutdown();           // waiting long-polls are answered "no job" now
@@ -237,6 +236,6 @@ int main(int argc, char** argv) {
   if (placement_ticker) placement_ticker->stop();
   if (provisioner) provisioner->stop();  // instances keep running; the next start reconciles
   db.close();               // every queued change committed
-  std::cerr << "jobctld: stopped\n";
+  LogLine() << "jobctld: stopped";
   return 0;
 }

@@ -1,6 +1,8 @@
 // The one translation unit that includes Boost.Beast (compile time: see server.h).
 #include "net/server.h"
 
+#include "base/log_line.h"
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -420,8 +422,8 @@ void HttpServer::stop() {
   if (s.started) {
     begin_shutdown();
     if (!wait_idle(s.options.shutdown_grace_ms))
-      std::cerr << "jobctld: " << s.in_flight.load()
-                << " request(s) still in flight after the shutdown grace period; closing them\n";
+      LogLine() << "jobctld: " << s.in_flight.load()
+                << " request(s) still in flight after the shutdown grace period; closing them";
     std::vector<std::shared_ptr<SessionBase>> live;
     {
       std::lock_guard<std::mutex> lock(s.sessions_mu);
