@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/log_line.h"
 #include "daemon/jobs/job_transition.h"
 #include "daemon/jobs/worker_capabilities.h"
 
@@ -148,8 +149,8 @@ void Provisioner::loop() {
     // Log a failing provider once per distinct error, not every poll.
     const std::string err = pass ? std::string() : pass.error().message;
     if (err != logged) {
-      if (!err.empty()) std::cerr << "jobctld: provisioner: " << err << "\n";
-      else std::cerr << "jobctld: provisioner: provider reachable again\n";
+      if (!err.empty()) LogLine() << "jobctld: provisioner: " << err;
+      else LogLine() << "jobctld: provisioner: provider reachable again";
       logged = err;
     }
     std::unique_lock<std::mutex> lock(mu_);
@@ -184,7 +185,7 @@ Expected<ProvisionerPass> Provisioner::run_pass() {
 
   auto snap = snapshot();
   if (!snap) return fail(snap.error());
-  const Workers& w = *snap;
+  Workers& w = *snap;
 
   Status result;
   auto keep_first = [&result](Status st) {
@@ -253,8 +254,8 @@ Status Provisioner::sync(const std::vector<cloud::Instance>& described, Provisio
       r.on_demand_usd_per_hour = o ? o->on_demand_usd_per_hour : r.usd_per_hour;
       r.reason = "adopted: running with tag " + settings_.tag + " but unknown to this daemon";
       r.segment_start_ms = r.launched_ms;
-      std::cerr << "jobctld: provisioner: adopted instance " << r.id << " (" << r.instance_type
-                << (r.spot ? " spot" : " on demand") << ")\n";
+      LogLine() << "jobctld: provisioner: adopted instance " << r.id << " (" << r.instance_type
+                << (r.spot ? " spot" : " on demand") << ")";
       if (auto st = put(r); !st) return st;
       ++pass.adopted;
       continue;
@@ -290,7 +291,7 @@ Status Provisioner::sync(const std::vector<cloud::Instance>& described, Provisio
 
 // ------------------------------------------------------------------ 2. interruptions
 
-Status Provisioner::record_notices(const Workers& w, ProvisionerPass& pass) {
+Status Provisioner::record_notices(Workers& w, ProvisionerPass& pass) {
   auto notices = provider_->interruptions(settings_.tag, notices_since_ms_);
   if (!notices) return notices.error();
   for (const auto& n : *notices) {
@@ -315,6 +316,7 @@ Status Provisioner::record_notices(const Workers& w, ProvisionerPass& pass) {
         });
         !st)
       return st;
+    *row = std::move(r);
     ++pass.notices;
   }
   return {};
@@ -336,8 +338,8 @@ Status Provisioner::release_lost_leases(const Workers& w, ProvisionerPass& pass)
 
 // ------------------------------------------------------------------ 3. the ledger
 
-Status Provisioner::accrue(const Workers& w, int64_t now) {
-  for (const auto& original : w.rows) {
+Status Provisioner::accrue(Workers& w, int64_t now) {
+  for (auto& original : w.rows) {
     // Rows that ended before this pass were closed then; accrue each row until it has an end.
     if (!original.live() && original.ended_ms && original.segment_start_ms >= *original.ended_ms) continue;
     InstanceRow r = original;
@@ -370,16 +372,18 @@ Status Provisioner::accrue(const Workers& w, int64_t now) {
     } else if (!r.live()) {
       r.segment_start_ms = end;  // closed for good
     }
-    if (r.segment_start_ms != original.segment_start_ms || r.segment_job_id != original.segment_job_id)
+    if (r.segment_start_ms != original.segment_start_ms || r.segment_job_id != original.segment_job_id) {
       if (auto st = put(r); !st) return st;
+      original = std::move(r);
+    }
   }
   return {};
 }
 
 // ------------------------------------------------------------------ 4. idle and boot limits
 
-Status Provisioner::stop_idle(const Workers& w, ProvisionerPass& pass, int64_t now) {
-  for (const auto& original : w.rows) {
+Status Provisioner::stop_idle(Workers& w, ProvisionerPass& pass, int64_t now) {
+  for (auto& original : w.rows) {
     if (!original.live() || ending(original)) continue;
     InstanceRow r = original;
     std::string why;
@@ -399,13 +403,15 @@ Status Provisioner::stop_idle(const Workers& w, ProvisionerPass& pass, int64_t n
     }
     if (!why.empty()) {
       if (auto st = provider_->terminate(r.id); !st) return st;
-      std::cerr << "jobctld: provisioner: terminating instance " << r.id << ": " << why << "\n";
+      LogLine() << "jobctld: provisioner: terminating instance " << r.id << ": " << why;
       r.state = "shutting-down";
       r.reason = why;
       ++pass.terminated;
     }
-    if (r.idle_since_ms != original.idle_since_ms || r.state != original.state)
+    if (r.idle_since_ms != original.idle_since_ms || r.state != original.state) {
       if (auto st = put(r); !st) return st;
+      original = std::move(r);
+    }
   }
   return {};
 }
@@ -464,7 +470,7 @@ Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pa
       const std::string what = "launching " + choice->instance_type + (choice->spot ? " spot" : " on demand") +
                                " in " + choice->region + " failed (" + std::to_string(failures) + " of " +
                                std::to_string(settings_.launch_attempts) + "): " + inst.error().message;
-      std::cerr << "jobctld: provisioner: job " << q.id << ": " << what << "\n";
+      LogLine() << "jobctld: provisioner: job " << q.id << ": " << what;
       const json detail = {{"instance_type", choice->instance_type}, {"region", choice->region},
                            {"spot", choice->spot}, {"attempt", failures}, {"error", inst.error().message}};
       const int64_t id = q.id;
@@ -509,8 +515,8 @@ Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pa
         });
         !st)
       return st;
-    std::cerr << "jobctld: provisioner: launched " << r.id << " (" << r.instance_type
-              << (r.spot ? " spot" : " on demand") << ", $" << r.usd_per_hour << "/h) for job " << q.id << "\n";
+    LogLine() << "jobctld: provisioner: launched " << r.id << " (" << r.instance_type
+              << (r.spot ? " spot" : " on demand") << ", $" << r.usd_per_hour << "/h) for job " << q.id;
     ++live;
     ++pass.launched;
   }

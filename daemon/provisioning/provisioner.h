@@ -105,10 +105,13 @@ class Provisioner {
 
   Expected<Workers> snapshot();
   Status sync(const std::vector<cloud::Instance>& described, ProvisionerPass& pass, int64_t now);
-  Status record_notices(const Workers& w, ProvisionerPass& pass);
+  // The steps below share one snapshot of the instance rows; a step that writes a row updates
+  // the snapshot too, so a later step never writes back a stale copy (a notice recorded, then
+  // lost to the ledger step's write of the row it read before).
+  Status record_notices(Workers& w, ProvisionerPass& pass);
   Status release_lost_leases(const Workers& w, ProvisionerPass& pass);
-  Status accrue(const Workers& w, int64_t now);
-  Status stop_idle(const Workers& w, ProvisionerPass& pass, int64_t now);
+  Status accrue(Workers& w, int64_t now);
+  Status stop_idle(Workers& w, ProvisionerPass& pass, int64_t now);
   Status launch_for_placed_jobs(const Workers& w, ProvisionerPass& pass, int64_t now);
   Status put(const store::InstanceRow& row);
   void loop();

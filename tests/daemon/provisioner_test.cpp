@@ -6,6 +6,8 @@
 // tests/cloud and end to end against jobctl-cloudsim in tests/e2e/spot_interruption_test.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <map>
 
 #include "daemon/provisioning/provisioner.h"
@@ -381,6 +383,29 @@ TEST(Provisioner, ANoticeIsRecordedOnTheJobAndTheInstanceStoppedOnceItsJobIsHand
   EXPECT_EQ(p.terminated, 1);
   EXPECT_EQ(p.launched, 1);
   EXPECT_EQ(f.cloud->terminated, std::vector<std::string>{id});
+}
+
+// The usual order on a real cloud: the worker acts on the notice within a second and hands its
+// job back before the provisioner's next pass reads the interruption feed. That pass records the
+// notice and also closes the job's ledger segment on the instance; the notice must survive the
+// second write of the row (it was once lost to it and recorded again on every later pass).
+TEST(Provisioner, ANoticeAfterTheJobWasHandedBackIsRecordedOnceAndStopsTheInstance) {
+  ProvisionerFixture f;
+  const auto [job, id, worker] = f.running_spot_job();
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  f.clock.advance_ms(5'000);
+  f.cloud->notices.push_back({id, f.clock.now_ms(), f.clock.now_ms() + 120'000, "spot-interruption"});
+  auto pre = f.svc->preempt(job, jobs::PreemptionReport{{worker, 1}, "spot interruption notice"});
+  ASSERT_TRUE(pre) << pre.error().message;
+  f.clock.advance_ms(1'000);
+  auto p = f.pass();
+  EXPECT_EQ(p.notices, 1);
+  EXPECT_EQ(p.terminated, 1);  // noticed, and no job left on it
+  ASSERT_TRUE(f.rows()[0].notice_ms.has_value());
+  f.clock.advance_ms(1'000);
+  EXPECT_EQ(f.pass().notices, 0);
+  const auto types = f.event_types(job);
+  EXPECT_EQ(std::count(types.begin(), types.end(), "spot_notice"), 1);
 }
 
 TEST(Provisioner, AJobOnAnInstanceThatEndedIsReleasedWithoutWaitingForTheLeaseTimeout) {
