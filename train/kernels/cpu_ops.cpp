@@ -1,5 +1,6 @@
 #include "train/kernels/cpu_ops.h"
 
+#include "train/kernels/bf16.h"
 #include "train/kernels/target_clones.h"
 
 #include <algorithm>
@@ -13,7 +14,8 @@ namespace {
 constexpr float kInvSqrt2 = 0.70710678118654752440f;
 constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
 
-inline size_t idx(size_t r, size_t cols, size_t c) { return r * cols + c; }
+inline float widen(float x) { return x; }
+inline float widen(bf16_t x) { return bf16_to_float(x); }
 }  // namespace
 
 float activate(ActivationFn act, float x) {
@@ -74,8 +76,32 @@ void bias_activation_forward(int rows, int cols, const float* bias, ActivationFn
 }
 
 JOBCTL_CPU_CLONES
+void bias_activation_forward_bf16(int rows, int cols, const float* bias, ActivationFn act, float* pre, bf16_t* out) {
+  const size_t cs = static_cast<size_t>(cols);
+  for (size_t r = 0; r < static_cast<size_t>(rows); ++r) {
+    float* p = pre + r * cs;
+    bf16_t* o = out + r * cs;
+    for (size_t c = 0; c < cs; ++c) {
+      const float z = p[c] + bias[c];
+      p[c] = z;
+      o[c] = round_to_bf16(act == ActivationFn::relu ? (z > 0.0f ? z : 0.0f) : activate(act, z));
+    }
+  }
+}
+
+JOBCTL_CPU_CLONES
+void to_bf16(const float* src, size_t n, bf16_t* dst) {
+  for (size_t i = 0; i < n; ++i) dst[i] = round_to_bf16(src[i]);
+}
+
+JOBCTL_CPU_CLONES
+void from_bf16(const bf16_t* src, size_t n, float* dst) {
+  for (size_t i = 0; i < n; ++i) dst[i] = bf16_to_float(src[i]);
+}
+
+JOBCTL_CPU_CLONES
 void bias_activation_backward(int rows, int cols, ActivationFn act, const float* pre, const float* dout,
-                              float* dpre, float* dbias) {
+                              float* dpre, float* dbias, bool accumulate) {
   const size_t cs = static_cast<size_t>(cols);
   std::vector<double> acc(cs, 0.0);
   for (size_t r = 0; r < static_cast<size_t>(rows); ++r) {
@@ -101,14 +127,13 @@ void bias_activation_backward(int rows, int cols, ActivationFn act, const float*
     double* a = acc.data();
     for (size_t c = 0; c < cs; ++c) a[c] += static_cast<double>(d[c]);
   }
-  for (size_t c = 0; c < cs; ++c) dbias[c] = static_cast<float>(acc[c]);
+  for (size_t c = 0; c < cs; ++c) dbias[c] = accumulate ? dbias[c] + static_cast<float>(acc[c]) : static_cast<float>(acc[c]);
 }
 
 JOBCTL_CPU_CLONES
-void softmax_cross_entropy(int rows, int classes, const float* logits, const int32_t* labels, float* dlogits,
-                           float* row_loss) {
+void softmax_cross_entropy(int rows, int classes, const float* logits, const int32_t* labels, float grad_scale,
+                           float* dlogits, float* row_loss) {
   const size_t k = static_cast<size_t>(classes);
-  const float inv_rows = 1.0f / static_cast<float>(rows);
   for (size_t r = 0; r < static_cast<size_t>(rows); ++r) {
     const float* x = logits + r * k;
     float* d = dlogits + r * k;
@@ -122,7 +147,7 @@ void softmax_cross_entropy(int rows, int classes, const float* logits, const int
     const size_t y = static_cast<size_t>(labels[r]);
     row_loss[r] = std::log(sum) - (x[y] - mx);
     const float inv_sum = 1.0f / sum;
-    for (size_t j = 0; j < k; ++j) d[j] = (d[j] * inv_sum - (j == y ? 1.0f : 0.0f)) * inv_rows;
+    for (size_t j = 0; j < k; ++j) d[j] = (d[j] * inv_sum - (j == y ? 1.0f : 0.0f)) * grad_scale;
   }
 }
 
@@ -153,26 +178,26 @@ float mean_of(const float* x, int n) {
   return n > 0 ? static_cast<float>(s / n) : 0.0f;
 }
 
-JOBCTL_CPU_CLONES
-void im2col3x3(int n, int h, int w, int c, const float* in, float* col) {
+template <class T>
+void im2col3x3_impl(int n, int h, int w, int c, const T* in, T* col) {
   const size_t cs = static_cast<size_t>(c);
   const size_t row_len = 9 * cs;
   for (int b = 0; b < n; ++b) {
     for (int y = 0; y < h; ++y) {
-      float* dst_row = col + (static_cast<size_t>(b) * h + y) * w * row_len;
+      T* dst_row = col + (static_cast<size_t>(b) * h + y) * w * row_len;
       for (int ky = 0; ky < 3; ++ky) {
         const int iy = y + ky - 1;
         const bool row_inside = iy >= 0 && iy < h;
-        const float* src = row_inside ? in + (static_cast<size_t>(b) * h + iy) * w * cs : nullptr;
+        const T* src = row_inside ? in + (static_cast<size_t>(b) * h + iy) * w * cs : nullptr;
         for (int kx = 0; kx < 3; ++kx) {
           const size_t tap = static_cast<size_t>(ky * 3 + kx) * cs;
           for (int x = 0; x < w; ++x) {
-            float* d = dst_row + static_cast<size_t>(x) * row_len + tap;
+            T* d = dst_row + static_cast<size_t>(x) * row_len + tap;
             const int ix = x + kx - 1;
             if (!row_inside || ix < 0 || ix >= w) {
-              for (size_t ch = 0; ch < cs; ++ch) d[ch] = 0.0f;
+              for (size_t ch = 0; ch < cs; ++ch) d[ch] = T{};
             } else {
-              const float* sp = src + static_cast<size_t>(ix) * cs;
+              const T* sp = src + static_cast<size_t>(ix) * cs;
               for (size_t ch = 0; ch < cs; ++ch) d[ch] = sp[ch];
             }
           }
@@ -181,6 +206,12 @@ void im2col3x3(int n, int h, int w, int c, const float* in, float* col) {
     }
   }
 }
+
+JOBCTL_CPU_CLONES
+void im2col3x3(int n, int h, int w, int c, const float* in, float* col) { im2col3x3_impl(n, h, w, c, in, col); }
+
+JOBCTL_CPU_CLONES
+void im2col3x3_bf16(int n, int h, int w, int c, const bf16_t* in, bf16_t* col) { im2col3x3_impl(n, h, w, c, in, col); }
 
 JOBCTL_CPU_CLONES
 void col2im3x3(int n, int h, int w, int c, const float* col, float* din) {
@@ -208,32 +239,46 @@ void col2im3x3(int n, int h, int w, int c, const float* col, float* din) {
   }
 }
 
-JOBCTL_CPU_CLONES
-void maxpool2x2_forward(int n, int h, int w, int c, const float* in, float* out, uint8_t* argmax) {
+// Compares as fp32 (bf16 widens exactly), so both precisions pick the same winner for the same values.
+template <class T>
+void maxpool2x2_forward_impl(int n, int h, int w, int c, const T* in, T* out, uint8_t* argmax) {
   const int oh = h / 2, ow = w / 2;
   const size_t cs = static_cast<size_t>(c);
   for (int b = 0; b < n; ++b) {
     for (int oy = 0; oy < oh; ++oy) {
       for (int ox = 0; ox < ow; ++ox) {
         const size_t o = ((static_cast<size_t>(b) * oh + oy) * ow + ox) * cs;
-        const float* p[4];
+        const T* p[4];
         for (int q = 0; q < 4; ++q)
           p[q] = in + ((static_cast<size_t>(b) * h + 2 * oy + q / 2) * w + 2 * ox + q % 2) * cs;
         for (size_t ch = 0; ch < cs; ++ch) {
-          float best = p[0][ch];
+          float best = widen(p[0][ch]);
+          T best_raw = p[0][ch];
           uint8_t arg = 0;
           for (uint8_t q = 1; q < 4; ++q) {
-            if (p[q][ch] > best) {
-              best = p[q][ch];
+            const float v = widen(p[q][ch]);
+            if (v > best) {
+              best = v;
+              best_raw = p[q][ch];
               arg = q;
             }
           }
-          out[o + ch] = best;
+          out[o + ch] = best_raw;
           argmax[o + ch] = arg;
         }
       }
     }
   }
+}
+
+JOBCTL_CPU_CLONES
+void maxpool2x2_forward(int n, int h, int w, int c, const float* in, float* out, uint8_t* argmax) {
+  maxpool2x2_forward_impl(n, h, w, c, in, out, argmax);
+}
+
+JOBCTL_CPU_CLONES
+void maxpool2x2_forward_bf16(int n, int h, int w, int c, const bf16_t* in, bf16_t* out, uint8_t* argmax) {
+  maxpool2x2_forward_impl(n, h, w, c, in, out, argmax);
 }
 
 JOBCTL_CPU_CLONES

@@ -115,7 +115,7 @@ TEST(BiasActivation, ForwardAndBackwardMatchTheFormula) {
       }
     auto dout = random_floats(rows * cols, 8);
     std::vector<float> dpre(rows * cols), db(cols);
-    cpu::bias_activation_backward(rows, cols, act, pre.data(), dout.data(), dpre.data(), db.data());
+    cpu::bias_activation_backward(rows, cols, act, pre.data(), dout.data(), dpre.data(), db.data(), false);
     for (int c = 0; c < cols; ++c) {
       double s = 0;
       for (int r = 0; r < rows; ++r) {
@@ -125,6 +125,10 @@ TEST(BiasActivation, ForwardAndBackwardMatchTheFormula) {
       }
       EXPECT_NEAR(db[c], s, 1e-5);
     }
+    // Accumulating adds the column sums to what is there.
+    std::vector<float> db2 = db;
+    cpu::bias_activation_backward(rows, cols, act, pre.data(), dout.data(), dpre.data(), db2.data(), true);
+    for (int c = 0; c < cols; ++c) EXPECT_EQ(db2[c], db[c] + db[c]);
   }
 }
 
@@ -133,7 +137,7 @@ TEST(SoftmaxCrossEntropy, LossAndGradientMatchTheFormula) {
   const std::vector<float> logits = {1, 2, 3, 1, 2, 3};
   const std::vector<int32_t> labels = {2, 0};
   std::vector<float> d(6), row(2);
-  cpu::softmax_cross_entropy(2, 3, logits.data(), labels.data(), d.data(), row.data());
+  cpu::softmax_cross_entropy(2, 3, logits.data(), labels.data(), 0.5f, d.data(), row.data());
   EXPECT_NEAR(row[0], -std::log(0.6652410), 1e-6);
   EXPECT_NEAR(row[1], -std::log(0.0900306), 1e-6);
   EXPECT_NEAR(d[0], 0.0900306 / 2, 1e-7);
@@ -144,7 +148,7 @@ TEST(SoftmaxCrossEntropy, LossAndGradientMatchTheFormula) {
   const std::vector<float> big = {1000, 0, -1000};
   const std::vector<int32_t> l0 = {0};
   std::vector<float> d1(3), r1(1);
-  cpu::softmax_cross_entropy(1, 3, big.data(), l0.data(), d1.data(), r1.data());
+  cpu::softmax_cross_entropy(1, 3, big.data(), l0.data(), 1.0f, d1.data(), r1.data());
   EXPECT_TRUE(std::isfinite(r1[0]));
   EXPECT_NEAR(r1[0], 0.0f, 1e-6f);
 }
@@ -262,7 +266,8 @@ TEST(CpuBackend, StepScalarsDriveLossSlotAndOptimizer) {
   const std::vector<float> logits = {0, 0};
   const std::vector<int32_t> labels = {1};
   std::vector<float> d(2), row(1), log(5, -1.0f);
-  be.softmax_cross_entropy(1, 2, logits.data(), labels.data(), d.data(), row.data(), log.data(), &sc);
+  be.softmax_cross_entropy(1, 2, logits.data(), labels.data(), 1.0f, d.data(), row.data());
+  be.mean_loss(1, row.data(), log.data(), &sc);
   EXPECT_NEAR(log[3], std::log(2.0), 1e-6);
   EXPECT_EQ(log[2], -1.0f);
   std::vector<float> p = {1.0f}, g = {1.0f}, buf = {0.0f};
