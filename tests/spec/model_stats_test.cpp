@@ -22,10 +22,10 @@ TEST(ModelStats, MlpCountsByHand) {
   EXPECT_EQ(s.optimizer_state_bytes, 2 * s.weight_bytes);  // AdamW
   EXPECT_EQ(s.train_samples_per_epoch, 60000);
   EXPECT_EQ(s.layers.size(), 4u);
-  // Per sample: input 784, label and batch index; (256 + 256) + (128 + 128) pre-activations and
-  // outputs; 10 logits; two gradients passed between layers of the largest layer input (256);
-  // 10 logit gradients. Plus 4 bytes per sample of the whole step (its loss).
-  EXPECT_EQ(s.activation_bytes_per_sample, (784 + 512 + 256 + 10 + 2 * 256 + 10) * 4 + 8);
+  // Per sample: input 784, label and batch index; 256 + 128 ReLU outputs (an fp32 ReLU layer keeps
+  // no separate pre-activation); 10 logits; two gradients passed between layers of the largest
+  // layer input (256); 10 logit gradients. Plus 4 bytes per sample of the whole step (its loss).
+  EXPECT_EQ(s.activation_bytes_per_sample, (784 + 256 + 128 + 10 + 2 * 256 + 10) * 4 + 8);
   EXPECT_EQ(s.training_bytes(128), s.weight_bytes * 4 + s.activation_bytes_per_sample * 128 + 4 * 128);
   EXPECT_DOUBLE_EQ(s.total_training_flops(2), s.training_flops_per_sample * 60000 * 2);
 }

@@ -103,7 +103,7 @@ class Backend {
   virtual void gather_rows(const float* src, int width, const int32_t* idx, int n, float* dst) = 0;
   virtual void gather_labels(const int32_t* src, const int32_t* idx, int n, int32_t* dst) = 0;
 
-  // pre[r, c] += bias[c]; out[r, c] = act(pre[r, c]). `out` may equal `pre` when act == none.
+  // pre[r, c] += bias[c]; out[r, c] = act(pre[r, c]). `out` may equal `pre` (it then holds act(pre)).
   virtual void bias_activation_forward(int rows, int cols, const float* bias, ActivationFn act, float* pre,
                                        float* out) = 0;
   // The same with a bf16 output: out[r, c] = bf16(act(pre[r, c])).

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "train/kernels/cpu_ops.h"
+#include "train/kernels/cpu_parallel.h"
 #include "train/kernels/gemm.h"
 
 namespace jobctl::train {

@@ -2,8 +2,9 @@
 // cpu_ops.h for everything else. Memory is ordinary host memory, so "device" pointers are host
 // pointers and upload/download are copies.
 //
-// Threads: GEMMs use the BLAS thread pool (set_blas_threads); the other kernels run on the
-// calling thread, which keeps their order of operations, and hence the bits, fixed.
+// Threads: GEMMs use the BLAS thread pool (set_blas_threads); the other kernels split their work
+// into fixed chunks over as many threads (cpu_parallel.h), which keeps their order of operations,
+// and hence the bits, independent of the thread count.
 //
 // Thread safety: one thread at a time (as every Backend).
 #pragma once

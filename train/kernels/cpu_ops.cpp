@@ -1,6 +1,7 @@
 #include "train/kernels/cpu_ops.h"
 
 #include "train/kernels/bf16.h"
+#include "train/kernels/cpu_parallel.h"
 #include "train/kernels/target_clones.h"
 
 #include <algorithm>
@@ -48,7 +49,7 @@ void gather_labels(const int32_t* src, const int32_t* index, int n, int32_t* dst
 }
 
 JOBCTL_CPU_CLONES
-void bias_activation_forward(int rows, int cols, const float* bias, ActivationFn act, float* pre, float* out) {
+static void bias_activation_forward_serial(int rows, int cols, const float* bias, ActivationFn act, float* pre, float* out) {
   const size_t cs = static_cast<size_t>(cols);
   for (size_t r = 0; r < static_cast<size_t>(rows); ++r) {
     float* p = pre + r * cs;
@@ -76,7 +77,7 @@ void bias_activation_forward(int rows, int cols, const float* bias, ActivationFn
 }
 
 JOBCTL_CPU_CLONES
-void bias_activation_forward_bf16(int rows, int cols, const float* bias, ActivationFn act, float* pre, bf16_t* out) {
+static void bias_activation_forward_bf16_serial(int rows, int cols, const float* bias, ActivationFn act, float* pre, bf16_t* out) {
   const size_t cs = static_cast<size_t>(cols);
   for (size_t r = 0; r < static_cast<size_t>(rows); ++r) {
     float* p = pre + r * cs;
@@ -90,20 +91,21 @@ void bias_activation_forward_bf16(int rows, int cols, const float* bias, Activat
 }
 
 JOBCTL_CPU_CLONES
-void to_bf16(const float* src, size_t n, bf16_t* dst) {
+static void to_bf16_serial(const float* src, size_t n, bf16_t* dst) {
   for (size_t i = 0; i < n; ++i) dst[i] = round_to_bf16(src[i]);
 }
 
 JOBCTL_CPU_CLONES
-void from_bf16(const bf16_t* src, size_t n, float* dst) {
+static void from_bf16_serial(const bf16_t* src, size_t n, float* dst) {
   for (size_t i = 0; i < n; ++i) dst[i] = bf16_to_float(src[i]);
 }
 
+// Rows [0, rows) of the problem: dpre, and the column sums into acc[0..cols) (double, in row order).
 JOBCTL_CPU_CLONES
-void bias_activation_backward(int rows, int cols, ActivationFn act, const float* pre, const float* dout,
-                              float* dpre, float* dbias, bool accumulate) {
+static void bias_activation_backward_serial(int rows, int cols, ActivationFn act, const float* pre,
+                                            const float* dout, float* dpre, double* acc) {
   const size_t cs = static_cast<size_t>(cols);
-  std::vector<double> acc(cs, 0.0);
+  std::fill(acc, acc + cs, 0.0);
   for (size_t r = 0; r < static_cast<size_t>(rows); ++r) {
     const float* p = pre + r * cs;
     const float* g = dout + r * cs;
@@ -124,10 +126,8 @@ void bias_activation_backward(int rows, int cols, ActivationFn act, const float*
         for (size_t c = 0; c < cs; ++c) d[c] = g[c] * activate_grad(ActivationFn::gelu, p[c]);
         break;
     }
-    double* a = acc.data();
-    for (size_t c = 0; c < cs; ++c) a[c] += static_cast<double>(d[c]);
+    for (size_t c = 0; c < cs; ++c) acc[c] += static_cast<double>(d[c]);
   }
-  for (size_t c = 0; c < cs; ++c) dbias[c] = accumulate ? dbias[c] + static_cast<float>(acc[c]) : static_cast<float>(acc[c]);
 }
 
 JOBCTL_CPU_CLONES
@@ -179,7 +179,7 @@ float mean_of(const float* x, int n) {
 }
 
 template <class T>
-void im2col3x3_impl(int n, int h, int w, int c, const T* in, T* col) {
+[[gnu::always_inline]] inline void im2col3x3_impl(int n, int h, int w, int c, const T* in, T* col) {
   const size_t cs = static_cast<size_t>(c);
   const size_t row_len = 9 * cs;
   for (int b = 0; b < n; ++b) {
@@ -208,13 +208,17 @@ void im2col3x3_impl(int n, int h, int w, int c, const T* in, T* col) {
 }
 
 JOBCTL_CPU_CLONES
-void im2col3x3(int n, int h, int w, int c, const float* in, float* col) { im2col3x3_impl(n, h, w, c, in, col); }
+static void im2col3x3_serial(int n, int h, int w, int c, const float* in, float* col) {
+  im2col3x3_impl(n, h, w, c, in, col);
+}
 
 JOBCTL_CPU_CLONES
-void im2col3x3_bf16(int n, int h, int w, int c, const bf16_t* in, bf16_t* col) { im2col3x3_impl(n, h, w, c, in, col); }
+static void im2col3x3_bf16_serial(int n, int h, int w, int c, const bf16_t* in, bf16_t* col) {
+  im2col3x3_impl(n, h, w, c, in, col);
+}
 
 JOBCTL_CPU_CLONES
-void col2im3x3(int n, int h, int w, int c, const float* col, float* din) {
+static void col2im3x3_serial(int n, int h, int w, int c, const float* col, float* din) {
   const size_t cs = static_cast<size_t>(c);
   const size_t row_len = 9 * cs;
   for (int b = 0; b < n; ++b) {
@@ -241,7 +245,7 @@ void col2im3x3(int n, int h, int w, int c, const float* col, float* din) {
 
 // Compares as fp32 (bf16 widens exactly), so both precisions pick the same winner for the same values.
 template <class T>
-void maxpool2x2_forward_impl(int n, int h, int w, int c, const T* in, T* out, uint8_t* argmax) {
+[[gnu::always_inline]] inline void maxpool2x2_forward_impl(int n, int h, int w, int c, const T* in, T* out, uint8_t* argmax) {
   const int oh = h / 2, ow = w / 2;
   const size_t cs = static_cast<size_t>(c);
   for (int b = 0; b < n; ++b) {
@@ -272,17 +276,17 @@ void maxpool2x2_forward_impl(int n, int h, int w, int c, const T* in, T* out, ui
 }
 
 JOBCTL_CPU_CLONES
-void maxpool2x2_forward(int n, int h, int w, int c, const float* in, float* out, uint8_t* argmax) {
+static void maxpool2x2_forward_serial(int n, int h, int w, int c, const float* in, float* out, uint8_t* argmax) {
   maxpool2x2_forward_impl(n, h, w, c, in, out, argmax);
 }
 
 JOBCTL_CPU_CLONES
-void maxpool2x2_forward_bf16(int n, int h, int w, int c, const bf16_t* in, bf16_t* out, uint8_t* argmax) {
+static void maxpool2x2_forward_bf16_serial(int n, int h, int w, int c, const bf16_t* in, bf16_t* out, uint8_t* argmax) {
   maxpool2x2_forward_impl(n, h, w, c, in, out, argmax);
 }
 
 JOBCTL_CPU_CLONES
-void maxpool2x2_backward(int n, int h, int w, int c, const float* dout, const uint8_t* argmax, float* din) {
+static void maxpool2x2_backward_serial(int n, int h, int w, int c, const float* dout, const uint8_t* argmax, float* din) {
   // One pass over din: every input position of a window gets the window's gradient or 0; rows and
   // columns past the last full window (odd sizes) get 0.
   const int oh = h / 2, ow = w / 2;
@@ -334,7 +338,7 @@ ClipState clip_state(double sum_sq, float max_norm) {
 }
 
 JOBCTL_CPU_CLONES
-void adamw_update(size_t n, float* params, const float* grads, float* m, float* v, float lr, float bias_correction1,
+static void adamw_update_serial(size_t n, float* params, const float* grads, float* m, float* v, float lr, float bias_correction1,
                   float bias_correction2, float grad_scale, float beta1, float beta2, float eps, float weight_decay) {
   const float decay = 1.0f - lr * weight_decay;
   const float one_minus_b1 = 1.0f - beta1;
@@ -352,7 +356,7 @@ void adamw_update(size_t n, float* params, const float* grads, float* m, float* 
 }
 
 JOBCTL_CPU_CLONES
-void sgd_momentum_update(size_t n, float* params, const float* grads, float* buf, float lr, float grad_scale,
+static void sgd_momentum_update_serial(size_t n, float* params, const float* grads, float* buf, float lr, float grad_scale,
                          float momentum, float weight_decay) {
   for (size_t i = 0; i < n; ++i) {
     const float g = grads[i] * grad_scale + weight_decay * params[i];
@@ -360,6 +364,122 @@ void sgd_momentum_update(size_t n, float* params, const float* grads, float* buf
     buf[i] = b;
     params[i] -= lr * b;
   }
+}
+
+}  // namespace jobctl::train::cpu
+
+namespace jobctl::train::cpu {
+
+// ---- the parallel entry points: independent images, rows or elements per chunk --------------------
+
+namespace {
+
+// Chunks of about 64 KiB of output: big enough that handing one to a thread costs nothing, small
+// enough that two threads share the work evenly.
+size_t grain(size_t bytes_per_item) { return std::max<size_t>(1, (size_t{64} << 10) / std::max<size_t>(bytes_per_item, 1)); }
+size_t image(int h, int w, int c) { return static_cast<size_t>(h) * w * c; }
+
+}  // namespace
+
+void bias_activation_forward(int rows, int cols, const float* bias, ActivationFn act, float* pre, float* out) {
+  const size_t cs = static_cast<size_t>(cols);
+  parallel_for(static_cast<size_t>(rows), grain(cs * 8), [&](size_t r0, size_t r1) {
+    bias_activation_forward_serial(static_cast<int>(r1 - r0), cols, bias, act, pre + r0 * cs, out + r0 * cs);
+  });
+}
+
+void bias_activation_forward_bf16(int rows, int cols, const float* bias, ActivationFn act, float* pre, bf16_t* out) {
+  const size_t cs = static_cast<size_t>(cols);
+  parallel_for(static_cast<size_t>(rows), grain(cs * 6), [&](size_t r0, size_t r1) {
+    bias_activation_forward_bf16_serial(static_cast<int>(r1 - r0), cols, bias, act, pre + r0 * cs, out + r0 * cs);
+  });
+}
+
+void to_bf16(const float* src, size_t n, bf16_t* dst) {
+  parallel_for(n, grain(6), [&](size_t i0, size_t i1) { to_bf16_serial(src + i0, i1 - i0, dst + i0); });
+}
+
+void from_bf16(const bf16_t* src, size_t n, float* dst) {
+  parallel_for(n, grain(6), [&](size_t i0, size_t i1) { from_bf16_serial(src + i0, i1 - i0, dst + i0); });
+}
+
+void bias_activation_backward(int rows, int cols, ActivationFn act, const float* pre, const float* dout, float* dpre,
+                              float* dbias, bool accumulate) {
+  // Column sums per chunk of kRows rows (double, in row order), then the chunks in order: a fixed
+  // order for a given size, whatever the number of threads.
+  constexpr size_t kRows = 1024;
+  const size_t cs = static_cast<size_t>(cols);
+  const size_t chunks = (static_cast<size_t>(rows) + kRows - 1) / kRows;
+  std::vector<double> partial(chunks * cs);
+  parallel_for(static_cast<size_t>(rows), kRows, [&](size_t r0, size_t r1) {
+    bias_activation_backward_serial(static_cast<int>(r1 - r0), cols, act, pre + r0 * cs, dout + r0 * cs,
+                                    dpre + r0 * cs, partial.data() + r0 / kRows * cs);
+  });
+  for (size_t c = 0; c < cs; ++c) {
+    double s = 0;
+    for (size_t k = 0; k < chunks; ++k) s += partial[k * cs + c];
+    dbias[c] = accumulate ? dbias[c] + static_cast<float>(s) : static_cast<float>(s);
+  }
+}
+
+void im2col3x3(int n, int h, int w, int c, const float* in, float* col) {
+  const size_t img = image(h, w, c);
+  parallel_for(static_cast<size_t>(n), grain(img * 36), [&](size_t b0, size_t b1) {
+    im2col3x3_serial(static_cast<int>(b1 - b0), h, w, c, in + b0 * img, col + b0 * img * 9);
+  });
+}
+
+void im2col3x3_bf16(int n, int h, int w, int c, const bf16_t* in, bf16_t* col) {
+  const size_t img = image(h, w, c);
+  parallel_for(static_cast<size_t>(n), grain(img * 18), [&](size_t b0, size_t b1) {
+    im2col3x3_bf16_serial(static_cast<int>(b1 - b0), h, w, c, in + b0 * img, col + b0 * img * 9);
+  });
+}
+
+void col2im3x3(int n, int h, int w, int c, const float* col, float* din) {
+  const size_t img = image(h, w, c);
+  parallel_for(static_cast<size_t>(n), grain(img * 36), [&](size_t b0, size_t b1) {
+    col2im3x3_serial(static_cast<int>(b1 - b0), h, w, c, col + b0 * img * 9, din + b0 * img);
+  });
+}
+
+void maxpool2x2_forward(int n, int h, int w, int c, const float* in, float* out, uint8_t* argmax) {
+  const size_t img = image(h, w, c), pooled = image(h / 2, w / 2, c);
+  parallel_for(static_cast<size_t>(n), grain(img * 4), [&](size_t b0, size_t b1) {
+    maxpool2x2_forward_serial(static_cast<int>(b1 - b0), h, w, c, in + b0 * img, out + b0 * pooled,
+                              argmax + b0 * pooled);
+  });
+}
+
+void maxpool2x2_forward_bf16(int n, int h, int w, int c, const bf16_t* in, bf16_t* out, uint8_t* argmax) {
+  const size_t img = image(h, w, c), pooled = image(h / 2, w / 2, c);
+  parallel_for(static_cast<size_t>(n), grain(img * 2), [&](size_t b0, size_t b1) {
+    maxpool2x2_forward_bf16_serial(static_cast<int>(b1 - b0), h, w, c, in + b0 * img, out + b0 * pooled,
+                                   argmax + b0 * pooled);
+  });
+}
+
+void maxpool2x2_backward(int n, int h, int w, int c, const float* dout, const uint8_t* argmax, float* din) {
+  const size_t img = image(h, w, c), pooled = image(h / 2, w / 2, c);
+  parallel_for(static_cast<size_t>(n), grain(img * 4), [&](size_t b0, size_t b1) {
+    maxpool2x2_backward_serial(static_cast<int>(b1 - b0), h, w, c, dout + b0 * pooled, argmax + b0 * pooled,
+                               din + b0 * img);
+  });
+}
+
+void adamw_update(size_t n, float* params, const float* grads, float* m, float* v, float lr, float bias_correction1,
+                  float bias_correction2, float grad_scale, float beta1, float beta2, float eps, float weight_decay) {
+  parallel_for(n, grain(16), [&](size_t i0, size_t i1) {
+    adamw_update_serial(i1 - i0, params + i0, grads + i0, m + i0, v + i0, lr, bias_correction1, bias_correction2,
+                        grad_scale, beta1, beta2, eps, weight_decay);
+  });
+}
+
+void sgd_momentum_update(size_t n, float* params, const float* grads, float* buf, float lr, float grad_scale,
+                         float momentum, float weight_decay) {
+  parallel_for(n, grain(12), [&](size_t i0, size_t i1) {
+    sgd_momentum_update_serial(i1 - i0, params + i0, grads + i0, buf + i0, lr, grad_scale, momentum, weight_decay);
+  });
 }
 
 }  // namespace jobctl::train::cpu

@@ -22,7 +22,7 @@ size_t DenseLayer::output_bytes_per_sample() const {
 }
 
 size_t DenseLayer::internal_bytes_per_sample() const {
-  return act_ == ActivationFn::none ? 0 : static_cast<size_t>(out_) * sizeof(float);
+  return pre_in_output() ? 0 : static_cast<size_t>(out_) * sizeof(float);
 }
 
 void DenseLayer::initialize(Rng& rng, float* host_params) const {
@@ -41,7 +41,9 @@ Activations DenseLayer::forward(Activations in, int batch) {
   } else {
     backend_.gemm(Transpose::no, Transpose::yes, batch, out_, in_, 1.0f, in.f32, in_, params_, in_, 0.0f, z, out_);
   }
-  if (act_ == ActivationFn::none) {
+  if (pre_in_output()) {
+    // In place: the output is the pre-activation (none) or its ReLU, whose backward needs only
+    // the sign, which the ReLU keeps (relu(z) > 0 exactly when z > 0).
     backend_.bias_activation_forward(batch, out_, b, act_, z, z);
     return {z, nullptr};
   }
@@ -85,6 +87,12 @@ size_t ConvReluLayer::output_bytes_per_sample() const {
 
 size_t ConvReluLayer::internal_bytes_per_sample() const { return pre_bytes() + activation_bytes(col_elements()); }
 
+size_t ConvReluLayer::pre_bytes() const {
+  // fp32: ReLU in place in the output (its sign is all the backward needs); bf16 keeps the fp32
+  // pre-activation, since the output is rounded.
+  return bf16_ ? static_cast<size_t>(in_.h) * in_.w * cout_ * sizeof(float) : 0;
+}
+
 void ConvReluLayer::initialize(Rng& rng, float* host_params) const {
   fill_uniform(rng, host_params, weight_count(), std::sqrt(6.0 / (9.0 * in_.c)));
   for (size_t i = 0; i < bias_count(); ++i) host_params[weight_count() + i] = 0.0f;
@@ -93,9 +101,9 @@ void ConvReluLayer::initialize(Rng& rng, float* host_params) const {
 Activations ConvReluLayer::forward(Activations in, int batch) {
   const int rows = batch * in_.h * in_.w;
   const int k = 9 * in_.c;
-  float* pre = internal<float>(0);
   const float* bias = params_ + weight_count();
   if (bf16_) {
+    float* pre = internal<float>(0);
     bf16_t* col = internal<bf16_t>(pre_bytes());
     backend_.im2col3x3_bf16(batch, in_.h, in_.w, in_.c, in.bf16, col);
     backend_.gemm_bf16(Transpose::no, Transpose::yes, rows, cout_, k, 1.0f, col, k, params16_, k, 0.0f, pre, cout_);
@@ -104,10 +112,10 @@ Activations ConvReluLayer::forward(Activations in, int batch) {
     return {nullptr, out};
   }
   float* col = internal<float>(pre_bytes());
-  backend_.im2col3x3(batch, in_.h, in_.w, in_.c, in.f32, col);
-  backend_.gemm(Transpose::no, Transpose::yes, rows, cout_, k, 1.0f, col, k, params_, k, 0.0f, pre, cout_);
   auto* out = static_cast<float*>(output_);
-  backend_.bias_activation_forward(rows, cout_, bias, ActivationFn::relu, pre, out);
+  backend_.im2col3x3(batch, in_.h, in_.w, in_.c, in.f32, col);
+  backend_.gemm(Transpose::no, Transpose::yes, rows, cout_, k, 1.0f, col, k, params_, k, 0.0f, out, cout_);
+  backend_.bias_activation_forward(rows, cout_, bias, ActivationFn::relu, out, out);
   return {out, nullptr};
 }
 
@@ -115,8 +123,9 @@ void ConvReluLayer::backward(float* dout, float* din, int batch, bool accumulate
   const int rows = batch * in_.h * in_.w;
   const int k = 9 * in_.c;
   const float beta = accumulate ? 1.0f : 0.0f;
-  backend_.bias_activation_backward(rows, cout_, ActivationFn::relu, internal<float>(0), dout, dout,
-                                    grads_ + weight_count(), accumulate);
+  const float* pre = bf16_ ? internal<float>(0) : static_cast<const float*>(output_);
+  backend_.bias_activation_backward(rows, cout_, ActivationFn::relu, pre, dout, dout, grads_ + weight_count(),
+                                    accumulate);
   if (bf16_) {
     bf16_t* g = scratch_.dpre16;
     backend_.to_bf16(dout, static_cast<size_t>(rows) * cout_, g);

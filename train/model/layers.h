@@ -122,7 +122,7 @@ class DenseLayer final : public Layer {
   size_t bias_count() const override { return static_cast<size_t>(out_); }
   // Output: act(pre) in the activation type; without an activation, pre itself (fp32, the logits).
   size_t output_bytes_per_sample() const override;
-  size_t internal_bytes_per_sample() const override;  // pre (fp32), when there is an activation
+  size_t internal_bytes_per_sample() const override;  // pre (fp32), unless pre_in_output()
   size_t dpre16_per_sample() const override { return bf16_ ? static_cast<size_t>(out_) : 0; }
   // He-uniform weights before an activation, Glorot-uniform for the output layer; zero biases.
   void initialize(Rng& rng, float* host_params) const override;
@@ -130,7 +130,9 @@ class DenseLayer final : public Layer {
   void backward(float* dout, float* din, int batch, bool accumulate) override;
 
  private:
-  float* pre() const { return act_ == ActivationFn::none ? static_cast<float*>(output_) : internal<float>(0); }
+  // fp32 without an activation or with ReLU: the output holds the pre-activation's information.
+  bool pre_in_output() const { return act_ == ActivationFn::none || (!bf16_ && act_ == ActivationFn::relu); }
+  float* pre() const { return pre_in_output() ? static_cast<float*>(output_) : internal<float>(0); }
 
   int in_, out_;
   ActivationFn act_;
@@ -147,7 +149,7 @@ class ConvReluLayer final : public Layer {
   size_t weight_count() const override { return static_cast<size_t>(cout_) * 9 * in_.c; }
   size_t bias_count() const override { return static_cast<size_t>(cout_); }
   size_t output_bytes_per_sample() const override;
-  size_t internal_bytes_per_sample() const override;  // pre (fp32), then the im2col matrix
+  size_t internal_bytes_per_sample() const override;  // pre (fp32; bf16 only), then the im2col matrix
   size_t dcol_floats_per_sample() const override { return needs_input_grad_ ? col_elements() : 0; }
   size_t dpre16_per_sample() const override { return bf16_ ? static_cast<size_t>(in_.h) * in_.w * cout_ : 0; }
   // He-uniform over fan-in 9 * Cin; zero biases.
@@ -157,7 +159,7 @@ class ConvReluLayer final : public Layer {
 
  private:
   size_t col_elements() const { return static_cast<size_t>(in_.h) * in_.w * 9 * in_.c; }
-  size_t pre_bytes() const { return static_cast<size_t>(in_.h) * in_.w * cout_ * sizeof(float); }
+  size_t pre_bytes() const;
 
   Shape3 in_;
   int cout_;

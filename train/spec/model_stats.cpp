@@ -32,13 +32,14 @@ struct Accumulator {
 };
 
 // dense(in -> out) [+ activation]: weights in*out + bias out; 2*in*out multiply-adds, one op per
-// output for the bias and one for the activation. Keeps its pre-activation (fp32) and output
-// (activation type); the output layer's output is its pre-activation, the fp32 logits.
-void add_dense(Accumulator& acc, const std::string& name, int64_t in, int64_t out, bool activation) {
+// output for the bias and one for the activation. Keeps its output (activation type) and, for
+// GELU or in bf16, its fp32 pre-activation (an fp32 ReLU's output tells its backward all it needs);
+// the output layer's output is its pre-activation, the fp32 logits.
+void add_dense(Accumulator& acc, const std::string& name, int64_t in, int64_t out, bool activation, bool keeps_pre) {
   const double flops = 2.0 * static_cast<double>(in) * static_cast<double>(out) +
                        static_cast<double>(out) * (activation ? 2.0 : 1.0);
   acc.add(name, in * out + out, flops, out);
-  if (activation) acc.add_network_layer(out * acc.act_bytes, out * kFloatBytes, flops, in);
+  if (activation) acc.add_network_layer(out * acc.act_bytes, keeps_pre ? out * kFloatBytes : 0, flops, in);
   else acc.add_network_layer(out * kFloatBytes, 0, flops, in);
   acc.dpre16 = std::max(acc.dpre16, out);
 }
@@ -57,14 +58,15 @@ ModelStats model_stats(const JobSpec& spec) {
     int block = 1;
     for (int cout : spec.model.channels) {
       const int64_t hw = h * w;
-      // conv 3x3, stride 1, pad 1: output cout x h x w. Keeps its pre-activation (fp32) and the
-      // im2col matrix (c*9 x h*w, activation type) for the weight gradient.
+      // conv 3x3, stride 1, pad 1: output cout x h x w. Keeps the im2col matrix (c*9 x h*w,
+      // activation type) for the weight gradient and, in bf16, the fp32 pre-activation (in fp32
+      // the ReLU output is enough for its backward).
       const double conv_flops = 2.0 * static_cast<double>(c) * 9.0 * static_cast<double>(cout) *
                                     static_cast<double>(hw) +
                                 static_cast<double>(cout * hw);  // + bias
       acc.add("conv" + std::to_string(block), c * 9 * cout + cout, conv_flops, cout * hw);
       acc.add("relu" + std::to_string(block), 0, static_cast<double>(cout * hw), cout * hw);
-      acc.add_network_layer(cout * hw * acc.act_bytes, cout * hw * kFloatBytes + c * 9 * hw * acc.act_bytes,
+      acc.add_network_layer(cout * hw * acc.act_bytes, (bf16 ? cout * hw * kFloatBytes : 0) + c * 9 * hw * acc.act_bytes,
                             conv_flops + static_cast<double>(cout * hw), c * hw);
       if (block > 1) acc.dcol_floats = std::max(acc.dcol_floats, c * 9 * hw);
       acc.dpre16 = std::max(acc.dpre16, cout * hw);
@@ -82,10 +84,11 @@ ModelStats model_stats(const JobSpec& spec) {
 
   int layer = 1;
   for (int hidden : spec.model.hidden) {
-    add_dense(acc, "dense" + std::to_string(layer++), features, hidden, true);
+    add_dense(acc, "dense" + std::to_string(layer++), features, hidden, true,
+              bf16 || spec.model.activation == Activation::gelu);
     features = hidden;
   }
-  add_dense(acc, "dense" + std::to_string(layer), features, in.classes, false);
+  add_dense(acc, "dense" + std::to_string(layer), features, in.classes, false, false);
   // softmax cross-entropy: max, exp, sum, divide, log per class; writes the logits' gradient.
   acc.add("softmax_xent", 0, 5.0 * in.classes, 1);
 

@@ -136,6 +136,8 @@ TEST(Recompute, GivesBitIdenticalResults) {
     for (Precision p : {Precision::fp32, Precision::bf16}) {
       JobSpec spec = with(small_spec(kind, 64, 256, 32, 2), p, kind == ModelKind::cnn ? 2 : 1, false);
       spec.model.hidden = {32, 16};
+      // GELU keeps pre-activations (an fp32 ReLU MLP keeps nothing that recomputation could drop).
+      if (kind == ModelKind::mlp) spec.model.activation = Activation::gelu;
       const JobSpec re = with(spec, p, spec.train.accumulate_steps, true);
       const DataSplits data = make_synthetic(spec.data);
       CpuBackend be(1);
@@ -239,7 +241,8 @@ TEST(MemoryEstimate, RecomputeAndAccumulationShowTheirSavings) {
   EXPECT_LT(re.training_bytes(128), base.training_bytes(128));
   EXPECT_GT(re.training_flops_per_sample, base.training_flops_per_sample) << "recomputation costs FLOPs";
   EXPECT_LT(re.training_flops_per_sample, base.training_flops_per_sample * 1.4);
-  EXPECT_LT(half.activation_plan.bytes(), base.activation_plan.bytes() * 0.8);
+  EXPECT_LT(half.activation_plan.bytes(), base.activation_plan.bytes() * 0.9);
+  EXPECT_LT(half.training_bytes(128) - half.weight_copy_bytes, base.training_bytes(128));
   EXPECT_EQ(half.weight_copy_bytes, half.parameters * 2);
   EXPECT_EQ(acc.training_bytes(128) - acc.weight_bytes * 4,
             acc.activation_bytes_per_sample * 32 + acc.step_bytes_per_sample * 128);
