@@ -133,6 +133,32 @@ class Backend {
   // The adjoint of im2col3x3: din[n, y, x, c] = sum of the col entries that read it (overwrites).
   virtual void col2im3x3(int n, int h, int w, int c, const float* col, float* din) = 0;
 
+  // A whole fp32 3x3 convolution + bias + ReLU layer, forward: col = im2col3x3(in) (kept for the
+  // weight gradient), out = relu(col weights^T + bias) with weights [cout, 9c]. By default the
+  // operations above one after the other; a backend may fuse them (the CPU does, image by image,
+  // so each block of col is still in cache when the product reads it).
+  virtual void conv3x3_relu_forward(int n, int h, int w, int c, int cout, const float* in, const float* weights,
+                                    const float* bias, float* col, float* out) {
+    const int rows = n * h * w, k = 9 * c;
+    im2col3x3(n, h, w, c, in, col);
+    gemm(Transpose::no, Transpose::yes, rows, cout, k, 1.0f, col, k, weights, k, 0.0f, out, cout);
+    bias_activation_forward(rows, cout, bias, ActivationFn::relu, out, out);
+  }
+  // Its backward from dout (overwritten with the pre-activation gradient; `out` gives the ReLU
+  // mask): dweights and dbias written, or added to when `accumulate`; din (when not null) =
+  // col2im3x3(dpre weights), with dcol ([n*h*w, 9c]) as scratch.
+  virtual void conv3x3_relu_backward(int n, int h, int w, int c, int cout, const float* col, const float* weights,
+                                     const float* out, float* dout, float* dweights, float* dbias, bool accumulate,
+                                     float* dcol, float* din) {
+    const int rows = n * h * w, k = 9 * c;
+    bias_activation_backward(rows, cout, ActivationFn::relu, out, dout, dout, dbias, accumulate);
+    gemm(Transpose::yes, Transpose::no, cout, k, rows, 1.0f, dout, cout, col, k, accumulate ? 1.0f : 0.0f, dweights, k);
+    if (din) {
+      gemm(Transpose::no, Transpose::no, rows, k, cout, 1.0f, dout, cout, weights, k, 0.0f, dcol, k);
+      col2im3x3(n, h, w, c, dcol, din);
+    }
+  }
+
   // 2x2 max-pool, stride 2, over NHWC; output is n x (h/2) x (w/2) x c (odd edges dropped).
   // argmax holds the winning position 0..3 (dy*2 + dx; the first maximum on ties).
   virtual void maxpool2x2_forward(int n, int h, int w, int c, const float* in, float* out, uint8_t* argmax) = 0;

@@ -101,6 +101,15 @@ void CpuBackend::im2col3x3_bf16(int n, int h, int w, int c, const bf16_t* in, bf
 void CpuBackend::col2im3x3(int n, int h, int w, int c, const float* col, float* din) {
   cpu::col2im3x3(n, h, w, c, col, din);
 }
+void CpuBackend::conv3x3_relu_forward(int n, int h, int w, int c, int cout, const float* in, const float* weights,
+                                      const float* bias, float* col, float* out) {
+  cpu::conv3x3_relu_forward(n, h, w, c, cout, in, weights, bias, col, out);
+}
+void CpuBackend::conv3x3_relu_backward(int n, int h, int w, int c, int cout, const float* col, const float* weights,
+                                       const float* out, float* dout, float* dweights, float* dbias, bool accumulate,
+                                       float* dcol, float* din) {
+  cpu::conv3x3_relu_backward(n, h, w, c, cout, col, weights, out, dout, dweights, dbias, accumulate, dcol, din);
+}
 void CpuBackend::maxpool2x2_forward(int n, int h, int w, int c, const float* in, float* out, uint8_t* argmax) {
   cpu::maxpool2x2_forward(n, h, w, c, in, out, argmax);
 }

@@ -52,6 +52,11 @@ class CpuBackend final : public Backend {
   void im2col3x3(int n, int h, int w, int c, const float* in, float* col) override;
   void im2col3x3_bf16(int n, int h, int w, int c, const bf16_t* in, bf16_t* col) override;
   void col2im3x3(int n, int h, int w, int c, const float* col, float* din) override;
+  void conv3x3_relu_forward(int n, int h, int w, int c, int cout, const float* in, const float* weights,
+                            const float* bias, float* col, float* out) override;
+  void conv3x3_relu_backward(int n, int h, int w, int c, int cout, const float* col, const float* weights,
+                             const float* out, float* dout, float* dweights, float* dbias, bool accumulate, float* dcol,
+                             float* din) override;
   void maxpool2x2_forward(int n, int h, int w, int c, const float* in, float* out, uint8_t* argmax) override;
   void maxpool2x2_forward_bf16(int n, int h, int w, int c, const bf16_t* in, bf16_t* out, uint8_t* argmax) override;
   void maxpool2x2_backward(int n, int h, int w, int c, const float* dout, const uint8_t* argmax,

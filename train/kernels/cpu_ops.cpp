@@ -2,6 +2,7 @@
 
 #include "train/kernels/bf16.h"
 #include "train/kernels/cpu_parallel.h"
+#include "train/kernels/gemm.h"
 #include "train/kernels/target_clones.h"
 
 #include <algorithm>
@@ -441,6 +442,66 @@ void col2im3x3(int n, int h, int w, int c, const float* col, float* din) {
   parallel_for(static_cast<size_t>(n), grain(img * 36), [&](size_t b0, size_t b1) {
     col2im3x3_serial(static_cast<int>(b1 - b0), h, w, c, col + b0 * img * 9, din + b0 * img);
   });
+}
+
+namespace {
+
+// Images per block of the fused convolution: about 1024 rows of im2col, at least one image.
+size_t conv_block_images(int h, int w) { return std::max<size_t>(1, 1024 / std::max<size_t>(static_cast<size_t>(h) * w, 1)); }
+
+}  // namespace
+
+void conv3x3_relu_forward(int n, int h, int w, int c, int cout, const float* in, const float* weights,
+                          const float* bias, float* col, float* out) {
+  const size_t img = image(h, w, c), pixels = static_cast<size_t>(h) * w, k = 9 * static_cast<size_t>(c);
+  parallel_for(static_cast<size_t>(n), conv_block_images(h, w), [&](size_t b0, size_t b1) {
+    const int images = static_cast<int>(b1 - b0);
+    const int rows = images * h * w;
+    float* col_b = col + b0 * pixels * k;
+    float* out_b = out + b0 * pixels * static_cast<size_t>(cout);
+    im2col3x3_serial(images, h, w, c, in + b0 * img, col_b);
+    gemm_single_thread(Transpose::no, Transpose::yes, rows, cout, static_cast<int>(k), 1.0f, col_b, static_cast<int>(k),
+                       weights, static_cast<int>(k), 0.0f, out_b, cout);
+    bias_activation_forward_serial(rows, cout, bias, ActivationFn::relu, out_b, out_b);
+  });
+}
+
+void conv3x3_relu_backward(int n, int h, int w, int c, int cout, const float* col, const float* weights,
+                           const float* out, float* dout, float* dweights, float* dbias, bool accumulate, float* dcol,
+                           float* din) {
+  const size_t img = image(h, w, c), pixels = static_cast<size_t>(h) * w, k = 9 * static_cast<size_t>(c);
+  const size_t co = static_cast<size_t>(cout);
+  const size_t per_block = conv_block_images(h, w);
+  const size_t blocks = (static_cast<size_t>(n) + per_block - 1) / per_block;
+  std::vector<float> dw_partial(blocks * co * k);
+  std::vector<double> db_partial(blocks * co);
+  parallel_for(static_cast<size_t>(n), per_block, [&](size_t b0, size_t b1) {
+    const size_t block = b0 / per_block;
+    const int images = static_cast<int>(b1 - b0);
+    const int rows = images * h * w;
+    const size_t r0 = b0 * pixels;
+    float* g = dout + r0 * co;
+    bias_activation_backward_serial(rows, cout, ActivationFn::relu, out + r0 * co, g, g, db_partial.data() + block * co);
+    gemm_single_thread(Transpose::yes, Transpose::no, cout, static_cast<int>(k), rows, 1.0f, g, cout, col + r0 * k,
+                       static_cast<int>(k), 0.0f, dw_partial.data() + block * co * k, static_cast<int>(k));
+    if (din) {
+      gemm_single_thread(Transpose::no, Transpose::no, rows, static_cast<int>(k), cout, 1.0f, g, cout, weights,
+                         static_cast<int>(k), 0.0f, dcol + r0 * k, static_cast<int>(k));
+      col2im3x3_serial(images, h, w, c, dcol + r0 * k, din + b0 * img);
+    }
+  });
+  parallel_for(co * k, grain(4 * blocks), [&](size_t i0, size_t i1) {
+    for (size_t i = i0; i < i1; ++i) {
+      float s = 0.0f;
+      for (size_t b = 0; b < blocks; ++b) s += dw_partial[b * co * k + i];
+      dweights[i] = accumulate ? dweights[i] + s : s;
+    }
+  });
+  for (size_t j = 0; j < co; ++j) {
+    double s = 0;
+    for (size_t b = 0; b < blocks; ++b) s += db_partial[b * co + j];
+    dbias[j] = accumulate ? dbias[j] + static_cast<float>(s) : static_cast<float>(s);
+  }
 }
 
 void maxpool2x2_forward(int n, int h, int w, int c, const float* in, float* out, uint8_t* argmax) {

@@ -44,6 +44,16 @@ float mean_of(const float* x, int n);
 void im2col3x3(int n, int h, int w, int c, const float* in, float* col);
 void im2col3x3_bf16(int n, int h, int w, int c, const bf16_t* in, bf16_t* col);
 void col2im3x3(int n, int h, int w, int c, const float* col, float* din);
+// The fused fp32 3x3 convolution + bias + ReLU (Backend::conv3x3_relu_forward / _backward): image
+// blocks of about kConvBlockRows rows, each run through im2col, its product and the bias/ReLU (and
+// backward: ReLU mask, the block's weight and bias gradients, its input gradient) while it is in
+// cache; the blocks' weight and bias gradients are added in block order. The blocks depend on the
+// sizes only.
+void conv3x3_relu_forward(int n, int h, int w, int c, int cout, const float* in, const float* weights,
+                          const float* bias, float* col, float* out);
+void conv3x3_relu_backward(int n, int h, int w, int c, int cout, const float* col, const float* weights,
+                           const float* out, float* dout, float* dweights, float* dbias, bool accumulate, float* dcol,
+                           float* din);
 void maxpool2x2_forward(int n, int h, int w, int c, const float* in, float* out, uint8_t* argmax);
 void maxpool2x2_forward_bf16(int n, int h, int w, int c, const bf16_t* in, bf16_t* out, uint8_t* argmax);
 void maxpool2x2_backward(int n, int h, int w, int c, const float* dout, const uint8_t* argmax, float* din);

@@ -18,10 +18,9 @@ char* openblas_get_config(void);
 
 namespace jobctl::train {
 
-namespace {
 
 // One product on the calling thread: OpenBLAS (kept at one thread) or the portable GEMM.
-void gemm_one(Transpose ta, Transpose tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+void gemm_single_thread(Transpose ta, Transpose tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
               int ldb, float beta, float* c, int ldc) {
   if (m <= 0 || n <= 0) return;
 #ifdef JOBCTL_HAVE_OPENBLAS
@@ -37,6 +36,8 @@ void gemm_one(Transpose ta, Transpose tb, int m, int n, int k, float alpha, cons
 #endif
 }
 
+namespace {
+
 constexpr double kSplitFlops = 2e6;  // smaller products run whole on the calling thread
 constexpr int kMaxChunks = 8;
 
@@ -51,7 +52,7 @@ void gemm(Transpose ta, Transpose tb, int m, int n, int k, float alpha, const fl
   const double flops = 2.0 * m * n * static_cast<double>(k);
   const bool a_t = ta == Transpose::yes, b_t = tb == Transpose::yes;
   if (flops < kSplitFlops) {
-    gemm_one(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    gemm_single_thread(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }
   if (std::max(m, n) >= 64 && k < 8 * std::max(m, n)) {
@@ -59,12 +60,12 @@ void gemm(Transpose ta, Transpose tb, int m, int n, int k, float alpha, const fl
     if (m >= n) {
       cpu::parallel_for(static_cast<size_t>(m), static_cast<size_t>(chunk_of(m)), [&](size_t i0, size_t i1) {
         const float* ai = a_t ? a + i0 : a + i0 * static_cast<size_t>(lda);
-        gemm_one(ta, tb, static_cast<int>(i1 - i0), n, k, alpha, ai, lda, b, ldb, beta, c + i0 * static_cast<size_t>(ldc), ldc);
+        gemm_single_thread(ta, tb, static_cast<int>(i1 - i0), n, k, alpha, ai, lda, b, ldb, beta, c + i0 * static_cast<size_t>(ldc), ldc);
       });
     } else {
       cpu::parallel_for(static_cast<size_t>(n), static_cast<size_t>(chunk_of(n)), [&](size_t j0, size_t j1) {
         const float* bj = b_t ? b + j0 * static_cast<size_t>(ldb) : b + j0;
-        gemm_one(ta, tb, m, static_cast<int>(j1 - j0), k, alpha, a, lda, bj, ldb, beta, c + j0, ldc);
+        gemm_single_thread(ta, tb, m, static_cast<int>(j1 - j0), k, alpha, a, lda, bj, ldb, beta, c + j0, ldc);
       });
     }
     return;
@@ -78,7 +79,7 @@ void gemm(Transpose ta, Transpose tb, int m, int n, int k, float alpha, const fl
   cpu::parallel_for(static_cast<size_t>(k), static_cast<size_t>(slice), [&](size_t p0, size_t p1) {
     const float* ap = a_t ? a + p0 * static_cast<size_t>(lda) : a + p0;
     const float* bp = b_t ? b + p0 : b + p0 * static_cast<size_t>(ldb);
-    gemm_one(ta, tb, m, n, static_cast<int>(p1 - p0), 1.0f, ap, lda, bp, ldb, 0.0f,
+    gemm_single_thread(ta, tb, m, n, static_cast<int>(p1 - p0), 1.0f, ap, lda, bp, ldb, 0.0f,
              partial.data() + p0 / static_cast<size_t>(slice) * cells, n);
   });
   for (int i = 0; i < m; ++i) {

@@ -111,11 +111,9 @@ Activations ConvReluLayer::forward(Activations in, int batch) {
     backend_.bias_activation_forward_bf16(rows, cout_, bias, ActivationFn::relu, pre, out);
     return {nullptr, out};
   }
-  float* col = internal<float>(pre_bytes());
   auto* out = static_cast<float*>(output_);
-  backend_.im2col3x3(batch, in_.h, in_.w, in_.c, in.f32, col);
-  backend_.gemm(Transpose::no, Transpose::yes, rows, cout_, k, 1.0f, col, k, params_, k, 0.0f, out, cout_);
-  backend_.bias_activation_forward(rows, cout_, bias, ActivationFn::relu, out, out);
+  backend_.conv3x3_relu_forward(batch, in_.h, in_.w, in_.c, cout_, in.f32, params_, bias, internal<float>(pre_bytes()),
+                                out);
   return {out, nullptr};
 }
 
@@ -123,25 +121,22 @@ void ConvReluLayer::backward(float* dout, float* din, int batch, bool accumulate
   const int rows = batch * in_.h * in_.w;
   const int k = 9 * in_.c;
   const float beta = accumulate ? 1.0f : 0.0f;
-  const float* pre = bf16_ ? internal<float>(0) : static_cast<const float*>(output_);
-  backend_.bias_activation_backward(rows, cout_, ActivationFn::relu, pre, dout, dout, grads_ + weight_count(),
-                                    accumulate);
-  if (bf16_) {
-    bf16_t* g = scratch_.dpre16;
-    backend_.to_bf16(dout, static_cast<size_t>(rows) * cout_, g);
-    backend_.gemm_bf16(Transpose::yes, Transpose::no, cout_, k, rows, 1.0f, g, cout_, internal<bf16_t>(pre_bytes()),
-                       k, beta, grads_, k);
-    if (din) {
-      backend_.gemm_bf16(Transpose::no, Transpose::no, rows, k, cout_, 1.0f, g, cout_, params16_, k, 0.0f,
-                         scratch_.dcol, k);
-      backend_.col2im3x3(batch, in_.h, in_.w, in_.c, scratch_.dcol, din);
-    }
+  if (!bf16_) {
+    // fp32: the ReLU output is the mask; the backend may fuse the whole backward.
+    backend_.conv3x3_relu_backward(batch, in_.h, in_.w, in_.c, cout_, internal<float>(pre_bytes()), params_,
+                                   static_cast<const float*>(output_), dout, grads_, grads_ + weight_count(), accumulate,
+                                   scratch_.dcol, din);
     return;
   }
-  backend_.gemm(Transpose::yes, Transpose::no, cout_, k, rows, 1.0f, dout, cout_, internal<float>(pre_bytes()), k,
-                beta, grads_, k);
+  backend_.bias_activation_backward(rows, cout_, ActivationFn::relu, internal<float>(0), dout, dout,
+                                    grads_ + weight_count(), accumulate);
+  bf16_t* g = scratch_.dpre16;
+  backend_.to_bf16(dout, static_cast<size_t>(rows) * cout_, g);
+  backend_.gemm_bf16(Transpose::yes, Transpose::no, cout_, k, rows, 1.0f, g, cout_, internal<bf16_t>(pre_bytes()), k,
+                     beta, grads_, k);
   if (din) {
-    backend_.gemm(Transpose::no, Transpose::no, rows, k, cout_, 1.0f, dout, cout_, params_, k, 0.0f, scratch_.dcol, k);
+    backend_.gemm_bf16(Transpose::no, Transpose::no, rows, k, cout_, 1.0f, g, cout_, params16_, k, 0.0f,
+                       scratch_.dcol, k);
     backend_.col2im3x3(batch, in_.h, in_.w, in_.c, scratch_.dcol, din);
   }
 }

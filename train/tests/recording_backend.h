@@ -10,7 +10,8 @@
 // keys recordings by the caller's key alone, as the cache did before owners existed, so a test
 // can show that it catches that.
 //
-// It also counts allocated bytes (requested sizes): live_bytes(), peak_bytes().
+// It also counts allocated bytes (requested sizes): live_bytes(), peak_bytes(). Freed memory is
+// kept until the backend goes, so no address is reused.
 //
 // Thread safety: one thread at a time (as every Backend).
 #pragma once
@@ -28,6 +29,11 @@ namespace jobctl::train::testing {
 class RecordingBackend final : public Backend {
  public:
   explicit RecordingBackend(bool key_by_owner = true) : key_by_owner_(key_by_owner) {}
+  ~RecordingBackend() override {
+    for (void* p : freed_) inner_.deallocate(p);
+  }
+  RecordingBackend(const RecordingBackend&) = delete;
+  RecordingBackend& operator=(const RecordingBackend&) = delete;
 
   int64_t stale_replays() const { return stale_replays_; }
   int64_t replays() const { return replays_; }
@@ -51,7 +57,9 @@ class RecordingBackend final : public Backend {
       live_bytes_ -= static_cast<int64_t>(it->second);
       live_.erase(it);
     }
-    inner_.deallocate(p);
+    // Quarantined until the backend goes: a freed address is never handed out again, so a stale
+    // replay cannot land on someone else's buffer and always shows as stale.
+    freed_.push_back(p);
   }
   void upload(void* dst, const void* src, size_t bytes) override {
     outside_capture("upload");
@@ -144,6 +152,17 @@ class RecordingBackend final : public Backend {
   void col2im3x3(int n, int h, int w, int c, const float* col, float* din) override {
     op({col, din}, [=, this] { inner_.col2im3x3(n, h, w, c, col, din); });
   }
+  void conv3x3_relu_forward(int n, int h, int w, int c, int cout, const float* in, const float* weights,
+                            const float* bias, float* col, float* out) override {
+    op({in, weights, bias, col, out}, [=, this] { inner_.conv3x3_relu_forward(n, h, w, c, cout, in, weights, bias, col, out); });
+  }
+  void conv3x3_relu_backward(int n, int h, int w, int c, int cout, const float* col, const float* weights,
+                             const float* out, float* dout, float* dweights, float* dbias, bool accumulate, float* dcol,
+                             float* din) override {
+    op({col, weights, out, dout, dweights, dbias, dcol, din}, [=, this] {
+      inner_.conv3x3_relu_backward(n, h, w, c, cout, col, weights, out, dout, dweights, dbias, accumulate, dcol, din);
+    });
+  }
   void maxpool2x2_forward(int n, int h, int w, int c, const float* in, float* out, uint8_t* argmax) override {
     op({in, out, argmax}, [=, this] { inner_.maxpool2x2_forward(n, h, w, c, in, out, argmax); });
   }
@@ -207,6 +226,7 @@ class RecordingBackend final : public Backend {
   bool key_by_owner_;
   CpuBackend inner_{1};
   std::map<uintptr_t, size_t> live_;
+  std::vector<void*> freed_;
   int64_t live_bytes_ = 0;
   int64_t peak_bytes_ = 0;
   std::map<Key, std::vector<Op>> recordings_;

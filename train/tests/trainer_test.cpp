@@ -64,6 +64,27 @@ TEST(Trainer, SameSpecSameBits) {
   EXPECT_EQ(encode_checkpoint(a.snapshot()), encode_checkpoint(b.snapshot()));
 }
 
+TEST(Trainer, BitsDoNotDependOnTheCpuThreadCount) {
+  // The host kernels and the matrix products split their work into chunks fixed by the sizes, so
+  // one thread and two give the same bits (a checkpoint resumes on a machine with other cores).
+  for (ModelKind kind : {ModelKind::mlp, ModelKind::cnn}) {
+    JobSpec spec = small_spec(kind, 256, 512, 128, 1);
+    spec.model.hidden = {256};
+    if (kind == ModelKind::cnn) spec.model.channels = {16, 32};
+    const DataSplits data = make_synthetic(spec.data);
+    std::vector<uint8_t> bytes[2];
+    std::vector<float> losses[2];
+    for (int threads : {1, 2}) {
+      CpuBackend be(threads);
+      Trainer t(spec, be, data.train, data.test);
+      losses[threads - 1] = run_steps(t, 4);
+      bytes[threads - 1] = encode_checkpoint(t.snapshot());
+    }
+    EXPECT_EQ(losses[0], losses[1]) << to_string(kind);
+    EXPECT_EQ(bytes[0], bytes[1]) << to_string(kind);
+  }
+}
+
 TEST(Trainer, ResumeIsBitExactMlpAdamW) { expect_bit_exact_resume(small_spec(ModelKind::mlp), 21); }
 
 TEST(Trainer, ResumeIsBitExactAtAnEpochBoundary) {
