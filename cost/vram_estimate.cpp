@@ -16,7 +16,8 @@ VramEstimate estimate_vram(const train::ModelStats& s, int batch_size, int gpus)
   // whole per-GPU batch.
   v.activation_bytes = s.activation_bytes_per_sample * s.micro_batch(per_gpu_batch) +
                        s.step_bytes_per_sample * per_gpu_batch;
-  const int64_t base = v.weight_bytes + v.gradient_bytes + v.optimizer_bytes + v.activation_bytes;
+  v.data_bytes = s.data_bytes + 4 * ((s.train_samples_per_epoch + per_gpu_batch - 1) / per_gpu_batch);
+  const int64_t base = v.weight_bytes + v.gradient_bytes + v.optimizer_bytes + v.activation_bytes + v.data_bytes;
   v.workspace_bytes = kWorkspaceFixedBytes + static_cast<int64_t>(std::ceil(kWorkspaceFraction * static_cast<double>(base)));
   v.total_bytes = base + v.workspace_bytes;
   return v;

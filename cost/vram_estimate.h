@@ -7,6 +7,8 @@
 //     up, then over train.accumulate_steps, rounded up; bf16 activations where train.precision is
 //     bf16; with train.recompute only what activation_plan.h keeps), + 4 bytes per sample of the
 //     per-GPU batch (its losses)
+//   + data: the training and test sets, which the trainer keeps on the device, its evaluation
+//     buffers and per-epoch loss log
 //   + workspace allowance: 512 MiB for the CUDA context, cuBLAS workspace and allocator slack,
 //     plus 10% of everything above for fragmentation.
 // The allowance is stated rather than measured; it errs on the side of not placing a job that
@@ -29,6 +31,7 @@ struct VramEstimate {
   int64_t gradient_bytes = 0;
   int64_t optimizer_bytes = 0;
   int64_t activation_bytes = 0;
+  int64_t data_bytes = 0;
   int64_t workspace_bytes = 0;
   int64_t total_bytes = 0;         // per GPU
   double total_gb() const { return static_cast<double>(total_bytes) / 1e9; }

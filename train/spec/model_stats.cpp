@@ -120,6 +120,10 @@ ModelStats model_stats(const JobSpec& spec) {
     case OptimizerKind::sgd: s.optimizer_state_bytes = s.weight_bytes; break;
   }
   s.train_samples_per_epoch = in.train_samples;
+  // Features (fp32) and labels (int32) of both sets; each test sample's loss and correctness;
+  // the step's scalars (16 bytes) and clip state (8).
+  s.data_bytes = (in.train_samples + in.test_samples) * (in.features() * kFloatBytes + kInt32Bytes) +
+                 in.test_samples * 2 * kFloatBytes + 16 + 8;
   s.accumulate_steps = spec.train.accumulate_steps;
   return s;
 }

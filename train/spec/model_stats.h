@@ -15,6 +15,8 @@
 //    the layers' shared scratch. This is what the trainer allocates, byte for byte (tested).
 //  - weights, gradients and optimizer state are fp32 in both precisions; bf16 adds a bf16 copy of
 //    the weights (the products' operand).
+//  - data bytes: the training and test sets, which the trainer copies to the device (fp32
+//    features and int32 labels), the per-sample evaluation results, and the step's constants.
 //
 // Thread safety: pure function.
 #pragma once
@@ -46,6 +48,7 @@ struct ModelStats {
   int64_t gradient_bytes = 0;             // same size as the weights
   int64_t optimizer_state_bytes = 0;      // AdamW: 2 x weights; SGD with momentum: 1 x weights
   int64_t train_samples_per_epoch = 0;
+  int64_t data_bytes = 0;                 // datasets on the device, evaluation buffers, step constants
   int accumulate_steps = 1;               // train.accumulate_steps
   ActivationPlan activation_plan;         // the network's layers (not the pseudo-layers below)
   std::vector<LayerStats> layers;
@@ -56,11 +59,13 @@ struct ModelStats {
   }
   // Samples per forward pass when an optimizer step takes `batch`: ceil(batch / accumulate_steps).
   int64_t micro_batch(int64_t batch) const { return (batch + accumulate_steps - 1) / accumulate_steps; }
-  // Memory a training run needs for optimizer steps of `batch` samples (weights and their bf16
-  // copy, gradients, optimizer state, activations of one micro-batch); the VRAM estimate's base.
+  // Memory a training run allocates for optimizer steps of `batch` samples (weights and their bf16
+  // copy, gradients, optimizer state, activations of one micro-batch, the data, and the per-step
+  // loss log of an epoch): the VRAM estimate's base.
   int64_t training_bytes(int64_t batch) const {
     return weight_bytes + weight_copy_bytes + gradient_bytes + optimizer_state_bytes +
-           activation_bytes_per_sample * micro_batch(batch) + step_bytes_per_sample * batch;
+           activation_bytes_per_sample * micro_batch(batch) + step_bytes_per_sample * batch + data_bytes +
+           4 * ((train_samples_per_epoch + batch - 1) / batch);
   }
 };
 
