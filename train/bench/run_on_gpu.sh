@@ -92,19 +92,15 @@ for variant in ("accumulate4", "recompute", "bf16"):
     if cnn and v:
         print(f"CNN step time with {variant}: {cnn / v:.2f}x the fp32 step")
 
-print()
-print("| configuration | VRAM estimate MB | measured MB | estimate / measured | goal |")
-print("| --- | --- | --- | --- | --- |")
-for name, (est, meas) in vram.items():
-    ratio = est / meas if meas > 0 else None
-    ok = ratio is not None and abs(ratio - 1) <= 0.15
-    print(f"| {name} | {est / 1e6:.0f} | {meas / 1e6:.0f} | {f'{ratio:.2f}' if ratio else 'n/a'} | within 15% ({verdict(ok)}) |")
+def estimate_table(title, unit, scale, rows):
+    print()
+    print(f"| configuration | {title} {unit} | measured {unit} | estimate / measured | goal |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, (est, meas) in rows.items():
+        ratio = est / meas if meas > 0 else None
+        ok = ratio is not None and abs(ratio - 1) <= 0.15
+        print(f"| {name} | {est / scale:.3f} | {meas / scale:.3f} | {f'{ratio:.2f}' if ratio else 'n/a'} | within 15% ({verdict(ok)}) |")
 
-print()
-print("| configuration | predicted s (calibrated) | measured s | predicted / measured | goal |")
-print("| --- | --- | --- | --- | --- |")
-for name, (pred, meas) in runtime.items():
-    ratio = pred / meas if meas > 0 else None
-    ok = ratio is not None and abs(ratio - 1) <= 0.15
-    print(f"| {name} | {pred:.3f} | {meas:.3f} | {f'{ratio:.2f}' if ratio else 'n/a'} | within 15% ({verdict(ok)}) |")
+estimate_table("VRAM estimate", "MB", 1e6, vram)
+estimate_table("runtime predicted (calibrated)", "s", 1.0, runtime)
 PY

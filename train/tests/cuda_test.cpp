@@ -14,6 +14,7 @@
 
 #include "process_util.h"
 #include "test_util.h"
+#include "trainer_steps.h"
 #include "train/checkpoint/checkpoint_format.h"
 #include "train/data/synthetic.h"
 #include "train/kernels/bf16.h"
@@ -372,15 +373,6 @@ TEST_F(CudaTest, GlobalNormClipAndOptimizers) {
   }
 }
 
-std::vector<float> losses_of(Trainer& t, int steps) {
-  std::vector<float> l;
-  for (int i = 0; i < steps && !t.finished(); ++i) {
-    t.step();
-    l.push_back(t.last_loss());
-  }
-  return l;
-}
-
 JobSpec cuda_spec(ModelKind kind) {
   JobSpec s = testing::small_spec(kind, kind == ModelKind::cnn ? 256 : 784, 3000, 64, 2);
   s.model.hidden = {128};
@@ -417,7 +409,8 @@ TEST_F(CudaTest, TrainingIsDeterministicGraphsEqualEagerAndMatchesTheCpu) {
     auto eager = make_cuda_backend(CudaBackendOptions{0, false});
     Trainer a(spec, *gpu, data.train, data.test), b(spec, *gpu, data.train, data.test),
         c(spec, *eager, data.train, data.test), d(spec, cpu, data.train, data.test);
-    const auto la = losses_of(a, 60), lb = losses_of(b, 60), lc = losses_of(c, 60), ld = losses_of(d, 60);
+    const auto la = testing::run_steps(a, 60), lb = testing::run_steps(b, 60), lc = testing::run_steps(c, 60),
+               ld = testing::run_steps(d, 60);
     EXPECT_EQ(la, lb) << "two CUDA runs differ";
     EXPECT_EQ(la, lc) << "graph replay differs from eager execution";
     EXPECT_EQ(encode_checkpoint(a.snapshot()), encode_checkpoint(c.snapshot()));
@@ -445,18 +438,18 @@ TEST_F(CudaTest, TwoTrainersOnOneBackendAndRecomputation) {
       std::vector<float> solo_a, solo_b, la, lb, lr;
       {
         Trainer a(spec, *gpu, data.train, data.test);
-        solo_a = losses_of(a, 40);
+        solo_a = testing::run_steps(a, 40);
       }
       {
         Trainer b(other, *gpu, data.train, data.test);
-        solo_b = losses_of(b, 40);
+        solo_b = testing::run_steps(b, 40);
       }
       Trainer a(spec, *gpu, data.train, data.test), b(other, *gpu, data.train, data.test),
           r(with_mode(spec, p, 1, true), *gpu, data.train, data.test);
       for (int i = 0; i < 40; ++i) {
-        la.push_back(losses_of(a, 1)[0]);
-        lb.push_back(losses_of(b, 1)[0]);
-        lr.push_back(losses_of(r, 1)[0]);
+        la.push_back(testing::run_steps(a, 1)[0]);
+        lb.push_back(testing::run_steps(b, 1)[0]);
+        lr.push_back(testing::run_steps(r, 1)[0]);
       }
       EXPECT_EQ(la, solo_a) << mode_of(spec);
       EXPECT_EQ(lb, solo_b) << mode_of(spec);
@@ -473,17 +466,17 @@ TEST_F(CudaTest, ResumeInProcessIsBitExact) {
     if (kind == ModelKind::cnn) spec.train.optimizer = OptimizerKind::sgd;
     const DataSplits data = make_synthetic(spec.data);
     Trainer straight(spec, *gpu, data.train, data.test);
-    const auto all = losses_of(straight, 1 << 20);
+    const auto all = testing::run_steps(straight, 1 << 20);
     const auto final_bytes = encode_checkpoint(straight.snapshot());
     Trainer first(spec, *gpu, data.train, data.test);
-    auto joined = losses_of(first, 37);
+    auto joined = testing::run_steps(first, 37);
     // With micro-batches, stop inside the next step.
     for (int i = 1; i < spec.train.accumulate_steps && i < 3; ++i) first.micro_step();
     auto state = decode_checkpoint(encode_checkpoint(first.snapshot()));
     ASSERT_TRUE(state);
     Trainer second(spec, *gpu, data.train, data.test);
     ASSERT_TRUE(second.restore(*state));
-    const auto tail = losses_of(second, 1 << 20);
+    const auto tail = testing::run_steps(second, 1 << 20);
     joined.insert(joined.end(), tail.begin(), tail.end());
     EXPECT_EQ(joined, all);
     EXPECT_EQ(encode_checkpoint(second.snapshot()), final_bytes);

@@ -7,6 +7,7 @@
 
 #include "recording_backend.h"
 #include "test_util.h"
+#include "trainer_steps.h"
 #include "train/data/synthetic.h"
 #include "train/kernels/cpu_backend.h"
 #include "train/trainer/trainer.h"
@@ -21,12 +22,7 @@ std::vector<float> reference_losses(const JobSpec& spec, int steps) {
   const DataSplits data = make_synthetic(spec.data);
   CpuBackend cpu(1);
   Trainer t(spec, cpu, data.train, data.test);
-  std::vector<float> l;
-  for (int i = 0; i < steps; ++i) {
-    t.step();
-    l.push_back(t.last_loss());
-  }
-  return l;
+  return testing::run_steps(t, steps);
 }
 
 // Two trainers stepped in turn on one backend; their losses.
@@ -72,11 +68,7 @@ TEST(RecordedSteps, ATrainerTakesItsRecordingsWithIt) {
   // The same batch size, so the same step keys: the CNN must record its own steps.
   const DataSplits data = make_synthetic(cnn.data);
   Trainer t(cnn, backend, data.train, data.test);
-  std::vector<float> losses;
-  for (int i = 0; i < 20; ++i) {
-    t.step();
-    losses.push_back(t.last_loss());
-  }
+  const std::vector<float> losses = testing::run_steps(t, 20);
   EXPECT_EQ(backend.stale_replays(), 0);
   EXPECT_EQ(losses, reference_losses(cnn, 20));
 }

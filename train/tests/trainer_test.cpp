@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "test_util.h"
+#include "trainer_steps.h"
 #include "train/checkpoint/checkpoint_format.h"
 #include "train/checkpoint/memory_file_system.h"
 #include "train/data/synthetic.h"
@@ -20,16 +21,8 @@
 namespace jobctl::train {
 namespace {
 
+using testing::run_steps;
 using testing::small_spec;
-
-std::vector<float> run_steps(Trainer& t, int n) {
-  std::vector<float> losses;
-  for (int i = 0; i < n && !t.finished(); ++i) {
-    t.step();
-    losses.push_back(t.last_loss());
-  }
-  return losses;
-}
 
 void expect_bit_exact_resume(const JobSpec& spec, int split) {
   const DataSplits data = make_synthetic(spec.data);

@@ -12,6 +12,7 @@
 
 #include "recording_backend.h"
 #include "test_util.h"
+#include "trainer_steps.h"
 #include "train/checkpoint/checkpoint_format.h"
 #include "train/data/synthetic.h"
 #include "train/kernels/cpu_backend.h"
@@ -21,18 +22,9 @@
 namespace jobctl::train {
 namespace {
 
+using testing::run_all;
+using testing::run_steps;
 using testing::small_spec;
-
-std::vector<float> run_steps(Trainer& t, int n) {
-  std::vector<float> losses;
-  for (int i = 0; i < n && !t.finished(); ++i) {
-    t.step();
-    losses.push_back(t.last_loss());
-  }
-  return losses;
-}
-
-std::vector<float> run_all(Trainer& t) { return run_steps(t, static_cast<int>(t.total_steps())); }
 
 JobSpec with(JobSpec s, Precision p, int accumulate, bool recompute) {
   s.train.precision = p;
