@@ -187,7 +187,12 @@ class CollectingSink final : public EventSink {
 };
 
 struct LoopFixture {
-  JobSpec spec = small_spec(ModelKind::mlp);  // 16 steps per epoch, 2 epochs
+  LoopFixture() : LoopFixture(small_spec(ModelKind::mlp)) {}  // 16 steps per epoch, 2 epochs
+  explicit LoopFixture(JobSpec s) : spec(std::move(s)) {
+    options.device = "cpu";
+    control.trainer = &trainer;
+  }
+  JobSpec spec;
   DataSplits data = make_synthetic(spec.data);
   CpuBackend be{1};
   Trainer trainer{spec, be, data.train, data.test};
@@ -197,10 +202,6 @@ struct LoopFixture {
   ScriptedControl control;
   CollectingSink sink;
   RunOptions options;
-  LoopFixture() {
-    options.device = "cpu";
-    control.trainer = &trainer;
-  }
   Expected<RunOutcome> run() { return run_training(trainer, store, fs, clock, control, sink, options); }
 };
 
@@ -325,6 +326,37 @@ TEST(TrainingRun, ResumedLoopReportsTheSameLossesAsAStraightOne) {
   auto ep_joined = ep(part.sink);
   for (double x : ep(rest.sink)) ep_joined.push_back(x);
   EXPECT_EQ(ep_joined, ep(straight.sink));
+}
+
+TEST(TrainingRun, AStopBetweenMicroBatchesCheckpointsInsideTheStepAndResumesExactly) {
+  JobSpec spec = small_spec(ModelKind::mlp);
+  spec.train.accumulate_steps = 4;  // micro-batches of 8
+  LoopFixture straight(spec);
+  ASSERT_TRUE(straight.run());
+  LoopFixture part(spec);
+  part.control.on_poll = [&](int64_t step) {
+    if (step == 5 && part.trainer.micro_index() == 2) part.control.stop = true;
+  };
+  auto out = part.run();
+  ASSERT_TRUE(out);
+  EXPECT_TRUE(out->interrupted);
+  auto loaded = part.store.load_newest_valid();
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->state.global_step, 5);
+  EXPECT_EQ(loaded->state.micro_step, 3) << "the stop is seen at the next micro-batch boundary";
+  LoopFixture rest(spec);
+  ASSERT_TRUE(rest.trainer.restore(loaded->state));
+  ASSERT_TRUE(rest.run());
+  auto losses = [](const CollectingSink& s) {
+    std::vector<double> v;
+    for (const auto& e : s.of("step")) v.push_back(e.find("loss")->as_double());
+    return v;
+  };
+  auto joined = losses(part.sink);
+  const auto tail = losses(rest.sink);
+  joined.insert(joined.end(), tail.begin(), tail.end());
+  EXPECT_EQ(joined, losses(straight.sink));
+  EXPECT_EQ(straight.fs.contents("/out/final.ckpt"), rest.fs.contents("/out/final.ckpt"));
 }
 
 TEST(TrainingRun, WriteFailureIsAnError) {
