@@ -199,7 +199,7 @@ TEST(JobSpec, PrecisionAccumulationAndRecompute) {
                           R"("batch_size":8,"accumulate_steps":9)"}) {
     auto r = parse_job_spec(std::string(R"({"model":{"kind":"mlp"},"data":{"dataset":"synthetic"},"train":{)") + bad + "}}");
     ASSERT_FALSE(r) << bad;
-    EXPECT_EQ(r.error().code, "invalid_argument");
+    EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
     EXPECT_TRUE(r.error().field == "train.precision" || r.error().field == "train.accumulate_steps" ||
                 r.error().field == "train.recompute")
         << bad << ": " << r.error().field;
