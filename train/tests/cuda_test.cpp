@@ -343,8 +343,8 @@ TEST_F(CudaTest, GlobalNormClipAndOptimizers) {
     };
     View dp{dp_all, offset}, dm{dm_all, offset}, dv{dv_all, offset}, dp2{dp2_all, offset}, dbuf{dbuf_all, offset},
         dgv{dg_all, offset};
-    auto tail = [&](const DeviceBuffer<float>& b) {
-      const auto all = down(b);
+    auto tail = [&](const DeviceBuffer<float>& buffer) {
+      const auto all = down(buffer);
       return std::vector<float>(all.begin() + static_cast<std::ptrdiff_t>(offset), all.end());
     };
     auto p2 = p;
