@@ -294,6 +294,21 @@ TEST(TrainingRun, MaxStepsAndTimeBasedCheckpoints) {
   EXPECT_EQ(ckpts.back().find("reason")->as_string(), "interrupt");
 }
 
+// The step losses of an interrupted run and its resumption, joined, are the straight run's, and so
+// is the final checkpoint.
+void expect_joined_run_equals(const LoopFixture& straight, const LoopFixture& part, const LoopFixture& rest) {
+  auto losses = [](const CollectingSink& s) {
+    std::vector<double> v;
+    for (const auto& e : s.of("step")) v.push_back(e.find("loss")->as_double());
+    return v;
+  };
+  auto joined = losses(part.sink);
+  const auto tail = losses(rest.sink);
+  joined.insert(joined.end(), tail.begin(), tail.end());
+  EXPECT_EQ(joined, losses(straight.sink));
+  EXPECT_EQ(straight.fs.contents("/out/final.ckpt"), rest.fs.contents("/out/final.ckpt"));
+}
+
 TEST(TrainingRun, ResumedLoopReportsTheSameLossesAsAStraightOne) {
   LoopFixture straight;
   ASSERT_TRUE(straight.run());
@@ -306,16 +321,7 @@ TEST(TrainingRun, ResumedLoopReportsTheSameLossesAsAStraightOne) {
   ASSERT_TRUE(rest.trainer.restore(loaded->state));
   rest.options.resumed_from = loaded->path;
   ASSERT_TRUE(rest.run());
-  auto losses = [](const CollectingSink& s) {
-    std::vector<double> v;
-    for (const auto& e : s.of("step")) v.push_back(e.find("loss")->as_double());
-    return v;
-  };
-  auto joined = losses(part.sink);
-  const auto tail = losses(rest.sink);
-  joined.insert(joined.end(), tail.begin(), tail.end());
-  EXPECT_EQ(joined, losses(straight.sink));
-  EXPECT_EQ(straight.fs.contents("/out/final.ckpt"), rest.fs.contents("/out/final.ckpt"));
+  expect_joined_run_equals(straight, part, rest);
   EXPECT_EQ(rest.sink.events.front().find("start_step")->as_int(), 11);
   // The epoch lines agree too (the resumed run carries the partial epoch's losses).
   auto ep = [](const CollectingSink& s) {
@@ -347,16 +353,7 @@ TEST(TrainingRun, AStopBetweenMicroBatchesCheckpointsInsideTheStepAndResumesExac
   LoopFixture rest(spec);
   ASSERT_TRUE(rest.trainer.restore(loaded->state));
   ASSERT_TRUE(rest.run());
-  auto losses = [](const CollectingSink& s) {
-    std::vector<double> v;
-    for (const auto& e : s.of("step")) v.push_back(e.find("loss")->as_double());
-    return v;
-  };
-  auto joined = losses(part.sink);
-  const auto tail = losses(rest.sink);
-  joined.insert(joined.end(), tail.begin(), tail.end());
-  EXPECT_EQ(joined, losses(straight.sink));
-  EXPECT_EQ(straight.fs.contents("/out/final.ckpt"), rest.fs.contents("/out/final.ckpt"));
+  expect_joined_run_equals(straight, part, rest);
 }
 
 TEST(TrainingRun, WriteFailureIsAnError) {
