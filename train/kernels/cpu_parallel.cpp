@@ -35,7 +35,9 @@ class Pool {
 
   void run(size_t n, size_t grain, const std::function<void(size_t, size_t)>& body) {
     const size_t chunks = (n + grain - 1) / grain;
-    if (threads_.empty() || chunks <= 1) {
+    // A parallel_for inside a chunk runs its chunks right there (the pool is busy with the outer
+    // one); the chunks and so the bits are the same either way.
+    if (threads_.empty() || chunks <= 1 || in_chunk_) {
       for (size_t c = 0; c < chunks; ++c) body(c * grain, std::min(n, (c + 1) * grain));
       return;
     }
@@ -60,7 +62,9 @@ class Pool {
 
  private:
   void drain() {
+    in_chunk_ = true;
     for (size_t c; (c = next_.fetch_add(1)) < chunks_;) (*body_)(c * grain_, std::min(n_, (c + 1) * grain_));
+    in_chunk_ = false;
   }
   void work(uint64_t seen) {
     for (;;) {
@@ -82,6 +86,7 @@ class Pool {
     }
   }
 
+  static thread_local bool in_chunk_;
   std::mutex run_mu_;  // one parallel_for (or resize) at a time
   std::mutex mu_;
   std::condition_variable cv_, done_cv_;
@@ -94,6 +99,8 @@ class Pool {
   std::atomic<size_t> next_{0};
   size_t busy_ = 0;
 };
+
+thread_local bool Pool::in_chunk_ = false;
 
 Pool& pool() {
   static Pool p;

@@ -8,8 +8,8 @@
 // disjoint outputs (and reduce within a chunk in a fixed order) gives the same bits with any
 // number of threads.
 //
-// Thread safety: one caller at a time per process (the training core's kernels run on one thread;
-// the pool serialises concurrent callers).
+// Thread safety: any thread may call; concurrent callers are served one at a time, and a
+// parallel_for inside a chunk runs its chunks on the calling thread.
 #pragma once
 
 #include <cstddef>
