@@ -100,7 +100,8 @@ void to_json(nlohmann::json& j, const SpotRunEstimate& e) {
 void to_json(nlohmann::json& j, const VramEstimate& v) {
   j = {{"weight_bytes", v.weight_bytes},         {"gradient_bytes", v.gradient_bytes},
        {"optimizer_bytes", v.optimizer_bytes},   {"activation_bytes", v.activation_bytes},
-       {"workspace_bytes", v.workspace_bytes},   {"total_bytes", v.total_bytes}};
+       {"data_bytes", v.data_bytes},             {"workspace_bytes", v.workspace_bytes},
+       {"total_bytes", v.total_bytes}};
 }
 
 Expected<LocalGpuInventory> local_gpu_from_json(const nlohmann::json& j) {

@@ -18,7 +18,7 @@ struct Workload {
   std::string model_kind = "mlp";   // "mlp", "cnn": selects the efficiency
   double training_flops = 0;        // whole job
   int gpus = 1;
-  Precision precision = Precision::fp32;  // jobctl-train computes in FP32
+  Precision precision = Precision::fp32;  // train.precision: fp32, or bf16 (tensor-core products)
   int64_t vram_bytes_per_gpu = 0;   // estimate_vram(...).total_bytes
   int64_t checkpoint_bytes = 0;     // weights + optimizer state (what a checkpoint writes)
 };

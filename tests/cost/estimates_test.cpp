@@ -6,6 +6,7 @@
 #include "cost/efficiency_calibrator.h"
 #include "cost/runtime_estimate.h"
 #include "cost/vram_estimate.h"
+#include "cost/workload.h"
 
 namespace jobctl::cost {
 namespace {
@@ -38,6 +39,35 @@ TEST(VramEstimate, SumsTheParts) {
   // The batch is split over GPUs (rounded up).
   EXPECT_EQ(estimate_vram(s, 129, 2).activation_bytes, 65'000'000);
   EXPECT_EQ(s.training_bytes(128), base);  // agrees with model_stats' own sum
+}
+
+TEST(VramEstimate, UsesTheMicroBatchAndBf16Sizes) {
+  auto stats = [](const char* train) {
+    auto spec = train::parse_job_spec(std::string(R"({"model":{"kind":"cnn"},"data":{"dataset":"fashion-mnist"},"train":)") +
+                                      train + "}");
+    EXPECT_TRUE(spec) << spec.error().message;
+    return std::pair{*spec, train::model_stats(*spec)};
+  };
+  const auto [fp32_spec, fp32] = stats(R"({"batch_size":256})");
+  const auto [acc_spec, acc] = stats(R"({"batch_size":256,"accumulate_steps":4})");
+  const auto [half_spec, half] = stats(R"({"batch_size":256,"precision":"bf16"})");
+  const auto [re_spec, re] = stats(R"({"batch_size":256,"recompute":true})");
+  const VramEstimate v = estimate_vram(fp32, 256), va = estimate_vram(acc, 256), vh = estimate_vram(half, 256),
+                     vr = estimate_vram(re, 256);
+  EXPECT_EQ(v.activation_bytes, fp32.activation_bytes_per_sample * 256 + 4 * 256);
+  EXPECT_EQ(va.activation_bytes, acc.activation_bytes_per_sample * 64 + 4 * 256);  // micro-batches of 64
+  EXPECT_LT(va.total_bytes, v.total_bytes);
+  EXPECT_EQ(vh.weight_bytes, v.weight_bytes + half.parameters * 2);  // + the bf16 copy
+  EXPECT_LT(vh.activation_bytes, v.activation_bytes);
+  EXPECT_LT(vr.activation_bytes, v.activation_bytes * 86 / 100);  // recomputation: at least 14% less
+  EXPECT_EQ(v.data_bytes, fp32.data_bytes + 4 * ((60000 + 255) / 256));
+  // bf16 jobs are priced at the bf16 peak; the workload carries the micro-batch estimate.
+  EXPECT_EQ(workload_from_spec(half_spec, half).precision, Precision::bf16);
+  EXPECT_EQ(workload_from_spec(fp32_spec, fp32).precision, Precision::fp32);
+  EXPECT_EQ(workload_from_spec(acc_spec, acc).vram_bytes_per_gpu, va.total_bytes);
+  const GpuSpec* h100 = find_gpu("H100");
+  ASSERT_NE(h100, nullptr);
+  EXPECT_GT(effective_flops_per_hour(*h100, Precision::bf16, 0.5), 10 * effective_flops_per_hour(*h100, Precision::fp32, 0.5));
 }
 
 TEST(EfficiencyCalibrator, LearnsFromStepTimes) {

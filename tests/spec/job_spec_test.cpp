@@ -180,6 +180,43 @@ TEST(JobSpec, FingerprintFollowsWhatIsComputedOnly) {
   EXPECT_NE(training_fingerprint(*a), training_fingerprint(c));
 }
 
+TEST(JobSpec, PrecisionAccumulationAndRecompute) {
+  auto d = parse_job_spec(R"({"model":{"kind":"mlp"},"data":{"dataset":"synthetic"}})");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->train.precision, Precision::fp32);
+  EXPECT_EQ(d->train.accumulate_steps, 1);
+  EXPECT_FALSE(d->train.recompute);
+  auto s = parse_job_spec(R"({"model":{"kind":"mlp"},"data":{"dataset":"synthetic"},
+      "train":{"precision":"bf16","batch_size":100,"accumulate_steps":3,"recompute":true}})");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->train.precision, Precision::bf16);
+  EXPECT_EQ(s->train.accumulate_steps, 3);
+  EXPECT_EQ(micro_batch_size(s->train), 34);
+  EXPECT_TRUE(s->train.recompute);
+  EXPECT_EQ(*parse_job_spec(to_json(*s)), *s);
+  for (const char* bad : {R"("precision":"fp16")", R"("precision":16)", R"("accumulate_steps":0)",
+                          R"("accumulate_steps":2000)", R"("accumulate_steps":1.5)", R"("recompute":"yes")",
+                          R"("batch_size":8,"accumulate_steps":9)"}) {
+    auto r = parse_job_spec(std::string(R"({"model":{"kind":"mlp"},"data":{"dataset":"synthetic"},"train":{)") + bad + "}}");
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
+    EXPECT_TRUE(r.error().field == "train.precision" || r.error().field == "train.accumulate_steps" ||
+                r.error().field == "train.recompute")
+        << bad << ": " << r.error().field;
+  }
+  // Recomputation gives bit-identical results: not part of the fingerprint. Precision and
+  // accumulation are, and at their defaults they leave older specs' fingerprints unchanged.
+  JobSpec re = *d;
+  re.train.recompute = true;
+  EXPECT_EQ(training_fingerprint(re), training_fingerprint(*d));
+  JobSpec half = *d, acc = *d;
+  half.train.precision = Precision::bf16;
+  acc.train.accumulate_steps = 2;
+  EXPECT_NE(training_fingerprint(half), training_fingerprint(*d));
+  EXPECT_NE(training_fingerprint(acc), training_fingerprint(*d));
+  EXPECT_EQ(to_json(*d).find("\"precision\":\"fp32\"") != std::string::npos, true) << "canonical JSON has every field";
+}
+
 TEST(JobSpec, OptionalUserRoundTripsAndIsOmittedWhenUnset) {
   auto plain = parse_job_spec(R"({"model":{"kind":"mlp"},"data":{"dataset":"synthetic"}})");
   ASSERT_TRUE(plain);

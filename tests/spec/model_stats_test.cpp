@@ -22,9 +22,14 @@ TEST(ModelStats, MlpCountsByHand) {
   EXPECT_EQ(s.optimizer_state_bytes, 2 * s.weight_bytes);  // AdamW
   EXPECT_EQ(s.train_samples_per_epoch, 60000);
   EXPECT_EQ(s.layers.size(), 4u);
-  // input 784 + (256 + 256) + (128 + 128) + 10 logits + 10 probabilities.
-  EXPECT_EQ(s.activation_bytes_per_sample, (784 + 512 + 256 + 10 + 10) * 4);
-  EXPECT_EQ(s.training_bytes(128), s.weight_bytes * 4 + s.activation_bytes_per_sample * 128);
+  // Per sample: input 784, label and batch index; 256 + 128 ReLU outputs (an fp32 ReLU layer keeps
+  // no separate pre-activation); 10 logits; two gradients passed between layers of the largest
+  // layer input (256); 10 logit gradients. Plus 4 bytes per sample of the whole step (its loss).
+  EXPECT_EQ(s.activation_bytes_per_sample, (784 + 256 + 128 + 10 + 2 * 256 + 10) * 4 + 8);
+  // The data on the device: 70,000 images and labels, 10,000 evaluation results, step constants.
+  EXPECT_EQ(s.data_bytes, 70000 * (784 * 4 + 4) + 10000 * 8 + 24);
+  EXPECT_EQ(s.training_bytes(128),
+            s.weight_bytes * 4 + s.activation_bytes_per_sample * 128 + 4 * 128 + s.data_bytes + 4 * 469);
   EXPECT_DOUBLE_EQ(s.total_training_flops(2), s.training_flops_per_sample * 60000 * 2);
 }
 

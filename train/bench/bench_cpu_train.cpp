@@ -1,6 +1,6 @@
 // CPU training throughput against the machine's own sgemm, measured in the same run.
 //
-//   jobctl-train-bench-cpu [--threads N] [--seconds S]
+//   jobctl-train-bench-cpu [--threads N] [--seconds S] [--quick]
 //
 // For each model: samples/s of full training steps (gather, forward, loss, backward, AdamW) and
 // the GFLOP/s that makes with model_stats()'s training FLOPs per sample (3 x forward: the usual
@@ -9,6 +9,11 @@
 // without OpenBLAS) on 1024^3 and 2048^3 products with the same threads; the table shows the
 // model's GFLOP/s as a share of the better of the two. A second pair of columns counts only the
 // matrix-product FLOPs the trainer really executes (no input gradient for the first layer).
+//
+// The models also run with train.recompute and with train.precision bf16, so the cost of each is
+// measured in the same run (the "mode" column). Two rows end in a "RESULT name=... impl=jobctl
+// batch=... steps_per_s=..." line, the format of torch_bench.py, which cpu_vs_torch.sh joins with
+// PyTorch's figures. --quick: only those two rows.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -48,6 +53,7 @@ double sgemm_gflops(int n, double min_seconds) {
 
 struct Result {
   std::string name;
+  std::string mode;
   int batch;
   double samples_per_s;
   double step_ms;
@@ -89,6 +95,7 @@ Result run_model(const JobSpec& spec, CpuBackend& backend, double min_seconds) {
   const ModelStats stats = model_stats(spec);
   Result r;
   r.name = bench::model_name(spec);
+  r.mode = std::string(to_string(spec.train.precision)) + (spec.train.recompute ? " recompute" : "");
   r.batch = spec.train.batch_size;
   r.samples_per_s = static_cast<double>(samples) / s;
   r.step_ms = 1000.0 * s / static_cast<double>(steps);
@@ -102,35 +109,64 @@ Result run_model(const JobSpec& spec, CpuBackend& backend, double min_seconds) {
 int main(int argc, char** argv) {
   int threads = 0;
   double seconds = 3.0;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
     const std::string f = argv[i];
-    if (f == "--threads") threads = std::atoi(argv[i + 1]);
-    else if (f == "--seconds") seconds = std::atof(argv[i + 1]);
+    if (f == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (f == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
+    else if (f == "--quick") quick = true;
     else {
-      std::fprintf(stderr, "usage: %s [--threads N] [--seconds S]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--threads N] [--seconds S] [--quick]\n", argv[0]);
       return 2;
     }
   }
   CpuBackend backend(threads);
   std::printf("machine: %s, %s\n", bench::cpu_model().c_str(), backend.device_name().c_str());
-  const double g1024 = sgemm_gflops(1024, seconds);
-  const double g2048 = sgemm_gflops(2048, seconds);
+  const double g1024 = sgemm_gflops(1024, quick ? 0.5 : seconds);
+  const double g2048 = sgemm_gflops(2048, quick ? 0.5 : seconds);
   const double ref = std::max(g1024, g2048);
   std::printf("sgemm reference: 1024^3 %.1f GFLOP/s, 2048^3 %.1f GFLOP/s\n\n", g1024, g2048);
 
-  const std::vector<JobSpec> specs = {
-      bench::model_spec(ModelKind::mlp, {256, 128}, {}, 256, 16384),
-      bench::model_spec(ModelKind::mlp, {256, 128}, {}, 128, 16384),
-      bench::model_spec(ModelKind::cnn, {128}, {16, 32}, 128, 8192),
-      bench::model_spec(ModelKind::cnn, {128}, {32, 64}, 128, 8192),
+  auto variant = [](JobSpec s, Precision p, bool recompute) {
+    s.train.precision = p;
+    s.train.recompute = recompute;
+    return s;
   };
-  std::printf("| model | batch | samples/s | step ms | model GFLOP/s | %% of sgemm | executed GEMM GFLOP/s | %% of sgemm |\n");
-  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  const JobSpec mlp128 = bench::model_spec(ModelKind::mlp, {256, 128}, {}, 128, 16384);
+  const JobSpec cnn128 = bench::model_spec(ModelKind::cnn, {128}, {32, 64}, 128, 8192);
+  // The two configurations torch_bench.py also runs, under its names.
+  const std::vector<std::pair<std::string, JobSpec>> keyed = {{"mlp_784_256_128_10_b128", mlp128},
+                                                              {"cnn_32_64_128_b128", cnn128}};
+  std::vector<JobSpec> specs;
+  if (!quick) {
+    specs = {bench::model_spec(ModelKind::mlp, {256, 128}, {}, 256, 16384),
+             mlp128,
+             variant(mlp128, Precision::fp32, true),
+             variant(mlp128, Precision::bf16, false),
+             bench::model_spec(ModelKind::cnn, {128}, {16, 32}, 128, 8192),
+             cnn128,
+             variant(cnn128, Precision::fp32, true),
+             variant(cnn128, Precision::bf16, false)};
+  } else {
+    specs = {mlp128, cnn128};
+  }
+  std::printf("| model | mode | batch | samples/s | step ms | model GFLOP/s | %% of sgemm | executed GEMM GFLOP/s | %% of sgemm |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  std::string lines;
   for (const auto& spec : specs) {
     const Result r = run_model(spec, backend, seconds);
-    std::printf("| %s | %d | %.0f | %.3f | %.1f | %.0f%% | %.1f | %.0f%% |\n", r.name.c_str(), r.batch, r.samples_per_s,
-                r.step_ms, r.gflops, 100.0 * r.gflops / ref, r.executed_gflops, 100.0 * r.executed_gflops / ref);
+    std::printf("| %s | %s | %d | %.0f | %.3f | %.1f | %.0f%% | %.1f | %.0f%% |\n", r.name.c_str(), r.mode.c_str(), r.batch,
+                r.samples_per_s, r.step_ms, r.gflops, 100.0 * r.gflops / ref, r.executed_gflops,
+                100.0 * r.executed_gflops / ref);
     std::fflush(stdout);
+    for (const auto& [key, k_spec] : keyed) {
+      if (!(k_spec == spec)) continue;
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "RESULT name=%s impl=jobctl batch=%d steps_per_s=%.3f\n", key.c_str(), r.batch,
+                    1000.0 / r.step_ms);
+      lines += buf;
+    }
   }
+  std::fputs(lines.c_str(), stdout);
   return 0;
 }

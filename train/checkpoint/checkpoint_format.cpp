@@ -27,6 +27,7 @@ constexpr uint32_t kData = tag("DATA");
 constexpr uint32_t kParams = tag("PARM");
 constexpr uint32_t kMoment1 = tag("MOM1");
 constexpr uint32_t kMoment2 = tag("MOM2");
+constexpr uint32_t kAccumulation = tag("ACCU");
 
 std::string tag_name(uint32_t t) {
   std::string s(4, ' ');
@@ -157,11 +158,12 @@ std::vector<uint8_t> encode_checkpoint(const TrainingState& s) {
   out.reserve(expected);
   advise_huge_pages(out.data(), expected);  // a large state is tens of thousands of fresh pages
   const bool adamw = s.optimizer == OptimizerKind::adamw;
-  const uint32_t sections = adamw ? 7 : 6;
+  const bool accumulating = s.micro_step != 0;
+  const uint32_t sections = (adamw ? 7 : 6) + (accumulating ? 1 : 0);
   {
     Writer w(out);
     for (char c : kCheckpointMagic) out.push_back(static_cast<uint8_t>(c));
-    w.u32(kCheckpointVersion);
+    w.u32(accumulating ? kCheckpointVersion : kCheckpointVersionWithoutAccumulation);
     w.u32(sections);
     w.u64(0);  // total length, patched below
     w.u32(0);  // reserved
@@ -197,6 +199,13 @@ std::vector<uint8_t> encode_checkpoint(const TrainingState& s) {
   section(out, kParams, [&](Writer& w) { w.array32(s.params); });
   section(out, kMoment1, [&](Writer& w) { w.array32(s.moment1); });
   if (adamw) section(out, kMoment2, [&](Writer& w) { w.array32(s.moment2); });
+  if (accumulating) {
+    section(out, kAccumulation, [&](Writer& w) {
+      w.i64(s.micro_step);
+      w.array32(s.partial_grads);
+      w.array32(s.partial_row_losses);
+    });
+  }
 
   const uint64_t total = out.size();
   for (int i = 0; i < 8; ++i) out[16 + static_cast<size_t>(i)] = static_cast<uint8_t>(total >> (8 * i));
@@ -218,8 +227,9 @@ Expected<TrainingState> decode_checkpoint(std::span<const uint8_t> bytes) {
   head.u32(reserved);
   head.u32(header_crc);
   if (crc32c::value(bytes.data(), 28) != header_crc) return corrupt("header CRC mismatch");
-  if (version != kCheckpointVersion)
+  if (version != kCheckpointVersion && version != kCheckpointVersionWithoutAccumulation)
     return corrupt("unsupported checkpoint version " + std::to_string(version) + " (this build reads " +
+                   std::to_string(kCheckpointVersionWithoutAccumulation) + " and " +
                    std::to_string(kCheckpointVersion) + ")");
   if (total != bytes.size())
     return corrupt("truncated or padded: the header says " + std::to_string(total) + " bytes, the file has " +
@@ -275,6 +285,8 @@ Expected<TrainingState> decode_checkpoint(std::span<const uint8_t> bytes) {
       ok = r.array32(s.moment1);
     } else if (t == kMoment2) {
       ok = r.array32(s.moment2);
+    } else if (t == kAccumulation && version == kCheckpointVersion) {
+      ok = r.i64(s.micro_step) && r.array32(s.partial_grads) && r.array32(s.partial_row_losses) && s.micro_step > 0;
     } else {
       return corrupt("unknown section " + tag_name(t));
     }
@@ -289,6 +301,10 @@ Expected<TrainingState> decode_checkpoint(std::span<const uint8_t> bytes) {
   if (s.moment1.size() != s.params.size() || (adamw && s.moment2.size() != s.params.size()))
     return corrupt("optimizer state size does not match the parameter count");
   if (s.global_step < 0 || s.epoch < 0 || s.cursor < 0) return corrupt("negative position");
+  if (version == kCheckpointVersion && !seen.count(kAccumulation))
+    return corrupt("section ACCU is missing (a version 2 checkpoint is inside an optimizer step)");
+  if (s.micro_step != 0 && s.partial_grads.size() != s.params.size())
+    return corrupt("the partial gradient's size does not match the parameter count");
   return s;
 }
 

@@ -23,7 +23,11 @@
 namespace jobctl::train {
 
 inline constexpr char kCheckpointMagic[8] = {'J', 'O', 'B', 'C', 'T', 'L', 'C', 'K'};
-inline constexpr uint32_t kCheckpointVersion = 1;
+// Version 2 adds the ACCU section (a state between the micro-batches of an optimizer step). A
+// state at a step boundary is written as version 1, byte for byte what earlier builds wrote, so
+// they can still read it; both versions are read.
+inline constexpr uint32_t kCheckpointVersion = 2;
+inline constexpr uint32_t kCheckpointVersionWithoutAccumulation = 1;
 
 std::vector<uint8_t> encode_checkpoint(const TrainingState& state);
 Expected<TrainingState> decode_checkpoint(std::span<const uint8_t> bytes);

@@ -20,7 +20,7 @@ struct TrainingState {
   // Position.
   int64_t global_step = 0;      // steps completed
   int64_t epoch = 0;            // epoch of the next step (0-based)
-  int64_t cursor = 0;           // samples of that epoch already consumed
+  int64_t cursor = 0;           // samples of that epoch already consumed (micro-batches included)
   int64_t steps_per_epoch = 0;  // consistency checks against the resuming run
   int64_t batch_size = 0;
   int64_t train_samples = 0;
@@ -43,6 +43,13 @@ struct TrainingState {
   std::vector<float> params;
   std::vector<float> moment1;  // AdamW first moment, or SGD momentum buffer
   std::vector<float> moment2;  // AdamW second moment; empty for SGD
+
+  // Inside an optimizer step (train.accumulate_steps > 1, a checkpoint between micro-batches):
+  // the micro-batches of step `global_step` (0-based) already done, the gradient they added up,
+  // and their per-sample losses. 0 and empty at a step boundary.
+  int64_t micro_step = 0;
+  std::vector<float> partial_grads;
+  std::vector<float> partial_row_losses;
 
   friend bool operator==(const TrainingState&, const TrainingState&) = default;
 };

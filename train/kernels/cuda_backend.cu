@@ -9,6 +9,7 @@
 #include <map>
 #include <new>
 #include <set>
+#include <utility>
 #include <stdexcept>
 #include <string>
 
@@ -116,11 +117,12 @@ class CudaBackend final : public Backend {
 
   void synchronize() override { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
 
-  void run_recorded(uint64_t key, const std::function<void()>& body) override {
+  void run_recorded(uint64_t owner, uint64_t step_key, const std::function<void()>& body) override {
     if (!graphs_enabled_) {
       body();
       return;
     }
+    const GraphKey key{owner, step_key};
     if (auto it = graphs_.find(key); it != graphs_.end()) {
       check(cudaGraphLaunch(it->second, stream_), "cudaGraphLaunch");
       return;
@@ -153,6 +155,18 @@ class CudaBackend final : public Backend {
     check(cudaGraphLaunch(exec, stream_), "cudaGraphLaunch");
   }
 
+  void drop_recorded(uint64_t owner) override {
+    // The owner's buffers are about to be freed: no graph of it may be launched again. Wait for
+    // the ones in flight before destroying them.
+    cudaStreamSynchronize(stream_);
+    for (auto it = graphs_.lower_bound(GraphKey{owner, 0}); it != graphs_.end() && it->first.first == owner;) {
+      cudaGraphExecDestroy(it->second);
+      it = graphs_.erase(it);
+    }
+    for (auto it = warmed_.lower_bound(GraphKey{owner, 0}); it != warmed_.end() && it->first == owner;)
+      it = warmed_.erase(it);
+  }
+
   void gemm(Transpose ta, Transpose tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
             int ldb, float beta, float* c, int ldc) override {
     if (m <= 0 || n <= 0) return;
@@ -161,6 +175,19 @@ class CudaBackend final : public Backend {
     const cublasOperation_t op_b = tb == Transpose::yes ? CUBLAS_OP_T : CUBLAS_OP_N;
     check(cublasSgemm(blas_, op_b, op_a, n, m, k, &alpha, b, ldb, a, lda, &beta, c, ldc), "cublasSgemm");
   }
+
+  void gemm_bf16(Transpose ta, Transpose tb, int m, int n, int k, float alpha, const bf16_t* a, int lda,
+                 const bf16_t* b, int ldb, float beta, float* c, int ldc) override {
+    if (m <= 0 || n <= 0) return;
+    // bf16 operands on the tensor cores, fp32 accumulation and output (CUBLAS_COMPUTE_32F).
+    const cublasOperation_t op_a = ta == Transpose::yes ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_b = tb == Transpose::yes ? CUBLAS_OP_T : CUBLAS_OP_N;
+    check(cublasGemmEx(blas_, op_b, op_a, n, m, k, &alpha, b, CUDA_R_16BF, ldb, a, CUDA_R_16BF, lda, &beta, c,
+                       CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+          "cublasGemmEx(bf16)");
+  }
+
+  void to_bf16(const float* src, size_t n, bf16_t* dst) override { cuda::to_bf16(stream_, src, n, dst); }
 
   void gather_rows(const float* src, int width, const int32_t* idx, int n, float* dst) override {
     cuda::gather_rows(stream_, src, width, idx, n, dst);
@@ -172,14 +199,21 @@ class CudaBackend final : public Backend {
                                float* out) override {
     cuda::bias_activation_forward(stream_, rows, cols, bias, act, pre, out);
   }
-  void bias_activation_backward(int rows, int cols, ActivationFn act, const float* pre, const float* dout,
-                                float* dpre, float* dbias) override {
-    float* s = scratch(cuda::bias_backward_scratch(rows, cols));
-    cuda::bias_activation_backward(stream_, rows, cols, act, pre, dout, dpre, dbias, s);
+  void bias_activation_forward_bf16(int rows, int cols, const float* bias, ActivationFn act, float* pre,
+                                    bf16_t* out) override {
+    cuda::bias_activation_forward_bf16(stream_, rows, cols, bias, act, pre, out);
   }
-  void softmax_cross_entropy(int rows, int classes, const float* logits, const int32_t* labels, float* dlogits,
-                             float* row_loss, float* loss_log, const StepScalars* scalars) override {
-    cuda::softmax_cross_entropy(stream_, rows, classes, logits, labels, dlogits, row_loss, loss_log, scalars);
+  void bias_activation_backward(int rows, int cols, ActivationFn act, const float* pre, const float* dout,
+                                float* dpre, float* dbias, bool accumulate) override {
+    float* s = scratch(cuda::bias_backward_scratch(rows, cols));
+    cuda::bias_activation_backward(stream_, rows, cols, act, pre, dout, dpre, dbias, accumulate, s);
+  }
+  void softmax_cross_entropy(int rows, int classes, const float* logits, const int32_t* labels, float grad_scale,
+                             float* dlogits, float* row_loss) override {
+    cuda::softmax_cross_entropy(stream_, rows, classes, logits, labels, grad_scale, dlogits, row_loss);
+  }
+  void mean_loss(int rows, const float* row_loss, float* loss_log, const StepScalars* scalars) override {
+    cuda::mean_loss(stream_, rows, row_loss, loss_log, scalars);
   }
   void softmax_cross_entropy_eval(int rows, int classes, const float* logits, const int32_t* labels,
                                   float* row_loss, float* row_correct) override {
@@ -188,11 +222,18 @@ class CudaBackend final : public Backend {
   void im2col3x3(int n, int h, int w, int c, const float* in, float* col) override {
     cuda::im2col3x3(stream_, n, h, w, c, in, col);
   }
+  void im2col3x3_bf16(int n, int h, int w, int c, const bf16_t* in, bf16_t* col) override {
+    cuda::im2col3x3_bf16(stream_, n, h, w, c, in, col);
+  }
   void col2im3x3(int n, int h, int w, int c, const float* col, float* din) override {
     cuda::col2im3x3(stream_, n, h, w, c, col, din);
   }
   void maxpool2x2_forward(int n, int h, int w, int c, const float* in, float* out, uint8_t* argmax) override {
     cuda::maxpool2x2_forward(stream_, n, h, w, c, in, out, argmax);
+  }
+  void maxpool2x2_forward_bf16(int n, int h, int w, int c, const bf16_t* in, bf16_t* out,
+                               uint8_t* argmax) override {
+    cuda::maxpool2x2_forward_bf16(stream_, n, h, w, c, in, out, argmax);
   }
   void maxpool2x2_backward(int n, int h, int w, int c, const float* dout, const uint8_t* argmax,
                            float* din) override {
@@ -249,8 +290,10 @@ class CudaBackend final : public Backend {
   float* scratch_ = nullptr;
   size_t scratch_floats_ = 0;
   bool capturing_ = false;
-  std::map<uint64_t, cudaGraphExec_t> graphs_;
-  std::set<uint64_t> warmed_;
+  // (owner, key): graphs of different owners never mix, and an owner's go with its buffers.
+  using GraphKey = std::pair<uint64_t, uint64_t>;
+  std::map<GraphKey, cudaGraphExec_t> graphs_;
+  std::set<GraphKey> warmed_;
 };
 
 }  // namespace

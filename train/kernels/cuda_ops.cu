@@ -1,5 +1,6 @@
 #include "train/kernels/cuda_ops.cuh"
 
+#include <cuda_bf16.h>
 #include <math_constants.h>
 
 #include <algorithm>
@@ -42,6 +43,19 @@ __device__ __forceinline__ float act_grad(float x) {
   else return 1.0f;
 }
 
+// ---- bf16 ---------------------------------------------------------------------------------------
+
+// Round to nearest even, as round_to_bf16 (bf16.h) on the host.
+__device__ __forceinline__ bf16_t to_bf16_bits(float x) { return __bfloat16_as_ushort(__float2bfloat16_rn(x)); }
+__device__ __forceinline__ float widen(float x) { return x; }
+__device__ __forceinline__ float widen(bf16_t x) { return __uint_as_float(static_cast<uint32_t>(x) << 16); }
+
+__global__ void to_bf16_kernel(size_t n, const float* __restrict__ src, bf16_t* __restrict__ dst) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    dst[i] = to_bf16_bits(src[i]);
+}
+
 // ---- gathers ------------------------------------------------------------------------------------
 
 __global__ void gather_rows_kernel(const float* __restrict__ src, int width, const int32_t* __restrict__ idx,
@@ -77,6 +91,17 @@ __global__ void bias_act_forward_kernel(size_t total, int cols, const float* __r
   }
 }
 
+template <ActivationFn A>
+__global__ void bias_act_forward_bf16_kernel(size_t total, int cols, const float* __restrict__ bias, float* pre,
+                                             bf16_t* __restrict__ out) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const float z = pre[i] + bias[i % cols];
+    pre[i] = z;
+    out[i] = to_bf16_bits(act_fwd<A>(z));
+  }
+}
+
 // Four consecutive elements of one row per thread (cols % 4 == 0).
 template <ActivationFn A>
 __global__ void bias_act_forward_vec4_kernel(size_t total4, int cols, const float* __restrict__ bias, float4* pre,
@@ -96,15 +121,20 @@ __global__ void bias_act_forward_vec4_kernel(size_t total4, int cols, const floa
 
 // Activation backward + column sums over rows [row_begin, row_end) for 32 columns per block:
 // thread (tx, ty) owns column bx*32+tx and rows row_begin+ty, +8, +16, ... (in that order); the 8
-// partial sums of a column are then added in ty order. Writes the result to out[c].
+// partial sums of a column are then added in ty order. Writes the result to out[c] (adds it when
+// `accumulate`).
+//
+// Launch shape: rows are cut into chunks of kRowsPerChunk, one block per (chunk, 32 columns), and
+// a second kernel adds the chunks' partial sums; only a problem of one chunk is summed directly.
+// So a narrow layer (10 classes at batch 1024: 16 chunks) still spreads over many SMs instead of
+// one block walking every row. The shape depends on the sizes only (fixed summation order).
 constexpr int kColTile = 32;
 constexpr int kRowLanes = 8;
-constexpr int kRowsPerChunk = 256;
-constexpr int kDirectMaxRows = 4096;
+constexpr int kRowsPerChunk = 64;
 
 template <ActivationFn A>
 __global__ void bias_act_backward_kernel(int rows, int cols, int rows_per_chunk, const float* __restrict__ pre,
-                                         const float* dout, float* dpre, float* __restrict__ out) {
+                                         const float* dout, float* dpre, float* __restrict__ out, bool accumulate) {
   __shared__ float partial[kRowLanes][kColTile];
   // blockIdx.x: the chunk of rows (up to 2^31 - 1 of them); blockIdx.y: the block of columns.
   const int c = blockIdx.y * kColTile + threadIdx.x;
@@ -124,14 +154,15 @@ __global__ void bias_act_backward_kernel(int rows, int cols, int rows_per_chunk,
   if (threadIdx.y == 0 && c < cols) {
     float s = partial[0][threadIdx.x];
     for (int k = 1; k < kRowLanes; ++k) s += partial[k][threadIdx.x];
-    out[static_cast<size_t>(blockIdx.x) * cols + c] = s;
+    float* o = out + static_cast<size_t>(blockIdx.x) * cols + c;
+    *o = accumulate ? *o + s : s;
   }
 }
 
 // dbias[c] = sum over chunks of partials[chunk, c]: thread t sums chunks t, t+256, ... in order,
 // then a fixed shared-memory tree.
 __global__ void column_sum_finish_kernel(int chunks, int cols, const float* __restrict__ partials,
-                                         float* __restrict__ dbias) {
+                                         float* __restrict__ dbias, bool accumulate) {
   __shared__ float s[kThreads];
   const int c = blockIdx.x;
   float acc = 0.0f;
@@ -142,67 +173,67 @@ __global__ void column_sum_finish_kernel(int chunks, int cols, const float* __re
     if (threadIdx.x < stride) s[threadIdx.x] += s[threadIdx.x + stride];
     __syncthreads();
   }
-  if (threadIdx.x == 0) dbias[c] = s[0];
+  if (threadIdx.x == 0) dbias[c] = accumulate ? dbias[c] + s[0] : s[0];
 }
 
 template <ActivationFn A>
 void launch_bias_backward(cudaStream_t st, int rows, int cols, const float* pre, const float* dout, float* dpre,
-                          float* dbias, float* scratch) {
+                          float* dbias, bool accumulate, float* scratch) {
   const dim3 block(kColTile, kRowLanes);
   const unsigned col_blocks = static_cast<unsigned>((cols + kColTile - 1) / kColTile);
-  if (rows <= kDirectMaxRows) {
-    bias_act_backward_kernel<A><<<dim3(1, col_blocks), block, 0, st>>>(rows, cols, rows, pre, dout, dpre, dbias);
+  if (rows <= kRowsPerChunk) {
+    bias_act_backward_kernel<A><<<dim3(1, col_blocks), block, 0, st>>>(rows, cols, rows, pre, dout, dpre, dbias,
+                                                                      accumulate);
     check_launch("bias_activation_backward");
     return;
   }
   const int chunks = (rows + kRowsPerChunk - 1) / kRowsPerChunk;
   bias_act_backward_kernel<A><<<dim3(static_cast<unsigned>(chunks), col_blocks), block, 0, st>>>(
-      rows, cols, kRowsPerChunk, pre, dout, dpre, scratch);
+      rows, cols, kRowsPerChunk, pre, dout, dpre, scratch, false);
   check_launch("bias_activation_backward(chunks)");
-  column_sum_finish_kernel<<<static_cast<unsigned>(cols), kThreads, 0, st>>>(chunks, cols, scratch, dbias);
+  column_sum_finish_kernel<<<static_cast<unsigned>(cols), kThreads, 0, st>>>(chunks, cols, scratch, dbias, accumulate);
   check_launch("bias_activation_backward(finish)");
 }
 
 // ---- softmax cross-entropy --------------------------------------------------------------------------
-
-constexpr int kLossThreads = 1024;
 
 __device__ __forceinline__ float warp_sum_to_lane0(float v) {
   for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);
   return v;
 }
 
-// One block: warp w handles rows w, w+32, ...; then the block sums the row losses (thread t: rows
-// t, t+1024, ... in order; then a fixed tree) and writes the mean to loss_log[loss_slot].
+// Warp per row, 8 rows per block, as many blocks as the batch needs (the launch shape scales with
+// the batch instead of one block walking all rows): the row's loss and its gradient.
 __global__ void softmax_ce_kernel(int rows, int classes, const float* __restrict__ logits,
-                                  const int32_t* __restrict__ labels, float* __restrict__ dlogits,
-                                  float* __restrict__ row_loss, float* __restrict__ loss_log,
-                                  const StepScalars* __restrict__ scalars) {
-  __shared__ float s[kLossThreads];
+                                  const int32_t* __restrict__ labels, float grad_scale, float* __restrict__ dlogits,
+                                  float* __restrict__ row_loss) {
   const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-  const float inv_rows = 1.0f / static_cast<float>(rows);
-  for (int r = warp; r < rows; r += kLossThreads / 32) {
-    const float* x = logits + static_cast<size_t>(r) * classes;
-    float* d = dlogits + static_cast<size_t>(r) * classes;
-    float mx = -CUDART_INF_F;
-    for (int j = lane; j < classes; j += 32) mx = fmaxf(mx, x[j]);
-    for (int off = 16; off > 0; off /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
-    float sum = 0.0f;
-    for (int j = lane; j < classes; j += 32) sum += expf(x[j] - mx);
-    sum = __shfl_sync(0xffffffffu, warp_sum_to_lane0(sum), 0);
-    const int y = labels[r];
-    const float inv_sum = 1.0f / sum;
-    for (int j = lane; j < classes; j += 32)
-      d[j] = (expf(x[j] - mx) * inv_sum - (j == y ? 1.0f : 0.0f)) * inv_rows;
-    if (lane == 0) row_loss[r] = logf(sum) - (x[y] - mx);
-  }
-  __syncthreads();
+  const int r = blockIdx.x * (blockDim.x / 32) + (threadIdx.x >> 5);
+  if (r >= rows) return;
+  const float* x = logits + static_cast<size_t>(r) * classes;
+  float* d = dlogits + static_cast<size_t>(r) * classes;
+  float mx = -CUDART_INF_F;
+  for (int j = lane; j < classes; j += 32) mx = fmaxf(mx, x[j]);
+  for (int off = 16; off > 0; off /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+  float sum = 0.0f;
+  for (int j = lane; j < classes; j += 32) sum += expf(x[j] - mx);
+  sum = __shfl_sync(0xffffffffu, warp_sum_to_lane0(sum), 0);
+  const int y = labels[r];
+  const float inv_sum = 1.0f / sum;
+  for (int j = lane; j < classes; j += 32) d[j] = (expf(x[j] - mx) * inv_sum - (j == y ? 1.0f : 0.0f)) * grad_scale;
+  if (lane == 0) row_loss[r] = logf(sum) - (x[y] - mx);
+}
+
+// One block: thread t sums rows t, t+256, ... in order, then a fixed tree; the mean goes to
+// loss_log[loss_slot].
+__global__ void mean_loss_kernel(int rows, const float* __restrict__ row_loss, float* __restrict__ loss_log,
+                                 const StepScalars* __restrict__ scalars) {
+  __shared__ float s[kThreads];
   float acc = 0.0f;
-  for (int r = threadIdx.x; r < rows; r += kLossThreads) acc += row_loss[r];
+  for (int r = threadIdx.x; r < rows; r += kThreads) acc += row_loss[r];
   s[threadIdx.x] = acc;
   __syncthreads();
-  for (int stride = kLossThreads / 2; stride > 0; stride /= 2) {
+  for (int stride = kThreads / 2; stride > 0; stride /= 2) {
     if (threadIdx.x < stride) s[threadIdx.x] += s[threadIdx.x + stride];
     __syncthreads();
   }
@@ -245,8 +276,8 @@ __global__ void softmax_ce_eval_kernel(int rows, int classes, const float* __res
 
 // ---- convolution helpers and pooling (NHWC) -----------------------------------------------------------
 
-__global__ void im2col3x3_kernel(size_t total, int h, int w, int c, const float* __restrict__ in,
-                                 float* __restrict__ col) {
+template <class T>
+__global__ void im2col3x3_kernel(size_t total, int h, int w, int c, const T* __restrict__ in, T* __restrict__ col) {
   for (size_t e = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; e < total;
        e += static_cast<size_t>(gridDim.x) * blockDim.x) {
     const int ch = static_cast<int>(e % c);
@@ -258,7 +289,7 @@ __global__ void im2col3x3_kernel(size_t total, int h, int w, int c, const float*
     const size_t b = pix / (static_cast<size_t>(w) * h);
     const int iy = y + tap / 3 - 1;
     const int ix = x + tap % 3 - 1;
-    col[e] = (iy >= 0 && iy < h && ix >= 0 && ix < w) ? in[((b * h + iy) * w + ix) * c + ch] : 0.0f;
+    col[e] = (iy >= 0 && iy < h && ix >= 0 && ix < w) ? in[((b * h + iy) * w + ix) * c + ch] : T{};
   }
 }
 
@@ -285,8 +316,10 @@ __global__ void col2im3x3_kernel(size_t total, int h, int w, int c, const float*
   }
 }
 
-__global__ void maxpool_forward_kernel(size_t total, int h, int w, int c, const float* __restrict__ in,
-                                       float* __restrict__ out, uint8_t* __restrict__ argmax) {
+// Compares as fp32 (bf16 widens exactly), as the CPU reference.
+template <class T>
+__global__ void maxpool_forward_kernel(size_t total, int h, int w, int c, const T* __restrict__ in,
+                                       T* __restrict__ out, uint8_t* __restrict__ argmax) {
   const int oh = h / 2, ow = w / 2;
   for (size_t e = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; e < total;
        e += static_cast<size_t>(gridDim.x) * blockDim.x) {
@@ -296,15 +329,18 @@ __global__ void maxpool_forward_kernel(size_t total, int h, int w, int c, const 
     const int oy = static_cast<int>((pix / ow) % oh);
     const size_t b = pix / (static_cast<size_t>(ow) * oh);
     float best = 0.0f;
+    T best_raw{};
     uint8_t arg = 0;
     for (int q = 0; q < 4; ++q) {
-      const float v = in[((b * h + 2 * oy + q / 2) * w + 2 * ox + q % 2) * c + ch];
+      const T raw = in[((b * h + 2 * oy + q / 2) * w + 2 * ox + q % 2) * c + ch];
+      const float v = widen(raw);
       if (q == 0 || v > best) {
         best = v;
+        best_raw = raw;
         arg = static_cast<uint8_t>(q);
       }
     }
-    out[e] = best;
+    out[e] = best_raw;
     argmax[e] = arg;
   }
 }
@@ -420,6 +456,12 @@ __global__ void sgd_kernel(size_t n, float* __restrict__ params, const float* __
 
 // ---- launchers -------------------------------------------------------------------------------------------
 
+void to_bf16(cudaStream_t s, const float* src, size_t n, bf16_t* dst) {
+  if (n == 0) return;
+  to_bf16_kernel<<<blocks_for(n), kThreads, 0, s>>>(n, src, dst);
+  check_launch("to_bf16");
+}
+
 void gather_rows(cudaStream_t s, const float* src, int width, const int32_t* idx, int n, float* dst) {
   if (n <= 0) return;
   const bool vec4 = width % 4 == 0 && aligned16(src) && aligned16(dst);
@@ -456,26 +498,46 @@ void bias_activation_forward(cudaStream_t s, int rows, int cols, const float* bi
   check_launch("bias_activation_forward");
 }
 
+void bias_activation_forward_bf16(cudaStream_t s, int rows, int cols, const float* bias, ActivationFn act,
+                                  float* pre, bf16_t* out) {
+  const size_t total = static_cast<size_t>(rows) * cols;
+  if (total == 0) return;
+  switch (act) {
+    case ActivationFn::none: bias_act_forward_bf16_kernel<ActivationFn::none><<<blocks_for(total), kThreads, 0, s>>>(total, cols, bias, pre, out); break;
+    case ActivationFn::relu: bias_act_forward_bf16_kernel<ActivationFn::relu><<<blocks_for(total), kThreads, 0, s>>>(total, cols, bias, pre, out); break;
+    case ActivationFn::gelu: bias_act_forward_bf16_kernel<ActivationFn::gelu><<<blocks_for(total), kThreads, 0, s>>>(total, cols, bias, pre, out); break;
+  }
+  check_launch("bias_activation_forward_bf16");
+}
+
 size_t bias_backward_scratch(int rows, int cols) {
-  if (rows <= kDirectMaxRows) return 0;
+  if (rows <= kRowsPerChunk) return 0;
   return static_cast<size_t>((rows + kRowsPerChunk - 1) / kRowsPerChunk) * static_cast<size_t>(cols);
 }
 
 void bias_activation_backward(cudaStream_t s, int rows, int cols, ActivationFn act, const float* pre,
-                              const float* dout, float* dpre, float* dbias, float* scratch) {
+                              const float* dout, float* dpre, float* dbias, bool accumulate, float* scratch) {
   if (rows <= 0 || cols <= 0) return;
   switch (act) {
-    case ActivationFn::none: launch_bias_backward<ActivationFn::none>(s, rows, cols, pre, dout, dpre, dbias, scratch); break;
-    case ActivationFn::relu: launch_bias_backward<ActivationFn::relu>(s, rows, cols, pre, dout, dpre, dbias, scratch); break;
-    case ActivationFn::gelu: launch_bias_backward<ActivationFn::gelu>(s, rows, cols, pre, dout, dpre, dbias, scratch); break;
+    case ActivationFn::none: launch_bias_backward<ActivationFn::none>(s, rows, cols, pre, dout, dpre, dbias, accumulate, scratch); break;
+    case ActivationFn::relu: launch_bias_backward<ActivationFn::relu>(s, rows, cols, pre, dout, dpre, dbias, accumulate, scratch); break;
+    case ActivationFn::gelu: launch_bias_backward<ActivationFn::gelu>(s, rows, cols, pre, dout, dpre, dbias, accumulate, scratch); break;
   }
 }
 
 void softmax_cross_entropy(cudaStream_t s, int rows, int classes, const float* logits, const int32_t* labels,
-                           float* dlogits, float* row_loss, float* loss_log, const StepScalars* scalars) {
+                           float grad_scale, float* dlogits, float* row_loss) {
   if (rows <= 0) return;
-  softmax_ce_kernel<<<1, kLossThreads, 0, s>>>(rows, classes, logits, labels, dlogits, row_loss, loss_log, scalars);
+  const int rows_per_block = kThreads / 32;
+  softmax_ce_kernel<<<static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block), kThreads, 0, s>>>(
+      rows, classes, logits, labels, grad_scale, dlogits, row_loss);
   check_launch("softmax_cross_entropy");
+}
+
+void mean_loss(cudaStream_t s, int rows, const float* row_loss, float* loss_log, const StepScalars* scalars) {
+  if (rows <= 0) return;
+  mean_loss_kernel<<<1, kThreads, 0, s>>>(rows, row_loss, loss_log, scalars);
+  check_launch("mean_loss");
 }
 
 void softmax_cross_entropy_eval(cudaStream_t s, int rows, int classes, const float* logits, const int32_t* labels,
@@ -490,8 +552,15 @@ void softmax_cross_entropy_eval(cudaStream_t s, int rows, int classes, const flo
 void im2col3x3(cudaStream_t s, int n, int h, int w, int c, const float* in, float* col) {
   const size_t total = static_cast<size_t>(n) * h * w * 9 * c;
   if (total == 0) return;
-  im2col3x3_kernel<<<blocks_for(total), kThreads, 0, s>>>(total, h, w, c, in, col);
+  im2col3x3_kernel<float><<<blocks_for(total), kThreads, 0, s>>>(total, h, w, c, in, col);
   check_launch("im2col3x3");
+}
+
+void im2col3x3_bf16(cudaStream_t s, int n, int h, int w, int c, const bf16_t* in, bf16_t* col) {
+  const size_t total = static_cast<size_t>(n) * h * w * 9 * c;
+  if (total == 0) return;
+  im2col3x3_kernel<bf16_t><<<blocks_for(total), kThreads, 0, s>>>(total, h, w, c, in, col);
+  check_launch("im2col3x3_bf16");
 }
 
 void col2im3x3(cudaStream_t s, int n, int h, int w, int c, const float* col, float* din) {
@@ -504,8 +573,16 @@ void col2im3x3(cudaStream_t s, int n, int h, int w, int c, const float* col, flo
 void maxpool2x2_forward(cudaStream_t s, int n, int h, int w, int c, const float* in, float* out, uint8_t* argmax) {
   const size_t total = static_cast<size_t>(n) * (h / 2) * (w / 2) * c;
   if (total == 0) return;
-  maxpool_forward_kernel<<<blocks_for(total), kThreads, 0, s>>>(total, h, w, c, in, out, argmax);
+  maxpool_forward_kernel<float><<<blocks_for(total), kThreads, 0, s>>>(total, h, w, c, in, out, argmax);
   check_launch("maxpool2x2_forward");
+}
+
+void maxpool2x2_forward_bf16(cudaStream_t s, int n, int h, int w, int c, const bf16_t* in, bf16_t* out,
+                             uint8_t* argmax) {
+  const size_t total = static_cast<size_t>(n) * (h / 2) * (w / 2) * c;
+  if (total == 0) return;
+  maxpool_forward_kernel<bf16_t><<<blocks_for(total), kThreads, 0, s>>>(total, h, w, c, in, out, argmax);
+  check_launch("maxpool2x2_forward_bf16");
 }
 
 void maxpool2x2_backward(cudaStream_t s, int n, int h, int w, int c, const float* dout, const uint8_t* argmax,

@@ -18,24 +18,32 @@
 
 namespace jobctl::train::cuda {
 
+void to_bf16(cudaStream_t s, const float* src, size_t n, bf16_t* dst);
+
 void gather_rows(cudaStream_t s, const float* src, int width, const int32_t* idx, int n, float* dst);
 void gather_labels(cudaStream_t s, const int32_t* src, const int32_t* idx, int n, int32_t* dst);
 
 void bias_activation_forward(cudaStream_t s, int rows, int cols, const float* bias, ActivationFn act, float* pre,
                              float* out);
+void bias_activation_forward_bf16(cudaStream_t s, int rows, int cols, const float* bias, ActivationFn act,
+                                  float* pre, bf16_t* out);
 // Scratch floats that bias_activation_backward needs for a rows x cols problem.
 size_t bias_backward_scratch(int rows, int cols);
 void bias_activation_backward(cudaStream_t s, int rows, int cols, ActivationFn act, const float* pre,
-                              const float* dout, float* dpre, float* dbias, float* scratch);
+                              const float* dout, float* dpre, float* dbias, bool accumulate, float* scratch);
 
 void softmax_cross_entropy(cudaStream_t s, int rows, int classes, const float* logits, const int32_t* labels,
-                           float* dlogits, float* row_loss, float* loss_log, const StepScalars* scalars);
+                           float grad_scale, float* dlogits, float* row_loss);
+void mean_loss(cudaStream_t s, int rows, const float* row_loss, float* loss_log, const StepScalars* scalars);
 void softmax_cross_entropy_eval(cudaStream_t s, int rows, int classes, const float* logits, const int32_t* labels,
                                 float* row_loss, float* row_correct);
 
 void im2col3x3(cudaStream_t s, int n, int h, int w, int c, const float* in, float* col);
+void im2col3x3_bf16(cudaStream_t s, int n, int h, int w, int c, const bf16_t* in, bf16_t* col);
 void col2im3x3(cudaStream_t s, int n, int h, int w, int c, const float* col, float* din);
 void maxpool2x2_forward(cudaStream_t s, int n, int h, int w, int c, const float* in, float* out, uint8_t* argmax);
+void maxpool2x2_forward_bf16(cudaStream_t s, int n, int h, int w, int c, const bf16_t* in, bf16_t* out,
+                             uint8_t* argmax);
 void maxpool2x2_backward(cudaStream_t s, int n, int h, int w, int c, const float* dout, const uint8_t* argmax,
                          float* din);
 

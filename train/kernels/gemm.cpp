@@ -1,6 +1,9 @@
 #include "train/kernels/gemm.h"
 
+#include <algorithm>
 #include <vector>
+
+#include "train/kernels/cpu_parallel.h"
 
 #ifdef JOBCTL_HAVE_OPENBLAS
 #include <cblas.h>
@@ -15,8 +18,10 @@ char* openblas_get_config(void);
 
 namespace jobctl::train {
 
-void gemm(Transpose ta, Transpose tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
-          int ldb, float beta, float* c, int ldc) {
+
+// One product on the calling thread: OpenBLAS (kept at one thread) or the portable GEMM.
+void gemm_single_thread(Transpose ta, Transpose tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+              int ldb, float beta, float* c, int ldc) {
   if (m <= 0 || n <= 0) return;
 #ifdef JOBCTL_HAVE_OPENBLAS
   if (k <= 0) {
@@ -29,6 +34,62 @@ void gemm(Transpose ta, Transpose tb, int m, int n, int k, float alpha, const fl
 #else
   gemm_portable(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #endif
+}
+
+namespace {
+
+constexpr double kSplitFlops = 2e6;  // smaller products run whole on the calling thread
+constexpr int kMaxChunks = 8;
+
+// Chunk length for `total` rows or columns: at most kMaxChunks chunks, multiples of 16, >= 32.
+int chunk_of(int total) { return std::max(32, ((total + kMaxChunks - 1) / kMaxChunks + 15) / 16 * 16); }
+
+}  // namespace
+
+void gemm(Transpose ta, Transpose tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+          int ldb, float beta, float* c, int ldc) {
+  if (m <= 0 || n <= 0) return;
+  const double flops = 2.0 * m * n * static_cast<double>(k);
+  const bool a_t = ta == Transpose::yes, b_t = tb == Transpose::yes;
+  if (flops < kSplitFlops) {
+    gemm_single_thread(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  if (std::max(m, n) >= 64 && k < 8 * std::max(m, n)) {
+    // Independent blocks of C: rows of op(A) or columns of op(B), whichever dimension is larger.
+    if (m >= n) {
+      cpu::parallel_for(static_cast<size_t>(m), static_cast<size_t>(chunk_of(m)), [&](size_t i0, size_t i1) {
+        const float* ai = a_t ? a + i0 : a + i0 * static_cast<size_t>(lda);
+        gemm_single_thread(ta, tb, static_cast<int>(i1 - i0), n, k, alpha, ai, lda, b, ldb, beta, c + i0 * static_cast<size_t>(ldc), ldc);
+      });
+    } else {
+      cpu::parallel_for(static_cast<size_t>(n), static_cast<size_t>(chunk_of(n)), [&](size_t j0, size_t j1) {
+        const float* bj = b_t ? b + j0 * static_cast<size_t>(ldb) : b + j0;
+        gemm_single_thread(ta, tb, m, static_cast<int>(j1 - j0), k, alpha, a, lda, bj, ldb, beta, c + j0, ldc);
+      });
+    }
+    return;
+  }
+  // A small C over a long k (a weight gradient over many rows): partial products over fixed
+  // slices of k, added in slice order; each operand is packed once, not once per block of C.
+  const int slice = std::max(256, ((k + kMaxChunks - 1) / kMaxChunks + 255) / 256 * 256);
+  const size_t slices = static_cast<size_t>((k + slice - 1) / slice);
+  const size_t cells = static_cast<size_t>(m) * static_cast<size_t>(n);
+  std::vector<float> partial(slices * cells);
+  cpu::parallel_for(static_cast<size_t>(k), static_cast<size_t>(slice), [&](size_t p0, size_t p1) {
+    const float* ap = a_t ? a + p0 * static_cast<size_t>(lda) : a + p0;
+    const float* bp = b_t ? b + p0 : b + p0 * static_cast<size_t>(ldb);
+    gemm_single_thread(ta, tb, m, n, static_cast<int>(p1 - p0), 1.0f, ap, lda, bp, ldb, 0.0f,
+             partial.data() + p0 / static_cast<size_t>(slice) * cells, n);
+  });
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      float s = 0.0f;
+      for (size_t q = 0; q < slices; ++q) s += partial[q * cells + static_cast<size_t>(i) * n + j];
+      float& out = c[static_cast<size_t>(i) * ldc + j];
+      out = alpha * s + (beta == 0.0f ? 0.0f : beta * out);
+    }
+  }
 }
 
 void gemm_reference(Transpose ta, Transpose tb, int m, int n, int k, float alpha, const float* a, int lda,
@@ -70,18 +131,14 @@ std::string blas_description() {
 
 void set_blas_threads(int n) {
 #ifdef JOBCTL_HAVE_OPENBLAS
-  if (n > 0) openblas_set_num_threads(n);
-#else
-  (void)n;
+  // OpenBLAS runs each product on the thread that calls it; gemm() splits the large ones over
+  // cpu_parallel's threads, which the other host kernels share (two thread pools on the same
+  // cores would spin against each other).
+  openblas_set_num_threads(1);
 #endif
+  cpu::set_parallel_threads(n);
 }
 
-int blas_threads() {
-#ifdef JOBCTL_HAVE_OPENBLAS
-  return openblas_get_num_threads();
-#else
-  return 1;
-#endif
-}
+int blas_threads() { return cpu::parallel_threads(); }
 
 }  // namespace jobctl::train

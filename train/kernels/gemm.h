@@ -19,6 +19,10 @@ namespace jobctl::train {
 void gemm(Transpose ta, Transpose tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
           int ldb, float beta, float* c, int ldc);
 
+// The same product on the calling thread only (for kernels that already run on every thread).
+void gemm_single_thread(Transpose ta, Transpose tb, int m, int n, int k, float alpha, const float* a, int lda,
+                        const float* b, int ldb, float beta, float* c, int ldc);
+
 // The cache-blocked, register-tiled fallback (single thread), always compiled so that tests can
 // hold it to the reference whether or not OpenBLAS is present.
 void gemm_portable(Transpose ta, Transpose tb, int m, int n, int k, float alpha, const float* a, int lda,

@@ -32,6 +32,7 @@ constexpr std::array<EnumName<PlacementMode>, 3> kPlacementModes{
     {{PlacementMode::auto_, "auto"}, {PlacementMode::local, "local"}, {PlacementMode::cloud, "cloud"}}};
 constexpr std::array<EnumName<SpotMode>, 3> kSpotModes{
     {{SpotMode::auto_, "auto"}, {SpotMode::always, "always"}, {SpotMode::never, "never"}}};
+constexpr std::array<EnumName<Precision>, 2> kPrecisions{{{Precision::fp32, "fp32"}, {Precision::bf16, "bf16"}}};
 
 template <class E, size_t N>
 std::string_view name_of(const std::array<EnumName<E>, N>& table, E v) {
@@ -128,6 +129,14 @@ class Fields {
     const bool present = v != nullptr;
     if (auto st = get_number(key, d, 0.0, hi, true); !st) return st;
     if (present) out = d;
+    return ok_status();
+  }
+
+  Status get_bool(std::string_view key, bool& out) {
+    const Value* v = take(key);
+    if (!v) return ok_status();
+    if (!v->is_bool()) return error(key, "must be true or false, not " + std::string(json::type_name(v->type())));
+    out = v->as_bool();
     return ok_status();
   }
 
@@ -274,6 +283,12 @@ Status parse_train(const Value& v, TrainSpec& t) {
   if (auto st = f.get_int("warmup_steps", t.warmup_steps, 0, 100'000'000); !st) return st;
   if (auto st = f.get_number("grad_clip", t.grad_clip, 0.0, 1e6, false); !st) return st;
   if (auto st = f.get_seed("seed", t.seed); !st) return st;
+  if (auto st = f.get_enum("precision", t.precision, kPrecisions, false); !st) return st;
+  if (auto st = f.get_int("accumulate_steps", t.accumulate_steps, 1, 1024); !st) return st;
+  if (t.accumulate_steps > t.batch_size)
+    return f.error("accumulate_steps", "must be at most train.batch_size (" + std::to_string(t.batch_size) +
+                                           "): every micro-batch needs at least one sample");
+  if (auto st = f.get_bool("recompute", t.recompute); !st) return st;
   return f.finish();
 }
 
@@ -357,8 +372,10 @@ Value data_json(const DataSpec& d, bool with_path) {
   return Value(std::move(o));
 }
 
-Value train_json(const TrainSpec& t) {
-  return Value(json::Object{
+// `for_fingerprint`: only what changes the computed values, and the fields added after the first
+// release only when they differ from their defaults (so older specs keep their fingerprints).
+Value train_json(const TrainSpec& t, bool for_fingerprint) {
+  Value v(json::Object{
       {"epochs", Value(t.epochs)},
       {"batch_size", Value(t.batch_size)},
       {"optimizer", Value(name_of(kOptimizers, t.optimizer))},
@@ -375,6 +392,12 @@ Value train_json(const TrainSpec& t) {
       {"grad_clip", Value(t.grad_clip)},
       {"seed", Value(t.seed)},
   });
+  json::Object& o = v.as_object();
+  if (!for_fingerprint || t.precision != Precision::fp32)
+    o.emplace_back("precision", Value(name_of(kPrecisions, t.precision)));
+  if (!for_fingerprint || t.accumulate_steps != 1) o.emplace_back("accumulate_steps", Value(t.accumulate_steps));
+  if (!for_fingerprint) o.emplace_back("recompute", Value(t.recompute));
+  return v;
 }
 
 }  // namespace
@@ -427,7 +450,7 @@ std::string to_json(const JobSpec& s) {
       {"name", Value(s.name)},
       {"model", model_json(s.model)},
       {"data", data_json(s.data, true)},
-      {"train", train_json(s.train)},
+      {"train", train_json(s.train, false)},
       {"checkpoint", Value(json::Object{{"every_steps", Value(s.checkpoint.every_steps)},
                                         {"every_seconds", Value(s.checkpoint.every_seconds)},
                                         {"keep", Value(s.checkpoint.keep)}})},
@@ -448,7 +471,7 @@ std::string to_json(const JobSpec& s) {
 
 uint64_t training_fingerprint(const JobSpec& s) {
   const Value v(json::Object{
-      {"model", model_json(s.model)}, {"data", data_json(s.data, false)}, {"train", train_json(s.train)}});
+      {"model", model_json(s.model)}, {"data", data_json(s.data, false)}, {"train", train_json(s.train, true)}});
   const std::string text = v.dump();
   uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64
   for (unsigned char c : text) {
@@ -482,6 +505,7 @@ std::string_view to_string(OptimizerKind v) { return name_of(kOptimizers, v); }
 std::string_view to_string(ScheduleKind v) { return name_of(kSchedules, v); }
 std::string_view to_string(PlacementMode v) { return name_of(kPlacementModes, v); }
 std::string_view to_string(SpotMode v) { return name_of(kSpotModes, v); }
+std::string_view to_string(Precision v) { return name_of(kPrecisions, v); }
 
 bool operator==(const ModelSpec& a, const ModelSpec& b) {
   return a.kind == b.kind && a.hidden == b.hidden && a.activation == b.activation && a.channels == b.channels;
@@ -497,7 +521,8 @@ bool operator==(const TrainSpec& a, const TrainSpec& b) {
          a.weight_decay == b.weight_decay && a.momentum == b.momentum && a.beta1 == b.beta1 && a.beta2 == b.beta2 &&
          a.eps == b.eps && a.schedule == b.schedule && a.step_epochs == b.step_epochs &&
          a.step_gamma == b.step_gamma && a.warmup_steps == b.warmup_steps && a.grad_clip == b.grad_clip &&
-         a.seed == b.seed;
+         a.seed == b.seed && a.precision == b.precision && a.accumulate_steps == b.accumulate_steps &&
+         a.recompute == b.recompute;
 }
 bool operator==(const CheckpointSpec& a, const CheckpointSpec& b) {
   return a.every_steps == b.every_steps && a.every_seconds == b.every_seconds && a.keep == b.keep;

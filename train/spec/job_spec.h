@@ -28,6 +28,9 @@ enum class OptimizerKind { sgd, adamw };
 enum class ScheduleKind { constant, step, cosine };
 enum class PlacementMode { auto_, local, cloud };
 enum class SpotMode { auto_, always, never };
+// The number format of the matrix products: fp32, or bf16 operands with fp32 accumulation (the
+// weights, gradients and optimizer state stay fp32; docs/job-spec.md).
+enum class Precision { fp32, bf16 };
 
 // The model. MLP: dense(hidden[i]) + activation for each i, then dense(classes).
 // CNN: for each c in channels: conv 3x3 (stride 1, pad 1, c filters) + ReLU + max-pool 2x2
@@ -69,7 +72,15 @@ struct TrainSpec {
   int warmup_steps = 0;        // linear warm-up before the schedule
   double grad_clip = 0.0;      // global L2 norm clip; 0 disables
   uint64_t seed = 42;          // initialisation, shuffling and every other random choice
+  Precision precision = Precision::fp32;
+  int accumulate_steps = 1;    // micro-batches per optimizer step (batch_size is split among them)
+  bool recompute = false;      // drop activations in the forward pass, recompute them in backward
 };
+
+// Samples in one micro-batch: ceil(batch_size / accumulate_steps), what a forward pass holds.
+inline int micro_batch_size(const TrainSpec& t) {
+  return (t.batch_size + t.accumulate_steps - 1) / t.accumulate_steps;
+}
 
 struct CheckpointSpec {
   int every_steps = 500;       // 0 disables step-based checkpoints
@@ -113,7 +124,9 @@ std::string to_json(const JobSpec& spec);
 // A 64-bit fingerprint (FNV-1a over the canonical JSON of model, data and train) of everything
 // that determines the training trajectory. A checkpoint records it; resuming under a spec with a
 // different fingerprint is refused. Checkpoint cadence, resources, placement and priority do not
-// enter it: they change where and how often, not what is computed.
+// enter it: they change where and how often, not what is computed. Neither does train.recompute
+// (its results are bit-identical), and train.precision / train.accumulate_steps enter it only when
+// not at their defaults, so specs written before they existed keep their fingerprints.
 uint64_t training_fingerprint(const JobSpec& spec);
 
 // Stable names used in JSON, logs and tables.
@@ -124,6 +137,7 @@ std::string_view to_string(OptimizerKind);
 std::string_view to_string(ScheduleKind);
 std::string_view to_string(PlacementMode);
 std::string_view to_string(SpotMode);
+std::string_view to_string(Precision);
 
 // Input geometry the data spec implies: channels x height x width (height = width = 1 and
 // channels = features for non-image synthetic data used by an MLP) and the number of classes.

@@ -53,21 +53,37 @@ std::vector<bool> positive_pattern(const float* out, size_t n) {
   return p;
 }
 
+// Host memory for a standalone layer's activations and scratch (CpuBackend memory is host memory).
+struct LayerMemory {
+  LayerMemory(Layer& layer, int batch)
+      : output(layer.output_bytes_per_sample() * static_cast<size_t>(batch)),
+        internals(layer.internal_bytes_per_sample() * static_cast<size_t>(batch) + 1),
+        dcol(layer.dcol_floats_per_sample() * static_cast<size_t>(batch)),
+        dpre16(layer.dpre16_per_sample() * static_cast<size_t>(batch)) {
+    layer.bind_activations(output.data(), internals.data(), batch, LayerScratch{dcol.data(), dpre16.data()});
+  }
+  std::vector<float> output;  // floats: aligned for any element type
+  std::vector<float> internals;
+  std::vector<float> dcol;
+  std::vector<bf16_t> dpre16;
+};
+
 // Checks one layer's input and parameter gradients. `relu_output`: the output passes through a
 // ReLU, so a changed sign pattern marks a kink.
 void check_layer(Layer& layer, int batch, std::vector<float>& x, std::vector<float>& params, bool relu_output,
                  bool check_input = true) {
   const size_t out_n = static_cast<size_t>(batch) * layer.output_shape().size();
   std::vector<float> grads(params.size());
-  layer.bind(params.data(), grads.data());
+  layer.bind(params.data(), grads.data(), nullptr);
+  LayerMemory memory(layer, batch);
   const auto r = random_floats(out_n, 99);
 
   // Analytic.
-  const float* out0 = layer.forward(x.data(), batch);
+  const float* out0 = layer.forward({x.data(), nullptr}, batch).f32;
   const double l0 = weighted_sum(out0, r);
   const auto pattern0 = positive_pattern(out0, out_n);
   std::vector<float> dout = r, din(x.size());
-  layer.backward(dout.data(), check_input ? din.data() : nullptr, batch);
+  layer.backward(dout.data(), check_input ? din.data() : nullptr, batch, false);
   const std::vector<float> grads0 = grads;
 
   const float h = 1e-2f;
@@ -75,11 +91,11 @@ void check_layer(Layer& layer, int batch, std::vector<float>& x, std::vector<flo
   auto check = [&](std::vector<float>& v, size_t i, double analytic, const char* what) {
     const float saved = v[i];
     v[i] = saved + h;
-    const float* op = layer.forward(x.data(), batch);
+    const float* op = layer.forward({x.data(), nullptr}, batch).f32;
     const double lp = weighted_sum(op, r);
     const bool same_p = !relu_output || positive_pattern(op, out_n) == pattern0;
     v[i] = saved - h;
-    const float* om = layer.forward(x.data(), batch);
+    const float* om = layer.forward({x.data(), nullptr}, batch).f32;
     const double lm = weighted_sum(om, r);
     const bool same_m = !relu_output || positive_pattern(om, out_n) == pattern0;
     v[i] = saved;
@@ -112,7 +128,7 @@ std::vector<float> init_params(const Layer& layer, uint64_t seed) {
 TEST(GradCheck, DenseLayerWithEachActivation) {
   CpuBackend be(1);
   for (ActivationFn act : {ActivationFn::none, ActivationFn::relu, ActivationFn::gelu}) {
-    DenseLayer layer("dense", be, 7, 5, act, 3);
+    DenseLayer layer("dense", be, Precision::fp32, 7, 5, act);
     auto params = init_params(layer, 1);
     auto x = random_floats(3 * 7, 2);
     check_layer(layer, 3, x, params, act == ActivationFn::relu);
@@ -122,7 +138,7 @@ TEST(GradCheck, DenseLayerWithEachActivation) {
 TEST(GradCheck, ConvReluLayer) {
   CpuBackend be(1);
   // 2 samples of 5 x 4 x 2 -> 3 filters; the input gradient runs through col2im.
-  ConvReluLayer layer("conv", be, Shape3{5, 4, 2}, 3, 2, true);
+  ConvReluLayer layer("conv", be, Precision::fp32, Shape3{5, 4, 2}, 3, true);
   auto params = init_params(layer, 3);
   auto x = random_floats(2 * 5 * 4 * 2, 4);
   check_layer(layer, 2, x, params, true);
@@ -130,7 +146,7 @@ TEST(GradCheck, ConvReluLayer) {
 
 TEST(GradCheck, ConvReluLayerSingleChannelInput) {
   CpuBackend be(1);
-  ConvReluLayer layer("conv", be, Shape3{6, 6, 1}, 4, 2, true);
+  ConvReluLayer layer("conv", be, Precision::fp32, Shape3{6, 6, 1}, 4, true);
   auto params = init_params(layer, 5);
   auto x = random_floats(2 * 6 * 6, 6);
   check_layer(layer, 2, x, params, true);
@@ -138,7 +154,7 @@ TEST(GradCheck, ConvReluLayerSingleChannelInput) {
 
 TEST(GradCheck, MaxPoolLayer) {
   CpuBackend be(1);
-  MaxPoolLayer layer("pool", be, Shape3{4, 5, 3}, 2);  // odd width: the last column is dropped
+  MaxPoolLayer layer("pool", be, Precision::fp32, Shape3{4, 5, 3});  // odd width: the last column is dropped
   // Well-separated inputs: a shuffled 0.1-spaced ramp, so +-h never changes an arg-max.
   std::vector<float> x(2 * 4 * 5 * 3);
   std::iota(x.begin(), x.end(), 0.0f);
@@ -154,12 +170,11 @@ TEST(GradCheck, SoftmaxCrossEntropyLoss) {
   const int rows = 4, classes = 6;
   auto logits = random_floats(rows * classes, 10, -3.0f, 3.0f);
   const auto labels = testing::random_labels(rows, classes, 11);
-  std::vector<float> d(logits.size()), row(rows), log(1);
-  StepScalars sc;
-  be.softmax_cross_entropy(rows, classes, logits.data(), labels.data(), d.data(), row.data(), log.data(), &sc);
+  std::vector<float> d(logits.size()), row(rows);
+  be.softmax_cross_entropy(rows, classes, logits.data(), labels.data(), 1.0f / rows, d.data(), row.data());
   auto loss = [&] {
-    std::vector<float> dd(logits.size()), rr(rows), ll(1);
-    be.softmax_cross_entropy(rows, classes, logits.data(), labels.data(), dd.data(), rr.data(), ll.data(), &sc);
+    std::vector<float> dd(logits.size()), rr(rows);
+    be.softmax_cross_entropy(rows, classes, logits.data(), labels.data(), 1.0f / rows, dd.data(), rr.data());
     double s = 0;
     for (float v : rr) s += v;
     return s / rows;  // the mean, in double, from the per-row losses
@@ -177,23 +192,24 @@ TEST(GradCheck, SoftmaxCrossEntropyLoss) {
 }
 
 // End to end: mean cross-entropy of a whole network against its flat parameters.
-void check_network(const ModelSpec& model, const InputShape& in, int batch, int samples_to_check) {
+void check_network(const ModelSpec& model, const InputShape& in, int batch, int samples_to_check,
+                   bool recompute = false) {
   CpuBackend be(1);
-  Network net(model, in, batch, be);
+  Network net(model, in, batch, Precision::fp32, recompute, be);
   net.param_buffer().upload(net.initial_parameters(5));
   auto x = random_floats(static_cast<size_t>(batch) * in.features(), 12);
   const auto labels = testing::random_labels(static_cast<size_t>(batch), in.classes, 13);
-  std::vector<float> row(static_cast<size_t>(batch)), log(1);
-  StepScalars sc;
+  std::vector<float> row(static_cast<size_t>(batch));
   auto loss = [&] {
     const float* logits = net.forward(x.data(), batch);
-    be.softmax_cross_entropy(batch, in.classes, logits, labels.data(), net.logits_grad(), row.data(), log.data(), &sc);
+    be.softmax_cross_entropy(batch, in.classes, logits, labels.data(), 1.0f / static_cast<float>(batch),
+                             net.logits_grad(), row.data());
     double s = 0;
     for (float v : row) s += v;
     return s / batch;
   };
   const double l0 = loss();
-  net.backward(batch);
+  net.backward(batch, false);
   const std::vector<float> grads = net.grad_buffer().to_host();
   float* p = net.params();
   Rng pick(14);
@@ -245,6 +261,7 @@ TEST(GradCheck, CnnEndToEnd) {
   in.height = in.width = 8;
   in.classes = 3;
   check_network(m, in, 3, 150);
+  check_network(m, in, 3, 150, true);  // with recomputation: the same gradients
 }
 
 }  // namespace

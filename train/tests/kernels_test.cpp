@@ -3,11 +3,13 @@
 // against a direct formula; plus their determinism.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <numeric>
 
 #include "test_util.h"
+#include "train/kernels/bf16.h"
 #include "train/kernels/cpu_backend.h"
 #include "train/kernels/cpu_ops.h"
 #include "train/kernels/gemm.h"
@@ -115,7 +117,7 @@ TEST(BiasActivation, ForwardAndBackwardMatchTheFormula) {
       }
     auto dout = random_floats(rows * cols, 8);
     std::vector<float> dpre(rows * cols), db(cols);
-    cpu::bias_activation_backward(rows, cols, act, pre.data(), dout.data(), dpre.data(), db.data());
+    cpu::bias_activation_backward(rows, cols, act, pre.data(), dout.data(), dpre.data(), db.data(), false);
     for (int c = 0; c < cols; ++c) {
       double s = 0;
       for (int r = 0; r < rows; ++r) {
@@ -125,6 +127,10 @@ TEST(BiasActivation, ForwardAndBackwardMatchTheFormula) {
       }
       EXPECT_NEAR(db[c], s, 1e-5);
     }
+    // Accumulating adds the column sums to what is there.
+    std::vector<float> db2 = db;
+    cpu::bias_activation_backward(rows, cols, act, pre.data(), dout.data(), dpre.data(), db2.data(), true);
+    for (int c = 0; c < cols; ++c) EXPECT_EQ(db2[c], db[c] + db[c]);
   }
 }
 
@@ -133,7 +139,7 @@ TEST(SoftmaxCrossEntropy, LossAndGradientMatchTheFormula) {
   const std::vector<float> logits = {1, 2, 3, 1, 2, 3};
   const std::vector<int32_t> labels = {2, 0};
   std::vector<float> d(6), row(2);
-  cpu::softmax_cross_entropy(2, 3, logits.data(), labels.data(), d.data(), row.data());
+  cpu::softmax_cross_entropy(2, 3, logits.data(), labels.data(), 0.5f, d.data(), row.data());
   EXPECT_NEAR(row[0], -std::log(0.6652410), 1e-6);
   EXPECT_NEAR(row[1], -std::log(0.0900306), 1e-6);
   EXPECT_NEAR(d[0], 0.0900306 / 2, 1e-7);
@@ -144,7 +150,7 @@ TEST(SoftmaxCrossEntropy, LossAndGradientMatchTheFormula) {
   const std::vector<float> big = {1000, 0, -1000};
   const std::vector<int32_t> l0 = {0};
   std::vector<float> d1(3), r1(1);
-  cpu::softmax_cross_entropy(1, 3, big.data(), l0.data(), d1.data(), r1.data());
+  cpu::softmax_cross_entropy(1, 3, big.data(), l0.data(), 1.0f, d1.data(), r1.data());
   EXPECT_TRUE(std::isfinite(r1[0]));
   EXPECT_NEAR(r1[0], 0.0f, 1e-6f);
 }
@@ -254,6 +260,75 @@ TEST(Optimizers, SgdMomentumMatchesTheTorchFormula) {
   for (size_t i = 0; i < n; ++i) EXPECT_NEAR(p[i], pd[i], 1e-5);
 }
 
+TEST(Bf16, RoundsToNearestEvenAndWidensExactly) {
+  auto bits = [](float x) { return round_to_bf16(x); };
+  EXPECT_EQ(bits(1.0f), 0x3f80);
+  EXPECT_EQ(bits(std::bit_cast<float>(0x3f808000u)), 0x3f80);  // a tie: to the even neighbour
+  EXPECT_EQ(bits(std::bit_cast<float>(0x3f818000u)), 0x3f82);  // a tie: to the even neighbour
+  EXPECT_EQ(bits(std::bit_cast<float>(0x3f808001u)), 0x3f81);  // past the tie: up
+  EXPECT_EQ(bits(std::bit_cast<float>(0x3f807fffu)), 0x3f80);  // short of the tie: down
+  EXPECT_EQ(bits(-2.0f), 0xc000);
+  EXPECT_EQ(bits(std::bit_cast<float>(0x7f7fffffu)), 0x7f80);  // the largest float rounds to infinity
+  EXPECT_TRUE(std::isnan(bf16_to_float(bits(std::nanf("")))));
+  for (float x : random_floats(1000, 30, -1e6f, 1e6f)) {
+    const float r = bf16_to_float(round_to_bf16(x));
+    EXPECT_LE(std::abs(r - x), std::abs(x) * 0x1p-8f) << x;  // half an ulp of 8 significant bits
+    EXPECT_EQ(round_to_bf16(r), round_to_bf16(x)) << "widening is exact";
+  }
+}
+
+TEST(CpuBackend, Bf16OperationsAreTheFp32OnesOverRoundedValues) {
+  // The CPU's bf16 path is the reference for the GPU's: the product of bf16 operands is exactly the
+  // fp32 product of the widened operands; im2col and max-pool over bf16 move rounded values; the
+  // bf16 bias/activation output is the rounded fp32 output.
+  CpuBackend be(1);
+  const int m = 37, n = 29, k = 300;
+  const auto af = random_floats(static_cast<size_t>(m) * k, 31), bf = random_floats(static_cast<size_t>(k) * n, 32);
+  std::vector<bf16_t> a(af.size()), b(bf.size());
+  be.to_bf16(af.data(), af.size(), a.data());
+  be.to_bf16(bf.data(), bf.size(), b.data());
+  std::vector<float> aw(a.size()), bw(b.size()), c16(static_cast<size_t>(m) * n), c32(c16.size());
+  cpu::from_bf16(a.data(), a.size(), aw.data());
+  cpu::from_bf16(b.data(), b.size(), bw.data());
+  be.gemm_bf16(Transpose::no, Transpose::no, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c16.data(), n);
+  be.gemm(Transpose::no, Transpose::no, m, n, k, 1.0f, aw.data(), k, bw.data(), n, 0.0f, c32.data(), n);
+  EXPECT_EQ(c16, c32);
+
+  const int imgs = 2, h = 5, w = 6, c = 3;
+  const auto x = random_floats(static_cast<size_t>(imgs) * h * w * c, 33);
+  std::vector<bf16_t> x16(x.size());
+  be.to_bf16(x.data(), x.size(), x16.data());
+  std::vector<float> xw(x.size());
+  cpu::from_bf16(x16.data(), x16.size(), xw.data());
+  std::vector<bf16_t> col16(x.size() * 9), want_col16(x.size() * 9);
+  std::vector<float> col(x.size() * 9);
+  be.im2col3x3_bf16(imgs, h, w, c, x16.data(), col16.data());
+  be.im2col3x3(imgs, h, w, c, xw.data(), col.data());
+  cpu::to_bf16(col.data(), col.size(), want_col16.data());
+  EXPECT_EQ(col16, want_col16);
+  const size_t pooled = static_cast<size_t>(imgs) * (h / 2) * (w / 2) * c;
+  std::vector<bf16_t> p16(pooled), want_p16(pooled);
+  std::vector<float> p(pooled);
+  std::vector<uint8_t> arg16(pooled), arg(pooled);
+  be.maxpool2x2_forward_bf16(imgs, h, w, c, x16.data(), p16.data(), arg16.data());
+  be.maxpool2x2_forward(imgs, h, w, c, xw.data(), p.data(), arg.data());
+  cpu::to_bf16(p.data(), p.size(), want_p16.data());
+  EXPECT_EQ(p16, want_p16);
+  EXPECT_EQ(arg16, arg);
+
+  for (ActivationFn act : {ActivationFn::none, ActivationFn::relu, ActivationFn::gelu}) {
+    auto pre = random_floats(60, 34, -3, 3), pre2 = pre;
+    const auto bias = random_floats(6, 35);
+    std::vector<bf16_t> out16(60), want16(60);
+    std::vector<float> out(60);
+    be.bias_activation_forward_bf16(10, 6, bias.data(), act, pre.data(), out16.data());
+    be.bias_activation_forward(10, 6, bias.data(), act, pre2.data(), out.data());
+    cpu::to_bf16(out.data(), out.size(), want16.data());
+    EXPECT_EQ(out16, want16);
+    EXPECT_EQ(pre, pre2);
+  }
+}
+
 TEST(CpuBackend, StepScalarsDriveLossSlotAndOptimizer) {
   CpuBackend be(1);
   StepScalars sc;
@@ -262,7 +337,8 @@ TEST(CpuBackend, StepScalarsDriveLossSlotAndOptimizer) {
   const std::vector<float> logits = {0, 0};
   const std::vector<int32_t> labels = {1};
   std::vector<float> d(2), row(1), log(5, -1.0f);
-  be.softmax_cross_entropy(1, 2, logits.data(), labels.data(), d.data(), row.data(), log.data(), &sc);
+  be.softmax_cross_entropy(1, 2, logits.data(), labels.data(), 1.0f, d.data(), row.data());
+  be.mean_loss(1, row.data(), log.data(), &sc);
   EXPECT_NEAR(log[3], std::log(2.0), 1e-6);
   EXPECT_EQ(log[2], -1.0f);
   std::vector<float> p = {1.0f}, g = {1.0f}, buf = {0.0f};

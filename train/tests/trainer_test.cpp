@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "test_util.h"
+#include "trainer_steps.h"
 #include "train/checkpoint/checkpoint_format.h"
 #include "train/checkpoint/memory_file_system.h"
 #include "train/data/synthetic.h"
@@ -20,16 +21,8 @@
 namespace jobctl::train {
 namespace {
 
+using testing::run_steps;
 using testing::small_spec;
-
-std::vector<float> run_steps(Trainer& t, int n) {
-  std::vector<float> losses;
-  for (int i = 0; i < n && !t.finished(); ++i) {
-    t.step();
-    losses.push_back(t.last_loss());
-  }
-  return losses;
-}
 
 void expect_bit_exact_resume(const JobSpec& spec, int split) {
   const DataSplits data = make_synthetic(spec.data);
@@ -62,6 +55,27 @@ TEST(Trainer, SameSpecSameBits) {
   Trainer a(spec, be, data.train, data.test), b(spec, be, data.train, data.test);
   EXPECT_EQ(run_steps(a, 25), run_steps(b, 25));
   EXPECT_EQ(encode_checkpoint(a.snapshot()), encode_checkpoint(b.snapshot()));
+}
+
+TEST(Trainer, BitsDoNotDependOnTheCpuThreadCount) {
+  // The host kernels and the matrix products split their work into chunks fixed by the sizes, so
+  // one thread and two give the same bits (a checkpoint resumes on a machine with other cores).
+  for (ModelKind kind : {ModelKind::mlp, ModelKind::cnn}) {
+    JobSpec spec = small_spec(kind, 256, 512, 128, 1);
+    spec.model.hidden = {256};
+    if (kind == ModelKind::cnn) spec.model.channels = {16, 32};
+    const DataSplits data = make_synthetic(spec.data);
+    std::vector<uint8_t> bytes[2];
+    std::vector<float> losses[2];
+    for (int threads : {1, 2}) {
+      CpuBackend be(threads);
+      Trainer t(spec, be, data.train, data.test);
+      losses[threads - 1] = run_steps(t, 4);
+      bytes[threads - 1] = encode_checkpoint(t.snapshot());
+    }
+    EXPECT_EQ(losses[0], losses[1]) << to_string(kind);
+    EXPECT_EQ(bytes[0], bytes[1]) << to_string(kind);
+  }
 }
 
 TEST(Trainer, ResumeIsBitExactMlpAdamW) { expect_bit_exact_resume(small_spec(ModelKind::mlp), 21); }
@@ -173,7 +187,12 @@ class CollectingSink final : public EventSink {
 };
 
 struct LoopFixture {
-  JobSpec spec = small_spec(ModelKind::mlp);  // 16 steps per epoch, 2 epochs
+  LoopFixture() : LoopFixture(small_spec(ModelKind::mlp)) {}  // 16 steps per epoch, 2 epochs
+  explicit LoopFixture(JobSpec s) : spec(std::move(s)) {
+    options.device = "cpu";
+    control.trainer = &trainer;
+  }
+  JobSpec spec;
   DataSplits data = make_synthetic(spec.data);
   CpuBackend be{1};
   Trainer trainer{spec, be, data.train, data.test};
@@ -183,10 +202,6 @@ struct LoopFixture {
   ScriptedControl control;
   CollectingSink sink;
   RunOptions options;
-  LoopFixture() {
-    options.device = "cpu";
-    control.trainer = &trainer;
-  }
   Expected<RunOutcome> run() { return run_training(trainer, store, fs, clock, control, sink, options); }
 };
 
@@ -279,6 +294,21 @@ TEST(TrainingRun, MaxStepsAndTimeBasedCheckpoints) {
   EXPECT_EQ(ckpts.back().find("reason")->as_string(), "interrupt");
 }
 
+// The step losses of an interrupted run and its resumption, joined, are the straight run's, and so
+// is the final checkpoint.
+void expect_joined_run_equals(const LoopFixture& straight, const LoopFixture& part, const LoopFixture& rest) {
+  auto losses = [](const CollectingSink& s) {
+    std::vector<double> v;
+    for (const auto& e : s.of("step")) v.push_back(e.find("loss")->as_double());
+    return v;
+  };
+  auto joined = losses(part.sink);
+  const auto tail = losses(rest.sink);
+  joined.insert(joined.end(), tail.begin(), tail.end());
+  EXPECT_EQ(joined, losses(straight.sink));
+  EXPECT_EQ(straight.fs.contents("/out/final.ckpt"), rest.fs.contents("/out/final.ckpt"));
+}
+
 TEST(TrainingRun, ResumedLoopReportsTheSameLossesAsAStraightOne) {
   LoopFixture straight;
   ASSERT_TRUE(straight.run());
@@ -291,16 +321,7 @@ TEST(TrainingRun, ResumedLoopReportsTheSameLossesAsAStraightOne) {
   ASSERT_TRUE(rest.trainer.restore(loaded->state));
   rest.options.resumed_from = loaded->path;
   ASSERT_TRUE(rest.run());
-  auto losses = [](const CollectingSink& s) {
-    std::vector<double> v;
-    for (const auto& e : s.of("step")) v.push_back(e.find("loss")->as_double());
-    return v;
-  };
-  auto joined = losses(part.sink);
-  const auto tail = losses(rest.sink);
-  joined.insert(joined.end(), tail.begin(), tail.end());
-  EXPECT_EQ(joined, losses(straight.sink));
-  EXPECT_EQ(straight.fs.contents("/out/final.ckpt"), rest.fs.contents("/out/final.ckpt"));
+  expect_joined_run_equals(straight, part, rest);
   EXPECT_EQ(rest.sink.events.front().find("start_step")->as_int(), 11);
   // The epoch lines agree too (the resumed run carries the partial epoch's losses).
   auto ep = [](const CollectingSink& s) {
@@ -311,6 +332,28 @@ TEST(TrainingRun, ResumedLoopReportsTheSameLossesAsAStraightOne) {
   auto ep_joined = ep(part.sink);
   for (double x : ep(rest.sink)) ep_joined.push_back(x);
   EXPECT_EQ(ep_joined, ep(straight.sink));
+}
+
+TEST(TrainingRun, AStopBetweenMicroBatchesCheckpointsInsideTheStepAndResumesExactly) {
+  JobSpec spec = small_spec(ModelKind::mlp);
+  spec.train.accumulate_steps = 4;  // micro-batches of 8
+  LoopFixture straight(spec);
+  ASSERT_TRUE(straight.run());
+  LoopFixture part(spec);
+  part.control.on_poll = [&](int64_t step) {
+    if (step == 5 && part.trainer.micro_index() == 2) part.control.stop = true;
+  };
+  auto out = part.run();
+  ASSERT_TRUE(out);
+  EXPECT_TRUE(out->interrupted);
+  auto loaded = part.store.load_newest_valid();
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->state.global_step, 5);
+  EXPECT_EQ(loaded->state.micro_step, 3) << "the stop is seen at the next micro-batch boundary";
+  LoopFixture rest(spec);
+  ASSERT_TRUE(rest.trainer.restore(loaded->state));
+  ASSERT_TRUE(rest.run());
+  expect_joined_run_equals(straight, part, rest);
 }
 
 TEST(TrainingRun, WriteFailureIsAnError) {

@@ -2,13 +2,18 @@
 // sample order and the progress figures; step(), evaluation, and the snapshot / restore that
 // checkpoints are made of.
 //
-// A step is a fixed sequence of backend operations over fixed buffers (gather the batch, forward,
-// loss, backward, clip, update): the only things that change between steps are the batch indices
-// and the StepScalars, uploaded before it. That is what lets the CUDA backend replay it as a graph,
-// and what makes a step a pure function of (state, step number): restore(snapshot()) followed by
-// the same steps gives the same bits.
+// An optimizer step is one or more micro-batches (train.accumulate_steps): each gathers its samples,
+// runs forward, loss and backward and adds its gradient to the step's; the last also clips and
+// updates the weights. The loss gradient is scaled by 1 / (samples of the whole step), so the
+// micro-batches add up to the gradient of the whole batch. A micro-batch is a fixed sequence of
+// backend operations over fixed buffers: the only things that change between them are the sample
+// indices and the StepScalars, uploaded before it. That is what lets the CUDA backend replay it as
+// a graph, and what makes training a pure function of (state, position): restore(snapshot())
+// followed by the same micro-batches gives the same bits, at a step boundary or between
+// micro-batches.
 //
 // Steps per epoch = ceil(train samples / batch size); the last batch of an epoch may be smaller.
+// A step of `rows` samples has ceil(rows / micro-batch size) micro-batches, all full but the last.
 // Losses are written on the device and fetched lazily (last_loss(), at epoch ends and snapshots),
 // so the CPU thread need not wait for the GPU after every step.
 //
@@ -63,8 +68,14 @@ class Trainer {
   // Everything the next step depends on (waits for the device).
   TrainingState snapshot();
 
-  // One optimizer step (asynchronous on CUDA).
+  // The rest of the current optimizer step: all its remaining micro-batches (asynchronous on CUDA).
   void step();
+  // One micro-batch; the last one of a step also updates the weights and counts the step.
+  void micro_step();
+  // Micro-batches of the current step already done (0 at a step boundary).
+  int64_t micro_index() const { return micro_; }
+  // Micro-batches step `step` (0-based) has.
+  int64_t micro_batches_of(int64_t step) const;
   bool finished() const { return global_step_ >= total_steps_; }
   // True when the last step() completed an epoch.
   bool epoch_just_finished() const { return epoch_finished_; }
@@ -83,6 +94,7 @@ class Trainer {
   int64_t steps_per_epoch() const { return steps_per_epoch_; }
   int64_t total_steps() const { return total_steps_; }
   int batch_size() const { return batch_; }
+  int micro_batch_size() const { return micro_batch_; }
   int64_t train_samples() const { return train_samples_; }
   // Samples in step `step` (0-based): the batch size, or less for the last batch of an epoch.
   int batch_rows(int64_t step) const;
@@ -97,7 +109,7 @@ class Trainer {
   Backend& backend() { return backend_; }
 
  private:
-  void step_body(int rows);
+  void micro_body(int rows, int step_rows, int64_t micro, bool last);
   void fetch_losses();
   const StepScalars* scalars() const { return reinterpret_cast<const StepScalars*>(step_buf_.data()); }
   const int32_t* batch_indices() const { return reinterpret_cast<const int32_t*>(step_buf_.data() + sizeof(StepScalars)); }
@@ -106,6 +118,7 @@ class Trainer {
   Backend& backend_;
   uint64_t fingerprint_;
   int batch_;
+  int micro_batch_;
   int features_;
   int classes_;
   int64_t train_samples_;
@@ -122,14 +135,17 @@ class Trainer {
   DeviceBuffer<int32_t> train_y_, test_y_;
   DeviceBuffer<float> x_batch_;
   DeviceBuffer<int32_t> y_batch_;
-  DeviceBuffer<float> row_loss_;
+  DeviceBuffer<float> row_loss_;   // the current step's per-sample losses, micro-batch after micro-batch
   DeviceBuffer<float> loss_log_;   // per step of the current epoch
-  DeviceBuffer<uint8_t> step_buf_;  // StepScalars, then the batch indices
+  DeviceBuffer<uint8_t> step_buf_;  // StepScalars, then the micro-batch's sample indices
   DeviceBuffer<ClipState> clip_state_;
   DeviceBuffer<float> eval_loss_, eval_correct_;
   std::vector<uint8_t> staging_;
+  // Declared after every buffer its graphs use: destroyed (and the graphs dropped) first.
+  RecordedSteps recorded_;
 
   int64_t global_step_ = 0;
+  int64_t micro_ = 0;  // micro-batches of step global_step_ done
   std::vector<float> epoch_losses_;  // fetched losses of the current epoch
   int64_t pending_losses_ = 0;       // steps whose loss is still only on the device
   float last_loss_ = 0;

@@ -92,17 +92,19 @@ Expected<RunOutcome> run_training(Trainer& trainer, CheckpointStore& store, File
   int64_t log_samples = 0;
 
   while (!trainer.finished()) {
-    // ---- step boundary: requests, then the checkpoint cadence ----
+    // ---- micro-batch boundary: a stop or checkpoint request is honoured here; the step limit
+    // and the checkpoint cadence at optimizer step boundaries only ----
     const int64_t g = trainer.global_step();
+    const bool step_boundary = trainer.micro_index() == 0;
     if (control.stop_requested()) return finish(true);
-    if (options.max_steps > 0 && g >= options.max_steps) return finish(true);
+    if (step_boundary && options.max_steps > 0 && g >= options.max_steps) return finish(true);
     const bool stepped_here = g > start_step;
     std::string reason;
     if (control.take_checkpoint_request()) {
       reason = "signal";
-    } else if (stepped_here && options.every_steps > 0 && g % options.every_steps == 0) {
+    } else if (step_boundary && stepped_here && options.every_steps > 0 && g % options.every_steps == 0) {
       reason = "periodic";
-    } else if (stepped_here && options.every_seconds > 0 &&
+    } else if (step_boundary && stepped_here && options.every_seconds > 0 &&
                clock.now_seconds() - last_checkpoint_s >= options.every_seconds) {
       reason = "periodic";
     }
@@ -110,18 +112,17 @@ Expected<RunOutcome> run_training(Trainer& trainer, CheckpointStore& store, File
       if (auto st = write_checkpoint(reason); !st) return Unexpected{std::move(st).error()};
     }
 
-    // ---- one step ----
-    const int rows = trainer.batch_rows(g);
-    const float lr = trainer.learning_rate_of(g);
-    trainer.step();
-    log_samples += rows;
+    // ---- one micro-batch; the rest only when it completed an optimizer step ----
+    trainer.micro_step();
+    if (trainer.micro_index() != 0) continue;
     const int64_t done_steps = trainer.global_step();
+    log_samples += trainer.batch_rows(done_steps - 1);
     if (done_steps % log_every == 0 || trainer.finished()) {
       StepEvent e;
       e.step = done_steps;
       e.epoch = g / trainer.steps_per_epoch();
       e.loss = trainer.last_loss();  // waits for the device, so the timing below is real
-      e.lr = lr;
+      e.lr = trainer.learning_rate_of(done_steps - 1);
       const double ms = ms_since(log_start);
       e.step_ms = ms / static_cast<double>(done_steps - log_start_step);
       e.samples_per_s = ms > 0 ? static_cast<double>(log_samples) * 1000.0 / ms : 0.0;

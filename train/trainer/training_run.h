@@ -7,8 +7,11 @@
 // checkpoint requests, and the sink the JSON lines go to. Tests run it in memory; the program
 // wires it to signals, the disk and stdout.
 //
-// Signals are honoured at step boundaries only: a step is never cut in half, so the checkpoint
-// written for an interruption is exactly the state an uninterrupted run had at that step.
+// Signals are honoured at micro-batch boundaries (every optimizer step boundary is one): a
+// micro-batch is never cut in half, so the checkpoint written for an interruption is exactly the
+// state an uninterrupted run had at that point, between two micro-batches of a step if
+// train.accumulate_steps > 1. The step limit (--max-steps) and the checkpoint cadence count whole
+// optimizer steps.
 //
 // Thread safety: one call at a time; RunControl may be set from a signal handler or another
 // thread (see its implementations).
