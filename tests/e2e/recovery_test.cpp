@@ -175,10 +175,18 @@ TEST_F(RecoveryTest, CorruptNewestCheckpointIsDetectedAndThePreviousOneUsed) {
   ::kill(a.pid(), SIGKILL);  // no emergency checkpoint: the stored ones stay as they are
   a.stop(SIGKILL, 5s);
 
-  auto listed = api.http().request("GET", "/v1/jobs/" + std::to_string(id) + "/checkpoints");
-  ASSERT_TRUE(listed);
-  const json cps = json::parse(listed->body)["checkpoints"];
-  ASSERT_GE(cps.size(), 2u) << listed->body;
+  // An upload worker A sent just before it died may still be being stored: wait until the list
+  // stops changing, so that "newest" is the one worker B will be offered.
+  json cps;
+  for (int i = 0; i < 50; ++i) {
+    auto listed = api.http().request("GET", "/v1/jobs/" + std::to_string(id) + "/checkpoints");
+    ASSERT_TRUE(listed);
+    json now = json::parse(listed->body)["checkpoints"];
+    if (now == cps) break;
+    cps = std::move(now);
+    std::this_thread::sleep_for(300ms);
+  }
+  ASSERT_GE(cps.size(), 2u) << cps.dump();
   const int64_t newest = cps[0]["step"], previous = cps[1]["step"];
   // Flip bytes in the middle of the newest blob on disk (its name starts with its step).
   char prefix[32];
