@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/config_fields.h"
+#include "daemon/config/config_fields.h"
 #include "net/listen_address.h"
 
 namespace jobctl::daemon {

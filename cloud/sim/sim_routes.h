@@ -1,6 +1,6 @@
 // jobctl-cloudsim's HTTP API (docs/clouds.md, "jobctl-cloudsim API") over a SimCloud, on the
-// daemon's Router (net/router.h): thin handlers that decode, call one SimCloud method
-// and encode. The server itself is the daemon's HttpServer (cloudsim_main.cpp).
+// net/'s Router (net/router.h): thin handlers that decode, call one SimCloud method
+// and encode. The server itself is net/'s HttpServer (cloudsim_main.cpp).
 //
 // Ownership: the handlers borrow the SimCloud, which must outlive the router.
 #pragma once

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/config_fields.h"
+#include "daemon/config/config_fields.h"
 
 namespace jobctl::daemon::auth {
 

@@ -9,7 +9,7 @@
 
 #include "base/text_file.h"
 #include "cost/cost_json.h"
-#include "daemon/config_fields.h"
+#include "daemon/config/config_fields.h"
 #include "scheduler/deadline_policy.h"
 
 namespace jobctl::daemon::placement {

@@ -1,4 +1,4 @@
-#include "daemon/config_fields.h"
+#include "daemon/config/config_fields.h"
 
 #include <limits>
 

@@ -1,8 +1,10 @@
 // Reading jobctld's JSON configuration strictly: every section checks its keys against the ones
 // it knows and every value its type, and an error names the key in full ("cloud.exec.launch"),
 // so that a typo in a configuration file is refused at start instead of silently ignored.
-// Used by config.cpp and by each service's own section (placement_config.cpp, auth_options.cpp,
-// cloud_config.cpp).
+// Used by daemon/config.cpp and by each service's own section (placement_config.cpp,
+// auth_options.cpp, cloud_config.cpp). A folder of its own, below every section: daemon/config.cpp
+// composes the sections, so the readers they share cannot live beside it without a cycle
+// (docs/architecture.md, "Folders and the direction of dependencies").
 //
 // `prefix` is the section's path ("" at the top level); a value's field is prefix + "." + key.
 // An absent key leaves `out` unchanged (the default stands).
