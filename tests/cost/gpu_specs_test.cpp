@@ -6,7 +6,7 @@ namespace jobctl::cost {
 namespace {
 
 TEST(GpuSpecs, DesignSeedFacts) {
-  // docs/architecture.md: dense FP16/BF16 tensor TFLOPS / FP32 TFLOPS / memory GB / bandwidth GB/s / TDP W.
+  // docs/cost-model.md seed facts: dense FP16/BF16 tensor TFLOPS / FP32 TFLOPS / memory GB / bandwidth GB/s / TDP W.
   struct Fact {
     const char* name;
     double fp16, fp32, mem, bw, tdp;
