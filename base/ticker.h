@@ -10,10 +10,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
+
+#include "base/mutex.h"
 
 namespace jobctl {
 
@@ -26,48 +26,53 @@ class Ticker {
   Ticker(const Ticker&) = delete;
   Ticker& operator=(const Ticker&) = delete;
 
-  void stop() {
+  void stop() JOBCTL_EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       stopping_ = true;
     }
-    cv_.notify_all();
+    cv_.signal_all();
     if (thread_.joinable()) thread_.join();
   }
 
-  void wake() {
+  void wake() JOBCTL_EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (woken_) return;
       woken_ = true;
     }
-    cv_.notify_all();
+    cv_.signal_all();
   }
 
  private:
-  void loop() {
+  void loop() JOBCTL_EXCLUDES(mu_) {
     using clock = std::chrono::steady_clock;
-    std::unique_lock<std::mutex> lock(mu_);
+    mu_.lock();
     auto last_run = clock::now();
     for (;;) {
-      cv_.wait_until(lock, last_run + period_, [this] { return stopping_ || woken_; });
-      if (stopping_) return;
-      if (woken_ && cv_.wait_until(lock, last_run + min_gap_, [this] { return stopping_; })) return;
+      // Until the period is up, or a wake-up or a stop comes.
+      while (!stopping_ && !woken_ && cv_.wait_until(mu_, last_run + period_)) {
+      }
+      // A wake-up waits out the minimum gap since the last run (a stop does not).
+      while (!stopping_ && woken_ && cv_.wait_until(mu_, last_run + min_gap_)) {
+      }
+      if (stopping_) break;
       woken_ = false;
-      lock.unlock();
+      mu_.unlock();
       fn_();
-      lock.lock();
+      mu_.lock();
       last_run = clock::now();
     }
+    mu_.unlock();
   }
 
   std::chrono::milliseconds period_;
   std::chrono::milliseconds min_gap_;
   std::function<void()> fn_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
-  bool woken_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  bool stopping_ JOBCTL_GUARDED_BY(mu_) = false;
+  bool woken_ JOBCTL_GUARDED_BY(mu_) = false;
   std::thread thread_;  // last: starts after the members it uses
 };
 

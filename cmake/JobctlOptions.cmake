@@ -3,6 +3,9 @@
 include_guard(GLOBAL)
 
 option(JOBCTL_SANITIZE "Build with AddressSanitizer + UndefinedBehaviorSanitizer" OFF)
+# ThreadSanitizer: scripts/test.sh builds only the tests registered with TSAN (target
+# jobctl-tsan-tests, label tsan) this way, with Clang, whose -Wthread-safety checks the same build.
+option(JOBCTL_TSAN "Build with ThreadSanitizer" OFF)
 option(JOBCTL_WERROR "Treat warnings as errors" OFF)
 # OFF leaves unit-test executables out of `all` (the `jobctl-unit-tests` target still builds
 # them): scripts/test.sh's release build runs every label but `unit`, which its sanitizer build
@@ -11,9 +14,16 @@ option(JOBCTL_UNIT_TESTS_IN_ALL "Build unit-test executables as part of the defa
 
 set(JOBCTL_SOURCE_ROOT ${CMAKE_CURRENT_LIST_DIR}/.. CACHE INTERNAL "")
 
+if(JOBCTL_SANITIZE AND JOBCTL_TSAN)
+  message(FATAL_ERROR "JOBCTL_SANITIZE (ASan) and JOBCTL_TSAN cannot be combined: one build each")
+endif()
 if(JOBCTL_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
   add_link_options(-fsanitize=address,undefined)
+endif()
+if(JOBCTL_TSAN)
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
 endif()
 
 # Warnings for our own targets (not for third-party code): call on every jobctl target.
@@ -25,14 +35,26 @@ function(jobctl_warnings target)
   if(JOBCTL_WERROR)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
   endif()
+  # Clang checks the locking of the members a mutex guards (base/mutex.h's annotations); a
+  # mistake is an error in our code. GCC has no such analysis.
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:CXX>:-Wthread-safety -Werror=thread-safety>)
+  endif()
 endfunction()
 
 # jobctl_test(NAME name SOURCES ... LIBS ... LABELS unit|integration|e2e|cuda|browser [TIMEOUT s]
-#             [ENV VAR=value ...] [SKIPPABLE])
+#             [ENV VAR=value ...] [SKIPPABLE] [TSAN])
 # One GoogleTest executable registered with CTest under the given labels. Unit tests are also
-# collected for the `jobctl-unit-tests` target.
+# collected for the `jobctl-unit-tests` target. TSAN: a test of code that runs on several threads
+# (the daemon, the worker, the store); in a JOBCTL_TSAN build it also gets the label `tsan` and is
+# collected for the `jobctl-tsan-tests` target.
 function(jobctl_test)
-  cmake_parse_arguments(T "SKIPPABLE" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS;ENV" ${ARGN})
+  cmake_parse_arguments(T "SKIPPABLE;TSAN" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS;ENV" ${ARGN})
+  if(T_TSAN AND JOBCTL_TSAN)
+    list(APPEND T_LABELS tsan)
+    set_property(GLOBAL APPEND PROPERTY JOBCTL_TSAN_TEST_TARGETS ${T_NAME})
+  endif()
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main Threads::Threads)
   jobctl_warnings(${T_NAME})

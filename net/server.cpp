@@ -6,9 +6,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <iostream>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <type_traits>
@@ -29,6 +27,7 @@
 #include <boost/beast/ssl.hpp>
 #endif
 
+#include "base/mutex.h"
 #include "net/json_body.h"
 
 namespace jobctl::net {
@@ -64,8 +63,8 @@ struct HttpServer::Impl {
   ServerOptions options;
   const Router& router;
 
-  std::mutex sessions_mu;
-  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions;
+  Mutex sessions_mu;
+  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions JOBCTL_GUARDED_BY(sessions_mu);
   // Set when the server speaks TLS (ServerOptions::tls_cert_file); every connection then
   // handshakes before its first read.
 #if JOBCTL_NET_TLS
@@ -74,8 +73,8 @@ struct HttpServer::Impl {
 
   std::atomic<bool> shutting_down{false};
   std::atomic<int> in_flight{0};
-  std::mutex idle_mu;
-  std::condition_variable idle_cv;
+  Mutex idle_mu;  // idle_cv's; in_flight is atomic, the mutex only orders its last decrement and the wait
+  CondVar idle_cv;
 
   std::vector<std::unique_ptr<asio::io_context>> iocs;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
@@ -116,8 +115,8 @@ struct HttpServer::Impl {
   }
   void request_done() {
     if (in_flight.fetch_sub(1) == 1) {
-      std::lock_guard<std::mutex> lock(idle_mu);
-      idle_cv.notify_all();
+      MutexLock lock(idle_mu);
+      idle_cv.signal_all();
     }
   }
 };
@@ -324,7 +323,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     beast::error_code ec;
     lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
     lowest().socket().close(ec);
-    std::lock_guard<std::mutex> lock(srv_.sessions_mu);
+    MutexLock lock(srv_.sessions_mu);
     srv_.sessions.erase(this);
   }
 
@@ -347,7 +346,7 @@ void HttpServer::Impl::do_accept() {
     if (!ec && !shutting_down.load()) {
       auto start_session = [this](auto s) {
         {
-          std::lock_guard<std::mutex> lock(sessions_mu);
+          MutexLock lock(sessions_mu);
           sessions[s.get()] = s;
         }
         s->run();
@@ -399,7 +398,7 @@ void HttpServer::begin_shutdown() {
   });
   std::vector<std::shared_ptr<SessionBase>> live;
   {
-    std::lock_guard<std::mutex> lock(s.sessions_mu);
+    MutexLock lock(s.sessions_mu);
     for (auto& [p, w] : s.sessions)
       if (auto sp = w.lock()) live.push_back(std::move(sp));
   }
@@ -408,9 +407,12 @@ void HttpServer::begin_shutdown() {
 
 bool HttpServer::wait_idle(int timeout_ms) {
   Impl& s = *impl_;
-  std::unique_lock<std::mutex> lock(s.idle_mu);
-  return s.idle_cv.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                            [&s] { return s.in_flight.load() == 0; });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  MutexLock lock(s.idle_mu);
+  while (s.in_flight.load() != 0) {
+    if (!s.idle_cv.wait_until(s.idle_mu, deadline)) return s.in_flight.load() == 0;
+  }
+  return true;
 }
 
 int HttpServer::in_flight() const { return impl_->in_flight.load(); }
@@ -426,7 +428,7 @@ void HttpServer::stop() {
                 << " request(s) still in flight after the shutdown grace period; closing them";
     std::vector<std::shared_ptr<SessionBase>> live;
     {
-      std::lock_guard<std::mutex> lock(s.sessions_mu);
+      MutexLock lock(s.sessions_mu);
       for (auto& [p, w] : s.sessions)
         if (auto sp = w.lock()) live.push_back(std::move(sp));
     }

@@ -5,10 +5,12 @@
 #  2. A sanitizer build (ASan + UBSan, -O0, no CUDA, no Beast) builds only the unit tests and
 #     runs `ctest -L unit`.
 #  3. A release build builds everything but the unit tests (the CUDA path too where nvcc is
-#     installed) and runs every
-#     other label: integration, e2e, accuracy, fuzz, browser, slurm (a one-node Slurm cluster
-#     per test program: scripts/slurm-cluster.sh), cuda (CUDA tests skip, saying so, on a machine
-#     without a GPU).
+#     installed).
+#  4. A ThreadSanitizer build (Clang, with -Wthread-safety as errors) builds only the daemon,
+#     worker and store tests (target jobctl-tsan-tests) and runs them (`ctest -L tsan`).
+#  5. The release build runs every other label: integration, e2e, accuracy, fuzz, browser, slurm
+#     (a one-node Slurm cluster per test program: scripts/slurm-cluster.sh), cuda (CUDA tests
+#     skip, saying so, on a machine without a GPU).
 #
 # Environment: JOBCTL_JOBS (parallel jobs, default: cores), JOBCTL_BUILD_DIR (default: build).
 set -euo pipefail
@@ -35,6 +37,14 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 stamp "release build"
 cmake -S . -B "$build/release" "${jobctl_release_args[@]}" >/dev/null
 cmake --build "$build/release" -j "$jobs"
+
+stamp "ThreadSanitizer build (daemon, worker and store tests)"
+cmake -S . -B "$build/tsan" "${jobctl_tsan_args[@]}" -DJOBCTL_TRAIN_PATH="$build/release/train/jobctl-train" >/dev/null
+cmake --build "$build/tsan" --target jobctl-tsan-tests -j "$jobs"
+stamp "daemon, worker and store tests (TSan)"
+# No suppressions: every report is ours to fix. halt_on_error: the first race fails the test.
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ctest --test-dir "$build/tsan" -L tsan --output-on-failure -j "$jobs"
 stamp "integration, e2e and the other labels (release build)"
 ctest --test-dir "$build/release" -LE unit --output-on-failure -j "$jobs"
 

@@ -1,14 +1,14 @@
 #include "worker/agent.h"
 
 #include <algorithm>
-#include <condition_variable>
+#include <chrono>
 #include <memory>
-#include <mutex>
 #include <ostream>
 #include <sstream>
 #include <thread>
 
 #include "base/fixed_decimal.h"
+#include "base/mutex.h"
 #include "base/retry.h"
 
 namespace jobctl::worker {
@@ -59,13 +59,13 @@ namespace {
 
 // The slots' bookkeeping, shared by the agent's loop and the job threads.
 struct Slots {
-  std::mutex mu;
-  std::condition_variable freed;
-  std::vector<bool> busy;
-  std::vector<std::thread> threads;  // one per slot (joinable while a job ran there)
-  int finished_jobs = 0;
+  Mutex mu;
+  CondVar freed;
+  std::vector<bool> busy JOBCTL_GUARDED_BY(mu);
+  std::vector<std::thread> threads;  // one per slot (joinable while a job ran there); the loop's own
+  int finished_jobs JOBCTL_GUARDED_BY(mu) = 0;
 
-  int free_slot() {
+  int free_slot() JOBCTL_REQUIRES(mu) {
     for (size_t i = 0; i < busy.size(); ++i)
       if (!busy[i]) return static_cast<int>(i);
     return -1;
@@ -86,8 +86,12 @@ int Agent::run() {
 
   if (!register_worker(api)) return stop_.requested() ? 0 : 1;
   Slots slots;
-  slots.busy.assign(static_cast<size_t>(std::max(1, options_.slots)), false);
-  slots.threads.resize(slots.busy.size());
+  const size_t slot_count = static_cast<size_t>(std::max(1, options_.slots));
+  {
+    MutexLock lock(slots.mu);
+    slots.busy.assign(slot_count, false);
+  }
+  slots.threads.resize(slot_count);
   int leased = 0;
   int rc = 0;
   Backoff lease_backoff(kDaemonRetry);
@@ -95,17 +99,15 @@ int Agent::run() {
     if (options_.max_jobs > 0 && leased >= options_.max_jobs) break;
     int slot = -1;
     {
-      std::unique_lock<std::mutex> lock(slots.mu);
+      MutexLock lock(slots.mu);
       slot = slots.free_slot();
       if (slot < 0) {
-        slots.freed.wait_for(lock, std::chrono::milliseconds(200));
+        slots.freed.wait_for(slots.mu, std::chrono::milliseconds(200));
         continue;
       }
-      if (slots.threads[static_cast<size_t>(slot)].joinable()) {
-        lock.unlock();
-        slots.threads[static_cast<size_t>(slot)].join();
-      }
     }
+    // The slot's previous job thread has ended its work; collect it.
+    if (slots.threads[static_cast<size_t>(slot)].joinable()) slots.threads[static_cast<size_t>(slot)].join();
     const int wait_s = std::clamp(options_.max_wait_s, 0, std::max(0, max_lease_wait_s_));
     auto r = poll_api.lease(worker_id_, wait_s);
     if (!r) {
@@ -134,7 +136,7 @@ int Agent::run() {
       ro.gpu_index = options_.gpu_indices[static_cast<size_t>(slot)];
     const Lease lease = JobRunner::lease_from_json(**r);
     {
-      std::lock_guard<std::mutex> lock(slots.mu);
+      MutexLock lock(slots.mu);
       slots.busy[static_cast<size_t>(slot)] = true;
     }
     const int64_t worker_id = worker_id_;
@@ -147,10 +149,10 @@ int Agent::run() {
       std::ostringstream line;
       line << "jobctl-worker: job " << lease.job_id << ": " << to_string(outcome) << " (slot " << slot << ")\n";
       log_ << line.str();
-      std::lock_guard<std::mutex> lock(slots.mu);
+      MutexLock lock(slots.mu);
       slots.busy[static_cast<size_t>(slot)] = false;
       ++slots.finished_jobs;
-      slots.freed.notify_all();
+      slots.freed.signal_all();
     });
   }
   // Running jobs see the same stop (or run to their end when max_jobs was reached).

@@ -20,12 +20,12 @@ CheckpointUploader::CheckpointUploader(TransferOptions options, int64_t job_id, 
 
 CheckpointUploader::~CheckpointUploader() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     quit_ = true;
     for (const auto& item : queue_) discard(item);
     queue_.clear();
   }
-  cv_.notify_all();
+  cv_.signal_all();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -35,26 +35,34 @@ void CheckpointUploader::discard(const Item& item) {
 
 void CheckpointUploader::enqueue(int64_t step, std::string path, std::string reason, bool remove_after) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     queue_.push_back(Item{step, std::move(path), std::move(reason), remove_after});
   }
-  cv_.notify_all();
+  cv_.signal_all();
 }
 
 bool CheckpointUploader::quitting_within(std::chrono::milliseconds pause) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_for(lock, pause, [this] { return quit_; });
+  const auto deadline = std::chrono::steady_clock::now() + pause;
+  MutexLock lock(mu_);
+  while (!quit_) {
+    if (!cv_.wait_until(mu_, deadline)) return quit_;
+  }
+  return true;
 }
 
 bool CheckpointUploader::drain(int timeout_ms) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return queue_.empty() && !busy_; });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  MutexLock lock(mu_);
+  while (!queue_.empty() || busy_) {
+    if (!cv_.wait_until(mu_, deadline)) return queue_.empty() && !busy_;
+  }
+  return true;
 }
 
 void CheckpointUploader::run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return quit_ || !queue_.empty(); });
+    while (!quit_ && queue_.empty()) cv_.wait(mu_);
     if (quit_) return;
     while (queue_.size() > 1) {  // only the newest matters
       discard(queue_.front());
@@ -63,7 +71,7 @@ void CheckpointUploader::run() {
     Item item = std::move(queue_.front());
     queue_.pop_front();
     busy_ = true;
-    lock.unlock();
+    mu_.unlock();
     std::ostringstream line;
     if (fenced_.load()) {
       line << "jobctl-worker: job " << job_id_ << ": checkpoint at step " << item.step
@@ -86,9 +94,9 @@ void CheckpointUploader::run() {
     }
     discard(item);
     log_ << line.str();
-    lock.lock();
+    mu_.lock();
     busy_ = false;
-    cv_.notify_all();
+    cv_.signal_all();
   }
 }
 

@@ -11,14 +11,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <iosfwd>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "base/mutex.h"
 #include "worker/checkpoint_transfer.h"
 
 namespace jobctl::worker {
@@ -48,18 +47,18 @@ class CheckpointUploader {
     bool remove_after;
   };
   static void discard(const Item& item);
-  void run();
+  void run() JOBCTL_EXCLUDES(mu_);
   // The retries' wait: true when the destructor asked the thread to quit within `pause`.
-  bool quitting_within(std::chrono::milliseconds pause);
+  bool quitting_within(std::chrono::milliseconds pause) JOBCTL_EXCLUDES(mu_);
 
   CheckpointTransfer transfer_;
   int64_t job_id_, worker_id_, epoch_;
   std::ostream& log_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Item> queue_;
-  bool busy_ = false;
-  bool quit_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<Item> queue_ JOBCTL_GUARDED_BY(mu_);
+  bool busy_ JOBCTL_GUARDED_BY(mu_) = false;  // an item is being uploaded (outside the lock)
+  bool quit_ JOBCTL_GUARDED_BY(mu_) = false;
   std::atomic<int64_t> last_uploaded_{-1};
   std::atomic<bool> fenced_{false};
   std::thread thread_;

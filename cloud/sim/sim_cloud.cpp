@@ -57,7 +57,7 @@ Expected<std::unique_ptr<SimCloud>> SimCloud::create(SimCloudOptions o, const Cl
 }
 
 SimCloud::~SimCloud() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const int64_t now = clock_.now_ms();
   for (auto& inst : instances_)
     if (!inst->ended_ms) end_locked(*inst, now, "cloudsim-stopped");
@@ -67,7 +67,7 @@ SimCloud::~SimCloud() {
 }
 
 void SimCloud::set_base_url(std::string url) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   options_.base_url = std::move(url);
 }
 
@@ -97,7 +97,7 @@ bool SimCloud::trace_available_locked(int64_t now) const {
 }
 
 bool SimCloud::spot_capacity_now() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return trace_available_locked(clock_.now_ms());
 }
 
@@ -128,7 +128,7 @@ json SimCloud::instance_json_locked(Inst& inst, int64_t now) {
 }
 
 Expected<json> SimCloud::launch(const SimLaunch& r) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const int64_t now = clock_.now_ms();
   if (r.instance_type.empty())
     return make_error(ErrorCode::invalid_argument, "instance_type is required", "instance_type");
@@ -232,7 +232,7 @@ void SimCloud::end_locked(Inst& inst, int64_t now, const std::string& reason) {
 }
 
 Expected<json> SimCloud::terminate(const std::string& id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = by_id_.find(id);
   if (it == by_id_.end()) return not_found(id);
   Inst& inst = *it->second;
@@ -253,7 +253,7 @@ Expected<json> SimCloud::terminate(const std::string& id) {
 }
 
 Expected<json> SimCloud::interrupt(const std::string& id, const std::string& reason) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = by_id_.find(id);
   if (it == by_id_.end()) return not_found(id);
   Inst& inst = *it->second;
@@ -266,14 +266,14 @@ Expected<json> SimCloud::interrupt(const std::string& id, const std::string& rea
 }
 
 Expected<json> SimCloud::describe(const std::string& id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = by_id_.find(id);
   if (it == by_id_.end()) return not_found(id);
   return instance_json_locked(*it->second, clock_.now_ms());
 }
 
 json SimCloud::list(const std::string& tag) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const int64_t now = clock_.now_ms();
   json out = json::array();
   for (auto& inst : instances_)
@@ -282,7 +282,7 @@ json SimCloud::list(const std::string& tag) {
 }
 
 json SimCloud::interruptions(const std::string& tag, int64_t since_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   json out = json::array();
   for (const auto& n : notices_) {
     if (n.notice_ms < since_ms) continue;
@@ -294,7 +294,7 @@ json SimCloud::interruptions(const std::string& tag, int64_t since_ms) {
 }
 
 Expected<std::optional<json>> SimCloud::instance_action(const std::string& id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = by_id_.find(id);
   if (it == by_id_.end()) return not_found(id);
   const Inst& inst = *it->second;
@@ -303,7 +303,7 @@ Expected<std::optional<json>> SimCloud::instance_action(const std::string& id) {
 }
 
 json SimCloud::billing() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const int64_t now = clock_.now_ms();
   json rows = json::array();
   double total = 0;
@@ -338,7 +338,7 @@ json SimCloud::offers_json() const {
 }
 
 void SimCloud::tick() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const int64_t now = clock_.now_ms();
   bool changed = false;
   const bool spot_ok = trace_available_locked(now);
@@ -400,6 +400,7 @@ Status SimCloud::load_state() {
   if (doc.is_discarded() || !doc.is_object())
     return make_error(ErrorCode::io, path.string() + " is not valid JSON; move it away to start afresh", "state_dir");
   const int64_t saved = doc.value("saved_ms", int64_t{0});
+  MutexLock lock(mu_);  // uncontended (create() runs it before anyone has the cloud); for the analysis
   for (const auto& j : doc.value("instances", json::array())) {
     auto info = instance_from_json(j, "state.instances");
     if (!info) return make_error(ErrorCode::io, path.string() + ": " + info.error().message, "state_dir");

@@ -33,7 +33,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -43,6 +42,7 @@
 
 #include "base/clock.h"
 #include "base/expected.h"
+#include "base/mutex.h"
 #include "cloud/provider.h"
 #include "cost/price_catalog.h"
 #include "process/child.h"
@@ -127,24 +127,24 @@ class SimCloud {
 
   SimCloud(SimCloudOptions options, const Clock& clock);
   Status load_state();
-  void save_locked();
-  nlohmann::json instance_json_locked(Inst& inst, int64_t now);
+  void save_locked() JOBCTL_REQUIRES(mu_);
+  nlohmann::json instance_json_locked(Inst& inst, int64_t now) JOBCTL_REQUIRES(mu_);
   int64_t billed_seconds(const Inst& inst, int64_t now) const;
-  bool trace_available_locked(int64_t now) const;
-  void notice_locked(Inst& inst, int64_t now, const std::string& reason);
-  void end_locked(Inst& inst, int64_t now, const std::string& reason);
-  std::string new_id_locked();
+  bool trace_available_locked(int64_t now) const JOBCTL_REQUIRES(mu_);
+  void notice_locked(Inst& inst, int64_t now, const std::string& reason) JOBCTL_REQUIRES(mu_);
+  void end_locked(Inst& inst, int64_t now, const std::string& reason) JOBCTL_REQUIRES(mu_);
+  std::string new_id_locked() JOBCTL_REQUIRES(mu_);
   int64_t real_ms(double sim_seconds) const;
 
   SimCloudOptions options_;
   const Clock& clock_;
   const int64_t start_ms_;
-  mutable std::mutex mu_;
-  std::vector<std::unique_ptr<Inst>> instances_;     // launch order
-  std::map<std::string, Inst*, std::less<>> by_id_;
-  std::vector<InterruptionNotice> notices_;
-  std::mt19937_64 interruption_rng_;
-  std::mt19937_64 id_rng_;
+  mutable Mutex mu_;
+  std::vector<std::unique_ptr<Inst>> instances_ JOBCTL_GUARDED_BY(mu_);  // launch order
+  std::map<std::string, Inst*, std::less<>> by_id_ JOBCTL_GUARDED_BY(mu_);
+  std::vector<InterruptionNotice> notices_ JOBCTL_GUARDED_BY(mu_);
+  std::mt19937_64 interruption_rng_ JOBCTL_GUARDED_BY(mu_);
+  std::mt19937_64 id_rng_ JOBCTL_GUARDED_BY(mu_);
 };
 
 }  // namespace jobctl::cloud::sim

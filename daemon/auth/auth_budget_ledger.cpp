@@ -22,7 +22,7 @@ Expected<LedgerSpend::Totals> LedgerSpend::month_totals() {
   const int64_t now = clock_.now_ms();
   const int64_t month = month_start_ms(now);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (cache_.computed_ms >= 0 && cache_.month_start_ms == month && now - cache_.computed_ms < cache_ms_)
       return cache_;
   }
@@ -36,7 +36,7 @@ Expected<LedgerSpend::Totals> LedgerSpend::month_totals() {
     t.by_user[r.entry.user] += usd;
     t.by_kind[r.entry.kind] += usd;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   cache_ = t;
   return t;
 }

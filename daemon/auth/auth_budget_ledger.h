@@ -9,10 +9,10 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "daemon/auth/auth_admission.h"
 #include "daemon/ledger/ledger.h"
 
@@ -40,8 +40,8 @@ class LedgerSpend : public SpendSource {
   ledger::Ledger ledger_;
   const Clock& clock_;
   int64_t cache_ms_;
-  std::mutex mu_;
-  Totals cache_;
+  Mutex mu_;
+  Totals cache_ JOBCTL_GUARDED_BY(mu_);
 };
 
 }  // namespace jobctl::daemon::auth

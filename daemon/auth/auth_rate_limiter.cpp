@@ -9,7 +9,7 @@ std::optional<int64_t> RateLimiter::take(int64_t key, double rate, double burst)
   if (rate <= 0) return std::nullopt;
   burst = std::max(1.0, burst);
   const int64_t now = clock_.now_ms();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto [it, fresh] = buckets_.try_emplace(key, Bucket{burst, now});
   Bucket& b = it->second;
   if (!fresh) {

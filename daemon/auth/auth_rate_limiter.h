@@ -6,11 +6,11 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <unordered_map>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 
 namespace jobctl::daemon::auth {
 
@@ -28,8 +28,8 @@ class RateLimiter {
     int64_t last_ms = 0;
   };
   const Clock& clock_;
-  std::mutex mu_;
-  std::unordered_map<int64_t, Bucket> buckets_;
+  Mutex mu_;
+  std::unordered_map<int64_t, Bucket> buckets_ JOBCTL_GUARDED_BY(mu_);
 };
 
 }  // namespace jobctl::daemon::auth

@@ -80,14 +80,14 @@ Expected<Principal> TokenService::authenticate(std::string_view secret) {
     return unauthenticated();
   const std::string hash = sha256_hex(secret);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = cache_.find(hash); it != cache_.end()) return it->second;
   }
   auto row = store_.token_by_hash(hash);
   if (!row) return row.error();
   if (!*row || (*row)->revoked_ms) return unauthenticated();
   Principal p{(*row)->id, (*row)->user, (*row)->role};
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (cache_.size() > 100000) cache_.clear();  // bounded: tokens are few; this is a safety valve
   cache_[hash] = p;
   return p;
@@ -99,7 +99,7 @@ Expected<store::TokenRow> TokenService::revoke(int64_t id) {
   auto row = store_.revoke_token(id, clock_.now_ms());
   if (!row) return row.error();
   if (!*row) return make_error(ErrorCode::not_found, "token " + std::to_string(id) + " does not exist", "id");
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   cache_.erase((*row)->hash_hex);
   return **row;
 }

@@ -12,7 +12,6 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +20,7 @@
 
 #include "base/clock.h"
 #include "base/expected.h"
+#include "base/mutex.h"
 #include "daemon/store/store.h"
 
 namespace jobctl::daemon::auth {
@@ -56,8 +56,8 @@ class TokenService {
  private:
   store::Store& store_;
   const Clock& clock_;
-  std::mutex mu_;
-  std::unordered_map<std::string, Principal> cache_;  // hash -> principal (valid tokens only)
+  Mutex mu_;
+  std::unordered_map<std::string, Principal> cache_ JOBCTL_GUARDED_BY(mu_);  // hash -> principal (valid tokens only)
 };
 
 }  // namespace jobctl::daemon::auth

@@ -96,19 +96,19 @@ Status JobService::start() {
   if (!queued) return queued.error();
   auto placed = store_.placed_waiting_jobs();  // placed, not leased yet (placement_service.h)
   if (!placed) return placed.error();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& q : *queued) queue_.insert(q);
   for (const auto& q : *placed) queue_.insert(q);
   return {};
 }
 
 size_t JobService::queued_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return queue_.size();
 }
 
 size_t JobService::waiting_workers() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return waiters_.size();
 }
 
@@ -217,7 +217,7 @@ Expected<WorkerRegistered> JobService::register_worker(const WorkerRegistration&
   auto id = store_.write_value<int64_t>([row](WriteTxn& txn) { return txn.insert_worker(row); });
   if (!id) return id.error();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     workers_[*id] = request.capabilities;
   }
   return WorkerRegistered{*id, options_.heartbeat_interval_s, options_.lease_timeout_s,
@@ -246,7 +246,7 @@ Expected<std::vector<WorkerInfo>> JobService::list_workers() {
 
 Expected<WorkerCapabilities> JobService::worker_capabilities(int64_t worker_id) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = workers_.find(worker_id);
     if (it != workers_.end()) return it->second;
   }
@@ -258,7 +258,7 @@ Expected<WorkerCapabilities> JobService::worker_capabilities(int64_t worker_id) 
                                      "capabilities");
   if (!caps) return make_error(ErrorCode::io, "worker " + std::to_string(worker_id) +
                                          " has unreadable capabilities: " + caps.error().message);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   workers_[worker_id] = *caps;
   return *caps;
 }
@@ -287,7 +287,7 @@ void JobService::lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done) {
   wait_ms = std::clamp<int64_t>(wait_ms, 0, int64_t{options_.max_lease_wait_s} * 1000);
   Completions later;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (shutting_down_) {
       later.push_back([d = std::move(done)] { d(std::optional<LeaseGrant>{}); });
     } else {
@@ -379,7 +379,7 @@ void JobService::on_lease_done(Waiter waiter, int64_t job_id, Status st,
     auto row = store_.get_job(job_id);
     if (row && *row && ((*row)->state == JobState::queued ||
                         ((*row)->state == JobState::placed && !(*row)->worker_id))) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       queue_.insert(queued_from(**row));
     }
     waiter.done(std::move(st).error());
@@ -388,7 +388,7 @@ void JobService::on_lease_done(Waiter waiter, int64_t job_id, Status st,
   // The job was taken out of the queue by something else (e.g. cancelled): try the next one.
   Completions later;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (shutting_down_ || clock_.now_ms() >= waiter.deadline_ms) {
       later.push_back([d = std::move(waiter.done)] { d(std::optional<LeaseGrant>{}); });
     } else if (!try_assign_locked(waiter, later)) {
@@ -410,7 +410,7 @@ void JobService::dispatch_locked(Completions& later) {
 void JobService::on_job_queued(const QueuedJob& job) {
   Completions later;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     queue_.insert(job);
     dispatch_locked(later);
   }
@@ -422,7 +422,7 @@ void JobService::on_job_queued(const QueuedJob& job) {
 void JobService::job_placed(const QueuedJob& job) { on_job_queued(job); }
 
 void JobService::on_job_left_queue(int64_t job_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   queue_.erase(job_id);
 }
 
@@ -573,7 +573,7 @@ void JobService::tick() {
   const int64_t now = clock_.now_ms();
   Completions later;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (auto it = waiters_.begin(); it != waiters_.end();) {
       if (it->deadline_ms <= now) {
         later.push_back([d = std::move(it->done)] { d(std::optional<LeaseGrant>{}); });
@@ -586,7 +586,7 @@ void JobService::tick() {
   for (auto& f : later) f();
   bool expiry_due = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (now >= next_expiry_check_ms_ && !shutting_down_) {
       next_expiry_check_ms_ = now + 1000;
       expiry_due = true;
@@ -598,7 +598,7 @@ void JobService::tick() {
 void JobService::shutdown() {
   Completions later;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     shutting_down_ = true;
     for (auto& w : waiters_)
       later.push_back([d = std::move(w.done)] { d(std::optional<LeaseGrant>{}); });

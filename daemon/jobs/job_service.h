@@ -20,7 +20,6 @@
 #include <functional>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +28,7 @@
 
 #include "base/clock.h"
 #include "base/expected.h"
+#include "base/mutex.h"
 #include "daemon/jobs/job_matcher.h"
 #include "daemon/jobs/job_queue.h"
 #include "daemon/jobs/protocol.h"
@@ -145,10 +145,10 @@ class JobService {
 
   Expected<WorkerCapabilities> worker_capabilities(int64_t worker_id);
   // Called with mu_ held: offers jobs to waiting workers while both remain.
-  void dispatch_locked(Completions& later);
+  void dispatch_locked(Completions& later) JOBCTL_REQUIRES(mu_);
   // Called with mu_ held: reserves a job for the waiter and adds its lease change to `later`,
   // which the caller runs once mu_ is released (a store completion may need mu_ itself).
-  bool try_assign_locked(Waiter& waiter, Completions& later);
+  bool try_assign_locked(Waiter& waiter, Completions& later) JOBCTL_REQUIRES(mu_);
   void on_lease_done(Waiter waiter, int64_t job_id, Status st,
                      const std::shared_ptr<LeaseGrant>& grant);
   void on_job_queued(const QueuedJob& job);
@@ -166,13 +166,13 @@ class JobService {
   std::function<void(int64_t)> queued_observer_;
   std::function<void(int64_t, int64_t, const std::string&)> heartbeat_observer_;
 
-  mutable std::mutex mu_;
-  JobQueue queue_;
-  std::list<Waiter> waiters_;  // FIFO: the longest-waiting worker is offered first
-  std::unordered_map<int64_t, WorkerCapabilities> workers_;
-  uint64_t next_waiter_id_ = 1;
-  bool shutting_down_ = false;
-  int64_t next_expiry_check_ms_ = 0;  // tick() runs expire_leases() when due (guarded by mu_)
+  mutable Mutex mu_;
+  JobQueue queue_ JOBCTL_GUARDED_BY(mu_);
+  std::list<Waiter> waiters_ JOBCTL_GUARDED_BY(mu_);  // FIFO: the longest-waiting worker is offered first
+  std::unordered_map<int64_t, WorkerCapabilities> workers_ JOBCTL_GUARDED_BY(mu_);
+  uint64_t next_waiter_id_ JOBCTL_GUARDED_BY(mu_) = 1;
+  bool shutting_down_ JOBCTL_GUARDED_BY(mu_) = false;
+  int64_t next_expiry_check_ms_ JOBCTL_GUARDED_BY(mu_) = 0;  // tick() runs expire_leases() when due
 };
 
 }  // namespace jobctl::daemon::jobs

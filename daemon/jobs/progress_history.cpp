@@ -47,7 +47,7 @@ Status ProgressHistory::record(int64_t job_id, std::string_view progress_json) {
   const int64_t now = clock_.now_ms();
   const fs::path path = file_for(job_id);
 
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto [it, fresh] = jobs_.try_emplace(job_id);
   JobState& st = it->second;
   if (fresh) {  // a daemon restart: continue the count and cadence from the file

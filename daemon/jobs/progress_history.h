@@ -19,7 +19,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -28,6 +27,7 @@
 
 #include "base/clock.h"
 #include "base/expected.h"
+#include "base/mutex.h"
 
 namespace jobctl::daemon::jobs {
 
@@ -65,8 +65,8 @@ class ProgressHistory {
   std::filesystem::path dir_;
   const Clock& clock_;
   ProgressHistoryOptions options_;
-  std::mutex mu_;
-  std::unordered_map<int64_t, JobState> jobs_;  // loaded lazily from the file on first record
+  Mutex mu_;
+  std::unordered_map<int64_t, JobState> jobs_ JOBCTL_GUARDED_BY(mu_);  // loaded lazily from the file on first record
 };
 
 }  // namespace jobctl::daemon::jobs

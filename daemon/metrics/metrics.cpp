@@ -89,18 +89,18 @@ void Histogram::render(std::string& out, const std::string& name, const std::str
 
 void Metrics::observe_http(const std::string& method, const std::string& route, int status,
                            double seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   http_latency_[{method, route}].observe(seconds);
   ++http_count_[{method, route, status}];
 }
 
 void Metrics::observe_queue_wait(double seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   queue_wait_.observe(seconds);
 }
 
 void Metrics::observe_placement(double seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   placement_.observe(seconds);
 }
 
@@ -146,7 +146,7 @@ std::string Metrics::render() const {
       out += "jobctl_spend_usd{kind=\"" + escape_label(kind) + "\"} " + num(usd) + "\n";
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     header(out, "jobctl_http_requests_total", "counter", "HTTP requests answered, by method, route pattern and status code.");
     for (const auto& [key, n] : http_count_) {
       const auto& [method, route, code] = key;

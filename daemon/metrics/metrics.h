@@ -19,11 +19,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 
 #include "base/expected.h"
+#include "base/mutex.h"
 
 namespace jobctl::daemon::metrics {
 
@@ -65,11 +65,11 @@ class Metrics {
 
  private:
   MetricsSources sources_;
-  mutable std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, Histogram> http_latency_;  // (method, route)
-  std::map<std::tuple<std::string, std::string, int>, uint64_t> http_count_;  // (method, route, code)
-  Histogram queue_wait_;
-  Histogram placement_;
+  mutable Mutex mu_;
+  std::map<std::pair<std::string, std::string>, Histogram> http_latency_ JOBCTL_GUARDED_BY(mu_);  // (method, route)
+  std::map<std::tuple<std::string, std::string, int>, uint64_t> http_count_ JOBCTL_GUARDED_BY(mu_);  // (method, route, code)
+  Histogram queue_wait_ JOBCTL_GUARDED_BY(mu_);
+  Histogram placement_ JOBCTL_GUARDED_BY(mu_);
 };
 
 // `value` escaped for a label value (backslash, double quote, newline).

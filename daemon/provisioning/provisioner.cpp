@@ -104,12 +104,12 @@ Provisioner::Provisioner(store::Store& store, const Clock& clock, jobs::JobServi
 Provisioner::~Provisioner() { stop(); }
 
 void Provisioner::set_server_url(std::string url) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   server_url_ = std::move(url);
 }
 
 void Provisioner::start() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (thread_.joinable()) return;
   stopping_ = false;
   thread_ = std::thread([this] { loop(); });
@@ -117,28 +117,28 @@ void Provisioner::start() {
 
 void Provisioner::stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.signal_all();
   if (thread_.joinable()) thread_.join();
 }
 
 void Provisioner::wake() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     woken_ = true;
   }
-  cv_.notify_all();
+  cv_.signal_all();
 }
 
 bool Provisioner::reconciled() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return reconciled_;
 }
 
 std::string Provisioner::last_error() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return last_error_;
 }
 
@@ -153,8 +153,10 @@ void Provisioner::loop() {
       else LogLine() << "jobctld: provisioner: provider reachable again";
       logged = err;
     }
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::seconds(settings_.poll_s), [this] { return stopping_ || woken_; });
+    MutexLock lock(mu_);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(settings_.poll_s);
+    while (!stopping_ && !woken_ && cv_.wait_until(mu_, deadline)) {
+    }
     if (stopping_) return;
     woken_ = false;
   }
@@ -165,10 +167,10 @@ Status Provisioner::put(const InstanceRow& row) {
 }
 
 Expected<ProvisionerPass> Provisioner::run_pass() {
-  std::lock_guard<std::mutex> pass_lock(pass_mu_);
+  MutexLock pass_lock(pass_mu_);
   ProvisionerPass pass;
   auto fail = [this](Error e) -> Expected<ProvisionerPass> {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     last_error_ = e.message;
     return e;
   };
@@ -179,7 +181,7 @@ Expected<ProvisionerPass> Provisioner::run_pass() {
   if (!described) return fail(described.error());
   if (auto st = sync(*described, pass, now); !st) return fail(st.error());
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     reconciled_ = true;
   }
 
@@ -198,7 +200,7 @@ Expected<ProvisionerPass> Provisioner::run_pass() {
   keep_first(launch_for_placed_jobs(w, pass, now));
   if (!result) return fail(result.error());
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     last_error_.clear();
   }
   return pass;
@@ -425,7 +427,7 @@ Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pa
   }
   std::string server;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     server = settings_.server_url.empty() ? server_url_ : settings_.server_url;
   }
   int live = 0;

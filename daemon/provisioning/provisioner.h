@@ -32,11 +32,9 @@
 // passes never overlap.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -44,6 +42,7 @@
 
 #include "base/clock.h"
 #include "base/expected.h"
+#include "base/mutex.h"
 #include "cloud/provider.h"
 #include "daemon/provisioning/cloud_config.h"
 #include "daemon/jobs/job_service.h"
@@ -104,15 +103,17 @@ class Provisioner {
   struct Workers;  // the instance -> worker -> job maps of one pass (provisioner.cpp)
 
   Expected<Workers> snapshot();
-  Status sync(const std::vector<cloud::Instance>& described, ProvisionerPass& pass, int64_t now);
+  // The steps of one pass (run_pass holds pass_mu_).
+  Status sync(const std::vector<cloud::Instance>& described, ProvisionerPass& pass, int64_t now)
+      JOBCTL_REQUIRES(pass_mu_);
   // The steps below share one snapshot of the instance rows; a step that writes a row updates
   // the snapshot too, so a later step never writes back a stale copy (a notice recorded, then
   // lost to the ledger step's write of the row it read before).
-  Status record_notices(Workers& w, ProvisionerPass& pass);
-  Status release_lost_leases(const Workers& w, ProvisionerPass& pass);
-  Status accrue(Workers& w, int64_t now);
-  Status stop_idle(Workers& w, ProvisionerPass& pass, int64_t now);
-  Status launch_for_placed_jobs(const Workers& w, ProvisionerPass& pass, int64_t now);
+  Status record_notices(Workers& w, ProvisionerPass& pass) JOBCTL_REQUIRES(pass_mu_);
+  Status release_lost_leases(const Workers& w, ProvisionerPass& pass) JOBCTL_REQUIRES(pass_mu_);
+  Status accrue(Workers& w, int64_t now) JOBCTL_REQUIRES(pass_mu_);
+  Status stop_idle(Workers& w, ProvisionerPass& pass, int64_t now) JOBCTL_REQUIRES(pass_mu_);
+  Status launch_for_placed_jobs(const Workers& w, ProvisionerPass& pass, int64_t now) JOBCTL_REQUIRES(pass_mu_);
   Status put(const store::InstanceRow& row);
   void loop();
 
@@ -124,18 +125,19 @@ class Provisioner {
   CloudSettings settings_;
   ledger::Ledger ledger_;
 
-  std::mutex pass_mu_;  // one pass at a time; guards the fields below it
-  std::map<int64_t, int> launch_failures_;  // job id -> failed launches for its current placement
-  int64_t notices_since_ms_ = 0;
+  Mutex pass_mu_;  // one pass at a time
+  // job id -> failed launches for its current placement
+  std::map<int64_t, int> launch_failures_ JOBCTL_GUARDED_BY(pass_mu_);
+  int64_t notices_since_ms_ JOBCTL_GUARDED_BY(pass_mu_) = 0;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
-  bool woken_ = false;
-  bool reconciled_ = false;
-  std::string last_error_;
-  std::string server_url_;
-  std::thread thread_;
+  mutable Mutex mu_;
+  CondVar cv_;
+  bool stopping_ JOBCTL_GUARDED_BY(mu_) = false;
+  bool woken_ JOBCTL_GUARDED_BY(mu_) = false;
+  bool reconciled_ JOBCTL_GUARDED_BY(mu_) = false;
+  std::string last_error_ JOBCTL_GUARDED_BY(mu_);
+  std::string server_url_ JOBCTL_GUARDED_BY(mu_);
+  std::thread thread_;  // started by start() under mu_, joined by stop()
 };
 
 }  // namespace jobctl::daemon::provisioning

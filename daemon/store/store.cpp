@@ -278,29 +278,32 @@ Store::~Store() { close(); }
 
 void Store::close() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (closing_ && !writer_.joinable()) return;
     closing_ = true;
   }
-  cv_.notify_all();
+  cv_.signal_all();
   if (writer_.joinable() && std::this_thread::get_id() != writer_id_.load()) writer_.join();
 }
 
 // ---------------------------------------------------------------- Store: writes
 
 void Store::write_async(Change change, Done done, Durability durability) {
+  bool queued = false;
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     // While closing, the writer drains its queue to the end: changes queued from its own thread
     // (by hooks and completions) are still run.
     if (!closing_ || std::this_thread::get_id() == writer_id_.load()) {
       queue_.push_back(Item{std::move(change), std::move(done), durability});
-      lock.unlock();
-      cv_.notify_one();
-      return;
+      queued = true;
     }
   }
-  if (done) done(make_error(ErrorCode::unavailable, "the store is closed"));
+  if (queued) {
+    cv_.signal();
+  } else if (done) {
+    done(make_error(ErrorCode::unavailable, "the store is closed"));
+  }
 }
 
 Status Store::write(Change change) {
@@ -317,8 +320,8 @@ void Store::writer_loop() {
   std::vector<Item> batch;
   for (;;) {
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return closing_ || !queue_.empty(); });
+      MutexLock lock(mu_);
+      while (!closing_ && queue_.empty()) cv_.wait(mu_);
       if (queue_.empty()) return;  // closing and drained
       // Relaxed changes (heartbeats) arrive in thousands a second, a few at a time: a moment's
       // wait gathers many into one commit (fewer WAL pages, fewer wake-ups of this thread).
@@ -327,9 +330,9 @@ void Store::writer_loop() {
       for (const auto& item : queue_) relaxed_only = relaxed_only && item.durability == Durability::relaxed;
       if (relaxed_only && !closing_ && queue_.size() < static_cast<size_t>(options_.max_batch) &&
           options_.relaxed_linger_us > 0) {
-        lock.unlock();
+        mu_.unlock();
         std::this_thread::sleep_for(std::chrono::microseconds(options_.relaxed_linger_us));
-        lock.lock();
+        mu_.lock();
       }
       const size_t n = std::min<size_t>(queue_.size(), static_cast<size_t>(options_.max_batch));
       for (size_t i = 0; i < n; ++i) {
@@ -397,25 +400,26 @@ void Store::run_batch(std::vector<Item>& batch) {
 // ---------------------------------------------------------------- Store: reads
 
 Expected<Store::ReaderLease> Store::reader() {
-  std::unique_lock<std::mutex> lock(readers_mu_);
-  readers_cv_.wait(lock, [this] {
-    return !idle_readers_.empty() || open_readers_ < options_.max_readers;
-  });
-  if (!idle_readers_.empty()) {
-    auto c = std::move(idle_readers_.back());
-    idle_readers_.pop_back();
-    return ReaderLease(this, std::move(c));
+  {
+    MutexLock lock(readers_mu_);
+    while (idle_readers_.empty() && open_readers_ >= options_.max_readers) readers_cv_.wait(readers_mu_);
+    if (!idle_readers_.empty()) {
+      auto c = std::move(idle_readers_.back());
+      idle_readers_.pop_back();
+      return ReaderLease(this, std::move(c));
+    }
+    ++open_readers_;
   }
-  ++open_readers_;
-  lock.unlock();
   auto c = Connection::open(options_.path, /*read_only=*/false);
   if (c) {
     if (auto st = (*c)->exec("PRAGMA query_only=ON"); !st) c = st.error();
   }
   if (!c) {
-    std::lock_guard<std::mutex> relock(readers_mu_);
-    --open_readers_;
-    readers_cv_.notify_one();
+    {
+      MutexLock relock(readers_mu_);
+      --open_readers_;
+    }
+    readers_cv_.signal();
     return c.error();
   }
   return ReaderLease(this, std::move(*c));
@@ -424,10 +428,10 @@ Expected<Store::ReaderLease> Store::reader() {
 void Store::give_back(std::unique_ptr<Connection> c) {
   c->reset_all();
   {
-    std::lock_guard<std::mutex> lock(readers_mu_);
+    MutexLock lock(readers_mu_);
     idle_readers_.push_back(std::move(c));
   }
-  readers_cv_.notify_one();
+  readers_cv_.signal();
 }
 
 Status Store::with_reader(const std::function<Status(Connection&)>& fn) {

@@ -20,13 +20,11 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +34,7 @@
 
 #include "base/clock.h"
 #include "base/expected.h"
+#include "base/mutex.h"
 #include "daemon/store/records.h"
 #include "daemon/store/sqlite.h"
 
@@ -251,17 +250,17 @@ class Store {
   std::unique_ptr<Connection> writer_conn_;
   bool batch_synced_ = true;  // the writer connection's synchronous mode is the configured one
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Item> queue_;
-  bool closing_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<Item> queue_ JOBCTL_GUARDED_BY(mu_);
+  bool closing_ JOBCTL_GUARDED_BY(mu_) = false;
   std::thread writer_;
   std::atomic<std::thread::id> writer_id_{};  // set by the writer thread itself
 
-  std::mutex readers_mu_;
-  std::condition_variable readers_cv_;
-  std::vector<std::unique_ptr<Connection>> idle_readers_;
-  int open_readers_ = 0;
+  Mutex readers_mu_;
+  CondVar readers_cv_;
+  std::vector<std::unique_ptr<Connection>> idle_readers_ JOBCTL_GUARDED_BY(readers_mu_);
+  int open_readers_ JOBCTL_GUARDED_BY(readers_mu_) = 0;
 };
 
 }  // namespace jobctl::daemon::store
