@@ -13,6 +13,7 @@
 #include "cloud/command_template.h"
 #include "cloud/sim_provider.h"
 #include "tests/support/process.h"
+#include "tests/support/shared_data.h"
 #include "tests/support/temp_dir.h"
 
 namespace {
@@ -135,10 +136,9 @@ TEST(CloudsimHttp, LaunchBillNoticeReclaimTerminate) {
 }
 
 TEST(CloudsimHttp, ReplaysARealTrace) {
-  const char* src = std::getenv("JOBCTL_SOURCE_DIR");
-  const std::string trace = std::string(src ? src : ".") +
-                            "/../shared/data/spot-traces/availability/1-node/aws-10-26-2022/us-west-2a_v100_1.json";
-  if (!std::ifstream(trace)) GTEST_SKIP() << "shared data not found at " << trace;
+  const char* relative = "spot-traces/availability/1-node/aws-10-26-2022/us-west-2a_v100_1.json";
+  JOBCTL_NEED_SHARED_DATA(relative);
+  const std::string trace = jobctl::testing::shared_data(relative).string();
   jobctl::testing::TempDir dir;
   // 600 s ticks replayed at F = 6000: ten ticks per real second, so within a few seconds the
   // trace's first unavailable stretch reclaims the spot instance or refuses spot launches.

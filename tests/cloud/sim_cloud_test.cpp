@@ -13,6 +13,7 @@
 
 #include "cloud/sim/sim_cloud.h"
 #include "cost/price_catalog.h"
+#include "tests/support/shared_data.h"
 #include "tests/support/temp_dir.h"
 
 namespace {
@@ -174,11 +175,9 @@ TEST(SimCloud, TraceReplayRefusesAndInterruptsSpotWhenTheTraceHasNone) {
 }
 
 TEST(SimCloud, RealTraceFromSharedData) {
-  const char* src = std::getenv("JOBCTL_SOURCE_DIR");
-  const std::string path = std::string(src ? src : ".") +
-                           "/../shared/data/spot-traces/preemption/1-node/aws-04-22-2023/us-west-2b_v100_1.json";
-  std::ifstream in(path);
-  if (!in) GTEST_SKIP() << "shared data not found at " << path;
+  const char* relative = "spot-traces/preemption/1-node/aws-04-22-2023/us-west-2b_v100_1.json";
+  JOBCTL_NEED_SHARED_DATA(relative);
+  std::ifstream in(jobctl::testing::shared_data(relative));
   std::string text;
   for (std::string line; std::getline(in, line);) text += line;
   auto trace = jobctl::scheduler::parse_spot_trace(text);

@@ -1,4 +1,5 @@
-// The SkyPilot catalogs in ../shared/data/catalog (real files, read-only). Skips when absent.
+// The SkyPilot catalogs in ../shared/data/catalog (real files, read-only). Skips when absent (fails
+// under CI=true: tests/support/shared_data.h).
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -9,14 +10,12 @@
 #include <gtest/gtest.h>
 
 #include "cost/price_catalog.h"
+#include "tests/support/shared_data.h"
 
 namespace jobctl::cost {
 namespace {
 
-std::filesystem::path data_dir() {
-  const char* src = std::getenv("JOBCTL_SOURCE_DIR");
-  return std::filesystem::path(src ? src : ".") / ".." / "shared" / "data" / "catalog";
-}
+std::filesystem::path data_dir() { return jobctl::testing::shared_data("catalog"); }
 
 std::string read(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -27,10 +26,7 @@ std::string read(const std::filesystem::path& p) {
 
 class CatalogData : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (!std::filesystem::exists(data_dir() / "aws_gpu_vms.csv"))
-      GTEST_SKIP() << "shared data not found at " << data_dir() << " (needs ../shared/data/catalog)";
-  }
+  void SetUp() override { JOBCTL_NEED_SHARED_DATA("catalog/aws_gpu_vms.csv"); }
 };
 
 TEST_F(CatalogData, Aws) {

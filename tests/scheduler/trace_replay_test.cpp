@@ -1,5 +1,6 @@
 // Replays the real spot traces of ../shared/data/spot-traces (skypilot-org/spot-traces, the traces
-// of "Can't Be Late", NSDI 2024) through the simulator. Skips when the data folder is absent.
+// of "Can't Be Late", NSDI 2024) through the simulator. Skips when the data folder is absent (fails
+// under CI=true: tests/support/shared_data.h).
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,16 +13,14 @@
 #include "scheduler/deadline_policy.h"
 #include "scheduler/spot_simulator.h"
 #include "scheduler/spot_trace.h"
+#include "tests/support/shared_data.h"
 
 namespace jobctl::scheduler {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path traces_dir() {
-  const char* src = std::getenv("JOBCTL_SOURCE_DIR");
-  return fs::path(src ? src : ".") / ".." / "shared" / "data" / "spot-traces";
-}
+fs::path traces_dir() { return jobctl::testing::shared_data("spot-traces"); }
 
 SpotTrace load(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -34,10 +33,7 @@ SpotTrace load(const fs::path& p) {
 
 class TraceReplay : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (!fs::exists(traces_dir() / "preemption"))
-      GTEST_SKIP() << "spot traces not found at " << traces_dir() << " (needs ../shared/data/spot-traces)";
-  }
+  void SetUp() override { JOBCTL_NEED_SHARED_DATA("spot-traces/preemption"); }
 };
 
 SimulationResult run(const SpotTrace& t, std::string_view policy, SimulationConfig c) {
