@@ -3,7 +3,7 @@
 # installed it only checks (about a second) and touches nothing.
 #
 #   scripts/setup.sh            build + test dependencies
-#   scripts/setup.sh --browser  also Debian's chromium and the dashboard's npm packages
+#   scripts/setup.sh --browser  also Debian's chromium and the browser tests' npm packages
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +22,7 @@ packages=(
   libopenblas-dev           # CPU GEMM for train/
   zlib1g-dev                # gzipped Fashion-MNIST
   dataset-fashion-mnist     # /usr/share/datasets/fashion-mnist
+  libjs-chart.js            # Chart.js for the dashboard's charts (copied next to jobctld at build time)
   procps psmisc             # pgrep/kill in the scripts and tests
   slurm-wlm                 # slurmctld, slurmd, the client commands and munge: the Slurm tests'
                             # one-node cluster (scripts/slurm-cluster.sh)
@@ -58,7 +59,7 @@ else
 fi
 
 if [[ $browser == 1 && -f web/package.json ]]; then
-  # The dashboard's Chart.js and the browser tests' playwright-core (dev), exactly as locked;
-  # skipped when node_modules already matches the lock file.
+  # The browser tests' playwright-core, exactly as locked; skipped when node_modules already
+  # matches the lock file.
   (cd web && { [[ -d node_modules ]] && npm ls >/dev/null 2>&1; } || npm ci --no-audit --no-fund)
 fi

@@ -1,28 +1,45 @@
 #!/usr/bin/env bash
 # Sets up, builds and starts jobctl on this machine, then submits a first Fashion-MNIST job.
 #
-#   scripts/start.sh            jobctld on 127.0.0.1:8080, one local worker, the simulated cloud
-#                               (once built), state under .jobctl/ (SQLite database, logs, work dirs)
+#   scripts/start.sh            jobctld on 127.0.0.1:8080, one local worker, the simulated cloud,
+#                               state under .jobctl/ (SQLite database, logs, work dirs)
+#   scripts/start.sh --no-build the same with the programs already built (no setup, no build): the
+#                               browser test starts the service this way
 #   scripts/stop.sh             stops what this script started (SIGTERM: graceful shutdown)
 #
-# Environment: JOBCTL_PORT (default 8080), JOBCTL_HOME (default .jobctl), JOBCTL_JOBS (build jobs),
+# Environment: JOBCTL_PORT (default 8080; 0: a free port, printed), JOBCTL_HOME (default .jobctl),
+# JOBCTL_JOBS (build jobs), JOBCTL_BUILD_DIR (default build/; the release build is its release/),
 # JOBCTL_DEVICE (worker device: cpu, cuda or auto; default auto), JOBCTL_NO_FIRST_JOB=1 to skip
-# the first job.
+# the first job. JOBCTLD, JOBCTL_WORKER, JOBCTL_TRAIN, JOBCTL_CLI, JOBCTL_CLOUDSIM name the
+# programs to run (default: the release build's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 home=${JOBCTL_HOME:-$root/.jobctl}
 port=${JOBCTL_PORT:-8080}
 jobs=${JOBCTL_JOBS:-$(nproc)}
-build=$root/build/release
-server=http://127.0.0.1:$port
+build=${JOBCTL_BUILD_DIR:-$root/build}/release
+build_it=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-build) build_it=0 ;;
+    *) echo "start.sh: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+jobctld=${JOBCTLD:-$build/daemon/jobctld}
+worker=${JOBCTL_WORKER:-$build/worker/jobctl-worker}
+trainer=${JOBCTL_TRAIN:-$build/train/jobctl-train}
+cli_bin=${JOBCTL_CLI:-$build/cli/jobctl}
+cloudsim=${JOBCTL_CLOUDSIM:-$build/cloud/jobctl-cloudsim}
 
 source scripts/build_flags.sh
 
-scripts/setup.sh
-echo "== building (release) in $build"
-cmake -S . -B "$build" "${jobctl_release_args[@]}" >/dev/null
-cmake --build "$build" -j "$jobs" --target jobctld jobctl-worker jobctl-train jobctl jobctl-cloudsim
+if [[ $build_it == 1 ]]; then
+  scripts/setup.sh
+  echo "== building (release) in $build"
+  cmake -S . -B "$build" "${jobctl_release_args[@]}" >/dev/null
+  cmake --build "$build" -j "$jobs" --target jobctld jobctl-worker jobctl-train jobctl jobctl-cloudsim
+fi
 
 mkdir -p "$home/logs" "$home/data" "$home/worker"
 if [[ -f $home/jobctld.pid ]] && kill -0 "$(cat "$home/jobctld.pid")" 2>/dev/null; then
@@ -34,7 +51,7 @@ fi
 # that connect back to jobctld) when placement chooses a cloud offer (docs/clouds.md).
 config=$home/jobctld.json
 echo "== starting jobctl-cloudsim"
-"$build/cloud/jobctl-cloudsim" --listen 127.0.0.1:0 --state-dir "$home/cloudsim" \
+"$cloudsim" --listen 127.0.0.1:0 --state-dir "$home/cloudsim" \
   >"$home/logs/cloudsim.out" 2>"$home/logs/cloudsim.log" &
 echo $! >"$home/cloudsim.pid"
 for _ in $(seq 1 100); do [[ -s $home/logs/cloudsim.out ]] && break; sleep 0.1; done
@@ -43,8 +60,8 @@ cloudsim_url=$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' "$home/logs/cloudsim.out" |
 [[ -n $cloudsim_url ]] || { cat "$home/logs/cloudsim.log" >&2; exit 1; }
 printf '{"cloud": {"provider": "sim", "sim": {"url": "%s"}}}\n' "$cloudsim_url" >"$config"
 
-echo "== starting jobctld on $server (database $home/data/jobctl.db)"
-"$build/daemon/jobctld" --listen "127.0.0.1:$port" --data-dir "$home/data" --config "$config" \
+echo "== starting jobctld on 127.0.0.1:$port (database $home/data/jobctl.db)"
+"$jobctld" --listen "127.0.0.1:$port" --data-dir "$home/data" --config "$config" \
   >"$home/logs/jobctld.out" 2>"$home/logs/jobctld.log" &
 echo $! >"$home/jobctld.pid"
 for _ in $(seq 1 100); do
@@ -53,14 +70,17 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 head -1 "$home/logs/jobctld.out"
+# The URL from jobctld's start-up line (the port it got, when JOBCTL_PORT is 0).
+server=$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' "$home/logs/jobctld.out" | head -1)
+[[ -n $server ]] || { cat "$home/logs/jobctld.log" >&2; exit 1; }
 
 echo "== starting one local worker"
-"$build/worker/jobctl-worker" --server "$server" --name "local-$(hostname)" \
-  --trainer "$build/train/jobctl-train" --device "${JOBCTL_DEVICE:-auto}" --work-dir "$home/worker" \
+"$worker" --server "$server" --name "local-$(hostname)" \
+  --trainer "$trainer" --device "${JOBCTL_DEVICE:-auto}" --work-dir "$home/worker" \
   >"$home/logs/worker.log" 2>&1 &
 echo $! >"$home/worker.pid"
 
-cli="$build/cli/jobctl --server $server"
+cli="$cli_bin --server $server"
 if [[ ${JOBCTL_NO_FIRST_JOB:-0} != 1 ]]; then
   echo "== submitting a first job (examples/fmnist-mlp.json: an MLP on Fashion-MNIST, 2 epochs)"
   out=$($cli submit examples/fmnist-mlp.json)

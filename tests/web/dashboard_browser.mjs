@@ -10,9 +10,12 @@
 //   5. the workers and costs views render; screenshots at laptop and phone sizes are saved;
 //   6. with --auth-url and --token (a jobctld with auth on): the token entry, Bearer requests,
 //      localStorage, and cancel from the list.
+// With --first-run-job ID (the service scripts/start.sh started, and the first job it submitted)
+// it checks that job's page only: once the job has succeeded, its loss chart's points are the
+// API's, drawn inside the chart (step 4), screenshot first-run-job-detail.png.
 //
 // Usage: node dashboard_browser.mjs --url URL --artifacts DIR --chromium PATH --modules DIR
-//                                   [--auth-url URL --token TOKEN]
+//                                   [--auth-url URL --token TOKEN | --first-run-job ID]
 import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -57,18 +60,48 @@ function watch(page) {
   });
 }
 
-const browser = await chromium.launch({ executablePath: args.chromium, args: ['--no-sandbox'] });
-let failed = null;
-try {
-  const laptop = await browser.newContext({ viewport: { width: 1366, height: 860 } });
-  const page = await laptop.newPage();
-  watch(page);
+// Step 4: the detail page of job `id` (open in `page`, finished) draws its loss curve from the
+// API's progress history and result, every point inside the chart area; its accuracy curve from
+// the API's test accuracies; and its event timeline.
+async function checkJobDetail(page, id) {
+  await page.waitForSelector('canvas[data-chart="loss"]');
+  await page.waitForFunction(() => {
+    const c = window.Chart.getChart(document.querySelector('canvas[data-chart="loss"]'));
+    return c && c.data.datasets[0].data.length >= 2;
+  }, null, { timeout: 15000 });
+  const chart = await page.evaluate(() => {
+    const c = window.Chart.getChart(document.querySelector('canvas[data-chart="loss"]'));
+    const meta = c.getDatasetMeta(0);
+    const a = window.Chart.getChart(document.querySelector('canvas[data-chart="accuracy"]'));
+    return {
+      data: c.data.datasets[0].data,
+      drawn: meta.data.map((el) => ({ x: el.x, y: el.y })),
+      area: c.chartArea,
+      accuracy: a ? a.data.datasets[0].data : [],
+    };
+  });
+  const hist = await apiGet(`/v1/jobs/${id}/progress`);
+  const job = await apiGet(`/v1/jobs/${id}`);
+  const apiPoints = new Set(hist.points.filter((p) => typeof p.progress.loss === 'number').map((p) => `${p.progress.step}:${p.progress.loss}`));
+  apiPoints.add(`${job.result.steps}:${job.result.final_loss}`);
+  check(chart.data.length >= 2, `the loss chart has ${chart.data.length} data points`);
+  check(chart.data.every((p) => apiPoints.has(`${p.x}:${p.y}`)), 'every loss point is a (step, loss) the API reported');
+  check(chart.drawn.length === chart.data.length && chart.drawn.every((p) => Number.isFinite(p.x) && Number.isFinite(p.y) &&
+        p.x >= chart.area.left - 1 && p.x <= chart.area.right + 1 && p.y >= chart.area.top - 1 && p.y <= chart.area.bottom + 1),
+        'every loss point is drawn inside the chart area');
+  const apiAcc = new Set(hist.points.map((p) => p.progress.test_accuracy).filter((v) => typeof v === 'number'));
+  check(chart.accuracy.length >= 1 && chart.accuracy.every((p) => apiAcc.has(p.y)), `the accuracy chart has ${chart.accuracy.length} points from the API`);
+  const events = await page.$$eval('#timeline li strong', (els) => els.map((e) => e.textContent));
+  check(events.includes('submitted') && events.includes('succeeded'), `the timeline lists the events (${events.join(', ')})`);
+}
 
+// Steps 1 to 6 on the service the test started.
+async function wholeDashboard(browser, laptop, page) {
   // 1. The page and its assets come from the daemon.
   const res = await page.goto(`${base}/`);
   check(res.status() === 200 && res.headers()['content-type'].startsWith('text/html'), 'GET / serves index.html');
   await page.waitForSelector('#jobs-table');
-  check(await page.evaluate(() => typeof window.Chart === 'function'), 'Chart.js is loaded from the daemon (/vendor/chart.umd.min.js)');
+  check(await page.evaluate(() => typeof window.Chart === 'function'), 'Chart.js is loaded from the daemon (/vendor/chart.min.js)');
   const external = await page.evaluate(() => [...document.querySelectorAll('script[src],link[href]')]
     .map((e) => e.src || e.href).filter((u) => !u.startsWith(location.origin)));
   check(external.length === 0, `every asset is served by the daemon (external: ${JSON.stringify(external)})`);
@@ -138,35 +171,7 @@ try {
 
   // 4. The detail page and its curves, checked against the API's data.
   await page.click(`#jobs-body tr[data-key="${id}"] a[href="#/jobs/${id}"]`);
-  await page.waitForSelector('canvas[data-chart="loss"]');
-  await page.waitForFunction(() => {
-    const c = window.Chart.getChart(document.querySelector('canvas[data-chart="loss"]'));
-    return c && c.data.datasets[0].data.length >= 2;
-  }, null, { timeout: 15000 });
-  const chart = await page.evaluate(() => {
-    const c = window.Chart.getChart(document.querySelector('canvas[data-chart="loss"]'));
-    const meta = c.getDatasetMeta(0);
-    const a = window.Chart.getChart(document.querySelector('canvas[data-chart="accuracy"]'));
-    return {
-      data: c.data.datasets[0].data,
-      drawn: meta.data.map((el) => ({ x: el.x, y: el.y })),
-      area: c.chartArea,
-      accuracy: a ? a.data.datasets[0].data : [],
-    };
-  });
-  const hist = await apiGet(`/v1/jobs/${id}/progress`);
-  const job = await apiGet(`/v1/jobs/${id}`);
-  const apiPoints = new Set(hist.points.filter((p) => typeof p.progress.loss === 'number').map((p) => `${p.progress.step}:${p.progress.loss}`));
-  apiPoints.add(`${job.result.steps}:${job.result.final_loss}`);
-  check(chart.data.length >= 2, `the loss chart has ${chart.data.length} data points`);
-  check(chart.data.every((p) => apiPoints.has(`${p.x}:${p.y}`)), 'every loss point is a (step, loss) the API reported');
-  check(chart.drawn.length === chart.data.length && chart.drawn.every((p) => Number.isFinite(p.x) && Number.isFinite(p.y) &&
-        p.x >= chart.area.left - 1 && p.x <= chart.area.right + 1 && p.y >= chart.area.top - 1 && p.y <= chart.area.bottom + 1),
-        'every loss point is drawn inside the chart area');
-  const apiAcc = new Set(hist.points.map((p) => p.progress.test_accuracy).filter((v) => typeof v === 'number'));
-  check(chart.accuracy.length >= 1 && chart.accuracy.every((p) => apiAcc.has(p.y)), `the accuracy chart has ${chart.accuracy.length} points from the API`);
-  const events = await page.$$eval('#timeline li strong', (els) => els.map((e) => e.textContent));
-  check(events.includes('submitted') && events.includes('succeeded'), `the timeline lists the events (${events.join(', ')})`);
+  await checkJobDetail(page, id);
   await shot(page, 'laptop-job-detail');
 
   // 5. Workers and costs.
@@ -243,7 +248,38 @@ try {
     await ap.waitForSelector('#banner:not([hidden])');
     check(await ap.evaluate(() => localStorage.getItem('jobctl.token')) === null, 'Clear forgets the token');
   }
+}
 
+// The first job scripts/start.sh submitted (Fashion-MNIST, 2 epochs): once it has succeeded, its
+// page shows the loss chart drawn from the API's data (step 4).
+async function firstRunJob(page, id) {
+  const t0 = Date.now();
+  for (;;) {
+    const job = await apiGet(`/v1/jobs/${id}`);
+    if (job.state === 'succeeded') break;
+    if (['failed', 'cancelled'].includes(job.state)) throw new Error(`the first job ended ${job.state}: ${JSON.stringify(job)}`);
+    if (Date.now() - t0 > 420000) throw new Error(`the first job did not succeed in 420 s: ${JSON.stringify(job)}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  check(true, `the first job (#${id}) succeeded in ${Math.round((Date.now() - t0) / 1000)} s of watching`);
+  const res = await page.goto(`${base}/#/jobs/${id}`);
+  check(res.status() === 200, 'the daemon start.sh started serves the dashboard');
+  check(await page.evaluate(() => typeof window.Chart === 'function'), 'Chart.js is loaded from the daemon (/vendor/chart.min.js)');
+  await checkJobDetail(page, id);
+  await shot(page, 'first-run-job-detail');
+}
+
+const browser = await chromium.launch({ executablePath: args.chromium, args: ['--no-sandbox'] });
+let failed = null;
+try {
+  const laptop = await browser.newContext({ viewport: { width: 1366, height: 860 } });
+  const page = await laptop.newPage();
+  watch(page);
+  if (args['first-run-job']) {
+    await firstRunJob(page, Number(args['first-run-job']));
+  } else {
+    await wholeDashboard(browser, laptop, page);
+  }
   check(pageErrors.length === 0, `no script errors on the pages (${JSON.stringify(pageErrors)})`);
 } catch (e) {
   failed = e;

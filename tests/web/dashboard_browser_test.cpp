@@ -1,12 +1,18 @@
-// The dashboard in headless Chromium (label browser): starts a real jobctld (port 0, a
-// temporary data folder, the web root it finds next to its binary) and a real jobctl-worker
-// (--device cpu), then runs tests/web/dashboard_browser.mjs with Node and playwright-core, which
-// drives Debian's /usr/bin/chromium through the page (see that script for the checks). A second
-// jobctld runs with --auth and a user token from `jobctld --create-token`, for the token entry.
-// Screenshots (laptop and phone sizes) are saved under <build>/tests/web/artifacts/.
+// The dashboard in headless Chromium (label browser): tests/web/dashboard_browser.mjs, run with
+// Node and playwright-core, drives Debian's /usr/bin/chromium through the pages (see that script
+// for the checks). Screenshots (laptop and phone sizes) are saved under
+// <build>/tests/web/artifacts/.
 //
-// Skips, saying why, only when Chromium, Node or web/node_modules (playwright-core, Chart.js) are
-// missing: `scripts/setup.sh --browser` installs them.
+//   SubmitWatchDetailChartsAndScreenshots  a real jobctld (port 0, a temporary data folder, the web
+//       root it finds next to its binary) and a real jobctl-worker (--device cpu): the whole
+//       dashboard. A second jobctld runs with --auth and a user token from `jobctld --create-token`,
+//       for the token entry.
+//   FirstRunOfStartScript  the service as a user first sees it: scripts/start.sh --no-build (the
+//       simulated cloud, jobctld with its configuration, a local worker, the first Fashion-MNIST
+//       job), then that job's page with its loss chart drawn from the API's data.
+//
+// Skips, saying why, only when Chromium, Node or web/node_modules (playwright-core) are missing
+// (`scripts/setup.sh --browser` installs them); under CI=true that is a failure.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -14,9 +20,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/ci.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
@@ -31,23 +39,52 @@ std::string env(const char* name) {
   return v == nullptr ? std::string() : std::string(v);
 }
 
+// Chromium, Node and playwright-core, as scripts/setup.sh --browser installs them.
+struct BrowserTools {
+  fs::path source = env("JOBCTL_SOURCE_DIR");
+  std::string chromium = env("JOBCTL_CHROMIUM").empty() ? "/usr/bin/chromium" : env("JOBCTL_CHROMIUM");
+  std::string node = env("JOBCTL_NODE");
+  fs::path modules = source / "web" / "node_modules";
+
+  // Why they cannot run here, or "".
+  std::string missing() const {
+    if (::access(chromium.c_str(), X_OK) != 0) return "Chromium not found at " + chromium + ": run scripts/setup.sh --browser";
+    if (node.empty() || ::access(node.c_str(), X_OK) != 0)
+      return "Node.js not found (JOBCTL_NODE='" + node + "'): run scripts/setup.sh --browser and reconfigure";
+    if (!fs::exists(modules / "playwright-core" / "package.json"))
+      return modules.string() + " lacks playwright-core: run scripts/setup.sh --browser (npm ci in web/)";
+    return "";
+  }
+
+  // Runs dashboard_browser.mjs with `args` (at most 8 minutes); its output goes to the test log.
+  jobctl::process::RunResult run_script(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {node, (source / "tests" / "web" / "dashboard_browser.mjs").string(),
+                                     "--chromium", chromium, "--modules", modules.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto script = jobctl::testing::run_to_end(argv, std::chrono::minutes(8));
+    std::cout << script.out;
+    return script;
+  }
+};
+
+fs::path artifacts_dir(const jobctl::testing::TempDir& tmp) {
+  return env("JOBCTL_WEB_ARTIFACTS").empty() ? fs::path(tmp.file("artifacts")) : fs::path(env("JOBCTL_WEB_ARTIFACTS"));
+}
+
+// The build copied Chart.js (Debian's libjs-chart.js) next to the dashboard.
+void expect_chart_js_beside(const std::string& jobctld) {
+  EXPECT_TRUE(fs::exists(fs::path(jobctld).parent_path() / "web" / "vendor" / "chart.min.js"))
+      << "the build did not copy Chart.js next to jobctld (web/dashboard.cmake): install libjs-chart.js "
+         "(scripts/setup.sh) and rebuild";
+}
+
 TEST(DashboardBrowser, SubmitWatchDetailChartsAndScreenshots) {
-  const fs::path source = env("JOBCTL_SOURCE_DIR");
-  const std::string chromium = env("JOBCTL_CHROMIUM").empty() ? "/usr/bin/chromium" : env("JOBCTL_CHROMIUM");
-  const std::string node = env("JOBCTL_NODE");
-  const fs::path modules = source / "web" / "node_modules";
-  if (::access(chromium.c_str(), X_OK) != 0)
-    GTEST_SKIP() << "Chromium not found at " << chromium << ": run scripts/setup.sh --browser";
-  if (node.empty() || ::access(node.c_str(), X_OK) != 0)
-    GTEST_SKIP() << "Node.js not found (JOBCTL_NODE='" << node << "'): run scripts/setup.sh --browser and reconfigure";
-  if (!fs::exists(modules / "playwright-core" / "package.json") || !fs::exists(modules / "chart.js" / "package.json"))
-    GTEST_SKIP() << modules.string() << " lacks playwright-core or chart.js: run scripts/setup.sh --browser (npm ci in web/)";
+  const BrowserTools tools;
+  if (const auto why = tools.missing(); !why.empty()) JOBCTL_SKIP_UNLESS_CI(why);
 
   const std::string jobctld = env("JOBCTLD"), worker_bin = env("JOBCTL_WORKER"), train = env("JOBCTL_TRAIN");
   ASSERT_FALSE(jobctld.empty() || worker_bin.empty() || train.empty()) << "JOBCTLD, JOBCTL_WORKER, JOBCTL_TRAIN are set by ctest";
-  // The build copied the dashboard (and Chart.js) next to jobctld; the daemon finds it there.
-  ASSERT_TRUE(fs::exists(fs::path(jobctld).parent_path() / "web" / "vendor" / "chart.umd.min.js"))
-      << "the build did not copy Chart.js next to jobctld (web/dashboard.cmake); rebuild after npm ci";
+  expect_chart_js_beside(jobctld);
 
   jobctl::testing::TempDir tmp;
   Process daemon({jobctld, "--listen", "127.0.0.1:0", "--data-dir", tmp.file("data"), "--heartbeat-interval-s", "1"});
@@ -76,13 +113,8 @@ TEST(DashboardBrowser, SubmitWatchDetailChartsAndScreenshots) {
   ASSERT_FALSE(auth_started.is_null()) << auth_daemon.output();
   const std::string auth_url = auth_started["url"];
 
-  const fs::path artifacts = fs::path(env("JOBCTL_WEB_ARTIFACTS").empty() ? tmp.file("artifacts") : env("JOBCTL_WEB_ARTIFACTS"));
-  const auto script = jobctl::testing::run_to_end(
-      {node, (source / "tests" / "web" / "dashboard_browser.mjs").string(), "--url", url, "--artifacts",
-       artifacts.string(), "--chromium", chromium, "--modules", modules.string(), "--auth-url", auth_url, "--token",
-       token},
-      std::chrono::minutes(8));
-  std::cout << script.out;
+  const auto script =
+      tools.run_script({"--url", url, "--artifacts", artifacts_dir(tmp).string(), "--auth-url", auth_url, "--token", token});
   EXPECT_TRUE(script.success()) << script.describe() << "\n" << script.err << "\n--- worker:\n" << worker.output()
                             << "\n--- daemon:\n" << daemon.output();
 
@@ -92,6 +124,45 @@ TEST(DashboardBrowser, SubmitWatchDetailChartsAndScreenshots) {
   EXPECT_TRUE(dst && dst->success()) << daemon.output();
   auto ast = auth_daemon.stop(SIGTERM, 30s);
   EXPECT_TRUE(ast && ast->success()) << auth_daemon.output();
+}
+
+// The README's first run: scripts/start.sh starts the simulated cloud, jobctld with its
+// configuration file and a local worker exactly as a user's first `scripts/start.sh` does (only
+// the setup and the build are left out: ctest built the programs), and submits the first
+// Fashion-MNIST job. The dashboard serves that job's page with the loss chart drawn from the
+// API's progress (screenshot first-run-job-detail.png). scripts/stop.sh stops it all.
+TEST(DashboardBrowser, FirstRunOfStartScript) {
+  const BrowserTools tools;
+  if (const auto why = tools.missing(); !why.empty()) JOBCTL_SKIP_UNLESS_CI(why);
+  const std::string jobctld = env("JOBCTLD");
+  ASSERT_FALSE(jobctld.empty() || env("JOBCTL_CLOUDSIM").empty() || env("JOBCTL_CLI").empty())
+      << "JOBCTLD, JOBCTL_CLOUDSIM, JOBCTL_CLI are set by ctest";
+  expect_chart_js_beside(jobctld);
+
+  jobctl::testing::TempDir tmp;
+  const fs::path scripts = tools.source / "scripts";
+  // The programs come from the environment ctest set (JOBCTLD, JOBCTL_WORKER, JOBCTL_TRAIN,
+  // JOBCTL_CLI, JOBCTL_CLOUDSIM); state under the temporary folder; a free port.
+  const std::vector<std::string> service_env = {"JOBCTL_HOME=" + tmp.file("home"), "JOBCTL_PORT=0", "JOBCTL_DEVICE=cpu"};
+  struct StopService {
+    fs::path scripts;
+    std::vector<std::string> env;
+    ~StopService() { (void)jobctl::process::run({(scripts / "stop.sh").string()}, {.env = env, .timeout = 60s}); }
+  } stop_service{scripts, service_env};
+
+  auto start = jobctl::process::run({(scripts / "start.sh").string(), "--no-build"},
+                                    {.cwd = tools.source.string(), .env = service_env, .timeout = 120s});
+  ASSERT_TRUE(start) << start.error().message;
+  const std::string& out = start->out;
+  std::cout << out;
+  ASSERT_TRUE(start->success()) << start->describe() << "\n" << out << start->err;
+  std::smatch job, url;
+  ASSERT_TRUE(std::regex_search(out, job, std::regex("submitted job ([0-9]+)"))) << out;
+  ASSERT_TRUE(std::regex_search(out, url, std::regex("(http://127\\.0\\.0\\.1:[0-9]+)/ +the dashboard"))) << out;
+
+  const auto script =
+      tools.run_script({"--url", url[1].str(), "--artifacts", artifacts_dir(tmp).string(), "--first-run-job", job[1].str()});
+  EXPECT_TRUE(script.success()) << script.describe() << "\n" << script.err << "\n--- start.sh:\n" << out;
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// Charts with Chart.js (web/node_modules/chart.js, copied to /vendor/chart.umd.min.js at build
-// time; loaded as a classic script by index.html, so it is window.Chart). Without it the views
-// still show their tables and say why the chart is missing.
+// Charts with Chart.js (Debian's libjs-chart.js, copied to /vendor/chart.min.js at build time;
+// loaded as a classic script by index.html, so it is window.Chart). Without it the views still
+// show their tables and say why the chart is missing.
 import { h } from './format.js';
 
 const COLORS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#4b5563'];
@@ -22,7 +22,7 @@ export function chartFigure(id, label) {
 export function lineChart(canvas, series, { xLabel, yLabel, xType = 'linear', yMin, note, emptyText, xFormat } = {}) {
   if (note) note.textContent = '';
   if (!chartsAvailable()) {
-    if (note) note.textContent = 'Charts need Chart.js: run scripts/setup.sh --browser and rebuild.';
+    if (note) note.textContent = 'Charts need Chart.js: install Debian\'s libjs-chart.js (scripts/setup.sh) and rebuild.';
     return null;
   }
   const datasets = series.map((s, i) => ({
