@@ -35,7 +35,7 @@ OutputCollector::OutputCollector(std::unique_ptr<Child> child) : child_(std::mov
 
 OutputCollector::~OutputCollector() {
   {
-    std::lock_guard<std::mutex> lock(process_mu_);
+    MutexLock lock(process_mu_);
     if (!child_->try_wait()) {
       child_->signal_group(SIGKILL);
       child_->wait();
@@ -51,9 +51,9 @@ void OutputCollector::read_until_end() {
   auto keep = [&](std::vector<std::string> texts, bool from_stderr) {
     if (texts.empty()) return;
     const auto now = SteadyClock::now();
-    std::lock_guard<std::mutex> lock(lines_mu_);
+    MutexLock lock(lines_mu_);
     for (auto& t : texts) lines_.push_back(OutputLine{now, from_stderr, std::move(t)});
-    lines_changed_.notify_all();
+    lines_changed_.signal_all();
   };
   while ((fds[0] >= 0 || fds[1] >= 0) && !quit_.load()) {
     pollfd p[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
@@ -73,16 +73,18 @@ void OutputCollector::read_until_end() {
     if (auto rest = splitters[i].finish()) keep({std::move(*rest)}, i == 1);
   child_->close_stdout();
   child_->close_stderr();
-  std::lock_guard<std::mutex> lock(lines_mu_);
+  MutexLock lock(lines_mu_);
   ended_ = true;
-  lines_changed_.notify_all();
+  lines_changed_.signal_all();
 }
 
 void OutputCollector::finish_reading() {
   std::call_once(joined_, [this] {
     {
-      std::unique_lock<std::mutex> lock(lines_mu_);
-      lines_changed_.wait_for(lock, kDrainAfterExit, [this] { return ended_; });
+      const auto deadline = SteadyClock::now() + kDrainAfterExit;
+      MutexLock lock(lines_mu_);
+      while (!ended_ && lines_changed_.wait_until(lines_mu_, deadline)) {
+      }
     }
     quit_.store(true);
     reader_.join();
@@ -90,7 +92,7 @@ void OutputCollector::finish_reading() {
 }
 
 std::string OutputCollector::output() const {
-  std::lock_guard<std::mutex> lock(lines_mu_);
+  MutexLock lock(lines_mu_);
   std::string text;
   for (const auto& l : lines_) {
     text += l.text;
@@ -100,20 +102,20 @@ std::string OutputCollector::output() const {
 }
 
 std::vector<OutputLine> OutputCollector::lines() const {
-  std::lock_guard<std::mutex> lock(lines_mu_);
+  MutexLock lock(lines_mu_);
   return lines_;
 }
 
 std::optional<OutputLine> OutputCollector::wait_for_line(const std::function<bool(std::string_view)>& match,
                                                          std::chrono::milliseconds timeout) const {
   const auto deadline = SteadyClock::now() + timeout;
-  std::unique_lock<std::mutex> lock(lines_mu_);
+  MutexLock lock(lines_mu_);
   size_t seen = 0;
   for (;;) {
     for (; seen < lines_.size(); ++seen)
       if (match(lines_[seen].text)) return lines_[seen];
     if (ended_) return std::nullopt;
-    if (lines_changed_.wait_until(lock, deadline) == std::cv_status::timeout && seen == lines_.size())
+    if (!lines_changed_.wait_until(lines_mu_, deadline) && seen == lines_.size())
       return std::nullopt;
   }
 }
@@ -125,24 +127,24 @@ bool OutputCollector::wait_for_output(std::string_view text, std::chrono::millis
 }
 
 bool OutputCollector::signal(int sig) {
-  std::lock_guard<std::mutex> lock(process_mu_);
+  MutexLock lock(process_mu_);
   return child_->signal(sig);
 }
 
 bool OutputCollector::signal_group(int sig) {
-  std::lock_guard<std::mutex> lock(process_mu_);
+  MutexLock lock(process_mu_);
   return child_->signal_group(sig);
 }
 
 std::optional<ExitStatus> OutputCollector::try_wait() {
-  std::lock_guard<std::mutex> lock(process_mu_);
+  MutexLock lock(process_mu_);
   return child_->try_wait();
 }
 
 std::optional<ExitStatus> OutputCollector::stop(int sig, std::chrono::milliseconds grace) {
   std::optional<ExitStatus> status;
   {
-    std::lock_guard<std::mutex> lock(process_mu_);
+    MutexLock lock(process_mu_);
     status = child_->try_wait();
     if (!status) {
       child_->signal_group(sig);
@@ -160,7 +162,7 @@ std::optional<ExitStatus> OutputCollector::stop(int sig, std::chrono::millisecon
 ExitStatus OutputCollector::wait() {
   ExitStatus status;
   {
-    std::lock_guard<std::mutex> lock(process_mu_);
+    MutexLock lock(process_mu_);
     status = child_->wait();
   }
   finish_reading();

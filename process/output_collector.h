@@ -15,7 +15,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -26,6 +25,7 @@
 #include <vector>
 
 #include "base/expected.h"
+#include "base/mutex.h"
 #include "process/child.h"
 
 namespace jobctl::process {
@@ -78,11 +78,11 @@ class OutputCollector {
   void finish_reading();
 
   std::unique_ptr<Child> child_;
-  std::mutex process_mu_;  // the process half of child_ (signal, wait)
-  mutable std::mutex lines_mu_;
-  mutable std::condition_variable lines_changed_;
-  std::vector<OutputLine> lines_;  // guarded by lines_mu_
-  bool ended_ = false;             // guarded by lines_mu_: the reader has finished
+  Mutex process_mu_;  // the process half of child_ (signal, wait); the reader thread owns its pipes
+  mutable Mutex lines_mu_;
+  mutable CondVar lines_changed_;
+  std::vector<OutputLine> lines_ JOBCTL_GUARDED_BY(lines_mu_);
+  bool ended_ JOBCTL_GUARDED_BY(lines_mu_) = false;  // the reader has finished
   std::atomic<bool> quit_{false};  // the reader gives up on pipes something else still holds open
   std::thread reader_;
   std::once_flag joined_;
