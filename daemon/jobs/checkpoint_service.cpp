@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "base/crc32c.h"
+#include "daemon/jobs/lease_fence.h"
 #include "scheduler/job_state.h"
 #include "train/spec/job_spec.h"
 
@@ -22,24 +23,6 @@ std::string blob_name(int64_t step, int64_t epoch, int64_t now_ms, uint64_t nonc
                 static_cast<long long>(epoch), static_cast<long long>(now_ms),
                 static_cast<unsigned long long>(nonce));
   return buf;
-}
-
-// The same fence as every other worker report (job_service.cpp): the job's current worker and
-// epoch, and a job that is still leased.
-Status check_upload_lease(const store::JobRow& job, const LeaseRef& lease) {
-  const bool same = job.worker_id && *job.worker_id == lease.worker_id && job.lease_epoch == lease.epoch;
-  if (!same)
-    return make_error(ErrorCode::stale_epoch,
-                      job_ref(job.id) + " is not leased to worker " + std::to_string(lease.worker_id) +
-                          " at epoch " + std::to_string(lease.epoch) + " (current epoch " +
-                          std::to_string(job.lease_epoch) + ")",
-                      "epoch");
-  if (job.state != JobState::placed && job.state != JobState::running)
-    return make_error(ErrorCode::stale_epoch,
-                      job_ref(job.id) + " is " + std::string(scheduler::to_string(job.state)) +
-                          "; the lease is no longer valid",
-                      "epoch");
-  return {};
 }
 
 int keep_of(const std::string& spec_json) {
@@ -73,7 +56,7 @@ Expected<CheckpointRow> CheckpointService::put(const CheckpointUpload& up) {
   auto pre = store_.get_job(up.job_id);
   if (!pre) return pre.error();
   if (!*pre) return make_error(ErrorCode::not_found, job_ref(up.job_id) + " does not exist");
-  if (auto st = check_upload_lease(**pre, up.lease); !st) return st.error();
+  if (auto st = check_lease(**pre, up.lease); !st) return st.error();
 
   const int64_t now = clock_.now_ms();
   CheckpointRow row;
@@ -96,7 +79,7 @@ Expected<CheckpointRow> CheckpointService::put(const CheckpointUpload& up) {
     auto found = txn.job(row.job_id);
     if (!found) return found.error();
     if (!*found) return make_error(ErrorCode::not_found, job_ref(row.job_id) + " does not exist");
-    if (auto s = check_upload_lease(**found, LeaseRef{row.worker_id, row.epoch}); !s) return s;
+    if (auto s = check_lease(**found, LeaseRef{row.worker_id, row.epoch}); !s) return s;
     auto before = txn.checkpoints(row.job_id);
     if (!before) return before.error();
     for (const auto& c : *before)

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/jobs/job_transition.h"
+#include "daemon/jobs/lease_fence.h"
 #include "scheduler/job_state.h"
 #include "train/spec/job_spec.h"
 
@@ -28,29 +29,6 @@ Error job_not_found(int64_t id) {
 
 Error worker_not_found(int64_t id) {
   return make_error(ErrorCode::not_found, "worker " + std::to_string(id) + " is not registered", "worker_id");
-}
-
-// A report must act under the job's current lease: same worker, same epoch, and a job that is
-// still leased. Anything else is a presumed-dead or confused worker and is fenced off.
-Status check_lease(const store::JobRow& job, const LeaseRef& lease) {
-  const bool same = job.worker_id && *job.worker_id == lease.worker_id &&
-                    job.lease_epoch == lease.epoch;
-  if (!same)
-    return make_error(ErrorCode::stale_epoch,
-                      job_ref(job.id) + " is not leased to worker " +
-                          std::to_string(lease.worker_id) + " at epoch " +
-                          std::to_string(lease.epoch) + " (current epoch " +
-                          std::to_string(job.lease_epoch) + ")",
-                      "epoch");
-  return {};
-}
-
-Status require_leased_state(const store::JobRow& job) {
-  if (job.state == JobState::placed || job.state == JobState::running) return {};
-  return make_error(ErrorCode::stale_epoch,
-                    job_ref(job.id) + " is " + std::string(to_string(job.state)) +
-                        "; the lease is no longer valid",
-                    "epoch");
 }
 
 QueuedJob queued_from(const store::JobRow& row) {
@@ -439,7 +417,7 @@ void JobService::heartbeat_async(int64_t job_id, const HeartbeatReport& report,
     if (!found) return found.error();
     if (!*found) return job_not_found(job_id);
     JobRow job = std::move(**found);
-    if (auto st = check_lease(job, report.lease); !st) return st.error();
+    if (auto st = check_lease_holder(job, report.lease); !st) return st.error();
     if (job.state == JobState::cancelled) return HeartbeatReply{true, 0};
     if (auto st = require_leased_state(job); !st) return st.error();
     if (report.progress_json) job.progress_json = report.progress_json;
@@ -478,7 +456,7 @@ Expected<JobRow> JobService::complete(int64_t job_id, const CompletionReport& re
     if (!found) return found.error();
     if (!*found) return job_not_found(job_id);
     JobRow job = std::move(**found);
-    if (auto st = check_lease(job, report.lease); !st) return st.error();
+    if (auto st = check_lease_holder(job, report.lease); !st) return st.error();
     if (job.state == JobState::succeeded) return job;  // a retried report: already recorded
     if (auto st = require_leased_state(job); !st) return st.error();
     if (job.state == JobState::placed) {
@@ -501,7 +479,7 @@ Expected<JobRow> JobService::fail(int64_t job_id, const FailureReport& report) {
     if (!found) return found.error();
     if (!*found) return job_not_found(job_id);
     JobRow job = std::move(**found);
-    if (auto st = check_lease(job, report.lease); !st) return st.error();
+    if (auto st = check_lease_holder(job, report.lease); !st) return st.error();
     if (job.state == JobState::failed) return job;  // a retried report: already recorded
     if (auto st = require_leased_state(job); !st) return st.error();
     if (job.state == JobState::placed) {
@@ -542,7 +520,6 @@ Expected<JobRow> JobService::preempt(int64_t job_id, const PreemptionReport& rep
         if (!*found) return job_not_found(job_id);
         JobRow job = std::move(**found);
         if (auto st = check_lease(job, report.lease); !st) return st.error();
-        if (auto st = require_leased_state(job); !st) return st.error();
         json detail = lease_detail(report.lease);
         detail["reason"] = report.reason;
         job.lease_expires_ms.reset();
