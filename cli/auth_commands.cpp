@@ -1,11 +1,14 @@
 // `jobctl login [--token T]`: checks an API token against jobctld (GET /v1/auth/whoami) and saves
-// it, with the server, in the user's config file (mode 0600, folder 0700), where every later
-// jobctl command finds it (docs/security.md). Without --token the token is read from standard
-// input, so that it does not show in the shell history or the process list.
+// it, with the server, in the user's config file (mode 0600, folder 0700). Later jobctl commands
+// without --server talk to that server, and send the token to it only (docs/security.md).
+// Without --token the token is read from standard input, so that it does not show in the shell
+// history or the process list.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -67,10 +70,28 @@ bool write_private(const std::string& path, const std::string& text, std::string
 
 }  // namespace
 
-std::string saved_token() {
+SavedLogin saved_login() {
   json j = read_config(user_config_path());
-  auto it = j.find("token");
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  SavedLogin out;
+  if (auto it = j.find("server"); it != j.end() && it->is_string()) out.server = it->get<std::string>();
+  if (auto it = j.find("token"); it != j.end() && it->is_string()) out.token = it->get<std::string>();
+  if (out.server.empty()) out.token.clear();  // a token saved without its server goes nowhere
+  return out;
+}
+
+bool same_server(std::string_view a, std::string_view b) {
+  auto norm = [](std::string_view u) {
+    while (!u.empty() && u.back() == '/') u.remove_suffix(1);
+    std::string s(u);
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+  };
+  return !a.empty() && norm(a) == norm(b);
+}
+
+std::string bearer_token(const CliContext& ctx) {
+  if (!ctx.token.empty()) return ctx.token;
+  return same_server(ctx.server, ctx.saved_server) ? ctx.saved_token : std::string();
 }
 
 void add_auth_commands(CLI::App& app, CliContext& ctx) {
@@ -79,7 +100,7 @@ void add_auth_commands(CLI::App& app, CliContext& ctx) {
   login->add_option("--token", *token, "the token (default: read from standard input)");
   login->callback([&ctx, token] {
     std::string t = *token;
-    if (t.empty() && ctx.token != saved_token()) t = ctx.token;  // the global --token or $JOBCTL_TOKEN
+    if (t.empty()) t = ctx.token;  // the global --token or $JOBCTL_TOKEN
     if (t.empty()) {
       if (::isatty(STDIN_FILENO)) *ctx.err << "API token: " << std::flush;
       std::getline(std::cin, t);

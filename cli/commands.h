@@ -10,6 +10,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -20,19 +21,33 @@ class App;
 namespace jobctl::cli {
 
 struct CliContext {
-  std::string server;   // from --server, else $JOBCTL_SERVER, else http://127.0.0.1:8080
-  std::string token;    // API token: --token, else $JOBCTL_TOKEN, else the user's config (jobctl login)
+  std::string server;   // --server, else $JOBCTL_SERVER, else the server of `jobctl login`, else http://127.0.0.1:8080
+  std::string token;    // API token given for this run: --token, else $JOBCTL_TOKEN (empty: none)
   std::string output;   // -o: "table" (default), "json", "csv" where a command offers it
   std::ostream* out;    // standard output (tests pass a stringstream)
   std::ostream* err;    // standard error
+  // What `jobctl login` saved (the user's config): a token, bound to the server it was checked
+  // against. It is sent to that server only (bearer_token).
+  std::string saved_server{};
+  std::string saved_token{};
 };
+
+// The token to send to ctx.server: the one given for this run, else the saved one when
+// ctx.server is the server it was saved for (never another: a token is a password).
+std::string bearer_token(const CliContext& ctx);
+// Whether two server URLs name the same server (case of scheme and host, trailing '/' ignored).
+bool same_server(std::string_view a, std::string_view b);
 
 // login (stores an API token in the user's config; auth_commands.cpp)
 void add_auth_commands(CLI::App& app, CliContext& ctx);
 // The user's config file: $XDG_CONFIG_HOME/jobctl/config.json, else ~/.config/jobctl/config.json.
 std::string user_config_path();
-// The token saved by `jobctl login` (empty when none).
-std::string saved_token();
+// The server and token saved by `jobctl login` (empty when none).
+struct SavedLogin {
+  std::string server;
+  std::string token;
+};
+SavedLogin saved_login();
 // submit, ls, show, cancel, logs, workers, instances (talk to jobctld)
 void add_job_commands(CLI::App& app, CliContext& ctx);
 // simulate, report, quote, catalog (the cost model; simulate and report breakeven need no daemon)

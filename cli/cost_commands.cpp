@@ -384,7 +384,7 @@ T must_ok(CliContext& ctx, Expected<T> r) {
 
 nlohmann::json daemon_call(CliContext& ctx, std::string_view method, const std::string& path,
                            std::string_view body = {}) {
-  client::HttpClient http(ctx.server, client::HttpClientOptions{.bearer_token = ctx.token});
+  client::HttpClient http(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
   auto r = http.request(method, path, body);
   if (!r) fail(ctx, "cannot reach jobctld at " + ctx.server + ": " + r.error().message, kIoError);
   return must_ok(ctx, client::json_from_response(*r));

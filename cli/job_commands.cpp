@@ -211,7 +211,7 @@ void add_submit(CLI::App& app, CliContext& ctx) {
         fail(ctx, make_error(ErrorCode::malformed_json, o->file + " is not valid JSON", "SPEC"));
     }
     const json spec = must(ctx, build_spec(base, o->f));
-    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = ctx.token});
+    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
     json job = must(ctx, api.submit_job(spec.dump()));
     const int64_t id = job["id"];
     if (!o->wait) {
@@ -249,7 +249,7 @@ void add_ls(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--after", o->after, "start after this job ID (the `next` cursor)");
   cmd->add_flag("--all", o->all, "follow the pages to the end");
   cmd->callback([o, &ctx] {
-    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = ctx.token});
+    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
     json jobs = json::array();
     std::string after = o->after;
     json next;
@@ -274,7 +274,7 @@ void add_show(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("show", "show a job: spec, state, progress, result, events");
   cmd->add_option("ID", *id, "job ID")->required();
   cmd->callback([id, &ctx] {
-    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = ctx.token});
+    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
     json job = must(ctx, api.get_job(must(ctx, parse_id(*id))));
     if (json_output(ctx))
       print_json(ctx, job);
@@ -288,7 +288,7 @@ void add_cancel(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("cancel", "cancel a job (a running one stops at its next heartbeat)");
   cmd->add_option("ID", *id, "job ID")->required();
   cmd->callback([id, &ctx] {
-    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = ctx.token});
+    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
     json job = must(ctx, api.cancel_job(must(ctx, parse_id(*id))));
     if (json_output(ctx))
       print_json(ctx, job);
@@ -307,7 +307,7 @@ void add_logs(CLI::App& app, CliContext& ctx) {
   cmd->add_option("ID", o->id, "job ID")->required();
   cmd->add_flag("-f,--follow", o->follow, "keep printing new events and progress");
   cmd->callback([o, &ctx] {
-    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = ctx.token});
+    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
     const int64_t id = must(ctx, parse_id(o->id));
     size_t printed = 0;
     std::string last_progress;
@@ -341,7 +341,7 @@ void add_logs(CLI::App& app, CliContext& ctx) {
 void add_instances(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("instances", "list the cloud instances jobctld launched or adopted");
   cmd->callback([&ctx] {
-    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = ctx.token});
+    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
     json r = must(ctx, api.list_instances());
     if (json_output(ctx)) {
       print_json(ctx, r);
@@ -375,7 +375,7 @@ void add_instances(CLI::App& app, CliContext& ctx) {
 void add_workers(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("workers", "list registered workers");
   cmd->callback([&ctx] {
-    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = ctx.token});
+    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
     json r = must(ctx, api.list_workers());
     if (json_output(ctx)) {
       print_json(ctx, r);

@@ -13,18 +13,22 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();  // `jobctl ls -o json` as well as `jobctl -o json ls`
   CliContext ctx;
-  ctx.server = "http://127.0.0.1:8080";
+  const SavedLogin login = saved_login();  // jobctl login: a server and its token
+  ctx.saved_server = login.server;
+  ctx.saved_token = login.token;
+  ctx.server = login.server.empty() ? "http://127.0.0.1:8080" : login.server;
   if (const char* env = std::getenv("JOBCTL_SERVER"); env != nullptr && *env != '\0') ctx.server = env;
-  ctx.token = saved_token();  // jobctl login; $JOBCTL_TOKEN and --token override it
   if (const char* env = std::getenv("JOBCTL_TOKEN"); env != nullptr && *env != '\0') ctx.token = env;
   ctx.output = "table";
   ctx.out = &std::cout;
   ctx.err = &std::cerr;
-  app.add_option("--server", ctx.server, "jobctld URL (default $JOBCTL_SERVER or http://127.0.0.1:8080)");
+  app.add_option("--server", ctx.server,
+                 "jobctld URL (default $JOBCTL_SERVER, else the server of `jobctl login`, else http://127.0.0.1:8080)");
   app.add_option("-o,--output", ctx.output, "output format: table (default), json, or csv where offered")
       ->check(CLI::IsMember({"table", "json", "csv"}));
 
-  app.add_option("--token", ctx.token, "API token (default $JOBCTL_TOKEN, else the one saved by `jobctl login`)");
+  app.add_option("--token", ctx.token,
+                 "API token (default $JOBCTL_TOKEN, else the one `jobctl login` saved, sent only to the server it was saved for)");
   add_job_commands(app, ctx);
   add_auth_commands(app, ctx);
   add_cost_commands(app, ctx);

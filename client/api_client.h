@@ -42,14 +42,18 @@ class ApiClient {
   Expected<nlohmann::json> list_instances();
   Expected<nlohmann::json> health();
 
-  // The worker protocol.
+  // The worker protocol. register_worker's answer carries the worker's secret; every other call
+  // of the protocol must send it (set_worker_secret).
   Expected<nlohmann::json> register_worker(const nlohmann::json& body);
+  void set_worker_secret(std::string secret) { http_.set_worker_secret(std::move(secret)); }
   // Long-polls for up to wait_s seconds; nullopt when no job was offered (HTTP 204).
   Expected<std::optional<nlohmann::json>> lease(int64_t worker_id, int wait_s);
   Expected<nlohmann::json> heartbeat(int64_t job_id, const nlohmann::json& body);
   Expected<nlohmann::json> complete(int64_t job_id, const nlohmann::json& body);
   Expected<nlohmann::json> fail(int64_t job_id, const nlohmann::json& body);
   Expected<nlohmann::json> preempt(int64_t job_id, const nlohmann::json& body);
+  // The lease holder cannot resume from the job's checkpoint at `step` (docs/recovery.md).
+  Expected<nlohmann::json> reject_checkpoint(int64_t job_id, int64_t step, const nlohmann::json& body);
 
   HttpClient& http() { return http_; }
 

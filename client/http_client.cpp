@@ -67,6 +67,11 @@ Expected<HttpResult> HttpClient::request(std::string_view method, std::string_vi
     auth = "Authorization: Bearer " + options_.bearer_token;
     raw_headers = curl_slist_append(raw_headers, auth.c_str());
   }
+  std::string worker;
+  if (!options_.worker_secret.empty()) {
+    worker = "X-Worker-Secret: " + options_.worker_secret;
+    raw_headers = curl_slist_append(raw_headers, worker.c_str());
+  }
   for (const std::string& h : extra_headers) raw_headers = curl_slist_append(raw_headers, h.c_str());
   std::unique_ptr<curl_slist, SlistDeleter> headers(raw_headers);
 

@@ -20,6 +20,9 @@ struct HttpClientOptions {
   long connect_timeout_ms = 5000;
   long timeout_ms = 30000;       // whole request; a request may ask for longer (long-polls)
   std::string bearer_token;      // sent as "Authorization: Bearer ..." when not empty
+  // A worker's own secret (the worker protocol, docs/security.md): sent as "X-Worker-Secret: ..."
+  // when not empty.
+  std::string worker_secret{};
   // When set, a request in progress is aborted (Error code "cancelled") soon after this becomes
   // true: a worker's long-poll must not delay its own shutdown. Not owned.
   const std::atomic<bool>* cancel = nullptr;
@@ -53,6 +56,8 @@ class HttpClient {
                                const std::vector<std::string>& extra_headers = {});
 
   const std::string& base_url() const { return base_url_; }
+  // From now on every request carries this worker secret (a worker learns it when it registers).
+  void set_worker_secret(std::string secret) { options_.worker_secret = std::move(secret); }
 
  private:
   std::string base_url_;

@@ -43,7 +43,8 @@ Status apply_config_json(std::string_view text, DaemonConfig& c) {
   if (auto it = j.find("http"); it != j.end()) {
     const json& h = *it;
     if (auto st = only(h, {"io_threads", "handler_threads", "max_body_bytes", "max_header_bytes",
-                           "read_timeout_s", "shutdown_grace_s"}, "http"); !st)
+                           "read_timeout_s", "idle_timeout_s", "max_connections", "max_connections_per_client",
+                           "shutdown_grace_s"}, "http"); !st)
       return st;
     Status st;
     if (st = read_int(h, "io_threads", "http", c.io_threads); !st) return st;
@@ -51,17 +52,22 @@ Status apply_config_json(std::string_view text, DaemonConfig& c) {
     if (st = read_int(h, "max_body_bytes", "http", c.max_body_bytes); !st) return st;
     if (st = read_int(h, "max_header_bytes", "http", c.max_header_bytes); !st) return st;
     if (st = read_int(h, "read_timeout_s", "http", c.read_timeout_s); !st) return st;
+    if (st = read_int(h, "idle_timeout_s", "http", c.idle_timeout_s); !st) return st;
+    if (st = read_int(h, "max_connections", "http", c.max_connections); !st) return st;
+    if (st = read_int(h, "max_connections_per_client", "http", c.max_connections_per_client); !st) return st;
     if (st = read_int(h, "shutdown_grace_s", "http", c.shutdown_grace_s); !st) return st;
   }
   if (auto it = j.find("workers"); it != j.end()) {
     const json& w = *it;
-    if (auto st = only(w, {"heartbeat_interval_s", "lease_timeout_s", "max_lease_wait_s", "max_recoveries"}, "workers"); !st)
+    if (auto st = only(w, {"heartbeat_interval_s", "lease_timeout_s", "max_lease_wait_s", "max_recoveries",
+                           "max_progress_bytes"}, "workers"); !st)
       return st;
     Status st;
     if (st = read_int(w, "heartbeat_interval_s", "workers", c.heartbeat_interval_s); !st) return st;
     if (st = read_int(w, "lease_timeout_s", "workers", c.lease_timeout_s); !st) return st;
     if (st = read_int(w, "max_lease_wait_s", "workers", c.max_lease_wait_s); !st) return st;
     if (st = read_int(w, "max_recoveries", "workers", c.max_recoveries); !st) return st;
+    if (st = read_int(w, "max_progress_bytes", "workers", c.max_progress_bytes); !st) return st;
   }
   if (auto it = j.find("store"); it != j.end()) {
     const json& s = *it;
@@ -73,8 +79,10 @@ Status apply_config_json(std::string_view text, DaemonConfig& c) {
     if (st = read_int(s, "tick_ms", "store", c.tick_ms); !st) return st;
   }
   if (auto it = j.find("checkpoints"); it != j.end()) {
-    if (auto st = only(*it, {"max_bytes"}, "checkpoints"); !st) return st;
+    if (auto st = only(*it, {"max_bytes", "max_concurrent_uploads"}, "checkpoints"); !st) return st;
     if (auto st = read_int(*it, "max_bytes", "checkpoints", c.checkpoint_max_bytes); !st) return st;
+    if (auto st = read_int(*it, "max_concurrent_uploads", "checkpoints", c.checkpoint_max_concurrent_uploads); !st)
+      return st;
   }
   if (auto it = j.find("web"); it != j.end()) {
     if (auto st = only(*it, {"root"}, "web"); !st) return st;
@@ -114,15 +122,20 @@ Status validate(const DaemonConfig& c) {
                     range("http.max_body_bytes", c.max_body_bytes, 1024, int64_t{1} << 30),
                     range("http.max_header_bytes", c.max_header_bytes, 1024, 1 << 20),
                     range("http.read_timeout_s", c.read_timeout_s, 1, 3600),
+                    range("http.idle_timeout_s", c.idle_timeout_s, 1, 3600),
+                    range("http.max_connections", c.max_connections, 1, 1000000),
+                    range("http.max_connections_per_client", c.max_connections_per_client, 1, 1000000),
                     range("http.shutdown_grace_s", c.shutdown_grace_s, 0, 3600),
                     range("workers.heartbeat_interval_s", c.heartbeat_interval_s, 1, 3600),
                     range("workers.lease_timeout_s", c.lease_timeout_s, 2, 86400),
                     range("workers.max_lease_wait_s", c.max_lease_wait_s, 0, 3600),
                     range("workers.max_recoveries", c.max_recoveries, 0, 1000),
+                    range("workers.max_progress_bytes", c.max_progress_bytes, 256, 1 << 20),
                     range("store.write_batch_max", c.write_batch_max, 1, 100000),
                     range("store.max_list_limit", c.max_list_limit, 1, 100000),
                     range("store.tick_ms", c.tick_ms, 10, 60000),
-                    range("checkpoints.max_bytes", c.checkpoint_max_bytes, 1024, int64_t{16} << 30)})
+                    range("checkpoints.max_bytes", c.checkpoint_max_bytes, 1024, int64_t{16} << 30),
+                    range("checkpoints.max_concurrent_uploads", c.checkpoint_max_concurrent_uploads, 1, 1024)})
     if (!st) return st;
   if (auto st = auth::validate_security(c.security); !st) return st;
   if (c.synchronous != "FULL" && c.synchronous != "NORMAL")

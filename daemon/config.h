@@ -26,12 +26,16 @@ struct DaemonConfig {
   int64_t max_body_bytes = 1 << 20;
   int64_t max_header_bytes = 8 << 10;
   int read_timeout_s = 30;
+  int idle_timeout_s = 15;              // a kept-alive connection waiting for its next request
+  int max_connections = 10000;          // open at once (503 and closed past it)
+  int max_connections_per_client = 256; // open at once from one client address
   int shutdown_grace_s = 10;
   // workers
   int heartbeat_interval_s = 2;
   int lease_timeout_s = 60;
   int max_lease_wait_s = 60;
   int max_recoveries = 10;
+  int64_t max_progress_bytes = 16 << 10;  // largest heartbeat `progress` (JSON text), 413 past it
   // store
   std::string synchronous = "FULL";     // FULL or NORMAL
   int write_batch_max = 512;
@@ -45,6 +49,7 @@ struct DaemonConfig {
   provisioning::CloudSettings cloud;
   // checkpoints (docs/recovery.md): the blob store under <data_dir>/checkpoints
   int64_t checkpoint_max_bytes = int64_t{1} << 30;  // largest checkpoint upload accepted
+  int checkpoint_max_concurrent_uploads = 4;        // uploads received at once (503 past it)
   // web (the dashboard, docs/dashboard.md)
   std::string web_root;                 // empty: found next to the binary (static_files.h)
   std::string tls_cert_file;            // PEM certificate chain; with tls_key_file: HTTPS

@@ -1,6 +1,9 @@
 // jobctld: wires the store, the service, the route table and the HTTP server together, then
 // waits for SIGTERM or SIGINT and shuts down in order (docs/configuration.md, "Shutdown").
 
+#include <signal.h>
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -12,6 +15,7 @@
 #include "base/log_line.h"
 #include "base/termination_signals.h"
 #include "daemon/config.h"
+#include "daemon/data_dir.h"
 #include "net/listen_address.h"
 #include "daemon/http/api_routes.h"
 #include "daemon/http/auth_setup.h"
@@ -97,10 +101,23 @@ int main(int argc, char** argv) {
   // Signals are taken by sigwait below: block them before any thread starts so none of the
   // threads gets them.
   const sigset_t signals = block_termination_signals();
+  // Everything the daemon creates is its user's alone (docs/security.md): the database, the
+  // checkpoints, the progress history. A write past a file size limit fails (EFBIG) like a full
+  // disk instead of killing the process.
+  ::umask(0077);
+  ::signal(SIGXFSZ, SIG_IGN);
 
-  std::error_code ec;
-  std::filesystem::create_directories(cfg.data_dir, ec);
-  if (ec) return fail(make_error(ErrorCode::io, "cannot create data directory " + cfg.data_dir + ": " + ec.message(), "data_dir"));
+  // One daemon per data directory (held until exit); --create-token may run beside it.
+  std::unique_ptr<DataDir> data_dir_lock;
+  if (create_token_user.empty()) {
+    auto locked = DataDir::open(cfg.data_dir);
+    if (!locked) return fail(locked.error());
+    data_dir_lock = std::move(*locked);
+  } else {
+    std::error_code ec;
+    std::filesystem::create_directories(cfg.data_dir, ec);
+    if (ec) return fail(make_error(ErrorCode::io, "cannot create data directory " + cfg.data_dir + ": " + ec.message(), "data_dir"));
+  }
   const std::string db_path = (std::filesystem::path(cfg.data_dir) / "jobctl.db").string();
 
   SystemClock clock;
@@ -157,6 +174,8 @@ int main(int argc, char** argv) {
   api_info.on_progress = [&history = **progress](int64_t job_id, const std::string& p) {
     if (auto st = history.record(job_id, p); !st) LogLine() << "jobctld: progress history: " << st.error().message;
   };
+  api_info.store_problem = [&db] { return db.write_problem(); };
+  api_info.max_progress_bytes = static_cast<size_t>(cfg.max_progress_bytes);
   net::Router router = http::make_api_router(svc, api_info);
   http::add_progress_routes(router, svc, **progress);
   http::add_checkpoint_routes(router, checkpoints);
@@ -192,9 +211,14 @@ int main(int argc, char** argv) {
   ho.max_body_bytes = static_cast<size_t>(cfg.max_body_bytes);
   ho.max_header_bytes = static_cast<size_t>(cfg.max_header_bytes);
   ho.read_timeout_ms = cfg.read_timeout_s * 1000;
+  ho.idle_timeout_ms = cfg.idle_timeout_s * 1000;
+  ho.max_connections = cfg.max_connections;
+  ho.max_connections_per_client = cfg.max_connections_per_client;
   ho.shutdown_grace_ms = cfg.shutdown_grace_s * 1000;
   ho.max_upload_bytes = static_cast<size_t>(cfg.checkpoint_max_bytes);
   ho.is_upload = http::is_checkpoint_upload;
+  ho.upload_dir = checkpoints.incoming_dir();  // prepared by reconcile() above
+  ho.max_concurrent_uploads = cfg.checkpoint_max_concurrent_uploads;
   ho.tls_cert_file = cfg.tls_cert_file;
   ho.tls_key_file = cfg.tls_key_file;
   const bool tls = !cfg.tls_cert_file.empty();

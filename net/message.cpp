@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include <unistd.h>
+
 namespace jobctl::net {
 
 namespace {
@@ -38,6 +40,10 @@ Expected<std::string> decode(std::string_view s, bool plus_is_space) {
 }
 
 }  // namespace
+
+BodyFile::~BodyFile() {
+  if (!taken_.load()) ::unlink(path_.c_str());
+}
 
 std::optional<std::string> HttpRequest::query_param(std::string_view name) const {
   std::optional<std::string> found;

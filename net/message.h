@@ -4,7 +4,10 @@
 // Thread safety: plain values. A Responder is called exactly once, from any thread.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +18,31 @@
 
 namespace jobctl::net {
 
+// A request body the server streamed to a file instead of holding it in memory (uploads:
+// ServerOptions::is_upload). The file is removed when the last copy of the request is gone,
+// unless a handler took it first (take(): it renamed the file elsewhere).
+//
+// Thread safety: take() may race with the destructor of another copy's owner; it is atomic.
+class BodyFile {
+ public:
+  explicit BodyFile(std::string path) : path_(std::move(path)) {}
+  ~BodyFile();
+  BodyFile(const BodyFile&) = delete;
+  BodyFile& operator=(const BodyFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  // Bytes written (set by the server once the body is complete).
+  uint64_t size() const { return size_; }
+  void set_size(uint64_t size) { size_ = size; }
+  // The caller owns the file from now on (it moves or deletes it); false when already taken.
+  bool take() { return !taken_.exchange(true); }
+
+ private:
+  std::string path_;
+  uint64_t size_ = 0;
+  std::atomic<bool> taken_{false};
+};
+
 struct HttpRequest {
   std::string method;          // "GET", "POST", ...
   std::string target;          // as received: path and query
@@ -24,10 +52,14 @@ struct HttpRequest {
   std::string authorization;   // the Authorization header (reserved for API tokens)
   std::string idempotency_key; // the Idempotency-Key header (POST /v1/jobs retries)
   std::string if_none_match;   // the If-None-Match header (static files: 304)
-  std::string body;
-  // Set by the auth gate (daemon/http/auth_gate.h) when auth is enabled; empty otherwise.
-  std::string user;            // the token's user
-  std::string role;            // admin | user | worker
+  std::string worker_secret;   // the X-Worker-Secret header (the worker protocol: docs/security.md)
+  std::string remote_address;  // the client's IP address ("" in tests without sockets)
+  std::string body;            // empty when the body went to body_file
+  std::shared_ptr<BodyFile> body_file;  // uploads: the body, on disk
+  // Set by the gate (daemon/http/auth_gate.h); empty/0 otherwise.
+  std::string user;            // the token's user (auth on)
+  std::string role;            // admin | user | worker (auth on)
+  int64_t worker_id = 0;       // the worker whose secret the request carries (worker routes)
 
   // The last value of a query parameter, if present.
   std::optional<std::string> query_param(std::string_view name) const;

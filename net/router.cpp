@@ -38,6 +38,13 @@ bool match_segments(const std::vector<std::string>& pattern, const std::vector<s
   return true;
 }
 
+HttpResponse method_not_allowed_answer(const HttpRequest& request, const std::string& allow) {
+  HttpResponse res = error_response(make_error(
+      ErrorCode::method_not_allowed, request.method + " is not allowed on " + request.path + " (allowed: " + allow + ")"));
+  res.headers.emplace_back("Allow", allow);
+  return res;
+}
+
 }  // namespace
 
 void Router::add(std::string_view method, std::string_view pattern, Handler handler, Dispatch dispatch) {
@@ -61,13 +68,35 @@ Router::Match Router::match(std::string_view method, std::string_view path) cons
     if (!match_segments(r.segments, segments, params)) continue;
     if (r.method != method) {
       if (m.allow_.find(r.method) == std::string::npos) m.allow_ += (m.allow_.empty() ? "" : ", ") + r.method;
+      if (m.path_route_ == nullptr) {
+        m.path_route_ = &r;
+        m.params_ = params;
+      }
       continue;
     }
     m.route_ = &r;
     m.params_ = std::move(params);
     break;
   }
+  if (m.route_ != nullptr) m.allow_.clear();
   return m;
+}
+
+std::optional<HttpResponse> Router::admit(HttpRequest& request, const Match& m) const {
+  const Route* gated = m.route_ != nullptr ? m.route_ : m.path_route_;
+  if (gated == nullptr) return std::nullopt;  // 404 or a static file: public
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<HttpResponse> answer;
+  try {
+    if (gate_) answer = gate_(request, gated->pattern, m.params_);
+  } catch (const std::exception& e) {
+    answer = error_response(make_error(ErrorCode::internal, std::string("internal error: ") + e.what()));
+  }
+  if (!answer && m.route_ == nullptr) answer = method_not_allowed_answer(request, m.allow_);
+  if (answer && observer_)
+    observer_(request.method, m.route_ != nullptr ? gated->pattern : "unmatched", answer->status,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return answer;
 }
 
 void Router::handle(const HttpRequest& request, const Match& m, Responder respond) const {
@@ -87,25 +116,13 @@ void Router::handle(const HttpRequest& request, const Match& m, Responder respon
   };
   if (const Route* r = m.route_) {
     try {
-      if (gate_) {  // auth and limits (auth_gate.h) see a copy they may annotate
-        HttpRequest gated = request;
-        if (auto refused = gate_(gated, r->pattern, m.params_)) return reply(std::move(*refused));
-        r->handler(gated, m.params_, reply);
-        return;
-      }
       r->handler(request, m.params_, reply);
     } catch (const std::exception& e) {
       reply(error_response(make_error(ErrorCode::internal, std::string("internal error: ") + e.what())));
     }
     return;
   }
-  if (!m.allow_.empty()) {
-    HttpResponse res = error_response(make_error(
-        ErrorCode::method_not_allowed, request.method + " is not allowed on " + request.path + " (allowed: " + m.allow_ + ")"));
-    res.headers.emplace_back("Allow", m.allow_);
-    reply(std::move(res));
-    return;
-  }
+  if (!m.allow_.empty()) return reply(method_not_allowed_answer(request, m.allow_));  // admit() answers it first
   if (fallback_) {  // static files (the dashboard): public, so not gated
     try {
       fallback_(request, {}, reply);

@@ -1,8 +1,14 @@
 // The route table's machinery: method + path pattern ("/v1/jobs/{id}/cancel") -> handler. A path
 // that matches no pattern is 404; a path that matches with another method is 405 with an Allow
-// header. A handler that throws answers 500. Everything answers JSON errors (docs/api.md).
+// header, answered after the gate of that path (so a caller without a valid token learns nothing
+// about routes). A handler that throws answers 500. Everything answers JSON errors (docs/api.md).
 //
-// Thread safety: add() while building, before serving; handle() is then safe from any thread.
+// A request is served in two steps, so that the server can refuse it before reading its body:
+// admit() when the headers have arrived (the gate: credentials, roles, limits), handle() once the
+// body is there.
+//
+// Thread safety: add() and the setters while building, before serving; the rest is then safe
+// from any thread.
 #pragma once
 
 #include <optional>
@@ -47,21 +53,32 @@ class Router {
    public:
     // How the matched route runs (pool when none matches: 404, 405 and static files).
     Dispatch dispatch() const;
+    // A route matched method and path (else: 405, a static file or 404).
+    bool matched() const { return route_ != nullptr; }
 
    private:
     friend class Router;
-    const Route* route_ = nullptr;  // none: allow_ lists the methods the path has
+    const Route* route_ = nullptr;       // none: allow_ lists the methods the path has
+    const Route* path_route_ = nullptr;  // with allow_: the first route of this path (its gate)
     PathParams params_;
     std::string allow_;
   };
   Match match(std::string_view method, std::string_view path) const;
 
-  // Calls the matched route's handler (on the calling thread), or answers 405, a static file or
-  // 404; `respond` is called exactly once, possibly later and from another thread.
+  // Step one, with the headers only (the body is not read yet): runs the gate of the matched
+  // route, or of the path's route followed by the 405 when only the method is wrong. Returns the
+  // answer that ends the request (a refusal, the 405), or nullopt to go on; the gate may fill in
+  // the request (user, role, worker_id). Runs on the calling thread; the gate may block.
+  std::optional<HttpResponse> admit(HttpRequest& request, const Match& match) const;
+  // Step two, with the body, for an admitted request: calls the matched route's handler (on the
+  // calling thread), or answers a static file or 404; `respond` is called exactly once,
+  // possibly later and from another thread.
   void handle(const HttpRequest& request, const Match& match, Responder respond) const;
-  // Both steps at once.
-  void handle(const HttpRequest& request, Responder respond) const {
-    handle(request, match(request.method, request.path), std::move(respond));
+  // Both steps at once (tests and fuzzers without a server).
+  void handle(HttpRequest request, Responder respond) const {
+    const Match m = match(request.method, request.path);
+    if (auto answer = admit(request, m)) return respond(std::move(*answer));
+    handle(request, m, std::move(respond));
   }
   // Set while building, before serving (like add()).
   void set_gate(Gate gate) { gate_ = std::move(gate); }

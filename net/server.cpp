@@ -1,12 +1,14 @@
 // The one translation unit that includes Boost.Beast (compile time: see server.h).
 #include "net/server.h"
 
-#include "base/log_line.h"
+#include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
-#include <iostream>
+#include <filesystem>
 #include <optional>
 #include <thread>
 #include <type_traits>
@@ -18,6 +20,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
@@ -27,6 +30,7 @@
 #include <boost/beast/ssl.hpp>
 #endif
 
+#include "base/log_line.h"
 #include "base/mutex.h"
 #include "net/json_body.h"
 
@@ -45,6 +49,7 @@ struct HttpServer::Impl {
         router(r),
         iocs(make_contexts(std::max(1, options.io_threads))),
         acceptor(asio::make_strand(*iocs.front())),
+        accept_timer(acceptor.get_executor()),
         handlers(static_cast<size_t>(std::max(1, options.handler_threads))) {
     for (auto& ioc : iocs) work.push_back(asio::make_work_guard(*ioc));
   }
@@ -63,8 +68,11 @@ struct HttpServer::Impl {
   ServerOptions options;
   const Router& router;
 
+  // Declared before the io_contexts: sessions destroyed with them still give back their counts.
   Mutex sessions_mu;
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions JOBCTL_GUARDED_BY(sessions_mu);
+  std::unordered_map<std::string, int> connections_of JOBCTL_GUARDED_BY(sessions_mu);  // per client address
+  int connections JOBCTL_GUARDED_BY(sessions_mu) = 0;
   // Set when the server speaks TLS (ServerOptions::tls_cert_file); every connection then
   // handshakes before its first read.
 #if JOBCTL_NET_TLS
@@ -73,6 +81,8 @@ struct HttpServer::Impl {
 
   std::atomic<bool> shutting_down{false};
   std::atomic<int> in_flight{0};
+  std::atomic<int> uploads{0};
+  std::atomic<uint64_t> next_upload{0};
   Mutex idle_mu;  // idle_cv's; in_flight is atomic, the mutex only orders its last decrement and the wait
   CondVar idle_cv;
 
@@ -80,12 +90,33 @@ struct HttpServer::Impl {
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
   size_t next_ioc = 0;  // used on the acceptor's strand only
   tcp::acceptor acceptor;
+  asio::steady_timer accept_timer;  // the back-off after a failed accept (acceptor's strand)
+  int accept_backoff_ms = 0;        // 0: the last accept succeeded (acceptor's strand)
   asio::thread_pool handlers;
   std::vector<std::thread> threads;
   bool started = false;
   bool stopped = false;
 
   void do_accept();
+  void on_accept_error(const beast::error_code& ec);
+  // Counts a new connection from `client`; false when a cap is reached (the caller refuses it).
+  bool take_connection(const std::string& client) JOBCTL_EXCLUDES(sessions_mu) {
+    MutexLock lock(sessions_mu);
+    int& mine = connections_of[client];
+    if (connections >= options.max_connections || mine >= options.max_connections_per_client) {
+      if (mine == 0) connections_of.erase(client);
+      return false;
+    }
+    ++mine;
+    ++connections;
+    return true;
+  }
+  void give_back_connection(const std::string& client) JOBCTL_EXCLUDES(sessions_mu) {
+    MutexLock lock(sessions_mu);
+    --connections;
+    if (auto it = connections_of.find(client); it != connections_of.end() && --it->second <= 0)
+      connections_of.erase(it);
+  }
   // Reads the certificate chain and key named by the options (nothing when tls_cert_file is empty).
   Status load_tls() {
     if (options.tls_cert_file.empty() && options.tls_key_file.empty()) return {};
@@ -123,7 +154,12 @@ struct HttpServer::Impl {
 
 namespace {
 
-HttpRequest to_request(const bhttp::request<bhttp::string_body>& r) {
+using HeaderParser = bhttp::request_parser<bhttp::empty_body>;
+using StringParser = bhttp::request_parser<bhttp::string_body>;
+using FileParser = bhttp::request_parser<bhttp::file_body>;
+
+// The request as far as its headers go (the body comes later, or goes to a file).
+HttpRequest header_request(const bhttp::request<bhttp::empty_body>& r) {
   HttpRequest out;
   out.method = std::string(r.method_string());
   out.target = std::string(r.target());
@@ -131,8 +167,63 @@ HttpRequest to_request(const bhttp::request<bhttp::string_body>& r) {
   if (auto it = r.find(bhttp::field::authorization); it != r.end()) out.authorization = std::string(it->value());
   if (auto it = r.find("Idempotency-Key"); it != r.end()) out.idempotency_key = std::string(it->value());
   if (auto it = r.find(bhttp::field::if_none_match); it != r.end()) out.if_none_match = std::string(it->value());
-  out.body = r.body();
+  if (auto it = r.find("X-Worker-Secret"); it != r.end()) out.worker_secret = std::string(it->value());
   return out;
+}
+
+std::string lower_trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// What is wrong with the request's framing headers, if anything. A request body's length comes
+// from a final "chunked" coding or from Content-Length (RFC 9112, 6.3); any other
+// Transfer-Encoding leaves a server and a proxy in front of it free to disagree on where the
+// request ends, so it is refused rather than guessed at.
+std::optional<Error> framing_error(const bhttp::request<bhttp::empty_body>& r) {
+  std::vector<std::string> codings;
+  for (const auto& f : r) {
+    if (f.name() != bhttp::field::transfer_encoding) continue;
+    std::string_view v = f.value();
+    while (!v.empty()) {
+      const size_t comma = v.find(',');
+      codings.push_back(lower_trimmed(v.substr(0, comma)));
+      v = comma == std::string_view::npos ? std::string_view{} : v.substr(comma + 1);
+    }
+  }
+  if (codings.empty()) return std::nullopt;
+  if (codings.back() != "chunked" || std::count(codings.begin(), codings.end(), "chunked") != 1)
+    return make_error(ErrorCode::invalid_argument,
+                      "Transfer-Encoding must end with chunked, once (other codings are not accepted)",
+                      "Transfer-Encoding");
+  if (r.find(bhttp::field::content_length) != r.end())
+    return make_error(ErrorCode::invalid_argument, "Transfer-Encoding and Content-Length must not both be sent",
+                      "Transfer-Encoding");
+  return std::nullopt;
+}
+
+// A failure of the disk an upload streams to, as opposed to the connection's.
+bool is_storage_error(const beast::error_code& ec) {
+  if (ec.category() != boost::system::system_category() && ec.category() != boost::system::generic_category())
+    return false;
+  switch (ec.value()) {
+    case ENOSPC:
+    case EFBIG:
+    case EDQUOT:
+    case EROFS:
+    case EIO:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The error that says the store's disk refused an upload (disk full, read-only, over a quota).
+Error storage_error(const beast::error_code& ec) {
+  return make_error(ErrorCode::unavailable, "the upload could not be stored: " + ec.message(), "store");
 }
 
 }  // namespace
@@ -155,8 +246,14 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
  public:
   static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
 
+  // `client`: the remote address this connection was counted under (take_connection).
   template <class... StreamArgs>
-  Session(HttpServer::Impl& srv, StreamArgs&&... args) : srv_(srv), stream_(std::forward<StreamArgs>(args)...) {}
+  Session(HttpServer::Impl& srv, std::string client, StreamArgs&&... args)
+      : srv_(srv), client_(std::move(client)), stream_(std::forward<StreamArgs>(args)...) {}
+  ~Session() override {
+    finish_request();
+    srv_.give_back_connection(client_);
+  }
 
   void run() {
     asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
@@ -192,45 +289,25 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
  private:
+  // ---- step one: the headers
+
   void do_read() {
     if (srv_.shutting_down.load()) return do_close();
-    parser_.emplace();
-    parser_->header_limit(static_cast<std::uint32_t>(srv_.options.max_header_bytes));
-    parser_->body_limit(std::max(srv_.options.max_body_bytes, srv_.options.max_upload_bytes));
-    lowest().expires_after(std::chrono::milliseconds(srv_.options.read_timeout_ms));
+    header_parser_.emplace();
+    header_parser_->header_limit(static_cast<std::uint32_t>(srv_.options.max_header_bytes));
+    // Beast compares Content-Length with the body limit as soon as it reads it; the limit that
+    // applies depends on the route, decided once the request is admitted (on_admitted).
+    header_parser_->body_limit(boost::none);
+    const int timeout_ms = requests_ == 0 ? srv_.options.read_timeout_ms : srv_.options.idle_timeout_ms;
+    lowest().expires_after(std::chrono::milliseconds(timeout_ms));
     waiting_for_request_ = true;
-    // Headers first: the body limit depends on the route (uploads may be larger).
-    bhttp::async_read_header(stream_, buffer_, *parser_,
+    bhttp::async_read_header(stream_, buffer_, *header_parser_,
                              beast::bind_front_handler(&Session<Stream>::on_header, this->shared_from_this()));
   }
 
-  void on_header(beast::error_code ec, std::size_t n) {
-    if (ec) return on_read(ec, n);
-    const auto& h = parser_->get();
-    const bool upload = srv_.options.is_upload &&
-                        srv_.options.is_upload(std::string_view(h.method_string()), std::string_view(h.target()));
-    const size_t limit = upload ? srv_.options.max_upload_bytes : srv_.options.max_body_bytes;
-    if (auto length = parser_->content_length(); length && *length > limit) {
-      waiting_for_request_ = false;
-      version_ = h.version();
-      return send_error(make_error(ErrorCode::payload_too_large,
-                                   "the request body is larger than the limit of " +
-                                       std::to_string(limit) + " bytes",
-                                   "body"));
-    }
-    parser_->body_limit(limit);
-    bhttp::async_read(stream_, buffer_, *parser_,
-                      beast::bind_front_handler(&Session<Stream>::on_read, this->shared_from_this()));
-  }
-
-  void on_read(beast::error_code ec, std::size_t) {
+  void on_header(beast::error_code ec, std::size_t) {
     waiting_for_request_ = false;
     if (ec == bhttp::error::end_of_stream || ec == asio::error::operation_aborted) return do_close();
-    if (ec == bhttp::error::body_limit)
-      return send_error(make_error(ErrorCode::payload_too_large,
-                                   "the request body is larger than the limit of " +
-                                       std::to_string(srv_.options.max_body_bytes) + " bytes",
-                                   "body"));
     if (ec == bhttp::error::header_limit)
       return send_error(make_error(ErrorCode::header_too_large,
                                    "the request headers are larger than the limit of " +
@@ -240,30 +317,140 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       return send_error(make_error(ErrorCode::invalid_argument, "malformed HTTP request: " + ec.message()));
     if (ec) return do_close();  // timeout, reset, a client gone mid-request
 
-    const auto& req = parser_->get();
-    keep_alive_ = req.keep_alive();
-    version_ = req.version();
-    HttpRequest request = to_request(req);
-    if (auto st = parse_target(request.target, request); !st) return send_error(st.error(), false);
-
-    lowest().expires_never();  // a long-poll may take a while; the handler answers in time
+    ++requests_;
+    close_after_answer_ = false;
     srv_.in_flight.fetch_add(1);
     request_in_flight_ = true;
-    // Non-blocking routes run here on the connection's strand; the others on a handler thread.
-    Router::Match route = srv_.router.match(request.method, request.path);
-    const Dispatch where = route.dispatch();
-    auto run = [self = this->shared_from_this(), request = std::move(request), route = std::move(route)] {
-      self->srv_.router.handle(request, route, [self](HttpResponse r) {
-        asio::post(self->stream_.get_executor(), [self, r = std::move(r)]() mutable {
-          self->send(std::move(r), /*close_after=*/false);
-        });
-      });
-    };
-    if (where == Dispatch::io)
-      run();
-    else
-      asio::post(srv_.handlers, std::move(run));
+    const auto& h = header_parser_->get();
+    keep_alive_ = h.keep_alive();
+    version_ = h.version();
+    has_body_ = !header_parser_->is_done();
+    if (auto bad = framing_error(h)) return send_error(*bad);
+    request_ = header_request(h);
+    request_.remote_address = client_;
+    if (auto st = parse_target(request_.target, request_); !st) return send_error(st.error(), has_body_);
+    route_ = srv_.router.match(request_.method, request_.path);
+    upload_ = has_body_ && srv_.options.is_upload && srv_.options.is_upload(request_.method, request_.target);
+    lowest().expires_never();  // nothing is read while the gate runs
+
+    // The gate runs where the handler would (it may read the store): on the I/O thread for
+    // Dispatch::io routes, else on a handler thread. A request without a body is admitted and
+    // handled in one go.
+    if (route_.dispatch() == Dispatch::io) return on_admitted(srv_.router.admit(request_, route_));
+    asio::post(srv_.handlers, [self = this->shared_from_this()] {
+      auto refusal = self->srv_.router.admit(self->request_, self->route_);
+      if (!refusal && !self->has_body_) return self->run_handler();
+      asio::post(self->stream_.get_executor(),
+                 [self, refusal = std::move(refusal)]() mutable { self->on_admitted(std::move(refusal)); });
+    });
   }
+
+  void on_admitted(std::optional<HttpResponse> refusal) {
+    // A refused request's body is never read: the answer goes out and the connection closes.
+    if (refusal) return send(std::move(*refusal), /*close_after=*/has_body_);
+    if (!has_body_) return run_handler();
+    // No route takes this body (a 404, a static file): answer without reading it.
+    if (!route_.matched()) {
+      close_after_answer_ = true;
+      return run_handler();
+    }
+    const size_t limit = upload_ ? srv_.options.max_upload_bytes : srv_.options.max_body_bytes;
+    if (auto length = header_parser_->content_length(); length && *length > limit)
+      return send_error(too_large(limit));
+    if (upload_) {
+      if (srv_.uploads.fetch_add(1) >= srv_.options.max_concurrent_uploads) {
+        srv_.uploads.fetch_sub(1);
+        HttpResponse busy = error_response(make_error(
+            ErrorCode::unavailable, "too many uploads at once (the limit is " +
+                                        std::to_string(srv_.options.max_concurrent_uploads) + "); retry shortly"));
+        busy.headers.emplace_back("Retry-After", "1");
+        return send(std::move(busy), /*close_after=*/true);
+      }
+      holds_upload_slot_ = true;
+      const std::string path = (std::filesystem::path(srv_.options.upload_dir) /
+                                ("upload-" + std::to_string(::getpid()) + "-" +
+                                 std::to_string(srv_.next_upload.fetch_add(1)) + ".part"))
+                                   .string();
+      file_parser_.emplace(std::move(*header_parser_));
+      file_parser_->body_limit(limit);
+      beast::error_code ec;
+      file_parser_->get().body().open(path.c_str(), beast::file_mode::write_new, ec);
+      if (ec) return send_error(make_error(ErrorCode::unavailable, "cannot create an upload file: " + ec.message(), "store"));
+      body_file_ = std::make_shared<BodyFile>(path);
+    } else {
+      string_parser_.emplace(std::move(*header_parser_));
+      string_parser_->body_limit(limit);
+    }
+    header_parser_.reset();
+    // A client that asked to be told before sending the body (Expect: 100-continue) is told now.
+    const auto& h = upload_ ? file_parser_->get().base() : string_parser_->get().base();
+    if (auto it = h.find(bhttp::field::expect); it != h.end() && lower_trimmed(it->value()) == "100-continue") {
+      auto cont = std::make_shared<bhttp::response<bhttp::empty_body>>(bhttp::status::continue_, version_);
+      lowest().expires_after(std::chrono::milliseconds(srv_.options.write_timeout_ms));
+      return bhttp::async_write(stream_, *cont, [self = this->shared_from_this(), cont](beast::error_code ec, std::size_t) {
+        if (ec) return self->do_close();
+        self->read_body();
+      });
+    }
+    read_body();
+  }
+
+  // ---- step two: the body, a piece at a time (each piece under the read timeout, so a large
+  // upload may take as long as it keeps moving)
+
+  void read_body() {
+    lowest().expires_after(std::chrono::milliseconds(srv_.options.read_timeout_ms));
+    auto next = beast::bind_front_handler(&Session<Stream>::on_body, this->shared_from_this());
+    if (upload_)
+      bhttp::async_read_some(stream_, buffer_, *file_parser_, std::move(next));
+    else
+      bhttp::async_read_some(stream_, buffer_, *string_parser_, std::move(next));
+  }
+
+  void on_body(beast::error_code ec, std::size_t) {
+    if (ec == bhttp::error::body_limit)
+      return send_error(too_large(upload_ ? srv_.options.max_upload_bytes : srv_.options.max_body_bytes));
+    if (ec && upload_ && is_storage_error(ec)) return send_error(storage_error(ec));
+    if (ec && ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category() &&
+        ec != bhttp::error::partial_message)
+      return send_error(make_error(ErrorCode::invalid_argument, "malformed HTTP request body: " + ec.message(), "body"));
+    if (ec) return do_close();  // timeout, reset, a client gone mid-body
+    const bool done = upload_ ? file_parser_->is_done() : string_parser_->is_done();
+    if (!done) return read_body();
+    if (upload_) {
+      file_parser_->get().body().close();
+      std::error_code size_ec;
+      const auto size = std::filesystem::file_size(body_file_->path(), size_ec);
+      if (size_ec) return send_error(storage_error(beast::error_code(size_ec.value(), boost::system::system_category())));
+      body_file_->set_size(size);
+      request_.body_file = std::move(body_file_);
+      file_parser_.reset();
+    } else {
+      request_.body = std::move(string_parser_->get().body());
+      string_parser_.reset();
+    }
+    lowest().expires_never();  // a long-poll may take a while; the handler answers in time
+    if (route_.dispatch() == Dispatch::io) return run_handler();
+    asio::post(srv_.handlers, [self = this->shared_from_this()] { self->run_handler(); });
+  }
+
+  // Runs the admitted request's handler on the calling thread; its answer is posted back to the
+  // connection's strand.
+  void run_handler() {
+    HttpRequest request = std::move(request_);
+    srv_.router.handle(request, route_, [self = this->shared_from_this()](HttpResponse r) {
+      asio::post(self->stream_.get_executor(), [self, r = std::move(r)]() mutable {
+        self->send(std::move(r), /*close_after=*/self->close_after_answer_);
+      });
+    });
+  }
+
+  Error too_large(size_t limit) const {
+    return make_error(ErrorCode::payload_too_large,
+                      "the request body is larger than the limit of " + std::to_string(limit) + " bytes", "body");
+  }
+
+  // ---- answers
 
   // An answer to a request that could not be read whole: the connection closes after it.
   void send_error(const Error& e, bool close_after = true) {
@@ -292,14 +479,26 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   void on_write(beast::error_code ec, bool keep, bool after_bad_request) {
-    if (request_in_flight_) {
-      request_in_flight_ = false;
-      srv_.request_done();
-    }
+    finish_request();
     if (ec) return do_close();
     if (after_bad_request) return lingering_close();
     if (!keep) return do_close();
     do_read();
+  }
+
+  // The request is over (answered, or its connection gone): it no longer counts as in flight,
+  // its upload slot is free and an upload file nobody took is removed.
+  void finish_request() {
+    if (holds_upload_slot_) {
+      holds_upload_slot_ = false;
+      srv_.uploads.fetch_sub(1);
+    }
+    file_parser_.reset();
+    body_file_.reset();
+    if (request_in_flight_) {
+      request_in_flight_ = false;
+      srv_.request_done();
+    }
   }
 
   // After refusing a request whose body we did not read, close politely: stop sending, read and
@@ -323,6 +522,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     beast::error_code ec;
     lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
     lowest().socket().close(ec);
+    finish_request();
     MutexLock lock(srv_.sessions_mu);
     srv_.sessions.erase(this);
   }
@@ -330,35 +530,102 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   auto& lowest() { return beast::get_lowest_layer(stream_); }
 
   HttpServer::Impl& srv_;
+  const std::string client_;
   Stream stream_;
   beast::flat_buffer buffer_;
-  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  // One request at a time: its headers, then its body as a string or into a file.
+  std::optional<HeaderParser> header_parser_;
+  std::optional<StringParser> string_parser_;
+  std::optional<FileParser> file_parser_;
+  HttpRequest request_;
+  Router::Match route_;
+  std::shared_ptr<BodyFile> body_file_;  // the upload's file until the handler gets it
   std::shared_ptr<std::array<char, 65536>> drain_;
   bool keep_alive_ = true;
   unsigned version_ = 11;
+  uint64_t requests_ = 0;
+  bool has_body_ = false;
+  bool upload_ = false;
+  bool holds_upload_slot_ = false;
+  bool close_after_answer_ = false;  // the body was not read: close once answered
   bool waiting_for_request_ = false;
   bool request_in_flight_ = false;
 };
 
+namespace {
+
+// A connection over a cap: a short 503 written without waiting (a fresh socket's send buffer is
+// empty), then closed. (On a TLS port it is only closed: a plain answer would be noise there.)
+void refuse_connection(tcp::socket& socket, const std::string& why, bool tls) {
+  const std::string body = "{\"error\":{\"code\":\"unavailable\",\"message\":\"" + why + "\",\"field\":null}}\n";
+  const std::string answer = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+                             "Connection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  beast::error_code ec;
+  socket.non_blocking(true, ec);
+  if (!tls) socket.write_some(asio::buffer(answer), ec);
+  socket.shutdown(tcp::socket::shutdown_both, ec);
+  socket.close(ec);
+}
+
+}  // namespace
+
 void HttpServer::Impl::do_accept() {
   acceptor.async_accept(asio::make_strand(next_context()), [this](beast::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
-    if (!ec && !shutting_down.load()) {
-      auto start_session = [this](auto s) {
-        {
-          MutexLock lock(sessions_mu);
-          sessions[s.get()] = s;
-        }
-        s->run();
-      };
+    if (ec) return on_accept_error(ec);
+    accept_backoff_ms = 0;
+    if (shutting_down.load()) return do_accept();
+    beast::error_code addr_ec;
+    const auto remote = socket.remote_endpoint(addr_ec);
+    const std::string client = addr_ec ? std::string("?") : remote.address().to_string();
+    if (!take_connection(client)) {
 #if JOBCTL_NET_TLS
-      if (tls) {
-        start_session(std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(*this, std::move(socket), *tls));
-        return do_accept();
-      }
+      const bool over_tls = tls.has_value();
+#else
+      const bool over_tls = false;
 #endif
-      start_session(std::make_shared<Session<beast::tcp_stream>>(*this, std::move(socket)));
+      refuse_connection(socket, "too many connections (at most " + std::to_string(options.max_connections) +
+                                    ", " + std::to_string(options.max_connections_per_client) + " per client)",
+                        over_tls);
+      return do_accept();
     }
+    auto start_session = [this](auto s) {
+      {
+        MutexLock lock(sessions_mu);
+        sessions[s.get()] = s;
+      }
+      s->run();
+    };
+#if JOBCTL_NET_TLS
+    if (tls) {
+      start_session(std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(*this, client, std::move(socket), *tls));
+      return do_accept();
+    }
+#endif
+    start_session(std::make_shared<Session<beast::tcp_stream>>(*this, client, std::move(socket)));
+    do_accept();
+  });
+}
+
+// A failed accept is retried after a pause, never at once: when the process is out of file
+// descriptors (or the system out of buffers) the pending connection stays in the backlog and an
+// immediate retry fails again at once, a busy loop that would starve every other connection.
+// The pause doubles up to a second while the failures last.
+void HttpServer::Impl::on_accept_error(const beast::error_code& ec) {
+  const bool exhausted = ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
+                         ec == asio::error::no_memory ||
+                         ec == beast::error_code(ENFILE, boost::system::system_category());
+  if (exhausted) {
+    if (accept_backoff_ms == 0)
+      LogLine() << options.server_name << ": cannot accept connections: " << ec.message()
+                << "; pausing accepts until descriptors free up";
+    accept_backoff_ms = accept_backoff_ms == 0 ? 10 : std::min(accept_backoff_ms * 2, 1000);
+  } else {
+    accept_backoff_ms = 1;  // a connection reset before it was accepted, and the like
+  }
+  accept_timer.expires_after(std::chrono::milliseconds(accept_backoff_ms));
+  accept_timer.async_wait([this](beast::error_code wait_ec) {
+    if (wait_ec || !acceptor.is_open()) return;
     do_accept();
   });
 }
@@ -371,6 +638,8 @@ HttpServer::~HttpServer() { stop(); }
 Expected<uint16_t> HttpServer::start() {
   Impl& s = *impl_;
   if (auto st = s.load_tls(); !st) return st.error();
+  if (s.options.is_upload && s.options.upload_dir.empty())
+    return make_error(ErrorCode::invalid_argument, "uploads need an upload folder", "upload_dir");
   beast::error_code ec;
   auto address = asio::ip::make_address(s.options.host, ec);
   if (ec) return make_error(ErrorCode::invalid_argument, "bad listen address '" + s.options.host + "': " + ec.message(), "listen");
@@ -395,6 +664,7 @@ void HttpServer::begin_shutdown() {
   asio::dispatch(s.acceptor.get_executor(), [&s] {
     beast::error_code ec;
     s.acceptor.close(ec);
+    s.accept_timer.cancel();
   });
   std::vector<std::shared_ptr<SessionBase>> live;
   {
@@ -417,6 +687,11 @@ bool HttpServer::wait_idle(int timeout_ms) {
 
 int HttpServer::in_flight() const { return impl_->in_flight.load(); }
 
+int HttpServer::connections() const {
+  MutexLock lock(impl_->sessions_mu);
+  return impl_->connections;
+}
+
 void HttpServer::stop() {
   Impl& s = *impl_;
   if (s.stopped) return;
@@ -424,7 +699,7 @@ void HttpServer::stop() {
   if (s.started) {
     begin_shutdown();
     if (!wait_idle(s.options.shutdown_grace_ms))
-      LogLine() << "jobctld: " << s.in_flight.load()
+      LogLine() << s.options.server_name << ": " << s.in_flight.load()
                 << " request(s) still in flight after the shutdown grace period; closing them";
     std::vector<std::shared_ptr<SessionBase>> live;
     {

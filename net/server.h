@@ -2,13 +2,28 @@
 // free of them).
 //
 // Model: `io_threads` threads each run their own io_context, and accepted connections are dealt
-// to them in turn; each connection is a session on its own strand,
-// kept alive by shared_from_this while it has an operation pending. Every read has a deadline
-// (read_timeout_ms), request headers are limited to max_header_bytes (431 past it) and bodies to
-// max_body_bytes (413 past it, decided from Content-Length before the body is read); keep-alive
-// is honoured. Parsed requests are handed to a separate pool of `handler_threads` (handlers may
-// block on the store), and their answers are posted back to the connection's strand; routes
-// added with Dispatch::io (router.h: handlers that never block) run on the I/O thread instead.
+// to them in turn; each connection is a session on its own strand, kept alive by
+// shared_from_this while it has an operation pending. Requests are handled on a separate pool of
+// `handler_threads` (handlers may block on the store), and their answers are posted back to the
+// connection's strand; routes added with Dispatch::io (router.h: handlers that never block) run
+// on the I/O thread instead.
+//
+// A request is read in two steps (docs/security.md, "Trust boundaries"). The headers first
+// (at most max_header_bytes, 431 past it): the target is parsed, the route matched and its gate
+// run (Router::admit: credentials, roles, limits) before any body byte is read, so a refused
+// request costs no memory for its body; the refusal is sent and the connection closed after
+// a short drain. Then the body, limited to max_body_bytes (413, from Content-Length before
+// reading when it is given) and held in memory — except uploads (is_upload), which are streamed
+// to a new file in upload_dir (at most max_upload_bytes, at most max_concurrent_uploads at once:
+// 503 with Retry-After past it) and handed to the handler as HttpRequest::body_file. A
+// Transfer-Encoding whose last coding is not chunked, or one sent with Content-Length, is a 400
+// (either would let a proxy and this server disagree about where the request ends).
+//
+// Limits on connections: every read has a deadline (read_timeout_ms per read; a kept-alive
+// connection waits idle_timeout_ms for its next request); at most max_connections open at once
+// and max_connections_per_client per client address (past either, a new connection gets a 503
+// and is closed); when the process runs out of file descriptors, accepting pauses with a
+// growing back-off instead of spinning.
 //
 // With tls_cert_file/tls_key_file every connection speaks TLS 1.2+ (Beast over OpenSSL): the
 // handshake runs under the read timeout before the first request.
@@ -41,13 +56,19 @@ struct ServerOptions {
   size_t max_body_bytes = 1 << 20;   // 1 MiB
   size_t max_header_bytes = 8 << 10; // 8 KiB
   int read_timeout_ms = 30000;       // per read: a slow or idle client is disconnected
+  int idle_timeout_ms = 15000;       // a kept-alive connection waiting for its next request
   int write_timeout_ms = 30000;
+  int max_connections = 10000;            // open at once; a new one past it gets 503 and is closed
+  int max_connections_per_client = 1000;  // open at once from one client address
   int shutdown_grace_ms = 10000;
   std::string server_name = "jobctld";
-  // Requests for which is_upload(method, target) holds (checkpoint uploads) may carry up
-  // to max_upload_bytes instead of max_body_bytes; decided from the headers before the body.
+  // Requests for which is_upload(method, target) holds (checkpoint uploads) may carry up to
+  // max_upload_bytes instead of max_body_bytes, streamed to a file in upload_dir (which must
+  // exist; the file is created there with O_EXCL, and removed unless the handler takes it).
   size_t max_upload_bytes = 0;
   std::function<bool(std::string_view method, std::string_view target)> is_upload;
+  std::string upload_dir;
+  int max_concurrent_uploads = 4;
   // TLS (docs/security.md): PEM certificate chain and private key. Both empty: plain HTTP.
   // start() fails with the field named when only one is set or a file cannot be used.
   std::string tls_cert_file;
@@ -70,8 +91,10 @@ class HttpServer {
   // Phase 2: begin_shutdown(), wait up to the grace period, close everything, join threads.
   void stop();
 
-  // Requests currently being handled.
+  // Requests currently being read or handled.
   int in_flight() const;
+  // Connections open now.
+  int connections() const;
 
   struct Impl;  // server.cpp's state, named here so its connection class can reach it
 

@@ -29,7 +29,7 @@ std::string seconds_text(std::chrono::milliseconds d) { return fixed_decimal(sta
 
 }  // namespace
 
-bool Agent::register_worker(client::ApiClient& api) {
+bool Agent::register_worker(client::ApiClient& api, std::initializer_list<client::ApiClient*> clients) {
   if (stop_.requested()) return false;
   const json body{{"name", options_.name}, {"capabilities", options_.capabilities}};
   auto r = retry(
@@ -46,7 +46,14 @@ bool Agent::register_worker(client::ApiClient& api) {
     return false;
   }
   const json& registered = *r.result;
+  if (!registered["worker_secret"].is_string()) {
+    log_ << "jobctl-worker: the daemon's registration answer has no worker_secret (an older jobctld?)\n";
+    return false;
+  }
   worker_id_ = registered["worker_id"].get<int64_t>();
+  // Every later call carries the worker's own secret (docs/security.md).
+  worker_secret_ = registered["worker_secret"].get<std::string>();
+  for (client::ApiClient* c : clients) c->set_worker_secret(worker_secret_);
   heartbeat_interval_s_ = registered.value("heartbeat_interval_s", 2);
   max_lease_wait_s_ = registered.value("max_lease_wait_s", 30);
   log_ << "jobctl-worker: registered with " << options_.server << " as worker " << worker_id_ << " ("
@@ -84,7 +91,7 @@ int Agent::run() {
   api_opts.bearer_token = options_.token;
   client::ApiClient api(options_.server, api_opts);
 
-  if (!register_worker(api)) return stop_.requested() ? 0 : 1;
+  if (!register_worker(api, {&api, &poll_api})) return stop_.requested() ? 0 : 1;
   Slots slots;
   const size_t slot_count = static_cast<size_t>(std::max(1, options_.slots));
   {
@@ -112,9 +119,10 @@ int Agent::run() {
     auto r = poll_api.lease(worker_id_, wait_s);
     if (!r) {
       if (stop_.requested()) break;
-      if (r.error().code == ErrorCode::not_found) {
-        log_ << "jobctl-worker: the daemon does not know worker " << worker_id_ << "; registering again\n";
-        if (!register_worker(api)) {
+      if (r.error().code == ErrorCode::not_found || r.error().code == ErrorCode::permission_denied) {
+        log_ << "jobctl-worker: the daemon does not know worker " << worker_id_ << " (" << r.error().message
+             << "); registering again\n";
+        if (!register_worker(api, {&api, &poll_api})) {
           rc = stop_.requested() ? 0 : 1;
           break;
         }
@@ -132,6 +140,7 @@ int Agent::run() {
     RunnerOptions ro = options_.runner;
     ro.heartbeat_interval_ms = std::min(ro.heartbeat_interval_ms, heartbeat_interval_s_ * 1000);
     ro.transfer.server = options_.server;
+    ro.transfer.worker_secret = worker_secret_;
     if (static_cast<size_t>(slot) < options_.gpu_indices.size())
       ro.gpu_index = options_.gpu_indices[static_cast<size_t>(slot)];
     const Lease lease = JobRunner::lease_from_json(**r);
@@ -143,6 +152,7 @@ int Agent::run() {
     slots.threads[static_cast<size_t>(slot)] = std::thread([this, &slots, slot, ro, lease, worker_id] {
       client::HttpClientOptions job_opts;
       job_opts.bearer_token = options_.token;
+      job_opts.worker_secret = ro.transfer.worker_secret;
       client::ApiClient job_api(options_.server, job_opts);  // one client per thread (not thread-safe)
       JobRunner runner(job_api, worker_id, ro, stop_, log_);
       const RunOutcome outcome = runner.run(lease);

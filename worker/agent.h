@@ -2,8 +2,11 @@
 // a lease whenever a slot is free and run each leased job with a JobRunner on its own thread,
 // until stopped. A GPU worker has one slot per GPU (each job sees only its GPU); a CPU worker
 // has one slot unless told otherwise (--slots). If the daemon no longer knows this worker (404:
-// e.g. a new database), it registers again. Transport failures back off exponentially with jitter
-// (1 s to 30 s, base/retry.h); a stop ends the waits at once. On a stop (SIGTERM, or a spot notice) every running job checkpoints, uploads and is
+// e.g. a new database) or refuses its secret, it registers again. Registering returns the
+// worker's own secret, which every later call (lease, heartbeats, reports, checkpoint transfers)
+// carries (docs/security.md). Transport failures back off exponentially with jitter (1 s to
+// 30 s, base/retry.h); a stop ends the waits at once. On a stop (SIGTERM, or a spot notice) every
+// running job checkpoints, uploads and is
 // reported preempted (JobRunner) before run() returns.
 //
 // Ownership and thread safety: borrows the StopSource and the log stream; run() on one thread.
@@ -12,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -43,12 +47,14 @@ class Agent {
   int64_t worker_id() const { return worker_id_; }
 
  private:
-  bool register_worker(client::ApiClient& api);
+  // Registers (again), retrying until the daemon answers; the new secret is set on `clients`.
+  bool register_worker(client::ApiClient& api, std::initializer_list<client::ApiClient*> clients);
 
   AgentOptions options_;
   const StopSource& stop_;
   std::ostream& log_;
   int64_t worker_id_ = 0;
+  std::string worker_secret_;  // from registering; every later call carries it
   int heartbeat_interval_s_ = 2;
   int max_lease_wait_s_ = 30;
 };

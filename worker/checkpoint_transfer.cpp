@@ -96,6 +96,11 @@ Expected<CheckpointTransfer::Answer> CheckpointTransfer::send(const std::string&
     auth = "Authorization: Bearer " + options_.bearer_token;
     raw = curl_slist_append(raw, auth.c_str());
   }
+  std::string worker;
+  if (!options_.worker_secret.empty()) {
+    worker = "X-Worker-Secret: " + options_.worker_secret;
+    raw = curl_slist_append(raw, worker.c_str());
+  }
   std::unique_ptr<curl_slist, SlistDeleter> headers(raw);
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());

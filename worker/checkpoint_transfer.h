@@ -24,6 +24,7 @@ namespace jobctl::worker {
 struct TransferOptions {
   std::string server;            // http://host:port
   std::string bearer_token;      // sent as Authorization: Bearer when not empty
+  std::string worker_secret;     // sent as X-Worker-Secret (the worker's own, from registering)
   // Per upload/download; transport failures and 5xx answers only: 5 attempts, pauses from
   // 0.25 s doubling up to 8 s.
   RetryPolicy retry{.max_attempts = 5,

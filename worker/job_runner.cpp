@@ -94,18 +94,22 @@ Lease JobRunner::lease_from_json(const json& j) {
   return l;
 }
 
-std::optional<std::string> JobRunner::fetch_resume(const Lease& lease, CheckpointTransfer& transfer,
-                                                   const std::string& out_dir) {
-  // Every stored checkpoint, newest first, so a corrupt newest one falls back to the previous.
-  std::vector<StoredCheckpoint> candidates;
-  if (auto listed = transfer.list(lease.job_id)) {
-    candidates = std::move(*listed);
-  } else {
-    log_ << "jobctl-worker: job " << lease.job_id << ": cannot list checkpoints ("
-         << listed.error().message << "); trying the one the lease named\n";
-    candidates.push_back(*lease.resume);
-  }
-  for (const auto& c : candidates) {
+std::vector<StoredCheckpoint> JobRunner::resume_candidates(const Lease& lease, CheckpointTransfer& transfer) {
+  if (!lease.resume) return {};
+  // Every stored checkpoint, newest first, so that one that cannot be used falls back to the
+  // previous one.
+  if (auto listed = transfer.list(lease.job_id)) return std::move(*listed);
+  else
+    log_ << "jobctl-worker: job " << lease.job_id << ": cannot list checkpoints (" << listed.error().message
+         << "); trying the one the lease named\n";
+  return {*lease.resume};
+}
+
+std::optional<std::string> JobRunner::next_resume(const Lease& lease, CheckpointTransfer& transfer,
+                                                  std::vector<StoredCheckpoint>& candidates, const std::string& out_dir,
+                                                  int64_t& step) {
+  while (!candidates.empty()) {
+    const StoredCheckpoint c = candidates.front();
     char name[64];
     std::snprintf(name, sizeof name, "ckpt-%012lld.ckpt", static_cast<long long>(c.step));
     const std::string dest = (fs::path(out_dir) / name).string();
@@ -115,17 +119,32 @@ std::optional<std::string> JobRunner::fetch_resume(const Lease& lease, Checkpoin
       log_ << "jobctl-worker: job " << lease.job_id << ": resuming from the checkpoint at step " << c.step
            << " (" << c.bytes << " bytes, downloaded in "
            << std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count() << " ms)\n";
+      step = c.step;
       return dest;
     }
+    // A corrupt stored copy is rejected like one the trainer refuses; a transfer that failed
+    // only skips it this time.
+    if (st.error().code == ErrorCode::corrupt_checkpoint) reject_checkpoint(lease, candidates, st.error().message);
+    else candidates.erase(candidates.begin());
     log_ << "jobctl-worker: job " << lease.job_id << ": checkpoint at step " << c.step
          << " unusable: " << st.error().message << "; trying the previous one\n";
   }
-  log_ << "jobctl-worker: job " << lease.job_id
-       << ": no stored checkpoint could be used; starting from the beginning\n";
+  log_ << "jobctl-worker: job " << lease.job_id << ": no stored checkpoint could be used; starting from the beginning\n";
   return std::nullopt;
 }
 
-void JobRunner::report(const char* what, int64_t job_id, const std::function<Expected<json>()>& send,
+void JobRunner::reject_checkpoint(const Lease& lease, std::vector<StoredCheckpoint>& candidates, const std::string& why) {
+  const int64_t step = candidates.front().step;
+  candidates.erase(candidates.begin());
+  json body = {{"worker_id", worker_id_},
+               {"epoch", lease.epoch},
+               {"error", why.substr(0, 4000)},
+               {"fallback_step", candidates.empty() ? json(nullptr) : json(candidates.front().step)}};
+  report("checkpoint " + std::to_string(step) + " rejected", lease.job_id,
+         [&] { return api_.reject_checkpoint(lease.job_id, step, body); }, stop_wait());
+}
+
+void JobRunner::report(const std::string& what, int64_t job_id, const std::function<Expected<json>()>& send,
                        const RetryWait& wait) {
   // Six attempts, pauses from 0.5 s doubling (about 15 s in all).
   constexpr RetryPolicy kReportRetry{.max_attempts = 6,
@@ -145,17 +164,15 @@ void JobRunner::report(const char* what, int64_t job_id, const std::function<Exp
   }
 }
 
+RunOutcome JobRunner::fail_job(const Lease& lease, const std::string& why) {
+  log_ << "jobctl-worker: job " << lease.job_id << " failed: " << why << "\n";
+  json body = {{"worker_id", worker_id_}, {"epoch", lease.epoch}, {"error", why}};
+  report("failed", lease.job_id, [&] { return api_.fail(lease.job_id, body); }, stop_wait());
+  return RunOutcome::failed;
+}
+
 RunOutcome JobRunner::run(const Lease& lease) {
-  const json lease_ref = {{"worker_id", worker_id_}, {"epoch", lease.epoch}};
-  // The pauses of this job's retries; a stop of the worker ends them.
-  const RetryWait stop_wait = [this](std::chrono::milliseconds pause) { return stop_.wait_for(pause); };
-  auto fail_job = [&](const std::string& why) {
-    log_ << "jobctl-worker: job " << lease.job_id << " failed: " << why << "\n";
-    json body = lease_ref;
-    body["error"] = why;
-    report("failed", lease.job_id, [&] { return api_.fail(lease.job_id, body); }, stop_wait);
-    return RunOutcome::failed;
-  };
+  auto fail_job = [&](const std::string& why) { return this->fail_job(lease, why); };
 
   // The job's folder: the spec, and jobctl-train's --out.
   const fs::path dir = fs::path(options_.work_dir) /
@@ -171,13 +188,36 @@ RunOutcome JobRunner::run(const Lease& lease) {
     if (!spec.flush()) return fail_job("cannot write " + spec_path.string());
   }
 
-  CheckpointTransfer transfer(options_.transfer, stop_wait);
-  std::optional<std::string> resume_path;
-  if (lease.resume) {
-    fs::create_directories(out_dir, ec);
-    resume_path = fetch_resume(lease, transfer, out_dir.string());
+  // Resume from the newest stored checkpoint; one the trainer refuses is rejected (the daemon
+  // deletes it, with an event) and the previous one tried, then a fresh start. The job fails only
+  // when the fresh start fails.
+  CheckpointTransfer transfer(options_.transfer, stop_wait());
+  std::vector<StoredCheckpoint> candidates = resume_candidates(lease, transfer);
+  for (;;) {
+    std::optional<std::string> resume_path;
+    int64_t resume_step = -1;
+    if (!candidates.empty()) {
+      fs::create_directories(out_dir, ec);
+      resume_path = next_resume(lease, transfer, candidates, out_dir.string(), resume_step);
+    }
+    std::string refused;
+    const RunOutcome outcome = attempt(lease, dir, resume_path, refused);
+    if (refused.empty()) return outcome;
+    log_ << "jobctl-worker: job " << lease.job_id << ": cannot resume from the checkpoint at step " << resume_step
+         << " (" << refused << "); falling back\n";
+    fs::remove(*resume_path, ec);  // not left among the trainer's own checkpoints
+    reject_checkpoint(lease, candidates, refused);
   }
+}
 
+RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std::optional<std::string>& resume_path,
+                              std::string& resume_refused) {
+  const json lease_ref = {{"worker_id", worker_id_}, {"epoch", lease.epoch}};
+  const RetryWait stop_wait = this->stop_wait();
+  auto fail_job = [&](const std::string& why) { return this->fail_job(lease, why); };
+  const fs::path spec_path = dir / "spec.json";
+  const fs::path out_dir = dir / "out";
+  std::error_code ec;
   std::vector<std::string> argv = {options_.trainer, "--spec", spec_path.string(), "--out",
                                    out_dir.string(), "--device", options_.device,
                                    "--log-every", std::to_string(std::max(1, options_.log_every))};
@@ -361,6 +401,12 @@ RunOutcome JobRunner::run(const Lease& lease) {
 
   const auto& done = progress.done();
   const bool succeeded = status->success() && done && done->value("status", std::string()) == "succeeded";
+  // Exit code 4 before training started: the trainer refused the checkpoint it was to resume
+  // from (docs/train-cli.md); the caller falls back to an older one.
+  if (!succeeded && resume_path && status->exited && status->code == 4 && !progress.started()) {
+    resume_refused = progress.error().value_or("jobctl-train " + status->describe());
+    return RunOutcome::failed;
+  }
   if (!succeeded) {
     std::string why = "jobctl-train " + status->describe();
     if (status->exited)

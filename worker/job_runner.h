@@ -11,13 +11,20 @@
 // the checkpoint downloads retry with backoff; a stop of the worker ends their pauses, except for
 // the preempt report, which the stop itself sends.
 //
+// A leased job that has checkpoints resumes from the newest; when the trainer refuses it (exit
+// code 4 before training starts) or its download is corrupt, the worker rejects it (the daemon
+// deletes it and records a `checkpoint_rejected` event) and tries the previous one, then a fresh
+// start; the job is reported failed only when the fresh start fails (docs/recovery.md).
+//
 // Ownership and thread safety: borrows the ApiClient and the StopSource; run() on one thread.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -64,14 +71,30 @@ class JobRunner {
   static Lease lease_from_json(const nlohmann::json& j);
 
  private:
-  // Downloads the newest stored checkpoint that is intact into `out_dir` (falling back past
-  // corrupt ones); nullopt: start from scratch.
-  std::optional<std::string> fetch_resume(const Lease& lease, CheckpointTransfer& transfer,
-                                          const std::string& out_dir);
+  // The checkpoints to try to resume from, newest first (none: the lease names none).
+  std::vector<StoredCheckpoint> resume_candidates(const Lease& lease, CheckpointTransfer& transfer);
+  // Downloads the first candidate that is intact into `out_dir` (a corrupt one is rejected, one
+  // that cannot be fetched now is skipped) and drops the candidates before it; `step` is set to
+  // its step. nullopt: none left, start from scratch.
+  std::optional<std::string> next_resume(const Lease& lease, CheckpointTransfer& transfer,
+                                         std::vector<StoredCheckpoint>& candidates, const std::string& out_dir,
+                                         int64_t& step);
+  // Tells the daemon the first candidate cannot be resumed from (it deletes it and records an
+  // event naming the fallback: the next candidate, or a fresh start) and drops it.
+  void reject_checkpoint(const Lease& lease, std::vector<StoredCheckpoint>& candidates, const std::string& why);
+  // Runs the trainer once (resuming from `resume_path` when set) and reports the outcome. When
+  // the trainer refuses that checkpoint, nothing is reported: `resume_refused` gets its message.
+  RunOutcome attempt(const Lease& lease, const std::filesystem::path& dir,
+                     const std::optional<std::string>& resume_path, std::string& resume_refused);
+  RunOutcome fail_job(const Lease& lease, const std::string& why);
   // Sends a final report, retrying transport failures a few times (base/retry.h), pausing in
   // `wait`.
-  void report(const char* what, int64_t job_id, const std::function<Expected<nlohmann::json>()>& send,
+  void report(const std::string& what, int64_t job_id, const std::function<Expected<nlohmann::json>()>& send,
               const RetryWait& wait);
+  // The pauses of this job's retries: a stop of the worker ends them.
+  RetryWait stop_wait() const {
+    return [this](std::chrono::milliseconds pause) { return stop_.wait_for(pause); };
+  }
 
   client::ApiClient& api_;
   int64_t worker_id_;

@@ -21,6 +21,7 @@ TrainProgress::Kind TrainProgress::apply(std::string_view line) {
   }
   const std::string ev = j["event"];
   if (ev == "start") {
+    started_ = true;
     copy(progress_, "device", j, "device");
     copy(progress_, "device_name", j, "device_name");
     copy(progress_, "total_steps", j, "total_steps");

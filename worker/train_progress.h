@@ -31,6 +31,8 @@ class TrainProgress {
   // The message of the last `error` line, if any.
   const std::optional<std::string>& error() const { return error_; }
   int ignored_lines() const { return ignored_; }
+  // Whether the `start` line came (training began; a refused resume ends before it).
+  bool started() const { return started_; }
 
  private:
   nlohmann::json progress_ = nlohmann::json::object();
@@ -38,6 +40,7 @@ class TrainProgress {
   std::optional<nlohmann::json> last_checkpoint_;
   std::optional<std::string> error_;
   int ignored_ = 0;
+  bool started_ = false;
 };
 
 }  // namespace jobctl::worker

@@ -1,27 +1,12 @@
 #include "daemon/auth/auth_service.h"
 
-#include <openssl/evp.h>
-#include <openssl/rand.h>
-
-#include <array>
+#include "daemon/auth/secret.h"
 
 namespace jobctl::daemon::auth {
 
 namespace {
 
-constexpr std::string_view kPrefix = "jct_";
-constexpr size_t kSecretBytes = 32;
-
-std::string to_hex(const unsigned char* p, size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(n * 2);
-  for (size_t i = 0; i < n; ++i) {
-    out.push_back(kDigits[p[i] >> 4]);
-    out.push_back(kDigits[p[i] & 15]);
-  }
-  return out;
-}
+constexpr std::string_view kTokenPrefix = "jct_";
 
 Error unauthenticated() {
   return make_error(ErrorCode::unauthenticated, "the API token is not valid (unknown or revoked)", "Authorization");
@@ -47,26 +32,20 @@ Status TokenService::check_user(std::string_view user, std::string_view field) {
   return {};
 }
 
-std::string TokenService::sha256_hex(std::string_view text) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
-  unsigned int len = 0;
-  if (EVP_Digest(text.data(), text.size(), md.data(), &len, EVP_sha256(), nullptr) != 1) return {};
-  return to_hex(md.data(), len);
-}
+std::string TokenService::sha256_hex(std::string_view text) { return auth::sha256_hex(text); }
 
 Expected<CreatedToken> TokenService::create(const std::string& user, const std::string& role) {
   if (auto st = check_user(user, "user"); !st) return st.error();
   if (!valid_role(role))
     return make_error(ErrorCode::invalid_argument, "role must be admin, user or worker (got '" + role.substr(0, 40) + "')", "role");
-  std::array<unsigned char, kSecretBytes> bytes{};
-  if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1)
-    return make_error(ErrorCode::internal, "the system random generator failed");
+  auto secret = random_secret(kTokenPrefix);
+  if (!secret) return secret.error();
   CreatedToken out;
-  out.secret = std::string(kPrefix) + to_hex(bytes.data(), bytes.size());
+  out.secret = std::move(*secret);
   out.row.user = user;
   out.row.role = role;
   out.row.hash_hex = sha256_hex(out.secret);
-  out.row.prefix = out.secret.substr(0, kPrefix.size() + 6);
+  out.row.prefix = out.secret.substr(0, kTokenPrefix.size() + 6);
   out.row.created_ms = clock_.now_ms();
   if (out.row.hash_hex.empty()) return make_error(ErrorCode::internal, "SHA-256 failed");
   auto id = store_.insert_token(out.row);
@@ -76,8 +55,7 @@ Expected<CreatedToken> TokenService::create(const std::string& user, const std::
 }
 
 Expected<Principal> TokenService::authenticate(std::string_view secret) {
-  if (secret.size() != kPrefix.size() + 2 * kSecretBytes || secret.substr(0, kPrefix.size()) != kPrefix)
-    return unauthenticated();
+  if (!looks_like_secret(secret, kTokenPrefix)) return unauthenticated();
   const std::string hash = sha256_hex(secret);
   {
     MutexLock lock(mu_);

@@ -2,7 +2,9 @@
 
 #include <limits>
 
+#include "daemon/auth/worker_credentials.h"
 #include "daemon/http/api_json.h"
+#include "daemon/http/auth_gate.h"
 #include "net/json_body.h"
 #include "scheduler/job_state.h"
 
@@ -43,7 +45,11 @@ void submit_job(jobs::JobService& svc, const net::HttpRequest& req, const net::R
                        [respond](Expected<jobs::JobRow> job) {
                          if (!job) {
                            Error e = job.error();
-                           if (e.field.empty()) e.field = "body";  // the spec is the whole body
+                           // A spec error without a field is about the whole body; a failure
+                           // of the daemon's own store names the store (sqlite.h).
+                           const bool spec_error = e.code == ErrorCode::invalid_argument ||
+                                                   e.code == ErrorCode::malformed_json;
+                           if (e.field.empty() && spec_error) e.field = "body";
                            return respond(net::error_response(e));
                          }
                          net::HttpResponse res = net::json_response(201, job_summary_json(*job));
@@ -125,18 +131,24 @@ void register_worker(jobs::JobService& svc, const net::HttpRequest& req, const n
     auto caps = jobs::capabilities_from_json(*caps_it, "capabilities");
     if (!caps) return caps.error();
     reg.capabilities = std::move(*caps);
+    // The worker's own secret: every later call it makes carries it (auth_gate.h).
+    auto secret = auth::WorkerCredentials::issue();
+    if (!secret) return secret.error();
+    reg.secret_hash = secret->hash_hex;
     auto r = svc.register_worker(reg);
     if (!r) return r.error();
     return json{{"worker_id", r->worker_id},
+                {"worker_secret", secret->secret},
                 {"heartbeat_interval_s", r->heartbeat_interval_s},
                 {"lease_timeout_s", r->lease_timeout_s},
                 {"max_lease_wait_s", r->max_lease_wait_s}};
   });
 }
 
-void list_workers(jobs::JobService& svc, const net::HttpRequest&, const net::Responder& respond) {
+void list_workers(jobs::JobService& svc, const net::HttpRequest& req, const net::Responder& respond) {
   answer(respond, 200, [&]() -> Expected<json> {
-    auto ws = svc.list_workers();
+    // A user sees every worker, but only their own jobs on them.
+    auto ws = svc.list_workers(req.role == "user" ? std::optional<std::string>(req.user) : std::nullopt);
     if (!ws) return ws.error();
     json out = json::array();
     for (const auto& w : *ws) out.push_back(worker_json(w));
@@ -147,6 +159,7 @@ void list_workers(jobs::JobService& svc, const net::HttpRequest&, const net::Res
 void lease(jobs::JobService& svc, const net::HttpRequest& req, const net::PathParams& p, const net::Responder& respond) {
   auto id = path_id(p, "worker_id");
   if (!id) return respond(net::error_response(id.error()));
+  if (auto st = check_acting_worker(req, *id); !st) return respond(net::error_response(st.error()));
   int64_t wait_s = 0;
   for (const auto& [key, value] : req.query) {
     if (key != "wait_s")
@@ -171,11 +184,13 @@ void lease(jobs::JobService& svc, const net::HttpRequest& req, const net::PathPa
   });
 }
 
-Expected<jobs::LeaseRef> lease_ref(const json& body) {
+// The lease a report acts under, for the worker whose secret the request carries.
+Expected<jobs::LeaseRef> lease_ref(const net::HttpRequest& req, const json& body) {
   auto worker = net::int_field(body, "worker_id", 1);
   if (!worker) return worker.error();
   auto epoch = net::int_field(body, "epoch", 1);
   if (!epoch) return epoch.error();
+  if (auto st = check_acting_worker(req, *worker); !st) return st.error();
   return jobs::LeaseRef{*worker, *epoch};
 }
 
@@ -198,11 +213,16 @@ void heartbeat(jobs::JobService& svc, const net::HttpRequest& req, const net::Pa
   if (!body) return fail(body.error());
   if (auto st = net::only_keys(*body, {"worker_id", "epoch", "progress"}); !st) return fail(st.error());
   jobs::HeartbeatReport hb;
-  auto ref = lease_ref(*body);
+  auto ref = lease_ref(req, *body);
   if (!ref) return fail(ref.error());
   hb.lease = *ref;
   auto progress = object_text(*body, "progress", false);
   if (!progress) return fail(progress.error());
+  if (progress->size() > info.max_progress_bytes)
+    return fail(make_error(ErrorCode::payload_too_large,
+                           "progress is " + std::to_string(progress->size()) + " bytes of JSON, more than the " +
+                               std::to_string(info.max_progress_bytes) + " a heartbeat may carry",
+                           "progress"));
   if (!progress->empty()) hb.progress_json = std::move(*progress);
   // Answered from the store's completion (Dispatch::io: this never blocks); the progress history
   // records the point after the answer is on its way.
@@ -222,7 +242,7 @@ void complete(jobs::JobService& svc, const net::HttpRequest& req, const net::Pat
     if (!body) return body.error();
     if (auto st = net::only_keys(*body, {"worker_id", "epoch", "result"}); !st) return st.error();
     jobs::CompletionReport rep;
-    auto ref = lease_ref(*body);
+    auto ref = lease_ref(req, *body);
     if (!ref) return ref.error();
     rep.lease = *ref;
     auto result = object_text(*body, "result", true);
@@ -247,7 +267,7 @@ void fail(jobs::JobService& svc, const net::HttpRequest& req, const net::PathPar
     if (!body) return body.error();
     if (auto st = net::only_keys(*body, {"worker_id", "epoch", "error"}); !st) return st.error();
     jobs::FailureReport rep;
-    auto ref = lease_ref(*body);
+    auto ref = lease_ref(req, *body);
     if (!ref) return ref.error();
     rep.lease = *ref;
     auto err = net::string_field(*body, "error", 16384);
@@ -267,7 +287,7 @@ void preempt(jobs::JobService& svc, const net::HttpRequest& req, const net::Path
     if (!body) return body.error();
     if (auto st = net::only_keys(*body, {"worker_id", "epoch", "reason"}); !st) return st.error();
     jobs::PreemptionReport rep;
-    auto ref = lease_ref(*body);
+    auto ref = lease_ref(req, *body);
     if (!ref) return ref.error();
     rep.lease = *ref;
     auto reason = net::string_field(*body, "reason", 4096, std::string("worker released the job"));
@@ -290,11 +310,16 @@ net::Router make_api_router(jobs::JobService& svc, ApiInfo info) {
     return [&svc, fn](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) { fn(svc, req, p, respond); };
   };
   // ---- the route table (docs/api.md) ----
+  // Healthy, or "degraded" (503) while the store cannot write: a load balancer or a monitor
+  // then stops sending work here, and the answer says why.
   r.add("GET", "/healthz", [&svc, info](const net::HttpRequest&, const net::PathParams&, net::Responder respond) {
-    respond(net::json_response(200, json{{"status", "ok"},
-                                     {"version", info.version},
-                                     {"queued", svc.queued_count()},
-                                     {"waiting_workers", svc.waiting_workers()}}));
+    const std::optional<std::string> problem = info.store_problem ? info.store_problem() : std::nullopt;
+    json body = {{"status", problem ? "degraded" : "ok"},
+                 {"version", info.version},
+                 {"queued", svc.queued_count()},
+                 {"waiting_workers", svc.waiting_workers()}};
+    if (problem) body["store"] = *problem;
+    respond(net::json_response(problem ? 503 : 200, body));
   });
   // Submits and heartbeats, the hottest routes, never block (they answer from the store's
   // completion): they run on the I/O thread (router.h, Dispatch).

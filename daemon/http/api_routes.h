@@ -2,11 +2,15 @@
 // Each handler decodes the request, calls one JobService method and encodes the answer;
 // docs/api.md documents every route.
 //
+// The worker protocol's handlers act for the worker whose secret the request carries (the gate
+// sets HttpRequest::worker_id: auth_gate.h); a body naming another worker is refused (403).
+//
 // Ownership: the router's handlers borrow the service, which must outlive the router.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "net/router.h"
@@ -19,6 +23,11 @@ struct ApiInfo {
   // Told of every accepted heartbeat's progress (job id, the progress object as JSON text), after
   // the service took it: the dashboard's progress history (daemon/jobs/progress_history.h).
   std::function<void(int64_t job_id, const std::string& progress_json)> on_progress;
+  // Why the store cannot write now, if it cannot (store::Store::write_problem): /healthz then
+  // answers 503 "degraded" naming it. Unset: always healthy.
+  std::function<std::optional<std::string>()> store_problem;
+  // The largest heartbeat `progress` object accepted, as JSON text (413 past it).
+  size_t max_progress_bytes = 16 << 10;
 };
 
 net::Router make_api_router(jobs::JobService& service, ApiInfo info = {});

@@ -15,10 +15,13 @@ std::unique_ptr<Hardening> install_hardening(net::Router& router, jobs::JobServi
                                              const auth::SecurityOptions& options,
                                              auth::SpendSource* spend) {
   auto h = std::make_unique<Hardening>(store, clock, options, spend);
+  GateServices gate{nullptr, nullptr, &h->workers, &store};
   if (options.auth.enabled) {
-    router.set_gate(make_auth_gate(h->tokens, h->limiter, store, options));
+    gate.tokens = &h->tokens;
+    gate.limiter = &h->limiter;
     svc.set_admission(&h->admission);
   }
+  router.set_gate(make_request_gate(gate, options));
   add_auth_routes(router, h->tokens, options.auth.enabled);
 
   metrics::MetricsSources sources;

@@ -1,6 +1,7 @@
-// Wires auth, limits and metrics into a running jobctld, so that main.cpp needs only a few lines: the
-// token service, the auth gate and rate limiter (when auth.enabled), per-user submit limits, the
-// metrics observer and the /v1/tokens, /v1/auth/whoami and /metrics routes.
+// Wires auth, limits and metrics into a running jobctld, so that main.cpp needs only a few lines:
+// the request gate (auth_gate.h: worker identity always; tokens, roles and rate limits when
+// auth.enabled), per-user submit limits, the metrics observer and the /v1/tokens,
+// /v1/auth/whoami and /metrics routes.
 //
 // Ownership: the returned Hardening owns those parts and borrows the router, service and store,
 // which must outlive it; it must outlive the HTTP server. Thread safety: build before serving.
@@ -17,6 +18,7 @@
 #include "daemon/auth/auth_options.h"
 #include "daemon/auth/auth_rate_limiter.h"
 #include "daemon/auth/auth_service.h"
+#include "daemon/auth/worker_credentials.h"
 #include "daemon/jobs/job_service.h"
 #include "daemon/metrics/metrics.h"
 #include "daemon/store/store.h"
@@ -28,10 +30,12 @@ struct Hardening {
             auth::SpendSource* spend)
       : ledger_spend(store, clock),
         tokens(store, clock),
+        workers(store),
         limiter(clock),
         admission(options.limits, clock, spend != nullptr ? spend : &ledger_spend) {}
   auth::LedgerSpend ledger_spend;  // the cost ledger's spend (budgets, the spend metric)
   auth::TokenService tokens;
+  auth::WorkerCredentials workers;
   auth::RateLimiter limiter;
   auth::UserLimitsAdmission admission;
   std::unique_ptr<metrics::Metrics> metrics;

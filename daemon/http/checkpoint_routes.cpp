@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "daemon/http/api_json.h"
+#include "daemon/http/auth_gate.h"
 #include "net/json_body.h"
 
 namespace jobctl::daemon::http {
@@ -57,7 +58,18 @@ void upload(jobs::CheckpointService& svc, const net::HttpRequest& req, const net
   if (!have_worker) return fail(make_error(ErrorCode::invalid_argument, "worker_id is required", "worker_id"));
   if (!have_epoch) return fail(make_error(ErrorCode::invalid_argument, "epoch is required", "epoch"));
   if (!have_crc) return fail(make_error(ErrorCode::invalid_argument, "crc32c is required", "crc32c"));
-  up.bytes = req.body;
+  if (auto st = check_acting_worker(req, up.lease.worker_id); !st) return fail(st.error());
+  // The bytes: the file the server streamed them to, or (no server: tests, tools) in memory.
+  if (req.body_file) {
+    if (!req.body_file->take()) return fail(make_error(ErrorCode::internal, "the upload was handled twice"));
+    up.staged_file = req.body_file->path();
+    up.bytes = req.body_file->size();
+  } else {
+    auto staged = svc.stage(req.body);
+    if (!staged) return fail(staged.error());
+    up.staged_file = std::move(*staged);
+    up.bytes = req.body.size();
+  }
   auto row = svc.put(up);
   if (!row) return fail(row.error());
   respond(net::json_response(201, checkpoint_json(*row)));
@@ -99,6 +111,40 @@ void download(jobs::CheckpointService& svc, const net::HttpRequest& req, const n
   respond(std::move(res));
 }
 
+// POST /v1/jobs/{id}/checkpoints/{step}/reject: the lease holder cannot resume from it.
+void reject(jobs::CheckpointService& svc, const net::HttpRequest& req, const net::PathParams& p, const net::Responder& respond) {
+  auto fail = [&](const Error& e) { respond(net::error_response(e)); };
+  auto id = net::parse_int_param(p.at(0), "id", 1, net::kMaxId);
+  if (!id) return fail(id.error());
+  auto step = net::parse_int_param(p.at(1), "step", 0, net::kMaxId);
+  if (!step) return fail(step.error());
+  auto body = net::json_object_body(req, /*required=*/true);
+  if (!body) return fail(body.error());
+  if (auto st = net::only_keys(*body, {"worker_id", "epoch", "error", "fallback_step"}); !st) return fail(st.error());
+  jobs::CheckpointRejection r;
+  r.job_id = *id;
+  r.step = *step;
+  auto worker = net::int_field(*body, "worker_id", 1);
+  if (!worker) return fail(worker.error());
+  auto epoch = net::int_field(*body, "epoch", 1);
+  if (!epoch) return fail(epoch.error());
+  if (auto st = check_acting_worker(req, *worker); !st) return fail(st.error());
+  r.lease = jobs::LeaseRef{*worker, *epoch};
+  auto error = net::string_field(*body, "error", 4096);
+  if (!error) return fail(error.error());
+  r.error = std::move(*error);
+  if (auto it = body->find("fallback_step"); it != body->end() && !it->is_null()) {
+    auto fallback = net::int_field(*body, "fallback_step", 0);
+    if (!fallback) return fail(fallback.error());
+    r.fallback_step = *fallback;
+  }
+  auto left = svc.reject(r);
+  if (!left) return fail(left.error());
+  json out = json::array();
+  for (const auto& c : *left) out.push_back(checkpoint_json(c));
+  respond(net::json_response(200, json{{"job_id", *id}, {"checkpoints", std::move(out)}}));
+}
+
 }  // namespace
 
 bool is_checkpoint_upload(std::string_view method, std::string_view target) {
@@ -115,6 +161,7 @@ void add_checkpoint_routes(net::Router& r, jobs::CheckpointService& svc) {
   r.add("PUT", "/v1/jobs/{id}/checkpoints/{step}", P(upload));
   r.add("GET", "/v1/jobs/{id}/checkpoints", P(list));
   r.add("GET", "/v1/jobs/{id}/checkpoints/{step}", P(download));
+  r.add("POST", "/v1/jobs/{id}/checkpoints/{step}/reject", P(reject));
 }
 
 }  // namespace jobctl::daemon::http

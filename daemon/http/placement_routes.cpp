@@ -57,7 +57,9 @@ void spend(placement::PlacementService& p, const net::HttpRequest& req, const ne
           make_error(ErrorCode::invalid_argument, "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
     }
   }
-  auto r = ledger::spend_report(p.ledger(), from, to, group_by);
+  // A user sees only what was billed to them (their jobs); admins, and everyone without auth, all.
+  auto r = ledger::spend_report(p.ledger(), from, to, group_by,
+                                req.role == "user" ? std::optional<std::string>(req.user) : std::nullopt);
   if (!r) return respond(net::error_response(r.error()));
   respond(net::json_response(200, cost::to_json(*r)));
 }

@@ -1,9 +1,14 @@
 #include "daemon/jobs/checkpoint_service.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <unordered_set>
 
-#include "base/crc32c.h"
+#include <nlohmann/json.hpp>
+
+#include "daemon/jobs/checkpoint_check.h"
+#include "daemon/jobs/job_transition.h"
 #include "daemon/jobs/lease_fence.h"
 #include "scheduler/job_state.h"
 #include "train/spec/job_spec.h"
@@ -15,7 +20,7 @@ using store::WriteTxn;
 
 namespace {
 
-std::string job_ref(int64_t id) { return "job " + std::to_string(id); }
+std::string job_text(int64_t id) { return "job " + std::to_string(id); }
 
 std::string blob_name(int64_t step, int64_t epoch, int64_t now_ms, uint64_t nonce) {
   char buf[96];
@@ -37,48 +42,52 @@ CheckpointService::CheckpointService(store::Store& store, const store::BlobStore
     : store_(store), blobs_(blobs), clock_(clock), options_(options) {}
 
 Expected<CheckpointRow> CheckpointService::put(const CheckpointUpload& up) {
+  // The staged file is this call's: whatever happens below, it does not stay in the incoming
+  // folder (moved into the store, or removed here).
+  struct Staged {
+    const std::string& path;
+    bool adopted = false;
+    ~Staged() {
+      if (!adopted && !path.empty()) ::unlink(path.c_str());
+    }
+  } staged{up.staged_file};
   if (up.step < 0) return make_error(ErrorCode::invalid_argument, "step must be >= 0", "step");
-  if (up.bytes.empty()) return make_error(ErrorCode::invalid_argument, "the checkpoint is empty", "body");
-  if (static_cast<int64_t>(up.bytes.size()) > options_.max_bytes)
+  if (up.bytes == 0) return make_error(ErrorCode::invalid_argument, "the checkpoint is empty", "body");
+  if (up.bytes > static_cast<uint64_t>(options_.max_bytes))
     return make_error(ErrorCode::payload_too_large,
-                      "the checkpoint is " + std::to_string(up.bytes.size()) +
+                      "the checkpoint is " + std::to_string(up.bytes) +
                           " bytes, more than checkpoints.max_bytes " + std::to_string(options_.max_bytes),
                       "body");
-  const uint32_t crc = crc32c::value(up.bytes.data(), up.bytes.size());
-  if (crc != up.crc32c) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "checksum mismatch: crc32c of the body is %08x, the request says %08x",
-                  crc, up.crc32c);
-    return make_error(ErrorCode::invalid_argument, buf, "crc32c");
-  }
-  // Cheap pre-check so a fenced-off worker does not make the daemon write a blob for nothing;
-  // the transaction below checks again.
+  // The fence first, so that a fenced-off worker does not make the daemon read its bytes for
+  // nothing; the transaction below checks again.
   auto pre = store_.get_job(up.job_id);
   if (!pre) return pre.error();
-  if (!*pre) return make_error(ErrorCode::not_found, job_ref(up.job_id) + " does not exist");
+  if (!*pre) return make_error(ErrorCode::not_found, job_text(up.job_id) + " does not exist");
   if (auto st = check_lease(**pre, up.lease); !st) return st.error();
+  auto expect = expectation_for((*pre)->spec_json);
+  if (!expect) return expect.error();
+  auto scan = check_checkpoint_file(up.staged_file, up.crc32c, up.step, *expect);
+  if (!scan) return scan.error();
 
   const int64_t now = clock_.now_ms();
   CheckpointRow row;
   row.job_id = up.job_id;
   row.step = up.step;
-  row.bytes = static_cast<int64_t>(up.bytes.size());
-  row.crc32c = crc;
+  row.bytes = static_cast<int64_t>(scan->bytes);
+  row.crc32c = scan->crc32c;
   row.file = blob_name(up.step, up.lease.epoch, now, nonce_.fetch_add(1));
   row.worker_id = up.lease.worker_id;
   row.epoch = up.lease.epoch;
   row.created_ms = now;
-  if (auto st = blobs_.write(up.job_id, row.file, up.bytes); !st) {
-    (void)blobs_.remove(up.job_id, row.file);
-    return st.error();
-  }
+  if (auto st = blobs_.adopt(up.job_id, row.file, up.staged_file); !st) return st.error();
+  staged.adopted = true;
   // The row, then keep-K; blobs that no row references any more are removed after the commit.
   std::vector<std::string> obsolete;
   Status st = store_.write([&row, &obsolete](WriteTxn& txn) -> Status {
     obsolete.clear();
     auto found = txn.job(row.job_id);
     if (!found) return found.error();
-    if (!*found) return make_error(ErrorCode::not_found, job_ref(row.job_id) + " does not exist");
+    if (!*found) return make_error(ErrorCode::not_found, job_text(row.job_id) + " does not exist");
     if (auto s = check_lease(**found, LeaseRef{row.worker_id, row.epoch}); !s) return s;
     auto before = txn.checkpoints(row.job_id);
     if (!before) return before.error();
@@ -103,12 +112,46 @@ Expected<CheckpointRow> CheckpointService::put(const CheckpointUpload& up) {
   return row;
 }
 
+Expected<std::vector<CheckpointRow>> CheckpointService::reject(const CheckpointRejection& r) {
+  const int64_t now = clock_.now_ms();
+  std::string removed_file;
+  auto left = store_.write_value<std::vector<CheckpointRow>>(
+      [&r, now, &removed_file](WriteTxn& txn) -> Expected<std::vector<CheckpointRow>> {
+        removed_file.clear();
+        auto found = txn.job(r.job_id);
+        if (!found) return found.error();
+        if (!*found) return make_error(ErrorCode::not_found, job_text(r.job_id) + " does not exist");
+        if (auto st = check_lease(**found, r.lease); !st) return st.error();
+        auto rows = txn.checkpoints(r.job_id);
+        if (!rows) return rows.error();
+        std::vector<CheckpointRow> kept;
+        for (auto& c : *rows) {
+          if (c.step == r.step) removed_file = c.file;
+          else kept.push_back(std::move(c));
+        }
+        if (removed_file.empty())
+          return make_error(ErrorCode::not_found,
+                            job_text(r.job_id) + " has no checkpoint at step " + std::to_string(r.step), "step");
+        if (auto st = txn.delete_checkpoint(r.job_id, r.step); !st) return st.error();
+        nlohmann::json detail = {{"step", r.step},
+                                 {"error", r.error},
+                                 {"worker_id", r.lease.worker_id},
+                                 {"epoch", r.lease.epoch},
+                                 {"fallback_step", r.fallback_step ? nlohmann::json(*r.fallback_step) : nlohmann::json(nullptr)}};
+        if (auto st = note_job_event(txn, r.job_id, "checkpoint_rejected", detail, now); !st) return st.error();
+        return kept;
+      });
+  if (!left) return left.error();
+  (void)blobs_.remove(r.job_id, removed_file);
+  return left;
+}
+
 Expected<std::vector<CheckpointRow>> CheckpointService::list(int64_t job_id) {
   return store_.write_value<std::vector<CheckpointRow>>(
       [job_id](WriteTxn& txn) -> Expected<std::vector<CheckpointRow>> {
         auto found = txn.job(job_id);
         if (!found) return found.error();
-        if (!*found) return make_error(ErrorCode::not_found, job_ref(job_id) + " does not exist");
+        if (!*found) return make_error(ErrorCode::not_found, job_text(job_id) + " does not exist");
         return txn.checkpoints(job_id);
       });
 }
@@ -125,13 +168,13 @@ Expected<std::pair<CheckpointRow, std::string>> CheckpointService::get(int64_t j
     }
   }
   if (pick == nullptr)
-    return make_error(ErrorCode::not_found, step ? job_ref(job_id) + " has no checkpoint at step " + std::to_string(*step)
-                                        : job_ref(job_id) + " has no checkpoint",
+    return make_error(ErrorCode::not_found, step ? job_text(job_id) + " has no checkpoint at step " + std::to_string(*step)
+                                        : job_text(job_id) + " has no checkpoint",
                       step ? "step" : "");
   auto bytes = blobs_.read(job_id, pick->file);
   if (!bytes) {
     if (bytes.error().code == ErrorCode::not_found)
-      return make_error(ErrorCode::io, job_ref(job_id) + ": the blob of the checkpoint at step " +
+      return make_error(ErrorCode::io, job_text(job_id) + ": the blob of the checkpoint at step " +
                                   std::to_string(pick->step) + " is missing from the blob store");
     return bytes.error();
   }
@@ -167,6 +210,7 @@ void CheckpointService::tick() {
 }
 
 Expected<int> CheckpointService::reconcile() {
+  if (auto st = blobs_.prepare(); !st) return st.error();
   int removed = 0;
   for (int64_t job_id : blobs_.job_ids()) {
     auto rows = list(job_id);

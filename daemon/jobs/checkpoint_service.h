@@ -1,14 +1,19 @@
 // The daemon's side of checkpoints (docs/recovery.md): workers upload every checkpoint
-// their trainer writes; the daemon verifies its CRC32C, stores it durably in the BlobStore, and
-// records it in the `checkpoints` table, keeping the newest `checkpoint.keep` of the job's spec.
-// A requeued job's next lease names the newest one (JobService), and the worker downloads it.
+// their trainer writes; the daemon checks it (checkpoint_check.h: its CRC32C, its framing, that
+// it is this job's training at the step named, no further than the job's last step), stores it
+// durably in the BlobStore, and records it in the `checkpoints` table, keeping the newest
+// `checkpoint.keep` of the job's spec. A requeued job's next lease names the newest one
+// (JobService), and the worker downloads it. A checkpoint the trainer then cannot resume from is
+// rejected by the worker (reject()): it is deleted, with an event, so the next lease falls back
+// to the one before it, and past the last one to a fresh start.
 //
-// Uploads are fenced like every worker report: only the worker holding the job's current lease
-// epoch, while the job is placed or running, may store a checkpoint (code "stale_epoch"
-// otherwise). The order is blob first (temp + fsync + rename + dir fsync), then the row: a crash
-// between them leaves an unreferenced blob that reconcile() removes at the next start; a row
-// never points at a missing or partial blob. Each upload gets its own blob name, so a refused or
-// failed upload deletes only its own bytes.
+// Uploads are fenced like every worker report (lease_fence.h): only the worker holding the job's
+// current lease epoch, while the job is placed or running, may store a checkpoint (code
+// "stale_epoch" otherwise). An upload arrives as a file the HTTP server streamed to the blob
+// store's incoming folder; the order is blob first (fsync + rename + dir fsync), then the row: a
+// crash between them leaves an unreferenced blob that reconcile() removes at the next start; a
+// row never points at a missing or partial blob. Each upload gets its own blob name, so a
+// refused or failed upload deletes only its own bytes.
 //
 // Ownership: borrows the Store, the BlobStore and the Clock (they outlive it). Thread safety:
 // every method is safe from any thread.
@@ -42,7 +47,20 @@ struct CheckpointUpload {
   int64_t step = 0;
   LeaseRef lease;
   uint32_t crc32c = 0;        // what the worker computed; must match the bytes
-  std::string_view bytes;
+  // The bytes: a file in the blob store's incoming folder (BlobStore::incoming_dir), which put()
+  // owns from the call on (moved into the store, or removed).
+  std::string staged_file;
+  uint64_t bytes = 0;         // its size
+};
+
+// A worker's report that a stored checkpoint cannot be resumed from (the trainer refused it, or
+// its bytes did not match their checksum on the way down).
+struct CheckpointRejection {
+  int64_t job_id = 0;
+  int64_t step = 0;
+  LeaseRef lease;
+  std::string error;                    // why (the trainer's message)
+  std::optional<int64_t> fallback_step; // what the worker tries next; none: a fresh start
 };
 
 class CheckpointService {
@@ -50,10 +68,21 @@ class CheckpointService {
   CheckpointService(store::Store& store, const store::BlobStore& blobs, const Clock& clock,
                     CheckpointOptions options = {});
 
-  // Verifies and stores one checkpoint. Errors: "invalid_argument" (empty, checksum mismatch,
-  // field "crc32c"), "payload_too_large", "not_found" (no such job), "stale_epoch" (not the
-  // current lease, or the job is no longer placed/running), "io".
+  // Where uploads are streamed to before put() (the HTTP server's upload folder).
+  std::string incoming_dir() const { return blobs_.incoming_dir(); }
+  // An upload's bytes that are in memory (no server streamed them to a file: tests, tools),
+  // written to the incoming folder for put().
+  Expected<std::string> stage(std::string_view bytes) const { return blobs_.stage(bytes); }
+  // Verifies and stores one checkpoint. Errors: "invalid_argument" (empty; checksum mismatch,
+  // field "crc32c"; another step, or one past the job's last, field "step"),
+  // "corrupt_checkpoint" and "checkpoint_mismatch" (field "body"), "payload_too_large",
+  // "not_found" (no such job), "stale_epoch" (not the current lease, or the job is no longer
+  // placed/running), "unavailable" with field "store" (the disk refused), "io".
   Expected<CheckpointRow> put(const CheckpointUpload& upload);
+  // The lease holder rejects a stored checkpoint: its row and blob are deleted and the job gets
+  // a `checkpoint_rejected` event (step, error, fallback_step). Fenced like put(); "not_found"
+  // when the job has no checkpoint at that step. Returns the checkpoints left, newest first.
+  Expected<std::vector<CheckpointRow>> reject(const CheckpointRejection& rejection);
   // Newest first; "not_found" when the job does not exist.
   Expected<std::vector<CheckpointRow>> list(int64_t job_id);
   // One checkpoint's row and bytes; step nullopt: the newest. "not_found" when there is none.
@@ -63,8 +92,9 @@ class CheckpointService {
   // Removes the checkpoints (rows and blobs) of jobs that reached a terminal state. Rate-limited
   // to one pass per sweep_interval_ms; call it from the daemon's tick.
   void tick();
-  // At start: removes blobs that no row references (a crash between blob and row) and folders of
-  // jobs without rows. Returns how many blobs were removed.
+  // At start: prepares the blob store (its incoming folder, emptied), removes blobs that no row
+  // references (a crash between blob and row) and folders of jobs without rows. Returns how many
+  // blobs were removed.
   Expected<int> reconcile();
   // One sweep now (tests); returns the number of jobs whose checkpoints were removed.
   Expected<int> sweep_finished();

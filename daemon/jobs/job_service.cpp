@@ -192,6 +192,7 @@ Expected<WorkerRegistered> JobService::register_worker(const WorkerRegistration&
   row.capabilities_json = to_json(request.capabilities).dump();
   row.registered_ms = row.last_seen_ms = clock_.now_ms();
   row.state = "active";
+  row.secret_hash = request.secret_hash;
   auto id = store_.write_value<int64_t>([row](WriteTxn& txn) { return txn.insert_worker(row); });
   if (!id) return id.error();
   {
@@ -202,10 +203,10 @@ Expected<WorkerRegistered> JobService::register_worker(const WorkerRegistration&
                           options_.max_lease_wait_s};
 }
 
-Expected<std::vector<WorkerInfo>> JobService::list_workers() {
+Expected<std::vector<WorkerInfo>> JobService::list_workers(const std::optional<std::string>& owner) {
   auto rows = store_.list_workers();
   if (!rows) return rows.error();
-  auto leases = store_.active_leases();
+  auto leases = store_.active_leases(owner);
   if (!leases) return leases.error();
   std::unordered_map<int64_t, std::vector<int64_t>> jobs_of;
   for (const auto& [job_id, worker_id] : *leases) jobs_of[worker_id].push_back(job_id);

@@ -76,7 +76,8 @@ class JobService {
 
   // ---- workers
   Expected<WorkerRegistered> register_worker(const WorkerRegistration& request);
-  Expected<std::vector<WorkerInfo>> list_workers();
+  // Every worker, with the jobs it holds now (only `owner`'s jobs when given: a user's view).
+  Expected<std::vector<WorkerInfo>> list_workers(const std::optional<std::string>& owner = std::nullopt);
   // Offers the worker a fitting job now, or waits up to wait_ms for one (0: do not wait).
   void lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done);
   Expected<HeartbeatReply> heartbeat(int64_t job_id, const HeartbeatReport& report);

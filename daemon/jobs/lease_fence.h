@@ -4,7 +4,7 @@
 // one per lease, so a worker presumed dead whose job was leased again can change nothing.
 //
 // Whether the caller really is that worker is decided before, by its worker secret
-// (daemon/http/request_gate.h); the fence decides whether that worker still holds the job.
+// (daemon/http/auth_gate.h); the fence decides whether that worker still holds the job.
 //
 // Thread safety: pure functions over a job row read in the caller's transaction.
 #pragma once

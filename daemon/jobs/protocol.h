@@ -46,6 +46,9 @@ struct JobDetail {
 struct WorkerRegistration {
   std::string name;
   WorkerCapabilities capabilities;
+  // SHA-256 (hex) of the secret the worker is issued (auth/worker_credentials.h); the HTTP layer
+  // makes the secret, the service stores only its hash.
+  std::string secret_hash;
 };
 
 struct WorkerRegistered {

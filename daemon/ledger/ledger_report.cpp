@@ -2,7 +2,8 @@
 
 namespace jobctl::daemon::ledger {
 
-Expected<cost::SpendReport> spend_report(Ledger& ledger, int64_t from_ms, int64_t to_ms, const std::string& group_by) {
+Expected<cost::SpendReport> spend_report(Ledger& ledger, int64_t from_ms, int64_t to_ms, const std::string& group_by,
+                                         const std::optional<std::string>& user) {
   if (group_by != "job" && group_by != "user" && group_by != "placement")
     return make_error(ErrorCode::invalid_argument, "group_by must be job, user or placement (got '" + group_by.substr(0, 40) + "')",
                       "group_by");
@@ -12,6 +13,7 @@ Expected<cost::SpendReport> spend_report(Ledger& ledger, int64_t from_ms, int64_
   std::vector<cost::SpendInterval> intervals;
   intervals.reserve(rows->size());
   for (const auto& r : *rows) {
+    if (user && r.entry.user != *user) continue;
     cost::SpendInterval iv;
     iv.start_ms = r.entry.start_ms;
     iv.end_ms = r.entry.end_ms;

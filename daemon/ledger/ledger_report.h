@@ -5,6 +5,7 @@
 // Thread safety: as Ledger.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "cost/spend_report.h"
@@ -12,7 +13,9 @@
 
 namespace jobctl::daemon::ledger {
 
-// Errors: invalid_argument naming "group_by" or "to" (to <= from).
-Expected<cost::SpendReport> spend_report(Ledger& ledger, int64_t from_ms, int64_t to_ms, const std::string& group_by);
+// `user`: only the ledger rows billed to this user (a user's own view; their jobs' time). None:
+// every row. Errors: invalid_argument naming "group_by" or "to" (to <= from).
+Expected<cost::SpendReport> spend_report(Ledger& ledger, int64_t from_ms, int64_t to_ms, const std::string& group_by,
+                                         const std::optional<std::string>& user = std::nullopt);
 
 }  // namespace jobctl::daemon::ledger

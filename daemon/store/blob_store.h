@@ -3,8 +3,12 @@
 // and the folder is fsynced, so a blob under its final name is always complete: a crash leaves
 // at worst a `.tmp` file, which the next write or remove_job() clears.
 //
+// Uploads arrive as files in `<root>/.incoming` (the HTTP server streams each request body
+// there, so none is ever held in memory); adopt() moves a verified one into its job's folder
+// (fsync, rename, folder fsync). The files are created 0600 under folders made 0700.
+//
 // The store knows nothing of checksums or rows: CheckpointService verifies bytes before they are
-// written and records them in SQLite after (docs/recovery.md).
+// adopted and records them in SQLite after (docs/recovery.md).
 //
 // Ownership and thread safety: owns nothing but the root path; every method is safe from any
 // thread (distinct names do not interfere; writers of the same name must be serialised by the
@@ -25,8 +29,21 @@ class BlobStore {
   // `root` is created on first write.
   explicit BlobStore(std::string root) : root_(std::move(root)) {}
 
-  // Durably writes `bytes` as the job's blob `name` (replacing any blob of that name).
-  // Errors: "invalid_argument" for a name with '/' or starting with '.', "io" otherwise.
+  // The folder uploads are streamed into before they are checked (same file system as the
+  // blobs, so adopt() is a rename).
+  std::string incoming_dir() const;
+  // Creates the root and the incoming folder (0700), and empties the incoming folder of what a
+  // previous run left there. Call once at start, before serving.
+  Status prepare() const;
+  // Writes `bytes` to a new file in the incoming folder and returns its path (uploads that did
+  // not come through the HTTP server: tests, tools).
+  Expected<std::string> stage(std::string_view bytes) const;
+  // Durably moves the file at `staged` (in the incoming folder) to the job's blob `name`
+  // (replacing any blob of that name). On error the staged file is left for the caller.
+  // Errors: "invalid_argument" for a name with '/' or starting with '.'; "unavailable" with
+  // field "store" when the disk refuses; "io" otherwise.
+  Status adopt(int64_t job_id, std::string_view name, const std::string& staged) const;
+  // stage() then adopt().
   Status write(int64_t job_id, std::string_view name, std::string_view bytes) const;
   // The whole blob; code "not_found" when absent.
   Expected<std::string> read(int64_t job_id, std::string_view name) const;

@@ -161,6 +161,13 @@ ALTER TABLE jobs ADD COLUMN chosen TEXT;       -- JSON: the placement's chosen c
 UPDATE jobs SET chosen = json_extract(placement, '$.chosen'), placement = NULL WHERE placement IS NOT NULL;
 )sql";
 
+// Version 7 (worker identity): the SHA-256 of each worker's secret, issued when it registers
+// and sent with every call it makes (docs/security.md); NULL for workers registered before.
+constexpr std::string_view kV7 = R"sql(
+ALTER TABLE workers ADD COLUMN secret_hash TEXT;
+CREATE UNIQUE INDEX workers_secret_hash ON workers(secret_hash) WHERE secret_hash IS NOT NULL;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -171,6 +178,7 @@ const std::vector<Migration>& migrations() {
       {4, "instances", kV4},
       {5, "api_tokens, jobs.owner, jobs.idempotency_key", kV5},
       {6, "job_placements, jobs.chosen", kV6},
+      {7, "workers.secret_hash", kV7},
   };
   return list;
 }

@@ -58,6 +58,9 @@ struct WorkerRow {
   int64_t registered_ms = 0;
   int64_t last_seen_ms = 0;
   std::string state = "active";   // active | lost | gone
+  // SHA-256 of the worker's secret, lowercase hex (auth/worker_credentials.h). Written by
+  // insert_worker only; reads leave it empty (the secret's hash never leaves the store).
+  std::string secret_hash;
 };
 
 // A listing query: jobs in id order after `after_id`, optionally of one state.

@@ -4,11 +4,35 @@
 
 namespace jobctl::daemon::store {
 
+namespace {
+
+// The disk under the database refused a write (full, read-only, failing): the store, not the
+// request, is at fault, and a later retry may succeed.
+bool disk_refused(int rc) {
+  switch (rc & 0xFF) {  // the primary result code of an extended one
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Error sql_error(int rc, std::string message) {
+  if (disk_refused(rc))
+    return make_error(ErrorCode::unavailable, "the store cannot write: " + message, "store");
+  return make_error(ErrorCode::io, std::move(message));
+}
+
+}  // namespace
+
 Error sqlite_error(sqlite3* db, int rc, std::string_view what) {
   std::string msg(what);
   msg += ": ";
   msg += db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  return make_error(ErrorCode::io, msg);
+  return sql_error(rc, std::move(msg));
 }
 
 Statement::~Statement() { sqlite3_finalize(stmt_); }
@@ -106,7 +130,7 @@ Status Connection::exec(std::string_view sql) {
   if (rc != SQLITE_OK) {
     std::string msg = err != nullptr ? err : sqlite3_errstr(rc);
     sqlite3_free(err);
-    return make_error(ErrorCode::io, "SQL failed (" + msg + "): " + text.substr(0, 80));
+    return sql_error(rc, "SQL failed (" + msg + "): " + text.substr(0, 80));
   }
   return {};
 }

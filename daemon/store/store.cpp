@@ -1,7 +1,10 @@
 #include "daemon/store/store.h"
 
+#include <sys/statvfs.h>
+
 #include <chrono>
 #include <exception>
+#include <filesystem>
 #include <future>
 #include <sstream>
 
@@ -217,12 +220,14 @@ Expected<std::optional<WorkerRow>> WriteTxn::worker(int64_t id) { return query_w
 
 Expected<int64_t> WriteTxn::insert_worker(const WorkerRow& row) {
   auto p = db_.prepare(
-      "INSERT INTO workers (name, capabilities, registered_ms, last_seen_ms, state) "
-      "VALUES (?1, ?2, ?3, ?4, ?5)");
+      "INSERT INTO workers (name, capabilities, registered_ms, last_seen_ms, state, secret_hash) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, row.name).bind(2, row.capabilities_json).bind(3, row.registered_ms)
       .bind(4, row.last_seen_ms).bind(5, row.state);
+  if (row.secret_hash.empty()) s->bind_null(6);
+  else s->bind(6, row.secret_hash);
   if (auto st = s->run(); !st) return st.error();
   return db_.last_insert_rowid();
 }
@@ -360,6 +365,7 @@ void Store::run_batch(std::vector<Item>& batch) {
   }
   Status begin = db.exec("BEGIN IMMEDIATE");
   if (!begin) {
+    note_write_outcome(begin);
     for (auto& item : batch)
       if (item.done) item.done(begin);
     return;
@@ -390,11 +396,36 @@ void Store::run_batch(std::vector<Item>& batch) {
     for (size_t i = 0; i < batch.size(); ++i)
       if (results[i]) results[i] = commit;
   }
+  Status outcome = commit;
+  for (const auto& r : results)
+    if (outcome && !r && is_storage_failure(r.error())) outcome = r;
+  note_write_outcome(outcome);
   for (size_t i = 0; i < batch.size(); ++i) {
     if (commit && results[i])
       for (auto& hook : hooks[i]) hook();
     if (batch[i].done) batch[i].done(std::move(results[i]));
   }
+}
+
+void Store::note_write_outcome(const Status& st) {
+  MutexLock lock(health_mu_);
+  if (st)
+    last_write_failure_.reset();
+  else if (is_storage_failure(st.error()))
+    last_write_failure_ = st.error().message;
+}
+
+std::optional<std::string> Store::write_problem() const {
+  {
+    MutexLock lock(health_mu_);
+    if (last_write_failure_) return last_write_failure_;
+  }
+  const std::string dir = std::filesystem::path(options_.path).parent_path().string();
+  struct statvfs fs {};
+  if (::statvfs(dir.empty() ? "." : dir.c_str(), &fs) != 0) return std::nullopt;
+  if ((fs.f_flag & ST_RDONLY) != 0) return "the file system of " + options_.path + " is read-only";
+  if (fs.f_bavail == 0) return "the file system of " + options_.path + " has no space left";
+  return std::nullopt;
 }
 
 // ---------------------------------------------------------------- Store: reads
@@ -544,14 +575,16 @@ Expected<std::vector<LeaseSummary>> Store::lease_summaries() {
   return out;
 }
 
-Expected<std::vector<std::pair<int64_t, int64_t>>> Store::active_leases() {
+Expected<std::vector<std::pair<int64_t, int64_t>>> Store::active_leases(const std::optional<std::string>& owner) {
   auto r = reader();
   if (!r) return r.error();
-  auto p = (**r).prepare(
-      "SELECT id, worker_id FROM jobs WHERE state IN ('placed', 'running') "
-      "AND worker_id IS NOT NULL ORDER BY id");
+  auto p = (**r).prepare(owner ? "SELECT id, worker_id FROM jobs WHERE state IN ('placed', 'running') "
+                                 "AND worker_id IS NOT NULL AND owner = ?1 ORDER BY id"
+                               : "SELECT id, worker_id FROM jobs WHERE state IN ('placed', 'running') "
+                                 "AND worker_id IS NOT NULL ORDER BY id");
   if (!p) return p.error();
   StatementUse s(*p);
+  if (owner) s->bind(1, *owner);
   std::vector<std::pair<int64_t, int64_t>> out;
   for (;;) {
     auto row = s->step();

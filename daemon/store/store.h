@@ -182,12 +182,17 @@ class Store {
   Expected<std::optional<WorkerRow>> get_worker(int64_t id);
   // Every job in placed or running with a worker: the lease and what placement chose, no spec.
   Expected<std::vector<LeaseSummary>> lease_summaries();
-  // (job id, worker id) of every job in placed or running.
-  Expected<std::vector<std::pair<int64_t, int64_t>>> active_leases();
+  // (job id, worker id) of every job in placed or running (of one owner's jobs when `owner` is
+  // given: a user sees only their own jobs on the workers).
+  Expected<std::vector<std::pair<int64_t, int64_t>>> active_leases(const std::optional<std::string>& owner = std::nullopt);
   Expected<std::map<JobState, int64_t>> count_jobs_by_state();
   // Every row of every table, as text in a fixed order: tests compare dumps to prove that a
   // refused request changed nothing.
   Expected<std::string> dump();
+  // Whether the store can write now: nullopt when it can; else why not (the last commit failed
+  // because the disk refused it — full, read-only, failing — until a commit succeeds again; or
+  // the file system holding the database is read-only or has no space left). /healthz reports it.
+  std::optional<std::string> write_problem() const;
 
   // ---- API tokens and job owners (store_tokens.cpp)
   Expected<int64_t> insert_token(const TokenRow& row);
@@ -197,6 +202,8 @@ class Store {
   Expected<std::optional<TokenRow>> revoke_token(int64_t id, int64_t now_ms);
   // The owner of a job ("" when submitted without auth); nullopt when there is no such job.
   Expected<std::optional<std::string>> job_owner(int64_t job_id);
+  // The worker whose secret has this SHA-256 (auth/worker_credentials.h); nullopt when none.
+  Expected<std::optional<int64_t>> worker_by_secret_hash(const std::string& hash_hex);
 
   // ---- placement and cost (store_placement.cpp, store_ledger.cpp, migration 2)
   // Jobs placed but not leased yet, with their chosen option (the matcher's queue at start).
@@ -240,6 +247,8 @@ class Store {
   Store(StoreOptions options, const Clock& clock, std::unique_ptr<Connection> writer);
   void writer_loop();
   void run_batch(std::vector<Item>& batch);
+  // Remembers whether the disk refused the last commit (write_problem()).
+  void note_write_outcome(const Status& st);
   Expected<ReaderLease> reader();
   // Runs `fn` on a pooled reader connection (for reads defined outside store.cpp).
   Status with_reader(const std::function<Status(Connection&)>& fn);
@@ -256,6 +265,9 @@ class Store {
   bool closing_ JOBCTL_GUARDED_BY(mu_) = false;
   std::thread writer_;
   std::atomic<std::thread::id> writer_id_{};  // set by the writer thread itself
+
+  mutable Mutex health_mu_;
+  std::optional<std::string> last_write_failure_ JOBCTL_GUARDED_BY(health_mu_);
 
   Mutex readers_mu_;
   CondVar readers_cv_;

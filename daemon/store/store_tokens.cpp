@@ -148,4 +148,20 @@ Expected<std::optional<std::string>> Store::job_owner(int64_t job_id) {
   return out;
 }
 
+Expected<std::optional<int64_t>> Store::worker_by_secret_hash(const std::string& hash_hex) {
+  std::optional<int64_t> out;
+  Status st = with_reader([&](Connection& db) -> Status {
+    auto p = db.prepare("SELECT id FROM workers WHERE secret_hash = ?1");
+    if (!p) return p.error();
+    StatementUse s(*p);
+    s->bind(1, hash_hex);
+    auto row = s->step();
+    if (!row) return row.error();
+    if (*row) out = (*p)->column_int64(0);
+    return {};
+  });
+  if (!st) return st.error();
+  return out;
+}
+
 }  // namespace jobctl::daemon::store

@@ -481,6 +481,12 @@ uint64_t training_fingerprint(const JobSpec& s) {
   return h;
 }
 
+int64_t training_steps(const JobSpec& spec) {
+  const int64_t samples = input_shape(spec.data).train_samples;
+  const int64_t batch = std::max(1, spec.train.batch_size);
+  return (samples + batch - 1) / batch * spec.train.epochs;
+}
+
 InputShape input_shape(const DataSpec& data) {
   InputShape in;
   if (data.dataset == DatasetKind::fashion_mnist) return in;  // 1x28x28, 10 classes, 60k/10k

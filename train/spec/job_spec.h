@@ -129,6 +129,10 @@ std::string to_json(const JobSpec& spec);
 // not at their defaults, so specs written before they existed keep their fingerprints.
 uint64_t training_fingerprint(const JobSpec& spec);
 
+// The optimizer steps a whole run takes: ceil(training samples / batch size) per epoch, times
+// the epochs. A checkpoint's step is never beyond it.
+int64_t training_steps(const JobSpec& spec);
+
 // Stable names used in JSON, logs and tables.
 std::string_view to_string(ModelKind);
 std::string_view to_string(Activation);
