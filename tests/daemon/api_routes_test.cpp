@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/auth/worker_credentials.h"
+#include "daemon/http/auth_setup.h"
 #include "net/json_body.h"
 #include "tests/daemon/service_support.h"
 
@@ -20,7 +22,10 @@ using nlohmann::json;
 
 class Api : public ::testing::Test {
  protected:
-  Api() : router_(make_api_router(*f_.svc)) {}
+  explicit Api(ApiInfo info = {}) : router_(make_api_router(*f_.svc, std::move(info))) {
+    // The request gate (auth off): the worker protocol's calls carry their worker's secret.
+    hardening_ = install_hardening(router_, *f_.svc, *f_.db, f_.clock, auth::SecurityOptions{});
+  }
 
   net::HttpResponse call(const std::string& method, const std::string& target, const std::string& body = "",
                     const std::string& content_type = "application/json") {
@@ -29,6 +34,7 @@ class Api : public ::testing::Test {
     req.target = target;
     req.body = body;
     req.content_type = body.empty() ? "" : content_type;
+    req.worker_secret = secret_;
     if (auto st = net::parse_target(target, req); !st) return net::error_response(st.error());
     std::promise<net::HttpResponse> p;
     auto fut = p.get_future();
@@ -57,7 +63,10 @@ class Api : public ::testing::Test {
 
   int64_t leased_job(int64_t* worker) {
     const int64_t job = f_.submit();
-    *worker = f_.register_worker();
+    auto issued = auth::WorkerCredentials::issue();
+    EXPECT_TRUE(issued);
+    secret_ = issued->secret;
+    *worker = f_.register_worker({}, "w", issued->hash_hex);
     auto l = f_.lease_now(*worker);
     EXPECT_TRUE(l && *l);
     return job;
@@ -65,6 +74,8 @@ class Api : public ::testing::Test {
 
   ServiceFixture f_;
   net::Router router_;
+  std::unique_ptr<Hardening> hardening_;
+  std::string secret_;  // sent as X-Worker-Secret
 };
 
 TEST_F(Api, SubmitReturns201WithIdAndLocation) {
@@ -148,6 +159,10 @@ TEST_F(Api, WorkerProtocolHappyPath) {
   ASSERT_EQ(reg.status, 201) << reg.body;
   const int64_t w = body_of(reg)["worker_id"];
   EXPECT_EQ(body_of(reg)["heartbeat_interval_s"], f_.svc->options().heartbeat_interval_s);
+  // Every later call carries the worker's own secret; without it the call is refused.
+  ASSERT_TRUE(body_of(reg)["worker_secret"].is_string());
+  EXPECT_EQ(call("POST", "/v1/workers/" + std::to_string(w) + "/lease?wait_s=0").status, 403);
+  secret_ = body_of(reg)["worker_secret"];
   const std::string ws = std::to_string(w);
   EXPECT_EQ(call("POST", "/v1/workers/" + ws + "/lease?wait_s=0").status, 204);
   const int64_t job = f_.submit();
@@ -201,7 +216,7 @@ TEST_F(Api, MalformedWorkerReportsAreRefusedAndChangeNothing) {
   expect_refused("POST", "/v1/workers/" + ws + "/lease?wait_s=-1", "", 400, "wait_s");
   expect_refused("POST", "/v1/workers/" + ws + "/lease?wait_s=100000", "", 400, "wait_s");
   expect_refused("POST", "/v1/workers/" + ws + "/lease?hurry=1", "", 400, "hurry");
-  expect_refused("POST", "/v1/workers/424242/lease", "", 404, "worker_id");
+  expect_refused("POST", "/v1/workers/424242/lease", "", 403, "worker_id");  // not this secret's worker
 }
 
 TEST_F(Api, StaleEpochIs409AndChangesNothing) {
@@ -210,8 +225,40 @@ TEST_F(Api, StaleEpochIs409AndChangesNothing) {
   const std::string ws = std::to_string(w), js = std::to_string(job);
   expect_refused("POST", "/v1/jobs/" + js + "/heartbeat", R"({"worker_id":)" + ws + R"(,"epoch":2})", 409, "epoch");
   expect_refused("POST", "/v1/jobs/" + js + "/complete", R"({"worker_id":)" + ws + R"(,"epoch":7,"result":{}})", 409, "epoch");
-  expect_refused("POST", "/v1/jobs/" + js + "/fail", R"({"worker_id":)" + std::to_string(w + 1) + R"(,"epoch":1,"error":"x"})", 409, "epoch");
+  expect_refused("POST", "/v1/jobs/" + js + "/fail", R"({"worker_id":)" + ws + R"(,"epoch":5,"error":"x"})", 409, "epoch");
   expect_refused("POST", "/v1/jobs/" + js + "/preempt", R"({"worker_id":)" + ws + R"(,"epoch":3})", 409, "epoch");
+}
+
+TEST_F(Api, AWorkerMayActOnlyForItself) {
+  int64_t w = 0;
+  const int64_t job = leased_job(&w);
+  const std::string victim = secret_;
+  // A second worker, registered properly, reporting for the first one's lease.
+  net::HttpResponse reg = call("POST", "/v1/workers/register", R"({"name":"intruder","capabilities":{}})");
+  ASSERT_EQ(reg.status, 201) << reg.body;
+  secret_ = body_of(reg)["worker_secret"];
+  const std::string lease = R"({"worker_id":)" + std::to_string(w) + R"(,"epoch":1)";
+  const std::string js = std::to_string(job);
+  expect_refused("POST", "/v1/jobs/" + js + "/heartbeat", lease + "}", 403, "worker_id");
+  expect_refused("POST", "/v1/jobs/" + js + "/complete", lease + R"(,"result":{"test_accuracy":1}})", 403, "worker_id");
+  expect_refused("POST", "/v1/jobs/" + js + "/fail", lease + R"(,"error":"x"})", 403, "worker_id");
+  expect_refused("POST", "/v1/jobs/" + js + "/preempt", lease + "}", 403, "worker_id");
+  expect_refused("POST", "/v1/workers/" + std::to_string(w) + "/lease?wait_s=0", "", 403, "worker_id");
+  for (const std::string& forged : {std::string(), std::string("jcw_") + std::string(64, 'a'), std::string("jct_x")}) {
+    secret_ = forged;
+    expect_refused("POST", "/v1/jobs/" + js + "/heartbeat", lease + "}", 403, "X-Worker-Secret");
+  }
+  secret_ = victim;
+  EXPECT_EQ(call("POST", "/v1/jobs/" + js + "/heartbeat", lease + "}").status, 200);
+}
+
+TEST_F(Api, AHeartbeatsProgressIsSizeCapped) {
+  int64_t w = 0;
+  const int64_t job = leased_job(&w);
+  const std::string big(20000, 'x');
+  expect_refused("POST", "/v1/jobs/" + std::to_string(job) + "/heartbeat",
+                 R"({"worker_id":)" + std::to_string(w) + R"(,"epoch":1,"progress":{"note":")" + big + R"("}})", 413,
+                 "progress");
 }
 
 TEST_F(Api, CancelAnswersTheJobAndRefusesFinishedOnes) {
@@ -230,6 +277,23 @@ TEST_F(Api, HealthzIsOk) {
   net::HttpResponse r = call("GET", "/healthz");
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(body_of(r)["status"], "ok");
+}
+
+class DegradedApi : public Api {
+ protected:
+  DegradedApi() : Api(info()) {}
+  static ApiInfo info() {
+    ApiInfo i;
+    i.store_problem = [] { return std::optional<std::string>("the file system of jobctl.db has no space left"); };
+    return i;
+  }
+};
+
+TEST_F(DegradedApi, HealthzSaysDegradedWhileTheStoreCannotWrite) {
+  net::HttpResponse r = call("GET", "/healthz");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(body_of(r)["status"], "degraded");
+  EXPECT_EQ(body_of(r)["store"], "the file system of jobctl.db has no space left");
 }
 
 TEST(Target, ParsesPathAndDecodesQuery) {

@@ -1,7 +1,9 @@
-// The checkpoint blob store and service: uploads are verified, fenced by lease epoch,
-// stored durably and pruned to the spec's keep; downloads return the stored bytes; a finished
-// job's checkpoints are removed; the lease grant names the newest one; the HTTP routes refuse bad
-// input with a clear 4xx and change nothing.
+// The checkpoint blob store and service: uploads are verified (checksum, a checkpoint's framing,
+// the job's training, a step within the job), fenced by lease epoch, stored durably and pruned to
+// the spec's keep; a rejected checkpoint is deleted with an event; downloads return the stored
+// bytes; a finished job's checkpoints are removed; the lease grant names the newest one; the HTTP
+// routes act only for the worker whose secret they carry, and refuse bad input with a clear 4xx
+// and change nothing.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,11 +11,14 @@
 #include <future>
 
 #include "base/crc32c.h"
+#include "daemon/auth/worker_credentials.h"
+#include "daemon/http/auth_gate.h"
 #include "daemon/http/checkpoint_routes.h"
 #include "net/json_body.h"
 #include "daemon/jobs/checkpoint_service.h"
 #include "daemon/store/blob_store.h"
 #include "tests/daemon/service_support.h"
+#include "tests/support/checkpoint_bytes.h"
 
 namespace jobctl::daemon {
 namespace {
@@ -23,20 +28,28 @@ using nlohmann::json;
 using jobs::CheckpointUpload;
 using jobs::LeaseRef;
 
-std::string blob_bytes(int64_t step, size_t size = 4096) {
-  std::string s(size, '\0');
-  for (size_t i = 0; i < size; ++i) s[i] = static_cast<char>((i * 131 + static_cast<size_t>(step)) & 0xff);
-  return s;
+// The fixture's jobs: 32 steps an epoch, 10 epochs (320 steps).
+std::string job_spec(const std::string& keep = "2") {
+  return testing::mlp_spec(R"(,"train":{"epochs":10,"batch_size":8},"checkpoint":{"every_steps":10,"keep":)" + keep +
+                           "}");
+}
+
+// A checkpoint of the fixture's job at `step` (`params` floats of weights).
+std::string blob_bytes(int64_t step, size_t params = 1000) {
+  return jobctl::testing::checkpoint_for(job_spec(), step, params);
 }
 
 struct CheckpointFixture : testing::ServiceFixture {
   CheckpointFixture()
       : blobs((dir.path() / "checkpoints").string()), ckpts(*db, blobs, clock, jobs::CheckpointOptions{}) {}
 
-  // A job leased to a fresh worker: (job, worker, epoch).
+  // A job leased to a fresh worker: (job, worker, epoch). The worker's secret is `secret`.
   std::tuple<int64_t, int64_t, int64_t> leased_job(const std::string& keep = "2") {
-    const int64_t job = submit(testing::mlp_spec(R"(,"checkpoint":{"every_steps":10,"keep":)" + keep + "}"));
-    const int64_t w = register_worker();
+    const int64_t job = submit(job_spec(keep));
+    auto issued = auth::WorkerCredentials::issue();
+    EXPECT_TRUE(issued);
+    secret = issued->secret;
+    const int64_t w = register_worker({}, "w", issued->hash_hex);
     auto g = lease_now(w);
     EXPECT_TRUE(g && *g);
     return {job, w, (g && *g) ? (*g)->epoch : 0};
@@ -49,8 +62,19 @@ struct CheckpointFixture : testing::ServiceFixture {
     up.step = step;
     up.lease = lease;
     up.crc32c = crc ? *crc : crc32c::value(bytes.data(), bytes.size());
-    up.bytes = bytes;
+    auto staged = ckpts.stage(bytes);
+    if (!staged) return staged.error();
+    up.staged_file = *staged;
+    up.bytes = bytes.size();
     return ckpts.put(up);
+  }
+
+  // Files left in the blob store's incoming folder (uploads must never be left there).
+  size_t incoming_files() {
+    size_t n = 0;
+    std::error_code ec;
+    for (fs::directory_iterator it(ckpts.incoming_dir(), ec), end; !ec && it != end; it.increment(ec)) ++n;
+    return n;
   }
 
   size_t files_of(int64_t job) {
@@ -64,6 +88,7 @@ struct CheckpointFixture : testing::ServiceFixture {
 
   store::BlobStore blobs;
   jobs::CheckpointService ckpts;
+  std::string secret;  // the worker's of leased_job()
 };
 
 TEST(BlobStore, WritesAtomicallyReadsAndRemoves) {
@@ -92,7 +117,7 @@ TEST(CheckpointService, StoresVerifiedUploadsAndKeepsTheNewestK) {
   for (int64_t step : {10, 20, 30}) {
     auto r = f.put(job, step, {w, epoch}, blob_bytes(step));
     ASSERT_TRUE(r) << r.error().message;
-    EXPECT_EQ(r->bytes, 4096);
+    EXPECT_EQ(r->bytes, static_cast<int64_t>(blob_bytes(step).size()));
   }
   auto list = f.ckpts.list(job);
   ASSERT_TRUE(list);
@@ -109,9 +134,10 @@ TEST(CheckpointService, StoresVerifiedUploadsAndKeepsTheNewestK) {
   EXPECT_EQ(at20->second, blob_bytes(20));
   EXPECT_EQ(f.ckpts.get(job, 10).error().code, ErrorCode::not_found);
   // The same step again replaces it (a retried upload).
-  ASSERT_TRUE(f.put(job, 30, {w, epoch}, blob_bytes(31)));
-  EXPECT_EQ(f.ckpts.get(job, 30)->second, blob_bytes(31));
+  ASSERT_TRUE(f.put(job, 30, {w, epoch}, blob_bytes(30, 1001)));
+  EXPECT_EQ(f.ckpts.get(job, 30)->second, blob_bytes(30, 1001));
   EXPECT_EQ(f.files_of(job), 2u);
+  EXPECT_EQ(f.incoming_files(), 0u);
 }
 
 TEST(CheckpointService, RefusesBadOrFencedUploadsAndChangesNothing) {
@@ -130,8 +156,28 @@ TEST(CheckpointService, RefusesBadOrFencedUploadsAndChangesNothing) {
   EXPECT_EQ(f.put(job + 100, 20, {w, epoch}, bytes).error().code, ErrorCode::not_found);
   EXPECT_EQ(f.put(job, 20, {w, epoch}, "").error().code, ErrorCode::invalid_argument);
   EXPECT_EQ(f.put(job, -1, {w, epoch}, bytes).error().code, ErrorCode::invalid_argument);
+  // Bytes with a right checksum that are not this job's checkpoint at this step.
+  auto refused = [&](const std::string& b, int64_t step) { return f.put(job, step, {w, epoch}, b).error(); };
+  const Error junk = refused(std::string(5000, 'j'), 20);
+  EXPECT_EQ(junk.code, ErrorCode::corrupt_checkpoint);
+  EXPECT_EQ(junk.field, "body");
+  std::string torn = bytes;
+  torn[torn.size() / 2] ^= 1;  // a section's CRC no longer matches
+  EXPECT_EQ(refused(torn, 20).code, ErrorCode::corrupt_checkpoint);
+  EXPECT_EQ(refused(bytes.substr(0, bytes.size() - 3), 20).code, ErrorCode::corrupt_checkpoint);
+  EXPECT_EQ(refused(bytes + "x", 20).code, ErrorCode::corrupt_checkpoint);
+  const Error other = refused(jobctl::testing::checkpoint_for(job_spec(), 20, 1000, 1), 20);
+  EXPECT_EQ(other.code, ErrorCode::checkpoint_mismatch);
+  const Error wrong_step = refused(bytes, 21);
+  EXPECT_EQ(wrong_step.code, ErrorCode::invalid_argument);
+  EXPECT_EQ(wrong_step.field, "step");
+  const int64_t huge_step = 9'000'000'000'000'000'000;
+  const Error huge = refused(blob_bytes(huge_step), huge_step);
+  EXPECT_EQ(huge.field, "step") << huge.message;
+  EXPECT_EQ(refused(blob_bytes(321), 321).field, "step");  // one past the job's 320 steps
   EXPECT_EQ(f.dump(), before);
   EXPECT_EQ(f.files_of(job), files);
+  EXPECT_EQ(f.incoming_files(), 0u);
   // After the job is cancelled its lease is void: uploads are fenced off.
   ASSERT_TRUE(f.svc->cancel_job(job));
   EXPECT_EQ(f.put(job, 20, {w, epoch}, bytes).error().code, ErrorCode::stale_epoch);
@@ -148,8 +194,11 @@ TEST(CheckpointService, TooLargeUploadsAreRefused) {
   auto g = base.lease_now(w);
   ASSERT_TRUE(g && *g);
   const std::string bytes(2000, 'x');
-  jobs::CheckpointUpload up{job, 5, {w, (*g)->epoch}, crc32c::value(bytes.data(), bytes.size()), bytes};
+  auto staged = ckpts.stage(bytes);
+  ASSERT_TRUE(staged);
+  jobs::CheckpointUpload up{job, 5, {w, (*g)->epoch}, crc32c::value(bytes.data(), bytes.size()), *staged, bytes.size()};
   EXPECT_EQ(ckpts.put(up).error().code, ErrorCode::payload_too_large);
+  EXPECT_FALSE(fs::exists(*staged));  // put() owns the staged file: refused, it is removed
 }
 
 TEST(CheckpointService, FinishedJobsLoseTheirCheckpointsAndReconcileRemovesOrphans) {
@@ -184,19 +233,52 @@ TEST(CheckpointService, APreemptedJobsNextLeaseNamesTheNewestCheckpoint) {
   auto g = f.lease_now(w2);
   ASSERT_TRUE(g && *g);
   ASSERT_TRUE((*g)->resume);
-  EXPECT_EQ((*g)->resume->step, 20);
-  EXPECT_EQ((*g)->resume->bytes, 100);
   const std::string b20 = blob_bytes(20, 100);
+  EXPECT_EQ((*g)->resume->step, 20);
+  EXPECT_EQ((*g)->resume->bytes, static_cast<int64_t>(b20.size()));
   EXPECT_EQ((*g)->resume->crc32c, crc32c::value(b20.data(), b20.size()));
   // The old lease can no longer upload; the new one can.
   EXPECT_EQ(f.put(job, 30, {w, epoch}, blob_bytes(30)).error().code, ErrorCode::stale_epoch);
   EXPECT_TRUE(f.put(job, 30, {w2, (*g)->epoch}, blob_bytes(30)));
 }
 
+TEST(CheckpointService, ARejectedCheckpointIsDeletedWithAnEventAndTheLeaseFallsBack) {
+  CheckpointFixture f;
+  auto [job, w, epoch] = f.leased_job("3");
+  ASSERT_TRUE(f.put(job, 10, {w, epoch}, blob_bytes(10)));
+  ASSERT_TRUE(f.put(job, 20, {w, epoch}, blob_bytes(20)));
+  // Fenced like every report, and only a stored step.
+  EXPECT_EQ(f.ckpts.reject({job, 20, {w, epoch + 1}, "x", 10}).error().code, ErrorCode::stale_epoch);
+  EXPECT_EQ(f.ckpts.reject({job, 15, {w, epoch}, "x", 10}).error().code, ErrorCode::not_found);
+  auto left = f.ckpts.reject({job, 20, {w, epoch}, "the model layout differs", 10});
+  ASSERT_TRUE(left) << left.error().message;
+  ASSERT_EQ(left->size(), 1u);
+  EXPECT_EQ((*left)[0].step, 10);
+  EXPECT_EQ(f.files_of(job), 1u);
+  auto detail = f.svc->get_job(job);
+  ASSERT_TRUE(detail);
+  const auto& ev = detail->events.back();
+  EXPECT_EQ(ev.type, "checkpoint_rejected");
+  const json d = json::parse(ev.detail_json);
+  EXPECT_EQ(d["step"], 20);
+  EXPECT_EQ(d["fallback_step"], 10);
+  EXPECT_EQ(d["error"], "the model layout differs");
+  // The next lease names the one before it; past the last one, none (a fresh start).
+  ASSERT_TRUE(f.ckpts.reject({job, 10, {w, epoch}, "corrupt", std::nullopt}));
+  EXPECT_TRUE(json::parse(f.svc->get_job(job)->events.back().detail_json)["fallback_step"].is_null());
+  ASSERT_TRUE(f.svc->preempt(job, jobs::PreemptionReport{{w, epoch}, "test"}));
+  auto g = f.lease_now(f.register_worker());
+  ASSERT_TRUE(g && *g);
+  EXPECT_FALSE((*g)->resume);
+}
+
 // ---- HTTP routes
 
 struct Routes : CheckpointFixture {
-  Routes() { http::add_checkpoint_routes(router, ckpts); }
+  Routes() : workers(*db) {
+    http::add_checkpoint_routes(router, ckpts);
+    router.set_gate(http::make_request_gate({nullptr, nullptr, &workers, db.get()}, {}));
+  }
   net::HttpResponse call(const std::string& method, const std::string& target, std::string body = "",
                           std::string content_type = "application/octet-stream") {
     net::HttpRequest req;
@@ -205,11 +287,14 @@ struct Routes : CheckpointFixture {
     EXPECT_TRUE(net::parse_target(target, req));
     req.body = std::move(body);
     req.content_type = std::move(content_type);
+    req.worker_secret = worker_secret.empty() ? secret : worker_secret;
     std::promise<net::HttpResponse> p;
     router.handle(req, [&p](net::HttpResponse r) { p.set_value(std::move(r)); });
     return p.get_future().get();
   }
+  auth::WorkerCredentials workers;
   net::Router router;
+  std::string worker_secret;  // set: sent instead of the leased worker's
 };
 
 std::string crc_hex(const std::string& b) {
@@ -241,6 +326,45 @@ TEST(CheckpointRoutes, UploadListDownload) {
   }
   EXPECT_EQ(r.call("GET", base + "/41").status, 404);
   EXPECT_EQ(r.call("GET", "/v1/jobs/999/checkpoints").status, 404);
+  // The worker rejects it: gone, and the list says what is left.
+  auto rej = r.call("POST", base + "/40/reject",
+                    json{{"worker_id", w}, {"epoch", epoch}, {"error", "refused"}, {"fallback_step", nullptr}}.dump(),
+                    "application/json");
+  ASSERT_EQ(rej.status, 200) << rej.body;
+  EXPECT_TRUE(json::parse(rej.body)["checkpoints"].empty());
+  EXPECT_EQ(r.call("GET", base + "/40").status, 404);
+}
+
+TEST(CheckpointRoutes, AWorkerActsOnlyForItselfWithItsOwnSecret) {
+  Routes r;
+  auto [job, w, epoch] = r.leased_job();
+  const std::string victim_secret = r.secret;
+  // Another registered worker, with its own secret, claiming the first one's lease.
+  auto other = auth::WorkerCredentials::issue();
+  ASSERT_TRUE(other);
+  const int64_t w2 = r.register_worker({}, "intruder", other->hash_hex);
+  const std::string bytes = blob_bytes(40);
+  const std::string base = "/v1/jobs/" + std::to_string(job) + "/checkpoints";
+  const std::string upload = base + "/40?worker_id=" + std::to_string(w) + "&epoch=" + std::to_string(epoch) +
+                             "&crc32c=" + crc_hex(bytes);
+  const std::string before = r.dump();
+  for (const std::string& secret : {other->secret, std::string("jcw_") + std::string(64, '0'), std::string("nope")}) {
+    r.worker_secret = secret;
+    auto put = r.call("PUT", upload, bytes);
+    EXPECT_EQ(put.status, 403) << put.body;
+    auto rej = r.call("POST", base + "/40/reject", json{{"worker_id", w}, {"epoch", epoch}, {"error", "x"}}.dump(),
+                      "application/json");
+    EXPECT_EQ(rej.status, 403) << rej.body;
+  }
+  // Its own id with the victim's epoch: its secret is right, the lease is not its.
+  r.worker_secret = other->secret;
+  auto own = r.call("PUT", base + "/40?worker_id=" + std::to_string(w2) + "&epoch=" + std::to_string(epoch) +
+                               "&crc32c=" + crc_hex(bytes), bytes);
+  EXPECT_EQ(own.status, 409) << own.body;
+  EXPECT_EQ(r.dump(), before);
+  EXPECT_EQ(r.incoming_files(), 0u);
+  r.worker_secret = victim_secret;
+  EXPECT_EQ(r.call("PUT", upload, bytes).status, 201);
 }
 
 TEST(CheckpointRoutes, BadUploadsAre4xxNamingTheFieldAndChangeNothing) {
@@ -263,6 +387,8 @@ TEST(CheckpointRoutes, BadUploadsAre4xxNamingTheFieldAndChangeNothing) {
       {base + "worker_id=" + std::to_string(w) + "&epoch=" + std::to_string(epoch + 1) + "&crc32c=" + crc_hex(bytes),
        "application/octet-stream", 409, "epoch"},
       {base + lease + "&crc32c=" + crc_hex(bytes), "application/json", 415, "Content-Type"},
+      {"/v1/jobs/" + std::to_string(job) + "/checkpoints/51?" + lease + "&crc32c=" + crc_hex(bytes),
+       "application/octet-stream", 400, "step"},
       {"/v1/jobs/" + std::to_string(job) + "/checkpoints/minus?" + lease + "&crc32c=" + crc_hex(bytes),
        "application/octet-stream", 400, "step"},
   };
@@ -275,6 +401,7 @@ TEST(CheckpointRoutes, BadUploadsAre4xxNamingTheFieldAndChangeNothing) {
   }
   EXPECT_EQ(r.dump(), before);
   EXPECT_EQ(r.files_of(job), 0u);
+  EXPECT_EQ(r.incoming_files(), 0u);
 }
 
 TEST(CheckpointRoutes, OnlyCheckpointPutsAreUploads) {

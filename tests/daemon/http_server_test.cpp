@@ -107,12 +107,14 @@ TEST(HttpServer, BadRequestsGetTheir4xxAndLeaveTheStoreUnchanged) {
   auto reg = api.register_worker(json{{"name", "w"}, {"capabilities", {{"cpu_cores", 2}}}});
   ASSERT_TRUE(reg);
   const int64_t w = (*reg)["worker_id"];
+  api.set_worker_secret((*reg)["worker_secret"]);
   auto lease = api.lease(w, 0);
   ASSERT_TRUE(lease && *lease);
   const std::string hb = "/v1/jobs/" + std::to_string((**lease)["job_id"].get<int64_t>()) + "/heartbeat";
   const std::string before = d.dump();
 
   HttpClient http(d.url());
+  http.set_worker_secret((*reg)["worker_secret"]);
   struct Case {
     std::string path, body;
     long status;
@@ -229,6 +231,7 @@ TEST(HttpServer, ALongPollIsAnsweredBySubmissionWithoutHoldingAHandlerThread) {
   const int64_t w = (*reg)["worker_id"];
   auto poll = std::async(std::launch::async, [&] {
     ApiClient worker(d.url());
+    worker.set_worker_secret((*reg)["worker_secret"]);
     return worker.lease(w, 20);
   });
   for (int i = 0; i < 200 && d.svc().waiting_workers() == 0; ++i)
@@ -247,6 +250,7 @@ TEST(HttpServer, ALongPollEndsWith204AtItsDeadline) {
   ApiClient api(d.url());
   auto reg = api.register_worker(json{{"capabilities", json::object()}});
   ASSERT_TRUE(reg);
+  api.set_worker_secret((*reg)["worker_secret"]);
   const auto t0 = std::chrono::steady_clock::now();
   auto r = api.lease((*reg)["worker_id"], 1);
   ASSERT_TRUE(r);
@@ -262,6 +266,7 @@ TEST(HttpServer, GracefulShutdownAnswersInFlightLongPollsAndStopsAccepting) {
   const int64_t w = (*reg)["worker_id"];
   auto poll = std::async(std::launch::async, [&] {
     ApiClient worker(d.url());
+    worker.set_worker_secret((*reg)["worker_secret"]);
     return worker.lease(w, 50);
   });
   for (int i = 0; i < 200 && d.svc().waiting_workers() == 0; ++i)

@@ -11,6 +11,7 @@
 
 #include "base/clock.h"
 #include "daemon/http/api_routes.h"
+#include "daemon/http/auth_setup.h"
 #include "net/server.h"
 #include "daemon/jobs/job_matcher.h"
 #include "daemon/jobs/job_service.h"
@@ -33,6 +34,8 @@ class Daemon {
                                                 svc_options);
     EXPECT_TRUE(svc_->start());
     router_ = http::make_api_router(*svc_);
+    // The request gate, auth off: the worker protocol still needs each worker's own secret.
+    hardening_ = http::install_hardening(router_, *svc_, *db_, clock_, auth::SecurityOptions{});
     so.host = "127.0.0.1";
     so.port = 0;
     server_ = std::make_unique<net::HttpServer>(so, router_);
@@ -65,6 +68,7 @@ class Daemon {
   std::unique_ptr<store::Store> db_;
   std::unique_ptr<jobs::JobService> svc_;
   net::Router router_;
+  std::unique_ptr<http::Hardening> hardening_;
   std::unique_ptr<net::HttpServer> server_;
   std::unique_ptr<jobctl::Ticker> ticker_;
   uint16_t port_ = 0;

@@ -44,9 +44,13 @@ struct ServiceFixture {
     return r ? r->id : 0;
   }
 
-  int64_t register_worker(std::vector<jobs::GpuDevice> gpus = {}, const std::string& name = "w") {
+  // `secret_hash`: the worker's secret as registering through HTTP would store it
+  // (auth::WorkerCredentials::issue); empty: none (service-level tests need none).
+  int64_t register_worker(std::vector<jobs::GpuDevice> gpus = {}, const std::string& name = "w",
+                          const std::string& secret_hash = "") {
     jobs::WorkerRegistration reg;
     reg.name = name;
+    reg.secret_hash = secret_hash;
     reg.capabilities.gpus = std::move(gpus);
     reg.capabilities.cpu_cores = 4;
     auto r = svc->register_worker(reg);
