@@ -1,0 +1,81 @@
+// The data directory (docs/operations.md, "The data directory"):
+//   A9  a second jobctld on the same data directory started, and the two diverged: it now exits
+//       at once naming the first one's pid;
+//   A16 the data directory was 0755 and the database 0644: 0700 and 0600 now, also for a
+//       directory an older version left open;
+//   A14 a full disk answered 500 naming the request's body, and /healthz still said ok: the
+//       error names the store (503, retry later) and /healthz says degraded with 503.
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "tests/security/security_support.h"
+
+namespace jobctl::security {
+namespace {
+
+unsigned mode_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return 0;
+  return st.st_mode & 0777;
+}
+
+TEST(DataDir, ASecondDaemonOnTheSameDirectoryExitsNamingTheFirst) {
+  TempDir dir;
+  const std::string data = dir.file("data");
+  Jobctld first(data);
+  ASSERT_TRUE(first.ok());
+  CommandResult second = run_command({env_or_fail("JOBCTLD"), "--listen", "127.0.0.1:0", "--data-dir", data});
+  EXPECT_FALSE(second.status.success());
+  EXPECT_EQ(second.out.find("listening"), std::string::npos) << second.out;
+  EXPECT_NE(second.err.find("pid " + std::to_string(first.pid())), std::string::npos) << second.err;
+  // The first one is unaffected; once it is gone, the directory is free again.
+  ASSERT_EQ(http_as(first.url()).request("GET", "/healthz")->status, 200);
+  first.process().stop(SIGKILL, 5s);  // even a killed daemon leaves no stale lock
+  Jobctld third(data);
+  EXPECT_TRUE(third.ok());
+}
+
+TEST(DataDir, TheDaemonsFilesAreItsUsersAlone) {
+  TempDir dir;
+  const std::string data = dir.file("data");
+  std::filesystem::create_directories(data);
+  ::chmod(data.c_str(), 0755);  // as an older jobctld, or a umask of 022, left it
+  Jobctld d(data);
+  ASSERT_TRUE(d.ok());
+  const int64_t job = submit(d.url(), "", small_spec("files"));
+  ASSERT_GT(job, 0);
+  EXPECT_EQ(mode_of(data), 0700u);
+  for (const char* name : {"jobctl.db", "jobctl.db-wal", "jobctld.lock"})
+    EXPECT_EQ(mode_of(data + "/" + name), 0600u) << name;
+  EXPECT_EQ(mode_of(data + "/checkpoints"), 0700u);
+  EXPECT_EQ(mode_of(data + "/checkpoints/.incoming"), 0700u);
+}
+
+TEST(DataDir, AFullDiskIsTheStoresErrorAndHealthzSaysDegraded) {
+  TempDir dir;
+  // A file size limit stands in for a full disk (the same refusal, for this process only).
+  Jobctld d(dir.file("data"), {}, {"prlimit", "--fsize=1500000", "--"});
+  ASSERT_TRUE(d.ok());
+  auto http = http_as(d.url());
+  const std::string spec = small_spec("fills-the-disk");
+  std::optional<client::HttpResult> refused;
+  for (int i = 0; i < 2000 && !refused; ++i) {
+    auto r = http.request("POST", "/v1/jobs", spec);
+    ASSERT_TRUE(r) << "jobctld stopped answering: " << r.error().message << "\n" << d.process().output();
+    if (r->status != 201) refused = *r;
+  }
+  ASSERT_TRUE(refused) << "the disk never filled";
+  EXPECT_EQ(refused->status, 503) << refused->body;
+  const json e = body_of(*refused)["error"];
+  EXPECT_EQ(e["field"], "store") << refused->body;
+  EXPECT_EQ(e["code"], "unavailable") << refused->body;
+  auto health = http.request("GET", "/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 503) << health->body;
+  EXPECT_EQ(body_of(*health)["status"], "degraded") << health->body;
+  EXPECT_TRUE(body_of(*health)["store"].is_string()) << health->body;
+}
+
+}  // namespace
+}  // namespace jobctl::security

@@ -1,0 +1,186 @@
+// Workers are bound to their leases by their own secret (docs/security.md, "Workers"), and what a
+// lease holder may store is checked:
+//   A2  a second worker token, guessing worker id x epoch, completed another user's job with a
+//       forged result, downloaded its checkpoint and uploaded a poisoned one;
+//   A4  a lease holder uploaded junk with a valid CRC at step 9e18 (the upload half; the resume
+//       half is resume_fallback_test.cpp);
+//   A11 a user could not list their own job's checkpoints, but any worker token could read
+//       every job's;
+//   A15 a 1 MB heartbeat `progress` was stored.
+#include "tests/security/security_support.h"
+#include "tests/support/checkpoint_bytes.h"
+#include "worker/checkpoint_transfer.h"
+
+namespace jobctl::security {
+namespace {
+
+struct Cluster {
+  Cluster() : data(dir.file("data")) {
+    admin = create_token(data, "root", "admin");
+    alice = create_token(data, "alice", "user");
+    bob = create_token(data, "bob", "user");
+    fleet_a = create_token(data, "fleet-a", "worker");
+    fleet_b = create_token(data, "fleet-b", "worker");
+    d.emplace(data, std::vector<std::string>{"--auth"});
+  }
+  const std::string& url() const { return d->url(); }
+
+  TempDir dir;
+  std::string data, admin, alice, bob, fleet_a, fleet_b;
+  std::optional<Jobctld> d;
+};
+
+// A raw upload (the worker's client sends only what it means to; an attacker sends anything).
+client::HttpResult put_checkpoint(const std::string& url, const std::string& token, const std::string& secret,
+                                  int64_t job, int64_t step, int64_t worker_id, int64_t epoch,
+                                  const std::string& bytes) {
+  worker::TransferOptions o;
+  o.server = url;
+  o.bearer_token = token;
+  o.worker_secret = secret;
+  o.attempts = 1;
+  TempDir dir;
+  const std::string path = dir.file("upload.ckpt");
+  std::ofstream(path, std::ios::binary) << bytes;
+  worker::CheckpointTransfer t(o);
+  auto st = t.upload(job, step, worker_id, epoch, path);
+  client::HttpResult r;
+  r.status = st ? 201 : static_cast<long>(http_status_for(st.error().code));
+  r.body = st ? "" : st.error().message + " (field " + st.error().field + ")";
+  return r;
+}
+
+TEST(WorkerIdentity, AnotherWorkersTokenCannotActForTheLeaseHolder) {
+  Cluster c;
+  ASSERT_TRUE(c.d->ok());
+  const std::string spec = small_spec("alices-job");
+  const int64_t job = submit(c.url(), c.alice, spec);
+  const Worker victim = register_worker(c.url(), c.fleet_a, "victim");
+  const json l = lease(c.url(), c.fleet_a, victim);
+  ASSERT_TRUE(l.is_object());
+  ASSERT_EQ(l["job_id"], job);
+  const int64_t epoch = l["epoch"];
+  const std::string good = jobctl::testing::checkpoint_for(spec, 8);
+  ASSERT_EQ(put_checkpoint(c.url(), c.fleet_a, victim.secret, job, 8, victim.id, epoch, good).status, 201);
+
+  // The attacker: another fleet's token and its own registered worker, guessing the victim's
+  // worker id and every epoch up to a few.
+  const Worker attacker = register_worker(c.url(), c.fleet_b, "attacker");
+  const std::string poison = jobctl::testing::checkpoint_for(spec, 16);
+  for (const std::string& secret : {attacker.secret, std::string()}) {
+    auto http = http_as(c.url(), c.fleet_b, secret);
+    for (int64_t guess = 1; guess <= 3; ++guess) {
+      const json lease_ref = {{"worker_id", victim.id}, {"epoch", guess}};
+      json forged = lease_ref;
+      forged["result"] = {{"test_accuracy", 1.0}, {"final_loss", 0.0}};
+      auto done = http.request("POST", "/v1/jobs/" + std::to_string(job) + "/complete", forged.dump());
+      ASSERT_TRUE(done);
+      EXPECT_EQ(done->status, 403) << done->body;
+      json hb = lease_ref;
+      hb["progress"] = {{"step", 999}};
+      auto beat = http.request("POST", "/v1/jobs/" + std::to_string(job) + "/heartbeat", hb.dump());
+      ASSERT_TRUE(beat);
+      EXPECT_EQ(beat->status, 403) << beat->body;
+      EXPECT_EQ(put_checkpoint(c.url(), c.fleet_b, secret, job, 16, victim.id, guess, poison).status, 403);
+    }
+    auto steal = http.request("GET", "/v1/jobs/" + std::to_string(job) + "/checkpoints/8");
+    ASSERT_TRUE(steal);
+    EXPECT_EQ(steal->status, 403) << steal->body;
+    EXPECT_TRUE(steal->body.find("JOBCTLCK") == std::string::npos);
+    auto listing = http.request("GET", "/v1/jobs/" + std::to_string(job) + "/checkpoints");
+    ASSERT_TRUE(listing);
+    EXPECT_EQ(listing->status, 403) << listing->body;
+  }
+
+  // Nothing changed: the job still runs under the victim's lease, with its own checkpoint.
+  auto owner = http_as(c.url(), c.alice);
+  const json got = body_of(*owner.request("GET", "/v1/jobs/" + std::to_string(job)));
+  EXPECT_EQ(got["state"], "placed");
+  EXPECT_TRUE(got["result"].is_null());
+  const json listed = body_of(*owner.request("GET", "/v1/jobs/" + std::to_string(job) + "/checkpoints"));
+  ASSERT_EQ(listed["checkpoints"].size(), 1u) << listed.dump();
+  EXPECT_EQ(listed["checkpoints"][0]["step"], 8);
+  // The lease holder itself still reads and reports.
+  auto holder = http_as(c.url(), c.fleet_a, victim.secret);
+  auto mine = holder.request("GET", "/v1/jobs/" + std::to_string(job) + "/checkpoints/8");
+  ASSERT_TRUE(mine);
+  EXPECT_EQ(mine->status, 200);
+  EXPECT_EQ(mine->body, good);
+  auto done = holder.request("POST", "/v1/jobs/" + std::to_string(job) + "/complete",
+                             json{{"worker_id", victim.id}, {"epoch", epoch}, {"result", {{"test_accuracy", 0.5}}}}.dump());
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->status, 200) << done->body;
+}
+
+TEST(WorkerIdentity, CheckpointsAreReadableByTheOwnerTheLeaseHolderAndAdminsOnly) {
+  Cluster c;
+  ASSERT_TRUE(c.d->ok());
+  const std::string spec = small_spec("alices-job");
+  const int64_t job = submit(c.url(), c.alice, spec);
+  const Worker w = register_worker(c.url(), c.fleet_a, "holder");
+  const json l = lease(c.url(), c.fleet_a, w);
+  ASSERT_TRUE(l.is_object());
+  ASSERT_EQ(put_checkpoint(c.url(), c.fleet_a, w.secret, job, 8, w.id, l["epoch"],
+                           jobctl::testing::checkpoint_for(spec, 8)).status, 201);
+  const std::string list = "/v1/jobs/" + std::to_string(job) + "/checkpoints";
+  auto status = [&](const std::string& token, const std::string& secret, const std::string& path) {
+    auto r = http_as(c.url(), token, secret).request("GET", path);
+    return r ? r->status : 0L;
+  };
+  EXPECT_EQ(status(c.alice, "", list), 200);          // the owner
+  EXPECT_EQ(status(c.alice, "", list + "/8"), 200);
+  EXPECT_EQ(status(c.admin, "", list + "/latest"), 200);
+  EXPECT_EQ(status(c.bob, "", list), 404);            // another user: as if it did not exist
+  EXPECT_EQ(status(c.fleet_a, w.secret, list), 200);  // the lease holder
+  const Worker other = register_worker(c.url(), c.fleet_a, "same-fleet-other-worker");
+  EXPECT_EQ(status(c.fleet_a, other.secret, list + "/8"), 403);
+  EXPECT_EQ(status(c.fleet_a, "", list + "/8"), 403);
+}
+
+TEST(UploadChecks, ALeaseHolderCannotStoreJunkAnotherTrainingsStateOrAStepBeyondTheJob) {
+  Cluster c;
+  ASSERT_TRUE(c.d->ok());
+  const std::string spec = small_spec("checked", 2);  // 64 steps
+  const int64_t job = submit(c.url(), c.alice, spec);
+  const Worker w = register_worker(c.url(), c.fleet_a, "w");
+  const json l = lease(c.url(), c.fleet_a, w);
+  ASSERT_TRUE(l.is_object());
+  const int64_t epoch = l["epoch"];
+  auto upload = [&](int64_t step, const std::string& bytes) {
+    return put_checkpoint(c.url(), c.fleet_a, w.secret, job, step, w.id, epoch, bytes);
+  };
+  const int64_t huge = 9'000'000'000'000'000'000;
+  const client::HttpResult junk = upload(huge, std::string(64 * 1024, 'j'));  // a valid CRC of junk
+  EXPECT_EQ(junk.status, 400) << junk.body;
+  const client::HttpResult far = upload(huge, jobctl::testing::checkpoint_for(spec, huge));
+  EXPECT_EQ(far.status, 400) << far.body;
+  EXPECT_NE(far.body.find("field step"), std::string::npos) << far.body;
+  EXPECT_EQ(upload(65, jobctl::testing::checkpoint_for(spec, 65)).status, 400);  // one past the last step
+  const client::HttpResult alien = upload(16, jobctl::testing::checkpoint_for(small_spec("other", 3), 16));
+  EXPECT_EQ(alien.status, 400) << alien.body;
+  EXPECT_EQ(upload(16, jobctl::testing::checkpoint_for(spec, 24)).status, 400);  // not the step it claims
+  // None of them is "latest": the job has no checkpoint; a real one is accepted.
+  auto owner = http_as(c.url(), c.alice);
+  EXPECT_TRUE(body_of(*owner.request("GET", "/v1/jobs/" + std::to_string(job) + "/checkpoints"))["checkpoints"].empty());
+  EXPECT_EQ(upload(64, jobctl::testing::checkpoint_for(spec, 64)).status, 201);
+}
+
+TEST(HeartbeatLimits, AHugeProgressIsRefusedNotStored) {
+  Cluster c;
+  ASSERT_TRUE(c.d->ok());
+  const int64_t job = submit(c.url(), c.alice, small_spec("chatty"));
+  const Worker w = register_worker(c.url(), c.fleet_a, "w");
+  const json l = lease(c.url(), c.fleet_a, w);
+  ASSERT_TRUE(l.is_object());
+  auto http = http_as(c.url(), c.fleet_a, w.secret);
+  const json big = {{"worker_id", w.id}, {"epoch", l["epoch"]}, {"progress", {{"note", std::string(1000 * 1000, 'p')}}}};
+  auto r = http.request("POST", "/v1/jobs/" + std::to_string(job) + "/heartbeat", big.dump());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413) << r->body.substr(0, 300);
+  EXPECT_EQ(body_of(*r)["error"]["field"], "progress");
+  const json got = body_of(*http_as(c.url(), c.alice).request("GET", "/v1/jobs/" + std::to_string(job)));
+  EXPECT_TRUE(got["progress"].is_null()) << got["progress"].dump().substr(0, 100);
+}
+
+}  // namespace
+}  // namespace jobctl::security
