@@ -1,14 +1,21 @@
-// libFuzzer target: the HTTP request path in process — target parsing, the auth gate, the route
-// table and every handler, over a real SQLite store and JobService in a temporary folder.
+// libFuzzer target: the HTTP request path in process — target parsing, the request gate (tokens,
+// roles, the worker secret), the route table and every handler, checkpoint uploads included,
+// over a real SQLite store, JobService, CheckpointService and blob store in a temporary folder.
 //
 // Input: "METHOD TARGET\n" then header lines ("Content-Type: ...", "Authorization: ...",
-// "Idempotency-Key: ...") up to an empty line, then the body. Half the inputs (by the first
-// byte's low bit... of the method line's length) go through a router with auth on, where
-// fuzz/corpus holds valid admin, user and worker tokens (fixed secrets, inserted at start-up).
+// "Idempotency-Key: ...", "X-Worker-Secret: ...") up to an empty line, then the body. Half the
+// inputs (by the input's length) go through a router with auth on, where fuzz/corpus holds
+// valid admin, user and worker tokens (fixed secrets, inserted at start-up). Worker 1 is
+// registered at start-up with a fixed secret (kWorkerSecret), which the corpus's worker calls
+// carry. A checkpoint upload's body reaches the handler as the HTTP server hands it over: a file
+// in the blob store's incoming folder (net::BodyFile).
 //
 // Properties: never crashes or trips a sanitizer; every answer is a known status with a JSON
-// error body on 4xx/5xx naming a code; and a request answered 4xx leaves the store exactly as it
-// was (Store::dump before and after).
+// error body on 4xx/5xx naming a code; a request answered 4xx leaves the store exactly as it
+// was (Store::dump before and after); and no upload file is ever left in the incoming folder.
+//
+// JOBCTL_FUZZ_WRITE_SEED=FILE writes an upload of a valid checkpoint for the corpus's first job
+// at step 8 there at start-up (how fuzz/corpus/http_request/upload was made).
 #include <unistd.h>
 
 #include <cstdint>
@@ -20,13 +27,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+
 #include "base/clock.h"
+#include "base/crc32c.h"
+#include "daemon/auth/secret.h"
 #include "daemon/http/api_routes.h"
 #include "daemon/http/auth_setup.h"
-#include "net/json_body.h"
+#include "daemon/http/checkpoint_routes.h"
+#include "daemon/jobs/checkpoint_service.h"
 #include "daemon/jobs/job_matcher.h"
 #include "daemon/jobs/job_service.h"
+#include "daemon/store/blob_store.h"
 #include "daemon/store/store.h"
+#include "net/json_body.h"
+#include "train/checkpoint/checkpoint_format.h"
+#include "train/spec/job_spec.h"
 
 namespace {
 
@@ -39,12 +55,18 @@ constexpr const char* kTokens[][3] = {
     {"jct_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "alice", "user"},
     {"jct_cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc", "fleet", "worker"},
 };
+// Worker 1's secret (its hash is stored at start-up).
+constexpr const char* kWorkerSecret = "jcw_dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd";
+// The spec of the corpus's `submit` (job 1).
+constexpr const char* kCorpusSpec = R"({"model":{"kind":"mlp","hidden":[32]},"data":{"dataset":"synthetic","samples":256}})";
 
 struct World {
   std::string dir;
   ManualClock clock;
   std::unique_ptr<store::Store> db;
   std::unique_ptr<jobs::JobService> svc;
+  std::unique_ptr<store::BlobStore> blobs;
+  std::unique_ptr<jobs::CheckpointService> checkpoints;
   net::Router open_router, auth_router;
   std::unique_ptr<http::Hardening> open_h, auth_h;
   int requests = 0;
@@ -68,6 +90,19 @@ struct World {
     so.max_lease_wait_s = 0;  // no long-polls: every request is answered at once
     svc = std::make_unique<jobs::JobService>(*db, clock, std::make_unique<jobs::FifoMatcher>(), so);
     if (!svc->start()) std::abort();
+    blobs = std::make_unique<store::BlobStore>(dir + "/checkpoints");
+    checkpoints = std::make_unique<jobs::CheckpointService>(*db, *blobs, clock);
+    if (!checkpoints->reconcile()) std::abort();
+    store::WorkerRow worker;
+    worker.name = "fuzz-worker";
+    worker.capabilities_json = "{}";
+    worker.secret_hash = auth::sha256_hex(kWorkerSecret);
+    if (!db->write([&worker](store::WriteTxn& txn) -> Status {
+          auto id = txn.insert_worker(worker);
+          if (!id) return id.error();
+          return *id == 1 ? Status{} : Status{make_error(ErrorCode::internal, "worker 1 expected")};
+        }))
+      std::abort();
     for (const auto& t : kTokens) {
       store::TokenRow row;
       row.user = t[1];
@@ -83,15 +118,26 @@ struct World {
     on.limits.requests_per_s = 0;
     on.limits.max_waiting_jobs_per_user = 50;
     open_router = http::make_api_router(*svc);
+    http::add_checkpoint_routes(open_router, *checkpoints);
     open_h = http::install_hardening(open_router, *svc, *db, clock, off);
     auth_router = http::make_api_router(*svc);
+    http::add_checkpoint_routes(auth_router, *checkpoints);
     auth_h = http::install_hardening(auth_router, *svc, *db, clock, on);
   }
   void close() {
     svc->shutdown();
     db->close();
+    checkpoints.reset();
+    blobs.reset();
     svc.reset();
     db.reset();
+  }
+  // Files in the blob store's incoming folder (an upload must never be left there).
+  size_t incoming_files() const {
+    size_t n = 0;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(blobs->incoming_dir(), ec), end; !ec && it != end; it.increment(ec)) ++n;
+    return n;
   }
   // Starts over now and then so that the store (and the dump compared per request) stays small.
   void maybe_reset() {
@@ -128,13 +174,49 @@ bool parse_input(std::string_view in, net::HttpRequest& req) {
     if (name == "Content-Type") req.content_type = std::string(value);
     else if (name == "Authorization") req.authorization = std::string(value);
     else if (name == "Idempotency-Key") req.idempotency_key = std::string(value);
+    else if (name == "X-Worker-Secret") req.worker_secret = std::string(value);
     if (e == std::string_view::npos) break;
   }
   req.body = std::string(in);
   return true;
 }
 
+// What the server does with an upload's body: streams it to a new file in the incoming folder.
+void stream_to_file(World& w, net::HttpRequest& req) {
+  static uint64_t n = 0;
+  const std::string path = w.blobs->incoming_dir() + "/upload-fuzz-" + std::to_string(n++) + ".part";
+  std::ofstream(path, std::ios::binary) << req.body;
+  req.body_file = std::make_shared<net::BodyFile>(path);
+  req.body_file->set_size(req.body.size());
+  req.body.clear();
+}
+
 }  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  if (const char* path = std::getenv("JOBCTL_FUZZ_WRITE_SEED")) {
+    auto spec = train::parse_job_spec(kCorpusSpec);
+    if (!spec) std::abort();
+    train::TrainingState s;
+    s.fingerprint = train::training_fingerprint(*spec);
+    s.global_step = 8;
+    s.steps_per_epoch = 2;
+    s.batch_size = spec->train.batch_size;
+    s.train_samples = 256;
+    s.epoch = 4;
+    s.optimizer = train::OptimizerKind::sgd;
+    s.params = {0.5f, -0.25f, 1.0f};
+    s.moment1 = {0.01f, 0.02f, 0.03f};
+    const auto bytes = train::encode_checkpoint(s);
+    char crc[9];
+    std::snprintf(crc, sizeof crc, "%08x", crc32c::value(bytes.data(), bytes.size()));
+    std::ofstream out(path, std::ios::binary);
+    out << "PUT /v1/jobs/1/checkpoints/8?worker_id=1&epoch=1&crc32c=" << crc
+        << "\nContent-Type: application/octet-stream\nX-Worker-Secret: " << kWorkerSecret << "\n\n";
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   World& w = world();
@@ -147,6 +229,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto st = net::parse_target(req.target, req); !st) {
     res = net::error_response(st.error());
   } else {
+    if (http::is_checkpoint_upload(req.method, req.target)) stream_to_file(w, req);
     std::promise<net::HttpResponse> p;
     auto f = p.get_future();
     (with_auth ? w.auth_router : w.open_router).handle(req, [&p](net::HttpResponse r) { p.set_value(std::move(r)); });
@@ -161,6 +244,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::fprintf(stderr, "a %d answer changed the store: %s %s\n", res.status, req.method.c_str(), req.target.c_str());
       std::abort();
     }
+  }
+  req.body_file.reset();  // the request is over, as the server's would be
+  if (w.incoming_files() != 0) {
+    std::fprintf(stderr, "an upload file was left behind: %s %s -> %d\n", req.method.c_str(), req.target.c_str(),
+                 res.status);
+    std::abort();
   }
   return 0;
 }
