@@ -145,7 +145,7 @@ int heartbeat(const std::map<std::string, std::string>& a) {
   const double seconds = std::stod(get(a, "--seconds", "30"));
   const int threads = std::stoi(get(a, "--threads", "8"));
   const int pid = std::stoi(get(a, "--pid", "0"));
-  struct Held { int64_t worker, job, epoch; };
+  struct Held { int64_t worker, job, epoch; std::string secret_header; };
   std::vector<Held> held(static_cast<size_t>(workers));
   // Set-up: each worker registers, a job is submitted for it, and it leases that job.
   const auto s0 = Clock::now();
@@ -157,14 +157,17 @@ int heartbeat(const std::map<std::string, std::string>& a) {
       for (int i; (i = next.fetch_add(1)) < workers;) {
         auto reg = http.request("POST", "/v1/workers/register", R"({"name":"sim","capabilities":{"cpu_cores":1}})");
         if (!reg || reg->status != 201) { ++setup_errors; continue; }
-        const int64_t w = json::parse(reg->body)["worker_id"];
+        const json r = json::parse(reg->body);
+        const int64_t w = r["worker_id"];
+        // Every worker call carries the worker's own secret (docs/security.md).
+        const std::string secret = "X-Worker-Secret: " + r["worker_secret"].get<std::string>();
         auto sub = http.request("POST", "/v1/jobs", kSpec);
         if (!sub || sub->status != 201) { ++setup_errors; continue; }
         // The job is offered once placement has placed it (a tick later): wait for it.
-        auto lease = http.request("POST", "/v1/workers/" + std::to_string(w) + "/lease?wait_s=30", "{}");
+        auto lease = http.request("POST", "/v1/workers/" + std::to_string(w) + "/lease?wait_s=30", "{}", 0, {secret});
         if (!lease || lease->status != 200) { ++setup_errors; continue; }
         json l = json::parse(lease->body);
-        held[static_cast<size_t>(i)] = Held{w, l["job_id"], l["epoch"]};
+        held[static_cast<size_t>(i)] = Held{w, l["job_id"], l["epoch"], secret};
       }
     });
   }
@@ -192,7 +195,8 @@ int heartbeat(const std::map<std::string, std::string>& a) {
           const auto s = Clock::now();
           auto r = http.request("POST", "/v1/jobs/" + std::to_string(h.job) + "/heartbeat",
                                 R"({"worker_id":)" + std::to_string(h.worker) + R"(,"epoch":)" +
-                                    std::to_string(h.epoch) + R"(,"progress":{"step":)" + std::to_string(round) + "}}");
+                                    std::to_string(h.epoch) + R"(,"progress":{"step":)" + std::to_string(round) + "}}",
+                                0, {h.secret_header});
           mine.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
           ++sent;
           if (!r || r->status != 200) ++errors;

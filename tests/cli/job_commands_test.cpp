@@ -121,6 +121,21 @@ TEST_F(Cli, ServerErrorsPrintTheMessageAndFieldAndExitNonZero) {
   EXPECT_NE(malformed.err.find("not valid JSON"), std::string::npos);
 }
 
+TEST(CliToken, ASavedTokenGoesOnlyToTheServerItWasSavedFor) {
+  std::ostringstream out, err;
+  CliContext ctx{"http://jobs.example:8080", "", "table", &out, &err};
+  ctx.saved_server = "http://Jobs.Example:8080/";
+  ctx.saved_token = "jct_saved";
+  EXPECT_EQ(bearer_token(ctx), "jct_saved");  // same server: case of the host and a trailing '/' aside
+  ctx.server = "http://other.example:8080";
+  EXPECT_EQ(bearer_token(ctx), "");
+  ctx.server = "https://jobs.example:8080";  // another scheme is another server
+  EXPECT_EQ(bearer_token(ctx), "");
+  ctx.token = "jct_given";  // --token or $JOBCTL_TOKEN: wherever the command goes
+  EXPECT_EQ(bearer_token(ctx), "jct_given");
+  EXPECT_FALSE(same_server("", ""));
+}
+
 TEST_F(Cli, ConnectionRefusedIsExplained) {
   Result r = run({"ls"}, "http://127.0.0.1:1");
   EXPECT_EQ(r.code, 1);

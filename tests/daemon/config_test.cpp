@@ -92,6 +92,34 @@ TEST(Config, CloudSectionConfiguresTheProvisioner) {
   EXPECT_EQ(e.cloud.exec.terminate, "stop.sh {instance_id}");
 }
 
+TEST(Config, ConnectionUploadAndProgressLimits) {
+  DaemonConfig c;
+  c.data_dir = "/tmp";
+  ASSERT_TRUE(apply_config_json(R"({
+    "http": {"idle_timeout_s": 5, "max_connections": 300, "max_connections_per_client": 20},
+    "workers": {"max_progress_bytes": 4096},
+    "checkpoints": {"max_concurrent_uploads": 2}})", c));
+  EXPECT_EQ(c.idle_timeout_s, 5);
+  EXPECT_EQ(c.max_connections, 300);
+  EXPECT_EQ(c.max_connections_per_client, 20);
+  EXPECT_EQ(c.max_progress_bytes, 4096);
+  EXPECT_EQ(c.checkpoint_max_concurrent_uploads, 2);
+  EXPECT_TRUE(validate(c));
+  struct Bad { const char* doc; const char* field; };
+  for (Bad b : {Bad{R"({"http": {"idle_timeout_s": 0}})", "http.idle_timeout_s"},
+                Bad{R"({"http": {"max_connections": 0}})", "http.max_connections"},
+                Bad{R"({"http": {"max_connections_per_client": -1}})", "http.max_connections_per_client"},
+                Bad{R"({"workers": {"max_progress_bytes": 10}})", "workers.max_progress_bytes"},
+                Bad{R"({"checkpoints": {"max_concurrent_uploads": 0}})", "checkpoints.max_concurrent_uploads"}}) {
+    DaemonConfig d;
+    d.data_dir = "/tmp";
+    ASSERT_TRUE(apply_config_json(b.doc, d)) << b.doc;
+    auto st = validate(d);
+    ASSERT_FALSE(st) << b.doc;
+    EXPECT_EQ(st.error().field, b.field) << b.doc;
+  }
+}
+
 TEST(Config, ValidationNamesTheField) {
   DaemonConfig c;
   auto st = validate(c);

@@ -2,11 +2,7 @@
 // keep-alive, timeouts, long-polls, fencing, pagination and graceful shutdown.
 #include "net/server.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -24,6 +20,7 @@
 #include "daemon/store/store.h"
 #include "tests/daemon/in_process_daemon.h"
 #include "tests/daemon/service_support.h"
+#include "tests/support/raw_connection.h"
 #include "tests/support/temp_dir.h"
 
 namespace jobctl::daemon::http {
@@ -33,67 +30,9 @@ using jobctl::client::ApiClient;
 using jobctl::client::HttpClient;
 using jobctl::daemon::testing::Daemon;
 using jobctl::daemon::testing::mlp_spec;
+using jobctl::testing::RawConnection;
+using jobctl::testing::status_of;
 using nlohmann::json;
-
-// A raw TCP connection for what a polite HTTP client would never send.
-class RawConnection {
- public:
-  explicit RawConnection(uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-    timeval tv{10, 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  }
-  ~RawConnection() { ::close(fd_); }
-  bool connected() const { return connected_; }
-  void send(const std::string& s) {
-    size_t off = 0;
-    while (off < s.size()) {
-      const ssize_t n = ::send(fd_, s.data() + off, s.size() - off, MSG_NOSIGNAL);
-      if (n <= 0) return;
-      off += static_cast<size_t>(n);
-    }
-  }
-  // Reads one response (headers + Content-Length body); empty when the peer closed.
-  std::string read_response() {
-    while (true) {
-      const size_t head_end = buf_.find("\r\n\r\n");
-      if (head_end != std::string::npos) {
-        size_t len = 0;
-        const size_t cl = buf_.find("Content-Length: ");
-        if (cl != std::string::npos && cl < head_end) len = std::stoul(buf_.substr(cl + 16));
-        if (buf_.size() >= head_end + 4 + len) {
-          std::string r = buf_.substr(0, head_end + 4 + len);
-          buf_.erase(0, head_end + 4 + len);
-          return r;
-        }
-      }
-      char tmp[4096];
-      const ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
-      if (n <= 0) return {};
-      buf_.append(tmp, static_cast<size_t>(n));
-    }
-  }
-  // True when the server closed the connection (recv returns 0) within the socket timeout.
-  bool closed_by_peer() {
-    char tmp[256];
-    return ::recv(fd_, tmp, sizeof tmp, 0) == 0;
-  }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-  std::string buf_;
-};
-
-int status_of(const std::string& response) {
-  if (response.size() < 12) return 0;
-  return std::stoi(response.substr(9, 3));
-}
 
 json error_of(const client::HttpResult& r) {
   json j = json::parse(r.body, nullptr, false);

@@ -25,10 +25,12 @@ TEST(DataDir, ASecondDaemonOnTheSameDirectoryExitsNamingTheFirst) {
   const std::string data = dir.file("data");
   Jobctld first(data);
   ASSERT_TRUE(first.ok());
-  CommandResult second = run_command({env_or_fail("JOBCTLD"), "--listen", "127.0.0.1:0", "--data-dir", data});
-  EXPECT_FALSE(second.status.success());
-  EXPECT_EQ(second.out.find("listening"), std::string::npos) << second.out;
-  EXPECT_NE(second.err.find("pid " + std::to_string(first.pid())), std::string::npos) << second.err;
+  Process second({env_or_fail("JOBCTLD"), "--listen", "127.0.0.1:0", "--data-dir", data});
+  EXPECT_TRUE(second.wait_for_output("pid " + std::to_string(first.pid()), 10s)) << second.output();
+  EXPECT_EQ(second.output().find("\"listening\""), std::string::npos) << second.output();
+  const auto status = second.stop(SIGTERM, 10s);  // already gone, or told to go now
+  ASSERT_TRUE(status);
+  EXPECT_TRUE(status->exited && status->code == 2) << status->describe() << "\n" << second.output();
   // The first one is unaffected; once it is gone, the directory is free again.
   ASSERT_EQ(http_as(first.url()).request("GET", "/healthz")->status, 200);
   first.process().stop(SIGKILL, 5s);  // even a killed daemon leaves no stale lock

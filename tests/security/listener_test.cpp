@@ -12,21 +12,21 @@ namespace {
 
 TEST(Listener, OutOfFileDescriptorsTheAcceptLoopBacksOffInsteadOfSpinning) {
   TempDir dir;
-  // Caps above the descriptor limit, so that it is the descriptors that run out.
-  Jobctld d(dir.file("data"),
-            config_flag(dir, {{"http", {{"max_connections", 100000}, {"max_connections_per_client", 100000},
-                                        {"read_timeout_s", 3}, {"idle_timeout_s", 3}}}}),
-            {"prlimit", "--nofile=64:64", "--"});
+  // 64 descriptors: far fewer than the connection caps, so that it is the descriptors that run
+  // out. Connections that never send a request are closed after the read timeout.
+  Jobctld d(dir.file("data"), {"--read-timeout-s", "3"}, {"prlimit", "--nofile=64:64", "--"});
   ASSERT_TRUE(d.ok());
   std::vector<std::unique_ptr<RawConnection>> idle;
   for (int i = 0; i < 120; ++i) idle.push_back(std::make_unique<RawConnection>(d.port()));
   // The daemon has taken what it can and hit the limit.
   EXPECT_TRUE(d.process().wait_for_output("cannot accept connections", 5s)) << d.process().output();
+  // Idle, it should use next to nothing; the busy loop this replaces took 33-57% of a core here
+  // (98% on a quieter machine).
   const double cpu0 = cpu_seconds(d.pid());
-  std::this_thread::sleep_for(1500ms);
-  const double busy = (cpu_seconds(d.pid()) - cpu0) / 1.5;
+  std::this_thread::sleep_for(2s);
+  const double busy = (cpu_seconds(d.pid()) - cpu0) / 2;
   std::cerr << "jobctld CPU while out of descriptors: " << busy * 100 << "% of a core\n";
-  EXPECT_LT(busy, 0.3) << "the accept loop spins while out of file descriptors";
+  EXPECT_LT(busy, 0.1) << "the accept loop spins while out of file descriptors";
   // Once clients go away, the daemon serves again.
   idle.clear();
   const auto t0 = std::chrono::steady_clock::now();
@@ -42,16 +42,14 @@ TEST(Listener, OutOfFileDescriptorsTheAcceptLoopBacksOffInsteadOfSpinning) {
 
 TEST(Listener, ConnectionsAreCappedPerClientSoOthersAreStillServed) {
   TempDir dir;
-  Jobctld d(dir.file("data"), config_flag(dir, {{"http", {{"max_connections_per_client", 8}}}}));
+  Jobctld d(dir.file("data"));  // the default cap: 256 connections per client address
   ASSERT_TRUE(d.ok());
   std::vector<std::unique_ptr<RawConnection>> hog;
-  for (int i = 0; i < 20; ++i) hog.push_back(std::make_unique<RawConnection>(d.port(), "127.0.0.1"));
-  int refused = 0;
-  for (auto& c : hog) {
-    const std::string answer = c->read_response(300ms);
-    if (status_of(answer) == 503) ++refused;
-  }
-  EXPECT_EQ(refused, 12) << "connections past the per-client cap of 8 must be refused";
+  for (int i = 0; i < 300; ++i) hog.push_back(std::make_unique<RawConnection>(d.port(), "127.0.0.1"));
+  // Accepted in the order they connected: the first 256 are held, the rest refused at once.
+  for (size_t i = 256; i < hog.size(); ++i)
+    EXPECT_EQ(status_of(hog[i]->read_response(3s)), 503) << "connection " << i << " past the per-client cap";
+  for (size_t i = 0; i < 3; ++i) EXPECT_FALSE(hog[i]->closed_by_peer(100ms)) << "connection " << i;
   // Another client address is served meanwhile.
   RawConnection other(d.port(), "127.0.0.2");
   ASSERT_TRUE(other.connected());

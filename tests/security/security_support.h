@@ -4,11 +4,7 @@
 // from /proc. Every attack is made over real HTTP against a real jobctld.
 #pragma once
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -23,12 +19,15 @@
 
 #include "client/http_client.h"
 #include "tests/support/process.h"
+#include "tests/support/raw_connection.h"
 #include "tests/support/temp_dir.h"
 
 namespace jobctl::security {
 
 using jobctl::testing::env_or_fail;
 using jobctl::testing::Process;
+using jobctl::testing::RawConnection;
+using jobctl::testing::status_of;
 using jobctl::testing::TempDir;
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -180,106 +179,6 @@ inline double cpu_seconds(pid_t pid) {
   for (int i = 3; i <= 15 && rest >> field; ++i)
     if (i == 14 || i == 15) ticks += std::stod(field);
   return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
-
-// ---- raw HTTP
-
-// A plain TCP connection to 127.0.0.1:port, optionally from another loopback address (another
-// "client" as far as per-client limits go).
-class RawConnection {
- public:
-  explicit RawConnection(int port, const std::string& from = "") {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) return;
-    if (!from.empty()) {
-      sockaddr_in src{};
-      src.sin_family = AF_INET;
-      ::inet_pton(AF_INET, from.c_str(), &src.sin_addr);
-      if (::bind(fd_, reinterpret_cast<sockaddr*>(&src), sizeof src) != 0) close();
-    }
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-    if (fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) close();
-  }
-  ~RawConnection() { close(); }
-  RawConnection(const RawConnection&) = delete;
-  RawConnection& operator=(const RawConnection&) = delete;
-
-  bool connected() const { return fd_ >= 0; }
-  void close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  // Sends all of `data`; false once the peer is gone.
-  bool send(std::string_view data) {
-    while (!data.empty() && fd_ >= 0) {
-      const ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      data.remove_prefix(static_cast<size_t>(n));
-    }
-    return fd_ >= 0;
-  }
-  // Everything the peer sends until it closes, or until `timeout` passes without a byte.
-  std::string read_until_closed(std::chrono::milliseconds timeout) {
-    std::string out;
-    char buf[8192];
-    while (fd_ >= 0) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) break;
-      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) {
-        closed_ = true;
-        break;
-      }
-      out.append(buf, static_cast<size_t>(n));
-    }
-    return out;
-  }
-  // One response's head and (Content-Length) body, or what came before `timeout`.
-  std::string read_response(std::chrono::milliseconds timeout) {
-    std::string out;
-    char buf[8192];
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (fd_ >= 0) {
-      const size_t head_end = out.find("\r\n\r\n");
-      if (head_end != std::string::npos) {
-        size_t length = 0;
-        const size_t cl = out.find("Content-Length: ");
-        if (cl != std::string::npos && cl < head_end) length = std::stoul(out.substr(cl + 16));
-        if (out.size() >= head_end + 4 + length) return out;
-      }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) break;
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
-      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) {
-        closed_ = true;
-        break;
-      }
-      out.append(buf, static_cast<size_t>(n));
-    }
-    return out;
-  }
-  // Whether the peer closed the connection (within `timeout`).
-  bool closed_by_peer(std::chrono::milliseconds timeout) {
-    if (closed_) return true;
-    read_until_closed(timeout);
-    return closed_;
-  }
-
- private:
-  int fd_ = -1;
-  bool closed_ = false;
-};
-
-// The status code of a raw response ("HTTP/1.1 401 ..."), or 0.
-inline int status_of(const std::string& response) {
-  if (response.size() < 12 || response.rfind("HTTP/1.", 0) != 0) return 0;
-  return std::stoi(response.substr(9, 3));
 }
 
 // Polls GET /v1/jobs/{id} until `pred` holds (or the timeout); the last answer.

@@ -25,6 +25,22 @@ struct Cluster {
   }
   const std::string& url() const { return d->url(); }
 
+  // Alice's job of `spec`, leased by a worker of fleet A.
+  struct Leased {
+    int64_t job = 0;
+    Worker worker;
+    int64_t epoch = 0;
+  };
+  Leased alices_leased_job(const std::string& spec, const std::string& worker_name) {
+    Leased out;
+    out.job = submit(url(), alice, spec);
+    out.worker = register_worker(url(), fleet_a, worker_name);
+    const json l = lease(url(), fleet_a, out.worker);
+    EXPECT_TRUE(l.is_object() && l["job_id"] == out.job) << l.dump();
+    out.epoch = l.is_object() ? l.value("epoch", int64_t{0}) : 0;
+    return out;
+  }
+
   TempDir dir;
   std::string data, admin, alice, bob, fleet_a, fleet_b;
   std::optional<Jobctld> d;
@@ -54,12 +70,8 @@ TEST(WorkerIdentity, AnotherWorkersTokenCannotActForTheLeaseHolder) {
   Cluster c;
   ASSERT_TRUE(c.d->ok());
   const std::string spec = small_spec("alices-job");
-  const int64_t job = submit(c.url(), c.alice, spec);
-  const Worker victim = register_worker(c.url(), c.fleet_a, "victim");
-  const json l = lease(c.url(), c.fleet_a, victim);
-  ASSERT_TRUE(l.is_object());
-  ASSERT_EQ(l["job_id"], job);
-  const int64_t epoch = l["epoch"];
+  const auto [job, victim, epoch] = c.alices_leased_job(spec, "victim");
+  ASSERT_GT(epoch, 0);
   const std::string good = jobctl::testing::checkpoint_for(spec, 8);
   ASSERT_EQ(put_checkpoint(c.url(), c.fleet_a, victim.secret, job, 8, victim.id, epoch, good).status, 201);
 
@@ -116,11 +128,9 @@ TEST(WorkerIdentity, CheckpointsAreReadableByTheOwnerTheLeaseHolderAndAdminsOnly
   Cluster c;
   ASSERT_TRUE(c.d->ok());
   const std::string spec = small_spec("alices-job");
-  const int64_t job = submit(c.url(), c.alice, spec);
-  const Worker w = register_worker(c.url(), c.fleet_a, "holder");
-  const json l = lease(c.url(), c.fleet_a, w);
-  ASSERT_TRUE(l.is_object());
-  ASSERT_EQ(put_checkpoint(c.url(), c.fleet_a, w.secret, job, 8, w.id, l["epoch"],
+  const auto [job, w, epoch] = c.alices_leased_job(spec, "holder");
+  ASSERT_GT(epoch, 0);
+  ASSERT_EQ(put_checkpoint(c.url(), c.fleet_a, w.secret, job, 8, w.id, epoch,
                            jobctl::testing::checkpoint_for(spec, 8)).status, 201);
   const std::string list = "/v1/jobs/" + std::to_string(job) + "/checkpoints";
   auto status = [&](const std::string& token, const std::string& secret, const std::string& path) {
@@ -141,11 +151,8 @@ TEST(UploadChecks, ALeaseHolderCannotStoreJunkAnotherTrainingsStateOrAStepBeyond
   Cluster c;
   ASSERT_TRUE(c.d->ok());
   const std::string spec = small_spec("checked", 2);  // 64 steps
-  const int64_t job = submit(c.url(), c.alice, spec);
-  const Worker w = register_worker(c.url(), c.fleet_a, "w");
-  const json l = lease(c.url(), c.fleet_a, w);
-  ASSERT_TRUE(l.is_object());
-  const int64_t epoch = l["epoch"];
+  const auto [job, w, epoch] = c.alices_leased_job(spec, "w");
+  ASSERT_GT(epoch, 0);
   auto upload = [&](int64_t step, const std::string& bytes) {
     return put_checkpoint(c.url(), c.fleet_a, w.secret, job, step, w.id, epoch, bytes);
   };
@@ -168,12 +175,10 @@ TEST(UploadChecks, ALeaseHolderCannotStoreJunkAnotherTrainingsStateOrAStepBeyond
 TEST(HeartbeatLimits, AHugeProgressIsRefusedNotStored) {
   Cluster c;
   ASSERT_TRUE(c.d->ok());
-  const int64_t job = submit(c.url(), c.alice, small_spec("chatty"));
-  const Worker w = register_worker(c.url(), c.fleet_a, "w");
-  const json l = lease(c.url(), c.fleet_a, w);
-  ASSERT_TRUE(l.is_object());
+  const auto [job, w, epoch] = c.alices_leased_job(small_spec("chatty"), "w");
+  ASSERT_GT(epoch, 0);
   auto http = http_as(c.url(), c.fleet_a, w.secret);
-  const json big = {{"worker_id", w.id}, {"epoch", l["epoch"]}, {"progress", {{"note", std::string(1000 * 1000, 'p')}}}};
+  const json big = {{"worker_id", w.id}, {"epoch", epoch}, {"progress", {{"note", std::string(1000 * 1000, 'p')}}}};
   auto r = http.request("POST", "/v1/jobs/" + std::to_string(job) + "/heartbeat", big.dump());
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 413) << r->body.substr(0, 300);

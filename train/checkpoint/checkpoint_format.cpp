@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/crc32c.h"
+#include "train/checkpoint/checkpoint_scan.h"
 #include "train/data/huge_pages.h"
 
 namespace jobctl::train {
@@ -29,14 +30,7 @@ constexpr uint32_t kMoment1 = tag("MOM1");
 constexpr uint32_t kMoment2 = tag("MOM2");
 constexpr uint32_t kAccumulation = tag("ACCU");
 
-std::string tag_name(uint32_t t) {
-  std::string s(4, ' ');
-  for (int i = 0; i < 4; ++i) {
-    const char c = static_cast<char>((t >> (8 * i)) & 0xFF);
-    s[static_cast<size_t>(i)] = (c >= 0x20 && c < 0x7f) ? c : '?';
-  }
-  return s;
-}
+std::string tag_name(uint32_t t) { return checkpoint_tag_name(t); }
 
 // ---- writing ------------------------------------------------------------------------------------
 

@@ -26,7 +26,9 @@ uint64_t le64(const char* p) {
   return v;
 }
 
-std::string tag_name(uint32_t t) {
+}  // namespace
+
+std::string checkpoint_tag_name(uint32_t t) {
   std::string s(4, ' ');
   for (int i = 0; i < 4; ++i) {
     const char c = static_cast<char>((t >> (8 * i)) & 0xFF);
@@ -34,8 +36,6 @@ std::string tag_name(uint32_t t) {
   }
   return s;
 }
-
-}  // namespace
 
 Error CheckpointScanner::fail(std::string message) {
   error_ = make_error(ErrorCode::corrupt_checkpoint, std::move(message));
@@ -97,10 +97,10 @@ Status CheckpointScanner::complete_part() {
       tag_ = le32(bytes.data());
       const uint32_t flags = le32(bytes.data() + 4);
       payload_left_ = le64(bytes.data() + 8);
-      if (flags != 0) return fail("section " + tag_name(tag_) + " has unknown flags");
-      if (!tags_.insert(tag_).second) return fail("section " + tag_name(tag_) + " appears twice");
+      if (flags != 0) return fail("section " + checkpoint_tag_name(tag_) + " has unknown flags");
+      if (!tags_.insert(tag_).second) return fail("section " + checkpoint_tag_name(tag_) + " appears twice");
       if (payload_left_ > total_ || offset_ + payload_left_ + 4 > total_)
-        return fail("section " + tag_name(tag_) + " runs past the end of the file");
+        return fail("section " + checkpoint_tag_name(tag_) + " runs past the end of the file");
       if (tag_ == kMetaTag && payload_left_ != kMetaBytes) return fail("section META is malformed");
       section_crc_ = crc32c::value(bytes.data(), bytes.size());
       meta_bytes_.clear();
@@ -109,7 +109,7 @@ Status CheckpointScanner::complete_part() {
       return {};
     }
     case Part::section_crc: {
-      if (le32(bytes.data()) != section_crc_) return fail("section " + tag_name(tag_) + " CRC mismatch");
+      if (le32(bytes.data()) != section_crc_) return fail("section " + checkpoint_tag_name(tag_) + " CRC mismatch");
       if (tag_ == kMetaTag) {
         const char* m = meta_bytes_.data();
         CheckpointMeta& meta = scan_.meta;

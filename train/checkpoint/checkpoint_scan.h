@@ -39,6 +39,9 @@ struct CheckpointScan {
   CheckpointMeta meta;
 };
 
+// A section tag as its four characters ("META"; '?' for a byte that is not printable ASCII).
+std::string checkpoint_tag_name(uint32_t tag);
+
 class CheckpointScanner {
  public:
   // The next bytes of the file. Fails (code corrupt_checkpoint) as soon as they cannot be part
