@@ -44,9 +44,9 @@ Error CheckpointScanner::fail(std::string message) {
 }
 
 Status CheckpointScanner::feed(const void* data, size_t n) {
-  if (error_) return *error_;
   const char* p = static_cast<const char*>(data);
-  file_crc_ = crc32c::extend(file_crc_, p, n);
+  file_crc_ = crc32c::extend(file_crc_, p, n);  // of every byte, framing errors or not
+  if (error_) return *error_;
   while (n > 0) {
     if (part_ == Part::end || (part_ != Part::header && offset_ >= total_))
       return fail("trailing bytes: the file is longer than the " + std::to_string(total_) +

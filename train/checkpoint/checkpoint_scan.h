@@ -51,7 +51,6 @@ class CheckpointScanner {
   Expected<CheckpointScan> finish();
   // CRC32C of every byte fed so far (also of a file that is not a checkpoint).
   uint32_t crc32c() const { return file_crc_; }
-  uint64_t bytes() const { return offset_; }
 
  private:
   enum class Part { header, section_head, payload, section_crc, end };
