@@ -14,8 +14,9 @@
 // error body on 4xx/5xx naming a code; a request answered 4xx leaves the store exactly as it
 // was (Store::dump before and after); and no upload file is ever left in the incoming folder.
 //
+// JOBCTL_FUZZ_TRACE=1 prints each request's answer (to check what a corpus reaches).
 // JOBCTL_FUZZ_WRITE_SEED=FILE writes an upload of a valid checkpoint for the corpus's first job
-// at step 8 there at start-up (how fuzz/corpus/http_request/upload was made).
+// at step 2 there at start-up (how fuzz/corpus/http_request/upload was made).
 #include <unistd.h>
 
 #include <cstdint>
@@ -57,8 +58,9 @@ constexpr const char* kTokens[][3] = {
 };
 // Worker 1's secret (its hash is stored at start-up).
 constexpr const char* kWorkerSecret = "jcw_dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd";
-// The spec of the corpus's `submit` (job 1).
-constexpr const char* kCorpusSpec = R"({"model":{"kind":"mlp","hidden":[32]},"data":{"dataset":"synthetic","samples":256}})";
+// The spec of the corpus's `submit_user` (job 1 when it runs first): 2 steps.
+constexpr const char* kCorpusSpec =
+    R"({"name":"a","model":{"kind":"cnn","channels":[8],"hidden":[16]},"data":{"dataset":"synthetic","samples":64,"features":16,"classes":3},"train":{"epochs":2,"lr":0.01},"priority":7})";
 
 struct World {
   std::string dir;
@@ -199,11 +201,11 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     if (!spec) std::abort();
     train::TrainingState s;
     s.fingerprint = train::training_fingerprint(*spec);
-    s.global_step = 8;
-    s.steps_per_epoch = 2;
+    s.global_step = 2;
+    s.steps_per_epoch = 1;
     s.batch_size = spec->train.batch_size;
-    s.train_samples = 256;
-    s.epoch = 4;
+    s.train_samples = 64;
+    s.epoch = 2;
     s.optimizer = train::OptimizerKind::sgd;
     s.params = {0.5f, -0.25f, 1.0f};
     s.moment1 = {0.01f, 0.02f, 0.03f};
@@ -211,7 +213,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     char crc[9];
     std::snprintf(crc, sizeof crc, "%08x", crc32c::value(bytes.data(), bytes.size()));
     std::ofstream out(path, std::ios::binary);
-    out << "PUT /v1/jobs/1/checkpoints/8?worker_id=1&epoch=1&crc32c=" << crc
+    out << "PUT /v1/jobs/1/checkpoints/2?worker_id=1&epoch=1&crc32c=" << crc
+        << "\nAuthorization: Bearer " << kTokens[2][0]
         << "\nContent-Type: application/octet-stream\nX-Worker-Secret: " << kWorkerSecret << "\n\n";
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   }
@@ -236,6 +239,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     res = f.get();
   }
   w.clock.advance_ms(7);
+  static const bool trace = std::getenv("JOBCTL_FUZZ_TRACE") != nullptr;
+  if (trace) std::fprintf(stderr, "%s %s -> %d %s\n", req.method.c_str(), req.target.c_str(), res.status, res.body.substr(0, 160).c_str());
   if (res.status < 200 || res.status > 599) std::abort();
   if (res.status >= 400) {
     auto j = nlohmann::json::parse(res.body, nullptr, false);
