@@ -28,11 +28,11 @@
 #include <thread>
 #include <vector>
 
-#include "worker/child_process.h"
+#include "process/child.h"
 
 namespace {
 
-using jobctl::worker::ChildProcess;
+using jobctl::process::Child;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
@@ -88,12 +88,13 @@ int main(int argc, char** argv) {
   char tmpl[] = "/tmp/jobctl-bench-flood-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) return 1;
   const std::string dir = tmpl;
-  auto spawned = ChildProcess::spawn({jobctld, "--listen", "127.0.0.1:0", "--data-dir", dir + "/data", "--auth"});
+  auto spawned = Child::spawn({jobctld, "--listen", "127.0.0.1:0", "--data-dir", dir + "/data", "--auth"},
+                              {.stderr_to = jobctl::process::Output::discard()});
   if (!spawned) {
     std::cerr << spawned.error().message << "\n";
     return 1;
   }
-  ChildProcess& d = **spawned;
+  Child& d = **spawned;
   // The start-up line: {"event":"listening",...,"port":N,...}
   std::string out;
   int port = 0;
@@ -161,8 +162,7 @@ int main(int argc, char** argv) {
   done = true;
   sampler.join();
   const int64_t hwm = status_kb(pid, "VmHWM");
-  d.send_signal(SIGTERM);
-  d.wait();
+  d.terminate(SIGTERM, 10s);
   std::filesystem::remove_all(dir);
 
   std::printf("clients %d, each declaring %lld MiB (%s)\n", clients, static_cast<long long>(mib), jobctld.c_str());

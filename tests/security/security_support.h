@@ -32,20 +32,16 @@ using jobctl::testing::TempDir;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-// Runs a command to its end; its exit status and stdout + stderr.
-struct CommandResult {
-  jobctl::worker::ExitStatus status;
-  std::string out, err;
-};
+// Runs a command to its end (at most a minute), with `env` set in its environment: its exit
+// status and stdout + stderr. A command that cannot be started is a test failure.
+using CommandResult = process::RunResult;
 inline CommandResult run_command(const std::vector<std::string>& argv, const std::vector<std::string>& env = {}) {
-  CommandResult r;
-  auto child = jobctl::worker::ChildProcess::spawn(argv, "", env);
-  if (!child) {
-    ADD_FAILURE() << "cannot run " << argv.front() << ": " << child.error().message;
-    return r;
+  auto r = process::run(argv, {.env = env, .timeout = std::chrono::minutes(1)});
+  if (!r) {
+    ADD_FAILURE() << "cannot run " << argv.front() << ": " << r.error().message;
+    return CommandResult{.status = process::ExitStatus{true, 127, 0}};
   }
-  r.status = (*child)->read_all(r.out, r.err);
-  return r;
+  return std::move(*r);
 }
 
 // A token for `user` with `role`, made in the data directory's database (the daemon may run).

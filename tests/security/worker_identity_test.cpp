@@ -54,7 +54,7 @@ client::HttpResult put_checkpoint(const std::string& url, const std::string& tok
   o.server = url;
   o.bearer_token = token;
   o.worker_secret = secret;
-  o.attempts = 1;
+  o.retry.max_attempts = 1;
   TempDir dir;
   const std::string path = dir.file("upload.ckpt");
   std::ofstream(path, std::ios::binary) << bytes;
