@@ -8,7 +8,7 @@
 // connection's strand; routes added with Dispatch::io (router.h: handlers that never block) run
 // on the I/O thread instead.
 //
-// A request is read in two steps (docs/security.md, "Trust boundaries"). The headers first
+// A request is read in two steps (docs/security.md, "Threat model"). The headers first
 // (at most max_header_bytes, 431 past it): the target is parsed, the route matched and its gate
 // run (Router::admit: credentials, roles, limits) before any body byte is read, so a refused
 // request costs no memory for its body; the refusal is sent and the connection closed after

@@ -1,4 +1,4 @@
-// Uploads and the trust boundary (docs/security.md, "Trust boundaries"): a request is refused on
+// Uploads and the trust boundary (docs/security.md, "Threat model"): a request is refused on
 // its headers before any of its body is read, so clients without credentials cannot make jobctld
 // hold their bodies in memory (attack A1: three unauthenticated 900 MiB uploads took it from
 // 18 MB to 2.78 GB); a lease holder's checkpoint upload streams to a file, not to memory; and at
