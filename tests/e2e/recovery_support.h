@@ -25,6 +25,7 @@
 #include "base/crc32c.h"
 #include "client/api_client.h"
 #include "tests/support/process.h"
+#include "tests/support/server_process.h"
 
 namespace jobctl::e2e {
 
@@ -35,24 +36,12 @@ using namespace std::chrono_literals;
 
 // A jobctld on `listen` over `data_dir`, with a short lease timeout so lost workers are noticed
 // within seconds. url() is empty when it did not start.
-class Daemon {
+class Daemon : public jobctl::testing::ServerProcess {
  public:
   // `extra`: more flags, e.g. {"--config", path}.
   Daemon(const std::string& data_dir, const std::string& listen = "127.0.0.1:0", int lease_timeout_s = 3,
          const std::vector<std::string>& extra = {})
-      : process_(argv(data_dir, listen, lease_timeout_s, extra)) {
-    if (!process_.ok()) return;
-    json j = jobctl::testing::listening_line(process_, 60s);
-    if (j.is_null()) {
-      ADD_FAILURE() << "jobctld did not start:\n" << process_.output();
-      return;
-    }
-    url_ = j.value("url", "");
-    port_ = j.value("port", 0);
-  }
-  const std::string& url() const { return url_; }
-  int port() const { return port_; }
-  Process& process() { return process_; }
+      : ServerProcess(argv(data_dir, listen, lease_timeout_s, extra)) {}
 
  private:
   static std::vector<std::string> argv(const std::string& data_dir, const std::string& listen, int lease_timeout_s,
@@ -62,9 +51,6 @@ class Daemon {
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
-  Process process_;
-  std::string url_;
-  int port_ = 0;
 };
 
 // A CPU worker with one BLAS thread (bit-exact across workers) that keeps its job folders.

@@ -20,6 +20,7 @@
 #include "client/http_client.h"
 #include "tests/support/process.h"
 #include "tests/support/raw_connection.h"
+#include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
 namespace jobctl::security {
@@ -54,25 +55,11 @@ inline std::string create_token(const std::string& data_dir, const std::string& 
 
 // jobctld on 127.0.0.1 and a port the OS picks, over `data_dir`. `extra`: more flags;
 // `wrapper`: a command to run it under (e.g. {"prlimit", "--nofile=64", "--"}).
-class Jobctld {
+class Jobctld : public jobctl::testing::ServerProcess {
  public:
   Jobctld(const std::string& data_dir, const std::vector<std::string>& extra = {},
           const std::vector<std::string>& wrapper = {})
-      : process_(argv(data_dir, extra, wrapper)) {
-    if (!process_.ok()) return;
-    json j = jobctl::testing::listening_line(process_, 60s);
-    if (j.is_null()) {
-      ADD_FAILURE() << "jobctld did not start:\n" << process_.output();
-      return;
-    }
-    url_ = j.value("url", "");
-    port_ = j.value("port", 0);
-  }
-  bool ok() const { return !url_.empty(); }
-  const std::string& url() const { return url_; }
-  int port() const { return port_; }
-  pid_t pid() const { return process_.pid(); }
-  Process& process() { return process_; }
+      : ServerProcess(argv(data_dir, extra, wrapper)) {}
 
  private:
   static std::vector<std::string> argv(const std::string& data_dir, const std::vector<std::string>& extra,
@@ -84,9 +71,6 @@ class Jobctld {
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
-  Process process_;
-  std::string url_;
-  int port_ = 0;
 };
 
 // Writes a jobctld configuration file and returns {"--config", path}.
