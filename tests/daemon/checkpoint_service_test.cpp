@@ -157,7 +157,8 @@ TEST(CheckpointService, RefusesBadOrFencedUploadsAndChangesNothing) {
   EXPECT_EQ(f.put(job, 20, {w, epoch}, "").error().code, ErrorCode::invalid_argument);
   EXPECT_EQ(f.put(job, -1, {w, epoch}, bytes).error().code, ErrorCode::invalid_argument);
   // Bytes with a right checksum that are not this job's checkpoint at this step.
-  auto refused = [&](const std::string& b, int64_t step) { return f.put(job, step, {w, epoch}, b).error(); };
+  const jobs::LeaseRef lease{w, epoch};  // (a lambda may not capture structured bindings in Clang 14)
+  auto refused = [&f, job = job, lease](const std::string& b, int64_t step) { return f.put(job, step, lease, b).error(); };
   const Error junk = refused(std::string(5000, 'j'), 20);
   EXPECT_EQ(junk.code, ErrorCode::corrupt_checkpoint);
   EXPECT_EQ(junk.field, "body");

@@ -153,7 +153,7 @@ TEST(UploadChecks, ALeaseHolderCannotStoreJunkAnotherTrainingsStateOrAStepBeyond
   const std::string spec = small_spec("checked", 2);  // 64 steps
   const auto [job, w, epoch] = c.alices_leased_job(spec, "w");
   ASSERT_GT(epoch, 0);
-  auto upload = [&](int64_t step, const std::string& bytes) {
+  auto upload = [&c, job = job, w = w, epoch = epoch](int64_t step, const std::string& bytes) {
     return put_checkpoint(c.url(), c.fleet_a, w.secret, job, step, w.id, epoch, bytes);
   };
   const int64_t huge = 9'000'000'000'000'000'000;
