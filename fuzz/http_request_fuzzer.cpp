@@ -228,6 +228,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!parse_input(std::string_view(reinterpret_cast<const char*>(data), size), req)) return 0;
   const bool with_auth = !req.authorization.empty() || (size % 2 == 1);
   net::HttpResponse res;
+  // Changes an earlier request queued without waiting (a lease's touch of its worker's
+  // last_seen_ms) land first: a no-op change waits for every change queued before it.
+  (void)w.db->write([](store::WriteTxn&) { return Status{}; });
   const std::string before = *w.db->dump();
   if (auto st = net::parse_target(req.target, req); !st) {
     res = net::error_response(st.error());
