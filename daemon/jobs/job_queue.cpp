@@ -4,20 +4,6 @@
 
 namespace jobctl::daemon::jobs {
 
-void JobQueue::insert(const QueuedJob& job) {
-  erase(job.id);
-  auto it = jobs_.insert(job).first;
-  by_id_[job.id] = it;
-}
-
-bool JobQueue::erase(int64_t id) {
-  auto found = by_id_.find(id);
-  if (found == by_id_.end()) return false;
-  jobs_.erase(found->second);
-  by_id_.erase(found);
-  return true;
-}
-
 void set_placement_fields(const store::JobRow& row, QueuedJob& q) {
   if (!row.chosen_json) return;
   const auto c = nlohmann::json::parse(*row.chosen_json, nullptr, false);

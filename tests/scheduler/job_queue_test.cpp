@@ -1,5 +1,6 @@
 #include "scheduler/job_queue.h"
 
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -7,40 +8,60 @@
 namespace jobctl::scheduler {
 namespace {
 
-std::vector<uint64_t> order(const JobQueue& q) {
-  std::vector<uint64_t> out;
-  for (const auto& e : q) out.push_back(e.handle);
+struct Item {
+  int64_t id = 0;
+  int priority = 0;
+  int64_t submitted_ms = 0;
+  std::string payload;  // carried along, not part of the order
+};
+struct ItemKey {
+  QueueKey operator()(const Item& i) const { return {i.id, i.priority, i.submitted_ms}; }
+};
+using Queue = JobQueue<Item, ItemKey>;
+
+std::vector<int64_t> order(const Queue& q) {
+  std::vector<int64_t> out;
+  for (const auto& e : q) out.push_back(e.id);
   return out;
 }
 
-TEST(JobQueue, PriorityThenAgeThenInsertion) {
-  JobQueue q;
-  EXPECT_TRUE(q.push(1, 50, 1000));
-  EXPECT_TRUE(q.push(2, 90, 3000));   // higher priority first, though younger
-  EXPECT_TRUE(q.push(3, 50, 500));    // same priority, older first
-  EXPECT_TRUE(q.push(4, 50, 1000));   // same priority and age: insertion order
-  EXPECT_TRUE(q.push(5, 0, 0));
-  EXPECT_EQ(order(q), (std::vector<uint64_t>{2, 3, 1, 4, 5}));
-  EXPECT_FALSE(q.push(3, 100, 0));    // already queued: no change
+TEST(JobQueue, PriorityThenAgeThenId) {
+  Queue q;
+  EXPECT_TRUE(q.insert({4, 50, 1000, "d"}));
+  EXPECT_TRUE(q.insert({2, 90, 3000, "b"}));   // higher priority first, though younger
+  EXPECT_TRUE(q.insert({3, 50, 500, "c"}));    // same priority, older first
+  EXPECT_TRUE(q.insert({1, 50, 1000, "a"}));   // same priority and age: lower id first
+  EXPECT_TRUE(q.insert({5, 0, 0, "e"}));
+  EXPECT_EQ(order(q), (std::vector<int64_t>{2, 3, 1, 4, 5}));
   EXPECT_EQ(q.size(), 5u);
-  EXPECT_EQ(q.top()->handle, 2u);
+  EXPECT_EQ(q.begin()->payload, "b");
 }
 
-TEST(JobQueue, EraseAndPop) {
-  JobQueue q;
-  for (uint64_t h = 0; h < 10; ++h) ASSERT_TRUE(q.push(h, static_cast<int>(h % 3), static_cast<int64_t>(h)));
+TEST(JobQueue, InsertReplacesTheItemWithTheSameId) {
+  Queue q;
+  ASSERT_TRUE(q.insert({1, 50, 1000, "old"}));
+  ASSERT_TRUE(q.insert({2, 50, 2000, ""}));
+  EXPECT_FALSE(q.insert({1, 50, 3000, "new"}));  // requeued later: now behind job 2
+  EXPECT_EQ(q.size(), 2u);
+  EXPECT_EQ(order(q), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(q.find(1)->payload, "new");
+}
+
+TEST(JobQueue, EraseFindAndPop) {
+  Queue q;
+  for (int64_t h = 0; h < 10; ++h) ASSERT_TRUE(q.insert({h, static_cast<int>(h % 3), h, ""}));
   EXPECT_TRUE(q.erase(4));
   EXPECT_FALSE(q.erase(4));
   EXPECT_FALSE(q.contains(4));
   EXPECT_TRUE(q.contains(5));
   EXPECT_EQ(q.find(4), q.end());
-  EXPECT_EQ(q.find(5)->handle, 5u);
-  std::vector<uint64_t> popped;
-  while (auto e = q.pop()) popped.push_back(e->handle);
-  EXPECT_EQ(popped, (std::vector<uint64_t>{2, 5, 8, 1, 7, 0, 3, 6, 9}));
+  EXPECT_EQ(q.find(5)->id, 5);
+  std::vector<int64_t> popped;
+  while (auto e = q.pop()) popped.push_back(e->id);
+  EXPECT_EQ(popped, (std::vector<int64_t>{2, 5, 8, 1, 7, 0, 3, 6, 9}));
   EXPECT_TRUE(q.empty());
-  EXPECT_FALSE(q.top());
-  EXPECT_TRUE(q.push(4, 1, 0));  // a handle can come back after it left
+  EXPECT_FALSE(q.contains(2));
+  EXPECT_TRUE(q.insert({4, 1, 0, ""}));  // an id can come back after it left
 }
 
 }  // namespace
