@@ -1,37 +1,83 @@
 #include "scheduler/placement_json.h"
 
+#include "cost/gpu_specs.h"
+
 namespace jobctl::scheduler {
 
-nlohmann::json candidate_json(const Candidate& c, const Job& job, const PlacementContext& ctx,
-                              const LocalCapacity& capacity) {
-  return {{"option", option_label(c, ctx, capacity)},
-          {"kind", to_string(c.kind)},
-          {"gpu", gpu_label(c, ctx, capacity)},
-          {"usd_per_hour", c.usd_per_hour},
-          {"queue_wait_hours", c.queue_wait_hours},
-          {"estimated_hours", c.estimated_hours},
-          {"estimated_cost_usd", c.estimated_cost_usd},
-          {"completion_hours", c.completion_hours},
-          {"meets_deadline", c.meets_deadline},
-          {"chosen", c.chosen},
-          {"rejection", c.rejection == Rejection::none ? nlohmann::json(nullptr) : nlohmann::json(to_string(c.rejection))},
-          {"rejection_reason", c.rejection == Rejection::none ? nlohmann::json(nullptr)
-                                                              : nlohmann::json(rejection_text(c, job, ctx, capacity))}};
+using nlohmann::json;
+
+namespace {
+
+// The document's names of the options (to_string(OptionKind) is for people: "on-demand").
+const char* option_name(OptionKind k) {
+  switch (k) {
+    case OptionKind::local: return "local";
+    case OptionKind::on_demand: return "on_demand";
+    case OptionKind::spot: return "spot";
+  }
+  return "local";
 }
 
-nlohmann::json placement_json(const PlacementDecision& d, const std::vector<Candidate>& table, const Job& job,
-                              const PlacementContext& ctx, const LocalCapacity& capacity) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& c : table) rows.push_back(candidate_json(c, job, ctx, capacity));
-  return {{"outcome", to_string(d.outcome)},
-          {"reason_code", to_string(d.reason_code)},
+}  // namespace
+
+json candidate_json(const Candidate& c, const Job& job, const PlacementContext& ctx, const LocalCapacity& capacity,
+                    const PlacementDocumentInfo& info) {
+  json r;
+  r["option"] = option_name(c.kind);
+  r["label"] = option_label(c, ctx, capacity);
+  if (c.kind == OptionKind::local) {
+    const auto& pool = capacity.pools()[c.source];
+    r["provider"] = "local";
+    r["cloud"] = nullptr;
+    r["region"] = nullptr;
+    r["instance_type"] = nullptr;
+    r["gpu"] = pool.gpu_model;
+    r["gpus"] = pool.gpu_count;
+  } else {
+    const auto& o = ctx.offers()[c.source];
+    r["provider"] = info.cloud_provider.empty() ? json(nullptr) : json(info.cloud_provider);
+    r["cloud"] = o.cloud;
+    r["region"] = o.region;
+    r["zone"] = o.zone;
+    r["instance_type"] = o.instance_type;
+    r["gpu"] = cost::canonical_gpu_name(o.gpu_model, o.gpu_memory_gb);
+    r["gpus"] = o.gpu_count;
+  }
+  r["usd_per_hour"] = c.usd_per_hour;
+  r["queue_wait_hours"] = c.queue_wait_hours;
+  r["estimated_hours"] = c.estimated_hours;
+  r["estimated_cost_usd"] = c.estimated_cost_usd;
+  r["completion_hours"] = c.completion_hours;
+  r["meets_deadline"] = c.meets_deadline;
+  r["chosen"] = c.chosen;
+  if (c.rejection != Rejection::none) {
+    r["rejection"] = to_string(c.rejection);
+    r["rejected"] = rejection_text(c, job, ctx, capacity);
+  }
+  return r;
+}
+
+json placement_json(const PlacementDecision& d, const std::vector<Candidate>& table, const Job& job,
+                    const PlacementContext& ctx, const LocalCapacity& capacity, const PlacementDocumentInfo& info) {
+  json rows = json::array();
+  for (const auto& c : table) rows.push_back(candidate_json(c, job, ctx, capacity, info));
+  json chosen = nullptr;
+  if (d.outcome != Outcome::unplaceable) {
+    chosen = candidate_json(d.choice, job, ctx, capacity, info);
+    chosen.erase("chosen");
+  }
+  return {{"chosen", std::move(chosen)},
+          {"candidates", std::move(rows)},
           {"reason", decision_reason(d, job, ctx, capacity)},
-          {"deadline_left_hours", d.deadline_left_hours ? nlohmann::json(*d.deadline_left_hours) : nlohmann::json(nullptr)},
+          {"decided_ms", info.decided_ms},
+          {"outcome", to_string(d.outcome)},
+          {"reason_code", to_string(d.reason_code)},
+          {"deadline_left_hours", d.deadline_left_hours ? json(*d.deadline_left_hours) : json(nullptr)},
+          {"remaining_fraction", info.remaining_fraction},
           {"considered", d.considered},
           {"fitting", d.fitting},
           {"meeting_deadline", d.meeting_deadline},
-          {"chosen", d.outcome == Outcome::unplaceable ? nlohmann::json(nullptr) : candidate_json(d.choice, job, ctx, capacity)},
-          {"candidates", rows}};
+          {"deadline_policy", nullptr}};
 }
 
 }  // namespace jobctl::scheduler

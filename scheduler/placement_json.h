@@ -1,16 +1,13 @@
-// The placement decision and its candidate table as JSON — what `GET /v1/jobs/{id}`, `POST
-// /v1/quote`, `jobctl quote` and `jobctl show` print:
-//   {"outcome": "launch_spot", "reason_code": "cheapest_meeting_deadline", "reason": "...",
-//    "deadline_left_hours": 6.0 | null, "chosen": {row} | null,
-//    "candidates": [{"option", "kind", "gpu", "usd_per_hour", "queue_wait_hours",
-//                    "estimated_hours", "estimated_cost_usd", "completion_hours",
-//                    "meets_deadline", "chosen", "rejection", "rejection_reason"}, ...]}
-// A rejected row keeps its figures where they could be computed (price, estimate) so people see
-// what a cap or a memory limit cost them.
+// The placement document: a decision and its candidate table as JSON. It is what a job's
+// `placement` (GET /v1/jobs/{id}), POST /v1/quote, `jobctl quote` and `jobctl show` carry; the
+// contract (every key, its type and meaning) is docs/api.md, "The placement document". This is
+// the only code that builds it.
 //
-// Thread safety: pure function.
+// Thread safety: pure functions.
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -19,10 +16,24 @@
 
 namespace jobctl::scheduler {
 
-nlohmann::json candidate_json(const Candidate& c, const Job& job, const PlacementContext& ctx,
-                              const LocalCapacity& capacity);
+// What the document says beyond the decision itself.
+struct PlacementDocumentInfo {
+  std::string cloud_provider;     // a cloud row's "provider" ("" : null)
+  int64_t decided_ms = 0;         // when the decision was taken
+  double remaining_fraction = 1;  // the part of the job's work the estimates are for
+};
 
+// One row of the candidate table ("option": local | on_demand | spot, "label", where, price,
+// estimates, "chosen", and for a rejected row "rejection" and "rejected").
+nlohmann::json candidate_json(const Candidate& c, const Job& job, const PlacementContext& ctx,
+                              const LocalCapacity& capacity, const PlacementDocumentInfo& info);
+
+// The whole document: "chosen" (the chosen row without its "chosen" flag, or null), "candidates",
+// "reason", "decided_ms", "outcome", "reason_code", "deadline_left_hours", "remaining_fraction",
+// "considered", "fitting", "meeting_deadline" and "deadline_policy" (null here: the daemon fills
+// it when a deadline policy took part).
 nlohmann::json placement_json(const PlacementDecision& d, const std::vector<Candidate>& table, const Job& job,
-                              const PlacementContext& ctx, const LocalCapacity& capacity);
+                              const PlacementContext& ctx, const LocalCapacity& capacity,
+                              const PlacementDocumentInfo& info);
 
 }  // namespace jobctl::scheduler

@@ -126,16 +126,26 @@ struct Figures {
   size_t outcomes[5] = {};
 };
 
+// The backlog's queue entries: a job's index in `jobs` is its id.
+struct Queued {
+  int64_t id = 0;
+  int priority = 0;
+  int64_t submitted_ms = 0;
+};
+struct QueuedKey {
+  QueueKey operator()(const Queued& q) const { return {q.id, q.priority, q.submitted_ms}; }
+};
+
 Figures run(size_t queued, size_t decisions, const PlacementContext& ctx, const std::vector<Job>& templates) {
   LocalCapacity capacity(make_workers());
   std::vector<Job> jobs(queued);
-  JobQueue queue;
+  JobQueue<Queued, QueuedKey> queue;
   size_t next_template = 0;
   int64_t now = 1'700'000'000'000;
   for (size_t h = 0; h < queued; ++h) {
     jobs[h] = templates[next_template++ % templates.size()];
     jobs[h].submitted_ms = now - static_cast<int64_t>(h);
-    queue.push(h, jobs[h].priority, jobs[h].submitted_ms);
+    queue.insert({static_cast<int64_t>(h), jobs[h].priority, jobs[h].submitted_ms});
   }
   Figures f;
   std::string reason;
@@ -149,7 +159,7 @@ Figures run(size_t queued, size_t decisions, const PlacementContext& ctx, const 
       capacity.release(busy->second);
     }
     if (cursor == queue.end()) cursor = queue.begin();  // a new scheduling pass
-    const uint64_t handle = cursor->handle;
+    const auto handle = static_cast<size_t>(cursor->id);
     ++cursor;
     Job& job = jobs[handle];
     const PlacementDecision d = place(job, ctx, capacity, now);
@@ -163,10 +173,10 @@ Figures run(size_t queued, size_t decisions, const PlacementContext& ctx, const 
       placed = true;
     }
     if (placed) {  // the job leaves the queue; a new one is submitted in its place
-      queue.erase(handle);
+      queue.erase(static_cast<int64_t>(handle));
       job = templates[next_template++ % templates.size()];
       job.submitted_ms = now;
-      queue.push(handle, job.priority, job.submitted_ms);
+      queue.insert({static_cast<int64_t>(handle), job.priority, job.submitted_ms});
     }
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -186,7 +196,7 @@ double quotes_per_second(size_t n, const PlacementContext& ctx, const std::vecto
   for (size_t i = 0; i < n; ++i) {
     const Job& job = templates[i % templates.size()];
     const auto d = place(job, ctx, capacity, 0, &table);
-    bytes += json ? placement_json(d, table, job, ctx, capacity).dump().size() : table.size();
+    bytes += json ? placement_json(d, table, job, ctx, capacity, PlacementDocumentInfo{"sim", 0, 1.0}).dump().size() : table.size();
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (bytes == 0) std::printf("(empty quotes?)\n");

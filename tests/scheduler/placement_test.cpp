@@ -73,7 +73,7 @@ struct Scenario {
     PlacementContext ctx(catalog, inventory, calibration, config);
     auto d = place(j, ctx, capacity, now, &table);
     reason = decision_reason(d, j, ctx, capacity);
-    json = placement_json(d, table, j, ctx, capacity);
+    json = placement_json(d, table, j, ctx, capacity, PlacementDocumentInfo{"sim", now, 1.0});
     // The fast path (no table) makes the same decision.
     const auto fast = place(j, ctx, capacity, now);
     EXPECT_EQ(fast.outcome, d.outcome);
@@ -211,7 +211,7 @@ TEST(Placement, MemoryMisfitIsNeverPlaced) {
   const auto& rows = s.json["candidates"];
   ASSERT_EQ(rows.size(), 9u);
   EXPECT_EQ(rows[0]["rejection"], "memory");
-  EXPECT_EQ(rows[0]["rejection_reason"], "needs 20.00 GiB per GPU; has 16.0");
+  EXPECT_EQ(rows[0]["rejected"], "needs 20.00 GiB per GPU; has 16.0");
   j.workload.vram_bytes_per_gpu = static_cast<int64_t>(100 * kGiB);
   const auto none = s.decide(j);
   EXPECT_EQ(none.outcome, Outcome::unplaceable);
@@ -245,7 +245,7 @@ TEST(Placement, ModesAndConstraints) {
   j.gpu = "A100";
   d = s.decide(j);
   EXPECT_EQ(s.catalog[d.choice.source].instance_type, "gpu_1x_a100");
-  EXPECT_EQ(s.json["candidates"][0]["rejection_reason"], "the job asks for A100, this is V100");
+  EXPECT_EQ(s.json["candidates"][0]["rejected"], "the job asks for A100, this is V100");
   j.gpu = "H200";  // nobody has one
   EXPECT_EQ(s.decide(j).outcome, Outcome::unplaceable);
 }
@@ -264,7 +264,7 @@ TEST(Placement, CpuJobsAndCpuWorkers) {
   j.gpu = "any";  // a GPU is required: the CPU worker is out
   d = s.decide(j);
   EXPECT_EQ(s.table[0].rejection, Rejection::gpu_constraint);
-  EXPECT_EQ(s.json["candidates"][0]["rejection_reason"], "the job needs a GPU; this is a CPU");
+  EXPECT_EQ(s.json["candidates"][0]["rejected"], "the job needs a GPU; this is a CPU");
 }
 
 TEST(Placement, BusyLocalPoolWaitsOrGoesToTheCloud) {
@@ -318,13 +318,27 @@ TEST(Placement, QuoteJsonHasTheTable) {
   EXPECT_EQ(q["outcome"], "run_local");
   EXPECT_EQ(q["reason_code"], "cheapest_meeting_deadline");
   EXPECT_TRUE(q["reason"].get<std::string>().starts_with("cheapest option meeting the deadline"));
+  EXPECT_EQ(q["decided_ms"], 0);
+  EXPECT_EQ(q["remaining_fraction"], 1.0);
+  EXPECT_TRUE(q["deadline_policy"].is_null());
+  EXPECT_EQ(q["considered"], 9);
   ASSERT_EQ(q["candidates"].size(), 9u);
-  for (const auto& row : q["candidates"])
-    for (const char* k : {"option", "gpu", "usd_per_hour", "estimated_hours", "estimated_cost_usd", "meets_deadline",
-                          "chosen", "rejection", "rejection_reason"})
+  // docs/api.md, "The placement document": every row has these; a rejected row also names why.
+  for (const auto& row : q["candidates"]) {
+    for (const char* k : {"option", "label", "provider", "cloud", "region", "instance_type", "gpu", "gpus",
+                          "usd_per_hour", "queue_wait_hours", "estimated_hours", "estimated_cost_usd",
+                          "completion_hours", "meets_deadline", "chosen"})
       EXPECT_TRUE(row.contains(k)) << k;
-  EXPECT_EQ(q["candidates"][1]["option"], "on-demand aws:p3.2xlarge us-east-1");
-  EXPECT_EQ(q["chosen"]["option"], "local V100 x1");
+    EXPECT_EQ(row.contains("rejection"), row.contains("rejected"));
+  }
+  EXPECT_EQ(q["candidates"][0]["option"], "local");
+  EXPECT_EQ(q["candidates"][0]["provider"], "local");
+  EXPECT_EQ(q["candidates"][1]["option"], "on_demand");
+  EXPECT_EQ(q["candidates"][1]["label"], "on-demand aws:p3.2xlarge us-east-1");
+  EXPECT_EQ(q["candidates"][1]["provider"], "sim");
+  EXPECT_EQ(q["candidates"][1]["instance_type"], "p3.2xlarge");
+  EXPECT_EQ(q["chosen"]["label"], "local V100 x1");
+  EXPECT_FALSE(q["chosen"].contains("chosen"));
   int chosen = 0;
   for (const auto& row : q["candidates"]) chosen += row["chosen"].get<bool>();
   EXPECT_EQ(chosen, 1);
