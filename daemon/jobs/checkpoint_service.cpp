@@ -206,7 +206,8 @@ void CheckpointService::tick() {
   int64_t last = last_sweep_ms_.load();
   if (now - last < options_.sweep_interval_ms) return;
   if (!last_sweep_ms_.compare_exchange_strong(last, now)) return;  // another tick is sweeping
-  (void)sweep_finished();
+  auto swept = sweep_finished();
+  sweep_log_.report(swept ? Status{} : Status{swept.error()}, *log_, now);
 }
 
 Expected<int> CheckpointService::reconcile() {

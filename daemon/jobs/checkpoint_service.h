@@ -29,6 +29,8 @@
 
 #include "base/clock.h"
 #include "base/expected.h"
+#include "base/log.h"
+#include "base/pass_log.h"
 #include "daemon/jobs/protocol.h"
 #include "daemon/store/blob_store.h"
 #include "daemon/store/store.h"
@@ -90,8 +92,10 @@ class CheckpointService {
   Expected<std::pair<CheckpointRow, std::string>> get(int64_t job_id, std::optional<int64_t> step);
 
   // Removes the checkpoints (rows and blobs) of jobs that reached a terminal state. Rate-limited
-  // to one pass per sweep_interval_ms; call it from the daemon's tick.
+  // to one pass per sweep_interval_ms; call it from the daemon's tick. A failed sweep is logged.
   void tick();
+  // Where failed sweeps are written (base/pass_log.h); default: stderr. Not owned; set before serving.
+  void set_log(Log* log) { log_ = log; }
   // At start: prepares the blob store (its incoming folder, emptied), removes blobs that no row
   // references (a crash between blob and row) and folders of jobs without rows. Returns how many
   // blobs were removed.
@@ -108,6 +112,8 @@ class CheckpointService {
   CheckpointOptions options_;
   std::atomic<uint64_t> nonce_{0};
   std::atomic<int64_t> last_sweep_ms_{0};
+  Log* log_ = &stderr_log();
+  PassLog sweep_log_{"checkpoint sweep"};
 };
 
 }  // namespace jobctl::daemon::jobs
