@@ -176,6 +176,8 @@ Expected<JobRow> JobService::cancel_job(int64_t id) {
                                         std::string(to_string(job.state)) + "; it cannot be cancelled");
     // Queued and placed-but-not-leased jobs are both in the in-memory queue.
     const bool was_queued = job.state == JobState::queued || (job.state == JobState::placed && !job.worker_id);
+    if (!was_queued)
+      if (auto st = end_lease_in(txn, job, now); !st) return st.error();
     job.lease_expires_ms.reset();
     if (auto st = transition_job(txn, job, JobState::cancelled, "cancelled", json{{"by", "user"}}, now); !st)
       return st.error();
@@ -199,6 +201,7 @@ Expected<WorkerRegistered> JobService::register_worker(const WorkerRegistration&
     MutexLock lock(mu_);
     workers_[*id] = request.capabilities;
   }
+  if (worker_observer_) worker_observer_(*id);
   return WorkerRegistered{*id, options_.heartbeat_interval_s, options_.lease_timeout_s,
                           options_.max_lease_wait_s};
 }
@@ -245,12 +248,14 @@ Expected<WorkerCapabilities> JobService::worker_capabilities(int64_t worker_id) 
 void JobService::touch_worker(int64_t worker_id) {
   const int64_t now = clock_.now_ms();
   store_.write_async(
-      [worker_id, now](WriteTxn& txn) -> Status {
+      [this, worker_id, now](WriteTxn& txn) -> Status {
         auto w = txn.worker(worker_id);
         if (!w) return w.error();
         if (!*w) return {};
         (*w)->last_seen_ms = now;
-        (*w)->state = "active";  // a worker marked lost (lease expiry) that asks again is back
+        if ((*w)->state == "lost" && worker_observer_)  // a worker marked lost (lease expiry) that asks again is back
+          txn.on_commit([this, worker_id] { worker_observer_(worker_id); });
+        (*w)->state = "active";
         return txn.update_worker(**w);
       },
       nullptr);
@@ -330,6 +335,8 @@ bool JobService::try_assign_locked(Waiter& waiter, Completions& later) {
     }
     (*w)->last_seen_ms = now;
     if (auto st = txn.update_worker(**w); !st) return st;
+    if (lease_recorder_)
+      if (auto st = lease_recorder_->lease_granted(txn, job, **w, now); !st) return st;
     *grant = LeaseGrant{job.id, job.lease_epoch, job.name, job.spec_json, expires, std::nullopt};
     // Resume from the newest stored checkpoint: the worker downloads it.
     auto checkpoints = txn.checkpoints(job.id);
@@ -452,7 +459,7 @@ void JobService::heartbeat_async(int64_t job_id, const HeartbeatReport& report,
 
 Expected<JobRow> JobService::complete(int64_t job_id, const CompletionReport& report) {
   const int64_t now = clock_.now_ms();
-  return store_.write_value<JobRow>([job_id, report, now](WriteTxn& txn) -> Expected<JobRow> {
+  return store_.write_value<JobRow>([this, job_id, report, now](WriteTxn& txn) -> Expected<JobRow> {
     auto found = txn.job(job_id);
     if (!found) return found.error();
     if (!*found) return job_not_found(job_id);
@@ -467,6 +474,7 @@ Expected<JobRow> JobService::complete(int64_t job_id, const CompletionReport& re
     job.result_json = report.result_json;
     job.lease_expires_ms.reset();
     json detail = lease_detail(report.lease);
+    if (auto st = end_lease_in(txn, job, now); !st) return st.error();
     if (auto st = transition_job(txn, job, JobState::succeeded, "succeeded", detail, now); !st)
       return st.error();
     return job;
@@ -475,7 +483,7 @@ Expected<JobRow> JobService::complete(int64_t job_id, const CompletionReport& re
 
 Expected<JobRow> JobService::fail(int64_t job_id, const FailureReport& report) {
   const int64_t now = clock_.now_ms();
-  return store_.write_value<JobRow>([job_id, report, now](WriteTxn& txn) -> Expected<JobRow> {
+  return store_.write_value<JobRow>([this, job_id, report, now](WriteTxn& txn) -> Expected<JobRow> {
     auto found = txn.job(job_id);
     if (!found) return found.error();
     if (!*found) return job_not_found(job_id);
@@ -491,6 +499,7 @@ Expected<JobRow> JobService::fail(int64_t job_id, const FailureReport& report) {
     job.lease_expires_ms.reset();
     json detail = lease_detail(report.lease);
     detail["error"] = report.error;
+    if (auto st = end_lease_in(txn, job, now); !st) return st.error();
     if (auto st = transition_job(txn, job, JobState::failed, "failed", detail, now); !st)
       return st.error();
     return job;
@@ -523,6 +532,7 @@ Expected<JobRow> JobService::preempt(int64_t job_id, const PreemptionReport& rep
         if (auto st = check_lease(job, report.lease); !st) return st.error();
         json detail = lease_detail(report.lease);
         detail["reason"] = report.reason;
+        if (auto st = end_lease_in(txn, job, now); !st) return st.error();
         job.lease_expires_ms.reset();
         job.recoveries += 1;
         if (auto st = transition_job(txn, job, JobState::preempted, "preempted", detail, now); !st)
@@ -570,7 +580,10 @@ void JobService::tick() {
       expiry_due = true;
     }
   }
-  if (expiry_due) (void)expire_leases();
+  if (expiry_due) {
+    auto expired = expire_leases();
+    expiry_log_.report(expired ? Status{} : Status{expired.error()}, *log_, now);
+  }
 }
 
 void JobService::shutdown() {

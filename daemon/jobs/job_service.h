@@ -28,9 +28,12 @@
 
 #include "base/clock.h"
 #include "base/expected.h"
+#include "base/log.h"
 #include "base/mutex.h"
+#include "base/pass_log.h"
 #include "daemon/jobs/job_matcher.h"
 #include "daemon/jobs/job_queue.h"
+#include "daemon/jobs/lease_recorder.h"
 #include "daemon/jobs/protocol.h"
 #include "daemon/jobs/submit_admission.h"
 #include "daemon/store/store.h"
@@ -91,7 +94,7 @@ class JobService {
   Expected<JobRow> preempt(int64_t job_id, const PreemptionReport& report);
 
   // Housekeeping on the daemon's ticker: completes long-polls whose deadline has passed, and
-  // (at most once a second) expires leases.
+  // (at most once a second) expires leases. A failed expiry pass is logged (set_log).
   void tick();
   // Lease expiry (lease_expiry.cpp): every placed or running job whose lease was not
   // renewed before its expiry goes running -> preempted -> queued (its latest checkpoint is named
@@ -113,6 +116,11 @@ class JobService {
   // transaction (submit_admission.h; not owned, outlives the service), and an
   // observer told how long each leased job waited in the queue (metrics; must be quick).
   void set_admission(SubmitAdmission* admission) { admission_ = admission; }
+  // Told of every lease's start and end inside its transaction (lease_recorder.h: owned-GPU
+  // billing; not owned, outlives the service). None: leases are recorded in the jobs only.
+  void set_lease_recorder(LeaseRecorder* recorder) { lease_recorder_ = recorder; }
+  // Where failed background passes are written (base/pass_log.h); default: stderr. Not owned.
+  void set_log(Log* log) { log_ = log; }
   void set_lease_observer(std::function<void(int64_t queue_wait_ms)> observer) {
     lease_observer_ = std::move(observer);
   }
@@ -126,6 +134,10 @@ class JobService {
       std::function<void(int64_t job_id, int64_t worker_id, const std::string& progress_json)> observer) {
     heartbeat_observer_ = std::move(observer);
   }
+  // Told when a worker registers or comes back (a worker marked lost asks for work again): what
+  // placement may use changed. Runs on the registering thread or a writer-thread commit hook;
+  // must be quick and must not call back into the service synchronously.
+  void set_worker_observer(std::function<void(int64_t worker_id)> observer) { worker_observer_ = std::move(observer); }
   // The placement service placed a job: its matching entry (with the chosen option) replaces the
   // unplaced one and waiting workers are offered it.
   void job_placed(const QueuedJob& job);
@@ -156,6 +168,8 @@ class JobService {
   void on_job_left_queue(int64_t job_id);
   // lease_expiry.cpp: one lease lost (expired, or its machine gone), inside a store change.
   Status lose_lease_in(store::WriteTxn& txn, store::JobRow job, const std::string& reason, int64_t now);
+  // Tells the lease recorder that `job`'s lease ended (nothing without a recorder or a lease).
+  Status end_lease_in(store::WriteTxn& txn, const store::JobRow& job, int64_t now);
   void touch_worker(int64_t worker_id);
 
   store::Store& store_;
@@ -163,9 +177,13 @@ class JobService {
   std::unique_ptr<JobMatcher> matcher_;
   ServiceOptions options_;
   SubmitAdmission* admission_ = nullptr;
+  LeaseRecorder* lease_recorder_ = nullptr;
+  Log* log_ = &stderr_log();
+  PassLog expiry_log_{"lease expiry"};
   std::function<void(int64_t)> lease_observer_;
   std::function<void(int64_t)> queued_observer_;
   std::function<void(int64_t, int64_t, const std::string&)> heartbeat_observer_;
+  std::function<void(int64_t)> worker_observer_;
 
   mutable Mutex mu_;
   JobQueue queue_ JOBCTL_GUARDED_BY(mu_);

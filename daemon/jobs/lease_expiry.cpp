@@ -18,6 +18,7 @@ Status JobService::lose_lease_in(WriteTxn& txn, store::JobRow job, const std::st
   json detail = {{"worker_id", worker_id ? json(*worker_id) : json(nullptr)},
                  {"epoch", job.lease_epoch},
                  {"reason", reason}};
+  if (auto st = end_lease_in(txn, job, now); !st) return st;
   job.lease_expires_ms.reset();
   job.recoveries += 1;
   // A job leased but never started counts too: its lease was lost all the same.
@@ -49,6 +50,11 @@ Status JobService::lose_lease_in(WriteTxn& txn, store::JobRow job, const std::st
     }
   }
   return {};
+}
+
+Status JobService::end_lease_in(WriteTxn& txn, const store::JobRow& job, int64_t now) {
+  if (!lease_recorder_ || !job.worker_id) return {};
+  return lease_recorder_->lease_ended(txn, job, now);
 }
 
 Expected<int> JobService::expire_leases() {

@@ -62,6 +62,14 @@ std::string ledger_user(store::Store& store, int64_t job_id) {
   return spec ? spec->user : "";
 }
 
+Expected<std::string> ledger_user_in(store::WriteTxn& txn, const store::JobRow& job) {
+  auto owner = txn.job_owner(job.id);
+  if (!owner) return owner.error();
+  if (*owner && !(*owner)->empty()) return **owner;
+  auto spec = train::parse_job_spec(job.spec_json);
+  return spec ? spec->user : std::string();
+}
+
 int64_t billed_seconds(int64_t start_ms, int64_t end_ms) {
   if (end_ms <= start_ms) return 0;
   return (end_ms - start_ms + 999) / 1000;
@@ -81,6 +89,9 @@ Status validate_ledger_entry(const LedgerEntry& e) {
     return make_error(ErrorCode::invalid_argument, "ledger.on_demand_usd_per_hour must be a finite number >= 0",
                       "ledger.on_demand_usd_per_hour");
   if (e.job_id < 0) return make_error(ErrorCode::invalid_argument, "ledger.job_id must be >= 0", "ledger.job_id");
+  if (e.open && e.end_ms != e.start_ms)
+    return make_error(ErrorCode::invalid_argument, "an open ledger entry has no end yet (end_ms must be start_ms)",
+                      "ledger.end_ms");
   return {};
 }
 
@@ -108,6 +119,7 @@ Status Ledger::accrue_in(store::WriteTxn& txn, LedgerEntry e) {
   row.billed_seconds = billed_seconds(e.start_ms, e.end_ms);
   row.usd = static_cast<double>(row.billed_seconds) * e.usd_per_hour / 3600.0;
   row.on_demand_usd = static_cast<double>(row.billed_seconds) * reference / 3600.0;
+  row.open = e.open;
   return txn.upsert_ledger(row);
 }
 
@@ -128,6 +140,7 @@ Expected<std::vector<LedgerRow>> Ledger::rows(int64_t from_ms, int64_t to_ms) {
     row.billed_seconds = r.billed_seconds;
     row.usd = r.usd;
     row.on_demand_usd = r.on_demand_usd;
+    row.entry.open = r.open;  // its end_ms and figures are as of now
     out.push_back(std::move(row));
   }
   return out;

@@ -1,14 +1,15 @@
 // The cost ledger: what every resource cost, per second, per job.
 //
 // Writers: the provisioner (cloud instance time: boot, idle and checkpoint transfer included) and
-// the job service (owned GPU time of jobs on local workers, from lease to end). Readers: the spend
-// report (`GET /v1/reports/spend`, `jobctl report spend`), see ledger_report.h.
+// the lease ledger (owned GPU time, one lease at a time, written at the lease's own events:
+// lease_ledger.h). Readers: the spend report (`GET /v1/reports/spend`, `jobctl report spend`, see
+// ledger_report.h), per-user budgets and the spend metric (auth/auth_budget_ledger.h).
 //
 // An entry is an interval [start_ms, end_ms) of one resource at one hourly price. Billing is per
 // second: the interval's length is rounded up to whole seconds, cost = seconds * usd_per_hour /
 // 3600. An entry is identified by (resource, start_ms): accruing again with the same pair
-// replaces the earlier entry, so an open interval can be extended as time passes (accrue it on
-// every tick with a later end_ms) and a retry after a crash never counts twice.
+// replaces the earlier entry, so an interval can be extended as time passes and a retry after a
+// crash never counts twice. An open entry (a lease that has not ended) is read as ending now.
 //
 // Each entry also records what the same time would have cost on demand (the spend report's
 // "all on-demand" column): `on_demand_usd_per_hour` when the caller gives it (> 0); otherwise
@@ -33,13 +34,16 @@ namespace jobctl::daemon::ledger {
 
 struct LedgerEntry {
   int64_t job_id = 0;       // 0 = no job (an idle or booting instance)
-  std::string resource;     // "instance:<id>" or "local:<worker id>:gpu<k>"
+  std::string resource;     // "instance:<id>", "local:<worker id>:gpu<k>" or "local:<worker id>:cpu"
   std::string kind;         // "local" | "on_demand" | "spot"
   int64_t start_ms = 0;
   int64_t end_ms = 0;       // >= start_ms
   double usd_per_hour = 0;  // >= 0
   std::string user;         // who the job belongs to ("" when none/unknown)
   double on_demand_usd_per_hour = 0;  // optional: 0 = let the ledger work it out (see above)
+  // Open: the interval has begun and not ended (a running lease). Stored with end_ms = start_ms
+  // and read as ending now; accruing it again closed (same resource and start) ends it.
+  bool open = false;
 };
 
 // One stored row, with its billed figures.
@@ -77,6 +81,8 @@ std::optional<double> ledger_on_demand_reference(const std::string& placement_js
 // Whom a job's spend is booked to: the owner of the token that submitted it, else (no auth) the
 // spec's optional "user", else "".
 std::string ledger_user(store::Store& store, int64_t job_id);
+// The same inside a store change (on the writer thread), for a job read in it. Errors: the store's.
+Expected<std::string> ledger_user_in(store::WriteTxn& txn, const store::JobRow& job);
 
 // Checks an entry's fields; the first problem names its field ("ledger.kind", ...).
 Status validate_ledger_entry(const LedgerEntry& e);

@@ -168,6 +168,14 @@ ALTER TABLE workers ADD COLUMN secret_hash TEXT;
 CREATE UNIQUE INDEX workers_secret_hash ON workers(secret_hash) WHERE secret_hash IS NOT NULL;
 )sql";
 
+// Version 8 (billing per lease): an owned-GPU lease's ledger rows are written when the lease is
+// granted, open (billed up to now when read), and closed at the lease's end in the transaction
+// that ends it (daemon/ledger/lease_ledger.h).
+constexpr std::string_view kV8 = R"sql(
+ALTER TABLE ledger ADD COLUMN open INTEGER NOT NULL DEFAULT 0;  -- 1: the lease has not ended
+CREATE INDEX ledger_open ON ledger(job_id) WHERE open = 1;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -179,6 +187,7 @@ const std::vector<Migration>& migrations() {
       {5, "api_tokens, jobs.owner, jobs.idempotency_key", kV5},
       {6, "job_placements, jobs.chosen", kV6},
       {7, "workers.secret_hash", kV7},
+      {8, "ledger.open", kV8},
   };
   return list;
 }

@@ -97,7 +97,7 @@ struct LeaseSummary {
 
 // One ledger interval (daemon/ledger/ledger.h; migration 2): billed per second.
 struct LedgerRecord {
-  std::string resource;           // "instance:<id>" or "local:<worker id>:gpu<k>"
+  std::string resource;           // "instance:<id>", "local:<worker id>:gpu<k>" or "local:<worker id>:cpu"
   int64_t start_ms = 0;           // with resource: the key
   int64_t end_ms = 0;
   int64_t job_id = 0;             // 0: none
@@ -108,6 +108,9 @@ struct LedgerRecord {
   int64_t billed_seconds = 0;
   double usd = 0;
   double on_demand_usd = 0;
+  // An owned-GPU lease that has not ended (migration 8): stored with end_ms = start_ms and
+  // nothing billed; every read bills it up to the store clock's now.
+  bool open = false;
 };
 
 // A persisted efficiency calibration (cost/efficiency_calibrator.h; migration 2).

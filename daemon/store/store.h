@@ -91,10 +91,14 @@ class WriteTxn {
   Expected<std::optional<int64_t>> job_by_idempotency_key(const std::string& owner, const std::string& key);
   // Jobs of `owner` waiting to run (queued or held).
   Expected<int64_t> count_waiting_jobs(const std::string& owner);
+  // The user who submitted the job ("" without auth); nullopt when there is no such job.
+  Expected<std::optional<std::string>> job_owner(int64_t job_id);
 
   // ---- placement and cost (store_placement.cpp, store_ledger.cpp, migration 2)
   // Inserts or replaces the ledger row with the same (resource, start_ms).
   Status upsert_ledger(const LedgerRecord& row);
+  // A job's open ledger rows (LedgerRecord::open), as stored.
+  Expected<std::vector<LedgerRecord>> open_ledger_rows(int64_t job_id);
   Status put_calibration(const CalibrationRecord& row);
 
   // ---- cloud instances (store_instances.cpp, migration 4)
@@ -208,10 +212,13 @@ class Store {
   // ---- placement and cost (store_placement.cpp, store_ledger.cpp, migration 2)
   // Jobs placed but not leased yet, with their chosen option (the matcher's queue at start).
   Expected<std::vector<QueuedJobRow>> placed_waiting_jobs();
-  // Ledger rows overlapping [from_ms, to_ms), in start order.
+  // Ledger rows overlapping [from_ms, to_ms), in start order. An open row (a lease not ended yet)
+  // is read as ending at the clock's now, billed as a closed one would be.
   Expected<std::vector<LedgerRecord>> ledger_rows(int64_t from_ms, int64_t to_ms);
+  // The total billed for one job, open rows up to now.
   Expected<double> ledger_job_total_usd(int64_t job_id);
-  // Total billed per resource, for resources whose name starts with `prefix` ("instance:").
+  // Total billed per resource, for resources whose name starts with `prefix` ("instance:"), open
+  // rows up to now.
   Expected<std::map<std::string, double>> ledger_totals_by_resource(std::string_view prefix);
   Expected<std::vector<CalibrationRecord>> calibrations();
 

@@ -60,6 +60,17 @@ Expected<std::optional<int64_t>> WriteTxn::job_by_idempotency_key(const std::str
   return std::optional<int64_t>((*p)->column_int64(0));
 }
 
+Expected<std::optional<std::string>> WriteTxn::job_owner(int64_t job_id) {
+  auto p = db_.prepare("SELECT COALESCE(owner, '') FROM jobs WHERE id = ?1");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  s->bind(1, job_id);
+  auto row = s->step();
+  if (!row) return row.error();
+  if (!*row) return std::optional<std::string>{};
+  return std::optional<std::string>(s->column_text(0));
+}
+
 Expected<int64_t> WriteTxn::count_waiting_jobs(const std::string& owner) {
   auto p = db_.prepare("SELECT COUNT(*) FROM jobs WHERE owner = ?1 AND state IN ('queued', 'held')");
   if (!p) return p.error();

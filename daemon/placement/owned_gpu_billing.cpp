@@ -1,0 +1,41 @@
+#include "daemon/placement/owned_gpu_billing.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/jobs/worker_capabilities.h"
+#include "daemon/ledger/lease_ledger.h"
+#include "daemon/ledger/ledger.h"
+#include "daemon/placement/placement_matcher.h"
+
+namespace jobctl::daemon::placement {
+
+OwnedGpuBilling::OwnedGpuBilling(const PlacementSettings& settings)
+    : prices_({}, settings.local_gpus, cost::EfficiencyCalibrator{}, placement_config(settings)) {}
+
+Status OwnedGpuBilling::lease_granted(store::WriteTxn& txn, const store::JobRow& job, const store::WorkerRow& worker,
+                                      int64_t now_ms) {
+  auto caps =
+      jobs::capabilities_from_json(nlohmann::json::parse(worker.capabilities_json, nullptr, false), "capabilities");
+  // Unreadable capabilities never registered (registration parses them): nothing to bill. A cloud
+  // instance's time is billed by the provisioner.
+  if (!caps || caps->instance) return {};
+  auto user = ledger::ledger_user_in(txn, job);
+  if (!user) return user.error();
+  ledger::OwnedLease lease;
+  lease.job_id = job.id;
+  lease.worker_id = worker.id;
+  lease.start_ms = now_ms;
+  lease.gpus = caps->gpus.empty() ? 0 : std::clamp(job.resource_gpus, 1, static_cast<int>(caps->gpus.size()));
+  lease.usd_per_gpu_hour = std::max(usd_per_gpu_hour(worker_gpu_model(*caps)), 0.0);
+  lease.user = std::move(*user);
+  return ledger::open_lease_in(txn, lease);
+}
+
+Status OwnedGpuBilling::lease_ended(store::WriteTxn& txn, const store::JobRow& job, int64_t now_ms) {
+  auto closed = ledger::close_lease_in(txn, job.id, now_ms);
+  return closed ? Status{} : Status{closed.error()};
+}
+
+}  // namespace jobctl::daemon::placement
