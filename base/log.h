@@ -5,12 +5,11 @@
 // Ownership and thread safety: write() may be called from any thread; each line is written whole.
 #pragma once
 
-#include <cstdio>
 #include <string>
 #include <string_view>
 #include <utility>
 
-#include "base/mutex.h"
+#include "base/log_line.h"
 
 namespace jobctl {
 
@@ -21,22 +20,14 @@ class Log {
   virtual void write(std::string_view line) = 0;
 };
 
-// Lines to stderr, each after `prefix` ("jobctld: ").
+// Lines to stderr, each after `prefix` ("jobctld: "), each with one write (base/log_line.h).
 class StderrLog final : public Log {
  public:
   explicit StderrLog(std::string prefix = {}) : prefix_(std::move(prefix)) {}
-  void write(std::string_view line) override {
-    std::string text = prefix_;
-    text.append(line);
-    text.push_back('\n');
-    MutexLock lock(mu_);
-    std::fwrite(text.data(), 1, text.size(), stderr);
-    std::fflush(stderr);
-  }
+  void write(std::string_view line) override { LogLine() << prefix_ << line; }
 
  private:
   const std::string prefix_;
-  Mutex mu_;  // one line at a time
 };
 
 // The log of code that was given none: stderr, unprefixed. Lives for the whole program.

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/clock.h"
+#include "base/log.h"
 #include "base/log_line.h"
 #include "base/termination_signals.h"
 #include "daemon/config.h"
@@ -29,6 +30,8 @@
 #include "daemon/jobs/job_matcher.h"
 #include "daemon/http/instance_routes.h"
 #include "daemon/http/placement_routes.h"
+#include "daemon/ledger/ledger.h"
+#include "daemon/placement/owned_gpu_billing.h"
 #include "daemon/placement/placement_matcher.h"
 #include "daemon/placement/placement_service.h"
 #include "daemon/provisioning/provisioner.h"
@@ -143,12 +146,28 @@ int main(int argc, char** argv) {
   std::unique_ptr<jobs::JobMatcher> matcher;
   if (cfg.placement.enabled) matcher = std::make_unique<placement::PlacementMatcher>();
   else matcher = std::make_unique<jobs::FifoMatcher>();
+  // Failed background passes (placement, lease expiry, checkpoint sweeps) go to stderr: the log.
+  StderrLog log("jobctld: ");
   jobs::JobService svc(db, clock, std::move(matcher), svc_opts);
+  svc.set_log(&log);
+  // Owned-GPU time is billed per lease, at the lease's own events (docs/cost-model.md, "The ledger").
+  placement::OwnedGpuBilling owned_gpu_billing(cfg.placement);
+  svc.set_lease_recorder(&owned_gpu_billing);
   if (auto st = svc.start(); !st) return fail(st.error());
   cfg.placement.catalog_dir = (std::filesystem::path(cfg.data_dir) / "catalog").string();
   placement::PlacementService placement(db, clock, svc, cfg.placement);
-  if (cfg.placement.enabled)
+  placement.set_log(&log);
+  // Placement on a thread of its own: a pass over thousands of queued jobs must not hold up
+  // long-poll deadlines and lease expiry. What the job service tells placement (a job queued, a
+  // worker registered, a heartbeat) wakes it: a submitted job is placed within milliseconds, not
+  // at the next tick; wake-ups closer than 100 ms share one pass.
+  std::optional<jobctl::Ticker> placement_ticker;
+  if (cfg.placement.enabled) {
+    placement_ticker.emplace(std::chrono::milliseconds(cfg.tick_ms), [&placement] { placement.tick(); },
+                             std::chrono::milliseconds(100));
+    placement.set_wake_observer([t = &*placement_ticker] { t->wake(); });
     if (auto st = placement.start(); !st) return fail(st.error());
+  }
 
   // Clouds (docs/clouds.md): the provisioner launches what placement chooses in the cloud.
   std::unique_ptr<provisioning::Provisioner> provisioner;
@@ -164,6 +183,7 @@ int main(int argc, char** argv) {
   jobs::CheckpointOptions ckpt_opts;
   ckpt_opts.max_bytes = cfg.checkpoint_max_bytes;
   jobs::CheckpointService checkpoints(db, blobs, clock, ckpt_opts);
+  checkpoints.set_log(&log);
   if (auto removed = checkpoints.reconcile(); !removed) return fail(removed.error());
   else if (*removed > 0) LogLine() << "jobctld: removed " << *removed << " unreferenced checkpoint blob(s)";
 
@@ -179,7 +199,8 @@ int main(int argc, char** argv) {
   net::Router router = http::make_api_router(svc, api_info);
   http::add_progress_routes(router, svc, **progress);
   http::add_checkpoint_routes(router, checkpoints);
-  http::add_placement_routes(router, placement);
+  ledger::Ledger ledger(db);
+  http::add_placement_routes(router, placement, ledger);
   http::add_instance_routes(router, provisioner.get());
   std::error_code exe_ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", exe_ec);
@@ -193,16 +214,6 @@ int main(int argc, char** argv) {
   auto hardening = http::install_hardening(router, svc, db, clock, cfg.security);
   if (hardening->metrics)
     placement.set_decision_observer([m = hardening->metrics.get()](double s) { m->observe_placement(s); });
-  // Placement on a thread of its own: a pass over thousands of queued jobs must not hold up
-  // long-poll deadlines and lease expiry. A submitted job wakes it (placed within milliseconds,
-  // not at the next tick); wake-ups closer than 100 ms share one pass. Started before the server
-  // so that no request sees the observer being set.
-  std::optional<jobctl::Ticker> placement_ticker;
-  if (cfg.placement.enabled) {
-    placement_ticker.emplace(std::chrono::milliseconds(cfg.tick_ms), [&placement] { placement.tick(); },
-                             std::chrono::milliseconds(100));
-    placement.set_pending_observer([t = &*placement_ticker] { t->wake(); });
-  }
   net::ServerOptions ho;
   ho.host = cfg.host;
   ho.port = static_cast<uint16_t>(cfg.port);

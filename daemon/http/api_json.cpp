@@ -2,7 +2,6 @@
 
 #include <cstdio>
 
-#include "daemon/placement/placement_service.h"
 #include "scheduler/job_state.h"
 
 namespace jobctl::daemon::http {
@@ -21,7 +20,37 @@ json embedded(const std::optional<std::string>& text) {
 
 json opt(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
 
+constexpr double kHourMs = 3.6e6;
+
 }  // namespace
+
+json runtime_json(const store::JobRow& job, const std::vector<store::JobEventRow>& events) {
+  if (!job.chosen_json) return nullptr;
+  const json chosen = json::parse(*job.chosen_json, nullptr, false);
+  if (!chosen.is_object()) return nullptr;
+  auto estimated_it = chosen.find("estimated_hours");
+  const double estimated = estimated_it != chosen.end() && estimated_it->is_number() ? estimated_it->get<double>() : 0.0;
+  json out = {{"estimated_hours", estimated}, {"actual_hours", nullptr}, {"error_fraction", nullptr}};
+  if (job.state != store::JobState::succeeded) return out;
+  double actual = -1;
+  if (job.result_json) {
+    const json r = json::parse(*job.result_json, nullptr, false);
+    if (r.is_object() && r.contains("elapsed_s") && r["elapsed_s"].is_number())
+      actual = r["elapsed_s"].get<double>() / 3600.0;
+  }
+  if (actual < 0) {
+    int64_t start = -1, end = -1;
+    for (const auto& ev : events) {
+      if (ev.type == "started") start = ev.time_ms;
+      if (ev.type == "succeeded") end = ev.time_ms;
+    }
+    if (start >= 0 && end >= start) actual = static_cast<double>(end - start) / kHourMs;
+  }
+  if (actual < 0) return out;
+  out["actual_hours"] = actual;
+  if (actual > 0) out["error_fraction"] = (estimated - actual) / actual;  // > 0: overestimated
+  return out;
+}
 
 json job_summary_json(const jobs::JobRow& job) {
   return {{"id", job.id},
@@ -53,7 +82,7 @@ json job_detail_json(const jobs::JobDetail& d) {
   j["spec"] = embedded(d.job.spec_json);
   j["lease_expires_ms"] = opt(d.job.lease_expires_ms);
   j["placement"] = embedded(d.job.placement_json);
-  j["runtime"] = placement::runtime_json(d.job, d.events);  // estimate vs actual (placement_service.h)
+  j["runtime"] = runtime_json(d.job, d.events);
   json events = json::array();
   for (const auto& ev : d.events) events.push_back(event_json(ev));
   j["events"] = std::move(events);

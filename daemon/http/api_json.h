@@ -1,8 +1,11 @@
-// The JSON shapes of jobctld's answers (docs/api.md): jobs, events, workers, leases. Stored JSON
-// columns (spec, progress, result) are embedded as JSON, not as strings.
+// The JSON shapes of jobctld's answers (docs/api.md): jobs, events, workers, leases, a job's
+// estimated against actual runtime. Stored JSON columns (spec, progress, result, placement) are
+// embedded as JSON, not as strings.
 //
 // Thread safety: pure functions.
 #pragma once
+
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +15,10 @@ namespace jobctl::daemon::http {
 
 nlohmann::json job_summary_json(const jobs::JobRow& job);
 nlohmann::json job_detail_json(const jobs::JobDetail& detail);
+// A job's "runtime" (GET /v1/jobs/{id}): the estimated hours of its latest placement's choice
+// and, once it succeeded, the actual hours (the result's elapsed_s, else its last start to its
+// end) and error_fraction = (estimated - actual) / actual. Null when it was never placed.
+nlohmann::json runtime_json(const store::JobRow& job, const std::vector<store::JobEventRow>& events);
 nlohmann::json event_json(const jobs::JobEventRow& ev);
 nlohmann::json worker_json(const jobs::WorkerInfo& info);
 nlohmann::json lease_json(const jobs::LeaseGrant& grant);

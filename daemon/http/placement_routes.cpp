@@ -42,7 +42,7 @@ void quote(placement::PlacementService& p, const net::HttpRequest& req, const ne
   respond(net::json_response(200, *q));
 }
 
-void spend(placement::PlacementService& p, const net::HttpRequest& req, const net::Responder& respond) {
+void spend(ledger::Ledger& ledger, const net::HttpRequest& req, const net::Responder& respond) {
   int64_t from = 0, to = std::numeric_limits<int64_t>::max();
   std::string group_by = "job";
   for (const auto& [key, value] : req.query) {
@@ -58,7 +58,7 @@ void spend(placement::PlacementService& p, const net::HttpRequest& req, const ne
     }
   }
   // A user sees only what was billed to them (their jobs); admins, and everyone without auth, all.
-  auto r = ledger::spend_report(p.ledger(), from, to, group_by,
+  auto r = ledger::spend_report(ledger, from, to, group_by,
                                 req.role == "user" ? std::optional<std::string>(req.user) : std::nullopt);
   if (!r) return respond(net::error_response(r.error()));
   respond(net::json_response(200, cost::to_json(*r)));
@@ -127,12 +127,13 @@ void catalog(placement::PlacementService& p, const net::HttpRequest&, const net:
 
 }  // namespace
 
-void add_placement_routes(net::Router& r, placement::PlacementService& p) {
+void add_placement_routes(net::Router& r, placement::PlacementService& p, ledger::Ledger& ledger) {
   auto S = [&p](auto fn) {
     return [&p, fn](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) { fn(p, req, respond); };
   };
   r.add("POST", "/v1/quote", S(quote));
-  r.add("GET", "/v1/reports/spend", S(spend));
+  r.add("GET", "/v1/reports/spend", [&ledger](const net::HttpRequest& req, const net::PathParams&,
+                                              net::Responder respond) { spend(ledger, req, respond); });
   r.add("GET", "/v1/reports/breakeven", S(breakeven));
   r.add("GET", "/v1/catalog", S(catalog));
 }

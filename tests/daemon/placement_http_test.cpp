@@ -33,7 +33,8 @@ TEST(PlacementHttp, QuoteEqualsThePlacementOfTheSubmittedJob) {
   placement::PlacementService placement(**db, clock, svc, placement::PlacementSettings{});
   ASSERT_TRUE(placement.start());
   net::Router router = http::make_api_router(svc);
-  http::add_placement_routes(router, placement);
+  ledger::Ledger ledger(**db);
+  http::add_placement_routes(router, placement, ledger);
   net::ServerOptions so;
   so.host = "127.0.0.1";
   so.port = 0;

@@ -1,11 +1,13 @@
 // Placement inside the daemon, driven without sockets: constructed scenarios against the
 // built-in catalog, matching that honours the choice, quote == placement, the ledger and the spend
-// report, calibration persisted across a restart.
+// report, calibration persisted across a restart, placement woken by a worker that registers or
+// comes back, and failed passes logged.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <future>
 
+#include "daemon/http/api_json.h"
 #include "daemon/ledger/ledger_report.h"
 #include "daemon/placement/placement_matcher.h"
 #include "daemon/placement/placement_service.h"
@@ -150,7 +152,7 @@ TEST(PlacementService, QuoteEqualsThePlacementMade) {
 
 TEST(Ledger, AccruesPerSecondReplacesByKeyAndRefusesBadEntries) {
   PlacementFixture f;
-  auto& ledger = f.placement->ledger();
+  auto& ledger = *f.ledger;
   ASSERT_TRUE(ledger.accrue(ledger::LedgerEntry{0, "instance:i-1", "spot", 0, 3600'000, 0.92, "alice", 3.06}));
   ASSERT_TRUE(ledger.accrue(ledger::LedgerEntry{0, "instance:i-2", "on_demand", 0, 1'500, 3.06, "bob", 0}));  // 2 s billed
   // Extending an open interval replaces it.
@@ -185,43 +187,6 @@ TEST(Ledger, AccruesPerSecondReplacesByKeyAndRefusesBadEntries) {
   EXPECT_FALSE(ledger::spend_report(ledger, 5, 1, "job"));
 }
 
-TEST(Ledger, LocalLeasesAccrueFromLeaseToEnd) {
-  PlacementFixture f;
-  const int64_t w = f.add_worker({});
-  const int64_t id = f.submit(spec(""));
-  ASSERT_EQ(f.lease(w), id);
-  const int64_t leased_at = f.clock.now_ms();
-  f.clock.advance_ms(100'000);
-  ASSERT_TRUE(f.placement->accrue_local_leases());
-  auto total = f.placement->ledger().job_total_usd(id);
-  ASSERT_TRUE(total);
-  const double rate = 0.15 * 0.15;  // CPU board power at the default tariff
-  EXPECT_NEAR(*total, 100 * rate / 3600, 1e-12);
-  // The job ends 50 s later; accrual after that closes the interval at the end.
-  f.clock.advance_ms(50'000);
-  const int64_t epoch = f.job(id).lease_epoch;
-  ASSERT_TRUE(f.svc->complete(id, jobs::CompletionReport{{w, epoch}, R"({"elapsed_s": 150})"}));
-  f.clock.advance_ms(500'000);
-  ASSERT_TRUE(f.placement->accrue_local_leases());
-  EXPECT_NEAR(*f.placement->ledger().job_total_usd(id), 150 * rate / 3600, 1e-12);
-  auto rows = f.placement->ledger().rows(0, f.clock.now_ms());
-  ASSERT_TRUE(rows);
-  ASSERT_EQ(rows->size(), 1u);
-  EXPECT_EQ((*rows)[0].entry.resource, "local:" + std::to_string(w) + ":cpu");
-  EXPECT_EQ((*rows)[0].entry.start_ms, leased_at);
-  // Estimated against actual runtime.
-  auto d = f.svc->get_job(id);
-  ASSERT_TRUE(d);
-  json rt = placement::runtime_json(d->job, d->events);
-  EXPECT_NEAR(rt["actual_hours"].get<double>(), 150.0 / 3600, 1e-12);
-  EXPECT_TRUE(rt["error_fraction"].is_number());
-  // The spend report of the job: local CPU time against the cheapest fitting on-demand option.
-  auto by_job = ledger::spend_report(f.placement->ledger(), 0, f.clock.now_ms(), "job");
-  ASSERT_TRUE(by_job);
-  ASSERT_EQ(by_job->groups.size(), 1u);
-  EXPECT_EQ(by_job->groups[0].key, "job " + std::to_string(id));
-}
-
 TEST(Calibration, HeartbeatsCalibrateAndPersistAcrossARestart) {
   jobctl::testing::TempDir shared;
   const std::string path = shared.file("jobctl.db");
@@ -238,6 +203,9 @@ TEST(Calibration, HeartbeatsCalibrateAndPersistAcrossARestart) {
       hb.progress_json = json{{"step", i}, {"total_steps", 100}, {"step_ms", 2.0}}.dump();
       ASSERT_TRUE(f.svc->heartbeat(id, hb));
     }
+    EXPECT_TRUE(f.placement->calibrations().empty()) << "recorded on the writer thread, applied by the placement thread";
+    EXPECT_GT(f.wakes.load(), 0);
+    f.placement->tick();
     auto cal = f.placement->calibrations();
     ASSERT_EQ(cal.size(), 1u);
     EXPECT_EQ(cal[0].gpu_model, "cpu");
@@ -251,6 +219,88 @@ TEST(Calibration, HeartbeatsCalibrateAndPersistAcrossARestart) {
   ASSERT_EQ(cal.size(), 1u);
   EXPECT_EQ(cal[0].samples, 5);
   EXPECT_NEAR(cal[0].efficiency, before, before * 1e-9);
+}
+
+// The first job of scripts/start.sh is submitted before the worker registers, and before the
+// placement thread's first tick (which also runs the first periodic re-evaluation). The
+// registration wakes placement and the job is placed by the next tick, not at the next periodic
+// re-evaluation (the clock does not move here: that one is not due for 10 s).
+TEST(PlacementService, AWorkerThatRegistersWakesPlacementForTheJobsWaiting) {
+  PlacementFixture f;
+  auto submitted = f.svc->submit_job(spec(""));
+  ASSERT_TRUE(submitted);
+  const int64_t id = submitted->id;
+  ASSERT_TRUE(f.db->write([](store::WriteTxn&) { return Status{}; }));  // the submit's hook ran
+  f.placement->tick();  // the new job, then the first periodic re-evaluation
+  ASSERT_EQ(f.job(id).state, store::JobState::queued);
+  EXPECT_NE(f.placement_of(id)["reason"].get<std::string>().find("no option can run this job"), std::string::npos);
+
+  const int wakes = f.wakes.load();
+  const int64_t w = f.add_worker({});
+  EXPECT_GT(f.wakes.load(), wakes) << "a registration wakes the placement thread";
+  f.placement->tick();
+  EXPECT_EQ(f.job(id).state, store::JobState::placed);
+  EXPECT_EQ(f.placement_of(id)["chosen"]["gpu"], "cpu");
+  EXPECT_EQ(f.lease(w), id);
+}
+
+// A worker marked lost (its lease expired) that asks for work again is back: placement is woken
+// and the job that waited for a worker is placed on it.
+TEST(PlacementService, AWorkerThatComesBackWakesPlacement) {
+  PlacementFixture f;
+  const int64_t w = f.add_worker({});
+  const int64_t id = f.submit(spec(""));
+  ASSERT_EQ(f.lease(w), id);
+  f.clock.advance_ms(61'000);  // no heartbeat for longer than the lease timeout
+  ASSERT_EQ(*f.svc->expire_leases(), 1);
+  f.placement->tick();  // the job is queued again and nothing can run it: its only worker is lost
+  ASSERT_EQ(f.job(id).state, store::JobState::queued);
+  auto workers = f.db->list_workers();
+  ASSERT_TRUE(workers && workers->size() == 1);
+  EXPECT_EQ((*workers)[0].state, "lost");
+
+  const int wakes = f.wakes.load();
+  EXPECT_EQ(f.lease(w), std::nullopt);  // the worker asks again: it is back; the job is not placed yet
+  // Changes commit in order: once this one has, so has the worker's return (and its hook ran).
+  ASSERT_TRUE(f.db->write([](store::WriteTxn&) { return Status{}; }));
+  EXPECT_GT(f.wakes.load(), wakes) << "a worker coming back wakes the placement thread";
+  f.placement->tick();  // not the periodic re-evaluation: the clock has not moved since the last
+  EXPECT_EQ(f.job(id).state, store::JobState::placed);
+  EXPECT_EQ(f.lease(w), id);
+}
+
+// A pass that fails is logged with what failed — here a queued job whose stored spec cannot be
+// read — and the other jobs of the pass are decided all the same.
+TEST(PlacementService, AFailingPassIsLoggedWithWhatFailed) {
+  PlacementFixture f;
+  f.add_worker({});
+  auto broken = f.db->write_value<int64_t>([&f](store::WriteTxn& txn) -> Expected<int64_t> {
+    store::JobRow row;
+    row.name = "broken";
+    row.spec_json = "{\"model\":";
+    row.created_ms = row.updated_ms = f.clock.now_ms();
+    return txn.insert_job(row);
+  });
+  ASSERT_TRUE(broken);
+  auto good = f.svc->submit_job(spec(""));
+  ASSERT_TRUE(good);
+  f.placement->tick();  // the periodic re-evaluation: every queued job
+  EXPECT_EQ(f.job(good->id).state, store::JobState::placed);
+  EXPECT_EQ(f.log.count({"placement: re-evaluation failed:", "job " + std::to_string(*broken) + ":"}), 1u)
+      << ::testing::PrintToString(f.log.lines());
+  // The same failure on the next passes is not written again at every tick.
+  f.clock.advance_ms(10'000);
+  f.placement->tick();
+  EXPECT_EQ(f.log.count({"placement: re-evaluation failed"}), 1u);
+}
+
+// Lease expiry runs on the daemon's ticker: a pass that fails (here: the store is closed) is
+// logged, not dropped.
+TEST(PlacementService, AFailedLeaseExpiryPassIsLogged) {
+  PlacementFixture f;
+  f.db->close();
+  f.svc->tick();
+  EXPECT_EQ(f.log.count({"lease expiry failed: unavailable"}), 1u) << ::testing::PrintToString(f.log.lines());
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 // Shared set-up for tests of the placement service and what builds on it (the provisioner): a
-// temporary store, a manual clock, a JobService with the placement matcher, a PlacementService.
+// temporary store, a manual clock, a JobService with the placement matcher and owned-GPU billing,
+// a PlacementService, the ledger, and a log that keeps what the passes reported.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <future>
 #include <memory>
 #include <optional>
@@ -12,8 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/ledger/ledger.h"
+#include "daemon/placement/owned_gpu_billing.h"
 #include "daemon/placement/placement_matcher.h"
 #include "daemon/placement/placement_service.h"
+#include "tests/daemon/recording_log.h"
 #include "tests/daemon/service_support.h"
 
 namespace jobctl::daemon::testing {
@@ -25,9 +30,15 @@ struct PlacementFixture {
     auto s = store::Store::open(o, clock);
     if (!s) ADD_FAILURE() << s.error().message;
     db = std::move(*s);
+    ledger = std::make_unique<ledger::Ledger>(*db);
     svc = std::make_unique<jobs::JobService>(*db, clock, std::make_unique<placement::PlacementMatcher>());
+    svc->set_log(&log);
+    billing = std::make_unique<placement::OwnedGpuBilling>(settings);
+    svc->set_lease_recorder(billing.get());
     EXPECT_TRUE(svc->start());
     placement = std::make_unique<placement::PlacementService>(*db, clock, *svc, std::move(settings));
+    placement->set_log(&log);
+    placement->set_wake_observer([this] { ++wakes; });
     auto st = placement->start();
     EXPECT_TRUE(st) << (st ? "" : st.error().message);
   }
@@ -76,7 +87,11 @@ struct PlacementFixture {
 
   jobctl::testing::TempDir dir;
   ManualClock clock;
+  RecordingLog log;
+  std::atomic<int> wakes{0};  // how often placement asked for its thread
   std::unique_ptr<store::Store> db;
+  std::unique_ptr<ledger::Ledger> ledger;
+  std::unique_ptr<placement::OwnedGpuBilling> billing;
   std::unique_ptr<jobs::JobService> svc;
   std::unique_ptr<placement::PlacementService> placement;
 };

@@ -206,7 +206,7 @@ TEST(Provisioner, LaunchesOneInstanceForAPlacedSpotJobAndBillsItsTimeToTheJob) {
   ASSERT_EQ(f.lease(worker), job);
   f.clock.advance_ms(3'600'000);
   f.pass();
-  auto ledger = f.placement->ledger().rows(0, f.clock.now_ms() + 1);
+  auto ledger = f.ledger->rows(0, f.clock.now_ms() + 1);
   ASSERT_TRUE(ledger);
   ASSERT_EQ(ledger->size(), 1u);
   const auto& e = (*ledger)[0];
@@ -248,7 +248,7 @@ TEST(Provisioner, AnIdleInstanceIsStoppedAfterTheIdleTimeoutAndItsIdleTimeIsNobo
   EXPECT_EQ(row.state, "terminated");
   ASSERT_TRUE(row.ended_ms);
 
-  auto ledger = f.placement->ledger().rows(0, f.clock.now_ms() + 1);
+  auto ledger = f.ledger->rows(0, f.clock.now_ms() + 1);
   ASSERT_TRUE(ledger);
   ASSERT_EQ(ledger->size(), 2u);
   EXPECT_EQ((*ledger)[0].entry.job_id, job);
@@ -260,7 +260,7 @@ TEST(Provisioner, AnIdleInstanceIsStoppedAfterTheIdleTimeoutAndItsIdleTimeIsNobo
   // Ended rows are not accrued again.
   f.clock.advance_ms(600'000);
   f.pass();
-  auto again = f.placement->ledger().rows(0, f.clock.now_ms() + 1);
+  auto again = f.ledger->rows(0, f.clock.now_ms() + 1);
   ASSERT_TRUE(again);
   EXPECT_EQ((*again)[1].entry.end_ms, *row.ended_ms);
 }
@@ -483,7 +483,7 @@ TEST(Provisioner, ARestartedDaemonReconcilesFromTheSameStore) {
   EXPECT_EQ(f.cloud->launch_calls, 1);
   ASSERT_EQ(f.rows().size(), 1u);
   EXPECT_EQ(f.rows()[0].job_id, job);
-  auto ledger = f.placement->ledger().rows(0, f.clock.now_ms() + 1);
+  auto ledger = f.ledger->rows(0, f.clock.now_ms() + 1);
   ASSERT_TRUE(ledger);
   ASSERT_EQ(ledger->size(), 1u);
   EXPECT_EQ((*ledger)[0].billed_seconds, 20);

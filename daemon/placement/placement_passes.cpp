@@ -1,0 +1,364 @@
+#include "daemon/placement/placement_passes.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "daemon/jobs/job_transition.h"
+#include "daemon/placement/job_progress.h"
+#include "daemon/placement/placement_matcher.h"
+#include "scheduler/job.h"
+#include "scheduler/placement_json.h"
+#include "train/spec/model_stats.h"
+
+namespace jobctl::daemon::placement {
+
+using nlohmann::json;
+using scheduler::Candidate;
+using scheduler::OptionKind;
+using scheduler::Outcome;
+using store::WriteTxn;
+
+namespace {
+
+// The first error of a pass, naming the job it came from.
+void keep_first(Status& result, int64_t job_id, const Error& e) {
+  if (result) result = make_error(e.code, "job " + std::to_string(job_id) + ": " + e.message, e.field);
+}
+
+}  // namespace
+
+PlacementPasses::PlacementPasses(store::Store& store, const Clock& clock, jobs::JobService& jobs,
+                                 const PlacementSettings& settings, OfferBook& offers,
+                                 HeartbeatCalibration& calibration, SpotDeadlines& deadlines)
+    : store_(store),
+      clock_(clock),
+      jobs_(jobs),
+      settings_(settings),
+      offers_(offers),
+      calibration_(calibration),
+      deadlines_(deadlines) {}
+
+bool PlacementPasses::request(int64_t job_id) {
+  MutexLock lock(requests_mu_);
+  const bool first = requested_.empty() && !capacity_changed_;
+  requested_.insert(job_id);
+  return first;
+}
+
+bool PlacementPasses::capacity_changed() {
+  MutexLock lock(requests_mu_);
+  const bool first = requested_.empty() && !capacity_changed_;
+  capacity_changed_ = true;
+  return first;
+}
+
+std::vector<int64_t> PlacementPasses::jobs_to_decide(const std::set<int64_t>& requested, bool capacity_changed) {
+  std::vector<int64_t> ids(requested.begin(), requested.end());
+  if (capacity_changed)
+    for (const auto& [id, inputs] : unplaceable_inputs_)
+      if (!requested.count(id)) ids.push_back(id);
+  return ids;
+}
+
+Status PlacementPasses::run_requested() {
+  std::set<int64_t> requested;
+  bool capacity = false;
+  {
+    MutexLock lock(requests_mu_);
+    requested.swap(requested_);
+    std::swap(capacity, capacity_changed_);
+  }
+  if (requested.empty() && !capacity) return {};
+  MutexLock pass(pass_mu_);
+  // New jobs are always decided; the unplaceable ones only where the local pools changed.
+  Status result = place(std::vector<int64_t>(requested.begin(), requested.end()), false);
+  if (capacity) {
+    std::vector<int64_t> again = jobs_to_decide({}, true);
+    std::erase_if(again, [&requested](int64_t id) { return requested.count(id) != 0; });
+    if (auto st = place(again, true); !st && result) result = st;
+  }
+  return result;
+}
+
+Status PlacementPasses::reevaluate_queue() {
+  auto queued = store_.queued_jobs();
+  if (!queued) return queued.error();
+  std::vector<int64_t> ids;
+  ids.reserve(queued->size());
+  for (const auto& q : *queued) ids.push_back(q.id);
+  MutexLock pass(pass_mu_);
+  const std::set<int64_t> still(ids.begin(), ids.end());  // forget jobs that left the queue
+  std::erase_if(unplaceable_inputs_, [&still](const auto& entry) { return !still.count(entry.first); });
+  return place(ids, true);
+}
+
+std::shared_ptr<const scheduler::PlacementContext> PlacementPasses::context(uint64_t* offers_generation) {
+  const OfferBook::Usable usable = offers_.usable(clock_.now_ms());
+  const HeartbeatCalibration::Snapshot calibration = calibration_.snapshot();
+  if (offers_generation) *offers_generation = usable.generation;
+  MutexLock lock(cache_mu_);
+  if (!context_ || context_offers_generation_ != usable.generation ||
+      context_calibration_generation_ != calibration.generation) {
+    context_ = std::make_shared<const scheduler::PlacementContext>(*usable.offers, settings_.local_gpus,
+                                                                   *calibration.calibrator, placement_config(settings_));
+    context_offers_generation_ = usable.generation;
+    context_calibration_generation_ = calibration.generation;
+  }
+  return context_;
+}
+
+Expected<scheduler::LocalCapacity> PlacementPasses::local_capacity() {
+  auto workers = store_.list_workers();
+  if (!workers) return workers.error();
+  auto leases = store_.lease_summaries();
+  if (!leases) return leases.error();
+  const int64_t now = clock_.now_ms();
+  MutexLock lock(cache_mu_);
+  std::map<int64_t, int64_t> busy_until;  // worker -> expected end of the job it holds
+  std::set<int64_t> leased;
+  for (const auto& l : *leases) {
+    leased.insert(l.job_id);
+    auto [it, added] = lease_choices_.try_emplace(l.job_id);
+    if (added || it->second.epoch != l.epoch) {
+      LeaseChoice choice;
+      choice.epoch = l.epoch;
+      if (l.chosen_json) {
+        const json c = json::parse(*l.chosen_json, nullptr, false);
+        if (c.is_object()) choice.estimated_hours = c.value("estimated_hours", 1.0);
+      }
+      it->second = choice;
+    }
+    auto& until = busy_until[l.worker_id];
+    until = std::max(until, now + static_cast<int64_t>(it->second.estimated_hours *
+                                                       (1.0 - done_fraction(l.progress_json)) * 3.6e6));  // hours -> ms
+  }
+  std::erase_if(lease_choices_, [&leased](const auto& entry) { return !leased.count(entry.first); });
+  scheduler::LocalCapacity capacity;
+  for (const auto& w : *workers) {
+    if (w.state != "active") continue;
+    auto cached = worker_pools_.find(w.id);
+    if (cached == worker_pools_.end()) {
+      std::optional<scheduler::Worker> parsed;
+      auto caps = jobs::capabilities_from_json(json::parse(w.capabilities_json, nullptr, false), "capabilities");
+      if (caps && !caps->instance) {  // readable, and not a cloud instance's worker
+        scheduler::Worker sw;
+        sw.id = std::to_string(w.id);
+        sw.gpu_model = worker_gpu_model(*caps);
+        sw.gpu_count = caps->gpus.empty() ? 1 : static_cast<int>(caps->gpus.size());
+        const int64_t mem_mb = caps->gpus.empty() ? caps->memory_mb : caps->gpus.front().memory_mb;
+        sw.gpu_memory_gb = mem_mb > 0 ? static_cast<double>(mem_mb) / 1024.0 : 1e6;  // 0: not reported
+        parsed = std::move(sw);
+      }
+      cached = worker_pools_.emplace(w.id, std::move(parsed)).first;
+    }
+    if (!cached->second) continue;
+    scheduler::Worker sw = *cached->second;
+    if (auto it = busy_until.find(w.id); it != busy_until.end()) {
+      sw.busy = true;
+      sw.busy_until_ms = it->second;
+    }
+    capacity.add_worker(std::move(sw));
+  }
+  return capacity;
+}
+
+Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow& row, const train::JobSpec& spec,
+                                                            int64_t now_ms, const scheduler::PlacementContext& ctx,
+                                                            const scheduler::LocalCapacity& capacity) {
+  const train::ModelStats stats = train::model_stats(spec);
+  scheduler::Job job = scheduler::job_from_spec(std::to_string(row.id), spec, stats, row.created_ms);
+  const double done = done_fraction(row.progress_json);
+  const double remaining = std::max(1.0 - done, 0.001);
+  job.workload.training_flops *= remaining;
+
+  std::vector<Candidate> table;
+  // "any" in a spec means any worker, CPU-only ones included (docs/api.md): GPUs are tried first
+  // and a CPU is chosen only when no GPU option fits.
+  auto run = [&](scheduler::Job& j) {
+    auto d = scheduler::place(j, ctx, capacity, now_ms, &table);
+    if (d.outcome == Outcome::unplaceable && spec.resources.gpu == "any" && j.gpu == "any") {
+      j.gpu = "cpu";
+      d = scheduler::place(j, ctx, capacity, now_ms, &table);
+    }
+    return d;
+  };
+  auto d = run(job);
+
+  // Spot deadline policy, asked again at every interruption (a requeued job with a deadline).
+  json policy_note = nullptr;
+  if (job.deadline_hours && row.recoveries > 0 && d.outcome == Outcome::launch_spot) {
+    double total_hours = 0;  // the whole job's compute on the fastest fitting on-demand option
+    for (const auto& c : table)
+      if (c.kind == OptionKind::on_demand &&
+          (c.rejection == scheduler::Rejection::none || c.rejection == scheduler::Rejection::price_cap))
+        total_hours = total_hours == 0 ? c.estimated_hours : std::min(total_hours, c.estimated_hours);
+    if (total_hours <= 0) total_hours = d.choice.estimated_hours;
+    total_hours /= remaining;
+    const scheduler::ProgressState s = deadlines_.progress(row.created_ms, now_ms, *job.deadline_hours, total_hours,
+                                                           done, scheduler::Capacity::none);
+    const scheduler::Capacity next = deadlines_.at_requeue(row.id, s);
+    policy_note = {{"policy", deadlines_.policy_name()}, {"decision", scheduler::to_string(next)},
+                   {"elapsed_hours", s.elapsed_hours}, {"remaining_compute_hours", s.remaining_compute()},
+                   {"remaining_hours", s.remaining_time()}};
+    if (next == scheduler::Capacity::on_demand) {
+      job.spot = train::SpotMode::never;
+      d = run(job);
+    }
+  }
+
+  Decision out;
+  out.placed = d.outcome != Outcome::unplaceable;
+  out.placement = scheduler::placement_json(d, table, job, ctx, capacity,
+                                            scheduler::PlacementDocumentInfo{settings_.cloud_provider, now_ms, remaining});
+  if (!policy_note.is_null()) {
+    if (policy_note["decision"] == "on_demand")
+      out.placement["reason"] = out.placement["reason"].get<std::string>() + "; the " + deadlines_.policy_name() +
+                                " deadline policy moved it to on-demand";
+    out.placement["deadline_policy"] = std::move(policy_note);
+  }
+  return out;
+}
+
+Expected<json> PlacementPasses::quote(std::string_view spec_json) {
+  auto spec = train::parse_job_spec(spec_json);
+  if (!spec) return spec.error();
+  store::JobRow row;
+  row.created_ms = clock_.now_ms();
+  auto capacity = local_capacity();
+  if (!capacity) return capacity.error();
+  auto d = decide(row, *spec, row.created_ms, *context(nullptr), *capacity);
+  if (!d) return d.error();
+  return std::move(d->placement);
+}
+
+Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchanged) {
+  if (ids.empty()) return {};
+  // One read of the workers and their leases for the whole pass, not one per job.
+  auto capacity = local_capacity();
+  if (!capacity) return capacity.error();
+  uint64_t offers_generation = 0;
+  const auto ctx = context(&offers_generation);
+  // What an unplaceable job's fate depends on: the local pools that exist and the usable offers;
+  // calibration changes estimates, never whether anything can run a job. While these are
+  // unchanged, deciding such a job again gives the same answer, so a pass may skip it (a queue of
+  // thousands of jobs nothing can run would otherwise cost a decision and a write each, every pass).
+  std::string inputs = std::to_string(offers_generation) + ";";
+  for (const auto& pool : capacity->pools())
+    inputs += pool.gpu_model + "x" + std::to_string(pool.gpu_count) + ":" + std::to_string(pool.gpu_memory_gb) + ";";
+  // Decisions are queued as store changes a group at a time, so the writer commits each group in
+  // one transaction (one fsync for many) without filling its queue ahead of other writers (a
+  // submit waits behind at most one group).
+  constexpr size_t kGroup = 64;
+  struct Pending {
+    Mutex mu;
+    CondVar cv;
+    size_t left JOBCTL_GUARDED_BY(mu) = 0;
+    Status first_error JOBCTL_GUARDED_BY(mu);
+  };
+  auto pending = std::make_shared<Pending>();
+  // Waits for every queued decision's commit once `at_least` are queued.
+  auto wait_for_group = [&pending](size_t at_least) {
+    MutexLock lock(pending->mu);
+    if (pending->left < at_least) return;
+    while (pending->left > 0) pending->cv.wait(pending->mu);
+  };
+  Status result;
+  for (int64_t job_id : ids) {
+    auto found = store_.get_job(job_id);
+    if (!found) {
+      keep_first(result, job_id, found.error());
+      continue;
+    }
+    if (!*found || (*found)->state != store::JobState::queued) {
+      unplaceable_inputs_.erase(job_id);
+      continue;
+    }
+    if (skip_unchanged) {
+      auto it = unplaceable_inputs_.find(job_id);
+      if (it != unplaceable_inputs_.end() && it->second == inputs) continue;
+    }
+    const store::JobRow row = std::move(**found);
+    auto spec = train::parse_job_spec(row.spec_json);
+    if (!spec) {
+      keep_first(result, job_id, spec.error());
+      continue;
+    }
+    const int64_t now = clock_.now_ms();
+    const auto started = std::chrono::steady_clock::now();  // a duration for the metric, not a time
+    auto d = decide(row, *spec, now, *ctx, *capacity);
+    {
+      MutexLock lock(observers_mu_);
+      if (decision_observer_)
+        decision_observer_(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    }
+    if (!d) {
+      keep_first(result, job_id, d.error());
+      continue;
+    }
+    const bool placed = d->placed;
+    if (placed) unplaceable_inputs_.erase(job_id);
+    else unplaceable_inputs_[job_id] = inputs;
+    std::string text = d->placement.dump();
+    std::optional<std::string> chosen;
+    json detail = {{"reason", d->placement["reason"]}};
+    if (placed) {
+      const json& c = d->placement["chosen"];
+      chosen = c.dump();
+      detail["option"] = c["option"];
+      detail["gpu"] = c["gpu"];
+      detail["usd_per_hour"] = c["usd_per_hour"];
+      detail["estimated_cost_usd"] = c["estimated_cost_usd"];
+      if (!c["instance_type"].is_null()) detail["instance_type"] = c["instance_type"];
+    }
+    auto change = [this, job_id, placed, text = std::move(text), chosen = std::move(chosen), detail, now,
+                   expected_updated = row.updated_ms](WriteTxn& txn) -> Status {
+      auto cur = txn.job(job_id);
+      if (!cur) return cur.error();
+      // Changed meanwhile (cancelled, leased by a FIFO matcher): this decision is stale.
+      if (!*cur || (*cur)->state != store::JobState::queued || (*cur)->updated_ms != expected_updated) return {};
+      store::JobRow job = std::move(**cur);
+      std::string previous_reason;
+      if (job.placement_json) {
+        const json p = json::parse(*job.placement_json, nullptr, false);
+        if (p.is_object()) previous_reason = p.value("reason", "");
+      }
+      job.chosen_json = chosen;
+      if (auto st = txn.put_placement(job.id, text); !st) return st;
+      if (placed) {
+        job.worker_id.reset();
+        if (auto st = jobs::transition_job(txn, job, store::JobState::placed, "placed", detail, now); !st) return st;
+        jobs::QueuedJob q{job.id, job.priority, job.created_ms, job.resource_gpu, job.resource_gpus, {}, {}, {}};
+        jobs::set_placement_fields(job, q);
+        txn.on_commit([this, q] {
+          jobs_.job_placed(q);
+          if (q.placement_option != "spot" && q.placement_option != "on_demand") return;
+          MutexLock lock(observers_mu_);
+          if (cloud_placed_observer_) cloud_placed_observer_(q.id);
+        });
+        return {};
+      }
+      if (auto st = txn.update_job(job); !st) return st;  // state unchanged; the document refreshed
+      if (previous_reason != detail["reason"].get<std::string>())
+        return jobs::note_job_event(txn, job.id, "unplaceable", detail, now);
+      return {};
+    };
+    {
+      MutexLock lock(pending->mu);
+      ++pending->left;
+    }
+    store_.write_async(std::move(change), [pending, job_id](Status st) {
+      MutexLock lock(pending->mu);
+      if (!st && pending->first_error)
+        pending->first_error = make_error(st.error().code, "job " + std::to_string(job_id) + ": " + st.error().message);
+      if (--pending->left == 0) pending->cv.signal_all();
+    });
+    wait_for_group(kGroup);
+  }
+  wait_for_group(0);
+  MutexLock lock(pending->mu);
+  if (!pending->first_error && result) result = pending->first_error;
+  return result;
+}
+
+}  // namespace jobctl::daemon::placement

@@ -1,0 +1,117 @@
+#include "daemon/placement/spot_deadlines.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/jobs/job_transition.h"
+#include "daemon/placement/job_progress.h"
+#include "train/spec/job_spec.h"
+
+namespace jobctl::daemon::placement {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr double kHourMs = 3.6e6;
+
+bool chosen_spot(const std::optional<std::string>& chosen_json) {
+  if (!chosen_json) return false;
+  const json c = json::parse(*chosen_json, nullptr, false);
+  return c.is_object() && c.value("option", "") == "spot";
+}
+
+}  // namespace
+
+SpotDeadlines::SpotDeadlines(store::Store& store, const Clock& clock, SpotDeadlineSettings settings)
+    : store_(store), clock_(clock), settings_(std::move(settings)) {}
+
+scheduler::ProgressState SpotDeadlines::progress(int64_t created_ms, int64_t now_ms, double deadline_hours,
+                                                 double total_hours, double done,
+                                                 scheduler::Capacity current) const {
+  scheduler::ProgressState s;
+  s.elapsed_hours = static_cast<double>(now_ms - created_ms) / kHourMs;
+  s.deadline_hours = deadline_hours;
+  s.total_compute_hours = total_hours;
+  s.done_compute_hours = total_hours * done;
+  s.changeover_hours = settings_.changeover_hours;
+  s.decision_period_hours = settings_.decision_period_s / 3600.0;
+  s.current = current;
+  s.spot_available = true;
+  // A requeued job (current == none) holds no local slot: the policy weighs spot vs on-demand.
+  s.local_available = false;
+  return s;
+}
+
+scheduler::DeadlinePolicy& SpotDeadlines::policy_locked(int64_t job_id) {
+  auto& policy = policies_[job_id];
+  if (!policy) policy = scheduler::make_deadline_policy(settings_.policy);
+  return *policy;
+}
+
+scheduler::Capacity SpotDeadlines::at_requeue(int64_t job_id, const scheduler::ProgressState& state) {
+  MutexLock lock(mu_);
+  return policy_locked(job_id).decide(state);
+}
+
+Status SpotDeadlines::check_running() {
+  auto leases = store_.lease_summaries();
+  if (!leases) return leases.error();
+  const int64_t now = clock_.now_ms();
+  // Only running jobs on spot (the lease's small chosen row says which) need their row read.
+  std::vector<int64_t> spot_jobs;
+  {
+    MutexLock lock(mu_);
+    std::map<int64_t, std::pair<int64_t, bool>> seen;
+    for (const auto& l : *leases) {
+      auto it = lease_spot_.find(l.job_id);
+      const bool spot = it != lease_spot_.end() && it->second.first == l.epoch ? it->second.second
+                                                                               : chosen_spot(l.chosen_json);
+      seen.emplace(l.job_id, std::make_pair(l.epoch, spot));
+      if (spot && l.progress_json && !flagged_.count(l.job_id)) spot_jobs.push_back(l.job_id);
+    }
+    lease_spot_ = std::move(seen);  // ended leases leave
+  }
+  Status result;
+  for (int64_t id : spot_jobs) {
+    auto row = store_.get_job(id);
+    if (!row) {
+      if (result) result = make_error(row.error().code, "job " + std::to_string(id) + ": " + row.error().message);
+      continue;
+    }
+    if (!*row || (*row)->state != store::JobState::running || !(*row)->placement_json) continue;
+    const json p = json::parse(*(*row)->placement_json, nullptr, false);
+    if (!p.is_object() || !p["chosen"].is_object() || p["chosen"].value("option", "") != "spot") continue;
+    auto spec = train::parse_job_spec((*row)->spec_json);
+    if (!spec || !spec->placement.deadline_hours) continue;
+    const double done = done_fraction((*row)->progress_json);
+    const double remaining_at_placement = p.value("remaining_fraction", 1.0);
+    const double total = p["chosen"].value("estimated_hours", 0.0) / std::max(remaining_at_placement, 0.001);
+    const scheduler::ProgressState s =
+        progress((*row)->created_ms, now, *spec->placement.deadline_hours, total, done, scheduler::Capacity::spot);
+    {
+      MutexLock lock(mu_);
+      if (flagged_.count(id) || policy_locked(id).decide(s) != scheduler::Capacity::on_demand) continue;
+    }
+    const json detail = {{"policy", settings_.policy},
+                         {"decision", "on_demand"},
+                         {"remaining_compute_hours", s.remaining_compute()},
+                         {"remaining_hours", s.remaining_time()},
+                         {"action", "the job moves to on-demand at its next interruption"}};
+    Status st = store_.write([id, detail, now](store::WriteTxn& txn) {
+      return jobs::note_job_event(txn, id, "deadline_policy", detail, now);
+    });
+    if (!st) {
+      if (result) result = make_error(st.error().code, "job " + std::to_string(id) + ": " + st.error().message);
+      continue;  // not flagged: the next check writes it
+    }
+    MutexLock lock(mu_);
+    flagged_.insert(id);
+  }
+  return result;
+}
+
+}  // namespace jobctl::daemon::placement

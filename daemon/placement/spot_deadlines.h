@@ -1,0 +1,63 @@
+// The spot deadline policy in the daemon (docs/cost-model.md, "Spot and deadlines at runtime"):
+// one scheduler::DeadlinePolicy object per job with a deadline (placement.deadline_policy; the
+// object keeps the job's state, e.g. "committed to on-demand"), asked
+//   - by a placement pass, when a job with a deadline that was interrupted would go to spot again
+//     (at_requeue): on-demand means spot is ruled out for that placement;
+//   - for every running spot job with a deadline, at every re-evaluation (check_running): when
+//     the policy's safety net fires, a `deadline_policy` event records it once, and the job's
+//     next placement (after its interruption) is on demand. The daemon does not stop a running
+//     spot job on its own.
+//
+// Ownership and thread safety: borrows the store and the clock (both outlive it); every method
+// is safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "base/clock.h"
+#include "base/expected.h"
+#include "base/mutex.h"
+#include "daemon/store/store.h"
+#include "scheduler/deadline_policy.h"
+
+namespace jobctl::daemon::placement {
+
+struct SpotDeadlineSettings {
+  std::string policy = "up";    // scheduler::make_deadline_policy name
+  double changeover_hours = 0;  // placement.provision_hours: a new instance's time to be useful
+  int decision_period_s = 10;   // placement.reevaluate_s: how often the policy is asked again
+};
+
+class SpotDeadlines {
+ public:
+  SpotDeadlines(store::Store& store, const Clock& clock, SpotDeadlineSettings settings);
+
+  // Where a deadline job stands for the policy: `total_hours` of compute of which the fraction
+  // `done` is done, running on `current` (none: requeued, holding no capacity).
+  scheduler::ProgressState progress(int64_t created_ms, int64_t now_ms, double deadline_hours, double total_hours,
+                                    double done, scheduler::Capacity current) const;
+  // The policy's answer for a requeued job that would run on spot (see the header).
+  scheduler::Capacity at_requeue(int64_t job_id, const scheduler::ProgressState& state) JOBCTL_EXCLUDES(mu_);
+  // Checks every running spot job with a deadline (see the header). Errors: the store's (a job
+  // whose check failed is checked again next time).
+  Status check_running() JOBCTL_EXCLUDES(mu_);
+  const std::string& policy_name() const { return settings_.policy; }
+
+ private:
+  scheduler::DeadlinePolicy& policy_locked(int64_t job_id) JOBCTL_REQUIRES(mu_);
+
+  store::Store& store_;
+  const Clock& clock_;
+  const SpotDeadlineSettings settings_;
+  Mutex mu_;
+  std::map<int64_t, std::unique_ptr<scheduler::DeadlinePolicy>> policies_ JOBCTL_GUARDED_BY(mu_);  // by job
+  std::set<int64_t> flagged_ JOBCTL_GUARDED_BY(mu_);  // jobs whose `deadline_policy` event is written
+  // Whether a lease runs on spot, by job: (epoch, spot), read once per lease from its chosen row.
+  std::map<int64_t, std::pair<int64_t, bool>> lease_spot_ JOBCTL_GUARDED_BY(mu_);
+};
+
+}  // namespace jobctl::daemon::placement
