@@ -18,8 +18,6 @@ const char* option_name(OptionKind k) {
   return "local";
 }
 
-}  // namespace
-
 json candidate_json(const Candidate& c, const Job& job, const PlacementContext& ctx, const LocalCapacity& capacity,
                     const PlacementDocumentInfo& info) {
   json r;
@@ -56,6 +54,8 @@ json candidate_json(const Candidate& c, const Job& job, const PlacementContext& 
   }
   return r;
 }
+
+}  // namespace
 
 json placement_json(const PlacementDecision& d, const std::vector<Candidate>& table, const Job& job,
                     const PlacementContext& ctx, const LocalCapacity& capacity, const PlacementDocumentInfo& info) {

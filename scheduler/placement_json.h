@@ -23,12 +23,9 @@ struct PlacementDocumentInfo {
   double remaining_fraction = 1;  // the part of the job's work the estimates are for
 };
 
-// One row of the candidate table ("option": local | on_demand | spot, "label", where, price,
-// estimates, "chosen", and for a rejected row "rejection" and "rejected").
-nlohmann::json candidate_json(const Candidate& c, const Job& job, const PlacementContext& ctx,
-                              const LocalCapacity& capacity, const PlacementDocumentInfo& info);
-
-// The whole document: "chosen" (the chosen row without its "chosen" flag, or null), "candidates",
+// The whole document: "chosen" (the chosen row without its "chosen" flag, or null), "candidates"
+// (one row per candidate: "option": local | on_demand | spot, "label", where, price, estimates,
+// "chosen", and for a rejected row "rejection" and "rejected"),
 // "reason", "decided_ms", "outcome", "reason_code", "deadline_left_hours", "remaining_fraction",
 // "considered", "fitting", "meeting_deadline" and "deadline_policy" (null here: the daemon fills
 // it when a deadline policy took part).

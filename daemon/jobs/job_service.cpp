@@ -72,7 +72,7 @@ Status JobService::start() {
     return st;
   auto queued = store_.queued_jobs();
   if (!queued) return queued.error();
-  auto placed = store_.placed_waiting_jobs();  // placed, not leased yet (placement_service.h)
+  auto placed = store_.placed_waiting_jobs();  // placed, not leased yet (placement_passes.h)
   if (!placed) return placed.error();
   MutexLock lock(mu_);
   for (const auto& q : *queued) queue_.insert(q);

@@ -126,7 +126,9 @@ class JobService {
   }
   // Placement hooks (placement_service.h), set before serving: told the id of every job
   // that enters the queue unplaced (submit, requeue), and every heartbeat's progress (runtime
-  // calibration). Both must be quick and must not call back into the service synchronously.
+  // calibration). Both run on the store's writer thread (commit hooks, heartbeat completions):
+  // they must be quick, must not block on the store (no reads, no blocking writes) and must not
+  // call back into the service synchronously — record, and let another thread do the work.
   void set_queued_observer(std::function<void(int64_t job_id)> observer) {
     queued_observer_ = std::move(observer);
   }

@@ -77,7 +77,7 @@ Status apply_placement_config(const json& doc, PlacementSettings& s) {
   if (auto it = doc.find("placement"); it != doc.end()) {
     const json& p = *it;
     if (auto st = only(p, {"enabled", "cloud_provider", "clouds", "provision_hours",
-                           "spot_interruptions_per_hour", "reevaluate_s", "ledger_accrual_s", "deadline_policy"},
+                           "spot_interruptions_per_hour", "reevaluate_s", "deadline_policy"},
                        "placement");
         !st)
       return st;
@@ -87,7 +87,6 @@ Status apply_placement_config(const json& doc, PlacementSettings& s) {
     if (auto st = read_number(p, "spot_interruptions_per_hour", "placement", s.spot_interruptions_per_hour); !st)
       return st;
     if (auto st = read_string(p, "deadline_policy", "placement", s.deadline_policy); !st) return st;
-    if (auto st = config_fields::read_int(p, "ledger_accrual_s", "placement", s.ledger_accrual_s); !st) return st;
     if (auto st = config_fields::read_int(p, "reevaluate_s", "placement", s.reevaluate_s); !st) return st;
     if (auto c = p.find("clouds"); c != p.end()) {
       if (!c->is_array()) return bad("placement.clouds", "must be an array of cloud names");
@@ -116,8 +115,6 @@ Status validate(const PlacementSettings& s) {
   if (!(s.spot_interruptions_per_hour >= 0 && s.spot_interruptions_per_hour <= 100))
     return bad("placement.spot_interruptions_per_hour", "must be between 0 and 100");
   if (s.reevaluate_s < 1 || s.reevaluate_s > 86400) return bad("placement.reevaluate_s", "must be between 1 and 86400");
-  if (s.ledger_accrual_s < 1 || s.ledger_accrual_s > 86400)
-    return bad("placement.ledger_accrual_s", "must be between 1 and 86400");
   if (!scheduler::make_deadline_policy(s.deadline_policy))
     return bad("placement.deadline_policy", "names no deadline policy (up, greedy, on-demand, local-first, adaptive)");
   return {};

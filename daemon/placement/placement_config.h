@@ -9,7 +9,7 @@
 //            "default_electricity_usd_per_kwh": 0.15}
 //   "placement": {"enabled": true, "cloud_provider": "" | "sim" | "exec", "clouds": ["aws"],
 //                 "provision_hours": 0.05, "spot_interruptions_per_hour": 0.1,
-//                 "reevaluate_s": 10, "ledger_accrual_s": 60, "deadline_policy": "up"}
+//                 "reevaluate_s": 10, "deadline_policy": "up"}
 //
 // Thread safety: plain values and pure functions.
 #pragma once
@@ -46,7 +46,6 @@ struct PlacementSettings {
   double provision_hours = 0.05;
   double spot_interruptions_per_hour = 0.1;
   int reevaluate_s = 10;               // queued re-placement, deadline checks
-  int ledger_accrual_s = 60;           // how often open local leases are accrued to the ledger
   std::string deadline_policy = "up";  // scheduler::make_deadline_policy name
   // Filled by the daemon at start: the folder `jobctl catalog update` writes (<data_dir>/catalog).
   std::string catalog_dir;

@@ -67,7 +67,6 @@ class PlacementService {
   }
   std::vector<cost::Offer> offers() const { return offers_.all(); }
   std::vector<cost::Calibration> calibrations() const { return calibration_.calibrations(); }
-  const PlacementSettings& settings() const { return settings_; }
 
   // Observers, which may be set at any time; each must be quick. The wake observer is told when
   // work was recorded for the placement thread (e.g. to wake the ticker that calls tick()); the

@@ -78,7 +78,7 @@ struct QueuedJobRow {
   int64_t created_ms = 0;
   std::string resource_gpu;
   int resource_gpus = 1;
-  // Cost-based placement (daemon/placement/placement_service.h). Empty option: not placed
+  // Cost-based placement (daemon/placement/placement_passes.h). Empty option: not placed
   // yet (a matcher without placement ignores these fields).
   std::string placement_option;         // "" | "local" | "on_demand" | "spot"
   std::string placement_gpu;            // local: the chosen pool's GPU model ("cpu", "V100")

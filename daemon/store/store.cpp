@@ -522,17 +522,6 @@ Expected<std::vector<JobRow>> Store::list_jobs(const JobQuery& q) {
   return out;
 }
 
-Expected<int64_t> Store::count_workers() {
-  auto r = reader();
-  if (!r) return r.error();
-  auto p = (**r).prepare("SELECT COUNT(*) FROM workers");
-  if (!p) return p.error();
-  StatementUse s(*p);
-  auto row = s->step();
-  if (!row) return row.error();
-  return s->column_int64(0);
-}
-
 Expected<std::vector<WorkerRow>> Store::list_workers() {
   auto r = reader();
   if (!r) return r.error();

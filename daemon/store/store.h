@@ -182,7 +182,6 @@ class Store {
   Expected<std::vector<JobRow>> list_jobs(const JobQuery& q);
   Expected<std::vector<QueuedJobRow>> queued_jobs();
   Expected<std::vector<WorkerRow>> list_workers();
-  Expected<int64_t> count_workers();
   Expected<std::optional<WorkerRow>> get_worker(int64_t id);
   // Every job in placed or running with a worker: the lease and what placement chose, no spec.
   Expected<std::vector<LeaseSummary>> lease_summaries();
