@@ -1,7 +1,7 @@
 // `jobctl simulate` and `jobctl report breakeven`: the cost model from the command line, with no
 // daemon. (quote, catalog and report spend talk to jobctld and join this file when it exists.)
 //
-//   jobctl simulate --trace FILE --policy up|greedy|on-demand|local-first|adaptive|all[,...]
+//   jobctl simulate --trace FILE --policy up|greedy|on-demand|local-first|adaptive|optimal|all[,...]
 //                   --compute-hours H --deadline-hours D [--changeover-hours d] [--spot-price S]
 //                   --on-demand-price P [--start-hours T] [--spot-price-from-trace]
 //                   [--local-trace FILE --local-price L] [--timeline] [-o table|json|csv]
@@ -45,6 +45,7 @@
 #include "client/api_client.h"
 #include "client/http_client.h"
 #include "scheduler/deadline_policy.h"
+#include "scheduler/optimal_policy.h"
 #include "scheduler/simulation_json.h"
 #include "scheduler/spot_simulator.h"
 #include "scheduler/spot_trace.h"
@@ -146,10 +147,13 @@ void run_simulate(CliContext& ctx, const SimulateArgs& a) {
       if (name == "all") {
         for (auto n : scheduler::deadline_policy_names())
           if (n != "local-first" || !a.local_trace.empty()) policies.emplace_back(n);
-      } else if (!scheduler::make_deadline_policy(name)) {
+        if (a.local_trace.empty()) policies.emplace_back("optimal");
+      } else if (name == "optimal" && !a.local_trace.empty()) {
+        fail(ctx, "--policy optimal: plans spot and on-demand only; it takes no --local-trace");
+      } else if (name != "optimal" && !scheduler::make_deadline_policy(name)) {
         std::string known;
         for (auto n : scheduler::deadline_policy_names()) known += (known.empty() ? "" : ", ") + std::string(n);
-        fail(ctx, "--policy: unknown policy '" + name + "' (one of: " + known + ", all)");
+        fail(ctx, "--policy: unknown policy '" + name + "' (one of: " + known + ", optimal, all)");
       } else {
         policies.push_back(name);
       }
@@ -186,7 +190,14 @@ void run_simulate(CliContext& ctx, const SimulateArgs& a) {
 
   std::vector<scheduler::SimulationResult> results;
   for (const auto& name : policies) {
-    auto policy = scheduler::make_deadline_policy(name);
+    std::unique_ptr<scheduler::DeadlinePolicy> policy;
+    if (name == "optimal") {
+      auto optimal = scheduler::make_optimal_policy(*trace, c);
+      if (!optimal) fail(ctx, flag_for_field(optimal.error().field) + ": " + optimal.error().message);
+      policy = std::move(*optimal);
+    } else {
+      policy = scheduler::make_deadline_policy(name);
+    }
     auto r = scheduler::simulate(*trace, c, *policy, local ? &*local : nullptr);
     if (!r) fail(ctx, flag_for_field(r.error().field) + ": " + r.error().message);
     results.push_back(std::move(*r));
@@ -559,7 +570,8 @@ void add_cost_commands(CLI::App& app, CliContext& ctx) {
     auto* sim = app.add_subcommand("simulate", "Replay a spot trace under a deadline policy (no daemon needed)");
     sim->add_option("--trace", args->trace, "spot trace JSON (skypilot-org/spot-traces format)")->required();
     sim->add_option("--policy", args->policy,
-                    "up, greedy, on-demand, local-first, adaptive, or all; several separated by commas")
+                    "up, greedy, on-demand, local-first, adaptive, optimal (the omniscient bound: knows the "
+                    "whole trace), or all; several separated by commas")
         ->required();
     sim->add_option("--compute-hours", args->compute_hours, "hours of compute the job needs (C0)")->required();
     sim->add_option("--deadline-hours", args->deadline_hours, "deadline, hours after the start (R0)")->required();

@@ -49,7 +49,7 @@ Capacity DeadlinePolicy::decide(const ProgressState& s) {
   if (committed_) return Capacity::on_demand;
   if (c == Capacity::spot && !s.spot_available) c = Capacity::none;
   if (c == Capacity::local && !s.local_available) c = Capacity::none;
-  if (c != Capacity::on_demand && !can_defer_on_demand(s, c)) {
+  if (guarded() && c != Capacity::on_demand && !can_defer_on_demand(s, c)) {
     committed_ = true;
     return Capacity::on_demand;
   }

@@ -15,13 +15,15 @@
 //   "greedy"     spot whenever available, otherwise wait; the same safety net.
 //   "on-demand"  always on-demand.
 //   "local-first" an owned GPU whenever one is free, otherwise on-demand (never spot).
+//   "optimal"    the omniscient bound (optimal_policy.h): knows the whole trace, so it is made for
+//                one trace and job by make_optimal_policy, not by name here.
 //   "adaptive"   jobctl's policy (adaptive_progress.h): Uniform Progress with the line's slope
 //                replaced by the spot availability observed so far, no return from on-demand to
 //                spot until spot has stayed up for a while, and an exact per-period safety net.
 //
-// Every policy is wrapped by the same last-resort guard: if running on anything but on-demand for
-// one more decision period could make the deadline unreachable even by switching to on-demand
-// afterwards (worst case: the spot instance is reclaimed at the end of the period), the job moves
+// Every policy but the omniscient one is wrapped by the same last-resort guard: if running on
+// anything but on-demand for one more decision period could make the deadline unreachable even by
+// switching to on-demand afterwards (worst case: the spot instance is reclaimed at the end of the period), the job moves
 // to on-demand for good. With the paper's figures (d = 0.3 h, periods of seconds) the 2d safety
 // net of UP and greedy always fires first, so the guard changes nothing there; it matters when the
 // daemon's period is longer than d.
@@ -78,6 +80,8 @@ class DeadlinePolicy {
   virtual Capacity choose(const ProgressState& s) = 0;
   // For policies with their own safety net.
   void commit_to_on_demand() { committed_ = true; }
+  // Whether the last-resort guard applies: false only for a policy that knows the future.
+  virtual bool guarded() const { return true; }
 
  private:
   bool committed_ = false;

@@ -5,9 +5,7 @@
 
 namespace jobctl::scheduler {
 
-namespace {
-
-Status validate(const SpotTrace& spot, const SimulationConfig& c) {
+Status validate_simulation(const SpotTrace& spot, const SimulationConfig& c) {
   auto bad = [](std::string field, std::string msg) {
     return Status(make_error(ErrorCode::invalid_argument, std::move(msg), std::move(field)));
   };
@@ -33,11 +31,9 @@ Status validate(const SpotTrace& spot, const SimulationConfig& c) {
   return ok_status();
 }
 
-}  // namespace
-
 Expected<SimulationResult> simulate(const SpotTrace& spot, const SimulationConfig& c, DeadlinePolicy& policy,
                                     const SpotTrace* local) {
-  if (auto st = validate(spot, c); !st) return st.error();
+  if (auto st = validate_simulation(spot, c); !st) return st.error();
   if (local && (local->available.empty() || !(local->gap_seconds > 0)))
     return make_error(ErrorCode::invalid_argument, "the local-availability trace is empty", "local_trace");
 

@@ -68,9 +68,13 @@ struct SimulationResult {
   std::vector<SimulationSegment> segments;
 };
 
-// Errors ("invalid_argument", naming the field): non-positive compute, deadline or on-demand
+// Whether simulate() can run this config on this trace. Errors ("invalid_argument", naming the
+// field): non-positive compute, deadline or on-demand
 // price; negative changeover or spot price; a start outside the trace; a deadline shorter than
 // compute + changeover (nothing could meet it).
+[[nodiscard]] Status validate_simulation(const SpotTrace& spot, const SimulationConfig& config);
+
+// Runs the job; errors: validate_simulation's.
 [[nodiscard]] Expected<SimulationResult> simulate(const SpotTrace& spot, const SimulationConfig& config,
                                                   DeadlinePolicy& policy, const SpotTrace* local = nullptr);
 

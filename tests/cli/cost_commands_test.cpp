@@ -94,7 +94,27 @@ TEST_F(CostCommands, SimulateSeveralPoliciesTableAndCsv) {
   auto csv = jobctl(base);
   ASSERT_EQ(csv.code, 0) << csv.err;
   EXPECT_EQ(csv.out.rfind("policy,cost_usd,on_demand_cost_usd,savings,deadline_met", 0), 0u) << csv.out;
-  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 5);  // header + 4 policies
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 6);  // header + 4 policies + optimal
+}
+
+TEST_F(CostCommands, SimulateOptimalWaitsOutTheOutage) {
+  // Spot is down at ticks 4 and 5 (0.5 h to 0.75 h). Knowing it, the optimum waits and then runs
+  // on spot without interruption: 0.25 h changeover + 1 h at $1 = $1.25 (greedy pays $1.50).
+  const auto trace = write("t.json", small_trace());
+  auto r = jobctl({"simulate", "--trace", trace, "--policy", "optimal", "--compute-hours", "1", "--deadline-hours",
+                   "3", "--changeover-hours", "0.25", "--spot-price", "1", "--on-demand-price", "4", "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["policy"], "optimal");
+  EXPECT_DOUBLE_EQ(j["cost_usd"].get<double>(), 1.25);
+  EXPECT_EQ(j["preemptions"], 0);
+  EXPECT_EQ(j["deadline_met"], true);
+  const auto local = write("local.json", small_trace());
+  auto with_local = jobctl({"simulate", "--trace", trace, "--policy", "optimal", "--compute-hours", "1",
+                            "--deadline-hours", "3", "--spot-price", "1", "--on-demand-price", "4", "--local-trace",
+                            local, "--local-price", "0.5"});
+  EXPECT_EQ(with_local.code, 2);
+  EXPECT_NE(with_local.err.find("--policy optimal"), std::string::npos) << with_local.err;
 }
 
 TEST_F(CostCommands, SimulateBadInput) {
