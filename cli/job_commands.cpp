@@ -297,6 +297,28 @@ void add_cancel(CLI::App& app, CliContext& ctx) {
   });
 }
 
+void add_move(CLI::App& app, CliContext& ctx) {
+  auto id = std::make_shared<std::string>();
+  auto to = std::make_shared<std::string>();
+  auto reason = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand(
+      "move", "move a running job: it checkpoints at once and is placed anew (on OPTION with --to)");
+  cmd->add_option("ID", *id, "job ID")->required();
+  cmd->add_option("--to", *to, "where it must go: local, on_demand or spot (default: wherever is cheapest)")
+      ->check(CLI::IsMember({"local", "on_demand", "spot"}));
+  cmd->add_option("--reason", *reason, "why, recorded in the job's events");
+  cmd->callback([id, to, reason, &ctx] {
+    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
+    json job = must(ctx, api.move_job(must(ctx, parse_id(*id)), *to, *reason));
+    if (json_output(ctx))
+      print_json(ctx, job);
+    else
+      *ctx.out << "job " << job["id"] << " will checkpoint and move"
+               << (to->empty() ? std::string(" to wherever is cheapest") : " to " + *to)
+               << " at its next heartbeat\n";
+  });
+}
+
 void add_logs(CLI::App& app, CliContext& ctx) {
   struct Opts {
     std::string id;
@@ -410,6 +432,7 @@ void add_job_commands(CLI::App& app, CliContext& ctx) {
   add_ls(app, ctx);
   add_show(app, ctx);
   add_cancel(app, ctx);
+  add_move(app, ctx);
   add_logs(app, ctx);
   add_workers(app, ctx);
   add_instances(app, ctx);

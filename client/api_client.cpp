@@ -65,6 +65,13 @@ Expected<json> ApiClient::cancel_job(int64_t id) {
   return call("POST", "/v1/jobs/" + std::to_string(id) + "/cancel", "{}");
 }
 
+Expected<json> ApiClient::move_job(int64_t id, const std::string& to, const std::string& reason) {
+  json body = json::object();
+  if (!to.empty()) body["to"] = to;
+  if (!reason.empty()) body["reason"] = reason;
+  return call("POST", "/v1/jobs/" + std::to_string(id) + "/move", body.dump());
+}
+
 Expected<json> ApiClient::list_workers() { return call("GET", "/v1/workers"); }
 
 Expected<json> ApiClient::list_instances() { return call("GET", "/v1/instances"); }

@@ -38,6 +38,9 @@ class ApiClient {
                                      const std::string& after);
   Expected<nlohmann::json> get_job(int64_t id);
   Expected<nlohmann::json> cancel_job(int64_t id);
+  // Asks a running job to checkpoint and be placed anew; `to` (local, on_demand, spot) and
+  // `reason` are left out when empty.
+  Expected<nlohmann::json> move_job(int64_t id, const std::string& to, const std::string& reason);
   Expected<nlohmann::json> list_workers();
   Expected<nlohmann::json> list_instances();
   Expected<nlohmann::json> health();

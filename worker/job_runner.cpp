@@ -250,7 +250,7 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
   TrainProgress progress;
   process::LineSplitter out_lines, err_lines;
   std::string err_tail;
-  enum class Stop { none, cancel, lost, release } stop = Stop::none;
+  enum class Stop { none, cancel, lost, release, move } stop = Stop::none;
   // When to escalate to SIGKILL (time_point::max(): not armed).
   Clock::time_point kill_at = Clock::time_point::max();
   const auto interval = std::chrono::milliseconds(std::max(100, options_.heartbeat_interval_ms));
@@ -352,6 +352,10 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
         if (r->value("cancel", false)) {
           log_ << "jobctl-worker: job " << lease.job_id << " was cancelled; stopping it\n";
           stop_trainer(Stop::cancel);
+        } else if (r->value("move", false)) {
+          // The same path as a spot notice: the trainer checkpoints at once, then the job is given back.
+          log_ << "jobctl-worker: job " << lease.job_id << " is to move; checkpointing and giving it back\n";
+          stop_trainer(Stop::move);
         }
       } else if (r.error().code == ErrorCode::stale_epoch || r.error().code == ErrorCode::not_found ||
                  r.error().code == ErrorCode::conflict) {
@@ -382,13 +386,16 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
       return RunOutcome::cancelled;
     case Stop::lost:
       return RunOutcome::lease_lost;
-    case Stop::release: {
+    case Stop::release:
+    case Stop::move: {
       // The emergency checkpoint must be stored before the job is given back.
       if (!uploader.drain(options_.kill_grace_ms))
         log_ << "jobctl-worker: job " << lease.job_id << ": checkpoint upload still pending; giving the job back\n";
       const int64_t last_uploaded_step = uploader.last_uploaded_step();
       json body = lease_ref;
-      body["reason"] = std::string(stop_.reason()) + ": worker stopping; trainer " + status->describe() +
+      body["reason"] = (stop == Stop::move ? std::string("moved by jobctld")
+                                           : std::string(stop_.reason()) + ": worker stopping") +
+                       "; trainer " + status->describe() +
                        (last_uploaded_step >= 0 ? "; checkpoint at step " + std::to_string(last_uploaded_step) + " stored"
                                                 : "; no checkpoint stored");
       // The stop is why this report is sent: it must not end its retries.

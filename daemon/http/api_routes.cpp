@@ -115,6 +115,34 @@ void cancel_job(jobs::JobService& svc, const net::HttpRequest& req, const net::P
   });
 }
 
+// Body (optional): {"to": "local" | "on_demand" | "spot", "reason": "..."}.
+void move_job(jobs::JobService& svc, const net::HttpRequest& req, const net::PathParams& p, const net::Responder& respond) {
+  answer(respond, 202, [&]() -> Expected<json> {
+    auto id = path_id(p, "id");
+    if (!id) return id.error();
+    auto body = net::json_object_body(req, /*required=*/false);
+    if (!body) return body.error();
+    if (auto st = net::only_keys(*body, {"to", "reason"}); !st) return st.error();
+    jobs::MoveRequest move;
+    auto to = net::string_field(*body, "to", 40, std::string());
+    if (!to) return to.error();
+    if (!to->empty()) {
+      auto target = jobs::move_target_from_string(*to);
+      if (!target)
+        return make_error(ErrorCode::invalid_argument, "to must be local, on_demand or spot (got '" + *to + "')", "to");
+      move.target = *target;
+    }
+    auto reason = net::string_field(*body, "reason", 200, std::string());
+    if (!reason) return reason.error();
+    move.reason = std::move(*reason);
+    auto job = svc.request_move(*id, move);
+    if (!job) return job.error();
+    json out = job_summary_json(*job);
+    out["move"] = {{"to", jobs::to_string(move.target)}, {"reason", move.reason}};
+    return out;
+  });
+}
+
 // ---------------------------------------------------------------- workers
 
 void register_worker(jobs::JobService& svc, const net::HttpRequest& req, const net::Responder& respond) {
@@ -229,7 +257,8 @@ void heartbeat(jobs::JobService& svc, const net::HttpRequest& req, const net::Pa
   svc.heartbeat_async(*id, hb, [respond, on_progress = info.on_progress, job_id = *id,
                                 progress = hb.progress_json](Expected<jobs::HeartbeatReply> r) {
     if (!r) return respond(net::error_response(r.error()));
-    respond(net::json_response(200, json{{"cancel", r->cancel}, {"lease_expires_ms", r->lease_expires_ms}}));
+    respond(net::json_response(
+        200, json{{"cancel", r->cancel}, {"move", r->move}, {"lease_expires_ms", r->lease_expires_ms}}));
     if (on_progress && progress && !r->cancel) on_progress(job_id, *progress);
   });
 }
@@ -327,6 +356,7 @@ net::Router make_api_router(jobs::JobService& svc, ApiInfo info) {
   r.add("GET", "/v1/jobs", S(list_jobs));
   r.add("GET", "/v1/jobs/{id}", P(get_job));
   r.add("POST", "/v1/jobs/{id}/cancel", P(cancel_job));
+  r.add("POST", "/v1/jobs/{id}/move", P(move_job));
   r.add("POST", "/v1/workers/register", S(register_worker));
   r.add("GET", "/v1/workers", S(list_workers));
   r.add("POST", "/v1/workers/{id}/lease", P(lease));

@@ -182,6 +182,7 @@ Expected<JobRow> JobService::cancel_job(int64_t id) {
     if (auto st = transition_job(txn, job, JobState::cancelled, "cancelled", json{{"by", "user"}}, now); !st)
       return st.error();
     if (was_queued) txn.on_commit([this, id] { on_job_left_queue(id); });
+    txn.on_commit([this, id] { moves_.forget(id); });
     return job;
   });
 }
@@ -357,6 +358,7 @@ bool JobService::try_assign_locked(Waiter& waiter, Completions& later) {
 void JobService::on_lease_done(Waiter waiter, int64_t job_id, Status st,
                                const std::shared_ptr<LeaseGrant>& grant) {
   if (st) {
+    moves_.leased(job_id);
     waiter.done(std::optional<LeaseGrant>(*grant));
     return;
   }
@@ -426,7 +428,7 @@ void JobService::heartbeat_async(int64_t job_id, const HeartbeatReport& report,
     if (!*found) return job_not_found(job_id);
     JobRow job = std::move(**found);
     if (auto st = check_lease_holder(job, report.lease); !st) return st.error();
-    if (job.state == JobState::cancelled) return HeartbeatReply{true, 0};
+    if (job.state == JobState::cancelled) return HeartbeatReply{.cancel = true};
     if (auto st = require_leased_state(job); !st) return st.error();
     if (report.progress_json) job.progress_json = report.progress_json;
     job.lease_expires_ms = expires;
@@ -445,11 +447,12 @@ void JobService::heartbeat_async(int64_t job_id, const HeartbeatReport& report,
       (*w)->last_seen_ms = now;
       if (auto st = txn.update_worker(**w); !st) return st.error();
     }
-    return HeartbeatReply{false, expires};
+    return HeartbeatReply{.cancel = false, .move = false, .lease_expires_ms = expires};
   };
   store_.write_value_async<HeartbeatReply>(
       std::move(change),
       [this, job_id, report, done = std::move(done)](Expected<HeartbeatReply> reply) {
+        if (reply && !reply->cancel) reply->move = moves_.requested(job_id);
         if (reply && !reply->cancel && report.progress_json && heartbeat_observer_)
           heartbeat_observer_(job_id, report.lease.worker_id, *report.progress_json);  // calibration
         done(std::move(reply));
@@ -477,6 +480,7 @@ Expected<JobRow> JobService::complete(int64_t job_id, const CompletionReport& re
     if (auto st = end_lease_in(txn, job, now); !st) return st.error();
     if (auto st = transition_job(txn, job, JobState::succeeded, "succeeded", detail, now); !st)
       return st.error();
+    txn.on_commit([this, job_id] { moves_.forget(job_id); });
     return job;
   });
 }
@@ -502,6 +506,7 @@ Expected<JobRow> JobService::fail(int64_t job_id, const FailureReport& report) {
     if (auto st = end_lease_in(txn, job, now); !st) return st.error();
     if (auto st = transition_job(txn, job, JobState::failed, "failed", detail, now); !st)
       return st.error();
+    txn.on_commit([this, job_id] { moves_.forget(job_id); });
     return job;
   });
 }
@@ -534,6 +539,21 @@ Expected<JobRow> JobService::preempt(int64_t job_id, const PreemptionReport& rep
         detail["reason"] = report.reason;
         if (auto st = end_lease_in(txn, job, now); !st) return st.error();
         job.lease_expires_ms.reset();
+        // A move is asked for, not suffered: no recovery counted. The request is taken when
+        // the change commits (a failed change leaves it for the worker's retry).
+        if (moves_.requested(job_id)) {
+          if (auto st = transition_job(txn, job, JobState::preempted, "moved", detail, now); !st) return st.error();
+          job.worker_id.reset();
+          if (auto st = transition_job(txn, job, JobState::queued, "requeued",
+                                       json{{"recoveries", job.recoveries}, {"moved", true}}, now);
+              !st)
+            return st.error();
+          txn.on_commit([this, q = queued_from(job)] {
+            moves_.given_back(q.id);
+            on_job_queued(q);
+          });
+          return job;
+        }
         job.recoveries += 1;
         if (auto st = transition_job(txn, job, JobState::preempted, "preempted", detail, now); !st)
           return st.error();
@@ -553,6 +573,27 @@ Expected<JobRow> JobService::preempt(int64_t job_id, const PreemptionReport& rep
         txn.on_commit([this, q = queued_from(job)] { on_job_queued(q); });
         return job;
       });
+}
+
+Expected<JobRow> JobService::request_move(int64_t job_id, const MoveRequest& request) {
+  const int64_t now = clock_.now_ms();
+  auto asked = store_.write_value<JobRow>([job_id, request, now](WriteTxn& txn) -> Expected<JobRow> {
+    auto found = txn.job(job_id);
+    if (!found) return found.error();
+    if (!*found) return job_not_found(job_id);
+    const JobRow& job = **found;
+    if (!((job.state == JobState::placed || job.state == JobState::running) && job.worker_id))
+      return make_error(ErrorCode::conflict,
+                        job_ref(job_id) + " is " + std::string(to_string(job.state)) +
+                            (job.state == JobState::placed ? " but not yet leased" : "") +
+                            ": only a job a worker holds can move (a queued job is placed anew by itself)");
+    json detail{{"to", to_string(request.target)}, {"worker_id", *job.worker_id}, {"epoch", job.lease_epoch}};
+    if (!request.reason.empty()) detail["reason"] = request.reason;
+    if (auto st = note_job_event(txn, job_id, "move_requested", detail, now); !st) return st.error();
+    return job;
+  });
+  if (asked) moves_.request(job_id, request);
+  return asked;
 }
 
 // ------------------------------------------------------------------ housekeeping

@@ -32,6 +32,7 @@
 #include "base/mutex.h"
 #include "base/pass_log.h"
 #include "daemon/jobs/job_matcher.h"
+#include "daemon/jobs/job_moves.h"
 #include "daemon/jobs/job_queue.h"
 #include "daemon/jobs/lease_recorder.h"
 #include "daemon/jobs/protocol.h"
@@ -91,7 +92,15 @@ class JobService {
   Expected<JobRow> fail(int64_t job_id, const FailureReport& report);
   // The worker gives the job back (it is shutting down or its machine is being reclaimed): the
   // job goes running -> preempted -> queued and counts a recovery (or fails past the maximum).
+  // A job asked to move (request_move) goes running -> preempted -> queued with a `moved` event
+  // instead, and counts no recovery.
   Expected<JobRow> preempt(int64_t job_id, const PreemptionReport& report);
+  // Asks a placed or running job's worker to checkpoint and give the job back (job_moves.h): the
+  // next heartbeat reply says `move`. Records a `move_requested` event. Errors: not_found; conflict
+  // when the job is not leased (queued, placed on nothing yet, or ended).
+  Expected<JobRow> request_move(int64_t job_id, const MoveRequest& request);
+  // The option a moved job must be placed on (placement asks; anywhere when it was not moved).
+  MoveTarget move_target(int64_t job_id) const { return moves_.target(job_id); }
 
   // Housekeeping on the daemon's ticker: completes long-polls whose deadline has passed, and
   // (at most once a second) expires leases. A failed expiry pass is logged (set_log).
@@ -186,6 +195,8 @@ class JobService {
   std::function<void(int64_t)> queued_observer_;
   std::function<void(int64_t, int64_t, const std::string&)> heartbeat_observer_;
   std::function<void(int64_t)> worker_observer_;
+
+  JobMoves moves_;  // its own lock, never taken with mu_
 
   mutable Mutex mu_;
   JobQueue queue_ JOBCTL_GUARDED_BY(mu_);

@@ -21,6 +21,8 @@ Status JobService::lose_lease_in(WriteTxn& txn, store::JobRow job, const std::st
   if (auto st = end_lease_in(txn, job, now); !st) return st;
   job.lease_expires_ms.reset();
   job.recoveries += 1;
+  // A move asked of this lease cannot happen now: the job is placed anew as after any loss.
+  txn.on_commit([this, id = job.id] { moves_.forget(id); });
   // A job leased but never started counts too: its lease was lost all the same.
   if (auto st = transition_job(txn, job, JobState::preempted, "preempted", detail, now); !st) return st;
   if (job.recoveries > options_.max_recoveries) {

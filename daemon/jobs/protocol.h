@@ -88,6 +88,7 @@ struct HeartbeatReport {
 
 struct HeartbeatReply {
   bool cancel = false;                 // the job was cancelled: stop it
+  bool move = false;                   // the job is to move: checkpoint now and give it back
   int64_t lease_expires_ms = 0;
 };
 

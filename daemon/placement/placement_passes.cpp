@@ -171,6 +171,19 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
   const double done = done_fraction(row.progress_json);
   const double remaining = std::max(1.0 - done, 0.001);
   job.workload.training_flops *= remaining;
+  // A job moved to a named option is placed there only (daemon/jobs/job_moves.h).
+  switch (jobs_.move_target(row.id)) {
+    case jobs::MoveTarget::local: job.mode = train::PlacementMode::local; break;
+    case jobs::MoveTarget::on_demand:
+      job.mode = train::PlacementMode::cloud;
+      job.spot = train::SpotMode::never;
+      break;
+    case jobs::MoveTarget::spot:
+      job.mode = train::PlacementMode::cloud;
+      job.spot = train::SpotMode::always;
+      break;
+    case jobs::MoveTarget::anywhere: break;
+  }
 
   std::vector<Candidate> table;
   // "any" in a spec means any worker, CPU-only ones included (docs/api.md): GPUs are tried first

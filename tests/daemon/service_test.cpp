@@ -192,6 +192,64 @@ TEST(Preempt, TooManyRecoveriesFailTheJob) {
   EXPECT_EQ(f.svc->queued_count(), 0u);
 }
 
+TEST(Move, TheHeartbeatAsksTheGiveBackIsNoRecoveryAndTheTargetHoldsUntilTheNextLease) {
+  ServiceFixture f;
+  const int64_t job = f.submit();
+  const int64_t w = f.register_worker();
+  // Only a job a worker holds can move.
+  auto queued = f.svc->request_move(job, jobs::MoveRequest{jobs::MoveTarget::local, "x"});
+  ASSERT_FALSE(queued);
+  EXPECT_EQ(queued.error().code, ErrorCode::conflict);
+  ASSERT_TRUE(f.lease_now(w));
+  auto hb = f.svc->heartbeat(job, jobs::HeartbeatReport{{w, 1}, std::nullopt});
+  ASSERT_TRUE(hb);
+  EXPECT_FALSE(hb->move);
+  ASSERT_TRUE(f.svc->request_move(job, jobs::MoveRequest{jobs::MoveTarget::local, "owned GPU free"}));
+  EXPECT_EQ(f.svc->move_target(job), jobs::MoveTarget::anywhere) << "the target applies once the job is back";
+  hb = f.svc->heartbeat(job, jobs::HeartbeatReport{{w, 1}, std::nullopt});
+  ASSERT_TRUE(hb);
+  EXPECT_TRUE(hb->move);
+  auto back = f.svc->preempt(job, jobs::PreemptionReport{{w, 1}, "moved by jobctld"});
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->state, jobs::JobState::queued);
+  EXPECT_EQ(back->recoveries, 0);
+  EXPECT_EQ(f.svc->move_target(job), jobs::MoveTarget::local);
+  auto again = f.lease_now(w);
+  ASSERT_TRUE(again && *again);
+  EXPECT_EQ(f.svc->move_target(job), jobs::MoveTarget::anywhere);
+  hb = f.svc->heartbeat(job, jobs::HeartbeatReport{{w, 2}, std::nullopt});
+  ASSERT_TRUE(hb);
+  EXPECT_FALSE(hb->move) << "the move was done";
+  EXPECT_EQ(event_types(*f.svc, job),
+            (std::vector<std::string>{"submitted", "leased", "started", "move_requested", "moved", "requeued",
+                                      "leased", "started"}));
+  // A preemption without a move request is a recovery as before.
+  ASSERT_TRUE(f.svc->preempt(job, jobs::PreemptionReport{{w, 2}, "spot reclaim"}));
+  auto d = f.svc->get_job(job);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->job.recoveries, 1);
+}
+
+TEST(Move, AnExpiredLeaseForgetsThePendingMove) {
+  jobs::ServiceOptions o;
+  o.lease_timeout_s = 5;
+  ServiceFixture f(o);
+  const int64_t job = f.submit();
+  const int64_t w = f.register_worker();
+  ASSERT_TRUE(f.lease_now(w));
+  ASSERT_TRUE(f.svc->request_move(job, jobs::MoveRequest{jobs::MoveTarget::spot, ""}));
+  f.clock.advance_ms(6000);
+  auto expired = f.svc->expire_leases();
+  ASSERT_TRUE(expired);
+  EXPECT_EQ(*expired, 1);
+  const int64_t w2 = f.register_worker();
+  ASSERT_TRUE(f.lease_now(w2));
+  auto hb = f.svc->heartbeat(job, jobs::HeartbeatReport{{w2, 2}, std::nullopt});
+  ASSERT_TRUE(hb);
+  EXPECT_FALSE(hb->move) << "the new lease was never asked to move";
+  EXPECT_EQ(f.svc->move_target(job), jobs::MoveTarget::anywhere);
+}
+
 TEST(Cancel, QueuedRunningAndFinishedJobs) {
   ServiceFixture f;
   const int64_t queued = f.submit();

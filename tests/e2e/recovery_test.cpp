@@ -8,7 +8,10 @@
 //   - a corrupt newest stored checkpoint (bytes flipped in the daemon's blob file): the worker
 //     detects it on download and resumes from the previous one; still bit-exact;
 //   - kill -9 of jobctld mid-job and a restart on the same data dir and port: the worker keeps
-//     training, reconnects, and the job succeeds with nothing lost (no recovery needed).
+//     training, reconnects, and the job succeeds with nothing lost (no recovery needed);
+//   - a move asked through the API (POST /v1/jobs/{id}/move): the worker checkpoints at once on
+//     the heartbeat's word, gives the job back, and the job resumes bit-exactly, with no recovery
+//     counted.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -161,6 +164,67 @@ TEST_F(RecoveryTest, SigtermedWorkerCheckpointsAtOnceAndResumeIsBitExact) {
   EXPECT_TRUE(resumed_final == *reference_final_) << "final weights differ from the uninterrupted run";
   EXPECT_EQ(job["result"].value("final_checkpoint_crc32c", ""), reference_crc());
   b.stop(SIGTERM, 30s);
+}
+
+TEST_F(RecoveryTest, MovedJobCheckpointsAtOnceAndResumesBitExact) {
+  Daemon d(tmp_.file("data"));
+  ASSERT_FALSE(d.url().empty());
+  client::ApiClient api(d.url());
+  Process a(worker_argv(d.url(), "worker-a", tmp_.file("work-a")));
+  const int64_t id = submit(api, "moved");
+
+  // Only a job a worker holds can move; bad bodies name their field and change nothing.
+  auto early = api.http().request("POST", "/v1/jobs/" + std::to_string(id + 1000) + "/move", "{}");
+  ASSERT_TRUE(early);
+  EXPECT_EQ(early->status, 404) << early->body;
+  auto bad_to = api.http().request("POST", "/v1/jobs/" + std::to_string(id) + "/move", R"({"to": "mars"})");
+  ASSERT_TRUE(bad_to);
+  EXPECT_EQ(bad_to->status, 400);
+  EXPECT_EQ(json::parse(bad_to->body)["error"]["field"], "to") << bad_to->body;
+  auto bad_key = api.http().request("POST", "/v1/jobs/" + std::to_string(id) + "/move", R"({"where": "local"})");
+  ASSERT_TRUE(bad_key);
+  EXPECT_EQ(bad_key->status, 400);
+  EXPECT_EQ(json::parse(bad_key->body)["error"]["field"], "where") << bad_key->body;
+
+  json job = wait_job(api, id, [](const json& j) { return progress_step(j) >= 130 || is_terminal(j); }, 120s);
+  ASSERT_GE(progress_step(job), 130) << diagnostics(job, a, nullptr, d.process());
+  ASSERT_FALSE(is_terminal(job));
+  auto moved = api.move_job(id, "local", "test: make room");
+  ASSERT_TRUE(moved) << moved.error().message;
+  EXPECT_EQ((*moved)["move"]["to"], "local");
+
+  job = wait_job(api, id, is_terminal, 180s);
+  ASSERT_EQ(job.value("state", ""), "succeeded") << diagnostics(job, a, nullptr, d.process());
+  EXPECT_EQ(job["recoveries"], 0) << "a move is not a recovery";
+  const std::string out_a = a.output();
+  EXPECT_NE(out_a.find("is to move; checkpointing and giving it back"), std::string::npos) << out_a;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out_a, m, std::regex("uploaded (signal|interrupt) checkpoint at step ([0-9]+)"))) << out_a;
+  const int64_t move_step = std::stoll(m[2]);
+  EXPECT_NE(out_a.find("resuming from the checkpoint at step " + std::to_string(move_step)), std::string::npos)
+      << out_a;
+  std::vector<std::string> expected = {"submitted", "leased",   "started", "move_requested", "moved",
+                                       "requeued",  "leased",   "started", "succeeded"};
+  std::vector<std::string> seen;
+  for (const auto& e : event_types(job))
+    if (std::find(expected.begin(), expected.end(), e) != expected.end()) seen.push_back(e);
+  EXPECT_EQ(seen, expected) << job["events"].dump(2);
+  for (const auto& e : job["events"])
+    if (e.value("type", "") == "move_requested") {
+      EXPECT_EQ(e["detail"].value("to", ""), "local") << e.dump();
+      EXPECT_EQ(e["detail"].value("reason", ""), "test: make room") << e.dump();
+    }
+
+  const std::string final_bytes = kept_final_checkpoint(tmp_.file("work-a"), id);
+  ASSERT_FALSE(final_bytes.empty()) << "no final.ckpt kept by worker A";
+  EXPECT_TRUE(final_bytes == *reference_final_) << "final weights differ from the uninterrupted run";
+  EXPECT_EQ(job["result"].value("final_checkpoint_crc32c", ""), reference_crc());
+
+  // A finished job cannot move.
+  auto late = api.move_job(id, "", "");
+  ASSERT_FALSE(late);
+  EXPECT_EQ(late.error().code, ErrorCode::conflict) << late.error().message;
+  a.stop(SIGTERM, 30s);
 }
 
 TEST_F(RecoveryTest, CorruptNewestCheckpointIsDetectedAndThePreviousOneUsed) {
