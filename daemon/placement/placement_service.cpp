@@ -9,8 +9,9 @@ PlacementService::PlacementService(store::Store& store, const Clock& clock, jobs
       jobs_(jobs),
       settings_(std::move(settings)),
       calibration_(store, clock),
-      deadlines_(store, clock, SpotDeadlineSettings{settings_.deadline_policy, settings_.provision_hours,
-                                                    settings_.reevaluate_s}),
+      deadlines_(store, clock,
+                 SpotDeadlineSettings{settings_.deadline_policy, settings_.provision_hours, settings_.reevaluate_s},
+                 &jobs),
       passes_(store, clock, jobs, settings_, offers_, calibration_, deadlines_) {}
 
 Status PlacementService::start() {

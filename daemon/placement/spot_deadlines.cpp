@@ -1,6 +1,7 @@
 #include "daemon/placement/spot_deadlines.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 #include <vector>
 
@@ -26,8 +27,9 @@ bool chosen_spot(const std::optional<std::string>& chosen_json) {
 
 }  // namespace
 
-SpotDeadlines::SpotDeadlines(store::Store& store, const Clock& clock, SpotDeadlineSettings settings)
-    : store_(store), clock_(clock), settings_(std::move(settings)) {}
+SpotDeadlines::SpotDeadlines(store::Store& store, const Clock& clock, SpotDeadlineSettings settings,
+                             jobs::JobService* mover)
+    : store_(store), clock_(clock), settings_(std::move(settings)), mover_(mover) {}
 
 scheduler::ProgressState SpotDeadlines::progress(int64_t created_ms, int64_t now_ms, double deadline_hours,
                                                  double total_hours, double done,
@@ -100,10 +102,19 @@ Status SpotDeadlines::check_running() {
                          {"decision", "on_demand"},
                          {"remaining_compute_hours", s.remaining_compute()},
                          {"remaining_hours", s.remaining_time()},
-                         {"action", "the job moves to on-demand at its next interruption"}};
+                         {"action", mover_ ? "the job moves to on-demand now"
+                                           : "the job moves to on-demand at its next interruption"}};
     Status st = store_.write([id, detail, now](store::WriteTxn& txn) {
       return jobs::note_job_event(txn, id, "deadline_policy", detail, now);
     });
+    if (st && mover_) {
+      char why[160];
+      std::snprintf(why, sizeof why, "deadline policy %s: %.2f h of compute left, %.2f h to the deadline",
+                    settings_.policy.c_str(), s.remaining_compute(), s.remaining_time());
+      auto moved = mover_->request_move(id, jobs::MoveRequest{jobs::MoveTarget::on_demand, why});
+      // A job that ended or lost its lease meanwhile has nothing to move.
+      if (!moved && moved.error().code != ErrorCode::conflict) st = moved.error();
+    }
     if (!st) {
       if (result) result = make_error(st.error().code, "job " + std::to_string(id) + ": " + st.error().message);
       continue;  // not flagged: the next check writes it

@@ -4,9 +4,10 @@
 //   - by a placement pass, when a job with a deadline that was interrupted would go to spot again
 //     (at_requeue): on-demand means spot is ruled out for that placement;
 //   - for every running spot job with a deadline, at every re-evaluation (check_running): when
-//     the policy's safety net fires, a `deadline_policy` event records it once, and the job's
-//     next placement (after its interruption) is on demand. The daemon does not stop a running
-//     spot job on its own.
+//     the policy's safety net fires, a `deadline_policy` event records it once and the job is
+//     moved to on-demand now (jobs::JobService::request_move: it checkpoints at its next
+//     heartbeat and is placed on demand), not at its next interruption. Without a job service
+//     to move through, its next placement (after an interruption) is on demand.
 //
 // Ownership and thread safety: borrows the store and the clock (both outlive it); every method
 // is safe from any thread.
@@ -21,6 +22,7 @@
 #include "base/clock.h"
 #include "base/expected.h"
 #include "base/mutex.h"
+#include "daemon/jobs/job_service.h"
 #include "daemon/store/store.h"
 #include "scheduler/deadline_policy.h"
 
@@ -34,7 +36,9 @@ struct SpotDeadlineSettings {
 
 class SpotDeadlines {
  public:
-  SpotDeadlines(store::Store& store, const Clock& clock, SpotDeadlineSettings settings);
+  // `mover`: the job service that moves running jobs (not owned, outlives this); nullptr: none.
+  SpotDeadlines(store::Store& store, const Clock& clock, SpotDeadlineSettings settings,
+                jobs::JobService* mover = nullptr);
 
   // Where a deadline job stands for the policy: `total_hours` of compute of which the fraction
   // `done` is done, running on `current` (none: requeued, holding no capacity).
@@ -53,6 +57,7 @@ class SpotDeadlines {
   store::Store& store_;
   const Clock& clock_;
   const SpotDeadlineSettings settings_;
+  jobs::JobService* const mover_;
   Mutex mu_;
   std::map<int64_t, std::unique_ptr<scheduler::DeadlinePolicy>> policies_ JOBCTL_GUARDED_BY(mu_);  // by job
   std::set<int64_t> flagged_ JOBCTL_GUARDED_BY(mu_);  // jobs whose `deadline_policy` event is written

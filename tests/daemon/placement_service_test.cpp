@@ -107,6 +107,48 @@ TEST(PlacementService, SpotOnDemandAndLocalPickTheCheapest) {
   EXPECT_EQ(f.lease(local), loc);
 }
 
+// The deadline rule of moves: a running spot job that the deadline policy sends to on-demand is
+// moved now (its next heartbeat says move), and placed on demand once it is given back.
+TEST(PlacementService, ARunningSpotJobTheDeadlinePolicySendsToOnDemandMovesNow) {
+  PlacementFixture f(cloud_settings());
+  const int64_t id = f.submit(spec(R"(,"resources":{"gpu":"V100"},"placement":{"deadline_hours":0.2})"));
+  ASSERT_EQ(f.placement_of(id)["chosen"]["option"], "spot") << f.placement_of(id).dump(2);
+  const int64_t w = f.add_worker({{"Tesla V100-SXM2-16GB", 16384}}, jobs::WorkerInstance{"i-1", "sim", "p3.2xlarge", true});
+  ASSERT_EQ(f.lease(w), id);
+  const int64_t epoch = f.job(id).lease_epoch;
+  auto beat = [&](int step) {
+    jobs::HeartbeatReport hb;
+    hb.lease = {w, epoch};
+    hb.progress_json = json{{"step", step}, {"total_steps", 100}}.dump();
+    return f.svc->heartbeat(id, hb);
+  };
+  ASSERT_TRUE(beat(1));
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto early = beat(2);
+  ASSERT_TRUE(early);
+  EXPECT_FALSE(early->move) << "12 minutes to go for seconds of work: spot is fine";
+  // 11 minutes later, barely started: less time left than the work plus two changeovers.
+  f.clock.advance_ms(11 * 60'000);
+  ASSERT_TRUE(beat(3));
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto late = beat(4);
+  ASSERT_TRUE(late);
+  EXPECT_TRUE(late->move);
+  auto detail = f.svc->get_job(id);
+  ASSERT_TRUE(detail);
+  std::vector<std::string> types;
+  for (const auto& e : detail->events) types.push_back(e.type);
+  ASSERT_GE(types.size(), 2u);
+  EXPECT_EQ(types[types.size() - 2], "deadline_policy");
+  EXPECT_EQ(types.back(), "move_requested");
+  EXPECT_NE(detail->events.back().detail_json.find("on_demand"), std::string::npos) << detail->events.back().detail_json;
+  // Given back, the job is placed on demand.
+  ASSERT_TRUE(f.svc->preempt(id, jobs::PreemptionReport{{w, epoch}, "moved by jobctld"}));
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(f.placement_of(id)["chosen"]["option"], "on_demand") << f.placement_of(id).dump(2);
+  EXPECT_EQ(f.job(id).recoveries, 0);
+}
+
 TEST(PlacementService, PriceCapMemoryAndDeadlineAreHonoured) {
   PlacementFixture f(cloud_settings());
   const int64_t capped =
