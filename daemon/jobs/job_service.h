@@ -99,6 +99,8 @@ class JobService {
   // next heartbeat reply says `move`. Records a `move_requested` event. Errors: not_found; conflict
   // when the job is not leased (queued, placed on nothing yet, or ended).
   Expected<JobRow> request_move(int64_t job_id, const MoveRequest& request);
+  // Whether the job is asked to move and has not been given back yet.
+  bool move_requested(int64_t job_id) const { return moves_.requested(job_id); }
   // The option a moved job must be placed on (placement asks; anywhere when it was not moved).
   MoveTarget move_target(int64_t job_id) const { return moves_.target(job_id); }
 

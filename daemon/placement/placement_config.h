@@ -47,6 +47,11 @@ struct PlacementSettings {
   double spot_interruptions_per_hour = 0.1;
   int reevaluate_s = 10;               // queued re-placement, deadline checks
   std::string deadline_policy = "up";  // scheduler::make_deadline_policy name
+  // Moves for savings (savings_moves.h): a running cloud job moves to an idle owned worker when
+  // that saves more than move_margin x what the move costs; at most max_moves_per_hour per job
+  // (0: never for savings).
+  double move_margin = 1.5;
+  int max_moves_per_hour = 2;
   // Filled by the daemon at start: the folder `jobctl catalog update` writes (<data_dir>/catalog).
   std::string catalog_dir;
 };

@@ -72,6 +72,12 @@ class PlacementPasses {
   // Errors: the spec's.
   Expected<nlohmann::json> quote(std::string_view spec_json) JOBCTL_EXCLUDES(cache_mu_);
 
+  // What every decision is made against, for other rules that price options the same way (moves
+  // for savings): the offers and calibration now (the offers' generation when asked), and the
+  // local workers with what each holds.
+  std::shared_ptr<const scheduler::PlacementContext> context(uint64_t* offers_generation) JOBCTL_EXCLUDES(cache_mu_);
+  Expected<scheduler::LocalCapacity> local_capacity() JOBCTL_EXCLUDES(cache_mu_);
+
   // Observers, which may be set at any time; each must be quick and must not call back into
   // placement. Told how long each decision took (the placement latency metric); told every job
   // placed on a cloud offer, after its commit (on the writer thread), e.g. to wake the provisioner.
@@ -104,8 +110,6 @@ class PlacementPasses {
   // at a time. skip_unchanged: leave out jobs found unplaceable under the same inputs.
   Status place(const std::vector<int64_t>& ids, bool skip_unchanged) JOBCTL_REQUIRES(pass_mu_)
       JOBCTL_EXCLUDES(cache_mu_, observers_mu_);
-  std::shared_ptr<const scheduler::PlacementContext> context(uint64_t* offers_generation) JOBCTL_EXCLUDES(cache_mu_);
-  Expected<scheduler::LocalCapacity> local_capacity() JOBCTL_EXCLUDES(cache_mu_);
   Expected<Decision> decide(const store::JobRow& row, const train::JobSpec& spec, int64_t now_ms,
                             const scheduler::PlacementContext& ctx, const scheduler::LocalCapacity& local);
 

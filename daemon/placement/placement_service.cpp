@@ -12,7 +12,8 @@ PlacementService::PlacementService(store::Store& store, const Clock& clock, jobs
       deadlines_(store, clock,
                  SpotDeadlineSettings{settings_.deadline_policy, settings_.provision_hours, settings_.reevaluate_s},
                  &jobs),
-      passes_(store, clock, jobs, settings_, offers_, calibration_, deadlines_) {}
+      passes_(store, clock, jobs, settings_, offers_, calibration_, deadlines_),
+      savings_(store, clock, jobs, settings_, passes_) {}
 
 Status PlacementService::start() {
   MutexLock lock(tick_mu_);
@@ -62,6 +63,7 @@ Status PlacementService::reevaluate_locked() {
   last_reevaluation_ms_ = clock_.now_ms();
   Status result = passes_.reevaluate_queue();
   if (auto st = deadlines_.check_running(); !st && result) result = st;
+  if (auto moved = savings_.check(); !moved && result) result = moved.error();
   return result;
 }
 

@@ -3,7 +3,8 @@
 //   - OfferBook (offer_book.h): the catalog offers, and those set aside after a failed launch;
 //   - HeartbeatCalibration (heartbeat_calibration.h): heartbeats' step times -> efficiency;
 //   - SpotDeadlines (spot_deadlines.h): the deadline policy at requeue and for running spot jobs;
-//   - PlacementPasses (placement_passes.h): decisions for queued jobs, and quotes.
+//   - PlacementPasses (placement_passes.h): decisions for queued jobs, and quotes;
+//   - SavingsMoves (savings_moves.h): running cloud jobs that an idle owned worker runs for less move there.
 // Owned-GPU billing (owned_gpu_billing.h) is a lease hook of the job service, wired by main().
 //
 // Threads. The job service's hooks — a job queued unplaced, a heartbeat's progress, a worker that
@@ -11,8 +12,8 @@
 // they only record, and wake the placement thread (set_wake_observer). tick(), on the placement
 // thread, does the work: it applies the recorded heartbeats to the calibration, decides the
 // requested jobs (and after a worker registered, the ones nothing could run), and every
-// placement.reevaluate_s re-evaluates the queue and checks running spot jobs against their
-// deadlines. A pass that fails is logged with what failed (set_log) and tried again next time.
+// placement.reevaluate_s re-evaluates the queue, checks running spot jobs against their
+// deadlines and running cloud jobs for moves that save money. A pass that fails is logged with what failed (set_log) and tried again next time.
 //
 // Ownership and thread safety: borrows the store, the clock and the job service (all outlive
 // it); owns the units. Every public method is safe from any thread; start(), tick() and
@@ -37,6 +38,7 @@
 #include "daemon/placement/offer_book.h"
 #include "daemon/placement/placement_config.h"
 #include "daemon/placement/placement_passes.h"
+#include "daemon/placement/savings_moves.h"
 #include "daemon/placement/spot_deadlines.h"
 
 namespace jobctl::daemon::placement {
@@ -97,6 +99,7 @@ class PlacementService {
   HeartbeatCalibration calibration_;
   SpotDeadlines deadlines_;
   PlacementPasses passes_;
+  SavingsMoves savings_;  // used under tick_mu_ only (one check at a time)
   Mutex wake_mu_;  // held while the wake observer runs; never held with another
   std::function<void()> wake_observer_ JOBCTL_GUARDED_BY(wake_mu_);
   Log* log_ = &stderr_log();

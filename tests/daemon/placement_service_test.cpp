@@ -149,6 +149,86 @@ TEST(PlacementService, ARunningSpotJobTheDeadlinePolicySendsToOnDemandMovesNow) 
   EXPECT_EQ(f.job(id).recoveries, 0);
 }
 
+// The savings rule of moves: a job that went to an on-demand instance because the owned V100 was
+// busy moves to it once it frees up (the remaining work there costs far less than the move).
+TEST(PlacementService, ARunningCloudJobMovesToTheOwnedGpuThatFreedUp) {
+  PlacementFixture f(cloud_settings());
+  auto big = [](const std::string& extra) {
+    return R"({"model":{"kind":"mlp","hidden":[4096,4096]},"data":{"dataset":"synthetic","samples":1000000,)"
+           R"("features":784,"classes":10},"train":{"epochs":20},"resources":{"gpu":"V100"})" + extra + "}";
+  };
+  const int64_t local = f.add_worker({{"Tesla V100-SXM2-16GB", 16384}});
+  const int64_t first = f.submit(big(""));
+  ASSERT_EQ(f.placement_of(first)["chosen"]["option"], "local");
+  const double hours = f.placement_of(first)["chosen"]["estimated_hours"].get<double>();
+  ASSERT_GT(hours, 0.5) << "the job must be long enough for a move to pay";
+  ASSERT_EQ(f.lease(local), first);
+  const int64_t first_epoch = f.job(first).lease_epoch;
+  jobs::HeartbeatReport hb1;
+  hb1.lease = {local, first_epoch};
+  hb1.progress_json = json{{"step", 1}, {"total_steps", 1000}}.dump();
+  ASSERT_TRUE(f.svc->heartbeat(first, hb1));
+
+  // The owned V100 is busy for `hours`: a job due in 1.5 x `hours` goes on demand.
+  const int64_t second =
+      f.submit(big(R"(,"placement":{"spot":"never","deadline_hours":)" + std::to_string(1.5 * hours + 0.1) + "}"));
+  ASSERT_EQ(f.placement_of(second)["chosen"]["option"], "on_demand") << f.placement_of(second).dump(2);
+  const int64_t instance =
+      f.add_worker({{"Tesla V100-SXM2-16GB", 16384}}, jobs::WorkerInstance{"i-1", "sim", "p3.2xlarge", false});
+  ASSERT_EQ(f.lease(instance), second);
+  const int64_t epoch = f.job(second).lease_epoch;
+  auto beat = [&] {
+    jobs::HeartbeatReport hb;
+    hb.lease = {instance, epoch};
+    hb.progress_json = json{{"step", 10}, {"total_steps", 1000}}.dump();
+    return f.svc->heartbeat(second, hb);
+  };
+  ASSERT_TRUE(beat());
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto busy = beat();
+  ASSERT_TRUE(busy);
+  EXPECT_FALSE(busy->move) << "the owned V100 is still busy";
+
+  ASSERT_TRUE(f.svc->complete(first, jobs::CompletionReport{{local, first_epoch}, R"({"final_loss":1})"}));
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto freed = beat();
+  ASSERT_TRUE(freed);
+  EXPECT_TRUE(freed->move) << "the owned V100 is idle and far cheaper";
+  auto detail = f.svc->get_job(second);
+  ASSERT_TRUE(detail);
+  EXPECT_EQ(detail->events.back().type, "move_requested");
+  EXPECT_NE(detail->events.back().detail_json.find("savings: an owned worker runs the remaining"), std::string::npos)
+      << detail->events.back().detail_json;
+
+  ASSERT_TRUE(f.svc->preempt(second, jobs::PreemptionReport{{instance, epoch}, "moved by jobctld"}));
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(f.placement_of(second)["chosen"]["option"], "local") << f.placement_of(second).dump(2);
+  EXPECT_EQ(f.lease(local), second);
+}
+
+// The same, with moves for savings switched off (placement.max_moves_per_hour 0): it stays.
+TEST(PlacementService, NoMovesForSavingsWhenSwitchedOff) {
+  auto settings = cloud_settings();
+  settings.max_moves_per_hour = 0;
+  PlacementFixture f(settings);
+  auto big = R"({"model":{"kind":"mlp","hidden":[4096,4096]},"data":{"dataset":"synthetic","samples":1000000,)"
+             R"("features":784,"classes":10},"train":{"epochs":20},"resources":{"gpu":"V100"},)"
+             R"("placement":{"mode":"cloud","spot":"never"}})";
+  const int64_t id = f.submit(big);
+  const int64_t instance =
+      f.add_worker({{"Tesla V100-SXM2-16GB", 16384}}, jobs::WorkerInstance{"i-1", "sim", "p3.2xlarge", false});
+  ASSERT_EQ(f.lease(instance), id);
+  f.add_worker({{"Tesla V100-SXM2-16GB", 16384}});  // an idle owned V100
+  jobs::HeartbeatReport hb;
+  hb.lease = {instance, f.job(id).lease_epoch};
+  hb.progress_json = json{{"step", 10}, {"total_steps", 1000}}.dump();
+  ASSERT_TRUE(f.svc->heartbeat(id, hb));
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto r = f.svc->heartbeat(id, hb);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->move);
+}
+
 TEST(PlacementService, PriceCapMemoryAndDeadlineAreHonoured) {
   PlacementFixture f(cloud_settings());
   const int64_t capped =
