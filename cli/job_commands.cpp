@@ -145,6 +145,25 @@ void print_job_detail(CliContext& ctx, const json& j) {
     out << "placement:\n";
     print_placement(out, j["placement"]);
   }
+  if (j.contains("segments") && j["segments"].is_array() && !j["segments"].empty()) {
+    // Where it ran (one row per machine and stretch: a move or a recovery starts a new one), what
+    // each cost, and the same time at on-demand prices.
+    out << "segments:\n";
+    Table table({"where", "option", "billed", "cost", "at on-demand"});
+    for (const auto& seg : j["segments"])
+      table.add_row({seg.value("where", ""), seg.value("option", ""),
+                     fixed_decimal(static_cast<double>(seg.value("billed_seconds", int64_t{0})), 0) + " s" +
+                         (seg.value("open", false) ? " (running)" : ""),
+                     "$" + fixed_decimal(seg.value("usd", 0.0), 4), "$" + fixed_decimal(seg.value("on_demand_usd", 0.0), 4)});
+    std::ostringstream text;
+    table.print(text);
+    std::istringstream lines(text.str());
+    for (std::string line; std::getline(lines, line);) out << "  " << line << "\n";
+    const json& c = j["cost"];
+    out << "  total $" << fixed_decimal(c.value("usd", 0.0), 4) << ", all on-demand $"
+        << fixed_decimal(c.value("on_demand_usd", 0.0), 4) << ", saved $" << fixed_decimal(c.value("saved_usd", 0.0), 4)
+        << "\n";
+  }
   out << "events:\n";
   for (const auto& ev : j["events"]) out << "  " << event_line(ev) << "\n";
 }

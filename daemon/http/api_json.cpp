@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "daemon/ledger/job_segments.h"
 #include "scheduler/job_state.h"
 
 namespace jobctl::daemon::http {
@@ -83,6 +84,19 @@ json job_detail_json(const jobs::JobDetail& d) {
   j["lease_expires_ms"] = opt(d.job.lease_expires_ms);
   j["placement"] = embedded(d.job.placement_json);
   j["runtime"] = runtime_json(d.job, d.events);
+  const ledger::JobCost cost = ledger::job_cost(d.ledger);
+  json segments = json::array();
+  for (const auto& seg : cost.segments)
+    segments.push_back({{"where", seg.where},
+                        {"option", seg.kind},
+                        {"start_ms", seg.start_ms},
+                        {"end_ms", seg.end_ms},
+                        {"billed_seconds", seg.billed_seconds},
+                        {"usd", seg.usd},
+                        {"on_demand_usd", seg.on_demand_usd},
+                        {"open", seg.open}});
+  j["segments"] = std::move(segments);
+  j["cost"] = {{"usd", cost.usd}, {"on_demand_usd", cost.on_demand_usd}, {"saved_usd", cost.saved_usd()}};
   json events = json::array();
   for (const auto& ev : d.events) events.push_back(event_json(ev));
   j["events"] = std::move(events);

@@ -160,7 +160,9 @@ Expected<JobDetail> JobService::get_job(int64_t id) {
   auto r = store_.get_job_with_events(id);
   if (!r) return r.error();
   if (!*r) return job_not_found(id);
-  return JobDetail{std::move((*r)->first), std::move((*r)->second)};
+  auto ledger = store_.ledger_rows_of_job(id);
+  if (!ledger) return ledger.error();
+  return JobDetail{std::move((*r)->first), std::move((*r)->second), std::move(*ledger)};
 }
 
 Expected<JobRow> JobService::cancel_job(int64_t id) {

@@ -41,6 +41,7 @@ struct JobPage {
 struct JobDetail {
   JobRow job;
   std::vector<JobEventRow> events;
+  std::vector<store::LedgerRecord> ledger;  // what its leases were billed, in start order
 };
 
 struct WorkerRegistration {

@@ -18,7 +18,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int64_t kHourMs = 3'600'000;
+constexpr int64_t kRateWindowMs = 3'600'000;  // max_moves_per_hour counts this window
 
 bool on_cloud(const json& chosen) {
   const std::string option = chosen.value("option", "");
@@ -29,7 +29,7 @@ bool on_cloud(const json& chosen) {
 
 bool SavingsMoves::under_rate_limit(int64_t job_id, int64_t now_ms) {
   auto& times = moves_ms_[job_id];
-  while (!times.empty() && times.front() <= now_ms - kHourMs) times.pop_front();
+  while (!times.empty() && times.front() <= now_ms - kRateWindowMs) times.pop_front();
   return static_cast<int>(times.size()) < settings_.max_moves_per_hour;
 }
 

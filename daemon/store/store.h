@@ -214,6 +214,8 @@ class Store {
   // Ledger rows overlapping [from_ms, to_ms), in start order. An open row (a lease not ended yet)
   // is read as ending at the clock's now, billed as a closed one would be.
   Expected<std::vector<LedgerRecord>> ledger_rows(int64_t from_ms, int64_t to_ms);
+  // One job's ledger rows in start order, open rows billed up to now (its segments: where it ran).
+  Expected<std::vector<LedgerRecord>> ledger_rows_of_job(int64_t job_id);
   // The total billed for one job, open rows up to now.
   Expected<double> ledger_job_total_usd(int64_t job_id);
   // Total billed per resource, for resources whose name starts with `prefix` ("instance:"), open

@@ -95,6 +95,26 @@ Expected<std::vector<LedgerRecord>> Store::ledger_rows(int64_t from_ms, int64_t 
   return out;
 }
 
+Expected<std::vector<LedgerRecord>> Store::ledger_rows_of_job(int64_t job_id) {
+  auto r = reader();
+  if (!r) return r.error();
+  const int64_t now = clock_.now_ms();
+  auto p = (**r).prepare(std::string("SELECT ") + kLedgerColumns + " FROM ledger WHERE job_id = ?1 ORDER BY start_ms, resource");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  s->bind(1, job_id);
+  std::vector<LedgerRecord> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    LedgerRecord l = read_row(**p);
+    bill_open_row(l, now);
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
 Expected<double> Store::ledger_job_total_usd(int64_t job_id) {
   auto r = reader();
   if (!r) return r.error();

@@ -7,12 +7,49 @@
 #include <set>
 
 #include "daemon/http/api_json.h"
+#include "daemon/ledger/job_segments.h"
 #include "daemon/ledger/lease_ledger.h"
 #include "daemon/ledger/ledger_report.h"
 #include "tests/daemon/placement_support.h"
 
 namespace jobctl::daemon::testing {
 namespace {
+
+// A job's ledger rows folded into segments: a 2-GPU lease's rows are one stretch of its worker;
+// the instance it moved to after a gap is another; rows of one instance that follow each other
+// are one.
+TEST(JobSegments, OneSegmentPerMachineAndStretchWithTheOnDemandPriceBeside) {
+  auto row = [](std::string resource, std::string kind, int64_t start, int64_t end, double usd, double od,
+                bool open = false) {
+    store::LedgerRecord r;
+    r.resource = std::move(resource);
+    r.kind = std::move(kind);
+    r.start_ms = start;
+    r.end_ms = end;
+    r.billed_seconds = (end - start) / 1000;
+    r.usd = usd;
+    r.on_demand_usd = od;
+    r.open = open;
+    return r;
+  };
+  const auto cost = ledger::job_cost({row("instance:i-1", "on_demand", 0, 60'000, 0.05, 0.05),
+                                      row("instance:i-1", "on_demand", 60'000, 120'000, 0.05, 0.05),
+                                      row("local:3:gpu0", "local", 130'000, 190'000, 0.001, 0.05),
+                                      row("local:3:gpu1", "local", 130'000, 190'000, 0.001, 0.05, true)});
+  ASSERT_EQ(cost.segments.size(), 2u);
+  EXPECT_EQ(cost.segments[0].where, "instance:i-1");
+  EXPECT_EQ(cost.segments[0].kind, "on_demand");
+  EXPECT_EQ(cost.segments[0].end_ms, 120'000);
+  EXPECT_EQ(cost.segments[0].billed_seconds, 120);
+  EXPECT_NEAR(cost.segments[0].usd, 0.10, 1e-12);
+  EXPECT_EQ(cost.segments[1].where, "local:3");
+  EXPECT_EQ(cost.segments[1].billed_seconds, 120) << "two GPUs for a minute";
+  EXPECT_TRUE(cost.segments[1].open);
+  EXPECT_NEAR(cost.usd, 0.102, 1e-12);
+  EXPECT_NEAR(cost.on_demand_usd, 0.20, 1e-12);
+  EXPECT_NEAR(cost.saved_usd(), 0.098, 1e-12);
+  EXPECT_TRUE(ledger::job_cost({}).segments.empty());
+}
 
 using nlohmann::json;
 

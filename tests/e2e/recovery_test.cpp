@@ -220,6 +220,15 @@ TEST_F(RecoveryTest, MovedJobCheckpointsAtOnceAndResumesBitExact) {
   EXPECT_TRUE(final_bytes == *reference_final_) << "final weights differ from the uninterrupted run";
   EXPECT_EQ(job["result"].value("final_checkpoint_crc32c", ""), reference_crc());
 
+  // Its ledger shows the two stretches on the worker, apart: before the move and after it.
+  ASSERT_TRUE(job["segments"].is_array()) << job.dump(2);
+  EXPECT_EQ(job["segments"].size(), 2u) << job["segments"].dump(2);
+  for (const auto& seg : job["segments"]) {
+    EXPECT_EQ(seg.value("option", ""), "local") << seg.dump();
+    EXPECT_FALSE(seg.value("open", true)) << seg.dump();
+  }
+  EXPECT_TRUE(job["cost"]["saved_usd"].is_number()) << job["cost"].dump();
+
   // A finished job cannot move.
   auto late = api.move_job(id, "", "");
   ASSERT_FALSE(late);

@@ -62,7 +62,7 @@ function watch(page) {
 
 // Step 4: the detail page of job `id` (open in `page`, finished) draws its loss curve from the
 // API's progress history and result, every point inside the chart area; its accuracy curve from
-// the API's test accuracies; and its event timeline.
+// the API's test accuracies; its event timeline; and where it ran (its segments).
 async function checkJobDetail(page, id) {
   await page.waitForSelector('canvas[data-chart="loss"]');
   await page.waitForFunction(() => {
@@ -93,6 +93,10 @@ async function checkJobDetail(page, id) {
   check(chart.accuracy.length >= 1 && chart.accuracy.every((p) => apiAcc.has(p.y)), `the accuracy chart has ${chart.accuracy.length} points from the API`);
   const events = await page.$$eval('#timeline li strong', (els) => els.map((e) => e.textContent));
   check(events.includes('submitted') && events.includes('succeeded'), `the timeline lists the events (${events.join(', ')})`);
+  // Where it ran: one table row per segment the API reports.
+  const segmentRows = await page.$$eval('#segments tbody tr', (rows) => rows.length);
+  check(job.segments.length >= 1 && segmentRows === job.segments.length,
+        `the cost section lists the job's ${job.segments.length} segment(s) (${segmentRows} rows)`);
 }
 
 // Steps 1 to 6 on the service the test started.

@@ -211,5 +211,18 @@ function renderCost(el, job) {
     ['Price', chosen?.usd_per_hour !== undefined ? `${usd(chosen.usd_per_hour)}/h (${chosen.option})` : undefined],
     ['Estimated', chosen?.estimated_cost_usd !== undefined ? `${usd(chosen.estimated_cost_usd)} over ${duration((chosen.estimated_hours ?? 0) * 3600)}` : undefined],
     ['Meets deadline', chosen?.meets_deadline !== undefined ? (chosen.meets_deadline ? 'yes' : 'no') : undefined],
+    ['All on-demand', typeof job.cost?.on_demand_usd === 'number' ? usd(job.cost.on_demand_usd) : undefined],
+    ['Saved', typeof job.cost?.saved_usd === 'number' ? usd(job.cost.saved_usd) : undefined],
   ]));
+  // Where it ran: one row per machine and stretch (a move or a recovery starts a new one).
+  const segments = job.segments || [];
+  if (segments.length) {
+    el.append(h('table', { class: 'segments', id: 'segments' },
+      h('caption', {}, 'Where it ran'),
+      h('thead', {}, h('tr', {}, ...['where', 'option', 'billed', 'cost', 'at on-demand'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, ...segments.map((seg) => h('tr', {},
+        h('td', {}, seg.where), h('td', {}, seg.option),
+        h('td', {}, duration(seg.billed_seconds) + (seg.open ? ' (running)' : '')),
+        h('td', {}, usd(seg.usd)), h('td', {}, usd(seg.on_demand_usd)))))));
+  }
 }
