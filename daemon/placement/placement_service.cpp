@@ -13,7 +13,8 @@ PlacementService::PlacementService(store::Store& store, const Clock& clock, jobs
                  SpotDeadlineSettings{settings_.deadline_policy, settings_.provision_hours, settings_.reevaluate_s},
                  &jobs),
       passes_(store, clock, jobs, settings_, offers_, calibration_, deadlines_),
-      savings_(store, clock, jobs, settings_, passes_) {}
+      savings_(store, clock, jobs, settings_, passes_),
+      priority_(store, jobs) {}
 
 Status PlacementService::start() {
   MutexLock lock(tick_mu_);
@@ -64,6 +65,7 @@ Status PlacementService::reevaluate_locked() {
   Status result = passes_.reevaluate_queue();
   if (auto st = deadlines_.check_running(); !st && result) result = st;
   if (auto moved = savings_.check(); !moved && result) result = moved.error();
+  if (auto moved = priority_.check(); !moved && result) result = moved.error();
   return result;
 }
 

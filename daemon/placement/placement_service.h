@@ -4,7 +4,8 @@
 //   - HeartbeatCalibration (heartbeat_calibration.h): heartbeats' step times -> efficiency;
 //   - SpotDeadlines (spot_deadlines.h): the deadline policy at requeue and for running spot jobs;
 //   - PlacementPasses (placement_passes.h): decisions for queued jobs, and quotes;
-//   - SavingsMoves (savings_moves.h): running cloud jobs that an idle owned worker runs for less move there.
+//   - SavingsMoves (savings_moves.h): running cloud jobs that an idle owned worker runs for less move there;
+//   - PriorityMoves (priority_moves.h): a late higher-priority job takes an owned GPU from a lower one.
 // Owned-GPU billing (owned_gpu_billing.h) is a lease hook of the job service, wired by main().
 //
 // Threads. The job service's hooks — a job queued unplaced, a heartbeat's progress, a worker that
@@ -13,7 +14,7 @@
 // thread, does the work: it applies the recorded heartbeats to the calibration, decides the
 // requested jobs (and after a worker registered, the ones nothing could run), and every
 // placement.reevaluate_s re-evaluates the queue, checks running spot jobs against their
-// deadlines and running cloud jobs for moves that save money. A pass that fails is logged with what failed (set_log) and tried again next time.
+// deadlines, running cloud jobs for moves that save money, and waiting jobs for moves by priority. A pass that fails is logged with what failed (set_log) and tried again next time.
 //
 // Ownership and thread safety: borrows the store, the clock and the job service (all outlive
 // it); owns the units. Every public method is safe from any thread; start(), tick() and
@@ -38,6 +39,7 @@
 #include "daemon/placement/offer_book.h"
 #include "daemon/placement/placement_config.h"
 #include "daemon/placement/placement_passes.h"
+#include "daemon/placement/priority_moves.h"
 #include "daemon/placement/savings_moves.h"
 #include "daemon/placement/spot_deadlines.h"
 
@@ -99,7 +101,8 @@ class PlacementService {
   HeartbeatCalibration calibration_;
   SpotDeadlines deadlines_;
   PlacementPasses passes_;
-  SavingsMoves savings_;  // used under tick_mu_ only (one check at a time)
+  SavingsMoves savings_;    // used under tick_mu_ only (one check at a time)
+  PriorityMoves priority_;  // likewise
   Mutex wake_mu_;  // held while the wake observer runs; never held with another
   std::function<void()> wake_observer_ JOBCTL_GUARDED_BY(wake_mu_);
   Log* log_ = &stderr_log();

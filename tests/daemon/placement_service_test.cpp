@@ -229,6 +229,58 @@ TEST(PlacementService, NoMovesForSavingsWhenSwitchedOff) {
   EXPECT_FALSE(r->move);
 }
 
+// The priority rule of moves: a high-priority job that misses its deadline waiting for the busy
+// owned V100 takes it from the low-priority job running there, which is moved (not killed) and
+// waits its turn.
+TEST(PlacementService, ALateHighPriorityJobTakesTheOwnedGpuFromALowerOne) {
+  PlacementFixture f;  // no cloud: the owned V100 is the only option
+  auto big = [](int priority, const std::string& extra) {
+    return R"({"model":{"kind":"mlp","hidden":[4096,4096]},"data":{"dataset":"synthetic","samples":1000000,)"
+           R"("features":784,"classes":10},"train":{"epochs":20},"resources":{"gpu":"V100"},"priority":)" +
+           std::to_string(priority) + extra + "}";
+  };
+  const int64_t w = f.add_worker({{"Tesla V100-SXM2-16GB", 16384}});
+  const int64_t low = f.submit(big(10, ""));
+  ASSERT_EQ(f.lease(w), low);
+  const int64_t epoch = f.job(low).lease_epoch;
+  jobs::HeartbeatReport hb;
+  hb.lease = {w, epoch};
+  hb.progress_json = json{{"step", 5}, {"total_steps", 1000}}.dump();
+  ASSERT_TRUE(f.svc->heartbeat(low, hb));
+  const double hours = f.placement_of(low)["chosen"]["estimated_hours"].get<double>();
+
+  // Higher priority but no deadline, or a deadline but no higher priority: it waits its turn.
+  const int64_t patient = f.submit(big(60, ""));
+  const int64_t peer = f.submit(big(10, R"(,"placement":{"deadline_hours":)" + std::to_string(hours * 0.5) + "}"));
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto r = f.svc->heartbeat(low, hb);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->move);
+
+  // Higher priority and due before the V100 frees: the low job is asked to move.
+  const int64_t urgent = f.submit(big(80, R"(,"placement":{"deadline_hours":)" + std::to_string(hours * 1.5) + "}"));
+  EXPECT_FALSE(f.placement_of(urgent)["chosen"]["meets_deadline"].get<bool>()) << f.placement_of(urgent).dump(2);
+  ASSERT_TRUE(f.placement->reevaluate());
+  r = f.svc->heartbeat(low, hb);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->move);
+  auto detail = f.svc->get_job(low);
+  ASSERT_TRUE(detail);
+  EXPECT_EQ(detail->events.back().type, "move_requested");
+  EXPECT_NE(detail->events.back().detail_json.find("priority: job " + std::to_string(urgent)), std::string::npos)
+      << detail->events.back().detail_json;
+
+  // Given back, the low job waits (it is not killed: it resumes later from its checkpoint); the
+  // V100 goes to the waiting jobs by priority: the urgent one (80) first.
+  ASSERT_TRUE(f.svc->preempt(low, jobs::PreemptionReport{{w, epoch}, "moved by jobctld"}));
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(f.job(low).state == store::JobState::queued || f.job(low).state == store::JobState::placed, true);
+  EXPECT_EQ(f.job(low).recoveries, 0);
+  EXPECT_EQ(f.lease(w), urgent);
+  (void)patient;
+  (void)peer;
+}
+
 TEST(PlacementService, PriceCapMemoryAndDeadlineAreHonoured) {
   PlacementFixture f(cloud_settings());
   const int64_t capped =
