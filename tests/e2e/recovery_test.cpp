@@ -11,7 +11,8 @@
 //     training, reconnects, and the job succeeds with nothing lost (no recovery needed);
 //   - a move asked through the API (POST /v1/jobs/{id}/move): the worker checkpoints at once on
 //     the heartbeat's word, gives the job back, and the job resumes bit-exactly, with no recovery
-//     counted.
+//     counted; and a move for priority (an urgent job takes the only worker; the moved job
+//     resumes after it, bit-exactly).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -233,6 +234,77 @@ TEST_F(RecoveryTest, MovedJobCheckpointsAtOnceAndResumesBitExact) {
   auto late = api.move_job(id, "", "");
   ASSERT_FALSE(late);
   EXPECT_EQ(late.error().code, ErrorCode::conflict) << late.error().message;
+  a.stop(SIGTERM, 30s);
+}
+
+// Moves for priority with real processes: a low-priority job runs on the only worker; a
+// high-priority job that cannot meet its deadline waiting for it arrives; the low one is moved
+// (checkpointed, given back), the urgent one runs, and the low one then resumes bit-exactly.
+TEST_F(RecoveryTest, AnUrgentJobTakesTheWorkerAndTheMovedOneResumesBitExact) {
+  const std::string config = tmp_.file("jobctld.json");
+  std::ofstream(config) << json{{"placement", {{"reevaluate_s", 1}}}}.dump() << "\n";
+  Daemon d(tmp_.file("data"), "127.0.0.1:0", 3, {"--config", config});
+  ASSERT_FALSE(d.url().empty());
+  client::ApiClient api(d.url());
+  Process a(worker_argv(d.url(), "worker-a", tmp_.file("work-a")));
+  // Long enough (12 epochs) that the move surely comes before its end, on any machine: the
+  // placement pass (every second here) and the next heartbeat (every second) take up to 2 s.
+  json low_spec = json::parse(recovery_spec("low"));
+  low_spec["train"]["epochs"] = 12;
+  low_spec["priority"] = 10;
+  const std::string reference_dir = tmp_.file("reference-long");
+  fs::create_directories(reference_dir);
+  json reference_spec = low_spec;
+  reference_spec.erase("priority");
+  std::ofstream(reference_dir + "/spec.json") << reference_spec.dump() << "\n";
+  const auto reference_run = jobctl::testing::run_to_end({env_or_fail("JOBCTL_TRAIN"), "--spec", reference_dir + "/spec.json",
+                                                          "--out", reference_dir + "/out", "--device", "cpu", "--threads",
+                                                          "1", "--log-every", "100"});
+  ASSERT_TRUE(reference_run.success()) << reference_run.describe() << "\n" << reference_run.err;
+  const std::string reference_final = read_bytes(reference_dir + "/out/final.ckpt");
+  auto low_submitted = api.submit_job(low_spec.dump());
+  ASSERT_TRUE(low_submitted) << low_submitted.error().message;
+  const int64_t low = (*low_submitted)["id"];
+  json job = wait_job(api, low, [](const json& j) { return progress_step(j) >= 130 || is_terminal(j); }, 120s);
+  ASSERT_GE(progress_step(job), 130) << diagnostics(job, a, nullptr, d.process());
+
+  json urgent_spec = json::parse(recovery_spec("urgent"));
+  urgent_spec["priority"] = 90;
+  urgent_spec["placement"] = {{"deadline_hours", 0.001}};  // 3.6 s: waiting for the low job misses it
+  auto urgent_submitted = api.submit_job(urgent_spec.dump());
+  ASSERT_TRUE(urgent_submitted) << urgent_submitted.error().message;
+  const int64_t urgent = (*urgent_submitted)["id"];
+
+  json first = wait_job(api, urgent, is_terminal, 180s);
+  ASSERT_EQ(first.value("state", ""), "succeeded") << diagnostics(first, a, nullptr, d.process());
+  job = wait_job(api, low, is_terminal, 180s);
+  ASSERT_EQ(job.value("state", ""), "succeeded") << diagnostics(job, a, nullptr, d.process());
+  EXPECT_EQ(job["recoveries"], 0);
+  bool made_room = false;
+  int64_t moved_ms = 0;
+  for (const auto& e : job["events"]) {
+    if (e.value("type", "") == "move_requested")
+      made_room = e["detail"].value("reason", "").find("priority: job " + std::to_string(urgent)) != std::string::npos;
+    if (e.value("type", "") == "moved") moved_ms = e.value("time_ms", int64_t{0});
+  }
+  EXPECT_TRUE(made_room) << job["events"].dump(2);
+  ASSERT_GT(moved_ms, 0) << job["events"].dump(2);
+  // The urgent job started after the low one gave the worker back, and finished before the low
+  // one was leased again.
+  int64_t urgent_started = 0, urgent_done = 0, low_leased_again = 0;
+  for (const auto& e : first["events"]) {
+    if (e.value("type", "") == "started" && !urgent_started) urgent_started = e.value("time_ms", int64_t{0});
+    if (e.value("type", "") == "succeeded") urgent_done = e.value("time_ms", int64_t{0});
+  }
+  for (const auto& e : job["events"])
+    if (e.value("type", "") == "leased" && e.value("time_ms", int64_t{0}) > moved_ms)
+      low_leased_again = e.value("time_ms", int64_t{0});
+  EXPECT_GE(urgent_started, moved_ms);
+  EXPECT_GE(low_leased_again, urgent_done);
+
+  const std::string final_bytes = kept_final_checkpoint(tmp_.file("work-a"), low);
+  ASSERT_FALSE(final_bytes.empty()) << "no final.ckpt kept by worker A";
+  EXPECT_TRUE(final_bytes == reference_final) << "the moved job's final weights differ from an uninterrupted run";
   a.stop(SIGTERM, 30s);
 }
 
