@@ -11,6 +11,11 @@
 // of final.ckpt); every instance ends once idle; cloudsim's bill and jobctld's ledger agree.
 // Printed figures: seconds from notice to checkpoint stored, and to the first resumed step.
 //
+// DeadlineMove: a spot job with a tight deadline runs on a spot instance; the deadline policy's
+// safety net fires while it runs, and jobctld moves it to on-demand at once (not at its next
+// interruption): the worker checkpoints on the heartbeat's word, the provisioner launches an
+// on-demand instance, the job resumes there bit-exactly, and the spot instance is stopped.
+//
 // KilledDaemon: jobctld is killed with SIGKILL while a job runs on an instance, and an instance
 // carrying the daemon's tag is launched behind its back (as if a launch had not been recorded).
 // The restarted daemon reconciles: the running job carries on to success without a recovery, the
@@ -218,6 +223,67 @@ TEST(Clouds, SpotInterruptionWithNoticeResumesOnANewInstanceBitExactly) {
             << " (real seconds at the hourly price; cloudsim bills simulated seconds at F = 60)\n"
             << "spend report: " << spend->body << "\n";
   (void)resumed;
+}
+
+TEST(Clouds, DeadlinePolicyMovesARunningSpotJobToOnDemandAtOnce) {
+  jobctl::testing::TempDir tmp;
+  // 12 epochs: long enough that the move comes before the end on any machine.
+  json spec = json::parse(cloud_spec("deadline-move"));
+  spec["train"]["epochs"] = 12;
+  {
+    json reference = spec;
+    std::ofstream(tmp.file("spec.json")) << reference.dump() << "\n";
+    const auto st = jobctl::testing::run_to_end({env_or_fail("JOBCTL_TRAIN"), "--spec", tmp.file("spec.json"), "--out",
+                                                 tmp.file("reference"), "--device", "cpu", "--threads", "1",
+                                                 "--log-every", "100"});
+    ASSERT_TRUE(st.success()) << st.describe() << "\n" << st.err;
+  }
+  const std::string reference = crc_hex(read_bytes(tmp.file("reference/final.ckpt")));
+  // Due 14.4 s after submission with a changeover d of 5.4 s: Uniform Progress's safety net
+  // (time left < work left + 2d) fires 3.6 s after submission, once the job runs on spot.
+  spec["placement"]["deadline_hours"] = 0.004;
+  CloudSim sim(tmp.file("cloudsim"));
+  ASSERT_FALSE(sim.url().empty());
+  const std::string config = tmp.file("jobctld.json");
+  std::ofstream(config) << json{{"cloud",
+                                 {{"provider", "sim"},
+                                  {"tag", "deadline-e2e"},
+                                  {"poll_s", 1},
+                                  {"idle_timeout_s", 3},
+                                  {"sim", {{"url", sim.url()}}}}},
+                                {"placement", {{"reevaluate_s", 1}, {"provision_hours", 0.0015}}}}
+                                  .dump()
+                           << "\n";
+  Daemon d(tmp.file("data"), "127.0.0.1:0", 30, {"--config", config});
+  ASSERT_FALSE(d.url().empty());
+  client::ApiClient api(d.url());
+  cloud::SimProvider cloudsim({sim.url(), 5000});
+
+  auto submitted = api.submit_job(spec.dump());
+  ASSERT_TRUE(submitted) << submitted.error().message;
+  const int64_t id = (*submitted)["id"];
+  json job = wait_job(api, id, is_terminal, 300s);
+  ASSERT_EQ(job.value("state", ""), "succeeded") << job.dump(2) << "\n--- daemon:\n" << d.process().output();
+  EXPECT_EQ(job["recoveries"], 0) << "a move is not a recovery";
+  EXPECT_EQ(job["result"].value("final_checkpoint_crc32c", ""), reference);
+  const auto types = event_types(job);
+  for (const char* t : {"deadline_policy", "move_requested", "moved"})
+    EXPECT_NE(std::find(types.begin(), types.end(), t), types.end()) << t << "\n" << job["events"].dump(2);
+  for (const auto& e : job["events"]) {
+    if (e.value("type", "") == "move_requested") {
+      EXPECT_EQ(e["detail"].value("to", ""), "on_demand") << e.dump();
+    }
+  }
+  // It ran on a spot instance, then on an on-demand one; both are stopped once idle.
+  bool spot = false, on_demand = false;
+  for (const auto& i : instances(api))
+    if (i["launched_for_job_id"] == id) (i.value("spot", false) ? spot : on_demand) = true;
+  EXPECT_TRUE(spot && on_demand) << instances(api).dump(2);
+  EXPECT_EQ(job["placement"]["chosen"]["option"], "on_demand") << job["placement"].dump(2);
+  std::vector<std::string> options;
+  for (const auto& seg : job["segments"]) options.push_back(seg.value("option", ""));
+  EXPECT_EQ(options, (std::vector<std::string>{"spot", "on_demand"})) << job["segments"].dump(2);
+  ASSERT_TRUE(all_instances_ended(api, cloudsim, "deadline-e2e", 60s)) << instances(api).dump(2);
 }
 
 TEST(Clouds, KilledDaemonReconcilesItsInstancesAndTheJobCarriesOn) {
