@@ -43,7 +43,10 @@ std::string hex8(uint32_t v) {
 
 Expected<std::string> read_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(errno == ENOENT ? ErrorCode::not_found : ErrorCode::io, "cannot open " + path + ": " + std::strerror(errno));
+  // Always io, never not_found: a caller reads not_found as the daemon's answer that the job is
+  // gone (the lease is lost), while a local file can vanish for reasons of its own (the trainer
+  // pruned an old checkpoint before it could be linked for upload).
+  if (fd < 0) return make_error(ErrorCode::io, "cannot open " + path + ": " + std::strerror(errno));
   std::string out;
   char buf[1 << 16];
   for (;;) {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "worker/capabilities.h"
+#include "worker/checkpoint_transfer.h"
 #include "worker/job_runner.h"
 #include "worker/notice_poller.h"
 #include "worker/stop_source.h"
@@ -56,6 +57,15 @@ TEST(Stop, EndsAWaitAtOnce) {
   EXPECT_FALSE(s.wait_for(std::chrono::minutes(10)));  // returns when the stop comes, not after 10 min
   stopper.join();
   EXPECT_FALSE(s.wait_for(std::chrono::minutes(10)));  // already stopped: at once
+}
+
+// A checkpoint file that vanished before its upload (the trainer pruned it) is a local I/O
+// error, never not_found: the uploader reads not_found as the daemon saying the job is gone and
+// stops the job as if its lease were lost.
+TEST(Upload, AVanishedLocalFileIsAnIoErrorNotALostJob) {
+  auto r = read_file("/nonexistent/ckpt-000000000032.ckpt");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::io) << r.error().message;
 }
 
 TEST(Lease, CarriesTheCheckpointToResumeFrom) {
