@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 
 namespace jobctl::cost {
 
@@ -13,64 +15,194 @@ namespace {
 constexpr std::string_view kDesign = "seed facts (docs/cost-model.md) (NVIDIA datasheets, dense)";
 constexpr std::string_view kDatasheet = "NVIDIA datasheet, dense figures (no sparsity)";
 
-// name, fp32, tf32, fp16, bf16, memory GB, bandwidth GB/s, TDP W, source
+// name, family, form, fp32, tf32, fp16, bf16, memory GB, bandwidth GB/s, TDP W, source.
+// Each family's first row is its default variant (identify_gpu).
 constexpr std::array kSpecs{
-    GpuSpec{"T4", 8.1, 0, 65, 0, 16, 320, 70, kDesign},
-    GpuSpec{"V100", 15.7, 0, 125, 0, 16, 900, 300, kDesign},
-    GpuSpec{"V100-32GB", 15.7, 0, 125, 0, 32, 900, 300, kDatasheet},
-    GpuSpec{"A100", 19.5, 156, 312, 312, 40, 1555, 400, kDesign},
-    GpuSpec{"A100-80GB", 19.5, 156, 312, 312, 80, 2039, 400, kDesign},
-    GpuSpec{"L4", 30.3, 60, 121, 121, 24, 300, 72, kDesign},
-    GpuSpec{"RTX4090", 82.6, 82.6, 165, 165, 24, 1008, 450, kDesign},
-    GpuSpec{"H100", 66.9, 494.5, 989, 989, 80, 3350, 700, kDesign},
-    GpuSpec{"H200", 67, 494.5, 989, 989, 141, 4800, 700, kDesign},
-    GpuSpec{"A10", 31.2, 62.5, 125, 125, 24, 600, 150, kDatasheet},
+    GpuSpec{"T4", "T4", "", 8.1, 0, 65, 0, 16, 320, 70, kDesign},
+    // SXM2 figures; a PCIe V100 (14 FP32 TFLOPS, 250 W) is identified as the variant of its memory.
+    GpuSpec{"V100-16GB", "V100", "", 15.7, 0, 125, 0, 16, 900, 300, kDesign},
+    GpuSpec{"V100-32GB", "V100", "", 15.7, 0, 125, 0, 32, 900, 300, kDatasheet},
+    GpuSpec{"A100-40GB-SXM", "A100", "SXM", 19.5, 156, 312, 312, 40, 1555, 400, kDesign},
+    GpuSpec{"A100-40GB-PCIe", "A100", "PCIe", 19.5, 156, 312, 312, 40, 1555, 250, kDatasheet},
+    GpuSpec{"A100-80GB-SXM", "A100", "SXM", 19.5, 156, 312, 312, 80, 2039, 400, kDesign},
+    GpuSpec{"A100-80GB-PCIe", "A100", "PCIe", 19.5, 156, 312, 312, 80, 1935, 300, kDatasheet},
+    GpuSpec{"L4", "L4", "", 30.3, 60, 121, 121, 24, 300, 72, kDesign},
+    GpuSpec{"RTX4090", "RTX4090", "", 82.6, 82.6, 165, 165, 24, 1008, 450, kDesign},
+    GpuSpec{"H100-SXM", "H100", "SXM", 66.9, 494.5, 989, 989, 80, 3350, 700, kDesign},
+    GpuSpec{"H100-PCIe", "H100", "PCIe", 51.2, 378, 756, 756, 80, 2000, 350,
+            "NVIDIA H100 PCIe datasheet, dense figures (no sparsity)"},
+    GpuSpec{"H100-NVL", "H100", "NVL", 60, 417.5, 835, 835, 94, 3900, 400,
+            "NVIDIA H100 NVL datasheet (per GPU), dense figures (no sparsity)"},
+    GpuSpec{"H200", "H200", "", 67, 494.5, 989, 989, 141, 4800, 700, kDesign},
+    GpuSpec{"A10", "A10", "", 31.2, 62.5, 125, 125, 24, 600, 150, kDatasheet},
     // AWS's A10G (g5) is an A10 variant without a public datasheet; A10 compute figures, AWS's
     // memory (24 GB) and board power.
-    GpuSpec{"A10G", 31.2, 62.5, 125, 125, 24, 600, 300,
+    GpuSpec{"A10G", "A10G", "", 31.2, 62.5, 125, 125, 24, 600, 300,
             "approximated by the NVIDIA A10 datasheet (dense); AWS g5 documentation for memory"},
-    GpuSpec{"L40S", 91.6, 183, 362, 362, 48, 864, 350, kDatasheet},
-    GpuSpec{"A6000", 38.7, 77.4, 154.8, 154.8, 48, 768, 300, kDatasheet},
-    GpuSpec{"RTX6000", 16.3, 0, 130.5, 0, 24, 672, 295, kDatasheet},
-    GpuSpec{"GH200", 67, 494.5, 989, 989, 96, 4000, 700, kDatasheet},
-    // One GK210 die of a K80 board (AWS p2 counts dies as GPUs).
-    GpuSpec{"K80", 4.37, 0, 0, 0, 12, 240, 150, "NVIDIA K80 datasheet, per GK210 die (boost)"},
-    GpuSpec{"cpu", 0.5, 0, 0, 0, 0, 50, 150,
-            "jobctl assumption: a multi-core AVX2 server CPU; corrected by calibration"},
+    GpuSpec{"L40S", "L40S", "", 91.6, 183, 362, 362, 48, 864, 350, kDatasheet},
+    GpuSpec{"A6000", "A6000", "", 38.7, 77.4, 154.8, 154.8, 48, 768, 300, kDatasheet},
+    GpuSpec{"RTX6000", "RTX6000", "", 16.3, 0, 130.5, 0, 24, 672, 295, kDatasheet},
+    GpuSpec{"GH200", "GH200", "", 67, 494.5, 989, 989, 96, 4000, 700, kDatasheet},
+    // One GK210 die of a K80 board (AWS p2 and Azure NC count dies as GPUs).
+    GpuSpec{"K80", "K80", "", 4.37, 0, 0, 0, 12, 240, 150, "NVIDIA K80 datasheet, per GK210 die (boost)"},
+    // One GM204 of a Tesla M60 board (Azure NV counts them as GPUs).
+    GpuSpec{"M60", "M60", "", 4.8, 0, 0, 0, 8, 160, 150, "NVIDIA Tesla M60 datasheet, per GPU (boost)"},
+    GpuSpec{"cpu", "cpu", "", 0.5, 0, 0, 0, 0, 50, 150,
+            "jobctl assumption: a multi-core AVX2 server CPU; the worker's own cores replace it (cost/cpu_peak.h)"},
 };
 
-struct Alias {
-  std::string_view key;   // normalised spelling
-  std::string_view name;  // canonical name
+// Other spellings of a family (tokenised like any name).
+struct FamilyAlias {
+  std::string_view spelling;
+  std::string_view family;
+};
+constexpr std::array kFamilyAliases{
+    FamilyAlias{"4090", "RTX4090"},
+    FamilyAlias{"RTX A6000", "A6000"},
 };
 
-constexpr std::array kAliases{
-    Alias{"h100sxm", "H100"},        Alias{"h100sxm5", "H100"},     Alias{"h100pcie", "H100"},
-    Alias{"h10080gb", "H100"},       Alias{"a100sxm4", "A100"},     Alias{"a10040gb", "A100"},
-    Alias{"a100sxm440gb", "A100"},   Alias{"a100pcie", "A100"},     Alias{"a10080gbsxm4", "A100-80GB"},
-    Alias{"a100sxm480gb", "A100-80GB"}, Alias{"v10016gb", "V100"},  Alias{"v100sxm2", "V100"},
-    Alias{"rtxa6000", "A6000"},      Alias{"quadrortx6000", "RTX6000"}, Alias{"h200sxm", "H200"},
-    Alias{"k80", "K80"},             Alias{"none", "cpu"},
-};
+using Tokens = std::vector<std::string>;
 
-// Lower-case, drop vendor words and separators: "NVIDIA Tesla V100-SXM2" -> "v100sxm2".
-std::string normalise(std::string_view name) {
-  std::string s;
-  s.reserve(name.size());
-  for (char c : name) {
+// Maximal runs of letters or of digits, lower-cased; leading vendor words dropped.
+Tokens tokenise(std::string_view text) {
+  Tokens out;
+  std::string cur;
+  int cur_class = 0;  // 1 letters, 2 digits
+  for (char c : text) {
     const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u)) s.push_back(static_cast<char>(std::tolower(u)));
+    const int k = std::isalpha(u) ? 1 : std::isdigit(u) ? 2 : 0;
+    if (k != cur_class && !cur.empty()) {
+      out.push_back(std::move(cur));
+      cur.clear();
+    }
+    cur_class = k;
+    if (k) cur.push_back(static_cast<char>(std::tolower(u)));
   }
-  for (std::string_view word : {"nvidia", "tesla", "geforce"}) {
-    if (s.starts_with(word) && s.size() > word.size()) s.erase(0, word.size());
-  }
+  if (!cur.empty()) out.push_back(std::move(cur));
+  size_t drop = 0;
+  while (drop + 1 < out.size() &&
+         (out[drop] == "nvidia" || out[drop] == "tesla" || out[drop] == "geforce" || out[drop] == "quadro"))
+    ++drop;
+  out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(drop));
+  return out;
+}
+
+std::string joined(const Tokens& t) {
+  std::string s;
+  for (const auto& x : t) s += x;
   return s;
 }
 
-const GpuSpec* lookup_canonical(std::string_view canonical) {
-  for (const auto& spec : kSpecs)
-    if (spec.name == canonical) return &spec;
-  return nullptr;
+struct FamilyKey {
+  Tokens tokens;
+  std::string_view family;
+};
+
+const std::vector<FamilyKey>& family_keys() {
+  static const std::vector<FamilyKey> keys = [] {
+    std::vector<FamilyKey> k;
+    for (const auto& s : kSpecs)
+      if (std::none_of(k.begin(), k.end(), [&](const FamilyKey& f) { return f.family == s.family; }))
+        k.push_back(FamilyKey{tokenise(s.family), s.family});
+    for (const auto& a : kFamilyAliases) k.push_back(FamilyKey{tokenise(a.spelling), a.family});
+    return k;
+  }();
+  return keys;
+}
+
+bool is_digits(const std::string& s) { return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }); }
+bool is_memory_unit(const std::string& s) { return s == "gb" || s == "g" || s == "gib"; }
+
+// What a name says: a family and the qualifiers it carries.
+struct NameParts {
+  std::string_view family;
+  double memory_gb = 0;    // 0: not said
+  std::string_view form;   // empty: not said
+};
+
+enum class NameError { no_family, bad_qualifier };
+
+Expected<NameParts, NameError> parse_name(std::string_view text) {
+  const Tokens t = tokenise(text);
+  const FamilyKey* best = nullptr;
+  for (const auto& key : family_keys()) {
+    if (key.tokens.empty() || key.tokens.size() > t.size()) continue;
+    if (!std::equal(key.tokens.begin(), key.tokens.end(), t.begin())) continue;
+    if (!best || key.tokens.size() > best->tokens.size()) best = &key;
+  }
+  if (!best) return Unexpected{NameError::no_family};
+  NameParts p;
+  p.family = best->family;
+  for (size_t i = best->tokens.size(); i < t.size();) {
+    const std::string& tok = t[i];
+    const bool next_is_unit = i + 1 < t.size() && is_memory_unit(t[i + 1]);
+    if (is_digits(tok) && next_is_unit) {
+      int gb = 0;
+      auto [end, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), gb);
+      if (ec != std::errc() || gb <= 0 || gb > 100000) return Unexpected{NameError::bad_qualifier};
+      p.memory_gb = gb;
+      i += 2;
+    } else if (tok == "sxm" || tok == "mega") {
+      p.form = "SXM";
+      ++i;
+      // "SXM4": the socket generation, unless the number is a memory ("SXM-80GB").
+      if (tok == "sxm" && i < t.size() && is_digits(t[i]) && !(i + 1 < t.size() && is_memory_unit(t[i + 1]))) ++i;
+    } else if (tok == "pcie") {
+      p.form = "PCIe";
+      ++i;
+    } else if (tok == "pci" && i + 1 < t.size() && t[i + 1] == "e") {  // "PCI-E"
+      p.form = "PCIe";
+      i += 2;
+    } else if (tok == "nvl") {
+      p.form = "NVL";
+      ++i;
+    } else if (tok == "hbm") {  // the memory type says nothing the rest does not
+      ++i;
+      if (i < t.size() && is_digits(t[i])) ++i;
+      if (i < t.size() && t[i] == "e") ++i;
+    } else {
+      return Unexpected{NameError::bad_qualifier};
+    }
+  }
+  return p;
+}
+
+// The rows of one family, in table order.
+std::vector<const GpuSpec*> family_rows(std::string_view family) {
+  std::vector<const GpuSpec*> rows;
+  for (const auto& s : kSpecs)
+    if (s.family == family) rows.push_back(&s);
+  return rows;
+}
+
+std::string memory_text(double gb) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%gGB", gb);
+  return buf;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+Error unknown_gpu(std::string_view text, const std::string& why) {
+  std::string msg = "unknown GPU '" + std::string(trim(text)) + "'";
+  if (!why.empty()) msg += ": " + why;
+  const auto near = closest_gpu_names(text);
+  if (!near.empty()) {
+    msg += "; closest known names: ";
+    for (size_t i = 0; i < near.size(); ++i) msg += (i ? ", " : "") + near[i];
+  }
+  msg += " (\"any\", \"cpu\" or a GPU model; `jobctl gpus` lists them)";
+  return make_error(ErrorCode::invalid_argument, std::move(msg), "resources.gpu");
 }
 
 }  // namespace
@@ -93,32 +225,105 @@ std::optional<Precision> parse_precision(std::string_view name) {
 
 std::span<const GpuSpec> gpu_specs() { return kSpecs; }
 
-std::string canonical_gpu_name(std::string_view name, double memory_gb) {
-  const std::string key = normalise(name);
-  std::string_view canonical;
-  for (const auto& spec : kSpecs) {
-    if (normalise(spec.name) == key) {
-      canonical = spec.name;
-      break;
-    }
+const GpuSpec* identify_gpu(std::string_view name, double memory_gb) {
+  auto parts = parse_name(name);
+  if (!parts) return nullptr;
+  std::vector<const GpuSpec*> rows = family_rows(parts->family);
+  if (!parts->form.empty() &&
+      std::any_of(rows.begin(), rows.end(), [&](const GpuSpec* s) { return s->form == parts->form; }))
+    std::erase_if(rows, [&](const GpuSpec* s) { return s->form != parts->form; });
+  // The memory the name says, else the one reported with it: the nearest variant (ties: the first).
+  const double memory = parts->memory_gb > 0 ? parts->memory_gb : memory_gb;
+  if (memory > 0) {
+    const GpuSpec* best = rows.front();
+    for (const GpuSpec* s : rows)
+      if (std::abs(s->memory_gb - memory) < std::abs(best->memory_gb - memory)) best = s;
+    return best;
   }
-  if (canonical.empty()) {
-    for (const auto& alias : kAliases) {
-      if (alias.key == key) {
-        canonical = alias.name;
-        break;
-      }
-    }
-  }
-  if (canonical.empty()) return std::string(trim(name));
-  // A bare base-model name with the larger variant's memory is the larger variant.
-  if (canonical == "A100" && memory_gb > 48) return "A100-80GB";
-  if (canonical == "V100" && memory_gb > 20) return "V100-32GB";
-  return std::string(canonical);
+  return rows.front();
 }
 
-const GpuSpec* find_gpu(std::string_view name) {
-  return lookup_canonical(canonical_gpu_name(name));
+std::string canonical_gpu_name(std::string_view name, double memory_gb) {
+  if (const GpuSpec* s = identify_gpu(name, memory_gb)) return std::string(s->name);
+  return std::string(trim(name));
+}
+
+const GpuSpec* find_gpu(std::string_view name) { return identify_gpu(name); }
+
+bool GpuRequest::matches(const GpuSpec& gpu) const {
+  switch (kind) {
+    case Kind::any: return true;
+    case Kind::cpu: return gpu.family == "cpu";
+    case Kind::model:
+      return gpu.family == family && (memory_gb <= 0 || gpu.memory_gb == memory_gb) &&
+             (form.empty() || gpu.form == form);
+  }
+  return false;
+}
+
+std::string GpuRequest::name() const {
+  switch (kind) {
+    case Kind::any: return "any";
+    case Kind::cpu: return "cpu";
+    case Kind::model: break;
+  }
+  std::string s(family);
+  if (memory_gb > 0) s += "-" + memory_text(memory_gb);
+  if (!form.empty()) s += "-" + std::string(form);
+  return s;
+}
+
+Expected<GpuRequest> parse_gpu_request(std::string_view text) {
+  const std::string lower = to_lower(trim(text));
+  GpuRequest r;
+  if (lower == "any") return r;
+  if (lower.empty()) return unknown_gpu(text, "empty");
+  auto parts = parse_name(text);
+  if (!parts) return unknown_gpu(text, "");
+  if (parts->family == "cpu") {
+    if (parts->memory_gb > 0 || !parts->form.empty()) return unknown_gpu(text, "\"cpu\" takes no qualifiers");
+    r.kind = GpuRequest::Kind::cpu;
+    return r;
+  }
+  r.kind = GpuRequest::Kind::model;
+  r.family = parts->family;
+  const auto rows = family_rows(parts->family);
+  // A form factor the family is not sold in says nothing (a "V100-PCIe" is a V100).
+  if (!parts->form.empty() && std::any_of(rows.begin(), rows.end(), [&](const GpuSpec* s) { return s->form == parts->form; }))
+    r.form = parts->form;
+  r.memory_gb = parts->memory_gb;
+  // A memory the family has in one size only says nothing either.
+  if (r.memory_gb > 0 && std::all_of(rows.begin(), rows.end(), [&](const GpuSpec* s) { return s->memory_gb == r.memory_gb; }))
+    r.memory_gb = 0;
+  if (std::none_of(rows.begin(), rows.end(), [&](const GpuSpec* s) { return r.matches(*s); })) {
+    std::string sizes;
+    for (const GpuSpec* s : rows)
+      if (sizes.find(memory_text(s->memory_gb)) == std::string::npos)
+        sizes += (sizes.empty() ? "" : ", ") + memory_text(s->memory_gb);
+    return unknown_gpu(text, "no " + std::string(r.family) + (r.form.empty() ? "" : " " + std::string(r.form)) +
+                                 " has " + memory_text(parts->memory_gb) + " (" + std::string(r.family) +
+                                 " variants: " + sizes + ")");
+  }
+  return r;
+}
+
+std::vector<std::string> closest_gpu_names(std::string_view text, size_t n) {
+  std::vector<std::string> names{"any", "cpu"};
+  auto add = [&](std::string s) {
+    if (std::find(names.begin(), names.end(), s) == names.end()) names.push_back(std::move(s));
+  };
+  for (const auto& s : kSpecs) {
+    add(std::string(s.family));
+    add(std::string(s.name));
+    if (family_rows(s.family).size() > 1) add(std::string(s.family) + "-" + memory_text(s.memory_gb));
+  }
+  const std::string key = joined(tokenise(text));
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (auto& name : names) scored.emplace_back(edit_distance(key, joined(tokenise(name))), std::move(name));
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scored.size() && out.size() < n; ++i) out.push_back(std::move(scored[i].second));
+  return out;
 }
 
 double peak_tflops(const GpuSpec& gpu, Precision precision) {

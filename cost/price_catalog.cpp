@@ -10,7 +10,9 @@
 
 #include "base/strings.h"
 #include "cost/csv.h"
+#include "cost/catalog_cloud.h"
 #include "cost/gpu_specs.h"
+#include "cost/instance_gpus.h"
 
 namespace jobctl::cost {
 
@@ -23,22 +25,26 @@ namespace {
 // The most GPUs one catalog row may name (the largest real instances have 16).
 constexpr int kMaxAcceleratorCount = 4096;
 
-// A number, or nullopt for an empty field; an error for anything else.
-Expected<std::optional<double>> parse_number(std::string_view text, int line, std::string_view column) {
+std::string line_text(int line) { return "line " + std::to_string(line); }
+
+// A number, or nullopt for an empty field; an error for anything else. `allow_negative`: prices,
+// whose sign the caller judges (a row with a price <= 0 is skipped, not an error).
+Expected<std::optional<double>> parse_number(std::string_view text, int line, std::string_view column,
+                                             bool allow_negative = false) {
   text = trim(text);
   if (text.empty()) return std::optional<double>{};
   double v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !(v >= 0) || !std::isfinite(v))
+  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v) || (!allow_negative && v < 0))
     return make_error(ErrorCode::invalid_argument,
-                      "line " + std::to_string(line) + ": " + std::string(column) + " is not a " +
-                          "finite non-negative number: '" + std::string(text) + "'",
+                      line_text(line) + ": " + std::string(column) + " is not a finite " +
+                          (allow_negative ? "" : "non-negative ") + "number: '" + std::string(text) + "'",
                       std::string(column));
   return std::optional<double>{v};
 }
 
-// Per-GPU memory from a SkyPilot GpuInfo cell: "{'Gpus': [{... 'MemoryInfo': {'SizeInMiB': 16384}}]
-// ...}" — a Python literal, not JSON, so it is searched rather than parsed.
+// Per-GPU memory (GiB) from a SkyPilot GpuInfo cell: "{'Gpus': [{... 'MemoryInfo': {'SizeInMiB':
+// 16384}}] ...}" — a Python literal, not JSON, so it is searched rather than parsed.
 std::optional<double> gpu_memory_from_info(std::string_view info) {
   const auto at = info.find("SizeInMiB");
   if (at == std::string_view::npos) return std::nullopt;
@@ -48,7 +54,7 @@ std::optional<double> gpu_memory_from_info(std::string_view info) {
   while (i < info.size() && std::isspace(static_cast<unsigned char>(info[i]))) ++i;
   double mib = 0;
   auto [ptr, ec] = std::from_chars(info.data() + i, info.data() + info.size(), mib);
-  if (ec != std::errc() || mib <= 0) return std::nullopt;
+  if (ec != std::errc() || !(mib > 0) || !std::isfinite(mib)) return std::nullopt;
   return mib / 1024.0;
 }
 
@@ -102,6 +108,70 @@ struct Columns {
   }
 };
 
+// What happened to rows that were skipped or kept with a change, counted by kind with the first
+// row of each, so that a file yields one warning however many rows it has.
+class RowNotes {
+ public:
+  enum class What { skipped, changed, ignored };  // ignored: a GCP GPU price row left unused
+  void note(What what, const std::string& kind, int line, const std::string& first) {
+    if (what == What::skipped) ++skipped_;
+    for (auto& e : entries_)
+      if (e.kind == kind && e.what == what) {
+        ++e.count;
+        return;
+      }
+    entries_.push_back(Entry{kind, 1, line, first, what});
+  }
+  int skipped_rows() const { return skipped_; }
+
+  std::optional<std::string> summary(int rows) const {
+    if (entries_.empty()) return std::nullopt;
+    std::string out;
+    for (What what : {What::skipped, What::changed, What::ignored}) {
+      std::string part;
+      for (const auto& e : entries_) {
+        if (e.what != what) continue;
+        part += (part.empty() ? "" : "; ") + std::to_string(e.count) + " " + e.kind + " (first: " +
+                line_text(e.first_line) + ", " + e.first + ")";
+      }
+      if (part.empty()) continue;
+      if (!out.empty()) out += "; ";
+      switch (what) {
+        case What::skipped: out += "skipped " + std::to_string(skipped_) + " of " + std::to_string(rows) + " rows: "; break;
+        case What::changed: out += "kept with a change: "; break;
+        case What::ignored: out += "ignored GPU price rows: "; break;
+      }
+      out += part;
+    }
+    return out;
+  }
+
+ private:
+  struct Entry {
+    std::string kind;
+    int count = 0;
+    int first_line = 0;
+    std::string first;
+    What what = What::skipped;
+  };
+  std::vector<Entry> entries_;
+  int skipped_ = 0;
+};
+
+// A spot price is a spot market only when it is positive and below the on-demand price (Azure's
+// catalog repeats Price as SpotPrice where it has no spot figure, e.g. every H100 row).
+void judge_spot(Offer& o, int line, RowNotes& notes) {
+  if (!o.spot_usd_per_hour) return;
+  const std::string what = o.instance_type + " in " + (o.zone.empty() ? o.region : o.zone);
+  if (!(*o.spot_usd_per_hour > 0)) {
+    notes.note(RowNotes::What::changed, "with a zero or negative SpotPrice: no spot option", line, what);
+    o.spot_usd_per_hour.reset();
+  } else if (*o.spot_usd_per_hour >= o.on_demand_usd_per_hour) {
+    notes.note(RowNotes::What::changed, "with a SpotPrice not below its Price: no spot option", line, what);
+    o.spot_usd_per_hour.reset();
+  }
+}
+
 }  // namespace
 
 Expected<CatalogImport> parse_skypilot_csv(std::string_view csv_text, std::string_view cloud,
@@ -119,8 +189,14 @@ Expected<CatalogImport> parse_skypilot_csv(std::string_view csv_text, std::strin
                         "the catalog has no '" + std::string(required) + "' column", std::string(required));
   }
   const auto c_cloud = cols.find("Cloud");
-  if (cloud.empty() && !c_cloud)
-    return make_error(ErrorCode::invalid_argument, "no cloud given and the catalog has no Cloud column", "cloud");
+  std::string file_cloud = to_lower(trim(cloud));
+  if (file_cloud.empty() && !c_cloud) {
+    auto detected = cloud_from_catalog_content(csv_text);
+    if (!detected)
+      return make_error(ErrorCode::invalid_argument,
+                        "no cloud given, no Cloud column, and the instance types name no known cloud", "cloud");
+    file_cloud = *detected;
+  }
   const size_t c_type = *cols.find("InstanceType");
   const size_t c_price = *cols.find("Price");
   const size_t c_region = *cols.find("Region");
@@ -131,11 +207,13 @@ Expected<CatalogImport> parse_skypilot_csv(std::string_view csv_text, std::strin
   const auto c_mem = cols.find("MemoryGiB");
   const auto c_gpuinfo = cols.find("GpuInfo");
   const auto c_gpumem = cols.find("GpuMemoryGiB");
+  const auto c_gpumem_mib = cols.find("GpuMemoryMiB");
   const auto c_spot = cols.find("SpotPrice");
   const auto c_source = cols.find("Source");
   const auto c_date = cols.find("Date");
 
   CatalogImport out;
+  RowNotes notes;
   // GCP accelerator rows: (accelerator, count, zone or region) -> (price, spot price).
   using GpuKey = std::tuple<std::string, int, std::string>;
   std::map<GpuKey, std::pair<double, std::optional<double>>> gpu_prices;
@@ -150,39 +228,45 @@ Expected<CatalogImport> parse_skypilot_csv(std::string_view csv_text, std::strin
     const auto& row = (*rows)[r];
     const int line = row.line;
     if (row.fields.size() != header.size())
-      return make_error(ErrorCode::malformed_csv, "line " + std::to_string(line) + " has " +
-                                             std::to_string(row.fields.size()) + " fields; the header has " +
-                                             std::to_string(header.size()));
+      return make_error(ErrorCode::malformed_csv, line_text(line) + " has " + std::to_string(row.fields.size()) +
+                                                      " fields; the header has " + std::to_string(header.size()));
     auto field = [&](std::optional<size_t> c) -> std::string_view {
       return c ? trim(row.fields[*c]) : std::string_view{};
     };
-    auto number = [&](std::optional<size_t> c, std::string_view name) -> Expected<std::optional<double>> {
+    auto number = [&](std::optional<size_t> c, std::string_view name, bool allow_negative = false)
+        -> Expected<std::optional<double>> {
       if (!c) return std::optional<double>{};
-      return parse_number(row.fields[*c], line, name);
+      return parse_number(row.fields[*c], line, name, allow_negative);
     };
 
     Offer o;
-    o.cloud = to_lower(c_cloud && !field(c_cloud).empty() ? field(c_cloud) : cloud);
+    o.cloud = c_cloud && !field(c_cloud).empty() ? to_lower(field(c_cloud)) : file_cloud;
     if (o.cloud.empty())
-      return make_error(ErrorCode::invalid_argument, "line " + std::to_string(line) + ": no cloud", "Cloud");
+      return make_error(ErrorCode::invalid_argument, line_text(line) + ": no cloud", "Cloud");
     o.instance_type = std::string(field(c_type));
     o.region = std::string(field(c_region));
     o.zone = std::string(field(c_zone));
     o.source = c_source && !field(c_source).empty() ? std::string(field(c_source)) : std::string(source);
     o.date = std::string(field(c_date));
+    const std::string where = o.zone.empty() ? o.region : o.zone;
+    const std::string accelerator(field(c_acc));
+    // A GPU price row (GCP) completes host rows; it is no machine of its own.
+    const bool gpu_price_row = o.instance_type.empty() && !accelerator.empty();
+    if (!gpu_price_row) ++out.rows;
+    const RowNotes::What drop = gpu_price_row ? RowNotes::What::ignored : RowNotes::What::skipped;
 
-    auto price = number(c_price, "Price");
+    auto price = number(c_price, "Price", true);
     if (!price) return price.error();
-    auto spot = number(c_spot, "SpotPrice");
+    auto spot = number(c_spot, "SpotPrice", true);
     if (!spot) return spot.error();
     auto count = number(c_count, "AcceleratorCount");
     if (!count) return count.error();
     // A GPU count is whole and bounded before it becomes an int (a fractional share, as some clouds
     // list, is not a placement target; an absurd one would overflow the conversion).
     if (*count && (**count < 1 || **count > kMaxAcceleratorCount || std::floor(**count) != **count)) {
-      out.warnings.push_back("line " + std::to_string(line) + ": AcceleratorCount '" +
-                             std::string(field(c_count)) + "' is not a whole number of GPUs from 1 to " +
-                             std::to_string(kMaxAcceleratorCount) + "; skipped");
+      notes.note(drop, "with an AcceleratorCount that is not a whole number of GPUs from 1 to " +
+                           std::to_string(kMaxAcceleratorCount),
+                 line, "'" + std::string(field(c_count)) + "'");
       continue;
     }
     auto vcpus = number(c_vcpus, "vCPUs");
@@ -191,25 +275,21 @@ Expected<CatalogImport> parse_skypilot_csv(std::string_view csv_text, std::strin
     if (!mem) return mem.error();
     auto gpumem = number(c_gpumem, "GpuMemoryGiB");
     if (!gpumem) return gpumem.error();
+    auto gpumem_mib = number(c_gpumem_mib, "GpuMemoryMiB");
+    if (!gpumem_mib) return gpumem_mib.error();
 
-    const std::string accelerator(field(c_acc));
-    if (o.instance_type.empty()) {
-      if (accelerator.empty()) {
-        out.warnings.push_back("line " + std::to_string(line) + ": no InstanceType and no AcceleratorName");
-        continue;
-      }
-      // A GPU price row (GCP): kept to complete the host rows of its family.
-      if (!*price) {
-        out.warnings.push_back("line " + std::to_string(line) + ": empty Price");
-        continue;
-      }
-      const int n = static_cast<int>(count->value_or(1.0));
-      gpu_prices[{accelerator, n, o.zone.empty() ? o.region : o.zone}] = {**price, *spot};
+    if (!*price || !(**price > 0)) {
+      notes.note(drop, "with a zero, negative or missing Price", line,
+                 (gpu_price_row ? accelerator : o.instance_type) + " in " + where);
       continue;
     }
-    if (!*price) {
-      out.warnings.push_back("line " + std::to_string(line) + ": " + o.instance_type + " in " +
-                             (o.zone.empty() ? o.region : o.zone) + " has an empty Price; skipped");
+    if (gpu_price_row) {
+      const int n = static_cast<int>(count->value_or(1.0));
+      gpu_prices[{accelerator, n, where}] = {**price, *spot};
+      continue;
+    }
+    if (o.instance_type.empty()) {
+      notes.note(drop, "with no InstanceType and no AcceleratorName", line, "in " + where);
       continue;
     }
     o.on_demand_usd_per_hour = **price;
@@ -217,12 +297,30 @@ Expected<CatalogImport> parse_skypilot_csv(std::string_view csv_text, std::strin
     o.vcpus = vcpus->value_or(0);
     o.memory_gb = mem->value_or(0);
 
-    double per_gpu_memory = gpumem->value_or(0);
+    // One GPU memory per offer: the catalog's own figure where it gives one (MiB is exact).
+    double per_gpu_memory = gpumem_mib->value_or(0) / 1024.0;
+    if (per_gpu_memory <= 0) per_gpu_memory = gpumem->value_or(0);
     if (per_gpu_memory <= 0 && c_gpuinfo) per_gpu_memory = gpu_memory_from_info(field(c_gpuinfo)).value_or(0);
 
     if (!accelerator.empty()) {
-      o.gpu_model = canonical_gpu_name(accelerator, per_gpu_memory);
-      o.gpu_count = static_cast<int>(count->value_or(1.0));
+      std::string name = accelerator;
+      int gpus = static_cast<int>(count->value_or(1.0));
+      if (auto fact = instance_gpu_fact(o.cloud, o.instance_type)) {
+        if (!fact->gpu.empty()) name = std::string(fact->gpu);
+        if (fact->gpu_count > 0 && fact->gpu_count != gpus) {
+          notes.note(RowNotes::What::changed,
+                     "with a GPU count the machine does not have (corrected from the cloud's documentation)", line, o.instance_type + ": " + std::to_string(gpus) + " " + accelerator + " listed, " +
+                                  std::to_string(fact->gpu_count) + " in the machine");
+          gpus = fact->gpu_count;
+        }
+      }
+      const GpuSpec* spec = identify_gpu(name, per_gpu_memory);
+      if (!spec)
+        notes.note(RowNotes::What::changed, "naming a GPU jobctl has no figures for (listed, never chosen)", line,
+                   o.instance_type + ": " + accelerator);
+      o.gpu_model = spec ? std::string(spec->name) : accelerator;
+      o.gpu_count = gpus;
+      if (per_gpu_memory <= 0 && spec) per_gpu_memory = spec->memory_gb;
     } else if (auto fam = (o.cloud == "gcp" ? gcp_family_gpu(o.instance_type) : std::nullopt); fam && fam->count > 0) {
       gcp_hosts.push_back(Pending{std::move(o), *fam, line});
       continue;
@@ -231,10 +329,8 @@ Expected<CatalogImport> parse_skypilot_csv(std::string_view csv_text, std::strin
       o.gpu_count = 1;
       per_gpu_memory = o.memory_gb;
     }
-    if (per_gpu_memory <= 0) {
-      if (const GpuSpec* spec = find_gpu(o.gpu_model)) per_gpu_memory = spec->memory_gb;
-    }
     o.gpu_memory_gb = per_gpu_memory;
+    judge_spot(o, line, notes);
     out.offers.push_back(std::move(o));
   }
 
@@ -244,9 +340,9 @@ Expected<CatalogImport> parse_skypilot_csv(std::string_view csv_text, std::strin
     const std::string where = o.zone.empty() ? o.region : o.zone;
     auto it = gpu_prices.find({p.family.accelerator, p.family.count, where});
     if (it == gpu_prices.end()) {
-      out.warnings.push_back("line " + std::to_string(p.line) + ": " + o.instance_type + " in " + where +
-                             ": no price row for its " + std::to_string(p.family.count) + " x " +
-                             p.family.accelerator + "; skipped");
+      notes.note(RowNotes::What::skipped, "GCP machines whose GPUs have no price row", p.line,
+                    o.instance_type + " in " + where + ": no price row for its " + std::to_string(p.family.count) +
+                        " x " + p.family.accelerator);
       continue;
     }
     o.on_demand_usd_per_hour += it->second.first;
@@ -254,11 +350,15 @@ Expected<CatalogImport> parse_skypilot_csv(std::string_view csv_text, std::strin
       *o.spot_usd_per_hour += *it->second.second;
     else
       o.spot_usd_per_hour.reset();
-    o.gpu_model = canonical_gpu_name(p.family.accelerator);
+    const GpuSpec* spec = identify_gpu(p.family.accelerator);
+    o.gpu_model = spec ? std::string(spec->name) : p.family.accelerator;
     o.gpu_count = p.family.count;
-    if (const GpuSpec* spec = find_gpu(o.gpu_model)) o.gpu_memory_gb = spec->memory_gb;
+    if (spec) o.gpu_memory_gb = spec->memory_gb;
+    judge_spot(o, p.line, notes);
     out.offers.push_back(std::move(o));
   }
+  out.skipped = notes.skipped_rows();
+  if (auto summary = notes.summary(out.rows)) out.warnings.push_back(std::move(*summary));
   return out;
 }
 

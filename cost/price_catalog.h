@@ -6,14 +6,29 @@
 //    source and date), always available;
 //  - SkyPilot catalog CSVs (skypilot-org/skypilot-catalog, catalogs/v7), which the daemon or the
 //    CLI reads from disk or fetches and hands over as text. Columns are found by header name, since
-//    their order differs per cloud; SpotPrice may be empty (no spot market), and a row without a
-//    Price is skipped with a warning.
+//    their order differs per cloud.
+//
+// What the reader does with imperfect rows (docs/cost-model.md, "The price catalog"):
+//  - a row with a zero, negative or missing Price is skipped; so is a row with an AcceleratorCount
+//    that is not a whole number of GPUs. A number that does not parse at all makes the file
+//    malformed (an error naming the line and column).
+//  - a SpotPrice that is empty, zero, negative or not below the row's Price is no spot market:
+//    the offer has no spot option (Azure repeats Price as SpotPrice on every H100 row).
+//  - the GPU is identified once per row (cost::identify_gpu) from AcceleratorName, corrected by
+//    what the cloud documents for the instance type (cost/instance_gpus.h: Lambda's H100 PCIe,
+//    Azure's H100 NVL and A100 PCIe rows, Azure's Standard_ND96isr_H100_v5 listed with 12 GPUs
+//    but built with 8). A GPU the table does not know is kept under its catalog name (placement
+//    rejects it as unknown_gpu).
+//  - one GPU memory per offer: the catalog's own figure (GpuMemoryMiB, GpuMemoryGiB, or GpuInfo's
+//    SizeInMiB), else the variant's; it is what the VRAM estimate is held to.
+// Rows skipped or changed are reported as one warning per file: counts by kind and the first
+// line of each.
 //
 // GCP bills a GPU apart from its host VM: its files hold host rows (a2-*, a3-*, g2-*) with the host
 // price and GPU rows (empty InstanceType) with the accelerator price per zone. An offer for a GCP
 // GPU family is host + GPU, with the GPU model and count implied by the family name; a family whose
-// GPU price row is missing (e.g. A100-80GB, H200 in the filtered files) is skipped with a warning.
-// GPU rows alone (T4/V100 attached to N1 hosts) are not offers: the N1 host price is not in them.
+// GPU price row is missing (e.g. A100-80GB, H200 in the filtered files) is skipped. GPU rows alone
+// (T4/V100 attached to N1 hosts) are not offers: the N1 host price is not in them.
 //
 // Thread safety: parse_* are pure; seed_catalog() parses once, thread-safely, and then only reads.
 #pragma once
@@ -33,9 +48,10 @@ struct Offer {
   std::string instance_type;   // "p3.2xlarge"
   std::string region;          // "us-east-1"
   std::string zone;            // "use1-az1"; empty where the catalog has none
-  std::string gpu_model;       // canonical (canonical_gpu_name); "cpu" for CPU-only instances
+  std::string gpu_model;       // the variant's canonical name (identify_gpu); "cpu" for CPU-only
+                               // instances; the catalog's name for a GPU the table does not know
   int gpu_count = 0;           // GPUs per instance (1 for a CPU-only instance: one "cpu" device)
-  double gpu_memory_gb = 0;    // per GPU (host memory for a CPU-only instance)
+  double gpu_memory_gb = 0;    // per GPU, GiB (host memory for a CPU-only instance)
   double vcpus = 0;
   double memory_gb = 0;        // host memory
   double on_demand_usd_per_hour = 0;
@@ -49,14 +65,19 @@ struct Offer {
 
 struct CatalogImport {
   std::vector<Offer> offers;
-  std::vector<std::string> warnings;  // rows skipped and why ("line 12: empty Price")
+  // At most one: what was skipped or changed, counted by kind with the first line of each
+  // ("skipped 1 of 430 rows: 1 with a zero, negative or missing Price (first: line 412, ...)").
+  std::vector<std::string> warnings;
+  int rows = 0;     // machine rows read (GCP's GPU price rows excluded)
+  int skipped = 0;  // of them, not made offers
 };
 
 // Parses a catalog CSV in the SkyPilot format. `cloud` names the cloud of every row unless the
-// file has a Cloud column; `source` is recorded on offers whose row has no Source column.
-// Required columns: InstanceType, Price, Region. Errors: "malformed_csv" (bad quoting, a row with
-// the wrong number of fields), "invalid_argument" (a missing column, a number that does not
-// parse, no cloud) — each naming the line and column.
+// file has a Cloud column; empty: read from the content (cost/catalog_cloud.h). `source` is
+// recorded on offers whose row has no Source column. Required columns: InstanceType, Price,
+// Region. Errors: "malformed_csv" (bad quoting, a row with the wrong number of fields),
+// "invalid_argument" (a missing column, a number that does not parse, no cloud) — each naming the
+// line and column.
 [[nodiscard]] Expected<CatalogImport> parse_skypilot_csv(std::string_view csv_text,
                                                          std::string_view cloud,
                                                          std::string_view source = {});

@@ -10,7 +10,10 @@ Job job_from_spec(std::string id, const train::JobSpec& spec, const train::Model
   j.id = std::move(id);
   j.priority = spec.priority;
   j.submitted_ms = submitted_ms;
-  j.gpu = spec.resources.gpu == "any" ? "any" : cost::canonical_gpu_name(spec.resources.gpu);
+  // The request's canonical text ("A100", "A100-80GB", "H100-PCIe", "any", "cpu"); a name no
+  // request parses keeps its spelling and matches nothing (submit refuses such specs).
+  auto request = cost::parse_gpu_request(spec.resources.gpu);
+  j.gpu = request ? request->name() : spec.resources.gpu;
   j.workload = cost::workload_from_spec(spec, stats);
   j.mode = spec.placement.mode;
   j.spot = spec.placement.spot;

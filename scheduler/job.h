@@ -19,7 +19,7 @@ struct Job {
   std::string id;
   int priority = 50;                   // 0..100, higher first
   int64_t submitted_ms = 0;            // Clock time of submission; the deadline counts from here
-  std::string gpu = "any";             // "any" (any GPU), "cpu" (no GPU needed), or a GPU model
+  std::string gpu = "any";             // a GPU request (cost::parse_gpu_request): "any", "cpu", "A100", "A100-80GB", ...
   cost::Workload workload;
   train::PlacementMode mode = train::PlacementMode::auto_;
   train::SpotMode spot = train::SpotMode::auto_;

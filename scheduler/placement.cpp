@@ -85,6 +85,7 @@ int PlacementContext::intern_model(const std::string& canonical, const cost::Eff
   const cost::GpuSpec* spec = cost::find_gpu(canonical);
   const int id = static_cast<int>(models_.size());
   models_.push_back(canonical);
+  specs_.push_back(spec);
   model_ids_.emplace(canonical, id);
   std::array<std::array<double, 4>, 3> r{};
   for (size_t k = 0; k < kKinds.size(); ++k) {
@@ -95,10 +96,13 @@ int PlacementContext::intern_model(const std::string& canonical, const cost::Eff
     }
   }
   rates_.push_back(r);
-  // Local price: the inventory entry for the model, else the board's power at the default tariff.
+  // Local price: the first inventory entry whose gpu_model names this device (read as a request:
+  // "V100" prices every V100, "A100-80GB" the 80 GB A100s), else the board's power at the default
+  // tariff.
   double price = -1;
   for (const auto& inv : inventory_) {
-    if (cost::canonical_gpu_name(inv.gpu_model) == canonical) {
+    auto owned = cost::parse_gpu_request(inv.gpu_model);
+    if (spec && owned && owned->kind != cost::GpuRequest::Kind::any && owned->matches(*spec)) {
       price = cost::local_hourly_cost(inv, config_.local_pricing);
       break;
     }
@@ -149,8 +153,13 @@ int PlacementContext::model_id(std::string_view canonical) const {
   return it == model_ids_.end() ? -1 : it->second;
 }
 
+int PlacementContext::device_model_id(std::string_view name, double memory_gb) const {
+  if (const int id = model_id(name); id >= 0) return id;
+  return model_id(cost::canonical_gpu_name(name, memory_gb));
+}
+
 double PlacementContext::local_usd_per_gpu_hour(std::string_view gpu_model) const {
-  const int id = model_id(cost::canonical_gpu_name(gpu_model));
+  const int id = device_model_id(gpu_model);
   return id < 0 ? -1.0 : local_price_[static_cast<size_t>(id)];
 }
 
@@ -200,19 +209,15 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   const double cap = job.max_usd_per_hour.value_or(kInf);
   const bool want_local = job.mode != train::PlacementMode::cloud;
   const bool want_cloud = job.mode != train::PlacementMode::local;
-  // GPU constraint: -1 any GPU, -2 anything including CPUs, >= 0 one model, -3 a model nobody has.
+  // GPU constraint: the job's request (cost::parse_gpu_request) against each option's device:
+  // "any" takes every GPU, "cpu" only CPUs, a model name the variants it names ("A100": every A100).
   const int cpu_id = ctx.cpu_model_;
-  int constraint = -1;
-  if (job.gpu == "cpu")
-    constraint = -2;
-  else if (job.gpu != "any") {
-    constraint = ctx.model_id(cost::canonical_gpu_name(job.gpu));
-    if (constraint < 0) constraint = -3;
-  }
+  const auto request = cost::parse_gpu_request(job.gpu);
   auto gpu_ok = [&](int model) {
-    if (constraint == -2) return true;
-    if (constraint == -1) return model != cpu_id;
-    return model == constraint;
+    if (!request) return false;
+    if (request->kind == cost::GpuRequest::Kind::any) return model != cpu_id;
+    const cost::GpuSpec* spec = model >= 0 ? ctx.specs_[static_cast<size_t>(model)] : nullptr;
+    return spec && request->matches(*spec);
   };
   if (job.deadline_hours)
     d.deadline_left_hours = *job.deadline_hours - static_cast<double>(now_ms - job.submitted_ms) / 3.6e6;
@@ -253,7 +258,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     Candidate c;
     c.kind = OptionKind::local;
     c.source = p;
-    const int model = ctx.model_id(pool.gpu_model);
+    const int model = ctx.device_model_id(pool.gpu_model, pool.gpu_memory_gb);
     if (!want_local)
       c.rejection = Rejection::placement_mode;
     else if (!gpu_ok(model))

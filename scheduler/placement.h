@@ -6,7 +6,7 @@
 //   - each cloud offer on-demand, and on spot where the offer has a spot price (expected time with
 //     the interruption-risk and checkpoint terms: T_spot = T (1 + C/tau + lambda (tau/2 + R))).
 // Candidates are rejected, with the reason recorded, by: placement mode (auto/local/cloud), the
-// job's GPU constraint ("any" GPU, "cpu" = anything, or one model), spot mode (never/always),
+// job's GPU constraint ("any" GPU, "cpu" = CPUs only, or the variants a model name names), spot mode (never/always),
 // too few GPUs, a GPU without known specs, memory (the VRAM estimate must fit each GPU), and the
 // job's maximum $/h. For the rest: expected running hours, cost, and completion time (queue wait
 // or provisioning + running) against the time left to the deadline.
@@ -103,6 +103,8 @@ class PlacementContext {
 
   // Internal, for place(): a dense id per GPU model seen in offers, inventory or pools.
   int model_id(std::string_view canonical) const;
+  // The same for a device name in any spelling (cost::identify_gpu, with its memory per GPU).
+  int device_model_id(std::string_view name, double memory_gb = 0) const;
   double flops_per_hour(int model, int kind, int precision) const {
     return rates_[static_cast<size_t>(model)][static_cast<size_t>(kind)][static_cast<size_t>(precision)];
   }
@@ -133,6 +135,7 @@ class PlacementContext {
   std::unordered_map<std::string, int, NameHash, std::equal_to<>> model_ids_;
   int cpu_model_ = -1;
   std::vector<std::string> models_;
+  std::vector<const cost::GpuSpec*> specs_;  // [model]; nullptr: no specs
   std::vector<std::array<std::array<double, 4>, 3>> rates_;  // [model][kind][precision], one GPU
   std::vector<double> local_price_;                           // [model] $/GPU-hour, < 0: not set
   std::vector<cost::LocalGpuInventory> inventory_;

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cost/gpu_specs.h"
 #include "daemon/jobs/job_transition.h"
 #include "daemon/jobs/lease_fence.h"
 #include "scheduler/job_state.h"
@@ -100,12 +101,16 @@ void JobService::submit_job_async(std::string_view spec_json, const SubmitContex
                                   std::function<void(Expected<JobRow>)> done) {
   auto spec = train::parse_job_spec(spec_json);
   if (!spec) return done(spec.error());
+  // The GPU name must be one the table knows (train/ builds alone, so the spec parser cannot
+  // check it); the stored request is its canonical text ("rtx 4090" -> "RTX4090").
+  auto gpu = cost::parse_gpu_request(spec->resources.gpu);
+  if (!gpu) return done(gpu.error());
   store::JobRow row;
   row.name = spec->name;
   row.spec_json = train::to_json(*spec);
   row.state = JobState::queued;
   row.priority = spec->priority;
-  row.resource_gpu = spec->resources.gpu;
+  row.resource_gpu = gpu->name();
   row.resource_gpus = spec->resources.gpus;
   row.created_ms = row.updated_ms = clock_.now_ms();
   auto change = [this, row = std::move(row), context](WriteTxn& txn) -> Expected<JobRow> {

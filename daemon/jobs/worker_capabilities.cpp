@@ -1,6 +1,7 @@
 #include "daemon/jobs/worker_capabilities.h"
 
 #include "base/strings.h"
+#include "cost/gpu_specs.h"
 
 #include <algorithm>
 #include <cctype>
@@ -100,14 +101,19 @@ json to_json(const WorkerCapabilities& caps) {
   return out;
 }
 
+const cost::GpuSpec* GpuDevice::identity() const {
+  return cost::identify_gpu(model, static_cast<double>(memory_mb) / 1024.0);
+}
+
 bool job_fits_worker(std::string_view resource_gpu, int resource_gpus,
                      const WorkerCapabilities& worker) {
-  const std::string want = to_lower(resource_gpu);
-  if (want == "any") return true;
-  if (want == "cpu") return worker.cpu_only();
+  auto request = cost::parse_gpu_request(resource_gpu);
+  if (!request) return false;
+  if (request->kind == cost::GpuRequest::Kind::any) return true;
+  if (request->kind == cost::GpuRequest::Kind::cpu) return worker.cpu_only();
   int matching = 0;
   for (const auto& g : worker.gpus)
-    if (to_lower(g.model).find(want) != std::string::npos) ++matching;
+    if (const cost::GpuSpec* spec = g.identity(); spec && request->matches(*spec)) ++matching;
   return matching > 0 && matching >= std::max(resource_gpus, 1);
 }
 

@@ -17,12 +17,16 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/expected.h"
+#include "cost/gpu_specs.h"
 
 namespace jobctl::daemon::jobs {
 
 struct GpuDevice {
-  std::string model;
+  std::string model;      // as the worker's nvidia-smi prints it
   int64_t memory_mb = 0;
+
+  // The variant this device is (cost::identify_gpu of its name and memory); nullptr: unknown.
+  const cost::GpuSpec* identity() const;
 };
 
 // The cloud instance a worker runs on (contract in docs/api.md, "The placement document"): absent for an owned
@@ -53,8 +57,10 @@ nlohmann::json to_json(const WorkerCapabilities& caps);
 // The matching rule for a job's `resources` (docs/api.md, "Which worker gets a job"):
 //   gpu "any"   -> every worker, CPU-only ones included
 //   gpu "cpu"   -> CPU-only workers
-//   gpu "<model>" -> workers with at least `gpus` GPUs whose model name contains <model>
-//                    (case-insensitive: "A100" matches "NVIDIA A100-SXM4-80GB")
+//   gpu "<model>" -> workers with at least `gpus` GPUs that are variants the request names
+//                    (cost::parse_gpu_request against cost::identify_gpu of each device:
+//                    "A100" takes an "NVIDIA A100-SXM4-80GB", "A100-80GB" does not take an
+//                    "NVIDIA A100-PCIE-40GB", "4090" takes an "NVIDIA GeForce RTX 4090")
 bool job_fits_worker(std::string_view resource_gpu, int resource_gpus,
                      const WorkerCapabilities& worker);
 

@@ -267,6 +267,52 @@ TEST(Placement, CpuJobsAndCpuWorkers) {
   EXPECT_EQ(s.json["candidates"][0]["rejected"], "the job needs a GPU; this is a CPU");
 }
 
+// "cpu" means a CPU: an idle GPU worker and every GPU offer are out (it used to mean "anything",
+// and a cpu job was placed on an RTX 4090 pool whose worker's matcher then refused it).
+TEST(Placement, CpuJobsGoToCpusOnly) {
+  Scenario s;
+  s.capacity = LocalCapacity{{worker("gpu1", "RTX4090", 24), worker("cpu1", "cpu", 64)}};
+  Job j = job(0.01);
+  j.gpu = "cpu";
+  auto d = s.decide(j);
+  ASSERT_EQ(d.choice.kind, OptionKind::local);
+  EXPECT_EQ(s.capacity.pools()[d.choice.source].gpu_model, "cpu");
+  size_t fitting = 0;
+  for (const auto& c : s.table) {
+    if (c.rejection != Rejection::none) continue;
+    ++fitting;
+    ASSERT_EQ(c.kind, OptionKind::local);
+    EXPECT_EQ(s.capacity.pools()[c.source].gpu_model, "cpu");
+  }
+  EXPECT_EQ(fitting, 1u);
+  s.capacity = LocalCapacity{{worker("gpu1", "RTX4090", 24)}};
+  EXPECT_EQ(s.decide(j).outcome, Outcome::unplaceable);
+}
+
+// A model name is a family, a memory or a variant: "A100" takes every A100, "A100-80GB" only the
+// 80 GB ones, "RTX 4090" the RTX4090 pool whatever the spelling.
+TEST(Placement, GpuNamesAreRequestsForVariants) {
+  Scenario s;
+  s.capacity = LocalCapacity{{worker("w4090", "NVIDIA GeForce RTX 4090", 24)}};
+  s.catalog = {offer("aws", "p4d.24xlarge", "A100", 8, 40, 32.7726, 6.79),
+               offer("aws", "p4de.24xlarge", "A100-80GB", 8, 80, 40.97, 8.0)};
+  Job j = job();
+  j.gpu = "A100";
+  s.decide(j);
+  size_t a100_rows = 0;
+  for (const auto& c : s.table) a100_rows += c.kind != OptionKind::local && c.rejection != Rejection::gpu_constraint;
+  EXPECT_EQ(a100_rows, 4u);  // both offers, on-demand and spot
+  j.gpu = "A100-80GB";
+  auto d = s.decide(j);
+  EXPECT_EQ(s.catalog[d.choice.source].instance_type, "p4de.24xlarge");
+  EXPECT_EQ(s.table[1].rejection, Rejection::gpu_constraint);  // p4d on demand: a 40 GB A100
+  for (const char* name : {"RTX4090", "rtx 4090", "4090", "GeForce RTX 4090"}) {
+    j.gpu = name;
+    d = s.decide(j);
+    EXPECT_EQ(d.outcome, Outcome::run_local) << name;
+  }
+}
+
 TEST(Placement, BusyLocalPoolWaitsOrGoesToTheCloud) {
   Scenario s;
   const int64_t now = 1'000'000;
