@@ -48,10 +48,81 @@ std::optional<Gpu> parse_proc_gpu_information(std::string_view text) {
   return std::nullopt;
 }
 
+namespace {
+// nvidia-smi (or a --fake-gpus program) that has not answered by then is taken as no answer.
+constexpr std::chrono::seconds kGpuQueryTimeout{20};
+}  // namespace
+
+std::vector<std::string> gpu_query_arguments() {
+  return {"--query-gpu=name,memory.total", "--format=csv,noheader"};
+}
+
+Expected<std::vector<Gpu>> detect_fake_gpus(const std::string& program) {
+  std::vector<std::string> argv{program};
+  for (auto& a : gpu_query_arguments()) argv.push_back(std::move(a));
+  auto r = process::run(argv, {.timeout = kGpuQueryTimeout});
+  if (!r) return make_error(r.error().code, "--fake-gpus: cannot run " + program + ": " + r.error().message, "fake_gpus");
+  if (!r->success())
+    return make_error(ErrorCode::invalid_argument, "--fake-gpus: " + program + " " + r->describe(), "fake_gpus");
+  auto gpus = parse_nvidia_smi(r->out);
+  if (gpus.empty())
+    return make_error(ErrorCode::invalid_argument, "--fake-gpus: " + program + " printed no GPU line (\"NAME, N MiB\")",
+                      "fake_gpus");
+  return gpus;
+}
+
+cost::CpuFacts parse_cpuinfo(std::string_view text) {
+  cost::CpuFacts cpu;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view key = trim(line.substr(0, colon));
+    const std::string_view value = trim(line.substr(colon + 1));
+    if ((key == "model name" || key == "Hardware" || key == "Processor") && cpu.model.empty()) {
+      cpu.model = std::string(value);
+    } else if (key == "vendor_id" && cpu.vendor.empty()) {
+      cpu.vendor = std::string(value);
+    } else if (key == "CPU implementer" && cpu.vendor.empty()) {
+      cpu.vendor = "ARM";
+    } else if (key == "cpu MHz") {
+      double mhz = 0;
+      std::from_chars(value.data(), value.data() + value.size(), mhz);
+      cpu.mhz = std::max(cpu.mhz, mhz);
+    } else if (key == "flags" || key == "Features") {
+      for (size_t i = 0; i < value.size();) {
+        size_t j = value.find(' ', i);
+        if (j == std::string_view::npos) j = value.size();
+        const std::string_view flag = value.substr(i, j - i);
+        i = j + 1;
+        int bits = 0;
+        if (flag == "avx512f") bits = 512;
+        else if (flag == "avx2" || flag == "avx") bits = 256;
+        else if (flag == "sse2" || flag == "asimd" || flag == "neon") bits = 128;
+        cpu.vector_bits = std::max(cpu.vector_bits, bits);
+        if (flag == "fma" || flag == "asimd") cpu.fma = true;  // AArch64 SIMD has fused multiply-add
+      }
+    }
+  }
+  return cpu;
+}
+
+cost::CpuFacts detect_cpu() {
+  std::ifstream in("/proc/cpuinfo");
+  std::stringstream text;
+  text << in.rdbuf();
+  cost::CpuFacts cpu = parse_cpuinfo(text.str());
+  cpu.cores = detect_cpu_cores();
+  return cpu;
+}
+
 std::vector<Gpu> detect_gpus() {
   // A driver in a bad state can make nvidia-smi hang: the worker must start all the same.
-  auto smi = process::run({"nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader"},
-                          {.timeout = std::chrono::seconds(20)});
+  std::vector<std::string> argv{"nvidia-smi"};
+  for (auto& a : gpu_query_arguments()) argv.push_back(std::move(a));
+  auto smi = process::run(argv, {.timeout = kGpuQueryTimeout});
   if (smi && smi->success()) {
     auto gpus = parse_nvidia_smi(smi->out);
     if (!gpus.empty()) return gpus;
@@ -73,10 +144,17 @@ std::vector<Gpu> detect_gpus() {
   return gpus;
 }
 
-nlohmann::json capabilities_json(const std::vector<Gpu>& gpus, int cpu_cores, int64_t memory_mb) {
+nlohmann::json capabilities_json(const std::vector<Gpu>& gpus, const cost::CpuFacts& cpu, int64_t memory_mb,
+                                 bool simulated) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& g : gpus) list.push_back({{"model", g.model}, {"memory_mb", g.memory_mb}});
-  return {{"gpus", list}, {"cpu_cores", cpu_cores}, {"memory_mb", memory_mb}};
+  nlohmann::json j = {{"gpus", list}, {"cpu_cores", cpu.cores}, {"memory_mb", memory_mb}};
+  nlohmann::json c = {{"model", cpu.model}, {"vector_bits", cpu.vector_bits}, {"fma", cpu.fma},
+                      {"mhz", static_cast<int64_t>(cpu.mhz)}};
+  if (!cpu.vendor.empty()) c["vendor"] = cpu.vendor;
+  j["cpu"] = std::move(c);
+  if (simulated) j["simulated"] = true;
+  return j;
 }
 
 int detect_cpu_cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }

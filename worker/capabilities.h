@@ -1,8 +1,12 @@
 // What this machine offers, as the worker registers it (docs/api.md, POST /v1/workers/register):
-// NVIDIA GPUs found with `nvidia-smi --query-gpu=name,memory.total --format=csv,noheader`, or
-// none (a CPU-only worker), plus CPU cores and memory.
+// NVIDIA GPUs found with `nvidia-smi --query-gpu=name,memory.total --format=csv,noheader` (or, with
+// --fake-gpus, with another program given the same arguments), or none (a CPU-only worker), plus
+// its CPU (model, cores, vector width, FMA, clock: what cost/cpu_peak.h computes a peak from) and
+// memory. A worker whose GPUs are faked, or that is told it is simulated (jobctl-cloudsim's
+// instances), registers "simulated": true: it trains on the CPU whatever it claims, so its step
+// times say nothing about the GPU it claims.
 //
-// Thread safety: pure functions, except detect_gpus() which runs a child process.
+// Thread safety: pure functions, except detect_* which run a child process or read /proc.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/expected.h"
+#include "cost/cpu_peak.h"
 
 namespace jobctl::worker {
 
@@ -30,12 +35,26 @@ std::vector<Gpu> parse_nvidia_smi(std::string_view csv);
 // nullopt when it has no model line. The memory is unknown there (0).
 std::optional<Gpu> parse_proc_gpu_information(std::string_view text);
 
+// The arguments the worker gives nvidia-smi (and a --fake-gpus program).
+std::vector<std::string> gpu_query_arguments();
+
 // Runs nvidia-smi; when it is absent or fails, reads /proc/driver/nvidia/gpus; no GPUs when
 // neither answers.
 std::vector<Gpu> detect_gpus();
 
-// The capabilities document for registration.
-nlohmann::json capabilities_json(const std::vector<Gpu>& gpus, int cpu_cores, int64_t memory_mb);
+// Runs `program` with gpu_query_arguments() instead of nvidia-smi (jobctl-worker --fake-gpus).
+// Errors: the program cannot run, fails, or prints no GPU.
+[[nodiscard]] Expected<std::vector<Gpu>> detect_fake_gpus(const std::string& program);
+
+// Reads /proc/cpuinfo's text: the first "model name" (or "Hardware"/"Processor" on ARM), the
+// vendor, the widest SIMD among the flags (avx512f 512, avx2/avx 256, sse2/asimd/neon 128), fma,
+// the highest "cpu MHz". `cores` is left 0 (detect_cpu fills it).
+cost::CpuFacts parse_cpuinfo(std::string_view text);
+cost::CpuFacts detect_cpu();
+
+// The capabilities document for registration. `cpu.cores` is the cpu_cores field.
+nlohmann::json capabilities_json(const std::vector<Gpu>& gpus, const cost::CpuFacts& cpu, int64_t memory_mb,
+                                 bool simulated = false);
 
 int detect_cpu_cores();
 int64_t detect_memory_mb();

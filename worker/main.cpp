@@ -80,6 +80,15 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100));
   app.add_option("--token", opts.token, "API token with role worker (when jobctld has auth on)")
       ->envname("JOBCTL_TOKEN");
+  std::string fake_gpus;
+  app.add_option("--fake-gpus", fake_gpus,
+                 "run PROGRAM with nvidia-smi's arguments instead of nvidia-smi and register the GPUs it "
+                 "prints; jobs train on the CPU and the worker is shown as simulated (tests, demos; "
+                 "tests/fixtures/nvidia-smi has programs for 16 GPU models)");
+  bool simulated = false;
+  app.add_flag("--simulated", simulated,
+               "register as simulated: this machine is not what it claims (jobctl-cloudsim's instances), so "
+               "its step times calibrate nothing");
   CLI11_PARSE(app, argc, argv);
   opts.runner.device = device;
   opts.runner.transfer.retry.max_attempts = upload_attempts;
@@ -90,12 +99,27 @@ int main(int argc, char** argv) {
   stop.install_signal_handlers();
 
   std::vector<Gpu> gpus;
-  if (device != "cpu") gpus = detect_gpus();
+  if (!fake_gpus.empty()) {
+    if (device == "cuda") {
+      std::cerr << "jobctl-worker: --fake-gpus trains on the CPU; it cannot be combined with --device cuda\n";
+      return 2;
+    }
+    auto fake = detect_fake_gpus(fake_gpus);
+    if (!fake) {
+      std::cerr << "jobctl-worker: " << fake.error().message << "\n";
+      return 2;
+    }
+    gpus = std::move(*fake);
+    opts.runner.device = device = "cpu";
+    simulated = true;
+  } else if (device != "cpu") {
+    gpus = detect_gpus();
+  }
   if (device == "cuda" && gpus.empty()) {
     std::cerr << "jobctl-worker: --device cuda but nvidia-smi found no GPU\n";
     return 2;
   }
-  opts.capabilities = capabilities_json(gpus, detect_cpu_cores(), detect_memory_mb());
+  opts.capabilities = capabilities_json(gpus, detect_cpu(), detect_memory_mb(), simulated);
   if (!instance_id.empty() || !instance_type.empty()) {
     nlohmann::json inst = {{"spot", spot}};
     if (!instance_id.empty()) inst["id"] = instance_id;

@@ -45,7 +45,9 @@ std::string default_worker_command() {
   const fs::path worker = root / "worker" / "jobctl-worker";
   const fs::path train = root / "train" / "jobctl-train";
   if (!fs::exists(worker)) return "";
-  std::string cmd = jobctl::cloud::shell_quote(worker.string()) + " --device cpu";
+  // Its instances train on this machine's CPU whatever instance type they stand for: simulated,
+  // so that their step times never calibrate the GPU the instance type has.
+  std::string cmd = jobctl::cloud::shell_quote(worker.string()) + " --device cpu --simulated";
   if (fs::exists(train)) cmd += " --trainer " + jobctl::cloud::shell_quote(train.string());
   return cmd;
 }
@@ -74,7 +76,7 @@ int main(int argc, char** argv) {
                  "an instance's command: a template with {server} {notice_url} {instance_id} "
                  "{instance_type} {spot} {spot_flag} {region} {work_dir} {name} {tag}; without "
                  "placeholders the standard worker flags are appended (default: the build tree's "
-                 "jobctl-worker --device cpu)");
+                 "jobctl-worker --device cpu --simulated)");
   app.add_option("--server", o.default_server, "jobctld URL for instances whose launch names none");
   app.add_option("--seed", o.seed, "seed of the interruption schedule (default 1)");
   app.add_option("--terminate-grace-s", terminate_grace_s, "seconds between SIGTERM and SIGKILL on terminate (default 10)");

@@ -104,9 +104,17 @@ json job_detail_json(const jobs::JobDetail& d) {
 }
 
 json worker_json(const jobs::WorkerInfo& info) {
+  // What its GPUs are (cost::identify_gpu), once, so clients need not parse driver names.
+  json identified = json::array();
+  for (const auto& g : info.capabilities.gpus) {
+    const cost::GpuSpec* spec = g.identity();
+    identified.push_back(spec ? json(std::string(spec->name)) : json(nullptr));
+  }
   return {{"id", info.row.id},
           {"name", info.row.name},
           {"state", info.row.state},
+          {"simulated", info.capabilities.simulated},
+          {"gpus", identified},
           {"capabilities", jobs::to_json(info.capabilities)},
           {"registered_ms", info.row.registered_ms},
           {"last_seen_ms", info.row.last_seen_ms},

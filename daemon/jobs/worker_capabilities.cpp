@@ -64,6 +64,37 @@ Expected<WorkerCapabilities> capabilities_from_json(const json& j, const std::st
       auto v = non_negative_int(value, field);
       if (!v) return v.error();
       caps.memory_mb = *v;
+    } else if (key == "simulated") {
+      if (!value.is_boolean()) return make_error(ErrorCode::invalid_argument, field + " must be true or false", field);
+      caps.simulated = value.get<bool>();
+    } else if (key == "cpu") {
+      if (value.is_null()) continue;
+      if (!value.is_object()) return make_error(ErrorCode::invalid_argument, field + " must be an object", field);
+      cost::CpuFacts cpu;
+      for (const auto& [ck, cv] : value.items()) {
+        const std::string f = field + "." + ck;
+        if (ck == "model" || ck == "vendor") {
+          if (!cv.is_string() || cv.get<std::string>().size() > 200)
+            return make_error(ErrorCode::invalid_argument, f + " must be a string (at most 200 characters)", f);
+          (ck == "model" ? cpu.model : cpu.vendor) = cv.get<std::string>();
+        } else if (ck == "vector_bits") {
+          auto v = non_negative_int(cv, f);
+          if (!v) return v.error();
+          if (*v > 4096) return make_error(ErrorCode::invalid_argument, f + " must be at most 4096", f);
+          cpu.vector_bits = static_cast<int>(*v);
+        } else if (ck == "fma") {
+          if (!cv.is_boolean()) return make_error(ErrorCode::invalid_argument, f + " must be true or false", f);
+          cpu.fma = cv.get<bool>();
+        } else if (ck == "mhz") {
+          auto v = non_negative_int(cv, f);
+          if (!v) return v.error();
+          if (*v > 100000) return make_error(ErrorCode::invalid_argument, f + " must be at most 100000", f);
+          cpu.mhz = static_cast<double>(*v);
+        } else {
+          return make_error(ErrorCode::invalid_argument, "unknown field " + f, f);
+        }
+      }
+      caps.cpu = std::move(cpu);
     } else if (key == "instance") {
       if (value.is_null()) continue;
       if (!value.is_object()) return make_error(ErrorCode::invalid_argument, field + " must be an object", field);
@@ -86,6 +117,7 @@ Expected<WorkerCapabilities> capabilities_from_json(const json& j, const std::st
       return make_error(ErrorCode::invalid_argument, "unknown field " + field, field);
     }
   }
+  if (caps.cpu) caps.cpu->cores = caps.cpu_cores;
   return caps;
 }
 
@@ -98,6 +130,10 @@ json to_json(const WorkerCapabilities& caps) {
                        {"provider", caps.instance->provider},
                        {"instance_type", caps.instance->instance_type},
                        {"spot", caps.instance->spot}};
+  if (caps.cpu)
+    out["cpu"] = {{"model", caps.cpu->model}, {"vendor", caps.cpu->vendor}, {"vector_bits", caps.cpu->vector_bits},
+                  {"fma", caps.cpu->fma}, {"mhz", static_cast<int64_t>(caps.cpu->mhz)}};
+  if (caps.simulated) out["simulated"] = true;
   return out;
 }
 

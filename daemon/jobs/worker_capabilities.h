@@ -2,7 +2,10 @@
 //
 // Wire form (POST /v1/workers/register, docs/api.md):
 //   {"gpus": [{"model": "NVIDIA A100-SXM4-80GB", "memory_mb": 81920}, ...],
-//    "cpu_cores": 16, "memory_mb": 131072}
+//    "cpu_cores": 16, "memory_mb": 131072,
+//    "cpu": {"model": "AMD EPYC 7B13", "vendor": "AuthenticAMD", "vector_bits": 256, "fma": true,
+//            "mhz": 2450},                      (optional: what cost/cpu_peak.h needs)
+//    "simulated": true}                         (optional: GPUs faked, training on the CPU)
 // An empty (or absent) "gpus" list is a CPU-only worker.
 //
 // Thread safety: plain values and pure functions.
@@ -17,6 +20,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/expected.h"
+#include "cost/cpu_peak.h"
 #include "cost/gpu_specs.h"
 
 namespace jobctl::daemon::jobs {
@@ -44,6 +48,8 @@ struct WorkerCapabilities {
   int cpu_cores = 0;
   int64_t memory_mb = 0;
   std::optional<WorkerInstance> instance;  // none: a local worker
+  std::optional<cost::CpuFacts> cpu;       // cores: cpu_cores; none: the worker did not say
+  bool simulated = false;                  // GPUs faked (jobctl-worker --fake-gpus / --simulated)
 
   bool cpu_only() const { return gpus.empty(); }
 };

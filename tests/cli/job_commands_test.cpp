@@ -151,9 +151,20 @@ TEST_F(Cli, WorkersAndPagination) {
   reg.name = "gpu-box";
   reg.capabilities.gpus.push_back({"Tesla T4", 15360});
   ASSERT_TRUE(daemon_.svc().register_worker(reg));
+  daemon::jobs::WorkerRegistration fake;
+  fake.name = "fake-box";
+  fake.capabilities.gpus.assign(4, {"Tesla V100-SXM2-16GB", 16160});
+  fake.capabilities.simulated = true;
+  ASSERT_TRUE(daemon_.svc().register_worker(fake));
   Result ws = run({"workers"});
-  EXPECT_NE(ws.out.find("1x Tesla T4"), std::string::npos) << ws.out;
-  EXPECT_EQ(json::parse(run({"workers", "-o", "json"}).out)["workers"][0]["name"], "gpu-box");
+  EXPECT_NE(ws.out.find("1x T4 (Tesla T4, 15 GiB)"), std::string::npos) << ws.out;
+  EXPECT_NE(ws.out.find("4x V100-16GB (Tesla V100-SXM2-16GB, 15 GiB) [simulated]"), std::string::npos) << ws.out;
+  const json listed = json::parse(run({"workers", "-o", "json"}).out)["workers"];
+  EXPECT_EQ(listed[0]["name"], "gpu-box");
+  EXPECT_EQ(listed[0]["simulated"], false);
+  EXPECT_EQ(listed[0]["gpus"], json::array({"T4"}));
+  EXPECT_EQ(listed[1]["simulated"], true);
+  EXPECT_EQ(listed[1]["capabilities"]["simulated"], true);
 
   for (int i = 0; i < 5; ++i) ASSERT_EQ(run({"submit", "--dataset", "synthetic"}).code, 0);
   json page = json::parse(run({"ls", "--limit", "2", "-o", "json"}).out);

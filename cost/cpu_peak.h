@@ -1,0 +1,42 @@
+// What a CPU can compute at most, from what the worker reports of it, so that a CPU-only machine is
+// estimated by its own cores rather than by one assumed figure ("cpu" in gpu_specs.h), and the
+// device key calibration learns it under.
+//
+//   peak FP32 FLOP/s = cores x clock x (vector bits / 32 lanes) x 2 (an FMA is two FLOPs, when the
+//                      CPU has FMA) x 2 (two vector FMA pipes per core)
+// The vector width is the one the FMA pipes have: 512 for AVX-512 on Intel server cores, 256 for
+// AVX2 — and for AMD cores with AVX-512 (Zen 4 executes 512-bit operations in two 256-bit
+// halves), 128 for SSE / NEON. E.g. this repository's 2-core AMD EPYC VM (AVX-512, FMA, 2.6 GHz):
+// 2 x 2.6e9 x 8 x 2 x 2 = 0.166 TFLOP/s. Turbo, memory bandwidth and BLAS efficiency are left to
+// calibration, which is keyed per (CPU model, cores): the same model with a different core count
+// is another machine.
+//
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace jobctl::cost {
+
+struct CpuFacts {
+  std::string model;        // /proc/cpuinfo "model name", e.g. "AMD EPYC 7B13"
+  std::string vendor;       // "GenuineIntel", "AuthenticAMD", "ARM", ... (may be empty)
+  int cores = 0;            // logical CPUs the worker may use
+  int vector_bits = 0;      // widest SIMD the CPU has: 512 (avx512f), 256 (avx2/avx), 128 (sse2/neon)
+  bool fma = false;
+  double mhz = 0;           // clock, MHz (0: unknown)
+};
+
+// The width the FMA pipes really have (the rule above).
+int effective_vector_bits(const CpuFacts& cpu);
+
+// Peak FP32 TFLOP/s by the formula above; 0 when cores or vector width are unknown. An unknown
+// clock counts as 2.5 GHz.
+double cpu_peak_tflops(const CpuFacts& cpu);
+
+// The device name calibration keys a CPU machine under: "cpu/<model>/<cores>" ("cpu/AMD EPYC/2");
+// "cpu" when the model is unknown.
+std::string cpu_device_key(std::string_view model, int cores);
+
+}  // namespace jobctl::cost
