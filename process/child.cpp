@@ -277,19 +277,25 @@ bool Child::signal_group(int sig) {
 std::optional<ExitStatus> Child::try_wait() {
   if (status_ || pid_ <= 0) return status_;
   int status = 0;
-  if (::waitpid(pid_, &status, WNOHANG) == pid_) status_ = ExitStatus::from_wait_status(status);
+  struct rusage usage {};
+  if (::wait4(pid_, &status, WNOHANG, &usage) == pid_) {
+    status_ = ExitStatus::from_wait_status(status);
+    status_->max_rss_kb = usage.ru_maxrss;
+  }
   return status_;
 }
 
 ExitStatus Child::wait() {
   if (status_) return *status_;
   int status = 0;
+  struct rusage usage {};
   pid_t r;
   do {
-    r = ::waitpid(pid_, &status, 0);
+    r = ::wait4(pid_, &status, 0, &usage);
   } while (r < 0 && errno == EINTR);
   // r < 0 (ECHILD): reaped elsewhere, e.g. SIGCHLD ignored; the status is lost.
-  status_ = r == pid_ ? ExitStatus::from_wait_status(status) : ExitStatus{true, 127, 0};
+  status_ = r == pid_ ? ExitStatus::from_wait_status(status) : ExitStatus{true, 127, 0, 0};
+  if (r == pid_) status_->max_rss_kb = usage.ru_maxrss;
   return *status_;
 }
 

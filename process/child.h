@@ -51,6 +51,7 @@ struct ExitStatus {
   bool exited = false;  // true: exited with `code`; false: killed by `signal`
   int code = 0;
   int signal = 0;
+  int64_t max_rss_kb = 0;  // the child's peak resident memory (wait4's rusage), KiB; 0: unknown
   bool success() const { return exited && code == 0; }
   // The shell's number for it: the exit code, or 128 + the signal.
   int shell_code() const { return exited ? code : 128 + signal; }

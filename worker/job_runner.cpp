@@ -16,6 +16,7 @@
 #include "process/child.h"
 #include "process/line_splitter.h"
 #include "worker/checkpoint_uploader.h"
+#include "worker/oom_kill.h"
 #include "worker/train_progress.h"
 
 namespace jobctl::worker {
@@ -35,6 +36,7 @@ const char* exit_code_meaning(int code) {
     case 3: return "training data could not be read";
     case 4: return "checkpoint problem";
     case 5: return "no usable GPU";
+    case 6: return "not enough memory on this machine";
     default: return nullptr;
   }
 }
@@ -241,6 +243,8 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
   }
   // jobctl-train in its own process group: the SIGTERM and the SIGKILL below reach whatever it
   // started too.
+  const std::optional<int64_t> oom_kills_before = oom_kill_count();
+  bool worker_killed_it = false;  // a SIGKILL from the worker itself (kill_grace_ms passed)
   auto spawned = process::Child::spawn(argv, {.cwd = dir.string(), .env = env});
   if (!spawned) return fail_job("cannot start jobctl-train: " + spawned.error().message);
   process::Child& child = **spawned;
@@ -337,6 +341,7 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
     }
     if (armed() && Clock::now() >= kill_at) {
       log_ << "jobctl-worker: job " << lease.job_id << " did not stop in time; killing it\n";
+      worker_killed_it = true;
       child.signal_group(SIGKILL);
       kill_at = Clock::time_point::max();
     }
@@ -376,6 +381,7 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
                              : std::chrono::milliseconds(options_.kill_grace_ms);
   std::optional<process::ExitStatus> status = child.wait_for(grace);
   if (!status) {
+    worker_killed_it = true;
     child.signal_group(SIGKILL);
     status = child.wait();
   }
@@ -418,7 +424,13 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
     std::string why = "jobctl-train " + status->describe();
     if (status->exited)
       if (const char* meaning = exit_code_meaning(status->code)) why += std::string(" (") + meaning + ")";
-    if (progress.error()) {
+    const std::string killed = worker_killed_it ? std::string()
+                                                : sigkill_explanation(*status, oom_kills_before, oom_kill_count(),
+                                                                      available_memory_mb());
+    if (!killed.empty()) {
+      why = killed;
+      if (!err_tail.empty()) why += "; stderr: " + err_tail.substr(err_tail.size() > 600 ? err_tail.size() - 600 : 0);
+    } else if (progress.error()) {
       why += ": " + *progress.error();
     } else if (status->success() && done) {
       why += ": it stopped early with status " + done->value("status", std::string("?"));

@@ -73,7 +73,7 @@ inline process::RunResult run_to_end(const std::vector<std::string>& argv,
   auto r = process::run(argv, {.timeout = timeout});
   if (!r) {
     ADD_FAILURE() << r.error().message;
-    return process::RunResult{.status = ExitStatus{true, 127, 0}};
+    return process::RunResult{.status = ExitStatus{true, 127, 0, 0}};
   }
   return std::move(*r);
 }

@@ -2,6 +2,9 @@
 // success with a reported result, a trainer failure, cancel, and the worker's own stop request.
 #include "worker/agent.h"
 
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -44,7 +47,9 @@ class AgentTest : public ::testing::Test {
     AgentOptions o;
     o.server = daemon_.url();
     o.name = "test-worker";
-    o.capabilities = capabilities_json({}, 2, 1024);
+    cost::CpuFacts cpu;
+    cpu.cores = 2;
+    o.capabilities = capabilities_json({}, cpu, 1024);
     o.max_wait_s = 1;
     o.max_jobs = 1;
     const char* env = std::getenv("JOBCTL_TRAIN");
@@ -125,6 +130,38 @@ TEST_F(AgentTest, ATrainerFailureFailsTheJobWithTheReason) {
   ASSERT_EQ(d.job.state, jobs::JobState::failed) << agent->log.str();
   ASSERT_TRUE(d.job.error);
   EXPECT_NE(d.job.error->find("exit code 3"), std::string::npos) << *d.job.error;
+}
+
+// A trainer the kernel kills (SIGKILL the worker did not send: the OOM killer's signal) fails the
+// job with an error that says what most likely happened.
+TEST_F(AgentTest, AKernelKillIsExplained) {
+  const int64_t id = submit(kQuick);
+  const std::string trainer = work_.file("killed-trainer.sh");
+  {
+    std::ofstream f(trainer);
+    f << "#!/bin/sh\nkill -9 $$\n";
+  }
+  std::filesystem::permissions(trainer, std::filesystem::perms::owner_all);
+  auto agent = start(options(trainer));
+  EXPECT_EQ(agent->join(), 0);
+  auto d = job(id);
+  ASSERT_EQ(d.job.state, jobs::JobState::failed) << agent->log.str();
+  ASSERT_TRUE(d.job.error);
+  EXPECT_NE(d.job.error->find("out-of-memory killer"), std::string::npos) << *d.job.error;
+}
+
+// A job that needs more memory than the machine has is refused by jobctl-train before it
+// allocates anything (exit code 6), and the job's error says so.
+TEST_F(AgentTest, AJobTooBigForTheMachineFailsWithAClearError) {
+  const int64_t id = submit(R"({"model":{"kind":"mlp","hidden":[65536,65536,65536,65536,65536,65536,65536,65536]},
+                                 "data":{"dataset":"synthetic"},"train":{"epochs":1}})");
+  auto agent = start(options());
+  EXPECT_EQ(agent->join(), 0);
+  auto d = job(id);
+  ASSERT_EQ(d.job.state, jobs::JobState::failed) << agent->log.str();
+  ASSERT_TRUE(d.job.error);
+  EXPECT_NE(d.job.error->find("exit code 6 (not enough memory on this machine)"), std::string::npos) << *d.job.error;
+  EXPECT_NE(d.job.error->find("not enough memory: this job needs about"), std::string::npos) << *d.job.error;
 }
 
 TEST_F(AgentTest, AMissingTrainerFailsTheJob) {

@@ -1,14 +1,19 @@
 // The worker's recovery pieces that need no daemon: the spot notice answer, GPU detection from
-// /proc, the stop reason and the stop's wait, and the lease's resume checkpoint.
+// /proc, the stop reason and the stop's wait, the kernel's OOM kill, and the lease's resume
+// checkpoint.
+#include <signal.h>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
 
+#include "process/child.h"
 #include "worker/capabilities.h"
 #include "worker/checkpoint_transfer.h"
 #include "worker/job_runner.h"
 #include "worker/notice_poller.h"
+#include "worker/oom_kill.h"
 #include "worker/stop_source.h"
 
 namespace jobctl::worker {
@@ -66,6 +71,36 @@ TEST(Upload, AVanishedLocalFileIsAnIoErrorNotALostJob) {
   auto r = read_file("/nonexistent/ckpt-000000000032.ckpt");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::io) << r.error().message;
+}
+
+// A trainer the kernel killed for memory says so (it used to read "killed by signal 9").
+TEST(OomKill, ASigkillTheWorkerDidNotSendIsExplained) {
+  EXPECT_EQ(parse_oom_kill_count("low 0\nhigh 0\nmax 12\noom 3\noom_kill 2\noom_group_kill 0\n"), 2);
+  EXPECT_FALSE(parse_oom_kill_count("low 0\n"));
+  process::ExitStatus killed;
+  killed.signal = SIGKILL;
+  killed.max_rss_kb = 3 * 1024 * 1024;
+  const std::string proven = sigkill_explanation(killed, 0, 1, 512);
+  EXPECT_NE(proven.find("killed by the kernel's out-of-memory killer"), std::string::npos) << proven;
+  EXPECT_NE(proven.find("peak memory was 3072 MiB"), std::string::npos) << proven;
+  EXPECT_NE(proven.find("512 MiB are available"), std::string::npos) << proven;
+  const std::string likely = sigkill_explanation(killed, std::nullopt, std::nullopt, 0);
+  EXPECT_NE(likely.find("most likely the kernel's out-of-memory killer"), std::string::npos) << likely;
+  process::ExitStatus term;
+  term.signal = SIGTERM;
+  EXPECT_EQ(sigkill_explanation(term, 0, 1, 0), "");
+  process::ExitStatus exited;
+  exited.exited = true;
+  exited.code = 1;
+  EXPECT_EQ(sigkill_explanation(exited, 0, 1, 0), "");
+  // The real thing: a child killed by SIGKILL, its peak memory measured.
+  auto c = process::Child::spawn({"/bin/sh", "-c", "kill -9 $$"});
+  ASSERT_TRUE(c);
+  const process::ExitStatus st = (*c)->wait();
+  EXPECT_EQ(st.signal, SIGKILL);
+  EXPECT_GT(st.max_rss_kb, 0);
+  EXPECT_NE(sigkill_explanation(st, oom_kill_count(), oom_kill_count(), available_memory_mb()).find("SIGKILL"),
+            std::string::npos);
 }
 
 TEST(Lease, CarriesTheCheckpointToResumeFrom) {

@@ -10,12 +10,14 @@
 
 #include "base/clock.h"
 #include "train/app/cli_options.h"
+#include "train/app/memory_check.h"
 #include "train/app/signals.h"
 #include "train/checkpoint/checkpoint_store.h"
 #include "train/checkpoint/file_system.h"
 #include "train/data/dataset.h"
 #include "train/kernels/make_backend.h"
 #include "train/spec/job_spec.h"
+#include "train/spec/model_stats.h"
 #include "train/trainer/progress_json.h"
 #include "train/trainer/trainer.h"
 #include "train/trainer/training_run.h"
@@ -31,6 +33,7 @@ enum ExitCode : int {
   kData = 3,
   kCheckpoint = 4,
   kDevice = 5,
+  kMemory = 6,
 };
 
 class StdoutSink final : public EventSink {
@@ -73,6 +76,10 @@ int run(const std::vector<std::string>& args) {
   auto backend = make_backend(*choice, backend_options);
   if (!backend) return fail(kDevice, backend.error().message);
   const std::string device = (*backend)->kind() == DeviceKind::cuda ? "cuda" : "cpu";
+
+  // Before the first large allocation: a job this machine cannot hold ends here, saying so.
+  const auto need = host_memory_need(*spec, model_stats(*spec), (*backend)->kind() != DeviceKind::cuda);
+  if (auto st = check_host_memory(need, available_host_memory()); !st) return fail(kMemory, st.error().message);
 
   auto data = load_data(spec->data, cli->data_dir);
   if (!data) return fail(kData, data.error().message);

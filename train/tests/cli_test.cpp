@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "train/app/cli_options.h"
+#include "train/app/memory_check.h"
 
 namespace jobctl::train {
 namespace {
@@ -50,6 +51,32 @@ TEST(Cli, ErrorsNameTheFlag) {
     EXPECT_EQ(r.error().field, flag);
     EXPECT_NE(r.error().message.find(flag), std::string::npos) << r.error().message;
   }
+}
+
+// The memory a run needs, against what the machine has (before anything large is allocated).
+TEST(MemoryCheck, NeedAgainstAvailable) {
+  auto spec = parse_job_spec(R"({"model": {"kind": "mlp", "hidden": [256]},
+                                  "data": {"dataset": "synthetic", "samples": 1000, "test_samples": 100,
+                                           "features": 64, "classes": 10},
+                                  "train": {"batch_size": 32}})");
+  ASSERT_TRUE(spec) << spec.error().message;
+  const ModelStats stats = model_stats(*spec);
+  const HostMemoryNeed cpu = host_memory_need(*spec, stats, true);
+  EXPECT_EQ(cpu.data_bytes, 1100 * (64 * 4 + 4));
+  EXPECT_EQ(cpu.model_bytes, stats.training_bytes(32));
+  EXPECT_EQ(cpu.snapshot_bytes, stats.weight_bytes + stats.optimizer_state_bytes);
+  EXPECT_GE(cpu.fixed_bytes, 256LL << 20);
+  EXPECT_EQ(host_memory_need(*spec, stats, false).model_bytes, 0);  // on a GPU
+  EXPECT_TRUE(check_host_memory(cpu, cpu.total()));
+  EXPECT_TRUE(check_host_memory(cpu, std::nullopt));  // nothing known: no refusal
+  auto refused = check_host_memory(cpu, cpu.total() - 1);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().field, "memory");
+  EXPECT_NE(refused.error().message.find("not enough memory"), std::string::npos) << refused.error().message;
+  EXPECT_EQ(mem_available_bytes("MemTotal:       32768000 kB\nMemFree: 1 kB\nMemAvailable:   23770068 kB\n"),
+            int64_t{23770068} * 1024);
+  EXPECT_FALSE(mem_available_bytes("MemTotal: 1 kB\n"));
+  EXPECT_TRUE(available_host_memory().has_value());  // Linux: /proc/meminfo
 }
 
 }  // namespace

@@ -239,6 +239,14 @@ TEST_F(ProcessTest, ExitCodes) {
             4);
   EXPECT_NE(msg.find("fingerprint"), std::string::npos) << msg;
 
+  // 6: more memory than the machine has (16 dense layers of 65,536: terabytes), refused before
+  // anything is allocated rather than ending in std::bad_alloc or the OOM killer.
+  testing::write_text(dir.file("huge.json"), R"({"model": {"kind": "mlp", "hidden": [65536, 65536, 65536, 65536,
+      65536, 65536, 65536, 65536, 65536, 65536, 65536, 65536, 65536, 65536, 65536, 65536]},
+      "data": {"dataset": "synthetic"}})");
+  EXPECT_EQ(run_expecting_error({"--spec", dir.file("huge.json"), "--out", dir.file("h"), "--device", "cpu"}, &msg), 6);
+  EXPECT_NE(msg.find("not enough memory"), std::string::npos) << msg;
+
   // 5: CUDA asked for where there is none.
   if (cuda_devices() == 0) {
     EXPECT_EQ(run_expecting_error({"--spec", dir.file("a.json"), "--out", dir.file("c"), "--device", "cuda"}, &msg), 5);
