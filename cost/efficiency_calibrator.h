@@ -1,12 +1,23 @@
-// Learns, per (GPU model, model kind), what fraction of peak throughput training really reaches,
-// from the step times workers report, so runtime estimates improve with use.
+// Learns, per (device, model kind), what fraction of peak throughput training really reaches and
+// how long a run spends outside its steps, from what workers report, so that runtime estimates
+// converge with use.
 //
-// Each observation is one step (or an average over several): the FLOPs it did and how long it
-// took; its efficiency is flops / (seconds * gpus * peak_tflops(gpu, precision) * 1e12). The
+// A device is a GPU variant (its canonical name, gpu_specs.h) or a CPU machine (its key,
+// cpu_peak.h: "cpu/AMD EPYC/2"), so CPUs of different models or core counts learn apart.
+//
+// Efficiency. Each observation is steps: the FLOPs one step did and how long it took; its
+// efficiency is flops / (seconds * peak FLOP/s of the device's GPUs at the job's precision). The
 // calibrated value is a running mean of log-efficiency — efficiencies are ratios, and one slow
-// step (a cold cache, a checkpoint) should not move the estimate as much as the arithmetic mean
-// would — with weight 1/n for the first 20 observations and 1/20 after that, so the estimate
-// settles quickly and still follows changes (a new driver, a faster kernel).
+// observation should not move the estimate as much as the arithmetic mean would — with weight 1/n
+// for the first 20 observations and 1/20 after that, so the estimate settles quickly and still
+// follows changes (a new driver, a faster kernel). The daemon observes once per finished run, with
+// the run's steady-state step time (steady_step_time.h: the median of its progress windows after
+// the first, so start-up, evaluation and checkpoint pauses do not count as step time).
+//
+// Overhead. What a run spends outside its steps (start-up, per-epoch evaluation, checkpoints):
+// elapsed - steps x steady step time, a running mean of seconds with the same weights. An
+// estimate is compute hours + this overhead, which is what makes three identical jobs agree with
+// their estimate (docs/cost-model.md, "Calibration").
 //
 // The state is a plain value: to_json / from_json let the daemon persist it between runs.
 //
@@ -29,28 +40,44 @@
 namespace jobctl::cost {
 
 struct Calibration {
-  std::string gpu_model;
+  std::string gpu_model;   // the device: a GPU variant's name or a CPU key ("cpu/AMD EPYC/2")
   std::string model_kind;
   double efficiency = 0;
   int64_t samples = 0;
+  double overhead_seconds = 0;   // per run, outside its steps
+  int64_t overhead_samples = 0;
 };
+
+// The key a device name is learned under: a CPU key ("cpu", "cpu/<model>/<cores>") as it is, a
+// GPU name as its variant's canonical name.
+std::string calibration_device(std::string_view device);
 
 class EfficiencyCalibrator {
  public:
   static constexpr int kWindow = 20;
 
-  // Records one observation. Errors ("invalid_argument", naming the field): unknown GPU model,
-  // non-positive flops or seconds, gpus < 1.
+  // Records one observation of steps on a GPU (the peak from the table x gpus). Errors
+  // ("invalid_argument", naming the field): unknown GPU model, non-positive flops or seconds,
+  // gpus < 1.
   [[nodiscard]] Status observe(std::string_view gpu_model, std::string_view model_kind, double step_flops,
                                double step_seconds, int gpus = 1, Precision precision = Precision::fp32);
+  // The same on any device whose peak is given (a CPU: cpu_peak_tflops x 1e12). Errors: as above,
+  // and a non-positive peak ("peak_flops_per_second").
+  [[nodiscard]] Status observe_at_peak(std::string_view device, std::string_view model_kind, double step_flops,
+                                       double step_seconds, double peak_flops_per_second);
+  // Records one run's time outside its steps. Errors: a negative or non-finite value.
+  [[nodiscard]] Status observe_overhead(std::string_view device, std::string_view model_kind, double seconds);
 
   // The calibrated efficiency, or default_efficiency() when nothing was observed.
   double efficiency(std::string_view gpu_model, std::string_view model_kind) const;
+  // The calibrated overhead per run, seconds; 0 when nothing was observed.
+  double overhead_seconds(std::string_view device, std::string_view model_kind) const;
   std::optional<Calibration> calibration(std::string_view gpu_model, std::string_view model_kind) const;
   std::vector<Calibration> all() const;
 
-  // {"version": 1, "entries": [{"gpu": "V100", "model_kind": "mlp", "log_efficiency": ...,
-  //   "efficiency": ..., "samples": n}, ...]}
+  // {"version": 1, "entries": [{"gpu": "V100-16GB", "model_kind": "mlp", "log_efficiency": ...,
+  //   "efficiency": ..., "samples": n, "overhead_s": ..., "overhead_samples": m}, ...]}
+  // (overhead_s and overhead_samples may be absent: none observed).
   nlohmann::json to_json() const;
   [[nodiscard]] static Expected<EfficiencyCalibrator> from_json(const nlohmann::json& j);
 
@@ -58,7 +85,11 @@ class EfficiencyCalibrator {
   struct Entry {
     double log_efficiency = 0;
     int64_t samples = 0;
+    double overhead_seconds = 0;
+    int64_t overhead_samples = 0;
   };
+  Status record(const std::string& device, std::string_view model_kind, double step_flops, double step_seconds,
+                double peak_flops_per_second);
   std::map<std::pair<std::string, std::string>, Entry, std::less<>> entries_;
 };
 

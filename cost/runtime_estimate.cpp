@@ -10,7 +10,7 @@ double default_efficiency(std::string_view gpu_model, std::string_view model_kin
   // trains are small: on a GPU, kernel launches and memory traffic dominate, so they reach a few
   // percent of peak (convolutions more than dense layers); BLAS on a CPU gets much closer to its
   // (far lower) peak.
-  const bool cpu = gpu_model == "cpu";
+  const bool cpu = gpu_model == "cpu" || gpu_model.starts_with("cpu/");
   if (model_kind == "cnn") return cpu ? 0.20 : 0.10;
   if (model_kind == "mlp") return cpu ? 0.30 : 0.05;
   return cpu ? 0.20 : 0.05;

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "base/fixed_decimal.h"
+#include "base/readable.h"
 #include "cost/gpu_specs.h"
 #include "cost/runtime_estimate.h"
 #include "cost/spot_risk.h"
@@ -19,9 +20,9 @@ constexpr std::array<std::string_view, 3> kKinds{"mlp", "cnn", "other"};
 // Distinct interruption rates get their spot factor computed once per job, not once per offer.
 constexpr size_t kMaxCachedLambdas = 64;
 
-std::string hours(double h) { return fixed_decimal(h, 2) + " h"; }
-std::string usd(double v) { return "$" + fixed_decimal(v, 2); }
-std::string usd_per_hour(double v) { return "$" + fixed_decimal(v, 3) + "/h"; }
+std::string hours(double h) { return readable::duration_hours(h); }
+std::string usd(double v) { return readable::usd(v); }
+std::string usd_per_hour(double v) { return readable::usd_per_hour(v); }
 
 }  // namespace
 
@@ -119,6 +120,8 @@ PlacementContext::PlacementContext(std::vector<cost::Offer> offers, std::vector<
   for (const auto& inv : inventory_) intern_model(cost::canonical_gpu_name(inv.gpu_model), calibration);
   figures_.reserve(offers_.size());
   offer_lambda_.reserve(offers_.size());
+  cost::InterruptionRates rates = config_.interruption_rates;
+  if (config_.spot_interruptions_per_hour) rates.set("", "", "", *config_.spot_interruptions_per_hour);
   for (const auto& o : offers_) {
     OfferFigures f;
     const std::string canonical = cost::canonical_gpu_name(o.gpu_model, o.gpu_memory_gb);
@@ -127,11 +130,7 @@ PlacementContext::PlacementContext(std::vector<cost::Offer> offers, std::vector<
     f.memory_bytes = o.gpu_memory_gb * kGiB;
     f.on_demand = o.on_demand_usd_per_hour;
     f.spot = o.spot_usd_per_hour ? *o.spot_usd_per_hour : -1.0;
-    double lambda = config_.spot_interruptions_per_hour;
-    if (auto it = config_.interruptions_per_hour_by_cloud.find(o.cloud); it != config_.interruptions_per_hour_by_cloud.end())
-      lambda = it->second;
-    if (auto it = config_.interruptions_per_hour_by_offer.find(o.name()); it != config_.interruptions_per_hour_by_offer.end())
-      lambda = it->second;
+    const double lambda = rates.rate(o.cloud, o.region, o.instance_type).per_hour;
     auto at = std::find(lambdas_.begin(), lambdas_.end(), lambda);
     if (at == lambdas_.end() && lambdas_.size() < kMaxCachedLambdas) {
       lambdas_.push_back(lambda);
@@ -144,7 +143,7 @@ PlacementContext::PlacementContext(std::vector<cost::Offer> offers, std::vector<
     offer_lambda_.push_back(f.lambda_index);
     figures_.push_back(f);
   }
-  if (lambdas_.empty()) lambdas_.push_back(config_.spot_interruptions_per_hour);
+  if (lambdas_.empty()) lambdas_.push_back(rates.rate("", "", "").per_hour);
   cpu_model_ = model_id("cpu");
 }
 
@@ -210,12 +209,14 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   const bool want_local = job.mode != train::PlacementMode::cloud;
   const bool want_cloud = job.mode != train::PlacementMode::local;
   // GPU constraint: the job's request (cost::parse_gpu_request) against each option's device:
-  // "any" takes every GPU, "cpu" only CPUs, a model name the variants it names ("A100": every A100).
+  // "any" takes every GPU, "cpu" anything (the daemon's fallback for "any" jobs no GPU fits), a
+  // model name the variants it names ("A100": every A100).
   const int cpu_id = ctx.cpu_model_;
   const auto request = cost::parse_gpu_request(job.gpu);
   auto gpu_ok = [&](int model) {
     if (!request) return false;
     if (request->kind == cost::GpuRequest::Kind::any) return model != cpu_id;
+    if (request->kind == cost::GpuRequest::Kind::cpu) return true;
     const cost::GpuSpec* spec = model >= 0 ? ctx.specs_[static_cast<size_t>(model)] : nullptr;
     return spec && request->matches(*spec);
   };

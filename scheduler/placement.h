@@ -4,9 +4,10 @@
 //   - each pool of identical local workers (owned GPUs, priced by the inventory under the
 //     amortised or marginal policy), with its expected queue wait;
 //   - each cloud offer on-demand, and on spot where the offer has a spot price (expected time with
-//     the interruption-risk and checkpoint terms: T_spot = T (1 + C/tau + lambda (tau/2 + R))).
+//     the interruption-risk and checkpoint terms: T_spot = T (1 + C/tau + lambda (tau/2 + R)),
+//     lambda from cost/interruption_rates.h for the offer's cloud, region and instance type).
 // Candidates are rejected, with the reason recorded, by: placement mode (auto/local/cloud), the
-// job's GPU constraint ("any" GPU, "cpu" = CPUs only, or the variants a model name names), spot mode (never/always),
+// job's GPU constraint ("any" GPU, "cpu" = anything, or the variants a model name names), spot mode (never/always),
 // too few GPUs, a GPU without known specs, memory (the VRAM estimate must fit each GPU), and the
 // job's maximum $/h. For the rest: expected running hours, cost, and completion time (queue wait
 // or provisioning + running) against the time left to the deadline.
@@ -39,6 +40,7 @@
 
 #include "base/clock.h"
 #include "cost/efficiency_calibrator.h"
+#include "cost/interruption_rates.h"
 #include "cost/local_gpu.h"
 #include "cost/price_catalog.h"
 #include "scheduler/job.h"
@@ -71,9 +73,10 @@ struct PlacementConfig {
   double checkpoint_write_bytes_per_second = 200e6;
   double checkpoint_fixed_seconds = 2.0;      // fsync, rename, upload handshake
   double checkpoint_fetch_bytes_per_second = 100e6;
-  double spot_interruptions_per_hour = 0.1;   // lambda when nothing more specific is known
-  std::map<std::string, double> interruptions_per_hour_by_cloud;  // "aws" -> lambda
-  std::map<std::string, double> interruptions_per_hour_by_offer;  // "aws:p3.2xlarge" -> lambda
+  // lambda per offer (cloud, region, instance type): configured rates, else the real traces'.
+  cost::InterruptionRates interruption_rates;
+  // A configured default for every offer: beats the traces, not a more specific configured rate.
+  std::optional<double> spot_interruptions_per_hour;
   // Local GPU models with no inventory entry are priced at their board power only.
   double default_electricity_usd_per_kwh = 0.15;
   // False when nothing can launch a cloud instance (the daemon without a cloud provider): cloud

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cost/cpu_peak.h"
 #include "cost/efficiency_calibrator.h"
+#include "cost/interruption_rates.h"
 #include "cost/runtime_estimate.h"
+#include "cost/steady_step_time.h"
 #include "cost/vram_estimate.h"
 #include "cost/workload.h"
 
@@ -128,6 +131,99 @@ TEST(EfficiencyCalibrator, RoundTripsThroughJson) {
   EXPECT_EQ(bad.error().field, "entries[0].log_efficiency");
   EXPECT_FALSE(EfficiencyCalibrator::from_json(nlohmann::json::parse(R"({"version":2,"entries":[]})")));
   EXPECT_FALSE(EfficiencyCalibrator::from_json(nlohmann::json::parse("[]")));
+}
+
+// CPUs learn apart by (model, cores); a CPU observation needs its peak.
+TEST(EfficiencyCalibrator, CpuMachinesAreKeyedByModelAndCores) {
+  EfficiencyCalibrator cal;
+  const std::string two = cpu_device_key("AMD EPYC", 2), sixteen = cpu_device_key("AMD EPYC", 16);
+  EXPECT_EQ(two, "cpu/AMD EPYC/2");
+  ASSERT_TRUE(cal.observe_at_peak(two, "mlp", 0.1e12 * 0.5, 1.0, 0.1e12));
+  EXPECT_NEAR(cal.efficiency(two, "mlp"), 0.5, 1e-12);
+  EXPECT_DOUBLE_EQ(cal.efficiency(sixteen, "mlp"), default_efficiency("cpu", "mlp"));
+  EXPECT_EQ(cal.observe_at_peak(two, "mlp", 1e9, 1.0, 0).error().field, "peak_flops_per_second");
+  EXPECT_EQ(cal.observe_at_peak("Gaudi2", "mlp", 1e9, 1.0, 1e12).error().field, "gpu_model");
+  // A GPU by any of its names is one device.
+  ASSERT_TRUE(cal.observe_at_peak("Tesla V100-SXM2-16GB", "mlp", 1.57e12, 1.0, 15.7e12));
+  EXPECT_NEAR(cal.efficiency("V100", "mlp"), 0.1, 1e-12);
+  auto back = EfficiencyCalibrator::from_json(cal.to_json());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_NEAR(back->efficiency(two, "mlp"), 0.5, 1e-12);
+}
+
+TEST(EfficiencyCalibrator, LearnsTheOverheadOutsideSteps) {
+  EfficiencyCalibrator cal;
+  EXPECT_DOUBLE_EQ(cal.overhead_seconds("cpu/AMD EPYC/2", "mlp"), 0);
+  ASSERT_TRUE(cal.observe_overhead("cpu/AMD EPYC/2", "mlp", 3.0));
+  ASSERT_TRUE(cal.observe_overhead("cpu/AMD EPYC/2", "mlp", 5.0));
+  EXPECT_DOUBLE_EQ(cal.overhead_seconds("cpu/AMD EPYC/2", "mlp"), 4.0);
+  EXPECT_FALSE(cal.observe_overhead("cpu/AMD EPYC/2", "mlp", -1));
+  // Overhead alone is a calibration entry; efficiency stays the default until steps are seen.
+  EXPECT_DOUBLE_EQ(cal.efficiency("cpu/AMD EPYC/2", "mlp"), default_efficiency("cpu", "mlp"));
+  auto back = EfficiencyCalibrator::from_json(cal.to_json());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_DOUBLE_EQ(back->overhead_seconds("cpu/AMD EPYC/2", "mlp"), 4.0);
+  EXPECT_DOUBLE_EQ(back->efficiency("cpu/AMD EPYC/2", "mlp"), default_efficiency("cpu", "mlp"));
+}
+
+TEST(SteadyStepTime, TheMedianOfTheWindowsAfterTheFirst) {
+  SteadyStepTime t;
+  EXPECT_FALSE(t.seconds());
+  t.add(10, 90);   // start-up
+  EXPECT_DOUBLE_EQ(*t.seconds(), 0.090);
+  t.add(20, 10);
+  t.add(20, 10);   // a heartbeat repeating the last report
+  t.add(30, 11);
+  t.add(40, 40);   // a checkpoint written in this window
+  t.add(50, 9);
+  EXPECT_EQ(t.windows(), 5u);
+  EXPECT_DOUBLE_EQ(*t.seconds(), 0.0105);  // median of 10, 11, 40, 9
+  t.add(45, 1);    // out of order: ignored
+  t.add(60, -3);   // nonsense: ignored
+  EXPECT_EQ(t.windows(), 5u);
+}
+
+// A CPU's peak from its cores and vector width: this repository's VM (2 x AMD EPYC with
+// AVX-512 executed as 2 x 256 bits, FMA, 2.6 GHz) is 0.166 TFLOP/s, not the table's 0.5.
+TEST(CpuPeak, FromCoresAndVectorWidth) {
+  CpuFacts vm{.model = "AMD EPYC", .vendor = "AuthenticAMD", .cores = 2, .vector_bits = 512, .fma = true, .mhz = 2596.144};
+  EXPECT_EQ(effective_vector_bits(vm), 256);
+  EXPECT_NEAR(cpu_peak_tflops(vm), 2 * 2.596144e9 * 8 * 2 * 2 / 1e12, 1e-12);
+  EXPECT_NEAR(cpu_peak_tflops(vm), 0.166, 0.001);
+  CpuFacts intel{.model = "Intel Xeon", .vendor = "GenuineIntel", .cores = 16, .vector_bits = 512, .fma = true, .mhz = 3000};
+  EXPECT_NEAR(cpu_peak_tflops(intel), 16 * 3e9 * 16 * 2 * 2 / 1e12, 1e-12);
+  CpuFacts old;  // SSE2, no FMA, unknown clock: 2.5 GHz
+  old.cores = 4;
+  old.vector_bits = 128;
+  EXPECT_NEAR(cpu_peak_tflops(old), 4 * 2.5e9 * 4 * 1 * 2 / 1e12, 1e-12);
+  EXPECT_DOUBLE_EQ(cpu_peak_tflops(CpuFacts{}), 0);
+  EXPECT_EQ(cpu_device_key("", 4), "cpu");
+}
+
+// Configured rates beat the traces', the more specific first; the traces pool by level.
+TEST(InterruptionRates, ConfiguredThenTraces) {
+  InterruptionRates r;
+  const auto from_traces = r.rate("aws", "us-east-1", "p3.2xlarge");
+  EXPECT_NEAR(from_traces.per_hour, 0.628, 0.001);
+  EXPECT_NE(from_traces.source.find("101 interruptions"), std::string::npos) << from_traces.source;
+  r.set("", "", "", 0.1);
+  EXPECT_DOUBLE_EQ(r.rate("aws", "us-east-1", "p3.2xlarge").per_hour, 0.1);
+  r.set("aws", "", "", 0.3);
+  r.set("aws", "us-east-1", "", 0.4);
+  r.set("aws", "", "p3.2xlarge", 0.5);
+  r.set("aws", "us-east-1", "p3.2xlarge", 0.6);
+  EXPECT_DOUBLE_EQ(r.rate("aws", "us-east-1", "p3.2xlarge").per_hour, 0.6);
+  EXPECT_DOUBLE_EQ(r.rate("aws", "us-west-2", "p3.2xlarge").per_hour, 0.5);
+  EXPECT_DOUBLE_EQ(r.rate("aws", "us-east-1", "g5.xlarge").per_hour, 0.4);
+  EXPECT_DOUBLE_EQ(r.rate("aws", "us-east-2", "g5.xlarge").per_hour, 0.3);
+  EXPECT_DOUBLE_EQ(r.rate("gcp", "us-east1", "a2-highgpu-1g").per_hour, 0.1);
+  r.set("aws", "", "", 0.35);  // the same key again: replaced
+  EXPECT_DOUBLE_EQ(r.rate("aws", "us-east-2", "g5.xlarge").per_hour, 0.35);
+  EXPECT_EQ(r.rate("aws", "us-east-2", "g5.xlarge").source, "configured aws//");
+  for (const auto& t : spot_trace_summaries()) {
+    EXPECT_GE(t.interruptions, 0) << t.file;
+    EXPECT_GT(t.available_hours, 0) << t.file;
+  }
 }
 
 }  // namespace

@@ -63,7 +63,13 @@ Worker worker(std::string id, std::string model = "V100", double mem = 16) {
 
 struct Scenario {
   cost::EfficiencyCalibrator calibration;
-  PlacementConfig config;
+  // One lambda for every offer, so that the figures below are easy to follow (the traces' rates
+  // are tested in SpotRatesComeFromTheTracesUnlessConfigured).
+  PlacementConfig config = [] {
+    PlacementConfig c;
+    c.spot_interruptions_per_hour = 0.1;
+    return c;
+  }();
   std::vector<cost::LocalGpuInventory> inventory{v100_inventory()};
   std::vector<cost::Offer> catalog = offers();
   LocalCapacity capacity{{worker("w1"), worker("w2")}};
@@ -130,6 +136,32 @@ TEST(Placement, CloudFiguresFollowTheCostModel) {
   EXPECT_EQ(d.outcome, Outcome::launch_spot);
   EXPECT_EQ(d.chosen_row, 3);
   EXPECT_TRUE(s.table[3].chosen);
+}
+
+TEST(Placement, SpotRatesComeFromTheTracesUnlessConfigured) {
+  Scenario s;
+  s.capacity = LocalCapacity{};
+  s.config.spot_interruptions_per_hour.reset();
+  const Job j = job();
+  PlacementContext traces(s.catalog, s.inventory, s.calibration, s.config);
+  // p3.2xlarge in us-east-1: the two us-east-1 V100 traces, 101 interruptions in 160.8 h.
+  EXPECT_NEAR(traces.interruptions_per_hour(0), 101 / (55.7688888889 + 105.04), 1e-9);
+  // g4dn.xlarge has no trace of its own: AWS us-east-1 (the same two traces).
+  EXPECT_NEAR(traces.interruptions_per_hour(1), 101 / (55.7688888889 + 105.04), 1e-9);
+  // Lambda has no trace: all of them.
+  EXPECT_NEAR(traces.interruptions_per_hour(2), 0.5185, 1e-3);
+  s.config.interruption_rates.set("aws", "", "p3.2xlarge", 0.25);
+  s.config.interruption_rates.set("aws", "us-east-1", "", 2.0);
+  PlacementContext configured(s.catalog, s.inventory, s.calibration, s.config);
+  EXPECT_DOUBLE_EQ(configured.interruptions_per_hour(0), 0.25);  // the instance type outranks the region
+  EXPECT_DOUBLE_EQ(configured.interruptions_per_hour(1), 2.0);
+  // A higher lambda makes spot dearer in expected time and money.
+  s.decide(j);
+  const double spot_hours_traces = s.table[1].estimated_hours;
+  s.config.interruption_rates = {};
+  s.config.spot_interruptions_per_hour = 0.01;
+  s.decide(j);
+  EXPECT_GT(spot_hours_traces, s.table[1].estimated_hours);
 }
 
 TEST(Placement, DeadlinePicksTheCheapestThatMeetsIt) {
@@ -265,28 +297,6 @@ TEST(Placement, CpuJobsAndCpuWorkers) {
   d = s.decide(j);
   EXPECT_EQ(s.table[0].rejection, Rejection::gpu_constraint);
   EXPECT_EQ(s.json["candidates"][0]["rejected"], "the job needs a GPU; this is a CPU");
-}
-
-// "cpu" means a CPU: an idle GPU worker and every GPU offer are out (it used to mean "anything",
-// and a cpu job was placed on an RTX 4090 pool whose worker's matcher then refused it).
-TEST(Placement, CpuJobsGoToCpusOnly) {
-  Scenario s;
-  s.capacity = LocalCapacity{{worker("gpu1", "RTX4090", 24), worker("cpu1", "cpu", 64)}};
-  Job j = job(0.01);
-  j.gpu = "cpu";
-  auto d = s.decide(j);
-  ASSERT_EQ(d.choice.kind, OptionKind::local);
-  EXPECT_EQ(s.capacity.pools()[d.choice.source].gpu_model, "cpu");
-  size_t fitting = 0;
-  for (const auto& c : s.table) {
-    if (c.rejection != Rejection::none) continue;
-    ++fitting;
-    ASSERT_EQ(c.kind, OptionKind::local);
-    EXPECT_EQ(s.capacity.pools()[c.source].gpu_model, "cpu");
-  }
-  EXPECT_EQ(fitting, 1u);
-  s.capacity = LocalCapacity{{worker("gpu1", "RTX4090", 24)}};
-  EXPECT_EQ(s.decide(j).outcome, Outcome::unplaceable);
 }
 
 // A model name is a family, a memory or a variant: "A100" takes every A100, "A100-80GB" only the

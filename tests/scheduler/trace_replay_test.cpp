@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cost/interruption_rates.h"
 #include "scheduler/deadline_policy.h"
 #include "scheduler/optimal_policy.h"
 #include "scheduler/spot_simulator.h"
@@ -169,6 +170,33 @@ TEST_F(TraceReplay, NoPolicyBeatsTheOptimum) {
     }
   }
   std::printf("optimal checked against every policy in %d runs\n", runs);
+}
+
+// The built-in table placement takes its default spot interruption rates from
+// (cost/interruption_rates.h) is these traces: every file has its row, with the same counts.
+TEST_F(TraceReplay, InterruptionRatesAreTheTraces) {
+  size_t files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(traces_dir()))
+    if (entry.is_regular_file() && entry.path().extension() == ".json") ++files;
+  const auto table = cost::spot_trace_summaries();
+  EXPECT_EQ(table.size(), files);
+  for (const auto& row : table) {
+    const SpotTrace t = load(traces_dir() / std::string(row.file));
+    const TraceStats st = trace_stats(t);
+    EXPECT_EQ(st.interruptions, row.interruptions) << row.file;
+    EXPECT_NEAR(st.availability * st.hours, row.available_hours, 1e-6) << row.file;
+    EXPECT_TRUE(std::string(row.file).find(std::string(row.zone)) != std::string::npos) << row.file;
+  }
+  // The figures docs/cost-model.md quotes.
+  cost::InterruptionRates rates;
+  EXPECT_NEAR(rates.rate("aws", "us-west-2", "p3.2xlarge").per_hour, 0.3185, 5e-4);
+  EXPECT_NEAR(rates.rate("aws", "us-east-1", "p3.2xlarge").per_hour, 0.6281, 5e-4);
+  EXPECT_NEAR(rates.rate("aws", "us-west-2", "g5.xlarge").per_hour, 0.5429, 5e-4);
+  EXPECT_NEAR(rates.rate("aws", "us-east-2", "g5.xlarge").per_hour, 0.5472, 5e-4);
+  EXPECT_NEAR(rates.rate("aws", "us-west-2", "p3.16xlarge").per_hour, 1.0882, 5e-4);
+  EXPECT_NEAR(rates.rate("gcp", "us-central1", "a2-highgpu-1g").per_hour, 0.0166, 5e-4);
+  EXPECT_NEAR(rates.rate("gcp", "us-east1", "a2-highgpu-1g").per_hour, 0.0689, 5e-4);
+  EXPECT_NEAR(rates.rate("azure", "eastus", "Standard_NC6s_v3").per_hour, 0.5185, 5e-4);
 }
 
 }  // namespace
