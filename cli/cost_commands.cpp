@@ -21,6 +21,7 @@
 #include <curl/curl.h>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -33,11 +34,13 @@
 #include <nlohmann/json.hpp>
 
 #include "base/fixed_decimal.h"
+#include "base/readable.h"
 #include "base/strings.h"
 #include "cli/commands.h"
 #include "cli/table.h"
 #include "cost/breakeven.h"
 #include "cost/breakeven_chart.h"
+#include "cost/catalog_cloud.h"
 #include "cost/cost_json.h"
 #include "cost/gpu_specs.h"
 #include "cost/price_catalog.h"
@@ -272,9 +275,9 @@ void run_breakeven(CliContext& ctx, const BreakevenArgs& a) {
   check_output(ctx, {"table", "json", "csv", "svg"});
   const cost::GpuSpec* spec = cost::find_gpu(a.gpu);
   if (!spec) {
-    std::string known;
-    for (const auto& g : cost::gpu_specs()) known += (known.empty() ? "" : ", ") + std::string(g.name);
-    fail(ctx, "--gpu: unknown GPU model '" + a.gpu + "' (known: " + known + ")");
+    std::string near;
+    for (const auto& n : cost::closest_gpu_names(a.gpu)) near += (near.empty() ? "" : ", ") + n;
+    fail(ctx, "--gpu: unknown GPU model '" + a.gpu + "'; closest known names: " + near + " (`jobctl gpus` lists them)");
   }
   auto ref = cost::parse_offer_ref(a.offer);
   if (!ref) fail(ctx, "--offer: " + ref.error().message);
@@ -283,17 +286,19 @@ void run_breakeven(CliContext& ctx, const BreakevenArgs& a) {
   const std::vector<cost::Offer>* catalog = &cost::seed_catalog();
   std::string catalog_name = "the built-in catalog";
   if (!a.catalog.empty()) {
-    const std::string cloud = a.catalog_cloud.empty() ? ref->first : a.catalog_cloud;
-    auto parsed = cost::parse_skypilot_csv(read_file(ctx, a.catalog, "catalog"), cloud, a.catalog);
+    const std::string text = read_file(ctx, a.catalog, "catalog");
+    const std::string cloud =
+        !a.catalog_cloud.empty() ? a.catalog_cloud : cost::cloud_from_catalog_content(text).value_or(ref->first);
+    auto parsed = cost::parse_skypilot_csv(text, cloud, a.catalog);
     if (!parsed) fail(ctx, "--catalog '" + a.catalog + "': " + parsed.error().message);
     imported = std::move(parsed->offers);
     catalog = &imported;
     catalog_name = "'" + a.catalog + "'";
   }
-  const auto found = cost::find_offers(*catalog, ref->first, ref->second, a.region);
-  if (found.empty())
+  const auto chosen = cost::breakeven_offer(*catalog, ref->first, ref->second, a.region);
+  if (!chosen)
     fail(ctx, "--offer: no offer " + a.offer + (a.region.empty() ? "" : " in " + a.region) + " in " + catalog_name);
-  const cost::Offer& offer = *found.front();  // cheapest on-demand
+  const cost::Offer& offer = *chosen->offer;
 
   cost::BreakevenInput in;
   in.local.gpu_model = std::string(spec->name);
@@ -306,10 +311,9 @@ void run_breakeven(CliContext& ctx, const BreakevenArgs& a) {
   in.local.electricity_usd_per_kwh = a.electricity;
   in.local.maintenance_usd_per_year = a.maintenance;
   // The local GPU is compared with the offer per GPU: an 8-GPU instance's hour is 8 GPU-hours.
-  const double per = static_cast<double>(std::max(offer.gpu_count, 1));
-  in.offer = offer.name() + (offer.gpu_count > 1 ? " (per GPU)" : "");
-  in.cloud_usd_per_hour = offer.on_demand_usd_per_hour / per;
-  if (offer.spot_usd_per_hour) in.cloud_spot_usd_per_hour = *offer.spot_usd_per_hour / per;
+  in.offer = chosen->label;
+  in.cloud_usd_per_hour = chosen->on_demand_usd_per_gpu_hour;
+  in.cloud_spot_usd_per_hour = chosen->spot_usd_per_gpu_hour;
   if (a.purchase_usd < 0) fail(ctx, "--purchase-usd must be >= 0");
   auto report = cost::breakeven_report(in);
   if (!report) {
@@ -333,6 +337,7 @@ void run_breakeven(CliContext& ctx, const BreakevenArgs& a) {
     nlohmann::json j = r;
     j["offer_region"] = offer.region;
     j["offer_zone"] = offer.zone;
+    j["spot_zone"] = chosen->spot_zone;
     j["offer_gpu_count"] = offer.gpu_count;
     j["price_source"] = offer.source;
     j["price_date"] = offer.date;
@@ -401,8 +406,6 @@ nlohmann::json daemon_call(CliContext& ctx, std::string_view method, const std::
   return must_ok(ctx, client::json_from_response(*r));
 }
 
-std::string money(double v) { return "$" + fixed_decimal(v, v < 1 ? 4 : 2); }
-
 std::string date_arg_ms(CliContext& ctx, const std::string& flag, const std::string& text) {
   // Milliseconds since the epoch, or YYYY-MM-DD (UTC midnight).
   if (text.empty()) return "";
@@ -418,7 +421,7 @@ std::string date_arg_ms(CliContext& ctx, const std::string& flag, const std::str
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(days.time_since_epoch()).count());
 }
 
-void run_quote(CliContext& ctx, const std::string& spec_file) {
+void run_quote(CliContext& ctx, const std::string& spec_file, bool all) {
   check_output(ctx, {"table", "json"});
   const std::string spec = read_file(ctx, spec_file, "job spec");
   nlohmann::json q = daemon_call(ctx, "POST", "/v1/quote", spec);
@@ -426,7 +429,7 @@ void run_quote(CliContext& ctx, const std::string& spec_file) {
     *ctx.out << q.dump(2) << "\n";
     return;
   }
-  print_placement(*ctx.out, q);
+  print_placement(*ctx.out, q, all);
 }
 
 void run_report_spend(CliContext& ctx, const std::string& from, const std::string& to, const std::string& group_by,
@@ -441,10 +444,10 @@ void run_report_spend(CliContext& ctx, const std::string& from, const std::strin
   if (ctx.output == "json") { *ctx.out << j.dump(2) << "\n"; return; }
   if (ctx.output == "csv") { *ctx.out << cost::spend_csv(report); return; }
   if (ctx.output == "svg") { *ctx.out << cost::spend_svg(report); return; }
-  Table t({group_by, "hours", "spent", "all on-demand", "savings", "saved %"});
+  Table t({group_by, "time", "spent", "all on-demand", "savings", "saved"});
   auto add = [&](const cost::SpendGroup& g) {
-    t.add_row({g.key, fixed_decimal(g.seconds / 3600.0, 3), money(g.usd), money(g.on_demand_usd), money(g.savings_usd()),
-               fixed_decimal(g.savings_fraction() * 100, 1)});
+    t.add_row({g.key, readable::duration_hours(g.seconds / 3600.0), readable::usd(g.usd),
+               readable::usd(g.on_demand_usd), readable::usd(g.savings_usd()), readable::percent(g.savings_fraction())});
   };
   for (const auto& g : report.groups) add(g);
   add(report.total);
@@ -513,16 +516,28 @@ void run_catalog_ls(CliContext& ctx, std::string dir, const std::string& gpu) {
   if (dir.empty()) dir = default_catalog_dir();
   std::vector<cost::Offer> offers = cost::seed_catalog();
   std::error_code ec;
-  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().extension() != ".csv") continue;
-    auto parsed = cost::parse_skypilot_csv(read_file(ctx, it->path().string(), "catalog"), it->path().stem().string(),
-                                           it->path().string());
-    if (!parsed) fail(ctx, it->path().string() + ": " + parsed.error().message);
+  std::vector<std::filesystem::path> files;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".csv") files.push_back(it->path());
+  std::sort(files.begin(), files.end());
+  for (const auto& path : files) {
+    // The cloud is read from the content (SkyPilot names every file vms.csv); the file name only
+    // when the content does not say.
+    const std::string text = read_file(ctx, path.string(), "catalog");
+    const std::string cloud = cost::cloud_from_catalog_content(text).value_or(cost::cloud_from_file_name(path.string()));
+    auto parsed = cost::parse_skypilot_csv(text, cloud, path.string());
+    if (!parsed) fail(ctx, path.string() + ": " + parsed.error().message);
+    for (const auto& w : parsed->warnings) *ctx.err << "warning: " << path.string() << ": " << w << "\n";
     for (auto& o : parsed->offers) offers.push_back(std::move(o));
   }
   if (!gpu.empty()) {
-    const std::string want = cost::canonical_gpu_name(gpu);
-    std::erase_if(offers, [&](const cost::Offer& o) { return cost::canonical_gpu_name(o.gpu_model, o.gpu_memory_gb) != want; });
+    // A request, as resources.gpu reads it: "A100" every A100, "A100-80GB" the 80 GB ones.
+    auto want = cost::parse_gpu_request(gpu);
+    if (!want) fail(ctx, "--gpu: " + want.error().message);
+    std::erase_if(offers, [&](const cost::Offer& o) {
+      const cost::GpuSpec* spec = cost::identify_gpu(o.gpu_model, o.gpu_memory_gb);
+      return !spec || !want->matches(*spec);
+    });
   }
   if (ctx.output == "json") {
     nlohmann::json j = nlohmann::json::array();
@@ -530,11 +545,11 @@ void run_catalog_ls(CliContext& ctx, std::string dir, const std::string& gpu) {
     *ctx.out << j.dump(2) << "\n";
     return;
   }
-  Table t({"offer", "region", "gpu", "gpus", "on-demand $/h", "spot $/h", "source"}, 40);
+  Table t({"offer", "region", "gpu", "gpus", "GiB/gpu", "on-demand $/h", "spot $/h", "source"}, 40);
   for (const auto& o : offers)
     t.add_row({o.name(), o.region + (o.zone.empty() ? "" : "/" + o.zone), o.gpu_model, std::to_string(o.gpu_count),
-               fixed_decimal(o.on_demand_usd_per_hour, 4), o.spot_usd_per_hour ? fixed_decimal(*o.spot_usd_per_hour, 4) : "-",
-               o.source});
+               fixed_decimal(o.gpu_memory_gb, 1), fixed_decimal(o.on_demand_usd_per_hour, 4),
+               o.spot_usd_per_hour ? fixed_decimal(*o.spot_usd_per_hour, 4) : "-", o.source});
   if (ctx.output == "csv") {
     *ctx.out << "offer,region,gpu,gpus,on_demand_usd_per_hour,spot_usd_per_hour\n";
     for (const auto& o : offers)
@@ -547,21 +562,102 @@ void run_catalog_ls(CliContext& ctx, std::string dir, const std::string& gpu) {
 
 }  // namespace
 
-void print_placement(std::ostream& out, const nlohmann::json& p) {
+void print_placement(std::ostream& out, const nlohmann::json& p, bool all) {
   if (!p.is_object()) return;
-  Table t({"option", "GPU", "$/h", "est. hours", "est. cost", "meets deadline", "chosen", "rejected"}, 48);
-  if (p.contains("candidates") && p["candidates"].is_array())
-    for (const auto& c : p["candidates"]) {
-      auto num = [&](const char* k, int digits) { return c.contains(k) && c[k].is_number() ? fixed_decimal(c[k].get<double>(), digits) : "-"; };
-      t.add_row({c.value("label", c.value("option", "")),
-                 c.value("gpu", "") + " x" + std::to_string(c.value("gpus", 1)), num("usd_per_hour", 4),
-                 num("estimated_hours", 3), num("estimated_cost_usd", 4),
-                 c.value("meets_deadline", false) ? "yes" : "no", c.value("chosen", false) ? "*" : "",
-                 c.value("rejected", "")});
+  const nlohmann::json rows = p.contains("candidates") && p["candidates"].is_array() ? p["candidates"] : nlohmann::json::array();
+  auto rejected = [](const nlohmann::json& c) { return c.contains("rejection") && c["rejection"].is_string(); };
+  auto cost = [](const nlohmann::json& c) {
+    return c.contains("estimated_cost_usd") && c["estimated_cost_usd"].is_number() ? c["estimated_cost_usd"].get<double>()
+                                                                                    : std::numeric_limits<double>::infinity();
+  };
+  std::vector<std::string> header{"option", "GPU", "$/h", "est. time", "est. cost", "meets deadline", "chosen"};
+  if (all) header.push_back("rejected");
+  Table t(header, 48);
+  auto add = [&](const nlohmann::json& c) {
+    auto number = [&](const char* k) { return c.contains(k) && c[k].is_number() ? c[k].get<double>() : std::nan(""); };
+    std::vector<std::string> row{c.value("label", c.value("option", "")),
+                                 c.value("gpu", "") + " x" + std::to_string(c.value("gpus", 1)),
+                                 readable::usd_per_hour(number("usd_per_hour")),
+                                 readable::duration_hours(number("estimated_hours")),
+                                 readable::usd(number("estimated_cost_usd")),
+                                 c.value("meets_deadline", false) ? "yes" : "no",
+                                 c.value("chosen", false) ? "*" : ""};
+    if (all) row.push_back(c.value("rejected", c.value("rejection_reason", "")));
+    t.add_row(row);
+  };
+  size_t fitting = 0;
+  std::map<std::string, size_t> by_reason;
+  for (const auto& c : rows) {
+    if (rejected(c))
+      ++by_reason[c["rejection"].get<std::string>()];
+    else
+      ++fitting;
+  }
+  if (all) {
+    for (const auto& c : rows) add(c);
+  } else {
+    // The chosen option first, then the cheapest other fitting ones.
+    std::vector<const nlohmann::json*> shown;
+    for (const auto& c : rows)
+      if (!rejected(c) && c.value("chosen", false)) shown.push_back(&c);
+    std::vector<const nlohmann::json*> rest;
+    for (const auto& c : rows)
+      if (!rejected(c) && !c.value("chosen", false)) rest.push_back(&c);
+    std::stable_sort(rest.begin(), rest.end(), [&](const auto* a, const auto* b) { return cost(*a) < cost(*b); });
+    for (const auto* c : rest) {
+      if (shown.size() >= kPlacementRows) break;
+      shown.push_back(c);
     }
-  t.print(out);
+    for (const auto* c : shown) add(*c);
+  }
+  if (t.empty())
+    out << "no option fits\n";
+  else
+    t.print(out);
+  if (!all) {
+    const size_t listed = std::min(fitting, kPlacementRows);
+    if (fitting > listed)
+      out << listed << " of " << fitting << " fitting options, cheapest first (--all lists every row)\n";
+    if (!by_reason.empty()) {
+      size_t total = 0;
+      std::string parts;
+      std::vector<std::pair<std::string, size_t>> sorted(by_reason.begin(), by_reason.end());
+      std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+      for (const auto& [reason, n] : sorted) {
+        total += n;
+        parts += (parts.empty() ? "" : ", ") + std::to_string(n) + " " + reason;
+      }
+      out << "rejected: " << total << " (" << parts << ")\n";
+    }
+  }
   out << "reason: " << p.value("reason", "") << "\n";
 }
+
+namespace {
+
+void run_gpus(CliContext& ctx) {
+  check_output(ctx, {"table", "json"});
+  if (ctx.output == "json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& g : cost::gpu_specs())
+      j.push_back({{"name", g.name},           {"family", g.family},         {"form", g.form},
+                   {"fp32_tflops", g.fp32_tflops}, {"tf32_tflops", g.tf32_tflops}, {"fp16_tflops", g.fp16_tflops},
+                   {"bf16_tflops", g.bf16_tflops}, {"memory_gb", g.memory_gb},     {"bandwidth_gbs", g.bandwidth_gbs},
+                   {"tdp_w", g.tdp_w},         {"source", g.source}});
+    *ctx.out << j.dump(2) << "\n";
+    return;
+  }
+  Table t({"name", "family", "form", "memory GB", "FP32 TFLOPS", "BF16 TFLOPS", "GB/s", "TDP W"});
+  for (const auto& g : cost::gpu_specs())
+    t.add_row({std::string(g.name), std::string(g.family), g.form.empty() ? "-" : std::string(g.form),
+               fixed_decimal(g.memory_gb, 0), fixed_decimal(g.fp32_tflops, 1), fixed_decimal(cost::peak_tflops(g, cost::Precision::bf16), 1),
+               fixed_decimal(g.bandwidth_gbs, 0), fixed_decimal(g.tdp_w, 0)});
+  t.print(*ctx.out);
+  *ctx.out << "resources.gpu takes a family (\"A100\": any A100), a family and memory (\"A100-80GB\"), a variant "
+              "(\"H100-PCIe\"), \"any\" or \"cpu\"; case, spaces and vendor words do not matter.\n";
+}
+
+}  // namespace
 
 void add_cost_commands(CLI::App& app, CliContext& ctx) {
   // jobctl simulate
@@ -623,11 +719,19 @@ void add_cost_commands(CLI::App& app, CliContext& ctx) {
   }
   // jobctl quote SPEC
   {
-    auto file = std::make_shared<std::string>();
+    struct QuoteArgs { std::string file; bool all = false; };
+    auto qa = std::make_shared<QuoteArgs>();
     auto* quote = app.add_subcommand("quote", "Where a job would run and what it would cost, without submitting it");
-    quote->add_option("SPEC", *file, "job spec file (JSON)")->required();
+    quote->add_option("SPEC", qa->file, "job spec file (JSON)")->required();
+    quote->add_flag("--all", qa->all, "list every option, rejected ones with their reason (default: the cheapest that fit)");
     quote->add_option("-o,--output", ctx.output, "table (default) or json");
-    quote->callback([&ctx, file] { run_quote(ctx, *file); });
+    quote->callback([&ctx, qa] { run_quote(ctx, qa->file, qa->all); });
+  }
+  // jobctl gpus
+  {
+    auto* gpus = app.add_subcommand("gpus", "The GPU models jobctl knows, their figures, and the names resources.gpu takes");
+    gpus->add_option("-o,--output", ctx.output, "table (default) or json");
+    gpus->callback([&ctx] { run_gpus(ctx); });
   }
   // jobctl catalog update --from URL | ls
   {

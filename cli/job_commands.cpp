@@ -1,5 +1,6 @@
 // submit, ls, show, cancel, logs, workers, instances: the commands that talk to jobctld (docs/api.md).
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -12,6 +13,7 @@
 
 #include "base/clock.h"
 #include "base/fixed_decimal.h"
+#include "base/readable.h"
 #include "cli/commands.h"
 #include "cli/spec_builder.h"
 #include "cli/table.h"
@@ -103,7 +105,7 @@ std::string event_line(const json& ev) {
   return line;
 }
 
-void print_job_detail(CliContext& ctx, const json& j) {
+void print_job_detail(CliContext& ctx, const json& j, bool all_options) {
   std::ostream& out = *ctx.out;
   const int64_t now = SystemClock().now_ms();
   const json& spec = j.contains("spec") ? j["spec"] : json::object();
@@ -135,15 +137,16 @@ void print_job_detail(CliContext& ctx, const json& j) {
   if (j.contains("error") && j["error"].is_string()) row("error", j["error"]);
   if (j.contains("runtime") && j["runtime"].is_object()) {  // estimate vs actual
     const json& rt = j["runtime"];
-    row("runtime", "estimated " + num(rt.value("estimated_hours", json()), 4) + " h" +
-                       (rt["actual_hours"].is_number()
-                            ? ", actual " + num(rt["actual_hours"], 4) + " h, error " +
-                                  num(json(rt.value("error_fraction", 0.0) * 100), 1) + "%"
+    auto hours = [&](const char* k) { return rt.contains(k) && rt[k].is_number() ? rt[k].get<double>() : std::nan(""); };
+    row("runtime", "estimated " + readable::duration_hours(hours("estimated_hours")) +
+                       (rt.contains("actual_hours") && rt["actual_hours"].is_number()
+                            ? ", actual " + readable::duration_hours(hours("actual_hours")) + ", error " +
+                                  readable::percent(hours("error_fraction"))
                             : ""));
   }
   if (j.contains("placement") && j["placement"].is_object()) {
     out << "placement:\n";
-    print_placement(out, j["placement"]);
+    print_placement(out, j["placement"], all_options);
   }
   if (j.contains("segments") && j["segments"].is_array() && !j["segments"].empty()) {
     // Where it ran (one row per machine and stretch: a move or a recovery starts a new one), what
@@ -289,16 +292,21 @@ void add_ls(CLI::App& app, CliContext& ctx) {
 }
 
 void add_show(CLI::App& app, CliContext& ctx) {
-  auto id = std::make_shared<std::string>();
+  struct Opts {
+    std::string id;
+    bool all = false;
+  };
+  auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("show", "show a job: spec, state, progress, result, events");
-  cmd->add_option("ID", *id, "job ID")->required();
-  cmd->callback([id, &ctx] {
+  cmd->add_option("ID", o->id, "job ID")->required();
+  cmd->add_flag("--all", o->all, "list every placement option (default: the cheapest that fit, rejections counted)");
+  cmd->callback([o, &ctx] {
     client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
-    json job = must(ctx, api.get_job(must(ctx, parse_id(*id))));
+    json job = must(ctx, api.get_job(must(ctx, parse_id(o->id))));
     if (json_output(ctx))
       print_json(ctx, job);
     else
-      print_job_detail(ctx, job);
+      print_job_detail(ctx, job, o->all);
   });
 }
 
@@ -428,9 +436,14 @@ void add_workers(CLI::App& app, CliContext& ctx) {
       const json& caps = w["capabilities"];
       std::string gpus = "cpu only";
       if (caps.contains("gpus") && !caps["gpus"].empty()) {
-        gpus = std::to_string(caps["gpus"].size()) + "x " + caps["gpus"][0].value("model", "?");
-        gpus += " (" + std::to_string(caps["gpus"][0].value("memory_mb", int64_t{0}) / 1024) + " GiB)";
+        // What the GPUs are (the daemon identified them), then what the driver calls them.
+        const json& identified = w.contains("gpus") && w["gpus"].is_array() && !w["gpus"].empty() ? w["gpus"][0] : json();
+        const std::string model = caps["gpus"][0].value("model", "?");
+        gpus = std::to_string(caps["gpus"].size()) + "x " + (identified.is_string() ? identified.get<std::string>() : model);
+        gpus += " (" + (identified.is_string() ? model + ", " : std::string()) +
+                std::to_string(caps["gpus"][0].value("memory_mb", int64_t{0}) / 1024) + " GiB)";
       }
+      if (w.value("simulated", false)) gpus += " [simulated]";
       std::string jobs;
       for (const auto& id : w["jobs"]) jobs += (jobs.empty() ? "" : ",") + num(id);
       t.add_row({num(w["id"]), w.value("name", ""), w.value("state", ""), gpus, num(caps.value("cpu_cores", json())),

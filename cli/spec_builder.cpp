@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "cost/gpu_specs.h"
+
 namespace jobctl::cli {
 
 using nlohmann::json;
@@ -58,7 +60,12 @@ Expected<json> build_spec(json spec, const SpecFlags& f) {
   if (f.optimizer) section("train")["optimizer"] = *f.optimizer;
   if (f.schedule) section("train")["schedule"] = *f.schedule;
   if (f.seed) section("train")["seed"] = *f.seed;
-  if (f.gpu) section("resources")["gpu"] = *f.gpu;
+  if (f.gpu) {
+    // Checked here too, so that the message names the flag (jobctld checks it again).
+    auto gpu = cost::parse_gpu_request(*f.gpu);
+    if (!gpu) return make_error(ErrorCode::invalid_argument, "--gpu: " + gpu.error().message, "--gpu");
+    section("resources")["gpu"] = *f.gpu;
+  }
   if (f.gpus) section("resources")["gpus"] = *f.gpus;
   if (f.priority) spec["priority"] = *f.priority;
   return spec;

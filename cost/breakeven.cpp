@@ -1,5 +1,6 @@
 #include "cost/breakeven.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace jobctl::cost {
@@ -54,6 +55,26 @@ Expected<BreakevenReport> breakeven_report(const BreakevenInput& in) {
     r.curve.push_back(p);
   }
   return r;
+}
+
+std::optional<BreakevenOffer> breakeven_offer(const std::vector<Offer>& offers, std::string_view cloud,
+                                              std::string_view instance_type, std::string_view region) {
+  const auto found = find_offers(offers, cloud, instance_type, region);  // cheapest on-demand first
+  if (found.empty()) return std::nullopt;
+  BreakevenOffer b;
+  b.offer = found.front();
+  const double per = static_cast<double>(std::max(b.offer->gpu_count, 1));
+  b.label = b.offer->name() + (b.offer->gpu_count > 1 ? " (per GPU)" : "");
+  b.on_demand_usd_per_gpu_hour = b.offer->on_demand_usd_per_hour / per;
+  for (const Offer* o : found) {
+    if (o->region != b.offer->region || !o->spot_usd_per_hour) continue;
+    const double spot = *o->spot_usd_per_hour / per;
+    if (!b.spot_usd_per_gpu_hour || spot < *b.spot_usd_per_gpu_hour) {
+      b.spot_usd_per_gpu_hour = spot;
+      b.spot_zone = o->zone;
+    }
+  }
+  return b;
 }
 
 }  // namespace jobctl::cost

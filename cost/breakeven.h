@@ -19,10 +19,12 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/expected.h"
 #include "cost/local_gpu.h"
+#include "cost/price_catalog.h"
 
 namespace jobctl::cost {
 
@@ -62,6 +64,19 @@ struct BreakevenReport {
 };
 
 BreakevenFigures breakeven_against(const LocalGpuInventory& local, double cloud_usd_per_hour);
+
+// The cloud side of a break-even: an instance type's cheapest row in the region asked (in any
+// region when none is), per GPU: its on-demand price, and the cheapest spot price among that
+// region's rows (a region's zones differ in spot price only). nullopt: no such offer.
+struct BreakevenOffer {
+  const Offer* offer = nullptr;               // the cheapest on-demand row
+  std::string label;                          // "aws:p3.8xlarge (per GPU)"
+  double on_demand_usd_per_gpu_hour = 0;
+  std::optional<double> spot_usd_per_gpu_hour;
+  std::string spot_zone;                      // where that spot price is
+};
+std::optional<BreakevenOffer> breakeven_offer(const std::vector<Offer>& offers, std::string_view cloud,
+                                              std::string_view instance_type, std::string_view region);
 
 // Validates the inventory and prices (errors name the field) and computes the report.
 [[nodiscard]] Expected<BreakevenReport> breakeven_report(const BreakevenInput& input);

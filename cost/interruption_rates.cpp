@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "base/readable.h"
+#include "base/fixed_decimal.h"
 
 namespace jobctl::cost {
 
@@ -84,7 +84,7 @@ InterruptionRates::Rate InterruptionRates::rate(std::string_view cloud, std::str
     if (l.region) what += " " + std::string(region);
     if (l.type) what += " " + std::string(instance_type);
     if (!l.cloud) what += " (all)";
-    return Rate{n / hours, what + ": " + std::to_string(n) + " interruptions in " + readable::fixed(hours, 1) +
+    return Rate{n / hours, what + ": " + std::to_string(n) + " interruptions in " + fixed_decimal(hours, 1) +
                                " available hours (" + std::to_string(traces) + " traces)"};
   }
   return Rate{0, "no trace"};  // unreachable with the built-in table

@@ -80,8 +80,12 @@ void breakeven(placement::PlacementService& p, const net::HttpRequest& req, cons
     if (!q.count(required))
       return respond(net::error_response(make_error(ErrorCode::invalid_argument, std::string(required) + " is required", required)));
   const cost::GpuSpec* spec = cost::find_gpu(q["gpu"]);
-  if (!spec)
-    return respond(net::error_response(make_error(ErrorCode::invalid_argument, "unknown GPU model '" + q["gpu"].substr(0, 40) + "'", "gpu")));
+  if (!spec) {
+    std::string near;
+    for (const auto& n : cost::closest_gpu_names(q["gpu"])) near += (near.empty() ? "" : ", ") + n;
+    return respond(net::error_response(make_error(
+        ErrorCode::invalid_argument, "unknown GPU model '" + q["gpu"].substr(0, 40) + "'; closest known names: " + near, "gpu")));
+  }
   auto ref = cost::parse_offer_ref(q["offer"]);
   if (!ref) return respond(net::error_response(make_error(ErrorCode::invalid_argument, ref.error().message, "offer")));
   cost::BreakevenInput in;
@@ -103,18 +107,18 @@ void breakeven(placement::PlacementService& p, const net::HttpRequest& req, cons
   if (in.local.purchase_usd < 0)
     return respond(net::error_response(make_error(ErrorCode::invalid_argument, "purchase_usd must be >= 0", "purchase_usd")));
   const auto offers = p.offers();
-  const auto found = cost::find_offers(offers, ref->first, ref->second, q.count("region") ? q["region"] : "");
-  if (found.empty())
+  const auto chosen = cost::breakeven_offer(offers, ref->first, ref->second, q.count("region") ? q["region"] : "");
+  if (!chosen)
     return respond(net::error_response(make_error(ErrorCode::not_found, "no offer " + q["offer"].substr(0, 60) + " in the catalog", "offer")));
-  const cost::Offer& offer = *found.front();
-  const double per = static_cast<double>(std::max(offer.gpu_count, 1));
-  in.offer = offer.name() + (offer.gpu_count > 1 ? " (per GPU)" : "");
-  in.cloud_usd_per_hour = offer.on_demand_usd_per_hour / per;
-  if (offer.spot_usd_per_hour) in.cloud_spot_usd_per_hour = *offer.spot_usd_per_hour / per;
+  const cost::Offer& offer = *chosen->offer;
+  in.offer = chosen->label;
+  in.cloud_usd_per_hour = chosen->on_demand_usd_per_gpu_hour;
+  in.cloud_spot_usd_per_hour = chosen->spot_usd_per_gpu_hour;
   auto report = cost::breakeven_report(in);
   if (!report) return respond(net::error_response(report.error()));
   json j = *report;
   j["offer_region"] = offer.region;
+  j["spot_zone"] = chosen->spot_zone;
   j["breakeven_hours"] = report->on_demand.breakeven_hours ? json(*report->on_demand.breakeven_hours) : json(nullptr);
   respond(net::json_response(200, j));
 }

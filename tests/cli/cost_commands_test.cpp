@@ -238,5 +238,112 @@ TEST_F(CostCommands, BreakevenBadInput) {
   EXPECT_EQ(catalog.code, 1);
 }
 
+// The cheapest row of the region asked: zones differ in spot price only, and the region's
+// cheapest spot is the one compared (it used to be the spot price of the zone that happened to be
+// the cheapest on-demand row).
+TEST_F(CostCommands, BreakevenTakesTheCheapestRowOfTheRegion) {
+  const auto catalog = write("vms.csv",  // SkyPilot's own name: the cloud is read from the content
+                             "InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region,AvailabilityZone\n"
+                             "p3.2xlarge,V100,1.0,3.06,1.10,us-east-1,use1-az1\n"
+                             "p3.2xlarge,V100,1.0,3.06,0.52,us-east-1,use1-az2\n"
+                             "p3.2xlarge,V100,1.0,3.06,0.40,us-west-2,usw2-az1\n"
+                             "p3.2xlarge,V100,1.0,3.50,0.30,eu-west-1,euw1-az1\n");
+  auto r = jobctl({"report", "breakeven", "--gpu", "V100", "--purchase-usd", "2000", "--offer", "aws:p3.2xlarge",
+                   "--region", "us-east-1", "--catalog", catalog, "--power-kw", "0", "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["offer_region"], "us-east-1");
+  EXPECT_EQ(j["spot_zone"], "use1-az2");
+  EXPECT_NEAR(j["spot"]["breakeven_hours"].get<double>(), 2000 / 0.52, 1e-6);
+  r = jobctl({"report", "breakeven", "--gpu", "V100", "--purchase-usd", "2000", "--offer", "aws:p3.2xlarge",
+              "--region", "us-west-2", "--catalog", catalog, "--power-kw", "0", "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["spot_zone"], "usw2-az1");
+  EXPECT_NEAR(j["spot"]["breakeven_hours"].get<double>(), 2000 / 0.40, 1e-6);
+  auto unknown = jobctl({"report", "breakeven", "--gpu", "RTX4080", "--purchase-usd", "2000", "--offer", "aws:p3.2xlarge"});
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("closest known names: RTX4090"), std::string::npos) << unknown.err;
+}
+
+// `catalog ls --dir` reads each file's cloud from its content: a GCP file named vms.csv (as
+// SkyPilot names them) lists GPU machines, not "cpu" rows of a cloud called "vms".
+TEST_F(CostCommands, CatalogLsReadsTheCloudFromTheContent) {
+  fs::create_directories(dir_ / "cat");
+  std::ofstream(dir_ / "cat" / "vms.csv")
+      << "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,SpotPrice\n"
+         "a2-highgpu-1g,12.0,85.0,,,,us-central1,us-central1-a,0.73948,0.29576\n"
+         ",,,A100,1,,us-central1,us-central1-a,2.93391,1.1472\n"
+         "g2-standard-4,4.0,16.0,,,,us-central1,us-central1-a,0.14679,0.05872\n"
+         ",,,L4,1,,us-central1,us-central1-a,0.56004,0.22402\n";
+  std::ofstream(dir_ / "cat" / "lambda.csv") << "InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region\n"
+                                                "gpu_1x_a10,A10,1,0.75,0.0,us-east-1\n"
+                                                "gpu_1x_a100,A100,1,0,,us-east-1\n";
+  auto r = jobctl({"catalog", "ls", "--dir", (dir_ / "cat").string(), "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  bool saw_a2 = false;
+  for (const auto& o : j) {
+    EXPECT_NE(o["gpu_model"], "cpu") << o.dump();
+    if (o["cloud"] == "gcp" && o["instance_type"] == "a2-highgpu-1g") saw_a2 = true;
+    if (o["instance_type"] == "gpu_1x_a10" && o["source"].get<std::string>().find("lambda.csv") != std::string::npos) {
+      EXPECT_TRUE(o["spot_usd_per_hour"].is_null()) << o.dump();  // SpotPrice 0.0: no spot market
+    }
+    EXPECT_GT(o["on_demand_usd_per_hour"].get<double>(), 0) << o.dump();
+  }
+  EXPECT_TRUE(saw_a2);
+  // One warning per file: the zero price row and the zero spot price, counted.
+  EXPECT_NE(r.err.find("lambda.csv: skipped 1 of 2 rows"), std::string::npos) << r.err;
+  // The table shows no spot market as "-", never "$0.0000"; --gpu takes a request.
+  auto table = jobctl({"catalog", "ls", "--dir", (dir_ / "cat").string(), "--gpu", "A100"});
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("gcp:a2-highgpu-1g"), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find("L4"), std::string::npos) << table.out;
+  auto a10 = jobctl({"catalog", "ls", "--dir", (dir_ / "cat").string(), "--gpu", "A10"});
+  EXPECT_NE(a10.out.find("lambda:gpu_1x_a10 "), std::string::npos) << a10.out;
+  EXPECT_EQ(a10.out.find("0.0000 "), std::string::npos) << a10.out;
+  auto bad = jobctl({"catalog", "ls", "--dir", (dir_ / "cat").string(), "--gpu", "A1000"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--gpu"), std::string::npos) << bad.err;
+}
+
+TEST_F(CostCommands, GpusListsTheTable) {
+  auto r = jobctl({"gpus"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* name : {"H100-PCIe", "H100-NVL", "A100-80GB-PCIe", "V100-32GB", "A10G", "L40S", "RTX4090"})
+    EXPECT_NE(r.out.find(name), std::string::npos) << name;
+  auto j = nlohmann::json::parse(jobctl({"gpus", "-o", "json"}).out);
+  EXPECT_GE(j.size(), 20u);
+}
+
+// Quote and show tables: the chosen option and the cheapest fitting ones, the rejected ones
+// counted by reason (a quote used to print every one of 1,771 rows); readable figures.
+TEST(PrintPlacement, CheapestFittingOptionsAndRejectionCounts) {
+  nlohmann::json p = {{"reason", "cheapest option (no deadline)"}, {"candidates", nlohmann::json::array()}};
+  for (int i = 0; i < 30; ++i) {
+    nlohmann::json c = {{"label", "on-demand aws:x" + std::to_string(i)}, {"gpu", "T4"}, {"gpus", 1},
+                        {"usd_per_hour", 0.5 + i}, {"estimated_hours", 0.0025}, {"estimated_cost_usd", 0.001 * (30 - i)},
+                        {"meets_deadline", true}, {"chosen", i == 29}};
+    if (i < 12) {
+      c["rejection"] = i < 8 ? "gpu_constraint" : "memory";
+      c["rejected"] = "no";
+    }
+    p["candidates"].push_back(c);
+  }
+  std::ostringstream out;
+  print_placement(out, p);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("aws:x29"), std::string::npos) << text;       // the chosen one
+  EXPECT_EQ(text.find("aws:x12 "), std::string::npos) << text;      // the dearest fitting one is not listed
+  EXPECT_NE(text.find("10 of 18 fitting options"), std::string::npos) << text;
+  EXPECT_NE(text.find("rejected: 12 (8 gpu_constraint, 4 memory)"), std::string::npos) << text;
+  EXPECT_NE(text.find("9 s"), std::string::npos) << text;           // 0.0025 h, not "0.00 h"
+  EXPECT_NE(text.find("$0.0010"), std::string::npos) << text;      // not "$0.00"
+  std::ostringstream all;
+  print_placement(all, p, true);
+  EXPECT_NE(all.str().find("aws:x0 "), std::string::npos) << all.str();
+  EXPECT_EQ(all.str().find("fitting options"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace jobctl::cli

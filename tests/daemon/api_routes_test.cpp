@@ -107,6 +107,23 @@ TEST_F(Api, MalformedSubmissionsAreRefusedAndChangeNothing) {
   expect_refused("POST", "/v1/jobs", R"({"model":{"kind":"transformer"},"data":{"dataset":"synthetic"}})", 400, "model.kind");
   expect_refused("POST", "/v1/jobs", "", 400, "body");
   expect_refused("POST", "/v1/jobs", mlp_spec(), 415, "Content-Type", "text/plain");
+  // A GPU name the table does not know: 400 on resources.gpu, with the closest known names.
+  expect_refused("POST", "/v1/jobs", mlp_spec(R"(,"resources":{"gpu":"RTX4080"})"), 400, "resources.gpu");
+  expect_refused("POST", "/v1/jobs", mlp_spec(R"(,"resources":{"gpu":"A100-48GB"})"), 400, "resources.gpu");
+  net::HttpResponse r = call("POST", "/v1/jobs", mlp_spec(R"(,"resources":{"gpu":"RTX4080"})"));
+  EXPECT_NE(body_of(r)["error"]["message"].get<std::string>().find("closest known names: RTX4090"), std::string::npos)
+      << r.body;
+}
+
+// The names the CLI's own examples and people use are accepted and stored in canonical form.
+TEST_F(Api, GpuNamesAreStoredCanonical) {
+  for (auto [asked, stored] : {std::pair{"rtx 4090", "RTX4090"}, std::pair{"A100-80GB", "A100-80GB"},
+                               std::pair{"h100 pcie", "H100-PCIe"}, std::pair{"CPU", "cpu"}}) {
+    net::HttpResponse r =
+        call("POST", "/v1/jobs", mlp_spec(std::string(R"(,"resources":{"gpu":")") + asked + R"("})"));
+    ASSERT_EQ(r.status, 201) << asked << ": " << r.body;
+    EXPECT_EQ(body_of(r)["resources"]["gpu"], stored) << asked;
+  }
 }
 
 TEST_F(Api, RoutingErrors) {

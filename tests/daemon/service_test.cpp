@@ -326,6 +326,34 @@ TEST(Matching, AnyGpuJobsGoToCpuWorkersToo) {
   EXPECT_FALSE(job_fits_worker("T4", 1, cpu));
 }
 
+// What nvidia-smi prints against what people ask for: "H100" took no "NVIDIA H100 80GB HBM3", "A100"
+// no "NVIDIA A100-SXM4-80GB", "4090" no "NVIDIA GeForce RTX 4090" (a substring test on the
+// driver's name); now both sides are read as GPU names.
+TEST(Matching, DriverNamesAgainstRequestedNames) {
+  auto worker = [](std::vector<std::pair<const char*, int64_t>> gpus) {
+    jobs::WorkerCapabilities w;
+    for (auto [model, mb] : gpus) w.gpus.push_back({model, mb});
+    return w;
+  };
+  const auto h100 = worker({{"NVIDIA H100 80GB HBM3", 81559}});
+  const auto a100_80 = worker({{"NVIDIA A100-SXM4-80GB", 81920}});
+  const auto a100_40 = worker({{"NVIDIA A100-PCIE-40GB", 40960}});
+  const auto rtx = worker({{"NVIDIA GeForce RTX 4090", 24564}, {"NVIDIA GeForce RTX 4090", 24564}});
+  const auto v100 = worker({{"Tesla V100-SXM2-16GB", 16160}, {"Tesla V100-SXM2-16GB", 16160}});
+  for (const char* name : {"H100", "h100", "H100-SXM", "NVIDIA H100 80GB HBM3"}) EXPECT_TRUE(job_fits_worker(name, 1, h100)) << name;
+  EXPECT_FALSE(job_fits_worker("H100-PCIe", 1, h100));
+  for (const char* name : {"A100", "A100-80GB", "a100 80gb", "A100-80GB-SXM"}) EXPECT_TRUE(job_fits_worker(name, 1, a100_80)) << name;
+  EXPECT_FALSE(job_fits_worker("A100-80GB", 1, a100_40));  // only the 80 GB ones
+  EXPECT_TRUE(job_fits_worker("A100", 1, a100_40));
+  for (const char* name : {"4090", "RTX4090", "RTX 4090", "GeForce RTX 4090"}) EXPECT_TRUE(job_fits_worker(name, 2, rtx)) << name;
+  EXPECT_FALSE(job_fits_worker("RTX4090", 3, rtx));
+  EXPECT_TRUE(job_fits_worker("V100", 2, v100));
+  EXPECT_FALSE(job_fits_worker("V100-32GB", 1, v100));
+  EXPECT_FALSE(job_fits_worker("A10", 1, worker({{"NVIDIA A10G", 23028}})));  // an A10G is not an A10
+  EXPECT_FALSE(job_fits_worker("L4", 1, worker({{"NVIDIA L40S", 46068}})));
+  EXPECT_FALSE(job_fits_worker("no such gpu", 1, h100));
+}
+
 TEST(Matching, HigherPriorityFirstThenOldest) {
   ServiceFixture f;
   const int64_t low = f.submit(mlp_spec(R"(,"priority":10)"));

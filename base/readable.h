@@ -1,0 +1,57 @@
+// Figures for people: percentages, durations and money in the units a reader expects, so that a
+// ten-second job does not read "0.00 h for $0.00" and an error does not read "-5e+01%".
+//
+//   percent(-0.5034)        "-50.3%"      (a fraction; one decimal)
+//   duration_hours(0.0025)  "9 s"         (< 1 min: whole seconds, two decimals below 1 s; < 1 h:
+//                                          minutes with one decimal
+//   duration_hours(0.25)    "15.0 min"     below 10, else whole; < 48 h: hours with two decimals;
+//   duration_hours(30)      "30.00 h"      else days with one decimal)
+//   usd(0.0042)             "$0.0042"     (>= $1: cents; below: two significant digits, at most
+//   usd(1234.5)             "$1234.50"     6 decimals; "$0" for zero)
+//   usd_per_hour(0.42)      "$0.420/h"    (three significant decimals below $10, else cents)
+//
+// Thread safety: pure functions. Header-only, standard library only (as all of base/); the digits
+// come from the one fixed-decimal formatter (fixed_decimal.h).
+#pragma once
+
+#include <cmath>
+#include <string>
+
+#include "base/fixed_decimal.h"
+
+namespace jobctl::readable {
+
+inline std::string percent(double fraction) {
+  if (!std::isfinite(fraction)) return "-";
+  std::string s = fixed_decimal(fraction * 100.0, 1);
+  if (s == "-0.0") s = "0.0";
+  return s + "%";
+}
+
+inline std::string duration_hours(double hours) {
+  if (!std::isfinite(hours) || hours < 0) return "-";
+  const double seconds = hours * 3600.0;
+  if (seconds < 59.5) return fixed_decimal(seconds, seconds < 0.995 ? 2 : 0) + " s";
+  const double minutes = seconds / 60.0;
+  if (minutes < 59.95) return fixed_decimal(minutes, minutes < 9.95 ? 1 : 0) + " min";
+  if (hours < 48) return fixed_decimal(hours, 2) + " h";
+  return fixed_decimal(hours / 24.0, 1) + " d";
+}
+
+inline std::string usd(double v) {
+  if (!std::isfinite(v)) return "-";
+  const double a = std::fabs(v);
+  if (a == 0) return "$0";
+  if (a >= 1) return (v < 0 ? "-$" : "$") + fixed_decimal(a, 2);
+  // Two significant digits, at most 6 decimals.
+  int decimals = 2;
+  while (decimals < 6 && a < std::pow(10.0, 1 - decimals)) ++decimals;
+  return (v < 0 ? "-$" : "$") + fixed_decimal(a, decimals);
+}
+
+inline std::string usd_per_hour(double v) {
+  if (!std::isfinite(v)) return "-";
+  return "$" + fixed_decimal(v, std::fabs(v) < 10 ? 3 : 2) + "/h";
+}
+
+}  // namespace jobctl::readable
