@@ -631,6 +631,10 @@ void JobService::tick() {
   if (expiry_due) {
     auto expired = expire_leases();
     expiry_log_.report(expired ? Status{} : Status{expired.error()}, *log_, now);
+    auto silent = mark_silent_workers_lost();
+    silent_workers_log_.report(silent ? Status{} : Status{silent.error()}, *log_, now);
+    auto unclaimed = unplace_unclaimed();
+    unclaimed_log_.report(unclaimed ? Status{} : Status{unclaimed.error()}, *log_, now);
   }
 }
 

@@ -105,7 +105,8 @@ class JobService {
   MoveTarget move_target(int64_t job_id) const { return moves_.target(job_id); }
 
   // Housekeeping on the daemon's ticker: completes long-polls whose deadline has passed, and
-  // (at most once a second) expires leases. A failed expiry pass is logged (set_log).
+  // (at most once a second) expires leases, marks silent workers lost and unplaces unclaimed
+  // jobs. A failed pass is logged (set_log).
   void tick();
   // Lease expiry (lease_expiry.cpp): every placed or running job whose lease was not
   // renewed before its expiry goes running -> preempted -> queued (its latest checkpoint is named
@@ -120,6 +121,15 @@ class JobService {
   // could not be launched), with an `unplaced` event giving the reason; placement re-places it.
   // A job in any other state is left alone (false).
   Expected<bool> unplace(int64_t job_id, const std::string& reason);
+  // Liveness (worker_liveness.cpp), on the ticker with lease expiry: an active worker silent
+  // (no lease poll, no heartbeat) for longer than lease_timeout_s, and not waiting in a
+  // long-poll now, is marked lost, which takes it out of placement until it asks again. Returns
+  // how many were marked.
+  Expected<int> mark_silent_workers_lost();
+  // A job placed on a local pool that no worker has taken within lease_timeout_s after the wait
+  // its placement expected is unplaced (event `unplaced`, the reason naming the pool and the
+  // time), so placement places it again among the workers still alive. Returns how many.
+  Expected<int> unplace_unclaimed();
   // Completes every waiting long-poll with "no job" and refuses new waits. Idempotent.
   void shutdown();
 
@@ -193,6 +203,8 @@ class JobService {
   LeaseRecorder* lease_recorder_ = nullptr;
   Log* log_ = &stderr_log();
   PassLog expiry_log_{"lease expiry"};
+  PassLog silent_workers_log_{"marking silent workers lost"};
+  PassLog unclaimed_log_{"unplacing jobs no worker claimed"};
   std::function<void(int64_t)> lease_observer_;
   std::function<void(int64_t)> queued_observer_;
   std::function<void(int64_t, int64_t, const std::string&)> heartbeat_observer_;

@@ -2,6 +2,8 @@
 // preempted -> queued after lease_timeout_s, counts a recovery, its worker is marked lost, and
 // its late reports are fenced off; past max_recoveries it fails with the reason; a restarted
 // service gives live leases one timeout of grace.
+#include <future>
+
 #include <gtest/gtest.h>
 
 #include "tests/daemon/service_support.h"
@@ -107,6 +109,37 @@ TEST(LeaseExpiry, ARestartedServiceGivesLiveLeasesOneTimeoutOfGrace) {
   EXPECT_EQ(f.svc->get_job(job)->job.recoveries, 0);
   f.clock.advance_ms(6000);
   EXPECT_EQ(*f.svc->expire_leases(), 1);  // but a worker that never comes back still loses it
+}
+
+// A worker that registers and never asks again (or stops asking) is lost after the lease timeout;
+// one in a long-poll, or one that asks, is not; a lost worker that asks again is back.
+TEST(Liveness, SilentWorkersAreLost) {
+  testing::ServiceFixture f(short_leases());
+  const int64_t phantom = f.register_worker({}, "phantom");
+  const int64_t polling = f.register_worker({}, "polling");
+  const int64_t waiting = f.register_worker({}, "waiting");
+  f.clock.advance_ms(4000);
+  ASSERT_TRUE(f.lease_now(polling));
+  std::promise<void> answered;
+  f.svc->lease(waiting, 60'000, [&answered](auto) { answered.set_value(); });  // a long-poll, still open
+  f.clock.advance_ms(1500);  // phantom and waiting silent for 5.5 s; polling for 1.5 s
+  EXPECT_EQ(*f.svc->mark_silent_workers_lost(), 1);
+  auto state = [&](int64_t id) {
+    auto workers = f.svc->list_workers();
+    if (workers)
+      for (const auto& w : *workers)
+        if (w.row.id == id) return w.row.state;
+    return std::string("?");
+  };
+  EXPECT_EQ(state(phantom), "lost");
+  EXPECT_EQ(state(polling), "active");
+  EXPECT_EQ(state(waiting), "active");
+  EXPECT_EQ(*f.svc->mark_silent_workers_lost(), 0);  // nothing new
+  ASSERT_TRUE(f.lease_now(phantom));                  // it asks again: back
+  f.svc->shutdown();                                  // answers the open long-poll
+  answered.get_future().wait();
+  f.submit();  // a synchronous write: the poll's asynchronous touch is committed before it
+  EXPECT_EQ(state(phantom), "active");
 }
 
 }  // namespace

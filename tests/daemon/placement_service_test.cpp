@@ -54,6 +54,33 @@ TEST(PlacementService, DefaultJobGoesToTheLocalCpuWorkerWithNoConfiguration) {
   EXPECT_EQ(f.lease(w), id);
 }
 
+// A worker that registers and never polls held a "gpu: any" job placed on its pool for over six
+// minutes while a real CPU worker idled: it is lost after the lease timeout, the job is unplaced
+// with the reason, and placed again where a live worker takes it.
+TEST(PlacementService, APhantomWorkerLeavesPlacementAndItsJobIsPlacedAgain) {
+  PlacementFixture f;
+  f.add_worker({{"NVIDIA GeForce RTX 4090", 24564}});  // registers, never asks for work
+  const int64_t cpu = f.add_worker({});
+  const int64_t id = f.submit(spec(""));
+  ASSERT_EQ(f.job(id).state, store::JobState::placed);
+  EXPECT_EQ(f.placement_of(id)["chosen"]["gpu"], "RTX4090");
+  EXPECT_FALSE(f.lease(cpu));  // placed on the other pool
+  f.clock.advance_ms(61'000);  // the lease timeout (60 s) has passed
+  EXPECT_FALSE(f.lease(cpu));  // the CPU worker is alive: it asks
+  EXPECT_EQ(*f.svc->mark_silent_workers_lost(), 1);
+  EXPECT_EQ(*f.svc->unplace_unclaimed(), 1);
+  auto detail = f.svc->get_job(id);
+  ASSERT_TRUE(detail);
+  ASSERT_EQ(detail->events.back().type, "unplaced");
+  EXPECT_NE(detail->events.back().detail_json.find("no worker of the local pool RTX4090 x1 took it within 61 s"),
+            std::string::npos)
+      << detail->events.back().detail_json;
+  ASSERT_TRUE(f.placement->reevaluate());
+  ASSERT_EQ(f.job(id).state, store::JobState::placed);
+  EXPECT_EQ(f.placement_of(id)["chosen"]["gpu"], "cpu");
+  EXPECT_EQ(f.lease(cpu), id);
+}
+
 TEST(PlacementService, UnplaceableJobsStayQueuedWithTheReason) {
   PlacementFixture f;
   f.add_worker({});

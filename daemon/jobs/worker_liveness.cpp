@@ -1,0 +1,75 @@
+// JobService::mark_silent_workers_lost and unplace_unclaimed (docs/recovery.md, "A worker goes
+// silent"): a worker that stops asking is taken out of placement, and a job placed on a pool that
+// nobody takes is placed again. Separate from job_service.cpp, as lease_expiry.cpp is.
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/jobs/job_service.h"
+#include "daemon/jobs/job_transition.h"
+
+namespace jobctl::daemon::jobs {
+
+using nlohmann::json;
+using store::WriteTxn;
+
+Expected<int> JobService::mark_silent_workers_lost() {
+  const int64_t now = clock_.now_ms();
+  const int64_t silence_ms = int64_t{options_.lease_timeout_s} * 1000;
+  std::set<int64_t> waiting;  // a worker in a long-poll is alive, however long the poll
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& w : waiters_) waiting.insert(w.worker_id);
+  }
+  auto workers = store_.list_workers();
+  if (!workers) return workers.error();
+  std::vector<int64_t> silent;
+  for (const auto& w : *workers)
+    if (w.state == "active" && now - w.last_seen_ms > silence_ms && !waiting.count(w.id)) silent.push_back(w.id);
+  if (silent.empty()) return 0;
+  return store_.write_value<int>([silent, now, silence_ms](WriteTxn& txn) -> Expected<int> {
+    int lost = 0;
+    for (int64_t id : silent) {
+      auto w = txn.worker(id);
+      if (!w) return w.error();
+      // Re-checked inside the change: it may have asked for work meanwhile.
+      if (!*w || (*w)->state != "active" || now - (*w)->last_seen_ms <= silence_ms) continue;
+      (*w)->state = "lost";
+      if (auto st = txn.update_worker(**w); !st) return st.error();
+      ++lost;
+    }
+    return lost;
+  });
+}
+
+Expected<int> JobService::unplace_unclaimed() {
+  const int64_t now = clock_.now_ms();
+  const int64_t bound_ms = int64_t{options_.lease_timeout_s} * 1000;
+  auto placed = store_.placed_waiting_jobs();
+  if (!placed) return placed.error();
+  int unplaced = 0;
+  for (const auto& q : *placed) {
+    // Cloud placements wait for an instance to boot; the provisioner unplaces those it cannot launch.
+    if (q.placement_option != "local") continue;
+    auto row = store_.get_job(q.id);
+    if (!row) return row.error();
+    if (!*row || !(*row)->chosen_json) continue;
+    const json chosen = json::parse(*(*row)->chosen_json, nullptr, false);
+    // The wait placement expected (a busy pool) is not a failure to claim it; the bound comes after.
+    const double expected_wait_h = chosen.is_object() ? chosen.value("queue_wait_hours", 0.0) : 0.0;
+    const int64_t due = (*row)->updated_ms + bound_ms + static_cast<int64_t>(std::max(expected_wait_h, 0.0) * 3.6e6);
+    if (now < due) continue;
+    const std::string pool = chosen.is_object() ? chosen.value("gpu", std::string("?")) + " x" +
+                                                      std::to_string(chosen.value("gpus", 1))
+                                                : std::string("?");
+    const std::string reason = "no worker of the local pool " + pool + " took it within " +
+                               std::to_string((now - (*row)->updated_ms) / 1000) + " s (bound: the lease timeout, " +
+                               std::to_string(options_.lease_timeout_s) + " s, after the expected wait); placing it again";
+    auto done = unplace(q.id, reason);
+    if (!done) return done.error();
+    unplaced += *done ? 1 : 0;
+  }
+  return unplaced;
+}
+
+}  // namespace jobctl::daemon::jobs
