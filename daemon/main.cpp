@@ -169,6 +169,13 @@ int main(int argc, char** argv) {
     if (auto st = placement.start(); !st) return fail(st.error());
   }
 
+  // Submits that nothing could ever run are refused (docs/api.md, "Refused at submit"): against
+  // the registered workers and, with a cloud provider, the offers placement may launch.
+  jobs::Feasibility feasibility(cfg.placement.enabled && !cfg.placement.cloud_provider.empty() ? placement.offers()
+                                                                                              : std::vector<cost::Offer>{});
+  if (auto st = feasibility.load(db); !st) return fail(st.error());
+  svc.set_feasibility(&feasibility);
+
   // Clouds (docs/clouds.md): the provisioner launches what placement chooses in the cloud.
   std::unique_ptr<provisioning::Provisioner> provisioner;
   if (!cfg.cloud.provider.empty()) {

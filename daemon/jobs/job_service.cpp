@@ -105,6 +105,10 @@ void JobService::submit_job_async(std::string_view spec_json, const SubmitContex
   // check it); the stored request is its canonical text ("rtx 4090" -> "RTX4090").
   auto gpu = cost::parse_gpu_request(spec->resources.gpu);
   if (!gpu) return done(gpu.error());
+  // Nothing could ever run it (no machine has the model, enough GPUs or the memory): refused now,
+  // with the field and the reason, unless the spec asks to wait for a machine that may come.
+  if (feasibility_ && !spec->placement.queue_if_unplaceable)
+    if (auto st = feasibility_->check(*spec); !st) return done(st.error());
   store::JobRow row;
   row.name = spec->name;
   row.spec_json = train::to_json(*spec);
@@ -209,6 +213,7 @@ Expected<WorkerRegistered> JobService::register_worker(const WorkerRegistration&
     MutexLock lock(mu_);
     workers_[*id] = request.capabilities;
   }
+  if (feasibility_) feasibility_->add_worker(*id, request.name, request.capabilities);
   if (worker_observer_) worker_observer_(*id);
   return WorkerRegistered{*id, options_.heartbeat_interval_s, options_.lease_timeout_s,
                           options_.max_lease_wait_s};

@@ -33,6 +33,7 @@
 #include "base/pass_log.h"
 #include "daemon/jobs/job_matcher.h"
 #include "daemon/jobs/job_moves.h"
+#include "daemon/jobs/feasibility.h"
 #include "daemon/jobs/job_queue.h"
 #include "daemon/jobs/lease_recorder.h"
 #include "daemon/jobs/protocol.h"
@@ -142,6 +143,9 @@ class JobService {
   void set_lease_recorder(LeaseRecorder* recorder) { lease_recorder_ = recorder; }
   // Where failed background passes are written (base/pass_log.h); default: stderr. Not owned.
   void set_log(Log* log) { log_ = log; }
+  // Refusal at submit of what nothing could ever run (feasibility.h; not owned, outlives the
+  // service); it is told of every registration. None: every valid spec is accepted.
+  void set_feasibility(Feasibility* feasibility) { feasibility_ = feasibility; }
   void set_lease_observer(std::function<void(int64_t queue_wait_ms)> observer) {
     lease_observer_ = std::move(observer);
   }
@@ -205,6 +209,7 @@ class JobService {
   PassLog expiry_log_{"lease expiry"};
   PassLog silent_workers_log_{"marking silent workers lost"};
   PassLog unclaimed_log_{"unplacing jobs no worker claimed"};
+  Feasibility* feasibility_ = nullptr;
   std::function<void(int64_t)> lease_observer_;
   std::function<void(int64_t)> queued_observer_;
   std::function<void(int64_t, int64_t, const std::string&)> heartbeat_observer_;

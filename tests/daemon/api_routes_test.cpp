@@ -115,6 +115,42 @@ TEST_F(Api, MalformedSubmissionsAreRefusedAndChangeNothing) {
       << r.body;
 }
 
+// A job no registered worker and no catalog offer could ever run is refused at submit, naming the
+// field and the reason; placement.queue_if_unplaceable keeps it queued instead. (Before, a model
+// needing hundreds of GB was accepted with 201 and sat queued for ever.)
+TEST_F(Api, WhatNothingCouldRunIsRefusedAtSubmit) {
+  cost::Offer p5;
+  p5.cloud = "aws";
+  p5.instance_type = "p5.48xlarge";
+  p5.region = "us-east-1";
+  p5.gpu_model = "H100-SXM";
+  p5.gpu_count = 8;
+  p5.gpu_memory_gb = 80;
+  p5.on_demand_usd_per_hour = 98.32;
+  jobs::Feasibility feasibility({p5});
+  f_.svc->set_feasibility(&feasibility);
+  f_.register_worker({{"Tesla V100-SXM2-16GB", 16160}, {"Tesla V100-SXM2-16GB", 16160}});
+  jobs::WorkerRegistration cpu;  // a CPU worker with 16 GiB
+  cpu.name = "cpu";
+  cpu.capabilities.cpu_cores = 4;
+  cpu.capabilities.memory_mb = 16384;
+  ASSERT_TRUE(f_.svc->register_worker(cpu));
+  expect_refused("POST", "/v1/jobs", mlp_spec(R"(,"resources":{"gpu":"A100"})"), 400, "resources.gpu");
+  expect_refused("POST", "/v1/jobs", mlp_spec(R"(,"resources":{"gpu":"V100","gpus":4})"), 400, "resources.gpus");
+  expect_refused("POST", "/v1/jobs", mlp_spec(R"(,"resources":{"gpu":"H100","gpus":16})"), 400, "resources.gpus");
+  const std::string huge = R"({"model":{"kind":"mlp","hidden":[65536,65536,65536]},"data":{"dataset":"synthetic"}})";
+  expect_refused("POST", "/v1/jobs", huge, 400, "resources.gpu");
+  net::HttpResponse r = call("POST", "/v1/jobs", huge);
+  EXPECT_NE(body_of(r)["error"]["message"].get<std::string>().find("of memory per GPU"), std::string::npos) << r.body;
+  for (const char* ok : {R"(,"resources":{"gpu":"V100","gpus":2})", R"(,"resources":{"gpu":"H100","gpus":8})",
+                         R"(,"resources":{"gpu":"cpu"})", R"(,"resources":{"gpu":"A100"},"placement":{"queue_if_unplaceable":true})"})
+    EXPECT_EQ(call("POST", "/v1/jobs", mlp_spec(ok)).status, 201) << ok;
+  // A worker that comes makes it runnable.
+  f_.register_worker({{"NVIDIA A100-SXM4-80GB", 81920}});
+  EXPECT_EQ(call("POST", "/v1/jobs", mlp_spec(R"(,"resources":{"gpu":"A100"})")).status, 201);
+  f_.svc->set_feasibility(nullptr);
+}
+
 // The names the CLI's own examples and people use are accepted and stored in canonical form.
 TEST_F(Api, GpuNamesAreStoredCanonical) {
   for (auto [asked, stored] : {std::pair{"rtx 4090", "RTX4090"}, std::pair{"A100-80GB", "A100-80GB"},

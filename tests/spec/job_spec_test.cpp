@@ -75,7 +75,9 @@ TEST(JobSpec, CanonicalJsonRoundTrips) {
         R"({"model": {"kind": "cnn", "channels": [8], "hidden": [], "activation": "gelu"},
             "data": {"dataset": "synthetic", "samples": 500, "features": 49, "classes": 3, "seed": 9},
             "train": {"optimizer": "sgd", "momentum": 0.5, "schedule": "step", "grad_clip": 1.5},
-            "placement": {"deadline_hours": null}})"}) {
+            "placement": {"deadline_hours": null}})",
+        R"({"model": {"kind": "mlp"}, "data": {"dataset": "synthetic"},
+            "placement": {"queue_if_unplaceable": true}})"}) {
     auto a = parse_job_spec(text);
     ASSERT_TRUE(a) << a.error().message;
     const std::string canonical = to_json(*a);
@@ -84,6 +86,21 @@ TEST(JobSpec, CanonicalJsonRoundTrips) {
     EXPECT_EQ(*a, *b);
     EXPECT_EQ(canonical, to_json(*b));
   }
+}
+
+// placement.queue_if_unplaceable: false by default and then absent from the canonical form (so
+// the specs stored before it existed keep theirs); true is kept.
+TEST(JobSpec, QueueIfUnplaceable) {
+  auto plain = parse_job_spec(R"({"model": {"kind": "mlp"}, "data": {"dataset": "synthetic"}})");
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->placement.queue_if_unplaceable);
+  EXPECT_EQ(to_json(*plain).find("queue_if_unplaceable"), std::string::npos);
+  auto waits = parse_job_spec(R"({"model": {"kind": "mlp"}, "data": {"dataset": "synthetic"},
+                                  "placement": {"queue_if_unplaceable": true}})");
+  ASSERT_TRUE(waits);
+  EXPECT_TRUE(waits->placement.queue_if_unplaceable);
+  EXPECT_NE(to_json(*waits).find("\"queue_if_unplaceable\":true"), std::string::npos);
+  EXPECT_EQ(parse_error(with(R"("placement": {"queue_if_unplaceable": "yes"})")).field, "placement.queue_if_unplaceable");
 }
 
 TEST(JobSpec, UnknownKeysAreErrorsAtEveryLevel) {

@@ -320,6 +320,7 @@ Status parse_placement(const Value& v, PlacementSpec& p) {
   if (auto st = f.get_enum("spot", p.spot, kSpotModes, false); !st) return st;
   if (auto st = f.get_optional_number("max_usd_per_hour", p.max_usd_per_hour, 1e6); !st) return st;
   if (auto st = f.get_optional_number("deadline_hours", p.deadline_hours, 1e6); !st) return st;
+  if (auto st = f.get_bool("queue_if_unplaceable", p.queue_if_unplaceable); !st) return st;
   return f.finish();
 }
 
@@ -400,6 +401,16 @@ Value train_json(const TrainSpec& t, bool for_fingerprint) {
   return v;
 }
 
+// queue_if_unplaceable only when set: specs without it keep their canonical form.
+Value placement_json(const PlacementSpec& p) {
+  json::Object o{{"mode", Value(name_of(kPlacementModes, p.mode))},
+                 {"spot", Value(name_of(kSpotModes, p.spot))},
+                 {"max_usd_per_hour", optional_number(p.max_usd_per_hour)},
+                 {"deadline_hours", optional_number(p.deadline_hours)}};
+  if (p.queue_if_unplaceable) o.push_back({"queue_if_unplaceable", Value(true)});
+  return Value(std::move(o));
+}
+
 }  // namespace
 
 Expected<JobSpec> parse_job_spec(std::string_view json_text) {
@@ -455,10 +466,7 @@ std::string to_json(const JobSpec& s) {
                                         {"every_seconds", Value(s.checkpoint.every_seconds)},
                                         {"keep", Value(s.checkpoint.keep)}})},
       {"resources", Value(json::Object{{"gpu", Value(s.resources.gpu)}, {"gpus", Value(s.resources.gpus)}})},
-      {"placement", Value(json::Object{{"mode", Value(name_of(kPlacementModes, s.placement.mode))},
-                                       {"spot", Value(name_of(kSpotModes, s.placement.spot))},
-                                       {"max_usd_per_hour", optional_number(s.placement.max_usd_per_hour)},
-                                       {"deadline_hours", optional_number(s.placement.deadline_hours)}})},
+      {"placement", placement_json(s.placement)},
       {"priority", Value(s.priority)},
   });
   if (!s.user.empty()) {  // only when set: specs without a user keep their canonical form
@@ -536,7 +544,7 @@ bool operator==(const CheckpointSpec& a, const CheckpointSpec& b) {
 bool operator==(const ResourcesSpec& a, const ResourcesSpec& b) { return a.gpu == b.gpu && a.gpus == b.gpus; }
 bool operator==(const PlacementSpec& a, const PlacementSpec& b) {
   return a.mode == b.mode && a.spot == b.spot && a.max_usd_per_hour == b.max_usd_per_hour &&
-         a.deadline_hours == b.deadline_hours;
+         a.deadline_hours == b.deadline_hours && a.queue_if_unplaceable == b.queue_if_unplaceable;
 }
 bool operator==(const JobSpec& a, const JobSpec& b) {
   return a.name == b.name && a.model == b.model && a.data == b.data && a.train == b.train &&

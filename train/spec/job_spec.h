@@ -98,6 +98,7 @@ struct PlacementSpec {
   SpotMode spot = SpotMode::auto_;
   std::optional<double> max_usd_per_hour;  // absent: no cap
   std::optional<double> deadline_hours;    // absent: no deadline
+  bool queue_if_unplaceable = false;       // accept it even when no machine could run it now
 };
 
 struct JobSpec {

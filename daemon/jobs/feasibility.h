@@ -1,0 +1,44 @@
+// Refusing at submit what nothing could ever run (scheduler/feasibility.h) against the machines
+// jobctld knows: every registered worker (read from the store at start, then told of each
+// registration) and the catalog offers its cloud provider can launch (none without one).
+//
+// Thread safety: every method is safe from any thread (one mutex).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "base/expected.h"
+#include "cost/price_catalog.h"
+#include "daemon/jobs/worker_capabilities.h"
+#include "daemon/store/store.h"
+#include "scheduler/feasibility.h"
+#include "train/spec/job_spec.h"
+
+namespace jobctl::daemon::jobs {
+
+class Feasibility {
+ public:
+  // `launchable`: the offers placement may launch (empty: no cloud provider, no cloud).
+  explicit Feasibility(const std::vector<cost::Offer>& launchable);
+
+  // Every worker registered so far. Errors: the store's.
+  [[nodiscard]] Status load(store::Store& store);
+  void add_worker(int64_t id, const std::string& name, const WorkerCapabilities& caps);
+
+  // ok, or the refusal (invalid_argument naming resources.gpu or resources.gpus).
+  [[nodiscard]] Status check(const train::JobSpec& spec) const;
+
+ private:
+  void add_locked(scheduler::Machine m);
+
+  mutable std::mutex mu_;
+  // One machine per kind (device, count, memory, cloud): the first one seen names it.
+  std::map<std::tuple<std::string, int, double, bool>, scheduler::Machine> machines_;
+};
+
+}  // namespace jobctl::daemon::jobs

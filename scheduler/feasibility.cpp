@@ -1,0 +1,94 @@
+#include "scheduler/feasibility.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <vector>
+
+namespace jobctl::scheduler {
+
+namespace {
+
+constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string gib(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", v);
+  return buf;
+}
+
+std::string device_of(const Machine& m) { return m.gpu ? std::string(m.gpu->name) : m.gpu_name; }
+
+// "V100-16GB x4, RTX4090 x2, cpu" — what there is, each kind once, for the messages.
+std::string fleet_summary(std::span<const Machine> machines) {
+  std::map<std::string, int> most;
+  for (const auto& m : machines) {
+    auto& n = most[device_of(m) + (m.cloud ? " (cloud)" : "")];
+    n = std::max(n, m.gpu_count);
+  }
+  std::string s;
+  size_t listed = 0;
+  for (const auto& [name, n] : most) {
+    if (++listed > 12) {
+      s += ", ...";
+      break;
+    }
+    s += (s.empty() ? "" : ", ") + name + " x" + std::to_string(n);
+  }
+  return s.empty() ? "no machine at all" : s;
+}
+
+}  // namespace
+
+Status check_feasible(const Job& job, std::span<const Machine> machines) {
+  auto request = cost::parse_gpu_request(job.gpu);
+  if (!request) return request.error();
+  std::vector<const Machine*> usable;
+  for (const auto& m : machines) {
+    if (job.mode == train::PlacementMode::local && m.cloud) continue;
+    if (job.mode == train::PlacementMode::cloud && !m.cloud) continue;
+    usable.push_back(&m);
+  }
+  const std::span<const Machine> all = machines;
+  const std::string where = job.mode == train::PlacementMode::local   ? "no registered worker"
+                            : job.mode == train::PlacementMode::cloud ? "no catalog offer that can be launched"
+                                                                      : "no registered worker and no catalog offer";
+  const std::string hint = "; set placement.queue_if_unplaceable to keep it queued for a machine that may come";
+
+  std::vector<const Machine*> model;
+  for (const Machine* m : usable)
+    if (request->kind == cost::GpuRequest::Kind::any || (m->gpu && request->matches(*m->gpu))) model.push_back(m);
+  if (model.empty())
+    return make_error(ErrorCode::invalid_argument,
+                      where + " has " + (request->kind == cost::GpuRequest::Kind::cpu ? std::string("a CPU-only machine")
+                                                                                       : "a " + request->name()) +
+                          " (there is: " + fleet_summary(all) + ")" + hint,
+                      "resources.gpu");
+
+  const int gpus = std::max(job.workload.gpus, 1);
+  std::vector<const Machine*> counted;
+  const Machine* most = model.front();
+  for (const Machine* m : model) {
+    if (m->gpu_count >= gpus) counted.push_back(m);
+    if (m->gpu_count > most->gpu_count) most = m;
+  }
+  if (counted.empty())
+    return make_error(ErrorCode::invalid_argument,
+                      "asks for " + std::to_string(gpus) + " x " + request->name() + "; " + where +
+                          " has more than " + std::to_string(most->gpu_count) + " (" + most->name + ")" + hint,
+                      "resources.gpus");
+
+  const double need = static_cast<double>(job.workload.vram_bytes_per_gpu) / kBytesPerGiB;
+  const Machine* largest = counted.front();
+  for (const Machine* m : counted) {
+    if (m->memory_gib <= 0 || m->memory_gib >= need) return {};
+    if (m->memory_gib > largest->memory_gib) largest = m;
+  }
+  return make_error(ErrorCode::invalid_argument,
+                    "needs " + gib(need) + " of memory per GPU (weights, gradients, optimizer state and the "
+                    "activations of one batch); the most any " + request->name() + " machine has is " +
+                        gib(largest->memory_gib) + " (" + largest->name + ", " + device_of(*largest) + ")" + hint,
+                    "resources.gpu");
+}
+
+}  // namespace jobctl::scheduler

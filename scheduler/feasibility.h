@@ -1,0 +1,41 @@
+// Whether anything could ever run a job: asked at submit, so that a job no registered worker and
+// no catalog offer can run (the GPU model, the GPU count, the memory) is refused at once with the
+// field and the reason, instead of being accepted and waiting for ever (docs/api.md, "Refused at
+// submit"). A spec with placement.queue_if_unplaceable skips it (it waits for a machine that may
+// come).
+//
+// The checks, in order, each over the machines the placement mode allows (local: registered
+// workers; cloud: catalog offers that can be launched; auto: both):
+//   model   field resources.gpu: no machine has a device the request names ("any": every device,
+//           a CPU too; "cpu": CPUs only)
+//   count   field resources.gpus: those machines have fewer such devices than asked
+//   memory  field resources.gpu: the job's memory per GPU (cost::estimate_vram) fits none of them
+//           (a CPU machine's memory is its RAM); a machine that reported no memory fits
+//
+// Thread safety: pure functions over values.
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "base/expected.h"
+#include "cost/gpu_specs.h"
+#include "scheduler/job.h"
+
+namespace jobctl::scheduler {
+
+// A machine that could run jobs: a registered worker or a catalog offer.
+struct Machine {
+  std::string name;                     // "worker 3 (gpu-box)", "aws:p5.48xlarge"
+  const cost::GpuSpec* gpu = nullptr;   // its devices' variant (the "cpu" row for a CPU-only
+                                        // machine); nullptr: a GPU the table does not know
+  std::string gpu_name;                 // as reported, for the message when gpu is unknown
+  int gpu_count = 1;
+  double memory_gib = 0;                // per device (RAM for a CPU machine); 0: not reported
+  bool cloud = false;
+};
+
+// ok, or an invalid_argument error naming the field with the reason and what the fleet has.
+[[nodiscard]] Status check_feasible(const Job& job, std::span<const Machine> machines);
+
+}  // namespace jobctl::scheduler

@@ -1,0 +1,80 @@
+#include "scheduler/feasibility.h"
+
+#include <gtest/gtest.h>
+
+namespace jobctl::scheduler {
+namespace {
+
+constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+
+Machine machine(std::string name, const char* gpu, int count, double mem, bool cloud = false) {
+  Machine m;
+  m.name = std::move(name);
+  m.gpu = cost::find_gpu(gpu);
+  m.gpu_name = gpu;
+  m.gpu_count = count;
+  m.memory_gib = mem;
+  m.cloud = cloud;
+  return m;
+}
+
+Job job(const std::string& gpu, int gpus = 1, double vram_gib = 2) {
+  Job j;
+  j.gpu = gpu;
+  j.workload.gpus = gpus;
+  j.workload.vram_bytes_per_gpu = static_cast<int64_t>(vram_gib * kBytesPerGiB);
+  return j;
+}
+
+// A 4 x V100 box, 2 x RTX 4090, a CPU worker, and the aws p5 (8 x H100) offer.
+std::vector<Machine> fleet() {
+  return {machine("worker 1 (v100x4)", "V100", 4, 15.8), machine("worker 2 (rtx)", "RTX4090", 2, 24),
+          machine("worker 3 (cpu)", "cpu", 1, 31), machine("aws:p5.48xlarge", "H100", 8, 80, true)};
+}
+
+TEST(Feasibility, WhatSomethingCanRunIsAccepted) {
+  const auto f = fleet();
+  for (const Job& j : {job("V100", 4), job("rtx 4090", 2), job("cpu"), job("any"), job("H100", 8, 70), job("H100-SXM"),
+                       job("any", 1, 30)})  // a CPU with 31 GiB holds what no GPU does
+    EXPECT_TRUE(check_feasible(j, f)) << j.gpu << " x" << j.workload.gpus;
+}
+
+TEST(Feasibility, TheRefusalNamesTheFieldAndTheReason) {
+  const auto f = fleet();
+  auto model = check_feasible(job("GH200"), f);
+  ASSERT_FALSE(model);
+  EXPECT_EQ(model.error().field, "resources.gpu");
+  EXPECT_NE(model.error().message.find("no registered worker and no catalog offer has a GH200"), std::string::npos)
+      << model.error().message;
+  EXPECT_NE(model.error().message.find("V100-16GB x4"), std::string::npos) << model.error().message;
+  EXPECT_NE(model.error().message.find("queue_if_unplaceable"), std::string::npos);
+
+  auto count = check_feasible(job("H100", 16), f);
+  ASSERT_FALSE(count);
+  EXPECT_EQ(count.error().field, "resources.gpus");
+  EXPECT_NE(count.error().message.find("asks for 16 x H100"), std::string::npos) << count.error().message;
+  EXPECT_NE(count.error().message.find("more than 8 (aws:p5.48xlarge)"), std::string::npos) << count.error().message;
+
+  auto memory = check_feasible(job("any", 1, 137.5), f);
+  ASSERT_FALSE(memory);
+  EXPECT_EQ(memory.error().field, "resources.gpu");
+  EXPECT_NE(memory.error().message.find("needs 137.50 GiB of memory per GPU"), std::string::npos) << memory.error().message;
+  EXPECT_NE(memory.error().message.find("80.00 GiB (aws:p5.48xlarge, H100-SXM)"), std::string::npos)
+      << memory.error().message;
+
+  // The placement mode narrows the machines: a local-only H100 job has none.
+  Job local = job("H100");
+  local.mode = train::PlacementMode::local;
+  auto l = check_feasible(local, f);
+  ASSERT_FALSE(l);
+  EXPECT_NE(l.error().message.find("no registered worker has a H100"), std::string::npos) << l.error().message;
+  Job cloud_cpu = job("cpu");
+  cloud_cpu.mode = train::PlacementMode::cloud;
+  EXPECT_FALSE(check_feasible(cloud_cpu, f));
+  // A machine that reported no memory is assumed to fit.
+  const std::vector<Machine> unknown_memory{machine("worker 9", "V100", 1, 0)};
+  EXPECT_TRUE(check_feasible(job("V100", 1, 500), unknown_memory));
+}
+
+}  // namespace
+}  // namespace jobctl::scheduler
