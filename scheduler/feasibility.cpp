@@ -86,7 +86,8 @@ Status check_feasible(const Job& job, std::span<const Machine> machines) {
   }
   return make_error(ErrorCode::invalid_argument,
                     "needs " + gib(need) + " of memory per GPU (weights, gradients, optimizer state and the "
-                    "activations of one batch); the most any " + request->name() + " machine has is " +
+                    "activations of one batch); the most any " +
+                        (request->kind == cost::GpuRequest::Kind::any ? std::string() : request->name() + " ") + "machine has is " +
                         gib(largest->memory_gib) + " (" + largest->name + ", " + device_of(*largest) + ")" + hint,
                     "resources.gpu");
 }
