@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -50,7 +51,9 @@ class ApiClient {
   Expected<nlohmann::json> register_worker(const nlohmann::json& body);
   void set_worker_secret(std::string secret) { http_.set_worker_secret(std::move(secret)); }
   // Long-polls for up to wait_s seconds; nullopt when no job was offered (HTTP 204).
-  Expected<std::optional<nlohmann::json>> lease(int64_t worker_id, int wait_s);
+  // `free_gpus`: the indices of the worker's GPUs free now (none given: all).
+  Expected<std::optional<nlohmann::json>> lease(int64_t worker_id, int wait_s,
+                                                const std::optional<std::vector<int>>& free_gpus = std::nullopt);
   Expected<nlohmann::json> heartbeat(int64_t job_id, const nlohmann::json& body);
   Expected<nlohmann::json> complete(int64_t job_id, const nlohmann::json& body);
   Expected<nlohmann::json> fail(int64_t job_id, const nlohmann::json& body);

@@ -1,10 +1,12 @@
-// Which owned workers are free, indexed for placement: workers are grouped into pools of identical
-// machines (GPU model, GPU count, memory); each pool keeps a free list and its busy workers ordered
-// by expected finish, so "is one free?" and "how long until one is?" are O(1) and taking or
-// returning a worker is O(log n).
+// Which owned GPUs are free, indexed for placement: workers are grouped into pools of identical
+// machines (GPU model, GPU count, memory); a job takes `gpus` GPUs of one worker. Each pool keeps
+// the workers with a free GPU and, ordered by the first GPU to free, those with none, so "is a GPU
+// free?" and "how long until one is?" are O(1); for a job of several GPUs the pool's workers are
+// scanned.
 //
-// The expected queue wait of a pool with no free worker is the time until its first busy worker
-// is expected to finish (0 once that time has passed: the job is overrunning its estimate).
+// The expected queue wait of a pool for a job of k GPUs is the earliest time some worker of it has
+// k free, its held GPUs freeing at their jobs' expected ends (0 once that time has passed: a job is
+// overrunning its estimate).
 //
 // Thread safety: none; the owner serialises access.
 #pragma once
@@ -27,8 +29,9 @@ class LocalCapacity {
     std::string gpu_model;
     int gpu_count = 1;
     double gpu_memory_gb = 0;
-    std::vector<uint32_t> free;                        // worker indices
-    std::set<std::pair<int64_t, uint32_t>> busy;       // (busy_until_ms, worker index)
+    std::vector<uint32_t> free;                        // workers with a free GPU
+    std::set<std::pair<int64_t, uint32_t>> busy;       // workers with none: (first GPU to free, worker)
+    std::vector<uint32_t> members;                     // every worker of the pool
     size_t workers = 0;
   };
 
@@ -43,20 +46,27 @@ class LocalCapacity {
   size_t worker_count() const { return workers_.size(); }
   uint32_t pool_of(uint32_t worker) const { return pool_of_[worker]; }
 
-  bool has_free(size_t pool) const { return !pools_[pool].free.empty(); }
-  double expected_wait_hours(size_t pool, int64_t now_ms) const;
+  // GPUs of a worker no job holds.
+  int free_gpus(uint32_t worker) const;
+  // Whether a worker of the pool has `gpus` GPUs free now.
+  bool has_free(size_t pool, int gpus = 1) const;
+  double expected_wait_hours(size_t pool, int64_t now_ms, int gpus = 1) const;
 
-  // Takes a free worker of the pool until busy_until_ms; nullopt when none is free.
-  std::optional<uint32_t> acquire(size_t pool, int64_t busy_until_ms);
-  // Returns a busy worker to its pool's free list (no-op when it is free already).
+  // Takes `gpus` GPUs of one worker of the pool until busy_until_ms; nullopt when no worker has
+  // that many free.
+  std::optional<uint32_t> acquire(size_t pool, int64_t busy_until_ms, int gpus = 1);
+  // Frees every GPU of a worker (no-op when none is held).
   void release(uint32_t worker);
-  // A busy worker's new expected finish (from its progress reports).
+  // A worker's jobs' new expected finish, for all its held GPUs (from progress reports).
   void update_busy_until(uint32_t worker, int64_t busy_until_ms);
   // The earliest expected finish over all busy workers, for a caller that releases by time.
   std::optional<std::pair<int64_t, uint32_t>> earliest_busy() const;
 
  private:
   uint32_t pool_for(const Worker& w);
+  // Files the worker under its pool's free list or busy set as its held GPUs say.
+  void file(uint32_t worker);
+  void unfile(uint32_t worker);
 
   std::vector<Worker> workers_;
   std::vector<uint32_t> pool_of_;

@@ -271,12 +271,13 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     else if (vram > pool.gpu_memory_gb * kGiB)
       c.rejection = Rejection::memory;
     if (model >= 0) {
+      // A job pays for the GPUs it takes, not the whole machine: the rest run other jobs.
       const double per_gpu = ctx.local_price_[static_cast<size_t>(model)];
-      c.usd_per_hour = std::max(per_gpu, 0.0) * pool.gpu_count;
+      c.usd_per_hour = std::max(per_gpu, 0.0) * std::min(gpus, std::max(pool.gpu_count, 1));
       if (c.rejection == Rejection::none && c.usd_per_hour > cap) c.rejection = Rejection::price_cap;
       const double rate = ctx.flops_per_hour(model, kind, precision) * gpus;
       if (rate > 0) {
-        c.queue_wait_hours = capacity.expected_wait_hours(p, now_ms);
+        c.queue_wait_hours = capacity.expected_wait_hours(p, now_ms, gpus);
         c.estimated_hours = w.training_flops / rate;
         c.estimated_cost_usd = c.usd_per_hour * c.estimated_hours;
         c.completion_hours = c.queue_wait_hours + c.estimated_hours;
@@ -360,7 +361,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   if (table) (*table)[static_cast<size_t>(pick->row)].chosen = true;
   switch (d.choice.kind) {
     case OptionKind::local:
-      d.outcome = capacity.has_free(d.choice.source) ? Outcome::run_local : Outcome::wait_local;
+      d.outcome = capacity.has_free(d.choice.source, gpus) ? Outcome::run_local : Outcome::wait_local;
       break;
     case OptionKind::on_demand: d.outcome = Outcome::launch_on_demand; break;
     case OptionKind::spot: d.outcome = Outcome::launch_spot; break;

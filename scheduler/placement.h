@@ -1,8 +1,9 @@
 // Placement: where a queued job should run, with the money visible (docs/architecture.md "The cost model").
 //
 // For one job, every candidate is evaluated:
-//   - each pool of identical local workers (owned GPUs, priced by the inventory under the
-//     amortised or marginal policy), with its expected queue wait;
+//   - each pool of identical local workers (owned GPUs, priced per GPU the job takes by the
+//     inventory under the amortised or marginal policy), with its expected queue wait for that
+//     many GPUs;
 //   - each cloud offer on-demand, and on spot where the offer has a spot price (expected time with
 //     the interruption-risk and checkpoint terms: T_spot = T (1 + C/tau + lambda (tau/2 + R)),
 //     lambda from cost/interruption_rates.h for the offer's cloud, region and instance type).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <thread>
@@ -70,6 +71,7 @@ struct Slots {
   CondVar freed;
   std::vector<bool> busy JOBCTL_GUARDED_BY(mu);
   std::vector<std::thread> threads;  // one per slot (joinable while a job ran there); the loop's own
+  std::vector<int> free_gpus JOBCTL_GUARDED_BY(mu);  // GPUs no job holds, in index order
   int finished_jobs JOBCTL_GUARDED_BY(mu) = 0;
 
   int free_slot() JOBCTL_REQUIRES(mu) {
@@ -97,6 +99,7 @@ int Agent::run() {
   {
     MutexLock lock(slots.mu);
     slots.busy.assign(slot_count, false);
+    slots.free_gpus = options_.gpus;
   }
   slots.threads.resize(slot_count);
   int leased = 0;
@@ -105,18 +108,20 @@ int Agent::run() {
   while (!stop_.requested()) {
     if (options_.max_jobs > 0 && leased >= options_.max_jobs) break;
     int slot = -1;
+    std::optional<std::vector<int>> free_gpus;  // what a GPU worker offers with this poll
     {
       MutexLock lock(slots.mu);
       slot = slots.free_slot();
-      if (slot < 0) {
+      if (slot < 0 || (!options_.gpus.empty() && slots.free_gpus.empty())) {
         slots.freed.wait_for(slots.mu, std::chrono::milliseconds(200));
         continue;
       }
+      if (!options_.gpus.empty()) free_gpus = slots.free_gpus;
     }
     // The slot's previous job thread has ended its work; collect it.
     if (slots.threads[static_cast<size_t>(slot)].joinable()) slots.threads[static_cast<size_t>(slot)].join();
     const int wait_s = std::clamp(options_.max_wait_s, 0, std::max(0, max_lease_wait_s_));
-    auto r = poll_api.lease(worker_id_, wait_s);
+    auto r = poll_api.lease(worker_id_, wait_s, free_gpus);
     if (!r) {
       if (stop_.requested()) break;
       if (r.error().code == ErrorCode::not_found || r.error().code == ErrorCode::permission_denied) {
@@ -141,12 +146,19 @@ int Agent::run() {
     ro.heartbeat_interval_ms = std::min(ro.heartbeat_interval_ms, heartbeat_interval_s_ * 1000);
     ro.transfer.server = options_.server;
     ro.transfer.worker_secret = worker_secret_;
-    if (static_cast<size_t>(slot) < options_.gpu_indices.size())
-      ro.gpu_index = options_.gpu_indices[static_cast<size_t>(slot)];
     const Lease lease = JobRunner::lease_from_json(**r);
     {
       MutexLock lock(slots.mu);
       slots.busy[static_cast<size_t>(slot)] = true;
+      // The GPUs the lease names (a daemon that names none: the first free one), taken from the pool.
+      std::vector<int> taken;
+      for (int k : lease.gpus)
+        if (std::erase(slots.free_gpus, k) > 0) taken.push_back(k);
+      if (taken.empty() && lease.gpus.empty() && !slots.free_gpus.empty()) {
+        taken.push_back(slots.free_gpus.front());
+        slots.free_gpus.erase(slots.free_gpus.begin());
+      }
+      ro.gpu_indices = std::move(taken);
     }
     const int64_t worker_id = worker_id_;
     slots.threads[static_cast<size_t>(slot)] = std::thread([this, &slots, slot, ro, lease, worker_id] {
@@ -161,6 +173,8 @@ int Agent::run() {
       log_ << line.str();
       MutexLock lock(slots.mu);
       slots.busy[static_cast<size_t>(slot)] = false;
+      slots.free_gpus.insert(slots.free_gpus.end(), ro.gpu_indices.begin(), ro.gpu_indices.end());
+      std::sort(slots.free_gpus.begin(), slots.free_gpus.end());
       ++slots.finished_jobs;
       slots.freed.signal_all();
     });

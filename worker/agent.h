@@ -1,12 +1,14 @@
 // The worker's main loop: register with jobctld (retrying until it answers), then long-poll for
-// a lease whenever a slot is free and run each leased job with a JobRunner on its own thread,
-// until stopped. A GPU worker has one slot per GPU (each job sees only its GPU); a CPU worker
-// has one slot unless told otherwise (--slots). If the daemon no longer knows this worker (404:
-// e.g. a new database) or refuses its secret, it registers again. Registering returns the
-// worker's own secret, which every later call (lease, heartbeats, reports, checkpoint transfers)
-// carries (docs/security.md). Transport failures back off exponentially with jitter (1 s to
-// 30 s, base/retry.h); a stop ends the waits at once. On a stop (SIGTERM, or a spot notice) every
-// running job checkpoints, uploads and is
+// a lease whenever a slot (and, on a GPU worker, a GPU) is free and run each leased job with a
+// JobRunner on its own thread, until stopped. A GPU worker has one slot per GPU and tells the
+// daemon which GPUs are free when it asks; the lease names the ones the job takes (a 4-GPU
+// worker runs up to four 1-GPU jobs, or a 2-GPU one and two 1-GPU ones), and the job sees only
+// those (CUDA_VISIBLE_DEVICES). A CPU worker has one slot unless told otherwise (--slots). If the
+// daemon no longer knows this worker (404: e.g. a new database) or refuses its secret, it
+// registers again. Registering returns the worker's own secret, which every later call (lease,
+// heartbeats, reports, checkpoint transfers) carries (docs/security.md). Transport failures back
+// off exponentially with jitter (1 s to 30 s, base/retry.h); a stop ends the waits at once. On a
+// stop (SIGTERM, or a spot notice) every running job checkpoints, uploads and is
 // reported preempted (JobRunner) before run() returns.
 //
 // Ownership and thread safety: borrows the StopSource and the log stream; run() on one thread.
@@ -35,7 +37,7 @@ struct AgentOptions {
   int max_wait_s = 30;           // long-poll length asked for (capped by the daemon's maximum)
   int max_jobs = 0;              // stop after this many jobs (0: no limit; for tests)
   int slots = 1;                 // jobs run at once
-  std::vector<int> gpu_indices;  // slot k runs on GPU gpu_indices[k] (empty: no GPU pinning)
+  std::vector<int> gpus;         // this machine's GPUs (indices as registered); empty: no GPU pinning
   RunnerOptions runner;
 };
 

@@ -93,6 +93,9 @@ Lease JobRunner::lease_from_json(const json& j) {
     c.crc32c = static_cast<uint32_t>(std::strtoul(crc.c_str(), nullptr, 16));
     l.resume = c;
   }
+  if (j.contains("gpus") && j["gpus"].is_array())
+    for (const auto& k : j["gpus"])
+      if (k.is_number_integer()) l.gpus.push_back(k.get<int>());
   return l;
 }
 
@@ -236,10 +239,12 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
     argv.push_back(*resume_path);
   }
   std::vector<std::string> env;
-  if (options_.gpu_index >= 0) {
-    // nvidia-smi numbers GPUs in PCI bus order; make CUDA agree before picking one.
+  if (!options_.gpu_indices.empty()) {
+    // nvidia-smi numbers GPUs in PCI bus order; make CUDA agree before picking them.
     env.push_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");
-    env.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(options_.gpu_index));
+    std::string visible;
+    for (int k : options_.gpu_indices) visible += (visible.empty() ? "" : ",") + std::to_string(k);
+    env.push_back("CUDA_VISIBLE_DEVICES=" + visible);
   }
   // jobctl-train in its own process group: the SIGTERM and the SIGKILL below reach whatever it
   // started too.

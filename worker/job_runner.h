@@ -45,7 +45,7 @@ struct RunnerOptions {
   int log_every = 10;              // jobctl-train --log-every
   bool keep_work_dirs = false;     // keep a succeeded job's folder (failed ones are always kept)
   int threads = 0;                 // jobctl-train --threads (0: its default, all cores)
-  int gpu_index = -1;              // >= 0: the job sees only this GPU (CUDA_VISIBLE_DEVICES)
+  std::vector<int> gpu_indices;    // the job sees only these GPUs (CUDA_VISIBLE_DEVICES); empty: all
   TransferOptions transfer;        // checkpoint uploads and downloads (server filled by the agent)
 };
 
@@ -55,6 +55,7 @@ struct Lease {
   std::string name;
   std::string spec_json;
   std::optional<StoredCheckpoint> resume;  // the newest stored checkpoint, when the job has one
+  std::vector<int> gpus;                   // the worker's GPUs the job takes (the daemon names them)
 };
 
 enum class RunOutcome { succeeded, failed, cancelled, lease_lost, released };

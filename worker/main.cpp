@@ -126,10 +126,10 @@ int main(int argc, char** argv) {
     if (!instance_type.empty()) inst["instance_type"] = instance_type;
     opts.capabilities["instance"] = inst;
   }
-  // One job per GPU, each pinned to its GPU; a CPU worker runs one job unless told otherwise.
+  // One slot per GPU, a job pinned to the GPUs its lease names; a CPU worker runs one job unless
+  // told otherwise.
   opts.slots = slots > 0 ? slots : std::max<int>(1, static_cast<int>(gpus.size()));
-  for (size_t i = 0; i < gpus.size() && static_cast<int>(i) < opts.slots; ++i)
-    opts.gpu_indices.push_back(static_cast<int>(i));
+  for (size_t i = 0; i < gpus.size(); ++i) opts.gpus.push_back(static_cast<int>(i));
   std::error_code ec;
   std::filesystem::create_directories(opts.runner.work_dir, ec);
   if (ec) {

@@ -127,7 +127,8 @@ json lease_json(const jobs::LeaseGrant& g) {
           {"name", g.name},
           {"spec", embedded(g.spec_json)},
           {"lease_expires_ms", g.lease_expires_ms},
-          {"resume", g.resume ? checkpoint_json(*g.resume) : json(nullptr)}};
+          {"resume", g.resume ? checkpoint_json(*g.resume) : json(nullptr)},
+          {"gpus", g.gpus}};
 }
 
 json checkpoint_json(const store::CheckpointRow& c) {

@@ -189,7 +189,20 @@ void lease(jobs::JobService& svc, const net::HttpRequest& req, const net::PathPa
   if (!id) return respond(net::error_response(id.error()));
   if (auto st = check_acting_worker(req, *id); !st) return respond(net::error_response(st.error()));
   int64_t wait_s = 0;
+  std::optional<std::vector<int>> free_gpus;
   for (const auto& [key, value] : req.query) {
+    if (key == "free_gpus") {  // "0,2,3"; "" for none
+      free_gpus.emplace();
+      for (size_t at = 0; at < value.size();) {
+        size_t comma = value.find(',', at);
+        if (comma == std::string::npos) comma = value.size();
+        auto k = net::parse_int_param(value.substr(at, comma - at), "free_gpus", 0, 63);
+        if (!k) return respond(net::error_response(k.error()));
+        free_gpus->push_back(static_cast<int>(*k));
+        at = comma + 1;
+      }
+      continue;
+    }
     if (key != "wait_s")
       return respond(net::error_response(make_error(ErrorCode::invalid_argument, "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
     auto v = net::parse_int_param(value, "wait_s", 0, svc.options().max_lease_wait_s);
@@ -209,7 +222,7 @@ void lease(jobs::JobService& svc, const net::HttpRequest& req, const net::PathPa
       return respond(std::move(none));
     }
     respond(net::json_response(200, lease_json(**r)));
-  });
+  }, std::move(free_gpus));
 }
 
 // The lease a report acts under, for the worker whose secret the request carries.

@@ -53,6 +53,22 @@ Expected<T> wait_for_answer(Start start) {
 
 json lease_detail(const LeaseRef& l) { return {{"worker_id", l.worker_id}, {"epoch", l.epoch}}; }
 
+// The GPUs a leased job takes on the worker: resources.gpus of the offered ones (`caps.gpus`, the
+// worker's GPUs `indices`) that its request names — all of them match a model request, since
+// the matcher chose the job for them — none for a CPU job or a CPU-only worker.
+std::vector<int> gpus_taken(const std::string& resource_gpu, int resource_gpus, const WorkerCapabilities& caps,
+                            const std::vector<int>& indices) {
+  std::vector<int> out;
+  auto request = cost::parse_gpu_request(resource_gpu);
+  if (!request || request->kind == cost::GpuRequest::Kind::cpu || caps.gpus.empty()) return out;
+  const size_t want = static_cast<size_t>(std::max(resource_gpus, 1));
+  for (size_t k = 0; k < caps.gpus.size() && k < indices.size() && out.size() < want; ++k) {
+    const cost::GpuSpec* spec = caps.gpus[k].identity();
+    if (request->kind == cost::GpuRequest::Kind::any || (spec && request->matches(*spec))) out.push_back(indices[k]);
+  }
+  return out;
+}
+
 }  // namespace
 
 JobService::JobService(store::Store& store, const Clock& clock, std::unique_ptr<JobMatcher> matcher,
@@ -274,11 +290,38 @@ void JobService::touch_worker(int64_t worker_id) {
       nullptr);
 }
 
-void JobService::lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done) {
+void JobService::lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done,
+                       std::optional<std::vector<int>> free_gpus) {
   auto caps = worker_capabilities(worker_id);
   if (!caps) {
     done(caps.error());
     return;
+  }
+  // What the worker has free now: matching sees only those GPUs.
+  std::vector<int> indices;
+  if (free_gpus) {
+    WorkerCapabilities free = *caps;
+    free.gpus.clear();
+    for (int k : *free_gpus) {
+      if (k < 0 || static_cast<size_t>(k) >= caps->gpus.size()) {
+        done(make_error(ErrorCode::invalid_argument,
+                        "free_gpus names GPU " + std::to_string(k) + "; worker " + std::to_string(worker_id) +
+                            " registered " + std::to_string(caps->gpus.size()),
+                        "free_gpus"));
+        return;
+      }
+      if (std::find(indices.begin(), indices.end(), k) != indices.end()) continue;
+      indices.push_back(k);
+      free.gpus.push_back(caps->gpus[static_cast<size_t>(k)]);
+    }
+    // A GPU worker with none free asks for nothing (a CPU-only worker has none to give).
+    if (!caps->gpus.empty() && free.gpus.empty()) {
+      done(std::optional<LeaseGrant>{});
+      return;
+    }
+    caps = std::move(free);
+  } else {
+    for (size_t k = 0; k < caps->gpus.size(); ++k) indices.push_back(static_cast<int>(k));
   }
   touch_worker(worker_id);
   wait_ms = std::clamp<int64_t>(wait_ms, 0, int64_t{options_.max_lease_wait_s} * 1000);
@@ -297,7 +340,7 @@ void JobService::lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done) {
           ++it;
         }
       }
-      Waiter w{next_waiter_id_++, worker_id, std::move(*caps), clock_.now_ms() + wait_ms,
+      Waiter w{next_waiter_id_++, worker_id, std::move(*caps), std::move(indices), clock_.now_ms() + wait_ms,
                std::move(done)};
       if (!try_assign_locked(w, later)) {
         if (wait_ms == 0)
@@ -319,7 +362,8 @@ bool JobService::try_assign_locked(Waiter& waiter, Completions& later) {
   const int64_t expires = now + int64_t{options_.lease_timeout_s} * 1000;
   auto grant = std::make_shared<LeaseGrant>();
   const int64_t worker_id = waiter.worker_id;
-  auto change = [this, job_id, worker_id, now, expires, grant](WriteTxn& txn) -> Status {
+  auto change = [this, job_id, worker_id, now, expires, grant, caps = waiter.caps,
+                 indices = waiter.gpu_indices](WriteTxn& txn) -> Status {
     auto found = txn.job(job_id);
     if (!found) return found.error();
     // Queued (no placement), or placed by the placement service and not leased yet.
@@ -337,20 +381,22 @@ bool JobService::try_assign_locked(Waiter& waiter, Completions& later) {
     job.lease_expires_ms = expires;
     job.progress_json.reset();
     const LeaseRef ref{worker_id, job.lease_epoch};
+    const std::vector<int> gpus = gpus_taken(job.resource_gpu, job.resource_gpus, caps, indices);
+    json detail = lease_detail(ref);
+    detail["gpus"] = gpus;  // which of the worker's GPUs: what the ledger bills
     if (placed_waiting) {  // already placed: the lease is an event, not a change of state
       job.updated_ms = now;
       if (auto st = txn.update_job(job); !st) return st;
-      store::JobEventRow ev{job.id, 0, now, "leased", JobState::placed, JobState::placed,
-                            lease_detail(ref).dump()};
+      store::JobEventRow ev{job.id, 0, now, "leased", JobState::placed, JobState::placed, detail.dump()};
       if (auto seq = txn.append_event(ev); !seq) return seq.error();
-    } else if (auto st = transition_job(txn, job, JobState::placed, "leased", lease_detail(ref), now); !st) {
+    } else if (auto st = transition_job(txn, job, JobState::placed, "leased", detail, now); !st) {
       return st;
     }
     (*w)->last_seen_ms = now;
     if (auto st = txn.update_worker(**w); !st) return st;
     if (lease_recorder_)
-      if (auto st = lease_recorder_->lease_granted(txn, job, **w, now); !st) return st;
-    *grant = LeaseGrant{job.id, job.lease_epoch, job.name, job.spec_json, expires, std::nullopt};
+      if (auto st = lease_recorder_->lease_granted(txn, job, **w, gpus, now); !st) return st;
+    *grant = LeaseGrant{job.id, job.lease_epoch, job.name, job.spec_json, expires, std::nullopt, gpus};
     // Resume from the newest stored checkpoint: the worker downloads it.
     auto checkpoints = txn.checkpoints(job.id);
     if (!checkpoints) return checkpoints.error();

@@ -84,7 +84,11 @@ class JobService {
   // Every worker, with the jobs it holds now (only `owner`'s jobs when given: a user's view).
   Expected<std::vector<WorkerInfo>> list_workers(const std::optional<std::string>& owner = std::nullopt);
   // Offers the worker a fitting job now, or waits up to wait_ms for one (0: do not wait).
-  void lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done);
+  // `free_gpus`: the indices (into its registered GPUs) of the GPUs it has free now; only jobs
+  // that fit those are offered, and the lease names the ones the job takes (LeaseGrant::gpus).
+  // None: all of them (a worker that runs one job at a time).
+  void lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done,
+             std::optional<std::vector<int>> free_gpus = std::nullopt);
   Expected<HeartbeatReply> heartbeat(int64_t job_id, const HeartbeatReport& report);
   // The same without blocking; `done` runs on the store's writer thread (it must be quick).
   void heartbeat_async(int64_t job_id, const HeartbeatReport& report,
@@ -177,7 +181,8 @@ class JobService {
   struct Waiter {
     uint64_t id = 0;
     int64_t worker_id = 0;
-    WorkerCapabilities caps;
+    WorkerCapabilities caps;       // for matching: its free GPUs only
+    std::vector<int> gpu_indices;  // caps.gpus[k] is the worker's GPU gpu_indices[k]
     int64_t deadline_ms = 0;
     LeaseCallback done;
   };

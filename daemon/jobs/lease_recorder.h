@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "base/expected.h"
 #include "daemon/store/store.h"
@@ -16,10 +17,11 @@ namespace jobctl::daemon::jobs {
 class LeaseRecorder {
  public:
   virtual ~LeaseRecorder() = default;
-  // `job` (already carrying the new worker and epoch) was just leased to `worker` at now_ms. An
-  // error refuses the lease (the change rolls back).
+  // `job` (already carrying the new worker and epoch) was just leased to `worker` at now_ms,
+  // taking the worker's GPUs `gpus` (indices; empty: a CPU-only worker). An error refuses the
+  // lease (the change rolls back).
   virtual Status lease_granted(store::WriteTxn& txn, const store::JobRow& job, const store::WorkerRow& worker,
-                               int64_t now_ms) = 0;
+                               const std::vector<int>& gpus, int64_t now_ms) = 0;
   // The lease of `job` (its worker and epoch still set) ended at now_ms: completed, failed,
   // cancelled, given back, expired or its machine gone. An error refuses that change.
   virtual Status lease_ended(store::WriteTxn& txn, const store::JobRow& job, int64_t now_ms) = 0;

@@ -73,6 +73,9 @@ struct LeaseGrant {
   int64_t lease_expires_ms = 0;
   // The newest stored checkpoint to resume from; none for a fresh start.
   std::optional<store::CheckpointRow> resume;
+  // The worker's GPUs (indices into its registered "gpus") the job takes: resources.gpus of the
+  // free ones it asked with that the job's GPU request names; empty for a CPU job or a CPU worker.
+  std::vector<int> gpus;
 };
 
 // Every report from a worker names the lease it acts under: the job (in the path), the worker and

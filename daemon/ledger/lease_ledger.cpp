@@ -6,12 +6,12 @@
 
 namespace jobctl::daemon::ledger {
 
-std::vector<std::string> owned_resources(int64_t worker_id, int gpus) {
+std::vector<std::string> owned_resources(int64_t worker_id, const std::vector<int>& gpus) {
   const std::string base = "local:" + std::to_string(worker_id) + ":";
-  if (gpus <= 0) return {base + "cpu"};
+  if (gpus.empty()) return {base + "cpu"};
   std::vector<std::string> out;
-  out.reserve(static_cast<size_t>(gpus));
-  for (int k = 0; k < gpus; ++k) out.push_back(base + "gpu" + std::to_string(k));
+  out.reserve(gpus.size());
+  for (int k : gpus) out.push_back(base + "gpu" + std::to_string(k));
   return out;
 }
 

@@ -1,10 +1,12 @@
 // Owned-GPU time in the ledger, one lease at a time: a lease on an owned machine is billed from
-// the moment it is granted to the moment it ends, however short, for the GPUs the job leased (its
-// resources.gpus, at most the worker's), at the owned GPU's hourly price. Nothing samples: both
+// the moment it is granted to the moment it ends, however short, for the GPUs the job leased (the
+// ones the lease names: a 4-GPU worker may run four 1-GPU jobs at once), at the owned GPU's hourly
+// price. Nothing samples: both
 // ends are written by the transaction of the lease's own event, so a bill and the lease history
 // cannot disagree.
 //   - Granted (a worker takes the job): one open row per leased GPU, "local:<worker>:gpu<k>" for
-//     k < the GPUs billed ("local:<worker>:cpu" for a CPU-only worker), starting at the grant.
+//     each GPU index k the lease took ("local:<worker>:cpu" for a CPU-only worker), starting at
+//     the grant.
 //   - Ended (completed, failed, cancelled, given back, expired, its worker gone): the job's open
 //     rows are closed at the time of that event.
 // An open row is billed up to now whenever it is read (Store::ledger_rows), so the spend report,
@@ -33,13 +35,13 @@ struct OwnedLease {
   int64_t job_id = 0;
   int64_t worker_id = 0;
   int64_t start_ms = 0;          // the grant
-  int gpus = 0;                  // GPUs billed; 0: a CPU-only worker (its CPU is billed as one)
+  std::vector<int> gpus;         // the worker's GPU indices billed; empty: a CPU-only worker (its CPU is billed as one)
   double usd_per_gpu_hour = 0;   // the owned GPU's (or CPU's) price
   std::string user;              // whom the spend is booked to (ledger_user_in)
 };
 
-// The resources a lease bills: gpus > 0: "local:<worker>:gpu0" .. gpu<gpus-1>; else ":cpu".
-std::vector<std::string> owned_resources(int64_t worker_id, int gpus);
+// The resources a lease bills: "local:<worker>:gpu<k>" for each index k; none: ":cpu".
+std::vector<std::string> owned_resources(int64_t worker_id, const std::vector<int>& gpus);
 
 // Writes the lease's open rows. Each row's on-demand reference is the job placement's (ledger.h)
 // shared among its GPUs. Errors: invalid_argument for a bad price, or the store's.

@@ -15,7 +15,7 @@ OwnedGpuBilling::OwnedGpuBilling(const PlacementSettings& settings)
     : prices_({}, settings.local_gpus, cost::EfficiencyCalibrator{}, placement_config(settings)) {}
 
 Status OwnedGpuBilling::lease_granted(store::WriteTxn& txn, const store::JobRow& job, const store::WorkerRow& worker,
-                                      int64_t now_ms) {
+                                      const std::vector<int>& gpus, int64_t now_ms) {
   auto caps =
       jobs::capabilities_from_json(nlohmann::json::parse(worker.capabilities_json, nullptr, false), "capabilities");
   // Unreadable capabilities never registered (registration parses them): nothing to bill. A cloud
@@ -27,7 +27,14 @@ Status OwnedGpuBilling::lease_granted(store::WriteTxn& txn, const store::JobRow&
   lease.job_id = job.id;
   lease.worker_id = worker.id;
   lease.start_ms = now_ms;
-  lease.gpus = caps->gpus.empty() ? 0 : std::clamp(job.resource_gpus, 1, static_cast<int>(caps->gpus.size()));
+  if (!caps->gpus.empty()) {
+    lease.gpus = gpus;
+    // A lease that named no GPUs (a matcher that does not track them) bills the first
+    // resources.gpus of the worker's.
+    if (lease.gpus.empty())
+      for (int k = 0; k < std::clamp(job.resource_gpus, 1, static_cast<int>(caps->gpus.size())); ++k)
+        lease.gpus.push_back(k);
+  }
   lease.usd_per_gpu_hour = std::max(usd_per_gpu_hour(worker_gpu_model(*caps)), 0.0);
   lease.user = std::move(*user);
   return ledger::open_lease_in(txn, lease);

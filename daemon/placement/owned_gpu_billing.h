@@ -26,7 +26,7 @@ class OwnedGpuBilling final : public jobs::LeaseRecorder {
   explicit OwnedGpuBilling(const PlacementSettings& settings);
 
   Status lease_granted(store::WriteTxn& txn, const store::JobRow& job, const store::WorkerRow& worker,
-                       int64_t now_ms) override;
+                       const std::vector<int>& gpus, int64_t now_ms) override;
   Status lease_ended(store::WriteTxn& txn, const store::JobRow& job, int64_t now_ms) override;
 
   // One hour of one owned GPU of this model (canonical name, "cpu" for a CPU).

@@ -246,11 +246,11 @@ TEST(LeaseLedger, OpenCloseAndANewGrantClosesTheOldLease) {
   auto write = [&f](std::function<Status(store::WriteTxn&)> change) { return f.db->write(std::move(change)); };
   const int64_t t0 = f.clock.now_ms();
   ASSERT_TRUE(write([&](store::WriteTxn& txn) {
-    return ledger::open_lease_in(txn, ledger::OwnedLease{job, 7, t0, 2, 1.8, "alice"});
+    return ledger::open_lease_in(txn, ledger::OwnedLease{job, 7, t0, {0, 1}, 1.8, "alice"});
   }));
   f.clock.advance_ms(5'000);
   ASSERT_TRUE(write([&](store::WriteTxn& txn) {
-    return ledger::open_lease_in(txn, ledger::OwnedLease{job, 8, t0 + 5'000, 0, 0.36, "alice"});
+    return ledger::open_lease_in(txn, ledger::OwnedLease{job, 8, t0 + 5'000, {}, 0.36, "alice"});
   }));
   f.clock.advance_ms(2'500);
   ASSERT_TRUE(write([&](store::WriteTxn& txn) -> Status {
@@ -272,8 +272,9 @@ TEST(LeaseLedger, OpenCloseAndANewGrantClosesTheOldLease) {
       EXPECT_NEAR(r.usd, 5 * 1.8 / 3600, 1e-12);
     }
   }
-  EXPECT_EQ(ledger::owned_resources(3, 0), std::vector<std::string>{"local:3:cpu"});
-  EXPECT_EQ(ledger::owned_resources(3, 2), (std::vector<std::string>{"local:3:gpu0", "local:3:gpu1"}));
+  EXPECT_EQ(ledger::owned_resources(3, {}), std::vector<std::string>{"local:3:cpu"});
+  EXPECT_EQ(ledger::owned_resources(3, {0, 1}), (std::vector<std::string>{"local:3:gpu0", "local:3:gpu1"}));
+  EXPECT_EQ(ledger::owned_resources(3, {2}), (std::vector<std::string>{"local:3:gpu2"})) << "the GPU the lease took";
 }
 
 // GET /v1/jobs/{id} "runtime": the chosen option's estimate against the actual hours.

@@ -354,6 +354,53 @@ TEST(Matching, DriverNamesAgainstRequestedNames) {
   EXPECT_FALSE(job_fits_worker("no such gpu", 1, h100));
 }
 
+// A 4-GPU worker says which GPUs are free when it asks; a job takes the ones it needs and the
+// lease (and its event, what the ledger bills) names them: up to four 1-GPU jobs at once.
+TEST(Matching, AFourGpuWorkerRunsOneJobPerFreeGpu) {
+  ServiceFixture f;
+  const std::vector<jobs::GpuDevice> v100s(4, {"Tesla V100-SXM2-16GB", 16160});
+  const int64_t w = f.register_worker(v100s);
+  const int64_t two = f.submit(mlp_spec(R"(,"resources":{"gpu":"V100","gpus":2},"priority":90)"));
+  std::vector<int64_t> ones;
+  for (int i = 0; i < 3; ++i) ones.push_back(f.submit(mlp_spec(R"(,"resources":{"gpu":"V100"})")));
+  auto lease = [&](std::vector<int> free) {
+    std::promise<Expected<std::optional<jobs::LeaseGrant>>> p;
+    f.svc->lease(w, 0, [&p](auto r) { p.set_value(std::move(r)); }, std::move(free));
+    return p.get_future().get();
+  };
+  auto a = lease({0, 1, 2, 3});  // the 2-GPU job first (priority)
+  ASSERT_TRUE(a && *a);
+  EXPECT_EQ((*a)->job_id, two);
+  EXPECT_EQ((*a)->gpus, (std::vector<int>{0, 1}));
+  auto b = lease({2, 3});
+  ASSERT_TRUE(b && *b);
+  EXPECT_EQ((*b)->gpus, (std::vector<int>{2}));
+  auto c = lease({3});
+  ASSERT_TRUE(c && *c);
+  EXPECT_EQ((*c)->gpus, (std::vector<int>{3}));
+  auto none = lease({});  // nothing free: nothing offered, though a job waits
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(*none);
+  auto bad = lease({7});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().field, "free_gpus");
+  auto d = lease({1});  // a GPU freed: the last 1-GPU job
+  ASSERT_TRUE(d && *d);
+  EXPECT_EQ((*d)->job_id, ones[2]);
+  // The lease event says which GPUs.
+  auto detail = f.svc->get_job(two);
+  ASSERT_TRUE(detail);
+  bool named = false;
+  for (const auto& e : detail->events)
+    if (e.type == "leased") named = e.detail_json.find("\"gpus\":[0,1]") != std::string::npos;
+  EXPECT_TRUE(named);
+  // A 2-GPU job does not fit one free GPU.
+  const int64_t another_two = f.submit(mlp_spec(R"(,"resources":{"gpu":"V100","gpus":2})"));
+  auto e = lease({0});
+  ASSERT_TRUE(e);
+  EXPECT_FALSE(*e) << another_two;
+}
+
 TEST(Matching, HigherPriorityFirstThenOldest) {
   ServiceFixture f;
   const int64_t low = f.submit(mlp_spec(R"(,"priority":10)"));

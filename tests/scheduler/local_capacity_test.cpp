@@ -57,5 +57,34 @@ TEST(LocalCapacity, BusyWorkersCanBeAdded) {
   EXPECT_DOUBLE_EQ(cap.expected_wait_hours(cap.pool_of(i), 0), 1.0);
 }
 
+// A 4-GPU worker runs up to four 1-GPU jobs: it has a GPU free until all four are taken, and a
+// job of several GPUs waits for that many on one worker.
+TEST(LocalCapacity, GpusAreTakenOneJobAtATime) {
+  LocalCapacity cap({w("box", "V100", 4, 16)});
+  const int64_t now = 0;
+  ASSERT_TRUE(cap.acquire(0, now + 3'600'000));      // 1 GPU for 1 h
+  ASSERT_TRUE(cap.acquire(0, now + 7'200'000, 2));   // 2 GPUs for 2 h
+  EXPECT_EQ(cap.free_gpus(0), 1);
+  EXPECT_TRUE(cap.has_free(0));
+  EXPECT_FALSE(cap.has_free(0, 2));
+  EXPECT_DOUBLE_EQ(cap.expected_wait_hours(0, now), 0);
+  EXPECT_DOUBLE_EQ(cap.expected_wait_hours(0, now, 2), 1.0);  // one free now, one more in 1 h
+  EXPECT_DOUBLE_EQ(cap.expected_wait_hours(0, now, 4), 2.0);
+  EXPECT_FALSE(cap.acquire(0, now, 2));
+  ASSERT_TRUE(cap.acquire(0, now + 1'800'000));      // the last GPU
+  EXPECT_FALSE(cap.has_free(0));
+  EXPECT_TRUE(cap.worker(0).busy);
+  EXPECT_DOUBLE_EQ(cap.expected_wait_hours(0, now), 0.5);     // the first GPU to free
+  cap.release(0);
+  EXPECT_EQ(cap.free_gpus(0), 4);
+  // A worker added with GPUs already held (the daemon's view of running jobs).
+  Worker held = w("held", "V100", 4, 16);
+  held.held_until = {3'600'000, 3'600'000, 3'600'000};
+  LocalCapacity c2({held});
+  EXPECT_TRUE(c2.has_free(0));
+  EXPECT_FALSE(c2.has_free(0, 2));
+  EXPECT_DOUBLE_EQ(c2.expected_wait_hours(0, 0, 2), 1.0);
+}
+
 }  // namespace
 }  // namespace jobctl::scheduler

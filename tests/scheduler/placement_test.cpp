@@ -299,6 +299,30 @@ TEST(Placement, CpuJobsAndCpuWorkers) {
   EXPECT_EQ(s.json["candidates"][0]["rejected"], "the job needs a GPU; this is a CPU");
 }
 
+// A 1-GPU job on a 4 x V100 worker pays for one GPU, not four (it was priced, and billed, for all
+// four); while one GPU is free the worker runs it at once; a 2-GPU job waits for two.
+TEST(Placement, AJobPaysForTheGpusItTakes) {
+  Scenario s;
+  Worker box = worker("box");
+  box.gpu_count = 4;
+  box.held_until = {2 * 3'600'000, 2 * 3'600'000, 2 * 3'600'000};  // three GPUs busy for 2 h
+  s.capacity = LocalCapacity{{box}};
+  const double per_gpu = 2000.0 / (4 * 8760 * 0.5);
+  Job j = job();
+  auto d = s.decide(j);
+  ASSERT_EQ(d.choice.kind, OptionKind::local);
+  EXPECT_EQ(d.outcome, Outcome::run_local);
+  EXPECT_NEAR(d.choice.usd_per_hour, per_gpu, 1e-12);
+  EXPECT_NEAR(d.choice.estimated_cost_usd, per_gpu * 10, 1e-9);
+  j.workload.gpus = 2;
+  d = s.decide(j);
+  EXPECT_NEAR(s.table[0].usd_per_hour, 2 * per_gpu, 1e-12);
+  EXPECT_DOUBLE_EQ(s.table[0].queue_wait_hours, 2.0);
+  if (d.choice.kind == OptionKind::local) {
+    EXPECT_EQ(d.outcome, Outcome::wait_local);
+  }
+}
+
 // A model name is a family, a memory or a variant: "A100" takes every A100, "A100-80GB" only the
 // 80 GB ones, "RTX 4090" the RTX4090 pool whatever the spelling.
 TEST(Placement, GpuNamesAreRequestsForVariants) {
