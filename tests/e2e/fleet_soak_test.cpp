@@ -334,6 +334,16 @@ TEST(FleetSoak, EveryJobRunsOrIsRefusedTrulyAndPaysTheRightPrice) {
   jobctl::testing::TempDir tmp;
   Fleet fleet(tmp);
   ASSERT_TRUE(fleet.ok()) << fleet.daemon_output();
+  {  // the fleet is there before the stream: a spec is judged against the workers registered
+    client::ApiClient api(fleet.url());
+    size_t registered = 0;
+    for (int i = 0; i < 300 && registered < owned_fleet().size(); ++i) {
+      auto w = api.list_workers();
+      registered = w ? (*w)["workers"].size() : 0;
+      if (registered < owned_fleet().size()) std::this_thread::sleep_for(100ms);
+    }
+    ASSERT_EQ(registered, owned_fleet().size()) << fleet.daemon_output();
+  }
   std::mt19937_64 rng(opt.seed);
   const auto t0 = Clock::now();
 
