@@ -209,17 +209,21 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   const bool want_local = job.mode != train::PlacementMode::cloud;
   const bool want_cloud = job.mode != train::PlacementMode::local;
   // GPU constraint: the job's request (cost::parse_gpu_request) against each option's device:
-  // "any" takes every GPU, "cpu" anything (the daemon's fallback for "any" jobs no GPU fits), a
-  // model name the variants it names ("A100": every A100).
+  // "any" takes every device, a CPU only when no GPU option fits (see the choice below); "cpu"
+  // anything (the daemon's fallback for "any" jobs no GPU fits); a model name the variants it
+  // names ("A100": every A100).
   const int cpu_id = ctx.cpu_model_;
   const auto request = cost::parse_gpu_request(job.gpu);
+  const bool any_device = request && request->kind == cost::GpuRequest::Kind::any;
   auto gpu_ok = [&](int model) {
     if (!request) return false;
-    if (request->kind == cost::GpuRequest::Kind::any) return model != cpu_id;
+    if (request->kind == cost::GpuRequest::Kind::any) return true;
     if (request->kind == cost::GpuRequest::Kind::cpu) return true;
     const cost::GpuSpec* spec = model >= 0 ? ctx.specs_[static_cast<size_t>(model)] : nullptr;
     return spec && request->matches(*spec);
   };
+  // For "any": 0 a GPU option, 1 a CPU one (chosen only when no GPU option fits).
+  auto device_class = [&](int model) { return any_device && model == cpu_id && cpu_id >= 0 ? 1 : 0; };
   if (job.deadline_hours)
     d.deadline_left_hours = *job.deadline_hours - static_cast<double>(now_ms - job.submitted_ms) / 3.6e6;
   const double deadline = d.deadline_left_hours.value_or(kInf);
@@ -231,10 +235,11 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   for (size_t i = 0; i < ctx.lambdas_.size(); ++i)
     spot_factor[i] = cost::spot_time_factor(c_hours, r_hours, ctx.lambdas_[i]);
 
-  Best best_meet, best_any;
+  std::array<Best, 2> best_meet, best_any;  // per device class
+  Best best_idle;  // the cheapest fitting local option whose pool has the GPUs free now
   double fastest = kInf;
   int32_t row = 0;
-  auto consider = [&](Candidate& c) {
+  auto consider = [&](Candidate& c, int cls, bool idle) {
     ++d.considered;
     if (c.rejection != Rejection::none) {
       ++d.rejected[static_cast<size_t>(c.rejection)];
@@ -244,9 +249,10 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
       fastest = std::min(fastest, c.completion_hours);
       if (c.meets_deadline) {
         ++d.meeting_deadline;
-        if (!best_meet.set || cheaper(c, best_meet.c)) best_meet = {row, c, true};
+        if (!best_meet[cls].set || cheaper(c, best_meet[cls].c)) best_meet[cls] = {row, c, true};
       }
-      if (!best_any.set || earlier(c, best_any.c)) best_any = {row, c, true};
+      if (!best_any[cls].set || earlier(c, best_any[cls].c)) best_any[cls] = {row, c, true};
+      if (idle && (!best_idle.set || cheaper(c, best_idle.c))) best_idle = {row, c, true};
     }
     if (table) table->push_back(c);
     ++row;
@@ -283,7 +289,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
         c.completion_hours = c.queue_wait_hours + c.estimated_hours;
       }
     }
-    consider(c);
+    consider(c, device_class(model), capacity.has_free(p, gpus));
   }
 
   // Cloud offers: on-demand, then spot.
@@ -321,7 +327,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
       od.estimated_cost_usd = f.on_demand * (t + provision);
       od.completion_hours = provision + t;
     }
-    consider(od);
+    consider(od, device_class(f.model), false);
 
     Candidate sp;
     sp.kind = OptionKind::spot;
@@ -338,22 +344,33 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
       sp.estimated_cost_usd = f.spot * (ts + provision);
       sp.completion_hours = provision + ts;
     }
-    consider(sp);
+    consider(sp, device_class(f.model), false);
   }
 
   d.fastest_completion_hours = std::isfinite(fastest) ? fastest : 0.0;
+  // A GPU option when one fits ("any" prefers a GPU), else a CPU one.
+  const int cls = best_any[0].set ? 0 : 1;
   const Best* pick = nullptr;
-  if (best_meet.set) {
-    pick = &best_meet;
+  if (best_meet[cls].set) {
+    pick = &best_meet[cls];
     d.reason_code = job.deadline_hours ? ReasonCode::cheapest_meeting_deadline : ReasonCode::cheapest_no_deadline;
-  } else if (best_any.set) {
-    pick = &best_any;
+  } else if (best_any[cls].set) {
+    pick = &best_any[cls];
     d.reason_code = ReasonCode::earliest_missing_deadline;
   }
   if (!pick) {
     d.outcome = Outcome::unplaceable;
     d.reason_code = ReasonCode::nothing_fits;
     return d;
+  }
+  // The idle-worker rule: a job does not wait for a busy pool while a worker that fits it is
+  // idle, unless waiting is cheaper and the busy pool frees in time for the job's deadline.
+  if (pick->c.kind == OptionKind::local && !capacity.has_free(pick->c.source, gpus) && best_idle.set) {
+    const bool wait = job.deadline_hours && pick->c.meets_deadline &&
+                      pick->c.estimated_cost_usd < best_idle.c.estimated_cost_usd;
+    d.idle_alternative = wait ? best_idle.c : pick->c;
+    d.waits_over_idle = wait;
+    if (!wait) pick = &best_idle;
   }
   d.choice = pick->c;
   d.choice.chosen = true;
@@ -401,7 +418,7 @@ std::string rejection_text(const Candidate& c, const Job& job, const PlacementCo
     case Rejection::placement_mode:
       return std::string("placement mode is ") + std::string(train::to_string(job.mode));
     case Rejection::gpu_constraint:
-      return job.gpu == "any" ? "the job needs a GPU; this is a CPU" : "the job asks for " + job.gpu + ", this is " + model;
+      return "the job asks for " + job.gpu + ", this is " + model;
     case Rejection::spot_mode: return std::string("spot is ") + std::string(train::to_string(job.spot));
     case Rejection::no_spot_market: return "no spot price for this offer";
     case Rejection::too_few_gpus:
@@ -455,6 +472,16 @@ std::string decision_reason(const PlacementDecision& d, const Job& job, const Pl
   }
   if (d.outcome == Outcome::wait_local)
     s += "; waiting for a worker, expected free in " + hours(c.queue_wait_hours);
+  if (d.idle_alternative) {
+    const Candidate& alt = *d.idle_alternative;
+    if (d.waits_over_idle)
+      s += "; rather than the idle " + option_label(alt, ctx, capacity) + " (" + usd(alt.estimated_cost_usd) +
+           "): waiting is cheaper and done in " + hours(c.completion_hours) + ", within the deadline";
+    else
+      s += "; " + option_label(c, ctx, capacity) + " is idle: taken rather than waiting " +
+           hours(alt.queue_wait_hours) + " for " + option_label(alt, ctx, capacity) + " (" +
+           usd(alt.estimated_cost_usd) + (job.deadline_hours ? "" : ", no deadline") + ")";
+  }
   return s;
 }
 

@@ -16,7 +16,10 @@
 // The rule: the cheapest candidate that meets the deadline wins (ties: the earlier finish). With no
 // deadline every fitting candidate meets it. If none meets it, the earliest-finishing candidate
 // within the price cap wins (ties: the cheaper), and the reason says the deadline will be missed.
-// If nothing fits, the job is unplaceable and the reason counts the rejections.
+// "any" takes a GPU when one fits, else a CPU. A job never waits for a busy local pool while a
+// fitting local worker is idle, unless it has a deadline, waiting is cheaper and the busy pool
+// frees in time (the reason says which). If nothing fits, the job is unplaceable and the reason
+// counts the rejections.
 //
 // Speed: a PlacementContext is built once per catalog / inventory / calibration change and holds
 // every per-offer figure precomputed (throughput per model kind and precision, prices, memory,
@@ -180,6 +183,12 @@ struct PlacementDecision {
   uint32_t meeting_deadline = 0;
   std::array<uint32_t, kRejectionCount> rejected{};  // candidates rejected, by reason
   double fastest_completion_hours = 0;     // among fitting candidates
+  // The idle-worker rule: when the cheapest choice waits for a busy local pool while a fitting
+  // local worker is idle, the idle one is taken — unless the job has a deadline, waiting is
+  // cheaper, and the busy pool frees in time for it. Set when the rule applied: the option passed
+  // over (the waiting one when the idle one was taken; the idle one when the job waits).
+  std::optional<Candidate> idle_alternative;
+  bool waits_over_idle = false;
 };
 
 // Decides for one job at now_ms. When `table` is given it is cleared and receives every candidate

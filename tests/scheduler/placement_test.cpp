@@ -293,10 +293,53 @@ TEST(Placement, CpuJobsAndCpuWorkers) {
   EXPECT_EQ(d.choice.kind, OptionKind::local);
   EXPECT_EQ(s.capacity.pools()[d.choice.source].gpu_model, "cpu");
   EXPECT_NEAR(d.choice.usd_per_hour, 0.02, 1e-12);
-  j.gpu = "any";  // a GPU is required: the CPU worker is out
+  j.gpu = "any";  // any device: the CPU worker fits, but a GPU is taken when one fits
   d = s.decide(j);
-  EXPECT_EQ(s.table[0].rejection, Rejection::gpu_constraint);
-  EXPECT_EQ(s.json["candidates"][0]["rejected"], "the job needs a GPU; this is a CPU");
+  EXPECT_EQ(s.table[0].rejection, Rejection::none);
+  EXPECT_NE(d.choice.kind, OptionKind::local);
+  s.config.cloud_launchable = false;  // no GPU can be had: the CPU worker takes it
+  d = s.decide(j);
+  EXPECT_EQ(d.choice.kind, OptionKind::local);
+  EXPECT_EQ(s.capacity.pools()[d.choice.source].gpu_model, "cpu");
+}
+
+// A job does not wait for a busy pool while a worker that fits it is idle — unless it has a
+// deadline, waiting is cheaper, and the busy pool frees in time; the reason says which. (A
+// "gpu: any" job sat placed on a busy or absent GPU while a CPU worker idled.)
+TEST(Placement, AnIdleWorkerIsNotLeftIdleWhileTheJobWaits) {
+  Scenario s;
+  s.config.cloud_launchable = false;
+  Worker v100 = worker("v100");  // cheap (the V100 inventory), busy for 2 h
+  v100.busy = true;
+  v100.busy_until_ms = 2 * 3'600'000;
+  Worker rtx = worker("rtx", "RTX4090", 24);  // idle, priced at its board power: dearer
+  s.inventory.push_back(cost::LocalGpuInventory{.gpu_model = "RTX4090", .purchase_usd = 20000, .power_kw = 0.45,
+                                                .electricity_usd_per_kwh = 0.15});
+  s.capacity = LocalCapacity{{v100, rtx}};
+  Job j = job(1);  // 1 V100-hour
+  auto d = s.decide(j);  // no deadline: the idle RTX 4090 takes it
+  EXPECT_EQ(d.outcome, Outcome::run_local);
+  EXPECT_EQ(s.capacity.pools()[d.choice.source].gpu_model, "RTX4090");
+  ASSERT_TRUE(d.idle_alternative);
+  EXPECT_FALSE(d.waits_over_idle);
+  EXPECT_NE(s.reason.find("local RTX4090 x1 is idle: taken rather than waiting 2.00 h for local V100 x1"),
+            std::string::npos) << s.reason;
+  j.deadline_hours = 24;  // the V100 frees in 2 h and finishes in 3 h: cheaper and in time, so it waits
+  d = s.decide(j);
+  EXPECT_EQ(d.outcome, Outcome::wait_local);
+  EXPECT_TRUE(d.waits_over_idle);
+  EXPECT_NE(s.reason.find("rather than the idle local RTX4090 x1"), std::string::npos) << s.reason;
+  EXPECT_NE(s.reason.find("within the deadline"), std::string::npos) << s.reason;
+  j.deadline_hours = 2.5;  // the wait would miss it: the idle one
+  d = s.decide(j);
+  EXPECT_EQ(d.outcome, Outcome::run_local);
+  // "any" waiting for a busy GPU while a CPU worker idles: the CPU takes it.
+  s.capacity = LocalCapacity{{v100, worker("cpu1", "cpu", 64)}};
+  Job any = job(0.001);
+  any.gpu = "any";
+  d = s.decide(any);
+  EXPECT_EQ(d.outcome, Outcome::run_local);
+  EXPECT_EQ(s.capacity.pools()[d.choice.source].gpu_model, "cpu");
 }
 
 // A 1-GPU job on a 4 x V100 worker pays for one GPU, not four (it was priced, and billed, for all
