@@ -84,6 +84,13 @@ int model_kind_index(std::string_view kind) {
 int PlacementContext::intern_model(const std::string& canonical, const cost::EfficiencyCalibrator& cal) {
   if (auto it = model_ids_.find(canonical); it != model_ids_.end()) return it->second;
   const cost::GpuSpec* spec = cost::find_gpu(canonical);
+  if (auto cpu = config_.cpu_peak_tflops.find(canonical); cpu != config_.cpu_peak_tflops.end() && cpu->second > 0) {
+    cost::GpuSpec own = *cost::find_gpu("cpu");
+    own.name = cpu_names_.emplace_back(canonical);
+    own.fp32_tflops = cpu->second;
+    own.source = "the machine's cores and SIMD width (cost/cpu_peak.h)";
+    spec = &cpu_specs_.emplace_back(own);
+  }
   const int id = static_cast<int>(models_.size());
   models_.push_back(canonical);
   specs_.push_back(spec);
@@ -118,6 +125,7 @@ PlacementContext::PlacementContext(std::vector<cost::Offer> offers, std::vector<
     : offers_(std::move(offers)), config_(std::move(config)), inventory_(std::move(inventory)) {
   for (const auto& spec : cost::gpu_specs()) intern_model(std::string(spec.name), calibration);
   for (const auto& inv : inventory_) intern_model(cost::canonical_gpu_name(inv.gpu_model), calibration);
+  for (const auto& [key, peak] : config_.cpu_peak_tflops) intern_model(key, calibration);
   figures_.reserve(offers_.size());
   offer_lambda_.reserve(offers_.size());
   cost::InterruptionRates rates = config_.interruption_rates;
@@ -154,6 +162,7 @@ int PlacementContext::model_id(std::string_view canonical) const {
 
 int PlacementContext::device_model_id(std::string_view name, double memory_gb) const {
   if (const int id = model_id(name); id >= 0) return id;
+  if (name.starts_with("cpu/")) return cpu_model_;  // a CPU whose peak was not given: the generic row
   return model_id(cost::canonical_gpu_name(name, memory_gb));
 }
 
@@ -212,7 +221,6 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   // "any" takes every device, a CPU only when no GPU option fits (see the choice below); "cpu"
   // anything (the daemon's fallback for "any" jobs no GPU fits); a model name the variants it
   // names ("A100": every A100).
-  const int cpu_id = ctx.cpu_model_;
   const auto request = cost::parse_gpu_request(job.gpu);
   const bool any_device = request && request->kind == cost::GpuRequest::Kind::any;
   auto gpu_ok = [&](int model) {
@@ -223,7 +231,10 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     return spec && request->matches(*spec);
   };
   // For "any": 0 a GPU option, 1 a CPU one (chosen only when no GPU option fits).
-  auto device_class = [&](int model) { return any_device && model == cpu_id && cpu_id >= 0 ? 1 : 0; };
+  auto device_class = [&](int model) {
+    const cost::GpuSpec* spec = model >= 0 ? ctx.specs_[static_cast<size_t>(model)] : nullptr;
+    return any_device && spec && spec->family == "cpu" ? 1 : 0;
+  };
   if (job.deadline_hours)
     d.deadline_left_hours = *job.deadline_hours - static_cast<double>(now_ms - job.submitted_ms) / 3.6e6;
   const double deadline = d.deadline_left_hours.value_or(kInf);

@@ -34,6 +34,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -86,6 +87,10 @@ struct PlacementConfig {
   // False when nothing can launch a cloud instance (the daemon without a cloud provider): cloud
   // offers are still evaluated and shown, but rejected with no_provider.
   bool cloud_launchable = true;
+  // CPU machines by their device key (cost/cpu_peak.h, "cpu/AMD EPYC/2") and their peak FP32
+  // TFLOPS: a local pool of that name is timed at that peak (and calibrated under that key),
+  // not at the generic "cpu" row's.
+  std::map<std::string, double> cpu_peak_tflops;
 };
 
 struct Candidate;
@@ -98,6 +103,9 @@ class PlacementContext {
  public:
   PlacementContext(std::vector<cost::Offer> offers, std::vector<cost::LocalGpuInventory> inventory,
                    const cost::EfficiencyCalibrator& calibration, PlacementConfig config = {});
+  // Not copyable: specs_ points into cpu_specs_, whose names point into cpu_names_.
+  PlacementContext(const PlacementContext&) = delete;
+  PlacementContext& operator=(const PlacementContext&) = delete;
 
   const std::vector<cost::Offer>& offers() const { return offers_; }
   const PlacementConfig& config() const { return config_; }
@@ -143,6 +151,10 @@ class PlacementContext {
   int cpu_model_ = -1;
   std::vector<std::string> models_;
   std::vector<const cost::GpuSpec*> specs_;  // [model]; nullptr: no specs
+  // The specs of the CPU machines of config.cpu_peak_tflops (the "cpu" row at their own peak),
+  // and their names, which the specs' string_views point into (deques: stable addresses).
+  std::deque<std::string> cpu_names_;
+  std::deque<cost::GpuSpec> cpu_specs_;
   std::vector<std::array<std::array<double, 4>, 3>> rates_;  // [model][kind][precision], one GPU
   std::vector<double> local_price_;                           // [model] $/GPU-hour, < 0: not set
   std::vector<cost::LocalGpuInventory> inventory_;

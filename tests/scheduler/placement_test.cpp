@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cost/cpu_peak.h"
+#include "cost/runtime_estimate.h"
 #include "cost/spot_risk.h"
 #include "scheduler/placement_json.h"
 
@@ -340,6 +342,31 @@ TEST(Placement, AnIdleWorkerIsNotLeftIdleWhileTheJobWaits) {
   d = s.decide(any);
   EXPECT_EQ(d.outcome, Outcome::run_local);
   EXPECT_EQ(s.capacity.pools()[d.choice.source].gpu_model, "cpu");
+}
+
+// A CPU machine is timed at its own peak (cores x SIMD width, cost/cpu_peak.h) and calibrated
+// under its own key, not at the generic "cpu" row's 0.5 TFLOP/s.
+TEST(Placement, ACpuMachineIsTimedByItsOwnPeak) {
+  Scenario s;
+  s.config.cloud_launchable = false;
+  const std::string vm = cost::cpu_device_key("AMD EPYC", 2);
+  s.config.cpu_peak_tflops[vm] = 0.166;
+  s.capacity = LocalCapacity{{worker("cpu1", vm, 8)}};
+  Job j = job(0.01);
+  j.gpu = "cpu";
+  auto d = s.decide(j);
+  ASSERT_EQ(d.choice.kind, OptionKind::local);
+  const double flops = j.workload.training_flops;
+  EXPECT_NEAR(d.choice.estimated_hours, flops / (0.166e12 * cost::default_efficiency("cpu", "mlp") * 3600), 1e-9);
+  // Calibrated under its key: a measured efficiency moves this machine's estimate alone.
+  ASSERT_TRUE(s.calibration.observe_at_peak(vm, "mlp", 0.166e12 * 0.6, 1.0, 0.166e12));
+  d = s.decide(j);
+  EXPECT_NEAR(d.choice.estimated_hours, flops / (0.166e12 * 0.6 * 3600), 1e-9);
+  // Priced by the "cpu" inventory entry like any CPU.
+  s.inventory.push_back(cost::LocalGpuInventory{.gpu_model = "cpu", .purchase_usd = 0, .power_kw = 0.1,
+                                                .electricity_usd_per_kwh = 0.2});
+  d = s.decide(j);
+  EXPECT_NEAR(d.choice.usd_per_hour, 0.02, 1e-12);
 }
 
 // A 1-GPU job on a 4 x V100 worker pays for one GPU, not four (it was priced, and billed, for all
