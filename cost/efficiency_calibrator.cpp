@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -67,6 +68,25 @@ Status EfficiencyCalibrator::observe_overhead(std::string_view device, std::stri
   e.overhead_samples += 1;
   e.overhead_seconds += weight(e.overhead_samples) * (seconds - e.overhead_seconds);
   return ok_status();
+}
+
+Status EfficiencyCalibrator::observe_run(std::string_view device, std::string_view model_kind, double step_flops,
+                                         double steady_step_seconds, double peak_flops_per_second,
+                                         double elapsed_seconds, int64_t steps) {
+  if (steps < 1) return make_error(ErrorCode::invalid_argument, "a run needs at least one step", "steps");
+  if (!(std::isfinite(elapsed_seconds) && elapsed_seconds >= 0))
+    return make_error(ErrorCode::invalid_argument, "elapsed seconds must be >= 0", "elapsed_seconds");
+  if (auto st = observe_at_peak(device, model_kind, step_flops, steady_step_seconds, peak_flops_per_second); !st)
+    return st;
+  return observe_overhead(device, model_kind,
+                          std::max(0.0, elapsed_seconds - static_cast<double>(steps) * steady_step_seconds));
+}
+
+double EfficiencyCalibrator::expected_run_hours(std::string_view device, std::string_view model_kind,
+                                                double training_flops, double peak_flops_per_second) const {
+  const double rate = peak_flops_per_second * efficiency(device, model_kind);
+  if (!(rate > 0)) return std::numeric_limits<double>::infinity();
+  return (training_flops / rate + overhead_seconds(device, model_kind)) / 3600.0;
 }
 
 double EfficiencyCalibrator::overhead_seconds(std::string_view device, std::string_view model_kind) const {

@@ -67,6 +67,17 @@ class EfficiencyCalibrator {
                                        double step_seconds, double peak_flops_per_second);
   // Records one run's time outside its steps. Errors: a negative or non-finite value.
   [[nodiscard]] Status observe_overhead(std::string_view device, std::string_view model_kind, double seconds);
+  // One finished run: `steps` steps of `step_flops` each, at a steady step time of
+  // `steady_step_seconds` (steady_step_time.h), in `elapsed_seconds`: an efficiency observation
+  // at `peak_flops_per_second`, and the overhead elapsed - steps x steady step time (at least 0).
+  [[nodiscard]] Status observe_run(std::string_view device, std::string_view model_kind, double step_flops,
+                                   double steady_step_seconds, double peak_flops_per_second, double elapsed_seconds,
+                                   int64_t steps);
+  // What a run of `training_flops` is expected to take on `gpus` of this device at
+  // `peak_flops_per_second` (all of them together): compute at the calibrated efficiency plus the
+  // calibrated overhead. Hours.
+  double expected_run_hours(std::string_view device, std::string_view model_kind, double training_flops,
+                            double peak_flops_per_second) const;
 
   // The calibrated efficiency, or default_efficiency() when nothing was observed.
   double efficiency(std::string_view gpu_model, std::string_view model_kind) const;
