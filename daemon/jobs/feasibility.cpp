@@ -8,7 +8,7 @@
 namespace jobctl::daemon::jobs {
 
 Feasibility::Feasibility(const std::vector<cost::Offer>& launchable) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& o : launchable) {
     scheduler::Machine m;
     m.name = o.name();
@@ -54,7 +54,7 @@ void Feasibility::add_worker(int64_t id, const std::string& name, const WorkerCa
       if (g.identity() == m.gpu && (m.gpu || g.model == m.gpu_name)) ++m.gpu_count;
     m.memory_gib = static_cast<double>(caps.gpus.front().memory_mb) / 1024.0;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   add_locked(std::move(m));
 }
 
@@ -62,7 +62,7 @@ Status Feasibility::check(const train::JobSpec& spec) const {
   const scheduler::Job job = scheduler::job_from_spec("", spec, train::model_stats(spec), 0);
   std::vector<scheduler::Machine> machines;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     machines.reserve(machines_.size());
     for (const auto& [key, m] : machines_) machines.push_back(m);
   }

@@ -7,12 +7,12 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "base/expected.h"
+#include "base/mutex.h"
 #include "cost/price_catalog.h"
 #include "daemon/jobs/worker_capabilities.h"
 #include "daemon/store/store.h"
@@ -28,17 +28,17 @@ class Feasibility {
 
   // Every worker registered so far. Errors: the store's.
   [[nodiscard]] Status load(store::Store& store);
-  void add_worker(int64_t id, const std::string& name, const WorkerCapabilities& caps);
+  void add_worker(int64_t id, const std::string& name, const WorkerCapabilities& caps) JOBCTL_EXCLUDES(mu_);
 
   // ok, or the refusal (invalid_argument naming resources.gpu or resources.gpus).
-  [[nodiscard]] Status check(const train::JobSpec& spec) const;
+  [[nodiscard]] Status check(const train::JobSpec& spec) const JOBCTL_EXCLUDES(mu_);
 
  private:
-  void add_locked(scheduler::Machine m);
+  void add_locked(scheduler::Machine m) JOBCTL_REQUIRES(mu_);
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   // One machine per kind (device, count, memory, cloud): the first one seen names it.
-  std::map<std::tuple<std::string, int, double, bool>, scheduler::Machine> machines_;
+  std::map<std::tuple<std::string, int, double, bool>, scheduler::Machine> machines_ JOBCTL_GUARDED_BY(mu_);
 };
 
 }  // namespace jobctl::daemon::jobs

@@ -18,7 +18,7 @@ Expected<int> JobService::mark_silent_workers_lost() {
   const int64_t silence_ms = int64_t{options_.lease_timeout_s} * 1000;
   std::set<int64_t> waiting;  // a worker in a long-poll is alive, however long the poll
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& w : waiters_) waiting.insert(w.worker_id);
   }
   auto workers = store_.list_workers();
