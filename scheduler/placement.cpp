@@ -219,15 +219,15 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   const bool want_cloud = job.mode != train::PlacementMode::local;
   // GPU constraint: the job's request (cost::parse_gpu_request) against each option's device:
   // "any" takes every device, a CPU only when no GPU option fits (see the choice below); "cpu"
-  // anything (the daemon's fallback for "any" jobs no GPU fits); a model name the variants it
-  // names ("A100": every A100).
+  // CPUs only (a CPU-only worker: the matcher offers such a job to no other); a model name the
+  // variants it names ("A100": every A100).
   const auto request = cost::parse_gpu_request(job.gpu);
   const bool any_device = request && request->kind == cost::GpuRequest::Kind::any;
   auto gpu_ok = [&](int model) {
     if (!request) return false;
     if (request->kind == cost::GpuRequest::Kind::any) return true;
-    if (request->kind == cost::GpuRequest::Kind::cpu) return true;
     const cost::GpuSpec* spec = model >= 0 ? ctx.specs_[static_cast<size_t>(model)] : nullptr;
+    if (request->kind == cost::GpuRequest::Kind::cpu) return spec && spec->family == "cpu";
     return spec && request->matches(*spec);
   };
   // For "any": 0 a GPU option, 1 a CPU one (chosen only when no GPU option fits).

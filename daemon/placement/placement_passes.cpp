@@ -186,17 +186,7 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
   }
 
   std::vector<Candidate> table;
-  // "any" in a spec means any worker, CPU-only ones included (docs/api.md): GPUs are tried first
-  // and a CPU is chosen only when no GPU option fits.
-  auto run = [&](scheduler::Job& j) {
-    auto d = scheduler::place(j, ctx, capacity, now_ms, &table);
-    if (d.outcome == Outcome::unplaceable && spec.resources.gpu == "any" && j.gpu == "any") {
-      j.gpu = "cpu";
-      d = scheduler::place(j, ctx, capacity, now_ms, &table);
-    }
-    return d;
-  };
-  auto d = run(job);
+  auto d = scheduler::place(job, ctx, capacity, now_ms, &table);
 
   // Spot deadline policy, asked again at every interruption (a requeued job with a deadline).
   json policy_note = nullptr;
@@ -216,7 +206,7 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
                    {"remaining_hours", s.remaining_time()}};
     if (next == scheduler::Capacity::on_demand) {
       job.spot = train::SpotMode::never;
-      d = run(job);
+      d = scheduler::place(job, ctx, capacity, now_ms, &table);
     }
   }
 
