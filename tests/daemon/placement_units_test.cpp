@@ -87,6 +87,37 @@ TEST(HeartbeatCalibration, RecordOnlyQueuesApplyReadsAndWrites) {
   EXPECT_FALSE(calibration.apply_recorded()) << "the write fails on a closed store, and says so";
 }
 
+// A worker with simulated GPUs trains on the CPU: its step times must not calibrate the GPU it
+// claims (a cloudsim "V100" job estimated at 0.22 s took 4.3 s).
+TEST(HeartbeatCalibration, SimulatedWorkersNeverCalibrateTheGpuTheyClaim) {
+  PlacementFixture f;
+  jobs::WorkerRegistration reg;
+  reg.name = "fake-v100";
+  reg.capabilities.gpus = {{"Tesla V100-SXM2-16GB", 16384}};
+  reg.capabilities.cpu_cores = 2;
+  reg.capabilities.memory_mb = 8192;
+  reg.capabilities.simulated = true;
+  auto fake = f.svc->register_worker(reg);
+  ASSERT_TRUE(fake);
+  const int64_t id = f.submit(mlp_spec(R"(,"resources":{"gpu":"V100"})"));
+  ASSERT_EQ(f.lease(fake->worker_id), id);
+  placement::HeartbeatCalibration calibration(*f.db, f.clock);
+  ASSERT_TRUE(calibration.load());
+  const std::string beat = json{{"step", 3}, {"total_steps", 100}, {"step_ms", 40.0}}.dump();
+  calibration.record(id, fake->worker_id, beat);
+  calibration.record(id, fake->worker_id, beat);
+  ASSERT_TRUE(calibration.apply_recorded());
+  EXPECT_TRUE(calibration.calibrations().empty()) << "a simulated worker's step times were taken for a V100's";
+
+  // The same from a real V100 does calibrate it.
+  const int64_t real = f.add_worker({{"Tesla V100-SXM2-16GB", 16384}});
+  const int64_t id2 = f.submit(mlp_spec(R"(,"resources":{"gpu":"V100"})"));
+  ASSERT_EQ(f.lease(real), id2);
+  calibration.record(id2, real, beat);
+  ASSERT_TRUE(calibration.apply_recorded());
+  ASSERT_EQ(calibration.calibrations().size(), 1u);
+}
+
 TEST(HeartbeatCalibration, ObservationsBeyondTheLimitAreDroppedAndReported) {
   PlacementFixture f;
   placement::HeartbeatCalibration calibration(*f.db, f.clock);
