@@ -308,6 +308,43 @@ TEST(PlacementService, ALateHighPriorityJobTakesTheOwnedGpuFromALowerOne) {
   (void)peer;
 }
 
+// The worked quote of docs/cost-model.md ("A worked quote"): a 4 x V100 box bought at $2,000 a
+// GPU (3 years, 50% utilisation, 0.3 kW a GPU at $0.15/kWh) against the seed catalog's AWS V100
+// instances. Hand figures: capex 2000 / (3 x 8760 x 0.5) = $0.152207/h, energy 0.3 x 0.15 =
+// $0.045/h, so $0.197207 per GPU-hour; a 1-GPU job pays one GPU of the box, a 4-GPU job four.
+TEST(PlacementService, TheWorkedQuoteOfTheCostModelMatchesItsHandFigures) {
+  PlacementSettings settings;
+  settings.clouds = {"aws"};
+  settings.local_gpus = {cost::LocalGpuInventory{.gpu_model = "V100", .count = 4, .purchase_usd = 2000,
+                                                 .lifetime_years = 3, .utilisation = 0.5, .power_kw = 0.3,
+                                                 .electricity_usd_per_kwh = 0.15}};
+  PlacementFixture f(settings);
+  const std::vector<jobs::GpuDevice> box(4, jobs::GpuDevice{"Tesla V100-SXM2-16GB", 16384});
+  f.add_worker(box);
+  const double per_gpu_hour = 2000.0 / (3 * 8760 * 0.5) + 0.3 * 0.15;
+  EXPECT_NEAR(per_gpu_hour, 0.197207, 1e-6);
+  for (int gpus : {1, 4}) {
+    auto q = f.placement->quote(spec(R"(,"resources":{"gpu":"V100","gpus":)" + std::to_string(gpus) + "}"));
+    ASSERT_TRUE(q) << q.error().message;
+    ASSERT_TRUE((*q)["chosen"].is_object()) << q->dump(2);
+    const json& local = (*q)["chosen"];
+    EXPECT_EQ(local["option"], "local") << q->dump(2);
+    EXPECT_NEAR(local["usd_per_hour"].get<double>(), gpus * per_gpu_hour, 1e-6) << gpus << " GPU(s)";
+    EXPECT_NEAR(local["estimated_cost_usd"].get<double>(),
+                local["usd_per_hour"].get<double>() * local["estimated_hours"].get<double>(), 1e-9);
+    // The seed catalog's on-demand V100 rows, quoted beside it.
+    std::map<std::string, double> on_demand;
+    for (const auto& c : (*q)["candidates"])
+      if (c["option"] == "on_demand" && c["cloud"] == "aws" && c["region"] == "us-east-1")
+        on_demand[c["instance_type"].get<std::string>()] = c["usd_per_hour"].get<double>();
+    if (gpus == 1) {
+      EXPECT_NEAR(on_demand["p3.2xlarge"], 3.06, 1e-9) << q->dump(2);
+    } else {
+      EXPECT_NEAR(on_demand["p3.8xlarge"], 12.24, 1e-9) << q->dump(2);
+    }
+  }
+}
+
 TEST(PlacementService, PriceCapMemoryAndDeadlineAreHonoured) {
   PlacementFixture f(cloud_settings());
   const int64_t capped =
