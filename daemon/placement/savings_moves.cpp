@@ -68,7 +68,8 @@ Expected<int> SavingsMoves::check() {
     const json doc = json::parse(*(*row)->placement_json, nullptr, false);
     if (!doc.is_object() || !doc["chosen"].is_object() || !on_cloud(doc["chosen"])) continue;
     auto spec = train::parse_job_spec((*row)->spec_json);
-    if (!spec) continue;
+    // A job its owner sent to the cloud (placement.mode cloud) stays there.
+    if (!spec || spec->placement.mode == train::PlacementMode::cloud) continue;
 
     const double done = done_fraction((*row)->progress_json);
     const double remaining = std::max(1.0 - done, 0.001);
@@ -85,8 +86,9 @@ Expected<int> SavingsMoves::check() {
     const double current_hours = chosen.value("estimated_hours", 0.0) * remaining / remaining_at_placement;
     const double current_cost = current_usd_per_hour * current_hours;
     const double local_cost = d.choice.estimated_cost_usd;
-    const double move_hours =
-        ctx->checkpoint_hours(job.workload.checkpoint_bytes) + ctx->restart_hours(job.workload.checkpoint_bytes);
+    // Checkpoint and restart; nothing to provision: the owned worker is up.
+    const double move_hours = ctx->checkpoint_hours(job.workload.checkpoint_bytes) +
+                              ctx->restart_hours(job.workload.checkpoint_bytes) - ctx->config().provision_hours;
     const double move_cost = move_hours * (current_usd_per_hour + d.choice.usd_per_hour);
     const double saving = current_cost - local_cost;
     if (!(saving > settings_.move_margin * move_cost) || saving <= 0) continue;

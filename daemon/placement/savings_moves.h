@@ -5,8 +5,10 @@
 // options, run now, not after a wait) and compared with what its current option still bills:
 //
 //   saving    = current price x remaining hours there - the owned worker's cost of the remaining work
-//   move cost = (checkpoint write + restart hours) x (current price + owned price)
-//               — the time both sides bill while the job is neither here nor there
+//   move cost = (checkpoint write + restart hours, no provisioning: the worker is up)
+//               x (current price + owned price) — the time both sides bill while the job is
+//               neither here nor there
+// Jobs whose spec sends them to the cloud (placement.mode cloud) are never moved for savings.
 //   move when saving > placement.move_margin x move cost, at most placement.max_moves_per_hour
 //   times per job.
 //

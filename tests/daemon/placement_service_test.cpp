@@ -233,27 +233,32 @@ TEST(PlacementService, ARunningCloudJobMovesToTheOwnedGpuThatFreedUp) {
   EXPECT_EQ(f.lease(local), second);
 }
 
-// The same, with moves for savings switched off (placement.max_moves_per_hour 0): it stays.
-TEST(PlacementService, NoMovesForSavingsWhenSwitchedOff) {
-  auto settings = cloud_settings();
-  settings.max_moves_per_hour = 0;
-  PlacementFixture f(settings);
-  auto big = R"({"model":{"kind":"mlp","hidden":[4096,4096]},"data":{"dataset":"synthetic","samples":1000000,)"
-             R"("features":784,"classes":10},"train":{"epochs":20},"resources":{"gpu":"V100"},)"
-             R"("placement":{"mode":"cloud","spot":"never"}})";
-  const int64_t id = f.submit(big);
-  const int64_t instance =
-      f.add_worker({{"Tesla V100-SXM2-16GB", 16384}}, jobs::WorkerInstance{"i-1", "sim", "p3.2xlarge", false});
-  ASSERT_EQ(f.lease(instance), id);
-  f.add_worker({{"Tesla V100-SXM2-16GB", 16384}});  // an idle owned V100
-  jobs::HeartbeatReport hb;
-  hb.lease = {instance, f.job(id).lease_epoch};
-  hb.progress_json = json{{"step", 10}, {"total_steps", 1000}}.dump();
-  ASSERT_TRUE(f.svc->heartbeat(id, hb));
-  ASSERT_TRUE(f.placement->reevaluate());
-  auto r = f.svc->heartbeat(id, hb);
-  ASSERT_TRUE(r);
-  EXPECT_FALSE(r->move);
+// No move for savings when they are switched off (placement.max_moves_per_hour 0), or when the
+// job's spec sends it to the cloud (placement.mode cloud): it stays on its instance.
+TEST(PlacementService, NoMovesForSavingsWhenSwitchedOffOrTheJobAskedForTheCloud) {
+  for (const bool switched_off : {true, false}) {
+    auto settings = cloud_settings();
+    if (switched_off) settings.max_moves_per_hour = 0;
+    PlacementFixture f(settings);
+    const std::string big =
+        R"({"model":{"kind":"mlp","hidden":[4096,4096]},"data":{"dataset":"synthetic","samples":1000000,)"
+        R"("features":784,"classes":10},"train":{"epochs":20},"resources":{"gpu":"V100"},"placement":{"spot":"never")" +
+        std::string(switched_off ? "" : R"(,"mode":"cloud")") + "}}";
+    const int64_t id = f.submit(big);  // no owned V100 yet: on demand
+    ASSERT_EQ(f.placement_of(id)["chosen"]["option"], "on_demand");
+    const int64_t instance =
+        f.add_worker({{"Tesla V100-SXM2-16GB", 16384}}, jobs::WorkerInstance{"i-1", "sim", "p3.2xlarge", false});
+    ASSERT_EQ(f.lease(instance), id);
+    f.add_worker({{"Tesla V100-SXM2-16GB", 16384}});  // an idle owned V100
+    jobs::HeartbeatReport hb;
+    hb.lease = {instance, f.job(id).lease_epoch};
+    hb.progress_json = json{{"step", 10}, {"total_steps", 1000}}.dump();
+    ASSERT_TRUE(f.svc->heartbeat(id, hb));
+    ASSERT_TRUE(f.placement->reevaluate());
+    auto r = f.svc->heartbeat(id, hb);
+    ASSERT_TRUE(r);
+    EXPECT_FALSE(r->move) << (switched_off ? "switched off" : "placement.mode cloud");
+  }
 }
 
 // The priority rule of moves: a high-priority job that misses its deadline waiting for the busy
