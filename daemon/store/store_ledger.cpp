@@ -44,6 +44,20 @@ void bill_open_row(LedgerRecord& l, int64_t now_ms) {
   l.on_demand_usd = static_cast<double>(l.billed_seconds) * l.on_demand_usd_per_hour / 3600.0;
 }
 
+// Every row a bound statement selects (kLedgerColumns), open ones billed up to now_ms.
+Expected<std::vector<LedgerRecord>> billed_rows(Statement& st, int64_t now_ms) {
+  std::vector<LedgerRecord> out;
+  for (;;) {
+    auto row = st.step();
+    if (!row) return row.error();
+    if (!*row) break;
+    LedgerRecord l = read_row(st);
+    bill_open_row(l, now_ms);
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
 }  // namespace
 
 Status WriteTxn::upsert_ledger(const LedgerRecord& r) {
@@ -83,16 +97,7 @@ Expected<std::vector<LedgerRecord>> Store::ledger_rows(int64_t from_ms, int64_t 
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, now).bind(2, from_ms).bind(3, to_ms);
-  std::vector<LedgerRecord> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    LedgerRecord l = read_row(**p);
-    bill_open_row(l, now);
-    out.push_back(std::move(l));
-  }
-  return out;
+  return billed_rows(*s, now);
 }
 
 Expected<std::vector<LedgerRecord>> Store::ledger_rows_of_job(int64_t job_id) {
@@ -103,16 +108,7 @@ Expected<std::vector<LedgerRecord>> Store::ledger_rows_of_job(int64_t job_id) {
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, job_id);
-  std::vector<LedgerRecord> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    LedgerRecord l = read_row(**p);
-    bill_open_row(l, now);
-    out.push_back(std::move(l));
-  }
-  return out;
+  return billed_rows(*s, now);
 }
 
 Expected<double> Store::ledger_job_total_usd(int64_t job_id) {

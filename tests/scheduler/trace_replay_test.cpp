@@ -1,6 +1,7 @@
 // Replays the real spot traces of ../shared/data/spot-traces (skypilot-org/spot-traces, the traces
 // of "Can't Be Late", NSDI 2024) through the simulator. Skips when the data folder is absent (fails
 // under CI=true: tests/support/shared_data.h).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -23,6 +24,15 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path traces_dir() { return jobctl::testing::shared_data("spot-traces"); }
+
+// Every trace file, in name order.
+std::vector<fs::path> trace_files() {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(traces_dir()))
+    if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
 
 SpotTrace load(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -87,10 +97,7 @@ struct Sweep {
 // (R0 = C0 * 100/72) deadlines, a start every 6 hours; 72 h of compute where the trace is long
 // enough, 24 h for the 2-day GCP traces. Every policy must meet every deadline.
 TEST_F(TraceReplay, EveryPolicyMeetsEveryDeadlineOnEveryTrace) {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::recursive_directory_iterator(traces_dir()))
-    if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
+  const std::vector<fs::path> files = trace_files();
   ASSERT_GE(files.size(), 16u);
   const std::vector<std::string> policies{"on-demand", "greedy", "up", "adaptive"};
   for (bool tight : {true, false}) {
@@ -131,10 +138,7 @@ TEST_F(TraceReplay, EveryPolicyMeetsEveryDeadlineOnEveryTrace) {
 // traces, tight (bench/placement/jobctl-bench-spot-policies checks every start of every trace: a
 // loose plan on a 32 s trace takes seconds).
 TEST_F(TraceReplay, NoPolicyBeatsTheOptimum) {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::recursive_directory_iterator(traces_dir()))
-    if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
+  const std::vector<fs::path> files = trace_files();
   ASSERT_GE(files.size(), 16u);
   int runs = 0;
   for (bool tight : {true, false}) {
