@@ -49,6 +49,10 @@ Status check_feasible(const Job& job, std::span<const Machine> machines) {
     if (job.mode == train::PlacementMode::cloud && !m.cloud) continue;
     usable.push_back(&m);
   }
+  // No machine at all on the side the job may use (no worker registered yet, or no cloud): there
+  // is nothing to judge it against — a daemon just started, its workers still coming up. It waits
+  // for the first machine.
+  if (usable.empty()) return {};
   const std::span<const Machine> all = machines;
   const std::string where = job.mode == train::PlacementMode::local   ? "no registered worker"
                             : job.mode == train::PlacementMode::cloud ? "no catalog offer that can be launched"

@@ -11,6 +11,8 @@
 //   count   field resources.gpus: those machines have fewer such devices than asked
 //   memory  field resources.gpu: the job's memory per GPU (cost::estimate_vram) fits none of them
 //           (a CPU machine's memory is its RAM); a machine that reported no memory fits
+// With no machine at all on the side the mode allows, nothing is refused: there is no fleet to
+// judge the job against (no worker registered yet), and it waits for the first one.
 //
 // Thread safety: pure functions over values.
 #pragma once

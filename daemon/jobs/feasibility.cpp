@@ -66,9 +66,6 @@ Status Feasibility::check(const train::JobSpec& spec) const {
     machines.reserve(machines_.size());
     for (const auto& [key, m] : machines_) machines.push_back(m);
   }
-  // No worker has registered yet and no cloud can be launched: there is no fleet to judge the job
-  // against (a daemon just started, its workers still coming up). It waits for the first machine.
-  if (machines.empty()) return {};
   return scheduler::check_feasible(job, machines);
 }
 

@@ -1,8 +1,8 @@
 // Refusing at submit what nothing could ever run (scheduler/feasibility.h) against the machines
 // jobctld knows: every registered worker (read from the store at start, then told of each
 // registration) and the catalog offers its cloud provider can launch (none without one). With no
-// machine known at all (no worker registered yet, no cloud) nothing is refused: there is no fleet
-// to judge against, and the job waits for the first worker.
+// machine known on the side a job may use (no worker registered yet, no cloud), that job is not
+// refused: there is no fleet to judge it against (scheduler/feasibility.h).
 //
 // Thread safety: every method is safe from any thread (one mutex).
 #pragma once

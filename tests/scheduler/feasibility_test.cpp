@@ -39,6 +39,18 @@ TEST(Feasibility, WhatSomethingCanRunIsAccepted) {
     EXPECT_TRUE(check_feasible(j, f)) << j.gpu << " x" << j.workload.gpus;
 }
 
+// No machine on the side a job may use (a daemon just started: its workers not registered yet)
+// is no evidence against the job: it is accepted and waits. A local job with only cloud offers
+// known, or any job with nothing known at all.
+TEST(Feasibility, NoMachineOnTheJobsSideRefusesNothing) {
+  Job local = job("GH200");
+  local.mode = train::PlacementMode::local;
+  EXPECT_TRUE(check_feasible(local, std::vector<Machine>{machine("aws:p5.48xlarge", "H100", 8, 80, true)}));
+  EXPECT_TRUE(check_feasible(job("any", 64, 1000), std::vector<Machine>{}));
+  // One worker on its side is a fleet: judged.
+  EXPECT_FALSE(check_feasible(local, std::vector<Machine>{machine("worker 1", "V100", 1, 15.8)}));
+}
+
 TEST(Feasibility, TheRefusalNamesTheFieldAndTheReason) {
   const auto f = fleet();
   auto model = check_feasible(job("GH200"), f);
