@@ -28,4 +28,12 @@ std::string cpu_device_key(std::string_view model, int cores) {
   return "cpu/" + std::string(m) + "/" + std::to_string(cores);
 }
 
+GpuSpec cpu_machine_spec(std::string_view key, double peak_tflops) {
+  GpuSpec own = *find_gpu("cpu");
+  own.name = key;
+  own.fp32_tflops = peak_tflops;
+  own.source = "the machine's cores and SIMD width (cost/cpu_peak.h)";
+  return own;
+}
+
 }  // namespace jobctl::cost

@@ -17,6 +17,8 @@
 #include <string>
 #include <string_view>
 
+#include "cost/gpu_specs.h"
+
 namespace jobctl::cost {
 
 struct CpuFacts {
@@ -38,5 +40,11 @@ double cpu_peak_tflops(const CpuFacts& cpu);
 // The device name calibration keys a CPU machine under: "cpu/<model>/<cores>" ("cpu/AMD EPYC/2");
 // "cpu" when the model is unknown.
 std::string cpu_device_key(std::string_view model, int cores);
+
+// A CPU machine as a row of the device table: the generic "cpu" row (gpu_specs.h) named `key`
+// and running at `peak_tflops` FP32 (the other precisions fall back to it, peak_tflops()), so a
+// machine is timed (placement) and calibrated (the daemon) at one and the same peak. `key` must
+// outlive the row.
+GpuSpec cpu_machine_spec(std::string_view key, double peak_tflops);
 
 }  // namespace jobctl::cost

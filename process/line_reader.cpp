@@ -9,14 +9,14 @@
 namespace jobctl::process {
 
 std::optional<std::string> LineReader::next(std::optional<std::chrono::milliseconds> timeout) {
-  using SteadyClock = std::chrono::steady_clock;
-  const auto deadline = timeout ? std::optional(SteadyClock::now() + *timeout) : std::nullopt;
+  using Monotonic = std::chrono::steady_clock;
+  const auto deadline = timeout ? std::optional(Monotonic::now() + *timeout) : std::nullopt;
   char buf[8192];
   if (fd_ < 0) ended_ = true;
   while (lines_.empty() && !ended_) {
     int wait_ms = -1;
     if (deadline) {
-      const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - SteadyClock::now()).count();
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Monotonic::now()).count();
       if (left <= 0) return std::nullopt;
       wait_ms = static_cast<int>(std::min<int64_t>(left, 60'000));
     }

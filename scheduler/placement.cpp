@@ -6,6 +6,7 @@
 
 #include "base/fixed_decimal.h"
 #include "base/readable.h"
+#include "cost/cpu_peak.h"
 #include "cost/gpu_specs.h"
 #include "cost/runtime_estimate.h"
 #include "cost/spot_risk.h"
@@ -85,11 +86,7 @@ int PlacementContext::intern_model(const std::string& canonical, const cost::Eff
   if (auto it = model_ids_.find(canonical); it != model_ids_.end()) return it->second;
   const cost::GpuSpec* spec = cost::find_gpu(canonical);
   if (auto cpu = config_.cpu_peak_tflops.find(canonical); cpu != config_.cpu_peak_tflops.end() && cpu->second > 0) {
-    cost::GpuSpec own = *cost::find_gpu("cpu");
-    own.name = cpu_names_.emplace_back(canonical);
-    own.fp32_tflops = cpu->second;
-    own.source = "the machine's cores and SIMD width (cost/cpu_peak.h)";
-    spec = &cpu_specs_.emplace_back(own);
+    spec = &cpu_specs_.emplace_back(cost::cpu_machine_spec(cpu_names_.emplace_back(canonical), cpu->second));
   }
   const int id = static_cast<int>(models_.size());
   models_.push_back(canonical);
@@ -104,6 +101,9 @@ int PlacementContext::intern_model(const std::string& canonical, const cost::Eff
     }
   }
   rates_.push_back(r);
+  std::array<double, 3> overhead{};
+  for (size_t k = 0; k < kKinds.size(); ++k) overhead[k] = cal.overhead_seconds(canonical, kKinds[k]) / 3600.0;
+  overhead_hours_.push_back(overhead);
   // Local price: the first inventory entry whose gpu_model names this device (read as a request:
   // "V100" prices every V100, "A100-80GB" the 80 GB A100s), else the board's power at the default
   // tariff.
@@ -295,7 +295,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
       const double rate = ctx.flops_per_hour(model, kind, precision) * gpus;
       if (rate > 0) {
         c.queue_wait_hours = capacity.expected_wait_hours(p, now_ms, gpus);
-        c.estimated_hours = w.training_flops / rate;
+        c.estimated_hours = w.training_flops / rate + ctx.run_overhead_hours(model, kind);
         c.estimated_cost_usd = c.usd_per_hour * c.estimated_hours;
         c.completion_hours = c.queue_wait_hours + c.estimated_hours;
       }
@@ -323,7 +323,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     else if (!ctx.config_.cloud_launchable)
       common = Rejection::no_provider;
     const double rate = f.model >= 0 ? ctx.flops_per_hour(f.model, kind, precision) * gpus : 0.0;
-    const double t = rate > 0 ? w.training_flops / rate : 0.0;
+    const double t = rate > 0 ? w.training_flops / rate + ctx.run_overhead_hours(f.model, kind) : 0.0;
 
     Candidate od;
     od.kind = OptionKind::on_demand;

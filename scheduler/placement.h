@@ -123,6 +123,11 @@ class PlacementContext {
   double flops_per_hour(int model, int kind, int precision) const {
     return rates_[static_cast<size_t>(model)][static_cast<size_t>(kind)][static_cast<size_t>(precision)];
   }
+  // What a run spends outside its steps on this device (start-up, evaluation, checkpoints), as
+  // calibration learned it from finished runs (cost/efficiency_calibrator.h); 0 before any. Hours.
+  double run_overhead_hours(int model, int kind) const {
+    return overhead_hours_[static_cast<size_t>(model)][static_cast<size_t>(kind)];
+  }
 
  private:
   friend PlacementDecision place(const Job&, const PlacementContext&, const LocalCapacity&, int64_t,
@@ -156,6 +161,7 @@ class PlacementContext {
   std::deque<std::string> cpu_names_;
   std::deque<cost::GpuSpec> cpu_specs_;
   std::vector<std::array<std::array<double, 4>, 3>> rates_;  // [model][kind][precision], one GPU
+  std::vector<std::array<double, 3>> overhead_hours_;          // [model][kind]
   std::vector<double> local_price_;                           // [model] $/GPU-hour, < 0: not set
   std::vector<cost::LocalGpuInventory> inventory_;
 };

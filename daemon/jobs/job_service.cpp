@@ -538,7 +538,10 @@ Expected<JobRow> JobService::complete(int64_t job_id, const CompletionReport& re
     if (auto st = end_lease_in(txn, job, now); !st) return st.error();
     if (auto st = transition_job(txn, job, JobState::succeeded, "succeeded", detail, now); !st)
       return st.error();
-    txn.on_commit([this, job_id] { moves_.forget(job_id); });
+    txn.on_commit([this, job_id, worker_id = report.lease.worker_id, result = report.result_json] {
+      moves_.forget(job_id);
+      if (completion_observer_) completion_observer_(job_id, worker_id, result);
+    });
     return job;
   });
 }

@@ -165,6 +165,13 @@ class JobService {
       std::function<void(int64_t job_id, int64_t worker_id, const std::string& progress_json)> observer) {
     heartbeat_observer_ = std::move(observer);
   }
+  // Told of every job that succeeds, with the worker that ran it and its result (JSON object text):
+  // runtime calibration learns from whole runs. Runs on the store's writer thread (a commit hook),
+  // with the same rules as the observers above.
+  void set_completion_observer(
+      std::function<void(int64_t job_id, int64_t worker_id, const std::string& result_json)> observer) {
+    completion_observer_ = std::move(observer);
+  }
   // Told when a worker registers or comes back (a worker marked lost asks for work again): what
   // placement may use changed. Runs on the registering thread or a writer-thread commit hook;
   // must be quick and must not call back into the service synchronously.
@@ -218,6 +225,7 @@ class JobService {
   std::function<void(int64_t)> lease_observer_;
   std::function<void(int64_t)> queued_observer_;
   std::function<void(int64_t, int64_t, const std::string&)> heartbeat_observer_;
+  std::function<void(int64_t, int64_t, const std::string&)> completion_observer_;
   std::function<void(int64_t)> worker_observer_;
 
   JobMoves moves_;  // its own lock, never taken with mu_

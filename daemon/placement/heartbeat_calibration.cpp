@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cost/cpu_peak.h"
+#include "cost/gpu_specs.h"
 #include "cost/workload.h"
 #include "daemon/jobs/worker_capabilities.h"
 #include "daemon/placement/placement_matcher.h"
@@ -35,8 +37,13 @@ Status HeartbeatCalibration::load() {
   if (!rows) return rows.error();
   json entries = json::array();
   for (const auto& c : *rows)
-    entries.push_back({{"gpu", c.gpu_model}, {"model_kind", c.model_kind}, {"log_efficiency", c.log_efficiency},
-                       {"efficiency", std::exp(c.log_efficiency)}, {"samples", c.samples}});
+    entries.push_back({{"gpu", c.gpu_model},
+                       {"model_kind", c.model_kind},
+                       {"log_efficiency", c.log_efficiency},
+                       {"efficiency", std::exp(c.log_efficiency)},
+                       {"samples", c.samples},
+                       {"overhead_s", c.overhead_seconds},
+                       {"overhead_samples", c.overhead_samples}});
   auto calibrator = cost::EfficiencyCalibrator::from_json(json{{"version", 1}, {"entries", entries}});
   if (!calibrator) return calibrator.error();
   MutexLock lock(mu_);
@@ -45,27 +52,47 @@ Status HeartbeatCalibration::load() {
   return {};
 }
 
-bool HeartbeatCalibration::record(int64_t job_id, int64_t worker_id, const std::string& progress_json) {
-  const json p = json::parse(progress_json, nullptr, false);
-  if (!p.is_object()) return false;
-  const double step_ms = number(p, "step_ms"), total_steps = number(p, "total_steps");
-  if (!(step_ms > 0) || !(total_steps > 0)) return false;
+bool HeartbeatCalibration::enqueue(Report r) {
   MutexLock lock(mu_);
   if (recorded_.size() >= kMaxRecorded) {
     ++dropped_;
     return false;
   }
-  recorded_.push_back(Observation{job_id, worker_id, step_ms, total_steps});
+  recorded_.push_back(std::move(r));
   return recorded_.size() == 1;
 }
 
-Expected<std::optional<HeartbeatCalibration::StepShape>> HeartbeatCalibration::step_shape(const Observation& o) {
-  auto it = shapes_.find(o.job_id);
-  if (it != shapes_.end() && it->second.worker_id == o.worker_id && it->second.total_steps == o.total_steps)
+bool HeartbeatCalibration::record(int64_t job_id, int64_t worker_id, const std::string& progress_json) {
+  const json p = json::parse(progress_json, nullptr, false);
+  if (!p.is_object()) return false;
+  Report r{.job_id = job_id, .worker_id = worker_id};
+  r.step = static_cast<int64_t>(number(p, "step"));
+  r.step_ms = number(p, "step_ms");
+  r.total_steps = number(p, "total_steps");
+  r.start_step = static_cast<int64_t>(number(p, "start_step"));
+  if (!(r.step_ms > 0) || !(r.total_steps > 0) || r.step <= 0) return false;
+  return enqueue(r);
+}
+
+bool HeartbeatCalibration::record_finished(int64_t job_id, int64_t worker_id, const std::string& result_json) {
+  const json p = json::parse(result_json, nullptr, false);
+  if (!p.is_object()) return false;
+  Report r{.job_id = job_id, .worker_id = worker_id, .finished = true};
+  r.elapsed_s = number(p, "elapsed_s");
+  r.steps = static_cast<int64_t>(number(p, "steps"));
+  if (!(r.elapsed_s > 0)) return false;  // nothing to learn the overhead from
+  return enqueue(r);
+}
+
+Expected<std::optional<HeartbeatCalibration::StepShape>> HeartbeatCalibration::step_shape(int64_t job_id,
+                                                                                           int64_t worker_id,
+                                                                                           double total_steps) {
+  auto it = shapes_.find(job_id);
+  if (it != shapes_.end() && it->second.worker_id == worker_id && it->second.total_steps == total_steps)
     return std::optional<StepShape>(it->second);
-  auto job = store_.get_job(o.job_id);
+  auto job = store_.get_job(job_id);
   if (!job) return job.error();
-  auto worker = store_.get_worker(o.worker_id);
+  auto worker = store_.get_worker(worker_id);
   if (!worker) return worker.error();
   if (!*job || !*worker) return std::optional<StepShape>{};  // gone meanwhile
   auto spec = train::parse_job_spec((*job)->spec_json);
@@ -77,23 +104,31 @@ Expected<std::optional<HeartbeatCalibration::StepShape>> HeartbeatCalibration::s
   const train::ModelStats stats = train::model_stats(*spec);
   const cost::Workload w = cost::workload_from_spec(*spec, stats);
   StepShape shape;
-  shape.worker_id = o.worker_id;
-  shape.total_steps = o.total_steps;
-  shape.step_flops = w.training_flops / o.total_steps;
-  shape.gpu = worker_gpu_model(*caps);
+  shape.worker_id = worker_id;
+  shape.total_steps = total_steps;
+  shape.step_flops = w.training_flops / total_steps;
+  shape.device = worker_device(*caps);
   shape.model_kind = w.model_kind;
-  shape.precision = w.precision;
-  shape.gpus = caps->gpus.empty()
-                   ? 1
-                   : std::min<int>(std::max(spec->resources.gpus, 1), static_cast<int>(caps->gpus.size()));
+  // The peak placement times this device at (scheduler/placement.h): a CPU machine's own, a GPU
+  // model's from the table, times the GPUs the job holds.
+  if (const double cpu_peak = worker_cpu_peak_tflops(*caps); cpu_peak > 0) {
+    shape.peak_flops = cost::peak_tflops(cost::cpu_machine_spec(shape.device, cpu_peak), w.precision) * 1e12;
+  } else if (const cost::GpuSpec* gpu = cost::find_gpu(shape.device)) {
+    const int gpus = caps->gpus.empty()
+                         ? 1
+                         : std::min<int>(std::max(spec->resources.gpus, 1), static_cast<int>(caps->gpus.size()));
+    shape.peak_flops = cost::peak_tflops(*gpu, w.precision) * 1e12 * gpus;
+  } else {
+    return std::optional<StepShape>{};  // a device no table row describes: nothing to time it by
+  }
   if (shapes_.size() > 100'000) shapes_.clear();  // bounded: a cache of running jobs
-  shapes_[o.job_id] = shape;
+  shapes_[job_id] = shape;
   return std::optional<StepShape>(std::move(shape));
 }
 
 Status HeartbeatCalibration::apply_recorded() {
   MutexLock apply(apply_mu_);
-  std::vector<Observation> batch;
+  std::vector<Report> batch;
   size_t dropped = 0;
   {
     MutexLock lock(mu_);
@@ -105,29 +140,55 @@ Status HeartbeatCalibration::apply_recorded() {
     result = make_error(ErrorCode::unavailable, std::to_string(dropped) + " heartbeat observations dropped: more than " +
                                                     std::to_string(kMaxRecorded) + " were waiting");
   if (batch.empty()) return result;
-  // Shapes first (store reads), without holding mu_: record() never waits behind a read.
-  std::vector<std::pair<Observation, StepShape>> shaped;
-  shaped.reserve(batch.size());
-  for (const auto& o : batch) {
-    auto shape = step_shape(o);
-    if (!shape) {
-      if (result) result = make_error(shape.error().code, "job " + std::to_string(o.job_id) + ": " + shape.error().message);
+  // Step windows first, then the finished runs' shapes (store reads), without holding mu_:
+  // record() never waits behind a read.
+  struct Finished {
+    StepShape shape;
+    double steady_s = 0;
+    double elapsed_s = 0;
+    int64_t steps = 0;
+  };
+  std::vector<Finished> finished;
+  for (const auto& r : batch) {
+    if (!r.finished) {
+      auto [at, added] = runs_.try_emplace(r.job_id);
+      if (added || at->second.worker_id != r.worker_id || at->second.total_steps != r.total_steps)
+        at->second = Run{r.worker_id, r.total_steps, r.start_step, {}};  // a new lease: a new run
+      at->second.steady.add(r.step, r.step_ms);
       continue;
     }
-    if (*shape) shaped.emplace_back(o, std::move(**shape));
+    auto run = runs_.extract(r.job_id);
+    if (run.empty() || run.mapped().worker_id != r.worker_id || run.mapped().start_step > 0) continue;
+    const auto steady = run.mapped().steady.seconds();
+    if (!steady) continue;
+    auto shape = step_shape(r.job_id, r.worker_id, run.mapped().total_steps);
+    shapes_.erase(r.job_id);
+    if (!shape) {
+      if (result) result = make_error(shape.error().code, "job " + std::to_string(r.job_id) + ": " + shape.error().message);
+      continue;
+    }
+    if (!*shape) continue;
+    const int64_t steps = r.steps > 0 ? r.steps : static_cast<int64_t>(run.mapped().total_steps);
+    finished.push_back(Finished{std::move(**shape), *steady, r.elapsed_s, steps});
   }
+  // Running jobs that never finish here (failed, cancelled, moved) leave with the next lease of
+  // theirs; the map stays bounded all the same.
+  if (runs_.size() > 100'000) runs_.clear();
+  if (finished.empty()) return result;
   std::vector<store::CalibrationRecord> changed;
   const int64_t now = clock_.now_ms();
   {
     MutexLock lock(mu_);
     std::set<std::pair<std::string, std::string>> touched;
-    for (const auto& [o, s] : shaped)
-      if (calibrator_.observe(s.gpu, s.model_kind, s.step_flops, o.step_ms / 1000.0, s.gpus, s.precision))
-        touched.emplace(s.gpu, s.model_kind);
+    for (const auto& f : finished)
+      if (calibrator_.observe_run(f.shape.device, f.shape.model_kind, f.shape.step_flops, f.steady_s,
+                                  f.shape.peak_flops, f.elapsed_s, f.steps))
+        touched.emplace(cost::calibration_device(f.shape.device), f.shape.model_kind);
     if (touched.empty()) return result;
-    for (const auto& [gpu, kind] : touched)
-      if (auto c = calibrator_.calibration(gpu, kind))
-        changed.push_back(store::CalibrationRecord{c->gpu_model, c->model_kind, std::log(c->efficiency), c->samples, now});
+    for (const auto& [device, kind] : touched)
+      if (auto c = calibrator_.calibration(device, kind))
+        changed.push_back(store::CalibrationRecord{c->gpu_model, c->model_kind, std::log(c->efficiency), c->samples,
+                                                   now, c->overhead_seconds, c->overhead_samples});
     snapshot_ = Snapshot{std::make_shared<const cost::EfficiencyCalibrator>(calibrator_), snapshot_.generation + 1};
   }
   // One change for the whole batch: a persisted figure lags the calibrator by at most one tick.

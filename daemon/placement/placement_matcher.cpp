@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cost/cpu_peak.h"
 #include "cost/gpu_specs.h"
 
 namespace jobctl::daemon::placement {
@@ -22,6 +23,18 @@ std::string worker_gpu_model(const jobs::WorkerCapabilities& worker) {
   return cost::canonical_gpu_name(g.model, gib);
 }
 
+std::string worker_device(const jobs::WorkerCapabilities& worker) {
+  if (worker.gpus.empty() && worker_cpu_peak_tflops(worker) > 0)
+    return cost::cpu_device_key(worker.cpu->model, worker.cpu_cores);
+  return worker_gpu_model(worker);
+}
+
+double worker_cpu_peak_tflops(const jobs::WorkerCapabilities& worker) {
+  if (!worker.gpus.empty() || !worker.cpu || worker.cpu_cores <= 0) return 0;
+  if (cost::cpu_device_key(worker.cpu->model, worker.cpu_cores) == "cpu") return 0;  // no model: no key
+  return cost::cpu_peak_tflops(*worker.cpu);
+}
+
 bool placement_allows(const jobs::QueuedJob& job, const jobs::WorkerCapabilities& worker) {
   if (job.placement_option.empty()) return false;  // not placed yet
   if (job.placement_option == "local") {
@@ -29,8 +42,10 @@ bool placement_allows(const jobs::QueuedJob& job, const jobs::WorkerCapabilities
     if (!job_fits_worker(job.resource_gpu == "any" && job.placement_gpu == "cpu" ? "any" : job.resource_gpu,
                          job.resource_gpus, worker))
       return false;
-    return job.placement_gpu.empty() ||
-           cost::canonical_gpu_name(job.placement_gpu) == worker_gpu_model(worker);
+    // A CPU machine's key names that machine alone; a GPU model in any spelling names its model.
+    return job.placement_gpu.empty() || job.placement_gpu == worker_device(worker) ||
+           (!job.placement_gpu.starts_with("cpu/") &&
+            cost::canonical_gpu_name(job.placement_gpu) == worker_gpu_model(worker));
   }
   if (!worker.instance) return false;
   const bool spot = job.placement_option == "spot";

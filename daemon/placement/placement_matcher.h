@@ -1,7 +1,8 @@
 // Matching that honours placement (contract in docs/api.md, "The placement document"): a worker is
 // offered only jobs the placement service has placed, and only where the chosen option says:
 //   - option "local": a local worker (no "instance" in its registration) that fits the job's
-//     resources (job_fits_worker) and whose GPU model is the chosen pool's ("cpu": a CPU-only one);
+//     resources (job_fits_worker) and whose device is the chosen pool's (worker_device: a GPU
+//     model, or a CPU machine's key; "cpu": any CPU-only one);
 //   - option "on_demand" / "spot": only a worker whose registration carries an "instance" with the
 //     chosen instance type and the same spot flag.
 // Jobs not placed yet (queued, placement pending or nothing can run them) are offered to no one.
@@ -25,5 +26,14 @@ bool placement_allows(const jobs::QueuedJob& job, const jobs::WorkerCapabilities
 
 // The GPU model a worker offers, canonical ("cpu" for a CPU-only worker).
 std::string worker_gpu_model(const jobs::WorkerCapabilities& worker);
+
+// The device a worker is to placement and calibration: its GPU model, or for a CPU-only worker
+// that said what its CPU is, the machine's key (cost/cpu_peak.h: "cpu/AMD EPYC/2"), so CPUs of
+// different models and core counts are timed at their own peaks and learn apart.
+std::string worker_device(const jobs::WorkerCapabilities& worker);
+
+// That CPU machine's peak FP32 TFLOPS (cost/cpu_peak.h); 0 for a GPU worker or a CPU that did
+// not say enough to compute one.
+double worker_cpu_peak_tflops(const jobs::WorkerCapabilities& worker);
 
 }  // namespace jobctl::daemon::placement

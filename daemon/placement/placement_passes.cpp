@@ -99,9 +99,12 @@ std::shared_ptr<const scheduler::PlacementContext> PlacementPasses::context(uint
   if (offers_generation) *offers_generation = usable.generation;
   MutexLock lock(cache_mu_);
   if (!context_ || context_offers_generation_ != usable.generation ||
-      context_calibration_generation_ != calibration.generation) {
+      context_calibration_generation_ != calibration.generation || cpu_peaks_changed_) {
+    scheduler::PlacementConfig config = placement_config(settings_);
+    config.cpu_peak_tflops = cpu_peaks_;
     context_ = std::make_shared<const scheduler::PlacementContext>(*usable.offers, settings_.local_gpus,
-                                                                   *calibration.calibrator, placement_config(settings_));
+                                                                   *calibration.calibrator, std::move(config));
+    cpu_peaks_changed_ = false;
     context_offers_generation_ = usable.generation;
     context_calibration_generation_ = calibration.generation;
   }
@@ -144,7 +147,14 @@ Expected<scheduler::LocalCapacity> PlacementPasses::local_capacity() {
       if (caps && !caps->instance) {  // readable, and not a cloud instance's worker
         scheduler::Worker sw;
         sw.id = std::to_string(w.id);
-        sw.gpu_model = worker_gpu_model(*caps);
+        sw.gpu_model = worker_device(*caps);
+        if (const double peak = worker_cpu_peak_tflops(*caps); peak > 0) {
+          auto [at, added] = cpu_peaks_.emplace(sw.gpu_model, peak);
+          if (added || at->second != peak) {
+            at->second = peak;
+            cpu_peaks_changed_ = true;
+          }
+        }
         sw.gpu_count = caps->gpus.empty() ? 1 : static_cast<int>(caps->gpus.size());
         const int64_t mem_mb = caps->gpus.empty() ? caps->memory_mb : caps->gpus.front().memory_mb;
         sw.gpu_memory_gb = mem_mb > 0 ? static_cast<double>(mem_mb) / 1024.0 : 1e6;  // 0: not reported

@@ -141,6 +141,11 @@ class PlacementPasses {
   // worker registers, so they are parsed once.
   std::map<int64_t, std::optional<scheduler::Worker>> worker_pools_ JOBCTL_GUARDED_BY(cache_mu_);
   std::map<int64_t, LeaseChoice> lease_choices_ JOBCTL_GUARDED_BY(cache_mu_);  // by job; ended leases leave
+  // The CPU machines local workers are (device key -> peak FP32 TFLOPS), for the context's
+  // PlacementConfig::cpu_peak_tflops: filled as workers are read (local_capacity(), which every
+  // caller runs before context()); a new machine rebuilds the context.
+  std::map<std::string, double> cpu_peaks_ JOBCTL_GUARDED_BY(cache_mu_);
+  bool cpu_peaks_changed_ JOBCTL_GUARDED_BY(cache_mu_) = false;
 };
 
 }  // namespace jobctl::daemon::placement

@@ -30,6 +30,9 @@ Status PlacementService::start() {
   jobs_.set_heartbeat_observer([this](int64_t job, int64_t worker, const std::string& progress) {
     if (calibration_.record(job, worker, progress)) wake();
   });
+  jobs_.set_completion_observer([this](int64_t job, int64_t worker, const std::string& result) {
+    if (calibration_.record_finished(job, worker, result)) wake();
+  });
   jobs_.set_worker_observer([this](int64_t) {
     if (passes_.capacity_changed()) wake();
   });

@@ -176,6 +176,13 @@ ALTER TABLE ledger ADD COLUMN open INTEGER NOT NULL DEFAULT 0;  -- 1: the lease 
 CREATE INDEX ledger_open ON ledger(job_id) WHERE open = 1;
 )sql";
 
+// Version 9 (runtime calibration per finished run): what a run spends outside its steps (start-up,
+// evaluation, checkpoints), learned beside the efficiency (cost/efficiency_calibrator.h).
+constexpr std::string_view kV9 = R"sql(
+ALTER TABLE calibration ADD COLUMN overhead_s REAL NOT NULL DEFAULT 0;
+ALTER TABLE calibration ADD COLUMN overhead_samples INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -188,6 +195,7 @@ const std::vector<Migration>& migrations() {
       {6, "job_placements, jobs.chosen", kV6},
       {7, "workers.secret_hash", kV7},
       {8, "ledger.open", kV8},
+      {9, "calibration.overhead_s", kV9},
   };
   return list;
 }

@@ -113,13 +113,15 @@ struct LedgerRecord {
   bool open = false;
 };
 
-// A persisted efficiency calibration (cost/efficiency_calibrator.h; migration 2).
+// A persisted efficiency calibration (cost/efficiency_calibrator.h; migrations 2 and 9).
 struct CalibrationRecord {
   std::string gpu_model;
   std::string model_kind;
   double log_efficiency = 0;
   int64_t samples = 0;
   int64_t updated_ms = 0;
+  double overhead_seconds = 0;   // per run, outside its steps (migration 9)
+  int64_t overhead_samples = 0;
 };
 
 // An API token (docs/security.md): only the SHA-256 of the secret is stored.

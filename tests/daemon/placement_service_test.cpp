@@ -7,11 +7,14 @@
 #include <cmath>
 #include <future>
 
+#include "cost/runtime_estimate.h"
+#include "cost/workload.h"
 #include "daemon/http/api_json.h"
 #include "daemon/ledger/ledger_report.h"
 #include "daemon/placement/placement_matcher.h"
 #include "daemon/placement/placement_service.h"
 #include "tests/daemon/placement_support.h"
+#include "train/spec/model_stats.h"
 
 namespace jobctl::daemon::testing {
 namespace {
@@ -52,6 +55,37 @@ TEST(PlacementService, DefaultJobGoesToTheLocalCpuWorkerWithNoConfiguration) {
   for (const auto& ev : detail->events) placed_event |= ev.type == "placed";
   EXPECT_TRUE(placed_event);
   EXPECT_EQ(f.lease(w), id);
+}
+
+// A CPU-only worker that says what its CPU is (model, cores, vector width) is a pool of its own,
+// named by the machine's key and timed at its own peak, and the job placed there is offered to
+// that machine, not to a CPU of another model.
+TEST(PlacementService, ACpuMachineIsAPoolOfItsOwnTimedAtItsPeak) {
+  PlacementFixture f;
+  auto register_cpu = [&f](std::string model, std::string vendor, int cores, int bits) {
+    jobs::WorkerRegistration reg;
+    reg.name = model;
+    reg.capabilities.cpu_cores = cores;
+    reg.capabilities.memory_mb = 16384;
+    reg.capabilities.cpu = cost::CpuFacts{model, vendor, cores, bits, true, 2600};
+    auto r = f.svc->register_worker(reg);
+    EXPECT_TRUE(r);
+    return r ? r->worker_id : 0;
+  };
+  const int64_t epyc = register_cpu("AMD EPYC 9B14", "AuthenticAMD", 2, 512);
+  const int64_t id = f.submit(spec(R"(,"resources": {"gpu": "cpu"})"));
+  json p = f.placement_of(id);
+  ASSERT_TRUE(p["chosen"].is_object()) << p.dump(2);
+  EXPECT_EQ(p["chosen"]["gpu"], "cpu/AMD EPYC 9B14/2");
+  // 2 cores x 2.6 GHz x 8 lanes (AVX-512 on AMD: 256-bit pipes) x FMA x 2 pipes = 0.1664 TFLOP/s.
+  auto job_spec = train::parse_job_spec(f.job(id).spec_json);
+  ASSERT_TRUE(job_spec);
+  const double flops = cost::workload_from_spec(*job_spec, train::model_stats(*job_spec)).training_flops;
+  EXPECT_NEAR(p["chosen"]["estimated_hours"].get<double>(),
+              flops / (0.1664e12 * cost::default_efficiency("cpu", "mlp") * 3600), 1e-9);
+  const int64_t xeon = register_cpu("Intel Xeon Platinum 8480", "GenuineIntel", 8, 512);
+  EXPECT_EQ(f.lease(xeon), std::nullopt) << "placed on the EPYC machine: not another CPU's";
+  EXPECT_EQ(f.lease(epyc), id);
 }
 
 // A worker that registers and never polls held a "gpu: any" job placed on its pool for over six
@@ -443,9 +477,15 @@ TEST(Calibration, HeartbeatsCalibrateAndPersistAcrossARestart) {
     for (int i = 1; i <= 5; ++i) {
       jobs::HeartbeatReport hb;
       hb.lease = {w, epoch};
-      hb.progress_json = json{{"step", i}, {"total_steps", 100}, {"step_ms", 2.0}}.dump();
+      hb.progress_json = json{{"step", 20 * i}, {"total_steps", 100}, {"step_ms", 2.0}, {"start_step", 0}}.dump();
       ASSERT_TRUE(f.svc->heartbeat(id, hb));
     }
+    f.placement->tick();
+    EXPECT_TRUE(f.placement->calibrations().empty()) << "a run calibrates once it has ended";
+    jobs::CompletionReport done;
+    done.lease = {w, epoch};
+    done.result_json = json{{"elapsed_s", 0.5}, {"steps", 100}}.dump();
+    ASSERT_TRUE(f.svc->complete(id, done));
     EXPECT_TRUE(f.placement->calibrations().empty()) << "recorded on the writer thread, applied by the placement thread";
     EXPECT_GT(f.wakes.load(), 0);
     f.placement->tick();
@@ -453,15 +493,17 @@ TEST(Calibration, HeartbeatsCalibrateAndPersistAcrossARestart) {
     ASSERT_EQ(cal.size(), 1u);
     EXPECT_EQ(cal[0].gpu_model, "cpu");
     EXPECT_EQ(cal[0].model_kind, "mlp");
-    EXPECT_EQ(cal[0].samples, 5);
+    EXPECT_EQ(cal[0].samples, 1);
+    EXPECT_NEAR(cal[0].overhead_seconds, 0.5 - 100 * 0.002, 1e-9);
     before = cal[0].efficiency;
     EXPECT_GT(before, 0);
   }
   PlacementFixture g({}, path);
   auto cal = g.placement->calibrations();
   ASSERT_EQ(cal.size(), 1u);
-  EXPECT_EQ(cal[0].samples, 5);
+  EXPECT_EQ(cal[0].samples, 1);
   EXPECT_NEAR(cal[0].efficiency, before, before * 1e-9);
+  EXPECT_NEAR(cal[0].overhead_seconds, 0.3, 1e-9);
 }
 
 // The first job of scripts/start.sh is submitted before the worker registers, and before the

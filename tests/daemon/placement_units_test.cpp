@@ -1,11 +1,15 @@
 // The contracts of placement's units one by one: the offer book and its set-asides, heartbeat
-// calibration's two halves (record without the store, apply on the placement thread), the spot
+// calibration's two halves (record without the store, apply on the placement thread; whole runs,
+// and the convergence of identical jobs' estimates), the spot
 // deadline policy per job, and what a placement pass is asked to decide.
 #include <gtest/gtest.h>
 
 #include "daemon/placement/heartbeat_calibration.h"
 #include "daemon/placement/offer_book.h"
 #include "daemon/placement/spot_deadlines.h"
+#include "scheduler/job.h"
+#include "scheduler/placement.h"
+#include "train/spec/model_stats.h"
 #include "tests/daemon/placement_support.h"
 
 namespace jobctl::daemon::testing {
@@ -55,7 +59,7 @@ TEST(OfferBook, SetAsideOffersLeaveUntilTheirTimeAndTheGenerationSaysSo) {
 
 // record() runs on the store's writer thread (a heartbeat's completion): it must not touch the
 // store. It works with the store closed; apply_recorded() does the reads and the write.
-TEST(HeartbeatCalibration, RecordOnlyQueuesApplyReadsAndWrites) {
+TEST(HeartbeatCalibration, HeartbeatsKeepTheRunsPaceAndItsEndCalibrates) {
   PlacementFixture f;
   const int64_t w = f.add_worker({});
   const int64_t id = f.submit(mlp_spec());
@@ -64,27 +68,128 @@ TEST(HeartbeatCalibration, RecordOnlyQueuesApplyReadsAndWrites) {
   placement::HeartbeatCalibration calibration(*f.db, f.clock);
   ASSERT_TRUE(calibration.load());
   const auto before = calibration.snapshot().generation;
-  const std::string beat = json{{"step", 3}, {"total_steps", 100}, {"step_ms", 2.0}}.dump();
-  EXPECT_TRUE(calibration.record(id, w, beat)) << "the first waiting observation: wake the placement thread";
-  EXPECT_FALSE(calibration.record(id, w, beat));
+  auto beat = [](int step, double ms) {
+    return json{{"step", step}, {"total_steps", 100}, {"step_ms", ms}, {"start_step", 0}}.dump();
+  };
+  EXPECT_TRUE(calibration.record(id, w, beat(10, 9.0))) << "the first waiting report: wake the placement thread";
+  EXPECT_FALSE(calibration.record(id, w, beat(40, 2.0)));
+  EXPECT_FALSE(calibration.record(id, w, beat(70, 2.2)));
+  EXPECT_FALSE(calibration.record(id, w, beat(90, 1.8)));
   EXPECT_FALSE(calibration.record(id, w, R"({"step": 3})")) << "no step time: not an observation";
   EXPECT_FALSE(calibration.record(id, w, "not json"));
-  EXPECT_TRUE(calibration.calibrations().empty());
+  ASSERT_TRUE(calibration.apply_recorded());
+  EXPECT_TRUE(calibration.calibrations().empty()) << "a run calibrates when it has ended, as a whole";
+  EXPECT_EQ(calibration.snapshot().generation, before);
 
+  EXPECT_FALSE(calibration.record_finished(id, w, R"({"steps": 100})")) << "no elapsed time: nothing to learn";
+  EXPECT_TRUE(calibration.record_finished(id, w, json{{"elapsed_s", 1.5}, {"steps", 100}}.dump()));
   ASSERT_TRUE(calibration.apply_recorded());
   auto cal = calibration.calibrations();
   ASSERT_EQ(cal.size(), 1u);
-  EXPECT_EQ(cal[0].samples, 2);
+  EXPECT_EQ(cal[0].gpu_model, "cpu") << "a CPU worker that did not say what its CPU is: the generic row";
+  EXPECT_EQ(cal[0].samples, 1);
+  EXPECT_EQ(cal[0].overhead_samples, 1);
+  // The steady step time is the median of the windows after the first (2.0 ms): the first
+  // window's 9 ms start-up counts as overhead, not as pace.
+  EXPECT_NEAR(cal[0].overhead_seconds, 1.5 - 100 * 0.002, 1e-9);
   EXPECT_NE(calibration.snapshot().generation, before);
   auto stored = f.db->calibrations();
   ASSERT_TRUE(stored);
   ASSERT_EQ(stored->size(), 1u);
-  EXPECT_EQ((*stored)[0].samples, 2);
+  EXPECT_EQ((*stored)[0].samples, 1);
+  EXPECT_NEAR((*stored)[0].overhead_seconds, 1.3, 1e-9);
+  EXPECT_EQ((*stored)[0].overhead_samples, 1);
+  // What was stored is what a restarted daemon starts from.
+  placement::HeartbeatCalibration reloaded(*f.db, f.clock);
+  ASSERT_TRUE(reloaded.load());
+  ASSERT_EQ(reloaded.calibrations().size(), 1u);
+  EXPECT_NEAR(reloaded.calibrations()[0].overhead_seconds, 1.3, 1e-9);
+  EXPECT_NEAR(reloaded.calibrations()[0].efficiency, cal[0].efficiency, 1e-12);
 
   // Recording needs no store at all.
+  const int64_t id2 = f.submit(mlp_spec());
+  ASSERT_EQ(f.lease(w), id2);
+  calibration.record(id2, w, beat(10, 2.0));
+  calibration.record(id2, w, beat(50, 2.0));
+  ASSERT_TRUE(calibration.apply_recorded());
   f.db->close();
-  EXPECT_TRUE(calibration.record(id, w, beat));
-  EXPECT_FALSE(calibration.apply_recorded()) << "the write fails on a closed store, and says so";
+  EXPECT_TRUE(calibration.record_finished(id2, w, json{{"elapsed_s", 1.5}, {"steps", 100}}.dump()));
+  EXPECT_FALSE(calibration.apply_recorded()) << "the reads fail on a closed store, and say so";
+}
+
+// A run resumed from a checkpoint (start_step > 0) is not a whole run: its elapsed time would
+// teach a start-up overhead too small, so it calibrates nothing.
+TEST(HeartbeatCalibration, AResumedRunIsNotObserved) {
+  PlacementFixture f;
+  const int64_t w = f.add_worker({});
+  const int64_t id = f.submit(mlp_spec());
+  ASSERT_EQ(f.lease(w), id);
+  placement::HeartbeatCalibration calibration(*f.db, f.clock);
+  for (int step : {60, 80, 100})
+    calibration.record(id, w, json{{"step", step}, {"total_steps", 100}, {"step_ms", 2.0}, {"start_step", 50}}.dump());
+  calibration.record_finished(id, w, json{{"elapsed_s", 0.4}, {"steps", 100}}.dump());
+  ASSERT_TRUE(calibration.apply_recorded());
+  EXPECT_TRUE(calibration.calibrations().empty());
+}
+
+// The daemon's estimate of identical jobs converges on what they take: four runs of one spec on
+// one CPU machine whose times differ by up to 10%, each estimated from the calibration of the runs
+// before it the way placement estimates (scheduler::place on a PlacementContext built from the
+// calibration, with the machine's own peak). The first estimate is the model's alone; from the
+// second on each is within 15% of the run it estimates. Without the overhead term it was not: the
+// estimate was the steps alone, about half of these short runs.
+TEST(HeartbeatCalibration, IdenticalRunsAreEstimatedWithinFifteenPercent) {
+  PlacementFixture f;
+  jobs::WorkerRegistration reg;
+  reg.name = "epyc";
+  reg.capabilities.cpu_cores = 2;
+  reg.capabilities.memory_mb = 8192;
+  reg.capabilities.cpu = cost::CpuFacts{"AMD EPYC 9B14", "AuthenticAMD", 2, 512, true, 2600};
+  auto worker = f.svc->register_worker(reg);
+  ASSERT_TRUE(worker);
+  const int64_t w = worker->worker_id;
+  const std::string key = cost::cpu_device_key("AMD EPYC 9B14", 2);
+  const std::string spec_text = mlp_spec(R"(,"resources":{"gpu":"cpu"})");
+  auto spec = train::parse_job_spec(spec_text);
+  ASSERT_TRUE(spec);
+
+  placement::HeartbeatCalibration calibration(*f.db, f.clock);
+  auto estimate = [&] {
+    scheduler::PlacementConfig config;
+    config.cloud_launchable = false;
+    config.cpu_peak_tflops[key] = 0.1664;
+    scheduler::PlacementContext ctx({}, {}, *calibration.snapshot().calibrator, config);
+    scheduler::Worker pool;
+    pool.id = "epyc";
+    pool.gpu_model = key;
+    pool.gpu_memory_gb = 8;
+    scheduler::LocalCapacity capacity({pool});
+    const scheduler::Job job = scheduler::job_from_spec("j", *spec, train::model_stats(*spec), 0);
+    const auto d = scheduler::place(job, ctx, capacity, f.clock.now_ms(), nullptr);
+    EXPECT_EQ(d.outcome, scheduler::Outcome::run_local);
+    return d.choice.estimated_hours * 3600;
+  };
+  // Per run: the steady step time (ms) and the elapsed seconds of 400 steps, with a start-up and
+  // an evaluation outside them.
+  const std::vector<std::pair<double, double>> runs{{5.0, 3.40}, {5.4, 3.70}, {4.9, 3.35}, {5.2, 3.55}};
+  std::vector<double> errors;
+  for (const auto& [step_ms, elapsed] : runs) {
+    const double estimated = estimate();
+    const int64_t id = f.submit(spec_text);
+    ASSERT_EQ(f.lease(w), id);
+    for (int step : {50, 100, 200, 300, 400}) {
+      const double window_ms = step == 50 ? 3 * step_ms : step_ms;  // the first window: start-up
+      calibration.record(
+          id, w, json{{"step", step}, {"total_steps", 400}, {"step_ms", window_ms}, {"start_step", 0}}.dump());
+    }
+    calibration.record_finished(id, w, json{{"elapsed_s", elapsed}, {"steps", 400}}.dump());
+    ASSERT_TRUE(calibration.apply_recorded());
+    errors.push_back((estimated - elapsed) / elapsed);
+  }
+  ASSERT_EQ(calibration.calibrations().size(), 1u);
+  EXPECT_EQ(calibration.calibrations()[0].gpu_model, key) << "a CPU machine learns under its own key";
+  for (size_t i = 1; i < errors.size(); ++i)
+    EXPECT_LT(std::abs(errors[i]), 0.15) << "run " << i + 1 << ": estimate error " << errors[i];
 }
 
 // A worker with simulated GPUs trains on the CPU: its step times must not calibrate the GPU it
@@ -103,9 +208,12 @@ TEST(HeartbeatCalibration, SimulatedWorkersNeverCalibrateTheGpuTheyClaim) {
   ASSERT_EQ(f.lease(fake->worker_id), id);
   placement::HeartbeatCalibration calibration(*f.db, f.clock);
   ASSERT_TRUE(calibration.load());
-  const std::string beat = json{{"step", 3}, {"total_steps", 100}, {"step_ms", 40.0}}.dump();
-  calibration.record(id, fake->worker_id, beat);
-  calibration.record(id, fake->worker_id, beat);
+  auto run = [&calibration](int64_t job, int64_t worker) {
+    for (int step : {3, 30, 60})
+      calibration.record(job, worker, json{{"step", step}, {"total_steps", 100}, {"step_ms", 40.0}}.dump());
+    calibration.record_finished(job, worker, json{{"elapsed_s", 5.0}, {"steps", 100}}.dump());
+  };
+  run(id, fake->worker_id);
   ASSERT_TRUE(calibration.apply_recorded());
   EXPECT_TRUE(calibration.calibrations().empty()) << "a simulated worker's step times were taken for a V100's";
 
@@ -113,9 +221,10 @@ TEST(HeartbeatCalibration, SimulatedWorkersNeverCalibrateTheGpuTheyClaim) {
   const int64_t real = f.add_worker({{"Tesla V100-SXM2-16GB", 16384}});
   const int64_t id2 = f.submit(mlp_spec(R"(,"resources":{"gpu":"V100"})"));
   ASSERT_EQ(f.lease(real), id2);
-  calibration.record(id2, real, beat);
+  run(id2, real);
   ASSERT_TRUE(calibration.apply_recorded());
   ASSERT_EQ(calibration.calibrations().size(), 1u);
+  EXPECT_EQ(calibration.calibrations()[0].gpu_model, "V100-16GB");
 }
 
 TEST(HeartbeatCalibration, ObservationsBeyondTheLimitAreDroppedAndReported) {

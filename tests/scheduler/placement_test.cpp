@@ -346,14 +346,26 @@ TEST(Placement, AnIdleWorkerIsNotLeftIdleWhileTheJobWaits) {
 
 // A CPU machine is timed at its own peak (cores x SIMD width, cost/cpu_peak.h) and calibrated
 // under its own key, not at the generic "cpu" row's 0.5 TFLOP/s.
-TEST(Placement, ACpuMachineIsTimedByItsOwnPeak) {
-  Scenario s;
+// The 2-core AMD EPYC VM as the only machine (0.166 TFLOP/s, cost/cpu_peak.h), and a CPU job.
+const std::string kEpycVm = cost::cpu_device_key("AMD EPYC", 2);
+
+void only_the_epyc_vm(Scenario& s) {
   s.config.cloud_launchable = false;
-  const std::string vm = cost::cpu_device_key("AMD EPYC", 2);
-  s.config.cpu_peak_tflops[vm] = 0.166;
-  s.capacity = LocalCapacity{{worker("cpu1", vm, 8)}};
+  s.config.cpu_peak_tflops[kEpycVm] = 0.166;
+  s.capacity = LocalCapacity{{worker("cpu1", kEpycVm, 8)}};
+}
+
+Job cpu_job() {
   Job j = job(0.01);
   j.gpu = "cpu";
+  return j;
+}
+
+TEST(Placement, ACpuMachineIsTimedByItsOwnPeak) {
+  Scenario s;
+  only_the_epyc_vm(s);
+  const std::string& vm = kEpycVm;
+  Job j = cpu_job();
   auto d = s.decide(j);
   ASSERT_EQ(d.choice.kind, OptionKind::local);
   const double flops = j.workload.training_flops;
@@ -367,6 +379,24 @@ TEST(Placement, ACpuMachineIsTimedByItsOwnPeak) {
                                                 .electricity_usd_per_kwh = 0.2});
   d = s.decide(j);
   EXPECT_NEAR(d.choice.usd_per_hour, 0.02, 1e-12);
+}
+
+// What a run spends outside its steps (start-up, evaluation), once calibration has learned it for
+// a device, is part of every estimate on that device and no other: without it a short job's
+// estimate is its compute alone, and identical jobs are estimated well below what they take.
+TEST(Placement, TheCalibratedRunOverheadIsPartOfTheEstimate) {
+  Scenario s;
+  only_the_epyc_vm(s);
+  Job j = cpu_job();
+  const double compute = s.decide(j).choice.estimated_hours;
+  ASSERT_TRUE(s.calibration.observe_overhead(kEpycVm, "mlp", 36));
+  auto d = s.decide(j);
+  EXPECT_NEAR(d.choice.estimated_hours, compute + 0.01, 1e-9);
+  EXPECT_NEAR(d.choice.estimated_cost_usd, d.choice.usd_per_hour * (compute + 0.01), 1e-12);
+  // Another model kind on the same machine has learned nothing yet.
+  j.workload.model_kind = "cnn";
+  EXPECT_NEAR(s.decide(j).choice.estimated_hours,
+              j.workload.training_flops / (0.166e12 * cost::default_efficiency("cpu", "cnn") * 3600), 1e-9);
 }
 
 // A 1-GPU job on a 4 x V100 worker pays for one GPU, not four (it was priced, and billed, for all
