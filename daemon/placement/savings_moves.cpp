@@ -99,7 +99,12 @@ Expected<int> SavingsMoves::check() {
                   "the move costs $%.4f (x%.2f margin)",
                   100 * remaining, local_cost, current_cost, chosen.value("option", "").c_str(), move_cost,
                   settings_.move_margin);
-    auto moved = jobs_.request_move(id, jobs::MoveRequest{jobs::MoveTarget::local, why});
+    const jobs::MoveRequest request{jobs::MoveTarget::local, why,
+                                    {{"remaining_here_usd", current_cost},
+                                     {"remaining_there_usd", local_cost},
+                                     {"saving_usd", saving},
+                                     {"move_cost_usd", move_cost}}};
+    auto moved = jobs_.request_move(id, request);
     if (!moved) {
       if (moved.error().code != ErrorCode::conflict) keep_first(id, moved.error());  // conflict: it ended meanwhile
       continue;

@@ -12,8 +12,8 @@
 //   move when saving > placement.move_margin x move cost, at most placement.max_moves_per_hour
 //   times per job.
 //
-// The move is the move primitive (jobs::JobService::request_move) with target local and a reason
-// giving the figures; the instance left without a job is stopped by the provisioner's idle rule.
+// The move is the move primitive (jobs::JobService::request_move) with target local, a reason
+// giving the figures and the figures themselves in the event; the instance left without a job is stopped by the provisioner's idle rule.
 //
 // Ownership and thread safety: borrows the store, the clock, the job service and the passes (all
 // outlive it). check() runs on the placement thread, one call at a time.
