@@ -261,6 +261,110 @@ TEST(PlacementService, NoMovesForSavingsWhenSwitchedOffOrTheJobAskedForTheCloud)
   }
 }
 
+// The savings rule of moves, for a cheaper cloud offer: a job placed on demand while no spot V100
+// could be launched moves to spot once one can. Its spec sends it to the cloud (placement.mode
+// cloud): an idle owned V100 does not take it, the cheaper cloud offer does.
+TEST(PlacementService, ARunningOnDemandJobMovesToACheaperCloudOfferOnceItCanBeLaunched) {
+  PlacementFixture f(cloud_settings());
+  const int64_t until = f.clock.now_ms() + 600'000;
+  for (const auto& o : f.placement->offers())  // no spot market can be launched for ten minutes
+    if (o.spot_usd_per_hour) f.placement->set_aside(o.instance_type, o.region, true, until);
+  const int64_t id = f.submit(
+      R"({"model":{"kind":"mlp","hidden":[4096,4096]},"data":{"dataset":"synthetic","samples":1000000,)"
+      R"("features":784,"classes":10},"train":{"epochs":20},"resources":{"gpu":"V100"},"placement":{"mode":"cloud"}})");
+  ASSERT_EQ(f.placement_of(id)["chosen"]["option"], "on_demand") << f.placement_of(id).dump(2);
+  ASSERT_GT(f.placement_of(id)["chosen"]["estimated_hours"].get<double>(), 0.5) << "long enough for a move to pay";
+  const int64_t instance =
+      f.add_worker({{"Tesla V100-SXM2-16GB", 16384}}, jobs::WorkerInstance{"i-1", "sim", "p3.2xlarge", false});
+  ASSERT_EQ(f.lease(instance), id);
+  f.add_worker({{"Tesla V100-SXM2-16GB", 16384}});  // an idle owned V100: not for a job sent to the cloud
+  const int64_t epoch = f.job(id).lease_epoch;
+  auto beat = [&] {
+    jobs::HeartbeatReport hb;
+    hb.lease = {instance, epoch};
+    hb.progress_json = json{{"step", 10}, {"total_steps", 1000}}.dump();
+    return f.svc->heartbeat(id, hb);
+  };
+  ASSERT_TRUE(beat());
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto before = beat();
+  ASSERT_TRUE(before);
+  EXPECT_FALSE(before->move) << "no spot offer can be launched yet, and the owned V100 is not for it";
+
+  f.clock.advance_ms(600'001);  // spot can be launched again
+  ASSERT_TRUE(beat());
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto after = beat();
+  ASSERT_TRUE(after);
+  EXPECT_TRUE(after->move) << "spot runs the rest for far less than the move costs";
+  auto detail = f.svc->get_job(id);
+  ASSERT_TRUE(detail);
+  ASSERT_EQ(detail->events.back().type, "move_requested");
+  const json move = json::parse(detail->events.back().detail_json);
+  EXPECT_EQ(move["to"], "spot") << move.dump();
+  EXPECT_NE(move.value("reason", "").find("savings: a cheaper cloud offer runs the remaining"), std::string::npos)
+      << move.dump();
+  EXPECT_GT(move["saving_usd"].get<double>(), 1.5 * move["move_cost_usd"].get<double>()) << move.dump();
+  EXPECT_GT(move["move_cost_usd"].get<double>(), 0) << "checkpoint, provisioning and restart, billed on both sides";
+
+  ASSERT_TRUE(f.svc->preempt(id, jobs::PreemptionReport{{instance, epoch}, "moved by jobctld"}));
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(f.placement_of(id)["chosen"]["option"], "spot") << f.placement_of(id).dump(2);
+  EXPECT_EQ(f.job(id).recoveries, 0);
+}
+
+// At most placement.max_moves_per_hour moves for savings per job: with one allowed and used, the
+// job stays where it is for the rest of the hour however much a move would save.
+TEST(PlacementService, MovesForSavingsAreRateLimitedPerJob) {
+  auto settings = cloud_settings();
+  settings.max_moves_per_hour = 1;
+  PlacementFixture f(settings);
+  const std::string big =
+      R"({"model":{"kind":"mlp","hidden":[4096,4096]},"data":{"dataset":"synthetic","samples":1000000,)"
+      R"("features":784,"classes":10},"train":{"epochs":20},"resources":{"gpu":"V100"},"placement":{"spot":"never"}})";
+  const int64_t id = f.submit(big);  // no owned V100 yet: on demand
+  ASSERT_EQ(f.placement_of(id)["chosen"]["option"], "on_demand");
+  int instances = 0;
+  auto run_on_an_instance = [&] {
+    const int64_t w = f.add_worker({{"Tesla V100-SXM2-16GB", 16384}},
+                                   jobs::WorkerInstance{"i-" + std::to_string(++instances), "sim", "p3.2xlarge", false});
+    EXPECT_EQ(f.lease(w), id);
+    jobs::HeartbeatReport hb;
+    hb.lease = {w, f.job(id).lease_epoch};
+    hb.progress_json = json{{"step", 10}, {"total_steps", 1000}}.dump();
+    EXPECT_TRUE(f.svc->heartbeat(id, hb));
+    return hb;
+  };
+  auto hb = run_on_an_instance();
+  const int64_t owned = f.add_worker({{"Tesla V100-SXM2-16GB", 16384}});  // frees up: the hour's one move
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto r = f.svc->heartbeat(id, hb);
+  ASSERT_TRUE(r);
+  ASSERT_TRUE(r->move);
+  ASSERT_TRUE(f.svc->preempt(id, jobs::PreemptionReport{hb.lease, "moved by jobctld"}));
+  ASSERT_TRUE(f.placement->reevaluate());
+  ASSERT_EQ(f.placement_of(id)["chosen"]["option"], "local");
+  ASSERT_EQ(f.lease(owned), id);
+  // The owned machine is gone soon after; the job goes back on demand.
+  ASSERT_TRUE(f.svc->release_worker_leases(owned, "test: the owned machine is gone"));
+  ASSERT_TRUE(f.placement->reevaluate());
+  ASSERT_EQ(f.placement_of(id)["chosen"]["option"], "on_demand");
+  hb = run_on_an_instance();
+  // Another owned V100 frees up: a move would save as much as before, but the hour's move is spent.
+  f.add_worker({{"Tesla V100-SXM2-16GB", 16384}});
+  ASSERT_TRUE(f.placement->reevaluate());
+  r = f.svc->heartbeat(id, hb);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->move) << "placement.max_moves_per_hour 1, used";
+  // An hour after the first move, it may move again.
+  f.clock.advance_ms(3'600'000);
+  ASSERT_TRUE(f.svc->heartbeat(id, hb));
+  ASSERT_TRUE(f.placement->reevaluate());
+  r = f.svc->heartbeat(id, hb);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->move);
+}
+
 // The priority rule of moves: a high-priority job that misses its deadline waiting for the busy
 // owned V100 takes it from the low-priority job running there, which is moved (not killed) and
 // waits its turn.
