@@ -174,6 +174,76 @@ TEST(PlacementService, ARunningSpotJobTheDeadlinePolicySendsToOnDemandMovesNow) 
   ASSERT_TRUE(f.placement->reevaluate());
   EXPECT_EQ(f.placement_of(id)["chosen"]["option"], "on_demand") << f.placement_of(id).dump(2);
   EXPECT_EQ(f.job(id).recoveries, 0);
+  // Uniform Progress committed to on-demand for good when its safety net fired: spot can still be
+  // launched, but the job does not go back to it.
+  const int64_t od =
+      f.add_worker({{"Tesla V100-SXM2-16GB", 16384}}, jobs::WorkerInstance{"i-2", "sim", "p3.2xlarge", false});
+  ASSERT_EQ(f.lease(od), id);
+  jobs::HeartbeatReport on_demand;
+  on_demand.lease = {od, f.job(id).lease_epoch};
+  on_demand.progress_json = json{{"step", 5}, {"total_steps", 100}}.dump();
+  ASSERT_TRUE(f.svc->heartbeat(id, on_demand));
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto stays = f.svc->heartbeat(id, on_demand);
+  ASSERT_TRUE(stays);
+  EXPECT_FALSE(stays->move) << "committed to on-demand";
+}
+
+// The deadline rule back to spot: a job with a deadline placed on demand while no spot V100 could
+// be launched moves to spot once one can, when its deadline policy says so (Uniform Progress: it
+// is ahead of its line, and not committed to on-demand).
+TEST(PlacementService, AnOnDemandDeadlineJobGoesBackToSpotWhenItsPolicyAllows) {
+  PlacementFixture f(cloud_settings());
+  const int64_t until = f.clock.now_ms() + 600'000;
+  for (const auto& o : f.placement->offers())  // no spot market can be launched for ten minutes
+    if (o.spot_usd_per_hour) f.placement->set_aside(o.instance_type, o.region, true, until);
+  const int64_t id = f.submit(
+      R"({"model":{"kind":"mlp","hidden":[4096,4096]},"data":{"dataset":"synthetic","samples":1000000,)"
+      R"("features":784,"classes":10},"train":{"epochs":20},"resources":{"gpu":"V100"},)"
+      R"("placement":{"deadline_hours":100}})");
+  ASSERT_EQ(f.placement_of(id)["chosen"]["option"], "on_demand") << f.placement_of(id).dump(2);
+  const int64_t instance =
+      f.add_worker({{"Tesla V100-SXM2-16GB", 16384}}, jobs::WorkerInstance{"i-1", "sim", "p3.2xlarge", false});
+  ASSERT_EQ(f.lease(instance), id);
+  const int64_t epoch = f.job(id).lease_epoch;
+  auto beat = [&] {
+    jobs::HeartbeatReport hb;
+    hb.lease = {instance, epoch};
+    hb.progress_json = json{{"step", 10}, {"total_steps", 1000}}.dump();
+    return f.svc->heartbeat(id, hb);
+  };
+  ASSERT_TRUE(beat());
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto before = beat();
+  ASSERT_TRUE(before);
+  EXPECT_FALSE(before->move) << "no spot offer can be launched yet";
+
+  f.clock.advance_ms(600'001);
+  ASSERT_TRUE(beat());
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto after = beat();
+  ASSERT_TRUE(after);
+  EXPECT_TRUE(after->move) << "spot can be launched, and 100 hours leave plenty of slack";
+  auto detail = f.svc->get_job(id);
+  ASSERT_TRUE(detail);
+  ASSERT_GE(detail->events.size(), 2u);
+  const auto& policy = detail->events[detail->events.size() - 2];
+  ASSERT_EQ(policy.type, "deadline_policy");
+  const json why = json::parse(policy.detail_json);
+  EXPECT_EQ(why["decision"], "spot") << why.dump();
+  EXPECT_EQ(why["policy"], "up") << why.dump();
+  EXPECT_EQ(detail->events.back().type, "move_requested");
+  const json move = json::parse(detail->events.back().detail_json);
+  EXPECT_EQ(move["to"], "spot") << move.dump();
+  EXPECT_NE(move.value("reason", "").find("spot can be launched again"), std::string::npos) << move.dump();
+
+  // Asked once: the next pass, before the worker's heartbeat carried the word, asks nothing more.
+  const size_t events = detail->events.size();
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(f.svc->get_job(id)->events.size(), events);
+  ASSERT_TRUE(f.svc->preempt(id, jobs::PreemptionReport{{instance, epoch}, "moved by jobctld"}));
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(f.placement_of(id)["chosen"]["option"], "spot") << f.placement_of(id).dump(2);
 }
 
 // The savings rule of moves: a job that went to an on-demand instance because the owned V100 was
