@@ -29,6 +29,44 @@ placement::PlacementSettings cloud_settings() {
 
 std::string spec(const std::string& extra) { return mlp_spec(extra); }
 
+// A V100 job of hours, long enough for a move to pay, with these placement fields.
+std::string hours_long_v100_job(const std::string& placement) {
+  return R"({"model":{"kind":"mlp","hidden":[4096,4096]},"data":{"dataset":"synthetic","samples":1000000,)"
+         R"("features":784,"classes":10},"train":{"epochs":20},"resources":{"gpu":"V100"},"placement":)" +
+         placement + "}";
+}
+
+// hours_long_v100_job(placement), placed on demand while no spot offer can be launched (every one
+// is set aside for ten minutes), leased to an on-demand p3.2xlarge instance; beat() reports 1% done.
+struct OnDemandWhileSpotIsSetAside {
+  static constexpr int64_t kSetAsideMs = 600'000;
+  PlacementFixture* f = nullptr;
+  int64_t id = 0, instance = 0, epoch = 0;
+
+  Expected<jobs::HeartbeatReply> beat() const {
+    jobs::HeartbeatReport hb;
+    hb.lease = {instance, epoch};
+    hb.progress_json = json{{"step", 10}, {"total_steps", 1000}}.dump();
+    return f->svc->heartbeat(id, hb);
+  }
+};
+
+void start_on_demand_while_spot_is_set_aside(PlacementFixture& f, const std::string& placement,
+                                             OnDemandWhileSpotIsSetAside& out) {
+  out.f = &f;
+  const int64_t until = f.clock.now_ms() + OnDemandWhileSpotIsSetAside::kSetAsideMs;
+  for (const auto& o : f.placement->offers())
+    if (o.spot_usd_per_hour) f.placement->set_aside(o.instance_type, o.region, true, until);
+  out.id = f.submit(hours_long_v100_job(placement));
+  ASSERT_EQ(f.placement_of(out.id)["chosen"]["option"], "on_demand") << f.placement_of(out.id).dump(2);
+  ASSERT_GT(f.placement_of(out.id)["chosen"]["estimated_hours"].get<double>(), 0.5);
+  out.instance =
+      f.add_worker({{"Tesla V100-SXM2-16GB", 16384}}, jobs::WorkerInstance{"i-1", "sim", "p3.2xlarge", false});
+  ASSERT_EQ(f.lease(out.instance), out.id);
+  out.epoch = f.job(out.id).lease_epoch;
+  ASSERT_TRUE(out.beat());
+}
+
 TEST(PlacementService, DefaultJobGoesToTheLocalCpuWorkerWithNoConfiguration) {
   PlacementFixture f;
   const int64_t w = f.add_worker({});
@@ -194,31 +232,16 @@ TEST(PlacementService, ARunningSpotJobTheDeadlinePolicySendsToOnDemandMovesNow) 
 // is ahead of its line, and not committed to on-demand).
 TEST(PlacementService, AnOnDemandDeadlineJobGoesBackToSpotWhenItsPolicyAllows) {
   PlacementFixture f(cloud_settings());
-  const int64_t until = f.clock.now_ms() + 600'000;
-  for (const auto& o : f.placement->offers())  // no spot market can be launched for ten minutes
-    if (o.spot_usd_per_hour) f.placement->set_aside(o.instance_type, o.region, true, until);
-  const int64_t id = f.submit(
-      R"({"model":{"kind":"mlp","hidden":[4096,4096]},"data":{"dataset":"synthetic","samples":1000000,)"
-      R"("features":784,"classes":10},"train":{"epochs":20},"resources":{"gpu":"V100"},)"
-      R"("placement":{"deadline_hours":100}})");
-  ASSERT_EQ(f.placement_of(id)["chosen"]["option"], "on_demand") << f.placement_of(id).dump(2);
-  const int64_t instance =
-      f.add_worker({{"Tesla V100-SXM2-16GB", 16384}}, jobs::WorkerInstance{"i-1", "sim", "p3.2xlarge", false});
-  ASSERT_EQ(f.lease(instance), id);
-  const int64_t epoch = f.job(id).lease_epoch;
-  auto beat = [&] {
-    jobs::HeartbeatReport hb;
-    hb.lease = {instance, epoch};
-    hb.progress_json = json{{"step", 10}, {"total_steps", 1000}}.dump();
-    return f.svc->heartbeat(id, hb);
-  };
-  ASSERT_TRUE(beat());
+  OnDemandWhileSpotIsSetAside job;
+  ASSERT_NO_FATAL_FAILURE(start_on_demand_while_spot_is_set_aside(f, R"({"deadline_hours":100})", job));
+  const int64_t id = job.id;
+  auto beat = [&job] { return job.beat(); };
   ASSERT_TRUE(f.placement->reevaluate());
   auto before = beat();
   ASSERT_TRUE(before);
   EXPECT_FALSE(before->move) << "no spot offer can be launched yet";
 
-  f.clock.advance_ms(600'001);
+  f.clock.advance_ms(OnDemandWhileSpotIsSetAside::kSetAsideMs + 1);
   ASSERT_TRUE(beat());
   ASSERT_TRUE(f.placement->reevaluate());
   auto after = beat();
@@ -241,7 +264,7 @@ TEST(PlacementService, AnOnDemandDeadlineJobGoesBackToSpotWhenItsPolicyAllows) {
   const size_t events = detail->events.size();
   ASSERT_TRUE(f.placement->reevaluate());
   EXPECT_EQ(f.svc->get_job(id)->events.size(), events);
-  ASSERT_TRUE(f.svc->preempt(id, jobs::PreemptionReport{{instance, epoch}, "moved by jobctld"}));
+  ASSERT_TRUE(f.svc->preempt(id, jobs::PreemptionReport{{job.instance, job.epoch}, "moved by jobctld"}));
   ASSERT_TRUE(f.placement->reevaluate());
   EXPECT_EQ(f.placement_of(id)["chosen"]["option"], "spot") << f.placement_of(id).dump(2);
 }
@@ -336,32 +359,17 @@ TEST(PlacementService, NoMovesForSavingsWhenSwitchedOffOrTheJobAskedForTheCloud)
 // cloud): an idle owned V100 does not take it, the cheaper cloud offer does.
 TEST(PlacementService, ARunningOnDemandJobMovesToACheaperCloudOfferOnceItCanBeLaunched) {
   PlacementFixture f(cloud_settings());
-  const int64_t until = f.clock.now_ms() + 600'000;
-  for (const auto& o : f.placement->offers())  // no spot market can be launched for ten minutes
-    if (o.spot_usd_per_hour) f.placement->set_aside(o.instance_type, o.region, true, until);
-  const int64_t id = f.submit(
-      R"({"model":{"kind":"mlp","hidden":[4096,4096]},"data":{"dataset":"synthetic","samples":1000000,)"
-      R"("features":784,"classes":10},"train":{"epochs":20},"resources":{"gpu":"V100"},"placement":{"mode":"cloud"}})");
-  ASSERT_EQ(f.placement_of(id)["chosen"]["option"], "on_demand") << f.placement_of(id).dump(2);
-  ASSERT_GT(f.placement_of(id)["chosen"]["estimated_hours"].get<double>(), 0.5) << "long enough for a move to pay";
-  const int64_t instance =
-      f.add_worker({{"Tesla V100-SXM2-16GB", 16384}}, jobs::WorkerInstance{"i-1", "sim", "p3.2xlarge", false});
-  ASSERT_EQ(f.lease(instance), id);
+  OnDemandWhileSpotIsSetAside job;
+  ASSERT_NO_FATAL_FAILURE(start_on_demand_while_spot_is_set_aside(f, R"({"mode":"cloud"})", job));
+  const int64_t id = job.id;
+  auto beat = [&job] { return job.beat(); };
   f.add_worker({{"Tesla V100-SXM2-16GB", 16384}});  // an idle owned V100: not for a job sent to the cloud
-  const int64_t epoch = f.job(id).lease_epoch;
-  auto beat = [&] {
-    jobs::HeartbeatReport hb;
-    hb.lease = {instance, epoch};
-    hb.progress_json = json{{"step", 10}, {"total_steps", 1000}}.dump();
-    return f.svc->heartbeat(id, hb);
-  };
-  ASSERT_TRUE(beat());
   ASSERT_TRUE(f.placement->reevaluate());
   auto before = beat();
   ASSERT_TRUE(before);
   EXPECT_FALSE(before->move) << "no spot offer can be launched yet, and the owned V100 is not for it";
 
-  f.clock.advance_ms(600'001);  // spot can be launched again
+  f.clock.advance_ms(OnDemandWhileSpotIsSetAside::kSetAsideMs + 1);  // spot can be launched again
   ASSERT_TRUE(beat());
   ASSERT_TRUE(f.placement->reevaluate());
   auto after = beat();
@@ -377,7 +385,7 @@ TEST(PlacementService, ARunningOnDemandJobMovesToACheaperCloudOfferOnceItCanBeLa
   EXPECT_GT(move["saving_usd"].get<double>(), 1.5 * move["move_cost_usd"].get<double>()) << move.dump();
   EXPECT_GT(move["move_cost_usd"].get<double>(), 0) << "checkpoint, provisioning and restart, billed on both sides";
 
-  ASSERT_TRUE(f.svc->preempt(id, jobs::PreemptionReport{{instance, epoch}, "moved by jobctld"}));
+  ASSERT_TRUE(f.svc->preempt(id, jobs::PreemptionReport{{job.instance, job.epoch}, "moved by jobctld"}));
   ASSERT_TRUE(f.placement->reevaluate());
   EXPECT_EQ(f.placement_of(id)["chosen"]["option"], "spot") << f.placement_of(id).dump(2);
   EXPECT_EQ(f.job(id).recoveries, 0);
@@ -389,10 +397,7 @@ TEST(PlacementService, MovesForSavingsAreRateLimitedPerJob) {
   auto settings = cloud_settings();
   settings.max_moves_per_hour = 1;
   PlacementFixture f(settings);
-  const std::string big =
-      R"({"model":{"kind":"mlp","hidden":[4096,4096]},"data":{"dataset":"synthetic","samples":1000000,)"
-      R"("features":784,"classes":10},"train":{"epochs":20},"resources":{"gpu":"V100"},"placement":{"spot":"never"}})";
-  const int64_t id = f.submit(big);  // no owned V100 yet: on demand
+  const int64_t id = f.submit(hours_long_v100_job(R"({"spot":"never"})"));  // no owned V100 yet: on demand
   ASSERT_EQ(f.placement_of(id)["chosen"]["option"], "on_demand");
   int instances = 0;
   auto run_on_an_instance = [&] {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -15,6 +16,7 @@
 #include "cloud/sim_provider.h"
 #include "tests/support/process.h"
 #include "tests/support/server_process.h"
+#include "tests/support/temp_dir.h"
 
 namespace jobctl::e2e {
 
@@ -40,6 +42,22 @@ class CloudSim {
   jobctl::testing::Process process_;
   std::string url_;
 };
+
+// jobctld's configuration file in `tmp`: the provisioner on cloudsim, polling every second, idle
+// instances stopped after 3 s, tagged `tag`; `more`: other top-level sections ("placement", "cost").
+inline std::string write_config(jobctl::testing::TempDir& tmp, const std::string& cloudsim_url, const std::string& tag,
+                                const nlohmann::json& more = nlohmann::json::object()) {
+  nlohmann::json doc = {{"cloud",
+                         {{"provider", "sim"},
+                          {"tag", tag},
+                          {"poll_s", 1},
+                          {"idle_timeout_s", 3},
+                          {"sim", {{"url", cloudsim_url}}}}}};
+  doc.update(more);
+  const std::string path = tmp.file("jobctld-" + tag + ".json");
+  std::ofstream(path) << doc.dump() << "\n";
+  return path;
+}
 
 // GET /v1/instances's list (by value: safe to range over).
 inline nlohmann::json instances(client::ApiClient& api) {

@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 
 #include "cloud/sim_provider.h"
 #include "tests/e2e/cloud_support.h"
@@ -43,36 +42,22 @@ TEST(Clouds, SavingsMoveTakesACloudJobToTheOwnedWorkerOnceItFrees) {
   jobctl::testing::TempDir tmp;
   // The moved job: about 5,000 steps, several seconds on one core.
   json spec = v100_spec("savings-move", 10);
-  {
-    std::ofstream(tmp.file("spec.json")) << spec.dump() << "\n";
-    const auto st = jobctl::testing::run_to_end({env_or_fail("JOBCTL_TRAIN"), "--spec", tmp.file("spec.json"), "--out",
-                                                 tmp.file("reference"), "--device", "cpu", "--threads", "1",
-                                                 "--log-every", "100"});
-    ASSERT_TRUE(st.success()) << st.describe() << "\n" << st.err;
-  }
-  const std::string reference = crc32c_hex(read_bytes(tmp.file("reference/final.ckpt")));
+  const std::string reference = crc32c_hex(reference_final_checkpoint(tmp.path().string(), spec.dump()));
   // Its deadline has passed by the time it is placed: no option meets it, so the earliest finish
   // wins — an instance now (provisioning priced at 0 here) rather than the busy owned GPU later.
   spec["placement"] = {{"spot", "never"}, {"deadline_hours", 1e-6}};
 
   CloudSim sim(tmp.file("cloudsim"));
   ASSERT_FALSE(sim.url().empty());
-  const std::string config = tmp.file("jobctld.json");
-  std::ofstream(config) << json{{"cloud",
-                                 {{"provider", "sim"},
-                                  {"tag", "savings-e2e"},
-                                  {"poll_s", 1},
-                                  {"idle_timeout_s", 2},
-                                  {"sim", {{"url", sim.url()}}}}},
-                                {"cost", {{"local_gpus", {{{"gpu_model", "V100"}, {"count", 1}, {"purchase_usd", 2000}}}}}},
-                                {"placement",
-                                 {{"clouds", {"aws"}},
-                                  {"reevaluate_s", 1},
-                                  {"provision_hours", 0},
-                                  {"warmup_hours", 0},
-                                  {"checkpoint_fixed_seconds", 0}}}}
-                                  .dump()
-                           << "\n";
+  const std::string config = write_config(
+      tmp, sim.url(), "savings-e2e",
+      {{"cost", {{"local_gpus", {{{"gpu_model", "V100"}, {"count", 1}, {"purchase_usd", 2000}}}}}},
+       {"placement",
+        {{"clouds", {"aws"}},
+         {"reevaluate_s", 1},
+         {"provision_hours", 0},
+         {"warmup_hours", 0},
+         {"checkpoint_fixed_seconds", 0}}}});
   Daemon d(tmp.file("data"), "127.0.0.1:0", 5, {"--config", config});
   ASSERT_FALSE(d.url().empty());
   client::ApiClient api(d.url());

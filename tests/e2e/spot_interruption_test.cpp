@@ -48,29 +48,8 @@ std::string cloud_spec(const std::string& name) {
   return j.dump();
 }
 
-// jobctld's configuration: the provisioner on cloudsim, polling every second, idle instances
-// stopped after 3 s.
-std::string write_config(jobctl::testing::TempDir& tmp, const std::string& cloudsim_url, const std::string& tag) {
-  const std::string path = tmp.file("jobctld-" + tag + ".json");
-  std::ofstream(path) << json{{"cloud",
-                               {{"provider", "sim"},
-                                {"tag", tag},
-                                {"poll_s", 1},
-                                {"idle_timeout_s", 3},
-                                {"sim", {{"url", cloudsim_url}}}}}}
-                             .dump()
-                      << "\n";
-  return path;
-}
-
 std::string reference_crc(jobctl::testing::TempDir& tmp) {
-  const std::string spec_path = tmp.file("spec.json");
-  std::ofstream(spec_path) << cloud_spec("reference") << "\n";
-  const auto st = jobctl::testing::run_to_end({env_or_fail("JOBCTL_TRAIN"), "--spec", spec_path, "--out",
-                                               tmp.file("reference"), "--device", "cpu", "--threads", "1",
-                                               "--log-every", "100"});
-  if (!st.success()) ADD_FAILURE() << st.describe() << "\n" << st.err;
-  return crc32c_hex(read_bytes(tmp.file("reference/final.ckpt")));
+  return crc32c_hex(reference_final_checkpoint(tmp.path().string(), cloud_spec("reference")));
 }
 
 TEST(Clouds, SpotInterruptionWithNoticeResumesOnANewInstanceBitExactly) {
@@ -178,30 +157,14 @@ TEST(Clouds, DeadlinePolicyMovesARunningSpotJobToOnDemandAtOnce) {
   // 12 epochs: long enough that the move comes before the end on any machine.
   json spec = json::parse(cloud_spec("deadline-move"));
   spec["train"]["epochs"] = 12;
-  {
-    json reference = spec;
-    std::ofstream(tmp.file("spec.json")) << reference.dump() << "\n";
-    const auto st = jobctl::testing::run_to_end({env_or_fail("JOBCTL_TRAIN"), "--spec", tmp.file("spec.json"), "--out",
-                                                 tmp.file("reference"), "--device", "cpu", "--threads", "1",
-                                                 "--log-every", "100"});
-    ASSERT_TRUE(st.success()) << st.describe() << "\n" << st.err;
-  }
-  const std::string reference = crc32c_hex(read_bytes(tmp.file("reference/final.ckpt")));
+  const std::string reference = crc32c_hex(reference_final_checkpoint(tmp.path().string(), spec.dump()));
   // Due 14.4 s after submission with a changeover d of 5.4 s: Uniform Progress's safety net
   // (time left < work left + 2d) fires 3.6 s after submission, once the job runs on spot.
   spec["placement"]["deadline_hours"] = 0.004;
   CloudSim sim(tmp.file("cloudsim"));
   ASSERT_FALSE(sim.url().empty());
-  const std::string config = tmp.file("jobctld.json");
-  std::ofstream(config) << json{{"cloud",
-                                 {{"provider", "sim"},
-                                  {"tag", "deadline-e2e"},
-                                  {"poll_s", 1},
-                                  {"idle_timeout_s", 3},
-                                  {"sim", {{"url", sim.url()}}}}},
-                                {"placement", {{"reevaluate_s", 1}, {"provision_hours", 0.0015}}}}
-                                  .dump()
-                           << "\n";
+  const std::string config = write_config(tmp, sim.url(), "deadline-e2e",
+                                          {{"placement", {{"reevaluate_s", 1}, {"provision_hours", 0.0015}}}});
   Daemon d(tmp.file("data"), "127.0.0.1:0", 30, {"--config", config});
   ASSERT_FALSE(d.url().empty());
   client::ApiClient api(d.url());
