@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "base/mutex.h"
 
@@ -28,8 +29,15 @@ std::optional<MoveTarget> move_target_from_string(const std::string& s);
 std::string to_string(MoveTarget t);
 
 struct MoveRequest {
+  MoveRequest() = default;
+  MoveRequest(MoveTarget to, std::string why, std::map<std::string, double> weighed = {})
+      : target(to), reason(std::move(why)), figures(std::move(weighed)) {}
+
   MoveTarget target = MoveTarget::anywhere;
   std::string reason;  // why (a person's words, or the rule that asked), shown in the events
+  // The figures a rule weighed (e.g. "saving_usd", "move_cost_usd"), written into the
+  // `move_requested` event's detail beside the reason so that the ledger of moves can be summed.
+  std::map<std::string, double> figures;
 };
 
 class JobMoves {

@@ -650,6 +650,7 @@ Expected<JobRow> JobService::request_move(int64_t job_id, const MoveRequest& req
                             ": only a job a worker holds can move (a queued job is placed anew by itself)");
     json detail{{"to", to_string(request.target)}, {"worker_id", *job.worker_id}, {"epoch", job.lease_epoch}};
     if (!request.reason.empty()) detail["reason"] = request.reason;
+    for (const auto& [name, value] : request.figures) detail[name] = value;
     if (auto st = note_job_event(txn, job_id, "move_requested", detail, now); !st) return st.error();
     return job;
   });

@@ -78,13 +78,16 @@ Status apply_placement_config(const json& doc, PlacementSettings& s) {
     const json& p = *it;
     if (auto st = only(p, {"enabled", "cloud_provider", "clouds", "provision_hours",
                            "spot_interruptions_per_hour", "reevaluate_s", "deadline_policy", "move_margin",
-                           "max_moves_per_hour"},
+                           "max_moves_per_hour", "warmup_hours", "checkpoint_fixed_seconds"},
                        "placement");
         !st)
       return st;
     if (auto st = read_bool(p, "enabled", "placement", s.enabled); !st) return st;
     if (auto st = read_string(p, "cloud_provider", "placement", s.cloud_provider); !st) return st;
     if (auto st = read_number(p, "provision_hours", "placement", s.provision_hours); !st) return st;
+    if (auto st = read_number(p, "warmup_hours", "placement", s.warmup_hours); !st) return st;
+    if (auto st = read_number(p, "checkpoint_fixed_seconds", "placement", s.checkpoint_fixed_seconds); !st)
+      return st;
     if (auto st = read_number(p, "spot_interruptions_per_hour", "placement", s.spot_interruptions_per_hour); !st)
       return st;
     if (auto st = read_string(p, "deadline_policy", "placement", s.deadline_policy); !st) return st;
@@ -116,6 +119,9 @@ Status validate(const PlacementSettings& s) {
     return bad("placement.cloud_provider", "must be \"\", \"sim\" or \"exec\"");
   if (!(s.provision_hours >= 0 && s.provision_hours <= 24))
     return bad("placement.provision_hours", "must be between 0 and 24");
+  if (!(s.warmup_hours >= 0 && s.warmup_hours <= 24)) return bad("placement.warmup_hours", "must be between 0 and 24");
+  if (!(s.checkpoint_fixed_seconds >= 0 && s.checkpoint_fixed_seconds <= 3600))
+    return bad("placement.checkpoint_fixed_seconds", "must be between 0 and 3600");
   if (!(s.spot_interruptions_per_hour >= 0 && s.spot_interruptions_per_hour <= 100))
     return bad("placement.spot_interruptions_per_hour", "must be between 0 and 100");
   if (s.reevaluate_s < 1 || s.reevaluate_s > 86400) return bad("placement.reevaluate_s", "must be between 1 and 86400");
@@ -131,6 +137,8 @@ scheduler::PlacementConfig placement_config(const PlacementSettings& s) {
   scheduler::PlacementConfig c;
   c.local_pricing = s.pricing;
   c.provision_hours = s.provision_hours;
+  c.warmup_hours = s.warmup_hours;
+  c.checkpoint_fixed_seconds = s.checkpoint_fixed_seconds;
   c.spot_interruptions_per_hour = s.spot_interruptions_per_hour;
   c.default_electricity_usd_per_kwh = s.default_electricity_usd_per_kwh;
   c.cloud_launchable = !s.cloud_provider.empty();

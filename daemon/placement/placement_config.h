@@ -8,7 +8,8 @@
 //            "catalog_files": ["/path/aws_gpu_vms.csv", {"path": "...", "cloud": "gcp"}],
 //            "default_electricity_usd_per_kwh": 0.15}
 //   "placement": {"enabled": true, "cloud_provider": "" | "sim" | "exec", "clouds": ["aws"],
-//                 "provision_hours": 0.05, "spot_interruptions_per_hour": 0.1,
+//                 "provision_hours": 0.05, "warmup_hours": 0.01, "checkpoint_fixed_seconds": 2,
+//                 "spot_interruptions_per_hour": 0.1,
 //                 "reevaluate_s": 10, "deadline_policy": "up"}
 //
 // Thread safety: plain values and pure functions.
@@ -44,6 +45,10 @@ struct PlacementSettings {
   std::string cloud_provider;          // "" = none: cloud offers are quoted but never chosen
   std::vector<std::string> clouds;     // only offers of these clouds (empty: all)
   double provision_hours = 0.05;
+  // What a restart and a checkpoint cost besides their bytes (scheduler::PlacementConfig): the
+  // spot time model's C and R, and the price of a move.
+  double warmup_hours = 0.01;
+  double checkpoint_fixed_seconds = 2.0;
   double spot_interruptions_per_hour = 0.1;
   int reevaluate_s = 10;               // queued re-placement, deadline checks
   std::string deadline_policy = "up";  // scheduler::make_deadline_policy name

@@ -28,6 +28,24 @@ void keep_first(Status& result, int64_t job_id, const Error& e) {
 
 }  // namespace
 
+scheduler::Job remaining_work(const store::JobRow& row, const train::JobSpec& spec, jobs::MoveTarget held_to) {
+  scheduler::Job job = scheduler::job_from_spec(std::to_string(row.id), spec, train::model_stats(spec), row.created_ms);
+  job.workload.training_flops *= std::max(1.0 - done_fraction(row.progress_json), 0.001);
+  switch (held_to) {
+    case jobs::MoveTarget::local: job.mode = train::PlacementMode::local; break;
+    case jobs::MoveTarget::on_demand:
+      job.mode = train::PlacementMode::cloud;
+      job.spot = train::SpotMode::never;
+      break;
+    case jobs::MoveTarget::spot:
+      job.mode = train::PlacementMode::cloud;
+      job.spot = train::SpotMode::always;
+      break;
+    case jobs::MoveTarget::anywhere: break;
+  }
+  return job;
+}
+
 PlacementPasses::PlacementPasses(store::Store& store, const Clock& clock, jobs::JobService& jobs,
                                  const PlacementSettings& settings, OfferBook& offers,
                                  HeartbeatCalibration& calibration, SpotDeadlines& deadlines)
@@ -176,24 +194,10 @@ Expected<scheduler::LocalCapacity> PlacementPasses::local_capacity() {
 Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow& row, const train::JobSpec& spec,
                                                             int64_t now_ms, const scheduler::PlacementContext& ctx,
                                                             const scheduler::LocalCapacity& capacity) {
-  const train::ModelStats stats = train::model_stats(spec);
-  scheduler::Job job = scheduler::job_from_spec(std::to_string(row.id), spec, stats, row.created_ms);
   const double done = done_fraction(row.progress_json);
   const double remaining = std::max(1.0 - done, 0.001);
-  job.workload.training_flops *= remaining;
   // A job moved to a named option is placed there only (daemon/jobs/job_moves.h).
-  switch (jobs_.move_target(row.id)) {
-    case jobs::MoveTarget::local: job.mode = train::PlacementMode::local; break;
-    case jobs::MoveTarget::on_demand:
-      job.mode = train::PlacementMode::cloud;
-      job.spot = train::SpotMode::never;
-      break;
-    case jobs::MoveTarget::spot:
-      job.mode = train::PlacementMode::cloud;
-      job.spot = train::SpotMode::always;
-      break;
-    case jobs::MoveTarget::anywhere: break;
-  }
+  scheduler::Job job = remaining_work(row, spec, jobs_.move_target(row.id));
 
   std::vector<Candidate> table;
   auto d = scheduler::place(job, ctx, capacity, now_ms, &table);

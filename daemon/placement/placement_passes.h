@@ -51,6 +51,11 @@
 
 namespace jobctl::daemon::placement {
 
+// The scheduler's job for the work `row` has left (its last progress report), held to the options
+// `held_to` names (local: owned workers only; on_demand, spot: that market only; anywhere: as
+// the spec says). What every decision about a queued or a running job starts from.
+scheduler::Job remaining_work(const store::JobRow& row, const train::JobSpec& spec, jobs::MoveTarget held_to);
+
 class PlacementPasses {
  public:
   PlacementPasses(store::Store& store, const Clock& clock, jobs::JobService& jobs, const PlacementSettings& settings,

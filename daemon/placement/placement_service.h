@@ -2,9 +2,11 @@
 // daemon/placement/, wired to the job service and run on the placement thread.
 //   - OfferBook (offer_book.h): the catalog offers, and those set aside after a failed launch;
 //   - HeartbeatCalibration (heartbeat_calibration.h): heartbeats' step times -> efficiency;
-//   - SpotDeadlines (spot_deadlines.h): the deadline policy at requeue and for running spot jobs;
+//   - SpotDeadlines (spot_deadlines.h): the deadline policy at requeue and for running spot and
+//     on-demand jobs;
 //   - PlacementPasses (placement_passes.h): decisions for queued jobs, and quotes;
-//   - SavingsMoves (savings_moves.h): running cloud jobs that an idle owned worker runs for less move there;
+//   - SavingsMoves (savings_moves.h): running cloud jobs that an idle owned worker or a cheaper
+//     cloud offer runs for less move there;
 //   - PriorityMoves (priority_moves.h): a late higher-priority job takes an owned GPU from a lower one.
 // Owned-GPU billing (owned_gpu_billing.h) is a lease hook of the job service, wired by main().
 //
@@ -13,8 +15,10 @@
 // they only record, and wake the placement thread (set_wake_observer). tick(), on the placement
 // thread, does the work: it applies the recorded heartbeats to the calibration, decides the
 // requested jobs (and after a worker registered, the ones nothing could run), and every
-// placement.reevaluate_s re-evaluates the queue, checks running spot jobs against their
-// deadlines, running cloud jobs for moves that save money, and waiting jobs for moves by priority. A pass that fails is logged with what failed (set_log) and tried again next time.
+// placement.reevaluate_s re-evaluates the queue, checks running spot and on-demand jobs
+// against their deadlines, running cloud jobs for moves that save money, and waiting jobs for
+// moves by priority. A pass that fails is logged with what failed (set_log) and tried again next
+// time.
 //
 // Ownership and thread safety: borrows the store, the clock and the job service (all outlive
 // it); owns the units. Every public method is safe from any thread; start(), tick() and

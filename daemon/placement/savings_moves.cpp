@@ -2,15 +2,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "daemon/placement/job_progress.h"
-#include "scheduler/job.h"
 #include "train/spec/job_spec.h"
-#include "train/spec/model_stats.h"
 
 namespace jobctl::daemon::placement {
 
@@ -19,6 +18,15 @@ using nlohmann::json;
 namespace {
 
 constexpr int64_t kRateWindowMs = 3'600'000;  // max_moves_per_hour counts this window
+
+// A place the job could go, and what going there saves and costs.
+struct Move {
+  jobs::MoveTarget target = jobs::MoveTarget::anywhere;
+  std::string option;       // scheduler::option_label of the target
+  double there_cost = 0;    // the remaining work there, running time only
+  double move_cost = 0;     // (checkpoint + restart hours) x (price here + price there)
+  double saving = 0;        // the remaining work here - there_cost
+};
 
 bool on_cloud(const json& chosen) {
   const std::string option = chosen.value("option", "");
@@ -53,6 +61,7 @@ Expected<int> SavingsMoves::check() {
   const int64_t now = clock_.now_ms();
 
   int asked = 0;
+  bool owned_taken = false;  // one move to an owned worker per pass: the idle worker it takes is spoken for
   Status result;
   auto keep_first = [&result](int64_t id, const Error& e) {
     if (result) result = make_error(e.code, "job " + std::to_string(id) + ": " + e.message, e.field);
@@ -68,46 +77,75 @@ Expected<int> SavingsMoves::check() {
     const json doc = json::parse(*(*row)->placement_json, nullptr, false);
     if (!doc.is_object() || !doc["chosen"].is_object() || !on_cloud(doc["chosen"])) continue;
     auto spec = train::parse_job_spec((*row)->spec_json);
-    // A job its owner sent to the cloud (placement.mode cloud) stays there.
-    if (!spec || spec->placement.mode == train::PlacementMode::cloud) continue;
-
-    const double done = done_fraction((*row)->progress_json);
-    const double remaining = std::max(1.0 - done, 0.001);
-    scheduler::Job job = scheduler::job_from_spec(std::to_string(id), *spec, train::model_stats(*spec),
-                                                  (*row)->created_ms);
-    job.workload.training_flops *= remaining;
-    job.mode = train::PlacementMode::local;
-    const scheduler::PlacementDecision d = scheduler::place(job, *ctx, *capacity, now, nullptr);
-    if (d.outcome != scheduler::Outcome::run_local) continue;  // no idle owned worker fits it now
+    if (!spec) continue;
 
     const json& chosen = doc["chosen"];
-    const double current_usd_per_hour = chosen.value("usd_per_hour", 0.0);
+    const double remaining = std::max(1.0 - done_fraction((*row)->progress_json), 0.001);
+    const double here_usd_per_hour = chosen.value("usd_per_hour", 0.0);
     const double remaining_at_placement = std::max(doc.value("remaining_fraction", 1.0), 0.001);
-    const double current_hours = chosen.value("estimated_hours", 0.0) * remaining / remaining_at_placement;
-    const double current_cost = current_usd_per_hour * current_hours;
-    const double local_cost = d.choice.estimated_cost_usd;
-    // Checkpoint and restart; nothing to provision: the owned worker is up.
-    const double move_hours = ctx->checkpoint_hours(job.workload.checkpoint_bytes) +
-                              ctx->restart_hours(job.workload.checkpoint_bytes) - ctx->config().provision_hours;
-    const double move_cost = move_hours * (current_usd_per_hour + d.choice.usd_per_hour);
-    const double saving = current_cost - local_cost;
-    if (!(saving > settings_.move_margin * move_cost) || saving <= 0) continue;
+    const double here_cost =
+        here_usd_per_hour * chosen.value("estimated_hours", 0.0) * remaining / remaining_at_placement;
 
-    char why[256];
+    // The candidates: an idle owned worker (not for a job its owner sent to the cloud), and the
+    // cheapest cloud option now (not spot for a job with a deadline: its deadline policy decides
+    // that, spot_deadlines.h).
+    std::optional<Move> best;
+    auto consider = [&](jobs::MoveTarget target) {
+      scheduler::Job job = remaining_work(**row, *spec, target);
+      if (target == jobs::MoveTarget::anywhere) {
+        job.mode = train::PlacementMode::cloud;
+        if (job.deadline_hours) job.spot = train::SpotMode::never;
+      }
+      const scheduler::PlacementDecision d = scheduler::place(job, *ctx, *capacity, now, nullptr);
+      Move m;
+      switch (d.outcome) {
+        case scheduler::Outcome::run_local: m.target = jobs::MoveTarget::local; break;
+        case scheduler::Outcome::launch_on_demand: m.target = jobs::MoveTarget::on_demand; break;
+        case scheduler::Outcome::launch_spot: m.target = jobs::MoveTarget::spot; break;
+        default: return;  // nothing idle fits it now
+      }
+      m.option = scheduler::option_label(d.choice, *ctx, *capacity);
+      if (m.target != jobs::MoveTarget::local) {
+        const cost::Offer& offer = ctx->offers()[d.choice.source];
+        if (jobs::to_string(m.target) == chosen.value("option", "") &&
+            offer.instance_type == chosen.value("instance_type", "") && offer.region == chosen.value("region", ""))
+          return;  // where it runs now
+      }
+      m.there_cost = d.choice.usd_per_hour * d.choice.estimated_hours;
+      // Checkpoint, then restart there (an owned worker is up: nothing to provision).
+      double move_hours = ctx->checkpoint_hours(job.workload.checkpoint_bytes) +
+                          ctx->restart_hours(job.workload.checkpoint_bytes);
+      if (m.target == jobs::MoveTarget::local) move_hours -= ctx->config().provision_hours;
+      m.move_cost = move_hours * (here_usd_per_hour + d.choice.usd_per_hour);
+      m.saving = here_cost - m.there_cost;
+      if (!(m.saving > settings_.move_margin * m.move_cost) || m.saving <= 0) return;
+      if (!best || m.saving - m.move_cost > best->saving - best->move_cost) best = m;
+    };
+    // A job its owner sent to the cloud (placement.mode cloud) stays there.
+    if (!owned_taken && spec->placement.mode != train::PlacementMode::cloud) consider(jobs::MoveTarget::local);
+    consider(jobs::MoveTarget::anywhere);
+    if (!best) continue;
+
+    char why[320];
     std::snprintf(why, sizeof why,
-                  "savings: an owned worker runs the remaining %.0f%% for $%.4f instead of $%.4f on %s; "
+                  "savings: %s runs the remaining %.0f%% for $%.4f instead of $%.4f on %s (%s); "
                   "the move costs $%.4f (x%.2f margin)",
-                  100 * remaining, local_cost, current_cost, chosen.value("option", "").c_str(), move_cost,
-                  settings_.move_margin);
-    auto moved = jobs_.request_move(id, jobs::MoveRequest{jobs::MoveTarget::local, why});
+                  best->target == jobs::MoveTarget::local ? "an owned worker" : "a cheaper cloud offer",
+                  100 * remaining, best->there_cost, here_cost, chosen.value("option", "").c_str(),
+                  best->option.c_str(), best->move_cost, settings_.move_margin);
+    const jobs::MoveRequest request{best->target, why,
+                                    {{"remaining_here_usd", here_cost},
+                                     {"remaining_there_usd", best->there_cost},
+                                     {"saving_usd", best->saving},
+                                     {"move_cost_usd", best->move_cost}}};
+    auto moved = jobs_.request_move(id, request);
     if (!moved) {
       if (moved.error().code != ErrorCode::conflict) keep_first(id, moved.error());  // conflict: it ended meanwhile
       continue;
     }
     moves_ms_[id].push_back(now);
     ++asked;
-    // The worker it would go to is taken by this job now (one move per idle worker per pass).
-    break;
+    owned_taken |= best->target == jobs::MoveTarget::local;
   }
   if (!result) return result.error();
   return asked;

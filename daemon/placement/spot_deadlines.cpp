@@ -19,10 +19,10 @@ namespace {
 
 constexpr double kHourMs = 3.6e6;
 
-bool chosen_spot(const std::optional<std::string>& chosen_json) {
-  if (!chosen_json) return false;
+std::string chosen_option(const std::optional<std::string>& chosen_json) {
+  if (!chosen_json) return "";
   const json c = json::parse(*chosen_json, nullptr, false);
-  return c.is_object() && c.value("option", "") == "spot";
+  return c.is_object() ? c.value("option", "") : "";
 }
 
 }  // namespace
@@ -59,66 +59,86 @@ scheduler::Capacity SpotDeadlines::at_requeue(int64_t job_id, const scheduler::P
   return policy_locked(job_id).decide(state);
 }
 
-Status SpotDeadlines::check_running() {
+Status SpotDeadlines::check_running(const SpotLaunchable& spot_launchable) {
   auto leases = store_.lease_summaries();
   if (!leases) return leases.error();
   const int64_t now = clock_.now_ms();
-  // Only running jobs on spot (the lease's small chosen row says which) need their row read.
-  std::vector<int64_t> spot_jobs;
+  // Only running jobs on spot, or on demand when they may go back (the lease's small chosen row
+  // says which), need their row read.
+  const bool back_to_spot = spot_launchable && mover_;
+  std::vector<std::pair<int64_t, bool>> to_check;  // (job, runs on spot)
   {
     MutexLock lock(mu_);
-    std::map<int64_t, std::pair<int64_t, bool>> seen;
+    std::map<int64_t, std::pair<int64_t, std::string>> seen;
     for (const auto& l : *leases) {
-      auto it = lease_spot_.find(l.job_id);
-      const bool spot = it != lease_spot_.end() && it->second.first == l.epoch ? it->second.second
-                                                                               : chosen_spot(l.chosen_json);
-      seen.emplace(l.job_id, std::make_pair(l.epoch, spot));
-      if (spot && l.progress_json && !flagged_.count(l.job_id)) spot_jobs.push_back(l.job_id);
+      auto it = lease_option_.find(l.job_id);
+      const std::string option = it != lease_option_.end() && it->second.first == l.epoch
+                                     ? it->second.second
+                                     : chosen_option(l.chosen_json);
+      seen.emplace(l.job_id, std::make_pair(l.epoch, option));
+      if (!l.progress_json) continue;
+      if (option == "spot" && !flagged_.count(l.job_id)) to_check.emplace_back(l.job_id, true);
+      if (option == "on_demand" && back_to_spot) to_check.emplace_back(l.job_id, false);
     }
-    lease_spot_ = std::move(seen);  // ended leases leave
+    lease_option_ = std::move(seen);  // ended leases leave
   }
   Status result;
-  for (int64_t id : spot_jobs) {
+  auto keep_first = [&result](int64_t id, const Error& e) {
+    if (result) result = make_error(e.code, "job " + std::to_string(id) + ": " + e.message);
+  };
+  for (const auto& checked : to_check) {
+    const int64_t id = checked.first;  // a plain variable: lambdas below capture it
+    const bool on_spot = checked.second;
     auto row = store_.get_job(id);
     if (!row) {
-      if (result) result = make_error(row.error().code, "job " + std::to_string(id) + ": " + row.error().message);
+      keep_first(id, row.error());
       continue;
     }
     if (!*row || (*row)->state != store::JobState::running || !(*row)->placement_json) continue;
     const json p = json::parse(*(*row)->placement_json, nullptr, false);
-    if (!p.is_object() || !p["chosen"].is_object() || p["chosen"].value("option", "") != "spot") continue;
+    if (!p.is_object() || !p["chosen"].is_object() ||
+        p["chosen"].value("option", "") != (on_spot ? "spot" : "on_demand"))
+      continue;
     auto spec = train::parse_job_spec((*row)->spec_json);
     if (!spec || !spec->placement.deadline_hours) continue;
+    // An on-demand job goes back to spot only where its spec lets it, and once per request.
+    if (!on_spot && (spec->placement.spot == train::SpotMode::never || mover_->move_requested(id))) continue;
     const double done = done_fraction((*row)->progress_json);
     const double remaining_at_placement = p.value("remaining_fraction", 1.0);
     const double total = p["chosen"].value("estimated_hours", 0.0) / std::max(remaining_at_placement, 0.001);
-    const scheduler::ProgressState s =
-        progress((*row)->created_ms, now, *spec->placement.deadline_hours, total, done, scheduler::Capacity::spot);
+    scheduler::ProgressState s = progress((*row)->created_ms, now, *spec->placement.deadline_hours, total, done,
+                                          on_spot ? scheduler::Capacity::spot : scheduler::Capacity::on_demand);
+    if (!on_spot) s.spot_available = spot_launchable(**row, *spec);
+    const scheduler::Capacity wanted = on_spot ? scheduler::Capacity::on_demand : scheduler::Capacity::spot;
     {
       MutexLock lock(mu_);
-      if (flagged_.count(id) || policy_locked(id).decide(s) != scheduler::Capacity::on_demand) continue;
+      if ((on_spot && flagged_.count(id)) || policy_locked(id).decide(s) != wanted) continue;
     }
+    const std::string to(scheduler::to_string(wanted));
     const json detail = {{"policy", settings_.policy},
-                         {"decision", "on_demand"},
+                         {"decision", to},
                          {"remaining_compute_hours", s.remaining_compute()},
                          {"remaining_hours", s.remaining_time()},
-                         {"action", mover_ ? "the job moves to on-demand now"
+                         {"action", mover_ ? "the job moves to " + to + " now"
                                            : "the job moves to on-demand at its next interruption"}};
     Status st = store_.write([id, detail, now](store::WriteTxn& txn) {
       return jobs::note_job_event(txn, id, "deadline_policy", detail, now);
     });
     if (st && mover_) {
-      char why[160];
-      std::snprintf(why, sizeof why, "deadline policy %s: %.2f h of compute left, %.2f h to the deadline",
-                    settings_.policy.c_str(), s.remaining_compute(), s.remaining_time());
-      auto moved = mover_->request_move(id, jobs::MoveRequest{jobs::MoveTarget::on_demand, why});
+      char why[200];
+      std::snprintf(why, sizeof why, "deadline policy %s: %.2f h of compute left, %.2f h to the deadline%s",
+                    settings_.policy.c_str(), s.remaining_compute(), s.remaining_time(),
+                    on_spot ? "" : "; spot can be launched again and the job is ahead of its deadline");
+      auto moved = mover_->request_move(
+          id, jobs::MoveRequest{on_spot ? jobs::MoveTarget::on_demand : jobs::MoveTarget::spot, why});
       // A job that ended or lost its lease meanwhile has nothing to move.
       if (!moved && moved.error().code != ErrorCode::conflict) st = moved.error();
     }
     if (!st) {
-      if (result) result = make_error(st.error().code, "job " + std::to_string(id) + ": " + st.error().message);
+      keep_first(id, st.error());
       continue;  // not flagged: the next check writes it
     }
+    if (!on_spot) continue;
     MutexLock lock(mu_);
     flagged_.insert(id);
   }

@@ -7,13 +7,20 @@
 //     the policy's safety net fires, a `deadline_policy` event records it once and the job is
 //     moved to on-demand now (jobs::JobService::request_move: it checkpoints at its next
 //     heartbeat and is placed on demand), not at its next interruption. Without a job service
-//     to move through, its next placement (after an interruption) is on demand.
+//     to move through, its next placement (after an interruption) is on demand;
+//   - for every running on-demand job with a deadline whose spec allows spot, at every
+//     re-evaluation (check_running), with spot available when a spot offer that fits it can be
+//     launched now: when the policy says spot (e.g. Uniform Progress ahead of its line, the job
+//     having gone on demand while spot could not be launched), a `deadline_policy` event records
+//     why and the job is moved to spot now. A policy that committed to on-demand for good (its
+//     safety net fired) never says spot again, so a job its safety net moved stays on demand.
 //
 // Ownership and thread safety: borrows the store and the clock (both outlive it); every method
 // is safe from any thread.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -25,6 +32,7 @@
 #include "daemon/jobs/job_service.h"
 #include "daemon/store/store.h"
 #include "scheduler/deadline_policy.h"
+#include "train/spec/job_spec.h"
 
 namespace jobctl::daemon::placement {
 
@@ -36,6 +44,9 @@ struct SpotDeadlineSettings {
 
 class SpotDeadlines {
  public:
+  // Whether a spot offer that fits the rest of this running job can be launched now.
+  using SpotLaunchable = std::function<bool(const store::JobRow& row, const train::JobSpec& spec)>;
+
   // `mover`: the job service that moves running jobs (not owned, outlives this); nullptr: none.
   SpotDeadlines(store::Store& store, const Clock& clock, SpotDeadlineSettings settings,
                 jobs::JobService* mover = nullptr);
@@ -46,9 +57,10 @@ class SpotDeadlines {
                                     double done, scheduler::Capacity current) const;
   // The policy's answer for a requeued job that would run on spot (see the header).
   scheduler::Capacity at_requeue(int64_t job_id, const scheduler::ProgressState& state) JOBCTL_EXCLUDES(mu_);
-  // Checks every running spot job with a deadline (see the header). Errors: the store's (a job
-  // whose check failed is checked again next time).
-  Status check_running() JOBCTL_EXCLUDES(mu_);
+  // Checks every running spot job with a deadline, and every running on-demand one that may run
+  // on spot, when `spot_launchable` is given (see the header). Errors: the store's (a job whose
+  // check failed is checked again next time).
+  Status check_running(const SpotLaunchable& spot_launchable = {}) JOBCTL_EXCLUDES(mu_);
   const std::string& policy_name() const { return settings_.policy; }
 
  private:
@@ -61,8 +73,9 @@ class SpotDeadlines {
   Mutex mu_;
   std::map<int64_t, std::unique_ptr<scheduler::DeadlinePolicy>> policies_ JOBCTL_GUARDED_BY(mu_);  // by job
   std::set<int64_t> flagged_ JOBCTL_GUARDED_BY(mu_);  // jobs whose `deadline_policy` event is written
-  // Whether a lease runs on spot, by job: (epoch, spot), read once per lease from its chosen row.
-  std::map<int64_t, std::pair<int64_t, bool>> lease_spot_ JOBCTL_GUARDED_BY(mu_);
+  // What a lease runs on, by job: (epoch, option: "spot", "on_demand", "local"), read once per
+  // lease from its chosen row.
+  std::map<int64_t, std::pair<int64_t, std::string>> lease_option_ JOBCTL_GUARDED_BY(mu_);
 };
 
 }  // namespace jobctl::daemon::placement

@@ -92,6 +92,31 @@ TEST(Config, CloudSectionConfiguresTheProvisioner) {
   EXPECT_EQ(e.cloud.exec.terminate, "stop.sh {instance_id}");
 }
 
+// What a checkpoint and a restart cost besides their bytes: the spot model's C and R and the price
+// of a move (docs/cost-model.md, "Moves for savings").
+TEST(Config, PlacementRestartFigures) {
+  DaemonConfig c;
+  c.data_dir = "/tmp";
+  ASSERT_TRUE(apply_config_json(R"({"placement": {"warmup_hours": 0, "checkpoint_fixed_seconds": 0.5}})", c));
+  EXPECT_EQ(c.placement.warmup_hours, 0);
+  EXPECT_EQ(c.placement.checkpoint_fixed_seconds, 0.5);
+  EXPECT_TRUE(validate(c));
+  const auto pc = placement::placement_config(c.placement);
+  EXPECT_EQ(pc.warmup_hours, 0);
+  EXPECT_EQ(pc.checkpoint_fixed_seconds, 0.5);
+  struct Bad { const char* doc; const char* field; };
+  for (Bad b : {Bad{R"({"placement": {"warmup_hours": -1}})", "placement.warmup_hours"},
+                Bad{R"({"placement": {"checkpoint_fixed_seconds": 4000}})", "placement.checkpoint_fixed_seconds"},
+                Bad{R"({"placement": {"warmup_hours": "1"}})", "placement.warmup_hours"}}) {
+    DaemonConfig d;
+    d.data_dir = "/tmp";
+    auto st = apply_config_json(b.doc, d);
+    if (st) st = validate(d);
+    ASSERT_FALSE(st) << b.doc;
+    EXPECT_EQ(st.error().field, b.field) << b.doc << ": " << st.error().message;
+  }
+}
+
 TEST(Config, ConnectionUploadAndProgressLimits) {
   DaemonConfig c;
   c.data_dir = "/tmp";

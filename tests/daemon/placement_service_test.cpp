@@ -32,6 +32,44 @@ placement::PlacementSettings cloud_settings() {
 
 std::string spec(const std::string& extra) { return mlp_spec(extra); }
 
+// A V100 job of hours, long enough for a move to pay, with these placement fields.
+std::string hours_long_v100_job(const std::string& placement) {
+  return R"({"model":{"kind":"mlp","hidden":[4096,4096]},"data":{"dataset":"synthetic","samples":1000000,)"
+         R"("features":784,"classes":10},"train":{"epochs":20},"resources":{"gpu":"V100"},"placement":)" +
+         placement + "}";
+}
+
+// hours_long_v100_job(placement), placed on demand while no spot offer can be launched (every one
+// is set aside for ten minutes), leased to an on-demand p3.2xlarge instance; beat() reports 1% done.
+struct OnDemandWhileSpotIsSetAside {
+  static constexpr int64_t kSetAsideMs = 600'000;
+  PlacementFixture* f = nullptr;
+  int64_t id = 0, instance = 0, epoch = 0;
+
+  Expected<jobs::HeartbeatReply> beat() const {
+    jobs::HeartbeatReport hb;
+    hb.lease = {instance, epoch};
+    hb.progress_json = json{{"step", 10}, {"total_steps", 1000}}.dump();
+    return f->svc->heartbeat(id, hb);
+  }
+};
+
+void start_on_demand_while_spot_is_set_aside(PlacementFixture& f, const std::string& placement,
+                                             OnDemandWhileSpotIsSetAside& out) {
+  out.f = &f;
+  const int64_t until = f.clock.now_ms() + OnDemandWhileSpotIsSetAside::kSetAsideMs;
+  for (const auto& o : f.placement->offers())
+    if (o.spot_usd_per_hour) f.placement->set_aside(o.instance_type, o.region, true, until);
+  out.id = f.submit(hours_long_v100_job(placement));
+  ASSERT_EQ(f.placement_of(out.id)["chosen"]["option"], "on_demand") << f.placement_of(out.id).dump(2);
+  ASSERT_GT(f.placement_of(out.id)["chosen"]["estimated_hours"].get<double>(), 0.5);
+  out.instance =
+      f.add_worker({{"Tesla V100-SXM2-16GB", 16384}}, jobs::WorkerInstance{"i-1", "sim", "p3.2xlarge", false});
+  ASSERT_EQ(f.lease(out.instance), out.id);
+  out.epoch = f.job(out.id).lease_epoch;
+  ASSERT_TRUE(out.beat());
+}
+
 TEST(PlacementService, DefaultJobGoesToTheLocalCpuWorkerWithNoConfiguration) {
   PlacementFixture f;
   const int64_t w = f.add_worker({});
@@ -208,6 +246,61 @@ TEST(PlacementService, ARunningSpotJobTheDeadlinePolicySendsToOnDemandMovesNow) 
   ASSERT_TRUE(f.placement->reevaluate());
   EXPECT_EQ(f.placement_of(id)["chosen"]["option"], "on_demand") << f.placement_of(id).dump(2);
   EXPECT_EQ(f.job(id).recoveries, 0);
+  // Uniform Progress committed to on-demand for good when its safety net fired: spot can still be
+  // launched, but the job does not go back to it.
+  const int64_t od =
+      f.add_worker({{"Tesla V100-SXM2-16GB", 16384}}, jobs::WorkerInstance{"i-2", "sim", "p3.2xlarge", false});
+  ASSERT_EQ(f.lease(od), id);
+  jobs::HeartbeatReport on_demand;
+  on_demand.lease = {od, f.job(id).lease_epoch};
+  on_demand.progress_json = json{{"step", 5}, {"total_steps", 100}}.dump();
+  ASSERT_TRUE(f.svc->heartbeat(id, on_demand));
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto stays = f.svc->heartbeat(id, on_demand);
+  ASSERT_TRUE(stays);
+  EXPECT_FALSE(stays->move) << "committed to on-demand";
+}
+
+// The deadline rule back to spot: a job with a deadline placed on demand while no spot V100 could
+// be launched moves to spot once one can, when its deadline policy says so (Uniform Progress: it
+// is ahead of its line, and not committed to on-demand).
+TEST(PlacementService, AnOnDemandDeadlineJobGoesBackToSpotWhenItsPolicyAllows) {
+  PlacementFixture f(cloud_settings());
+  OnDemandWhileSpotIsSetAside job;
+  ASSERT_NO_FATAL_FAILURE(start_on_demand_while_spot_is_set_aside(f, R"({"deadline_hours":100})", job));
+  const int64_t id = job.id;
+  auto beat = [&job] { return job.beat(); };
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto before = beat();
+  ASSERT_TRUE(before);
+  EXPECT_FALSE(before->move) << "no spot offer can be launched yet";
+
+  f.clock.advance_ms(OnDemandWhileSpotIsSetAside::kSetAsideMs + 1);
+  ASSERT_TRUE(beat());
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto after = beat();
+  ASSERT_TRUE(after);
+  EXPECT_TRUE(after->move) << "spot can be launched, and 100 hours leave plenty of slack";
+  auto detail = f.svc->get_job(id);
+  ASSERT_TRUE(detail);
+  ASSERT_GE(detail->events.size(), 2u);
+  const auto& policy = detail->events[detail->events.size() - 2];
+  ASSERT_EQ(policy.type, "deadline_policy");
+  const json why = json::parse(policy.detail_json);
+  EXPECT_EQ(why["decision"], "spot") << why.dump();
+  EXPECT_EQ(why["policy"], "up") << why.dump();
+  EXPECT_EQ(detail->events.back().type, "move_requested");
+  const json move = json::parse(detail->events.back().detail_json);
+  EXPECT_EQ(move["to"], "spot") << move.dump();
+  EXPECT_NE(move.value("reason", "").find("spot can be launched again"), std::string::npos) << move.dump();
+
+  // Asked once: the next pass, before the worker's heartbeat carried the word, asks nothing more.
+  const size_t events = detail->events.size();
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(f.svc->get_job(id)->events.size(), events);
+  ASSERT_TRUE(f.svc->preempt(id, jobs::PreemptionReport{{job.instance, job.epoch}, "moved by jobctld"}));
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(f.placement_of(id)["chosen"]["option"], "spot") << f.placement_of(id).dump(2);
 }
 
 // The savings rule of moves: a job that went to an on-demand instance because the owned V100 was
@@ -293,6 +386,92 @@ TEST(PlacementService, NoMovesForSavingsWhenSwitchedOffOrTheJobAskedForTheCloud)
     ASSERT_TRUE(r);
     EXPECT_FALSE(r->move) << (switched_off ? "switched off" : "placement.mode cloud");
   }
+}
+
+// The savings rule of moves, for a cheaper cloud offer: a job placed on demand while no spot V100
+// could be launched moves to spot once one can. Its spec sends it to the cloud (placement.mode
+// cloud): an idle owned V100 does not take it, the cheaper cloud offer does.
+TEST(PlacementService, ARunningOnDemandJobMovesToACheaperCloudOfferOnceItCanBeLaunched) {
+  PlacementFixture f(cloud_settings());
+  OnDemandWhileSpotIsSetAside job;
+  ASSERT_NO_FATAL_FAILURE(start_on_demand_while_spot_is_set_aside(f, R"({"mode":"cloud"})", job));
+  const int64_t id = job.id;
+  auto beat = [&job] { return job.beat(); };
+  f.add_worker({{"Tesla V100-SXM2-16GB", 16384}});  // an idle owned V100: not for a job sent to the cloud
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto before = beat();
+  ASSERT_TRUE(before);
+  EXPECT_FALSE(before->move) << "no spot offer can be launched yet, and the owned V100 is not for it";
+
+  f.clock.advance_ms(OnDemandWhileSpotIsSetAside::kSetAsideMs + 1);  // spot can be launched again
+  ASSERT_TRUE(beat());
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto after = beat();
+  ASSERT_TRUE(after);
+  EXPECT_TRUE(after->move) << "spot runs the rest for far less than the move costs";
+  auto detail = f.svc->get_job(id);
+  ASSERT_TRUE(detail);
+  ASSERT_EQ(detail->events.back().type, "move_requested");
+  const json move = json::parse(detail->events.back().detail_json);
+  EXPECT_EQ(move["to"], "spot") << move.dump();
+  EXPECT_NE(move.value("reason", "").find("savings: a cheaper cloud offer runs the remaining"), std::string::npos)
+      << move.dump();
+  EXPECT_GT(move["saving_usd"].get<double>(), 1.5 * move["move_cost_usd"].get<double>()) << move.dump();
+  EXPECT_GT(move["move_cost_usd"].get<double>(), 0) << "checkpoint, provisioning and restart, billed on both sides";
+
+  ASSERT_TRUE(f.svc->preempt(id, jobs::PreemptionReport{{job.instance, job.epoch}, "moved by jobctld"}));
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(f.placement_of(id)["chosen"]["option"], "spot") << f.placement_of(id).dump(2);
+  EXPECT_EQ(f.job(id).recoveries, 0);
+}
+
+// At most placement.max_moves_per_hour moves for savings per job: with one allowed and used, the
+// job stays where it is for the rest of the hour however much a move would save.
+TEST(PlacementService, MovesForSavingsAreRateLimitedPerJob) {
+  auto settings = cloud_settings();
+  settings.max_moves_per_hour = 1;
+  PlacementFixture f(settings);
+  const int64_t id = f.submit(hours_long_v100_job(R"({"spot":"never"})"));  // no owned V100 yet: on demand
+  ASSERT_EQ(f.placement_of(id)["chosen"]["option"], "on_demand");
+  int instances = 0;
+  auto run_on_an_instance = [&] {
+    const int64_t w = f.add_worker({{"Tesla V100-SXM2-16GB", 16384}},
+                                   jobs::WorkerInstance{"i-" + std::to_string(++instances), "sim", "p3.2xlarge", false});
+    EXPECT_EQ(f.lease(w), id);
+    jobs::HeartbeatReport hb;
+    hb.lease = {w, f.job(id).lease_epoch};
+    hb.progress_json = json{{"step", 10}, {"total_steps", 1000}}.dump();
+    EXPECT_TRUE(f.svc->heartbeat(id, hb));
+    return hb;
+  };
+  auto hb = run_on_an_instance();
+  const int64_t owned = f.add_worker({{"Tesla V100-SXM2-16GB", 16384}});  // frees up: the hour's one move
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto r = f.svc->heartbeat(id, hb);
+  ASSERT_TRUE(r);
+  ASSERT_TRUE(r->move);
+  ASSERT_TRUE(f.svc->preempt(id, jobs::PreemptionReport{hb.lease, "moved by jobctld"}));
+  ASSERT_TRUE(f.placement->reevaluate());
+  ASSERT_EQ(f.placement_of(id)["chosen"]["option"], "local");
+  ASSERT_EQ(f.lease(owned), id);
+  // The owned machine is gone soon after; the job goes back on demand.
+  ASSERT_TRUE(f.svc->release_worker_leases(owned, "test: the owned machine is gone"));
+  ASSERT_TRUE(f.placement->reevaluate());
+  ASSERT_EQ(f.placement_of(id)["chosen"]["option"], "on_demand");
+  hb = run_on_an_instance();
+  // Another owned V100 frees up: a move would save as much as before, but the hour's move is spent.
+  f.add_worker({{"Tesla V100-SXM2-16GB", 16384}});
+  ASSERT_TRUE(f.placement->reevaluate());
+  r = f.svc->heartbeat(id, hb);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->move) << "placement.max_moves_per_hour 1, used";
+  // An hour after the first move, it may move again.
+  f.clock.advance_ms(3'600'000);
+  ASSERT_TRUE(f.svc->heartbeat(id, hb));
+  ASSERT_TRUE(f.placement->reevaluate());
+  r = f.svc->heartbeat(id, hb);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->move);
 }
 
 // The priority rule of moves: a high-priority job that misses its deadline waiting for the busy

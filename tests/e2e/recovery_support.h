@@ -121,11 +121,13 @@ inline std::string read_bytes(const std::string& path) {
   return s.str();
 }
 
-// The uninterrupted run of recovery_spec, as a CPU worker runs it (jobctl-train itself, one
-// thread), in `dir`: the bytes of its final.ckpt; empty, with a test failure, when it fails.
-inline std::string reference_final_checkpoint(const std::string& dir) {
+// The uninterrupted run of `spec_json` (a variant of recovery_spec), as a CPU worker runs it
+// (jobctl-train itself, one thread), in `dir`: the bytes of its final.ckpt; empty, with a test
+// failure, when it fails.
+inline std::string reference_final_checkpoint(const std::string& dir,
+                                              const std::string& spec_json = recovery_spec("reference")) {
   const std::string spec_path = dir + "/spec.json";
-  std::ofstream(spec_path) << recovery_spec("reference") << "\n";
+  std::ofstream(spec_path) << spec_json << "\n";
   const auto st = jobctl::testing::run_to_end({env_or_fail("JOBCTL_TRAIN"), "--spec", spec_path, "--out", dir + "/out",
                                                "--device", "cpu", "--threads", "1", "--log-every", "100"});
   if (!st.success()) {

@@ -27,9 +27,8 @@
 #include <fstream>
 #include <regex>
 
-#include "base/crc32c.h"
-#include "cloud/command_template.h"
 #include "cloud/sim_provider.h"
+#include "tests/e2e/cloud_support.h"
 #include "tests/e2e/recovery_support.h"
 #include "tests/support/temp_dir.h"
 
@@ -40,12 +39,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-std::string crc_hex(const std::string& bytes) {
-  char buf[9];
-  std::snprintf(buf, sizeof buf, "%08x", crc32c::value(bytes.data(), bytes.size()));
-  return buf;
-}
-
 // The recovery job, on a V100 in the cloud (spot "auto": the cheapest, p3.2xlarge spot).
 // Resources and placement are not part of the checkpoint fingerprint.
 std::string cloud_spec(const std::string& name) {
@@ -55,74 +48,8 @@ std::string cloud_spec(const std::string& name) {
   return j.dump();
 }
 
-// jobctl-cloudsim at F = 60 (a 10-minute simulated notice is 10 real seconds); its instances run
-// the real worker with one BLAS thread (bit-exact across workers), polling the notice every 200 ms.
-class CloudSim {
- public:
-  explicit CloudSim(const std::string& state_dir)
-      : process_({env_or_fail("JOBCTL_CLOUDSIM"), "--listen", "127.0.0.1:0", "--state-dir", state_dir,
-                  "--time-factor", "60", "--notice-seconds", "600", "--worker-command",
-                  cloud::shell_quote(env_or_fail("JOBCTL_WORKER")) + " --trainer " +
-                      cloud::shell_quote(env_or_fail("JOBCTL_TRAIN")) +
-                      " --device cpu --threads 1 --wait-s 2 --keep-work-dirs --notice-interval-ms 200"}) {
-    const json started = jobctl::testing::listening_line(process_, 30s);
-    if (!started.is_null()) url_ = started.value("url", "");
-    if (url_.empty()) ADD_FAILURE() << "jobctl-cloudsim did not start:\n" << process_.output();
-  }
-  const std::string& url() const { return url_; }
-  Process& process() { return process_; }
-
- private:
-  Process process_;
-  std::string url_;
-};
-
-// jobctld's configuration: the provisioner on cloudsim, polling every second, idle instances
-// stopped after 3 s.
-std::string write_config(jobctl::testing::TempDir& tmp, const std::string& cloudsim_url, const std::string& tag) {
-  const std::string path = tmp.file("jobctld-" + tag + ".json");
-  std::ofstream(path) << json{{"cloud",
-                               {{"provider", "sim"},
-                                {"tag", tag},
-                                {"poll_s", 1},
-                                {"idle_timeout_s", 3},
-                                {"sim", {{"url", cloudsim_url}}}}}}
-                             .dump()
-                      << "\n";
-  return path;
-}
-
-// GET /v1/instances's list (by value: safe to range over).
-json instances(client::ApiClient& api) {
-  auto r = api.http().request("GET", "/v1/instances");
-  if (!r || r->status != 200) return json::array();
-  return json::parse(r->body, nullptr, false).value("instances", json::array());
-}
-
-// Waits until every instance jobctld knows has ended, and cloudsim agrees.
-bool all_instances_ended(client::ApiClient& api, cloud::SimProvider& sim, const std::string& tag,
-                         std::chrono::seconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    bool live = false;
-    for (const auto& i : instances(api)) live |= i.value("state", "") != "terminated";
-    auto d = sim.describe(tag);
-    if (d)
-      for (const auto& i : *d) live |= !i.terminated();
-    if (!live && d) return true;
-    std::this_thread::sleep_for(200ms);
-  }
-  return false;
-}
-
 std::string reference_crc(jobctl::testing::TempDir& tmp) {
-  const std::string spec_path = tmp.file("spec.json");
-  std::ofstream(spec_path) << cloud_spec("reference") << "\n";
-  const auto st = jobctl::testing::run_to_end({env_or_fail("JOBCTL_TRAIN"), "--spec", spec_path, "--out",
-                                               tmp.file("reference"), "--device", "cpu", "--threads", "1",
-                                               "--log-every", "100"});
-  if (!st.success()) ADD_FAILURE() << st.describe() << "\n" << st.err;
-  return crc_hex(read_bytes(tmp.file("reference/final.ckpt")));
+  return crc32c_hex(reference_final_checkpoint(tmp.path().string(), cloud_spec("reference")));
 }
 
 TEST(Clouds, SpotInterruptionWithNoticeResumesOnANewInstanceBitExactly) {
@@ -230,30 +157,14 @@ TEST(Clouds, DeadlinePolicyMovesARunningSpotJobToOnDemandAtOnce) {
   // 12 epochs: long enough that the move comes before the end on any machine.
   json spec = json::parse(cloud_spec("deadline-move"));
   spec["train"]["epochs"] = 12;
-  {
-    json reference = spec;
-    std::ofstream(tmp.file("spec.json")) << reference.dump() << "\n";
-    const auto st = jobctl::testing::run_to_end({env_or_fail("JOBCTL_TRAIN"), "--spec", tmp.file("spec.json"), "--out",
-                                                 tmp.file("reference"), "--device", "cpu", "--threads", "1",
-                                                 "--log-every", "100"});
-    ASSERT_TRUE(st.success()) << st.describe() << "\n" << st.err;
-  }
-  const std::string reference = crc_hex(read_bytes(tmp.file("reference/final.ckpt")));
+  const std::string reference = crc32c_hex(reference_final_checkpoint(tmp.path().string(), spec.dump()));
   // Due 14.4 s after submission with a changeover d of 5.4 s: Uniform Progress's safety net
   // (time left < work left + 2d) fires 3.6 s after submission, once the job runs on spot.
   spec["placement"]["deadline_hours"] = 0.004;
   CloudSim sim(tmp.file("cloudsim"));
   ASSERT_FALSE(sim.url().empty());
-  const std::string config = tmp.file("jobctld.json");
-  std::ofstream(config) << json{{"cloud",
-                                 {{"provider", "sim"},
-                                  {"tag", "deadline-e2e"},
-                                  {"poll_s", 1},
-                                  {"idle_timeout_s", 3},
-                                  {"sim", {{"url", sim.url()}}}}},
-                                {"placement", {{"reevaluate_s", 1}, {"provision_hours", 0.0015}}}}
-                                  .dump()
-                           << "\n";
+  const std::string config = write_config(tmp, sim.url(), "deadline-e2e",
+                                          {{"placement", {{"reevaluate_s", 1}, {"provision_hours", 0.0015}}}});
   Daemon d(tmp.file("data"), "127.0.0.1:0", 30, {"--config", config});
   ASSERT_FALSE(d.url().empty());
   client::ApiClient api(d.url());

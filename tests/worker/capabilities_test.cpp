@@ -81,7 +81,8 @@ TEST(Capabilities, FakeGpusFromEveryFixture) {
                         Case{"h100-nvl", 1, "H100-NVL"},        Case{"h200", 1, "H200"},
                         Case{"a100-sxm4-40gb", 1, "A100-40GB-SXM"}, Case{"a100-sxm4-80gb", 1, "A100-80GB-SXM"},
                         Case{"a100-pcie-40gb", 1, "A100-40GB-PCIe"}, Case{"a100-80gb-pcie", 1, "A100-80GB-PCIe"},
-                        Case{"v100-sxm2-16gb-x4", 4, "V100-16GB"}, Case{"v100-sxm2-32gb", 1, "V100-32GB"},
+                        Case{"v100-sxm2-16gb-x4", 4, "V100-16GB"}, Case{"v100-sxm2-16gb", 1, "V100-16GB"},
+                        Case{"v100-sxm2-32gb", 1, "V100-32GB"},
                         Case{"t4", 1, "T4"},                    Case{"a10g", 1, "A10G"},
                         Case{"a10", 1, "A10"},                  Case{"l4", 1, "L4"},
                         Case{"l40s", 1, "L40S"},                Case{"rtx4090-x2", 2, "RTX4090"}}) {
