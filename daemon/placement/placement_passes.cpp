@@ -202,9 +202,23 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
   std::vector<Candidate> table;
   auto d = scheduler::place(job, ctx, capacity, now_ms, &table);
 
-  // Spot deadline policy, asked again at every interruption (a requeued job with a deadline).
+  // Spot deadline policy, asked whenever a job with a deadline that may run on spot is placed in
+  // the cloud — at its first placement as at every interruption, spot launchable or not — as the
+  // simulator asks it at every tick: a policy whose safety net fires at once would otherwise start
+  // on spot and move a period later, and one that learns from what it sees (adaptive) would miss
+  // the outage that interrupted the job. When spot cannot be launched the job is placed on demand
+  // whatever the policy says (it may say wait); the policy is asked again every re-evaluation.
   json policy_note = nullptr;
-  if (job.deadline_hours && row.recoveries > 0 && d.outcome == Outcome::launch_spot) {
+  const bool spot_launchable = d.outcome == Outcome::launch_spot;
+  auto on_demand_for_want_of_spot = [&] {  // placed on demand only because no spot offer can be launched
+    if (d.outcome != Outcome::launch_on_demand || job.spot == train::SpotMode::never) return false;
+    scheduler::Job spot_only = job;
+    spot_only.mode = train::PlacementMode::cloud;
+    spot_only.spot = train::SpotMode::always;
+    return scheduler::place(spot_only, ctx, capacity, now_ms, nullptr).outcome != Outcome::launch_spot;
+  };
+  bool moved_by_policy = false;
+  if (job.deadline_hours && (spot_launchable || on_demand_for_want_of_spot())) {
     double total_hours = 0;  // the whole job's compute on the fastest fitting on-demand option
     for (const auto& c : table)
       if (c.kind == OptionKind::on_demand &&
@@ -212,13 +226,15 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
         total_hours = total_hours == 0 ? c.estimated_hours : std::min(total_hours, c.estimated_hours);
     if (total_hours <= 0) total_hours = d.choice.estimated_hours;
     total_hours /= remaining;
-    const scheduler::ProgressState s = deadlines_.progress(row.created_ms, now_ms, *job.deadline_hours, total_hours,
-                                                           done, scheduler::Capacity::none);
-    const scheduler::Capacity next = deadlines_.at_requeue(row.id, s);
+    scheduler::ProgressState s = deadlines_.progress(row.created_ms, now_ms, *job.deadline_hours, total_hours, done,
+                                                     scheduler::Capacity::none);
+    s.spot_available = spot_launchable;
+    const scheduler::Capacity next = deadlines_.at_placement(row.id, s);
     policy_note = {{"policy", deadlines_.policy_name()}, {"decision", scheduler::to_string(next)},
-                   {"elapsed_hours", s.elapsed_hours}, {"remaining_compute_hours", s.remaining_compute()},
-                   {"remaining_hours", s.remaining_time()}};
-    if (next == scheduler::Capacity::on_demand) {
+                   {"spot_available", spot_launchable},   {"elapsed_hours", s.elapsed_hours},
+                   {"remaining_compute_hours", s.remaining_compute()}, {"remaining_hours", s.remaining_time()}};
+    if (spot_launchable && next == scheduler::Capacity::on_demand) {
+      moved_by_policy = true;
       job.spot = train::SpotMode::never;
       d = scheduler::place(job, ctx, capacity, now_ms, &table);
     }
@@ -229,7 +245,7 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
   out.placement = scheduler::placement_json(d, table, job, ctx, capacity,
                                             scheduler::PlacementDocumentInfo{settings_.cloud_provider, now_ms, remaining});
   if (!policy_note.is_null()) {
-    if (policy_note["decision"] == "on_demand")
+    if (moved_by_policy)
       out.placement["reason"] = out.placement["reason"].get<std::string>() + "; the " + deadlines_.policy_name() +
                                 " deadline policy moved it to on-demand";
     out.placement["deadline_policy"] = std::move(policy_note);

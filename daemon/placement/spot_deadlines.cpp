@@ -54,7 +54,8 @@ scheduler::DeadlinePolicy& SpotDeadlines::policy_locked(int64_t job_id) {
   return *policy;
 }
 
-scheduler::Capacity SpotDeadlines::at_requeue(int64_t job_id, const scheduler::ProgressState& state) {
+scheduler::Capacity SpotDeadlines::at_placement(int64_t job_id, const scheduler::ProgressState& state) {
+  if (job_id == 0) return scheduler::make_deadline_policy(settings_.policy)->decide(state);
   MutexLock lock(mu_);
   return policy_locked(job_id).decide(state);
 }

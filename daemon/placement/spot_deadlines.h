@@ -1,8 +1,8 @@
 // The spot deadline policy in the daemon (docs/cost-model.md, "Spot and deadlines at runtime"):
 // one scheduler::DeadlinePolicy object per job with a deadline (placement.deadline_policy; the
 // object keeps the job's state, e.g. "committed to on-demand"), asked
-//   - by a placement pass, when a job with a deadline that was interrupted would go to spot again
-//     (at_requeue): on-demand means spot is ruled out for that placement;
+//   - by a placement pass, when a job with a deadline would go to spot, at its first placement and
+//     after every interruption (at_placement): on-demand means spot is ruled out for that placement;
 //   - for every running spot job with a deadline, at every re-evaluation (check_running): when
 //     the policy's safety net fires, a `deadline_policy` event records it once and the job is
 //     moved to on-demand now (jobs::JobService::request_move: it checkpoints at its next
@@ -55,8 +55,9 @@ class SpotDeadlines {
   // `done` is done, running on `current` (none: requeued, holding no capacity).
   scheduler::ProgressState progress(int64_t created_ms, int64_t now_ms, double deadline_hours, double total_hours,
                                     double done, scheduler::Capacity current) const;
-  // The policy's answer for a requeued job that would run on spot (see the header).
-  scheduler::Capacity at_requeue(int64_t job_id, const scheduler::ProgressState& state) JOBCTL_EXCLUDES(mu_);
+  // The policy's answer for a job being placed that would run on spot (see the header). Job id 0
+  // (a quote: no job yet) asks a fresh policy object and keeps nothing.
+  scheduler::Capacity at_placement(int64_t job_id, const scheduler::ProgressState& state) JOBCTL_EXCLUDES(mu_);
   // Checks every running spot job with a deadline, and every running on-demand one that may run
   // on spot, when `spot_launchable` is given (see the header). Errors: the store's (a job whose
   // check failed is checked again next time).

@@ -261,6 +261,38 @@ TEST(PlacementService, ARunningSpotJobTheDeadlinePolicySendsToOnDemandMovesNow) 
   EXPECT_FALSE(stays->move) << "committed to on-demand";
 }
 
+// The deadline policy is asked at a job's first placement too, as the simulator asks it at the
+// job's first tick: a deadline with less slack than Uniform Progress's safety net keeps (two
+// changeovers) is placed on demand at once, not on spot to be moved a period later (a changeover
+// the deadline may not have). A quote asks a policy of its own and leaves nothing behind.
+TEST(PlacementService, AJobWhoseDeadlinePolicyWantsOnDemandFromTheStartIsPlacedOnDemand) {
+  auto settings = cloud_settings();
+  settings.provision_hours = 1.0 / 6;
+  PlacementFixture f(settings);
+  auto with_deadline = [](double hours) {
+    return hours_long_v100_job(R"({"deadline_hours":)" + std::to_string(hours) + "}");
+  };
+  auto free = f.placement->quote(hours_long_v100_job("{}"));
+  ASSERT_TRUE(free);
+  ASSERT_EQ((*free)["chosen"]["option"], "spot") << free->dump(2);
+  const double c0 = (*free)["chosen"]["estimated_hours"].get<double>();
+  // Slack 0.5 h, above two changeovers: spot, by the policy too.
+  auto roomy = f.placement->quote(with_deadline(c0 + 0.5));
+  ASSERT_TRUE(roomy);
+  EXPECT_EQ((*roomy)["chosen"]["option"], "spot") << roomy->dump(2);
+  EXPECT_EQ((*roomy)["deadline_policy"]["decision"], "spot") << roomy->dump(2);
+  // Slack 0.3 h: spot fits the deadline, but the safety net fires at once.
+  const int64_t id = f.submit(with_deadline(c0 + 0.3));
+  const json p = f.placement_of(id);
+  EXPECT_EQ(p["chosen"]["option"], "on_demand") << p.dump(2);
+  EXPECT_EQ(p["deadline_policy"]["decision"], "on-demand") << p.dump(2);
+  EXPECT_NE(p["reason"].get<std::string>().find("deadline policy moved it to on-demand"), std::string::npos)
+      << p["reason"];
+  auto again = f.placement->quote(with_deadline(c0 + 0.5));
+  ASSERT_TRUE(again);
+  EXPECT_EQ((*again)["chosen"]["option"], "spot") << "the quotes' policies are not the job's";
+}
+
 // The deadline rule back to spot: a job with a deadline placed on demand while no spot V100 could
 // be launched moves to spot once one can, when its deadline policy says so (Uniform Progress: it
 // is ahead of its line, and not committed to on-demand).

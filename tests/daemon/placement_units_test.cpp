@@ -247,10 +247,13 @@ TEST(SpotDeadlines, OnePolicyPerJobAskedAtRequeue) {
   const auto late = deadlines.progress(now - 3'600'000 * 9, now, 10, 5, 0.2, scheduler::Capacity::none);
   EXPECT_NEAR(late.elapsed_hours, 9, 1e-9);
   EXPECT_NEAR(late.remaining_compute(), 4, 1e-9);
-  EXPECT_EQ(deadlines.at_requeue(1, late), scheduler::Capacity::on_demand);
+  EXPECT_EQ(deadlines.at_placement(1, late), scheduler::Capacity::on_demand);
   const auto early = deadlines.progress(now, now, 10, 5, 0.2, scheduler::Capacity::none);
-  EXPECT_EQ(deadlines.at_requeue(1, early), scheduler::Capacity::on_demand) << "job 1 stays committed";
-  EXPECT_NE(deadlines.at_requeue(2, early), scheduler::Capacity::on_demand) << "job 2 has its own policy";
+  EXPECT_EQ(deadlines.at_placement(1, early), scheduler::Capacity::on_demand) << "job 1 stays committed";
+  EXPECT_NE(deadlines.at_placement(2, early), scheduler::Capacity::on_demand) << "job 2 has its own policy";
+  // A quote (job 0) asks a policy of its own each time: what it commits to is not kept.
+  EXPECT_EQ(deadlines.at_placement(0, late), scheduler::Capacity::on_demand);
+  EXPECT_NE(deadlines.at_placement(0, early), scheduler::Capacity::on_demand) << "a quote keeps no state";
   EXPECT_TRUE(deadlines.check_running()) << "no running spot job: nothing to check";
 }
 

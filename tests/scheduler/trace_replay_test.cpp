@@ -5,9 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -17,13 +15,14 @@
 #include "scheduler/spot_simulator.h"
 #include "scheduler/spot_trace.h"
 #include "tests/support/shared_data.h"
+#include "tests/support/spot_traces.h"
 
 namespace jobctl::scheduler {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path traces_dir() { return jobctl::testing::shared_data("spot-traces"); }
+fs::path traces_dir() { return jobctl::testing::spot_traces_dir(); }
 
 // Every trace file, in name order.
 std::vector<fs::path> trace_files() {
@@ -34,14 +33,7 @@ std::vector<fs::path> trace_files() {
   return files;
 }
 
-SpotTrace load(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  auto t = parse_spot_trace(s.str());
-  EXPECT_TRUE(t) << p << ": " << (t ? "" : t.error().message);
-  return t ? *t : SpotTrace{};
-}
+SpotTrace load(const fs::path& p) { return jobctl::testing::load_spot_trace(p); }
 
 class TraceReplay : public ::testing::Test {
  protected:
