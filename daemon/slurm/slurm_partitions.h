@@ -41,8 +41,9 @@ class SlurmPartitions {
   SlurmPartitions(const SlurmPartitions&) = delete;
   SlurmPartitions& operator=(const SlurmPartitions&) = delete;
 
-  // Reads the cluster once (so the first placement pass sees the partitions), then every poll_s.
-  // A cluster that cannot be read is not an error here: it is logged and polled again.
+  // Reads the cluster once (so the first placement pass sees the partitions; this blocks for up to
+  // slurm.timeout_s when the controller does not answer), then every poll_s on a thread of its
+  // own. A cluster that cannot be read is not an error here: it is logged and polled again.
   void start();
   void stop();
 
