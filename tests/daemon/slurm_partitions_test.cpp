@@ -5,9 +5,15 @@
 #include "daemon/slurm/slurm_partitions.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
 
 #include "slurm/slurm_json.h"
 #include "tests/slurm/captured_output.h"
+#include "tests/support/temp_dir.h"
 
 namespace jobctl::daemon::slurm {
 namespace {
@@ -68,6 +74,37 @@ TEST(SlurmPartitions, AnUnreachableClusterLeavesTheSnapshotEmpty) {
   auto st = partitions.poll();
   EXPECT_FALSE(st);
   EXPECT_TRUE(partitions.snapshot().empty());
+}
+
+// The cluster is read on the poller's own thread while placement reads snapshots: here `sinfo`
+// and `squeue` are scripts printing the captured output, polled every second while another
+// thread takes snapshots (the TSan build checks the two threads share nothing unguarded).
+TEST(SlurmPartitions, PolledOnItsOwnThreadWhileSnapshotsAreRead) {
+  jobctl::testing::TempDir bin;
+  const std::string src = std::getenv("JOBCTL_SOURCE_DIR") ? std::getenv("JOBCTL_SOURCE_DIR") : ".";
+  for (const auto& [program, file] : {std::pair{"sinfo", "sinfo-mixed.json"}, std::pair{"squeue", "squeue-running.json"}}) {
+    const std::string path = bin.file(program);
+    std::ofstream(path) << "#!/bin/sh\ncat '" << src << "/tests/slurm/data/" << file << "'\n";
+    ASSERT_EQ(::chmod(path.c_str(), 0755), 0);
+  }
+  SlurmSettings settings;
+  settings.enabled = true;
+  settings.bin_dir = bin.path().string();
+  settings.poll_s = 1;
+  settings.partitions = {{"gpu", "V100", 0}};
+  SystemClock clock;
+  SlurmPartitions partitions(settings, clock);
+  partitions.start();  // the first reading is there when start() returns
+  ASSERT_EQ(partitions.snapshot().size(), 1u);
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    while (!done) EXPECT_EQ(partitions.snapshot().size(), 1u);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // two more polls
+  done = true;
+  reader.join();
+  partitions.stop();
+  EXPECT_EQ(partitions.snapshot().front().name, "gpu");
 }
 
 }  // namespace
