@@ -570,7 +570,8 @@ void print_placement(std::ostream& out, const nlohmann::json& p, bool all) {
     return c.contains("estimated_cost_usd") && c["estimated_cost_usd"].is_number() ? c["estimated_cost_usd"].get<double>()
                                                                                     : std::numeric_limits<double>::infinity();
   };
-  std::vector<std::string> header{"option", "GPU", "$/h", "est. time", "est. cost", "meets deadline", "chosen"};
+  // "wait": until the job starts (a local worker freeing, a cloud instance booting, a Slurm queue).
+  std::vector<std::string> header{"option", "GPU", "$/h", "wait", "est. time", "est. cost", "meets deadline", "chosen"};
   if (all) header.push_back("rejected");
   Table t(header, 48);
   auto add = [&](const nlohmann::json& c) {
@@ -578,6 +579,7 @@ void print_placement(std::ostream& out, const nlohmann::json& p, bool all) {
     std::vector<std::string> row{c.value("label", c.value("option", "")),
                                  c.value("gpu", "") + " x" + std::to_string(c.value("gpus", 1)),
                                  readable::usd_per_hour(number("usd_per_hour")),
+                                 readable::duration_hours(number("queue_wait_hours")),
                                  readable::duration_hours(number("estimated_hours")),
                                  readable::usd(number("estimated_cost_usd")),
                                  c.value("meets_deadline", false) ? "yes" : "no",

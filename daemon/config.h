@@ -12,6 +12,7 @@
 #include "daemon/auth/auth_options.h"
 #include "daemon/provisioning/cloud_config.h"
 #include "daemon/placement/placement_config.h"
+#include "daemon/slurm/slurm_config.h"
 
 namespace jobctl::daemon {
 
@@ -47,6 +48,8 @@ struct DaemonConfig {
   placement::PlacementSettings placement;
   // clouds and the provisioner (daemon/provisioning/cloud_config.h, docs/clouds.md)
   provisioning::CloudSettings cloud;
+  // a Slurm cluster (daemon/slurm/slurm_config.h, docs/slurm.md)
+  slurm::SlurmSettings slurm;
   // checkpoints (docs/recovery.md): the blob store under <data_dir>/checkpoints
   int64_t checkpoint_max_bytes = int64_t{1} << 30;  // largest checkpoint upload accepted
   int checkpoint_max_concurrent_uploads = 4;        // uploads received at once (503 past it)

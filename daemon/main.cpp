@@ -35,6 +35,7 @@
 #include "daemon/placement/placement_matcher.h"
 #include "daemon/placement/placement_service.h"
 #include "daemon/provisioning/provisioner.h"
+#include "daemon/slurm/slurm_partitions.h"
 #include "daemon/jobs/job_service.h"
 #include "base/ticker.h"
 #include "daemon/store/store.h"
@@ -161,6 +162,14 @@ int main(int argc, char** argv) {
   // long-poll deadlines and lease expiry. What the job service tells placement (a job queued, a
   // worker registered, a heartbeat) wakes it: a submitted job is placed within milliseconds, not
   // at the next tick; wake-ups closer than 100 ms share one pass.
+  // A Slurm cluster (docs/slurm.md): its configured partitions are placement candidates, read
+  // from the cluster on a thread of their own so a slow controller never holds a pass.
+  std::optional<jobctl::daemon::slurm::SlurmPartitions> slurm_partitions;
+  if (cfg.slurm.enabled) {
+    slurm_partitions.emplace(cfg.slurm, clock);
+    slurm_partitions->start();
+    placement.set_partition_source([p = &*slurm_partitions] { return p->snapshot(); });
+  }
   std::optional<jobctl::Ticker> placement_ticker;
   if (cfg.placement.enabled) {
     placement_ticker.emplace(std::chrono::milliseconds(cfg.tick_ms), [&placement] { placement.tick(); },
@@ -276,6 +285,7 @@ int main(int argc, char** argv) {
   server.stop();            // in-flight requests finish (up to the grace period), threads join
   ticker.stop();
   if (placement_ticker) placement_ticker->stop();
+  if (slurm_partitions) slurm_partitions->stop();
   if (provisioner) provisioner->stop();  // instances keep running; the next start reconciles
   db.close();               // every queued change committed
   LogLine() << "jobctld: stopped";

@@ -8,6 +8,10 @@
 // k free, its held GPUs freeing at their jobs' expected ends (0 once that time has passed: a job is
 // overrunning its estimate).
 //
+// Slurm partitions (docs/slurm.md) are owned GPUs too, behind a batch queue that Slurm runs: each
+// is listed with its queue wait per GPU count as Slurm's own queue gives it (daemon/slurm/),
+// never acquired here (Slurm, not jobctld, decides which node runs the job).
+//
 // Thread safety: none; the owner serialises access.
 #pragma once
 
@@ -35,6 +39,15 @@ class LocalCapacity {
     size_t workers = 0;
   };
 
+  // A Slurm partition: one GPU model, a job on one node of it.
+  struct Partition {
+    std::string name;
+    std::string gpu_model;
+    int gpus_per_node = 0;
+    double gpu_memory_gb = 0;
+    std::vector<double> wait_hours;  // [k - 1]: until a job of k GPUs would start (k > size: never)
+  };
+
   LocalCapacity() = default;
   explicit LocalCapacity(std::vector<Worker> workers);
 
@@ -42,6 +55,8 @@ class LocalCapacity {
   uint32_t add_worker(Worker w);
 
   std::span<const Pool> pools() const { return pools_; }
+  void add_partition(Partition p) { partitions_.push_back(std::move(p)); }
+  std::span<const Partition> partitions() const { return partitions_; }
   const Worker& worker(uint32_t index) const { return workers_[index]; }
   size_t worker_count() const { return workers_.size(); }
   uint32_t pool_of(uint32_t worker) const { return pool_of_[worker]; }
@@ -71,6 +86,7 @@ class LocalCapacity {
   std::vector<Worker> workers_;
   std::vector<uint32_t> pool_of_;
   std::vector<Pool> pools_;
+  std::vector<Partition> partitions_;
 };
 
 }  // namespace jobctl::scheduler

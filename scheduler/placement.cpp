@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "base/fixed_decimal.h"
 #include "base/readable.h"
@@ -32,6 +33,7 @@ std::string_view to_string(OptionKind k) {
     case OptionKind::local: return "local";
     case OptionKind::on_demand: return "on-demand";
     case OptionKind::spot: return "spot";
+    case OptionKind::slurm: return "slurm";
   }
   return "local";
 }
@@ -58,6 +60,7 @@ std::string_view to_string(Outcome o) {
     case Outcome::wait_local: return "wait_local";
     case Outcome::launch_on_demand: return "launch_on_demand";
     case Outcome::launch_spot: return "launch_spot";
+    case Outcome::launch_slurm: return "launch_slurm";
     case Outcome::unplaceable: return "unplaceable";
   }
   return "unplaceable";
@@ -269,38 +272,60 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     ++row;
   };
 
-  // Local pools.
-  const auto pools = capacity.pools();
-  for (uint32_t p = 0; p < pools.size(); ++p) {
-    const auto& pool = pools[p];
+  // Owned GPUs, a local pool's or a Slurm partition's: the same rejections and the same price per
+  // GPU the job takes. `gpu_count`: GPUs of one machine; `idle`: the GPUs are free now;
+  // `launchable`: something can start the job there; `wait()`: the queue wait, asked only when the
+  // run can be timed.
+  auto owned = [&](OptionKind option, uint32_t source, std::string_view gpu_model, int gpu_count, double memory_gb,
+                   bool idle, bool launchable, auto wait) {
     Candidate c;
-    c.kind = OptionKind::local;
-    c.source = p;
-    const int model = ctx.device_model_id(pool.gpu_model, pool.gpu_memory_gb);
+    c.kind = option;
+    c.source = source;
+    const int model = ctx.device_model_id(gpu_model, memory_gb);
     if (!want_local)
       c.rejection = Rejection::placement_mode;
     else if (!gpu_ok(model))
       c.rejection = Rejection::gpu_constraint;
-    else if (pool.gpu_count < gpus)
+    else if (gpu_count < gpus)
       c.rejection = Rejection::too_few_gpus;
     else if (model < 0 || ctx.flops_per_hour(model, kind, precision) <= 0)
       c.rejection = Rejection::unknown_gpu;
-    else if (vram > pool.gpu_memory_gb * kGiB)
+    else if (vram > memory_gb * kGiB)
       c.rejection = Rejection::memory;
     if (model >= 0) {
       // A job pays for the GPUs it takes, not the whole machine: the rest run other jobs.
       const double per_gpu = ctx.local_price_[static_cast<size_t>(model)];
-      c.usd_per_hour = std::max(per_gpu, 0.0) * std::min(gpus, std::max(pool.gpu_count, 1));
+      c.usd_per_hour = std::max(per_gpu, 0.0) * std::min(gpus, std::max(gpu_count, 1));
       if (c.rejection == Rejection::none && c.usd_per_hour > cap) c.rejection = Rejection::price_cap;
+      if (c.rejection == Rejection::none && !launchable) c.rejection = Rejection::no_provider;
       const double rate = ctx.flops_per_hour(model, kind, precision) * gpus;
       if (rate > 0) {
-        c.queue_wait_hours = capacity.expected_wait_hours(p, now_ms, gpus);
+        c.queue_wait_hours = wait();
         c.estimated_hours = w.training_flops / rate + ctx.run_overhead_hours(model, kind);
         c.estimated_cost_usd = c.usd_per_hour * c.estimated_hours;
         c.completion_hours = c.queue_wait_hours + c.estimated_hours;
       }
     }
-    consider(c, device_class(model), capacity.has_free(p, gpus));
+    consider(c, device_class(model), idle);
+  };
+
+  // Local pools.
+  const auto pools = capacity.pools();
+  for (uint32_t p = 0; p < pools.size(); ++p) {
+    const auto& pool = pools[p];
+    owned(OptionKind::local, p, pool.gpu_model, pool.gpu_count, pool.gpu_memory_gb, capacity.has_free(p, gpus), true,
+          [&] { return capacity.expected_wait_hours(p, now_ms, gpus); });
+  }
+
+  // Slurm partitions: waiting in Slurm's queue rather than for a worker; a job takes one node of
+  // the partition, and Slurm's estimate says how many GPUs of one node can ever start.
+  const auto partitions = capacity.partitions();
+  for (uint32_t p = 0; p < partitions.size(); ++p) {
+    const auto& part = partitions[p];
+    const int startable = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(part.gpus_per_node, 0)),
+                                                            part.wait_hours.size()));
+    owned(OptionKind::slurm, p, part.gpu_model, startable, part.gpu_memory_gb, false, ctx.config_.slurm_launchable,
+          [&] { return gpus >= 1 && gpus <= startable ? part.wait_hours[static_cast<size_t>(gpus - 1)] : 0.0; });
   }
 
   // Cloud offers: on-demand, then spot.
@@ -393,6 +418,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
       break;
     case OptionKind::on_demand: d.outcome = Outcome::launch_on_demand; break;
     case OptionKind::spot: d.outcome = Outcome::launch_spot; break;
+    case OptionKind::slurm: d.outcome = Outcome::launch_slurm; break;
   }
   return d;
 }
@@ -405,12 +431,18 @@ std::string gpu_label(const Candidate& c, const PlacementContext& ctx, const Loc
     const auto& p = capacity.pools()[c.source];
     return p.gpu_model + " x" + std::to_string(p.gpu_count);
   }
+  if (c.kind == OptionKind::slurm) {
+    const auto& p = capacity.partitions()[c.source];
+    return p.gpu_model + " x" + std::to_string(p.gpus_per_node);
+  }
   const auto& o = ctx.offers()[c.source];
   return o.gpu_model + " x" + std::to_string(o.gpu_count);
 }
 
 std::string option_label(const Candidate& c, const PlacementContext& ctx, const LocalCapacity& capacity) {
   if (c.kind == OptionKind::local) return "local " + gpu_label(c, ctx, capacity);
+  if (c.kind == OptionKind::slurm)
+    return "slurm " + capacity.partitions()[c.source].name + " " + gpu_label(c, ctx, capacity);
   const auto& o = ctx.offers()[c.source];
   std::string where = o.region;
   if (!o.zone.empty()) where += "/" + o.zone;
@@ -420,10 +452,19 @@ std::string option_label(const Candidate& c, const PlacementContext& ctx, const 
 std::string rejection_text(const Candidate& c, const Job& job, const PlacementContext& ctx,
                            const LocalCapacity& capacity) {
   const double need_gib = static_cast<double>(job.workload.vram_bytes_per_gpu) / kGiB;
-  const bool local = c.kind == OptionKind::local;
-  const double have_gib = local ? capacity.pools()[c.source].gpu_memory_gb : ctx.offers()[c.source].gpu_memory_gb;
-  const int have_gpus = local ? capacity.pools()[c.source].gpu_count : ctx.offers()[c.source].gpu_count;
-  const std::string model = local ? capacity.pools()[c.source].gpu_model : ctx.offers()[c.source].gpu_model;
+  double have_gib = 0;
+  int have_gpus = 0;
+  std::string model;
+  if (c.kind == OptionKind::local) {
+    const auto& p = capacity.pools()[c.source];
+    std::tie(have_gib, have_gpus, model) = std::tuple(p.gpu_memory_gb, p.gpu_count, p.gpu_model);
+  } else if (c.kind == OptionKind::slurm) {
+    const auto& p = capacity.partitions()[c.source];
+    std::tie(have_gib, have_gpus, model) = std::tuple(p.gpu_memory_gb, p.gpus_per_node, p.gpu_model);
+  } else {
+    const auto& o = ctx.offers()[c.source];
+    std::tie(have_gib, have_gpus, model) = std::tuple(o.gpu_memory_gb, o.gpu_count, o.gpu_model);
+  }
   switch (c.rejection) {
     case Rejection::none: return "";
     case Rejection::placement_mode:
@@ -439,7 +480,9 @@ std::string rejection_text(const Candidate& c, const Job& job, const PlacementCo
       return "needs " + fixed_decimal(need_gib, 2) + " GiB per GPU; has " + fixed_decimal(have_gib, 1);
     case Rejection::price_cap:
       return usd_per_hour(c.usd_per_hour) + " is above the cap of " + "$" + fixed_decimal(job.max_usd_per_hour.value_or(0), 2) + "/h";
-    case Rejection::no_provider: return "no cloud provider is configured to launch it";
+    case Rejection::no_provider:
+      return c.kind == OptionKind::slurm ? "jobctld does not submit Slurm jobs for placement"
+                                         : "no cloud provider is configured to launch it";
   }
   return "";
 }
@@ -483,6 +526,8 @@ std::string decision_reason(const PlacementDecision& d, const Job& job, const Pl
   }
   if (d.outcome == Outcome::wait_local)
     s += "; waiting for a worker, expected free in " + hours(c.queue_wait_hours);
+  if (d.outcome == Outcome::launch_slurm)
+    s += "; Slurm's queue is expected to start it in " + hours(c.queue_wait_hours);
   if (d.idle_alternative) {
     const Candidate& alt = *d.idle_alternative;
     if (d.waits_over_idle)

@@ -4,6 +4,8 @@
 //   - each pool of identical local workers (owned GPUs, priced per GPU the job takes by the
 //     inventory under the amortised or marginal policy), with its expected queue wait for that
 //     many GPUs;
+//   - each Slurm partition (owned GPUs of one model, priced as the local pools), with the queue wait
+//     Slurm's own queue gives for that many GPUs (LocalCapacity::partitions());
 //   - each cloud offer on-demand, and on spot where the offer has a spot price (expected time with
 //     the interruption-risk and checkpoint terms: T_spot = T (1 + C/tau + lambda (tau/2 + R)),
 //     lambda from cost/interruption_rates.h for the offer's cloud, region and instance type).
@@ -53,7 +55,7 @@
 
 namespace jobctl::scheduler {
 
-enum class OptionKind : uint8_t { local, on_demand, spot };
+enum class OptionKind : uint8_t { local, on_demand, spot, slurm };
 std::string_view to_string(OptionKind k);
 
 enum class Rejection : uint8_t {
@@ -66,7 +68,8 @@ enum class Rejection : uint8_t {
   unknown_gpu,      // no specs: its runtime cannot be estimated
   memory,           // the VRAM estimate does not fit one GPU
   price_cap,        // above max_usd_per_hour
-  no_provider,      // a cloud offer, and no cloud provider is configured to launch it
+  no_provider,      // a cloud offer, and no cloud provider is configured to launch it; a Slurm
+                    // partition, and nothing submits Slurm jobs
 };
 inline constexpr size_t kRejectionCount = 10;
 std::string_view to_string(Rejection r);
@@ -87,6 +90,9 @@ struct PlacementConfig {
   // False when nothing can launch a cloud instance (the daemon without a cloud provider): cloud
   // offers are still evaluated and shown, but rejected with no_provider.
   bool cloud_launchable = true;
+  // False while nothing submits Slurm jobs for placement: partitions are evaluated and shown (with
+  // their queue wait), but rejected with no_provider.
+  bool slurm_launchable = false;
   // CPU machines by their device key (cost/cpu_peak.h, "cpu/AMD EPYC/2") and their peak FP32
   // TFLOPS: a local pool of that name is timed at that peak (and calibrated under that key),
   // not at the generic "cpu" row's.
@@ -168,18 +174,19 @@ class PlacementContext {
 
 struct Candidate {
   OptionKind kind = OptionKind::local;
-  uint32_t source = 0;            // offer index (cloud) or pool index (local)
+  uint32_t source = 0;            // offer index (cloud), pool index (local), partition index (slurm)
   Rejection rejection = Rejection::none;
   bool meets_deadline = false;
   bool chosen = false;
   double usd_per_hour = 0;
-  double queue_wait_hours = 0;    // local: until a worker of the pool frees; cloud: provisioning
+  double queue_wait_hours = 0;    // local: until a worker of the pool frees; cloud: provisioning;
+                                  // slurm: the partition's queue
   double estimated_hours = 0;     // running time (spot: expected, interruptions included)
   double estimated_cost_usd = 0;  // what the run is billed (cloud: provisioning included)
   double completion_hours = 0;    // from now: queue wait + running
 };
 
-enum class Outcome : uint8_t { run_local, wait_local, launch_on_demand, launch_spot, unplaceable };
+enum class Outcome : uint8_t { run_local, wait_local, launch_on_demand, launch_spot, launch_slurm, unplaceable };
 std::string_view to_string(Outcome o);
 
 enum class ReasonCode : uint8_t {
@@ -210,7 +217,8 @@ struct PlacementDecision {
 };
 
 // Decides for one job at now_ms. When `table` is given it is cleared and receives every candidate
-// (rejected ones too), in evaluation order: local pools, then per offer on-demand and spot.
+// (rejected ones too), in evaluation order: local pools, Slurm partitions, then per offer on-demand
+// and spot.
 PlacementDecision place(const Job& job, const PlacementContext& ctx, const LocalCapacity& capacity,
                         int64_t now_ms, std::vector<Candidate>* table = nullptr);
 

@@ -14,6 +14,7 @@ const char* option_name(OptionKind k) {
     case OptionKind::local: return "local";
     case OptionKind::on_demand: return "on_demand";
     case OptionKind::spot: return "spot";
+    case OptionKind::slurm: return "slurm";
   }
   return "local";
 }
@@ -23,14 +24,21 @@ json candidate_json(const Candidate& c, const Job& job, const PlacementContext& 
   json r;
   r["option"] = option_name(c.kind);
   r["label"] = option_label(c, ctx, capacity);
-  if (c.kind == OptionKind::local) {
-    const auto& pool = capacity.pools()[c.source];
-    r["provider"] = "local";
+  if (c.kind == OptionKind::local || c.kind == OptionKind::slurm) {
+    r["provider"] = option_name(c.kind);
     r["cloud"] = nullptr;
     r["region"] = nullptr;
     r["instance_type"] = nullptr;
-    r["gpu"] = pool.gpu_model;
-    r["gpus"] = pool.gpu_count;
+    if (c.kind == OptionKind::local) {
+      const auto& pool = capacity.pools()[c.source];
+      r["gpu"] = pool.gpu_model;
+      r["gpus"] = pool.gpu_count;
+    } else {
+      const auto& partition = capacity.partitions()[c.source];
+      r["partition"] = partition.name;
+      r["gpu"] = partition.gpu_model;
+      r["gpus"] = partition.gpus_per_node;
+    }
   } else {
     const auto& o = ctx.offers()[c.source];
     r["provider"] = info.cloud_provider.empty() ? json(nullptr) : json(info.cloud_provider);

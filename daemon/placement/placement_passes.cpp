@@ -134,6 +134,14 @@ Expected<scheduler::LocalCapacity> PlacementPasses::local_capacity() {
   if (!workers) return workers.error();
   auto leases = store_.lease_summaries();
   if (!leases) return leases.error();
+  PartitionSource source;
+  {
+    MutexLock source_lock(source_mu_);
+    source = partition_source_;
+  }
+  // Read before cache_mu_ is taken: the source takes its own lock.
+  std::vector<scheduler::LocalCapacity::Partition> partitions;
+  if (source) partitions = source();
   const int64_t now = clock_.now_ms();
   MutexLock lock(cache_mu_);
   std::map<int64_t, int64_t> busy_until;  // worker -> expected end of the job it holds
@@ -188,6 +196,7 @@ Expected<scheduler::LocalCapacity> PlacementPasses::local_capacity() {
     }
     capacity.add_worker(std::move(sw));
   }
+  for (auto& partition : partitions) capacity.add_partition(std::move(partition));
   return capacity;
 }
 
@@ -279,6 +288,8 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
   std::string inputs = std::to_string(offers_generation) + ";";
   for (const auto& pool : capacity->pools())
     inputs += pool.gpu_model + "x" + std::to_string(pool.gpu_count) + ":" + std::to_string(pool.gpu_memory_gb) + ";";
+  for (const auto& partition : capacity->partitions())
+    inputs += "slurm:" + partition.name + ":" + std::to_string(partition.wait_hours.size()) + ";";
   // Decisions are queued as store changes a group at a time, so the writer commits each group in
   // one transaction (one fsync for many) without filling its queue ahead of other writers (a
   // submit waits behind at most one group).

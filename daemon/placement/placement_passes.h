@@ -1,6 +1,7 @@
 // Placement passes over queued jobs (docs/cost-model.md, "Where a job runs"). A job is decided by
 // scheduler::place over every local pool (registered local workers grouped by GPU model, with
-// their expected queue wait) and every usable offer on demand and on spot, for the work left (its
+// their expected queue wait), every configured Slurm partition (set_partition_source: owned GPUs
+// behind Slurm's queue) and every usable offer on demand and on spot, for the work left (its
 // last reported progress) and the time left to its deadline. A decision moves the job
 // queued -> placed with a `placed` event and stores the placement document (docs/api.md, "The
 // placement document"); PlacementMatcher then offers it only to a worker of the chosen kind. A job
@@ -23,7 +24,7 @@
 // calibration and the spot deadlines (all outlive it). Every method is safe from any thread.
 // request() and capacity_changed() only record and return (they run on store commit hooks);
 // passes run one at a time (pass_mu_); quote() does not wait for a pass. Lock order: pass_mu_,
-// then cache_mu_; requests_mu_ and observers_mu_ are never held with another.
+// then cache_mu_; requests_mu_, observers_mu_ and source_mu_ are never held with another.
 #pragma once
 
 #include <cstdint>
@@ -81,7 +82,16 @@ class PlacementPasses {
   // for savings): the offers and calibration now (the offers' generation when asked), and the
   // local workers with what each holds.
   std::shared_ptr<const scheduler::PlacementContext> context(uint64_t* offers_generation) JOBCTL_EXCLUDES(cache_mu_);
-  Expected<scheduler::LocalCapacity> local_capacity() JOBCTL_EXCLUDES(cache_mu_);
+  Expected<scheduler::LocalCapacity> local_capacity() JOBCTL_EXCLUDES(cache_mu_, source_mu_);
+
+  // Where the Slurm partitions placement offers come from (daemon/slurm/slurm_partitions.h: the
+  // last snapshot of the cluster, read elsewhere); none: no Slurm cluster. Each capacity read
+  // calls it once, so it must be quick. May be set at any time.
+  using PartitionSource = std::function<std::vector<scheduler::LocalCapacity::Partition>()>;
+  void set_partition_source(PartitionSource source) JOBCTL_EXCLUDES(source_mu_) {
+    MutexLock lock(source_mu_);
+    partition_source_ = std::move(source);
+  }
 
   // Observers, which may be set at any time; each must be quick and must not call back into
   // placement. Told how long each decision took (the placement latency metric); told every job
@@ -129,6 +139,9 @@ class PlacementPasses {
   Mutex observers_mu_;  // held while an observer runs; never held with another
   std::function<void(double)> decision_observer_ JOBCTL_GUARDED_BY(observers_mu_);
   std::function<void(int64_t)> cloud_placed_observer_ JOBCTL_GUARDED_BY(observers_mu_);
+
+  Mutex source_mu_;  // never held with another
+  PartitionSource partition_source_ JOBCTL_GUARDED_BY(source_mu_);
 
   Mutex requests_mu_;  // never held with another
   std::set<int64_t> requested_ JOBCTL_GUARDED_BY(requests_mu_);

@@ -69,6 +69,10 @@ class PlacementService {
 
   // The decision placement would make for this spec now (the placement document), stored nowhere.
   Expected<nlohmann::json> quote(std::string_view spec_json) { return passes_.quote(spec_json); }
+  // The Slurm partitions placement offers (PlacementPasses::set_partition_source).
+  void set_partition_source(PlacementPasses::PartitionSource source) {
+    passes_.set_partition_source(std::move(source));
+  }
   // The provisioner could not launch this offer (OfferBook::set_aside).
   void set_aside(const std::string& instance_type, const std::string& region, bool spot, int64_t until_ms) {
     offers_.set_aside(instance_type, region, spot, until_ms);

@@ -324,6 +324,7 @@ TEST(PrintPlacement, CheapestFittingOptionsAndRejectionCounts) {
     nlohmann::json c = {{"label", "on-demand aws:x" + std::to_string(i)}, {"gpu", "T4"}, {"gpus", 1},
                         {"usd_per_hour", 0.5 + i}, {"estimated_hours", 0.0025}, {"estimated_cost_usd", 0.001 * (30 - i)},
                         {"meets_deadline", true}, {"chosen", i == 29}};
+    if (i == 29) c["queue_wait_hours"] = 0.25;  // a busy pool or a Slurm queue: the "wait" column
     if (i < 12) {
       c["rejection"] = i < 8 ? "gpu_constraint" : "memory";
       c["rejected"] = "no";
@@ -339,6 +340,8 @@ TEST(PrintPlacement, CheapestFittingOptionsAndRejectionCounts) {
   EXPECT_NE(text.find("rejected: 12 (8 gpu_constraint, 4 memory)"), std::string::npos) << text;
   EXPECT_NE(text.find("9 s"), std::string::npos) << text;           // 0.0025 h, not "0.00 h"
   EXPECT_NE(text.find("$0.0010"), std::string::npos) << text;      // not "$0.00"
+  EXPECT_NE(text.find("wait"), std::string::npos) << text;
+  EXPECT_NE(text.find("15 min"), std::string::npos) << text;       // the chosen one's queue wait
   std::ostringstream all;
   print_placement(all, p, true);
   EXPECT_NE(all.str().find("aws:x0 "), std::string::npos) << all.str();

@@ -92,6 +92,73 @@ TEST(Config, CloudSectionConfiguresTheProvisioner) {
   EXPECT_EQ(e.cloud.exec.terminate, "stop.sh {instance_id}");
 }
 
+// The "slurm" section (docs/slurm.md, "The configuration"): read whole, and every bad field is
+// refused by name, the batch job's own options included (checked by slurm/batch_job.h's rules).
+TEST(Config, SlurmSectionIsReadAndEveryBadFieldIsNamed) {
+  DaemonConfig none;
+  ASSERT_TRUE(apply_config_json(R"({})", none));
+  EXPECT_FALSE(none.slurm.enabled);
+
+  DaemonConfig c;
+  ASSERT_TRUE(apply_config_json(R"({"slurm": {"conf_file": "/etc/slurm/slurm.conf", "timeout_s": 20,
+    "tag": "lab", "server_url": "http://10.1.0.5:8080",
+    "worker_command": "/shared/jobctl-worker --server {server} --work-dir /scratch",
+    "partitions": [{"name": "a100", "gpu_model": "A100"}, {"name": "v100", "gpu_model": "V100", "gpus_per_node": 4}],
+    "account": "ml", "qos": "normal", "sbatch_options": ["--constraint=ib"], "time_margin": 0.25,
+    "signal_lead_s": 90, "startup_s": 30, "poll_s": 10}})", c));
+  EXPECT_TRUE(c.slurm.enabled);
+  EXPECT_EQ(c.slurm.conf_file, "/etc/slurm/slurm.conf");
+  EXPECT_EQ(c.slurm.timeout_s, 20);
+  EXPECT_EQ(c.slurm.tag, "lab");
+  ASSERT_EQ(c.slurm.partitions.size(), 2u);
+  EXPECT_EQ(c.slurm.partitions[1].name, "v100");
+  EXPECT_EQ(c.slurm.partitions[1].gpu_model, "V100");
+  EXPECT_EQ(c.slurm.partitions[1].gpus_per_node, 4);
+  EXPECT_EQ(c.slurm.sbatch_options, std::vector<std::string>{"--constraint=ib"});
+  EXPECT_DOUBLE_EQ(c.slurm.time_margin, 0.25);
+  EXPECT_EQ(c.slurm.signal_lead_s, 90);
+  EXPECT_EQ(c.slurm.poll_s, 10);
+  EXPECT_EQ(c.slurm.commands().conf_file, "/etc/slurm/slurm.conf");
+  EXPECT_EQ(c.slurm.commands().timeout_s, 20);
+
+  struct Bad { const char* doc; const char* field; };
+  for (Bad b : {Bad{R"({"slurm": {}})", "slurm.partitions"},
+                Bad{R"({"slurm": {"partitions": []}})", "slurm.partitions"},
+                Bad{R"({"slurm": {"partitions": {"name": "gpu"}}})", "slurm.partitions"},
+                Bad{R"({"slurm": {"partitions": [{"name": "", "gpu_model": "A100"}]}})", "slurm.partitions[0].name"},
+                Bad{R"({"slurm": {"partitions": [{"name": "gpu"}]}})", "slurm.partitions[0].gpu_model"},
+                Bad{R"({"slurm": {"partitions": [{"name": "gpu", "gpu_model": "Z9000"}]}})", "slurm.partitions[0].gpu_model"},
+                Bad{R"({"slurm": {"partitions": [{"name": "gpu", "gpu_model": "A100", "gpus": 2}]}})", "slurm.partitions[0].gpus"},
+                Bad{R"({"slurm": {"partitions": [{"name": "gpu", "gpu_model": "A100", "gpus_per_node": 65}]}})",
+                    "slurm.partitions[0].gpus_per_node"},
+                Bad{R"({"slurm": {"partitions": [{"name": "gpu", "gpu_model": "A100"}, {"name": "gpu", "gpu_model": "V100"}]}})",
+                    "slurm.partitions[1].name"},
+                Bad{R"({"slurm": {"partiton": []}})", "slurm.partiton"},
+                Bad{R"({"slurm": {"timeout_s": 0, "partitions": [{"name": "gpu", "gpu_model": "A100"}]}})", "slurm.timeout_s"},
+                Bad{R"({"slurm": {"poll_s": "5", "partitions": [{"name": "gpu", "gpu_model": "A100"}]}})", "slurm.poll_s"},
+                Bad{R"({"slurm": {"tag": "a b", "partitions": [{"name": "gpu", "gpu_model": "A100"}]}})", "slurm.tag"},
+                Bad{R"({"slurm": {"server_url": "10.0.0.1:8080", "partitions": [{"name": "gpu", "gpu_model": "A100"}]}})",
+                    "slurm.server_url"},
+                Bad{R"({"slurm": {"worker_command": "w --server {url}", "partitions": [{"name": "gpu", "gpu_model": "A100"}]}})",
+                    "slurm.worker_command"},
+                Bad{R"({"slurm": {"time_margin": -1, "partitions": [{"name": "gpu", "gpu_model": "A100"}]}})",
+                    "slurm.time_margin"},
+                Bad{R"({"slurm": {"signal_lead_s": 70000, "partitions": [{"name": "gpu", "gpu_model": "A100"}]}})",
+                    "slurm.signal_lead_s"},
+                Bad{R"({"slurm": {"sbatch_options": ["constraint=ib"], "partitions": [{"name": "gpu", "gpu_model": "A100"}]}})",
+                    "slurm.sbatch_options"},
+                Bad{R"({"slurm": {"sbatch_options": [5], "partitions": [{"name": "gpu", "gpu_model": "A100"}]}})",
+                    "slurm.sbatch_options[0]"},
+                Bad{R"({"slurm": {"account": "a\nb", "partitions": [{"name": "gpu", "gpu_model": "A100"}]}})",
+                    "slurm.account"}}) {
+    DaemonConfig d;
+    auto st = apply_config_json(b.doc, d);
+    ASSERT_FALSE(st) << b.doc;
+    EXPECT_EQ(st.error().field, b.field) << b.doc << ": " << st.error().message;
+    EXPECT_EQ(st.error().code, ErrorCode::invalid_argument) << b.doc;
+  }
+}
+
 // What a checkpoint and a restart cost besides their bytes: the spot model's C and R and the price
 // of a move (docs/cost-model.md, "Moves for savings").
 TEST(Config, PlacementRestartFigures) {

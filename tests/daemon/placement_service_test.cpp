@@ -595,6 +595,32 @@ TEST(PlacementService, TheWorkedQuoteOfTheCostModelMatchesItsHandFigures) {
   }
 }
 
+// A Slurm partition (its snapshot from daemon/slurm/) is quoted beside the local workers and the
+// cloud offers: priced by cost.local_gpus for its model, with the queue wait Slurm gives, and
+// rejected while jobctld does not submit Slurm jobs itself.
+TEST(PlacementService, TheQuoteShowsASlurmPartitionWithItsQueueWait) {
+  PlacementSettings settings = cloud_settings();
+  settings.local_gpus = {cost::LocalGpuInventory{.gpu_model = "V100", .count = 8, .purchase_usd = 2000,
+                                                 .lifetime_years = 3, .utilisation = 0.5, .power_kw = 0.3,
+                                                 .electricity_usd_per_kwh = 0.15}};
+  PlacementFixture f(settings);
+  f.placement->set_partition_source([] {
+    return std::vector<scheduler::LocalCapacity::Partition>{{"gpu", "V100", 4, 16, {0.25, 0.25, 1.0, 2.0}}};
+  });
+  auto q = f.placement->quote(spec(R"(,"resources":{"gpu":"V100","gpus":2})"));
+  ASSERT_TRUE(q) << q.error().message;
+  const json* partition = nullptr;
+  for (const auto& c : (*q)["candidates"])
+    if (c["option"] == "slurm") partition = &c;
+  ASSERT_NE(partition, nullptr) << q->dump(2);
+  EXPECT_EQ((*partition)["partition"], "gpu");
+  EXPECT_EQ((*partition)["label"], "slurm gpu V100 x4");
+  EXPECT_NEAR((*partition)["usd_per_hour"].get<double>(), 2 * (2000.0 / (3 * 8760 * 0.5) + 0.3 * 0.15), 1e-6);
+  EXPECT_DOUBLE_EQ((*partition)["queue_wait_hours"].get<double>(), 0.25);
+  EXPECT_EQ((*partition)["rejection"], "no_provider");
+  EXPECT_NE((*q)["chosen"]["option"], "slurm");
+}
+
 TEST(PlacementService, PriceCapMemoryAndDeadlineAreHonoured) {
   PlacementFixture f(cloud_settings());
   const int64_t capped =

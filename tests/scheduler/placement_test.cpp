@@ -423,6 +423,61 @@ TEST(Placement, AJobPaysForTheGpusItTakes) {
   }
 }
 
+// A Slurm partition is owned GPUs behind Slurm's queue: priced per GPU like the local pool of its
+// model, its completion time the queue wait Slurm gives for that many GPUs plus the run. Shown but
+// rejected while nothing submits Slurm jobs; chosen when it is the cheapest option that launches.
+TEST(Placement, ASlurmPartitionIsOwnedGpusBehindAQueue) {
+  Scenario s;
+  s.capacity = LocalCapacity{};
+  s.capacity.add_partition({"gpu", "V100", 4, 16, {0.5, 0.5, 3.0, 3.0}});
+  s.capacity.add_partition({"small", "V100", 1, 16, {0.0}});
+  const double per_gpu = 2000.0 / (4 * 8760 * 0.5);
+  Job j = job();
+  j.workload.gpus = 2;
+  auto d = s.decide(j);
+  ASSERT_GE(s.table.size(), 2u);
+  const Candidate& gpu = s.table[0];
+  EXPECT_EQ(gpu.kind, OptionKind::slurm);
+  EXPECT_EQ(gpu.rejection, Rejection::no_provider);
+  EXPECT_NEAR(gpu.usd_per_hour, 2 * per_gpu, 1e-12);
+  EXPECT_DOUBLE_EQ(gpu.queue_wait_hours, 0.5);
+  EXPECT_NEAR(gpu.estimated_hours, 5.0, 1e-9);  // 10 V100-hours on two
+  EXPECT_NEAR(gpu.completion_hours, 5.5, 1e-9);
+  EXPECT_EQ(s.table[1].rejection, Rejection::too_few_gpus);  // one GPU per node: a job takes one node
+  EXPECT_NE(d.choice.kind, OptionKind::slurm);
+  EXPECT_EQ(s.json["candidates"][0]["option"], "slurm");
+  EXPECT_EQ(s.json["candidates"][0]["provider"], "slurm");
+  EXPECT_EQ(s.json["candidates"][0]["partition"], "gpu");
+  EXPECT_EQ(s.json["candidates"][0]["gpus"], 4);
+  EXPECT_DOUBLE_EQ(s.json["candidates"][0]["queue_wait_hours"].get<double>(), 0.5);
+  EXPECT_EQ(s.json["candidates"][0]["rejected"], "jobctld does not submit Slurm jobs for placement");
+
+  s.config.slurm_launchable = true;
+  d = s.decide(j);
+  EXPECT_EQ(d.outcome, Outcome::launch_slurm);
+  EXPECT_EQ(d.choice.kind, OptionKind::slurm);
+  EXPECT_EQ(d.choice.source, 0u);
+  EXPECT_NE(s.reason.find("slurm gpu V100 x4"), std::string::npos) << s.reason;
+  EXPECT_NE(s.reason.find("Slurm's queue is expected to start it in 30 min"), std::string::npos) << s.reason;
+  // Three GPUs wait longer (3 h); a deadline of 5 h is then missed there, and met in the cloud.
+  j.workload.gpus = 3;
+  j.deadline_hours = 5.0;
+  d = s.decide(j);
+  EXPECT_DOUBLE_EQ(s.table[0].queue_wait_hours, 3.0);
+  EXPECT_FALSE(s.table[0].meets_deadline);
+  EXPECT_NE(d.choice.kind, OptionKind::slurm);
+  // Five GPUs fit no node of it.
+  j.workload.gpus = 5;
+  j.deadline_hours.reset();
+  d = s.decide(j);
+  EXPECT_EQ(s.table[0].rejection, Rejection::too_few_gpus);
+  // A cloud-only job does not go to owned GPUs.
+  j.workload.gpus = 1;
+  j.mode = train::PlacementMode::cloud;
+  d = s.decide(j);
+  EXPECT_EQ(s.table[0].rejection, Rejection::placement_mode);
+}
+
 // A model name is a family, a memory or a variant: "A100" takes every A100, "A100-80GB" only the
 // 80 GB ones, "RTX 4090" the RTX4090 pool whatever the spelling.
 TEST(Placement, GpuNamesAreRequestsForVariants) {

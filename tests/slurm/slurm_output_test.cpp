@@ -6,22 +6,17 @@
 
 #include <string>
 
-#include "base/text_file.h"
 #include "slurm/batch_job.h"
 #include "slurm/job_outcome.h"
 #include "slurm/partition.h"
 #include "slurm/queue_wait.h"
 #include "slurm/slurm_json.h"
+#include "tests/slurm/captured_output.h"
 
 namespace jobctl::slurm {
 namespace {
 
-std::string data(const std::string& name) {
-  const char* src = std::getenv("JOBCTL_SOURCE_DIR");
-  auto text = read_text_file(std::string(src ? src : ".") + "/tests/slurm/data/" + name, name);
-  EXPECT_TRUE(text) << text.error().message;
-  return text ? *text : std::string();
-}
+std::string data(const std::string& name) { return ::jobctl::testing::captured_slurm_output(name); }
 
 std::vector<SlurmJob> squeue(const std::string& name) {
   auto jobs = parse_squeue_json(data(name));

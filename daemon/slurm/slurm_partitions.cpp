@@ -1,0 +1,88 @@
+#include "daemon/slurm/slurm_partitions.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "base/log_line.h"
+#include "cost/gpu_specs.h"
+#include "slurm/partition.h"
+#include "slurm/queue_wait.h"
+
+namespace jobctl::daemon::slurm {
+
+namespace {
+
+// The time limit assumed for a job Slurm reports without one (an unlimited partition): a day,
+// long enough that such a queue is not mistaken for a short one.
+constexpr int64_t kUnlimitedJobS = 24 * 3600;
+
+}  // namespace
+
+std::vector<scheduler::LocalCapacity::Partition> partitions_for_placement(
+    const SlurmSettings& settings, const std::vector<::jobctl::slurm::SlurmNode>& nodes,
+    const std::vector<::jobctl::slurm::SlurmJob>& jobs, int64_t now_s) {
+  const auto reported = ::jobctl::slurm::partitions_from_nodes(nodes);
+  std::vector<scheduler::LocalCapacity::Partition> out;
+  for (const auto& configured : settings.partitions) {
+    auto it = std::find_if(reported.begin(), reported.end(),
+                           [&](const auto& p) { return p.name == configured.name; });
+    if (it == reported.end() || it->usable_nodes == 0) continue;
+    ::jobctl::slurm::Partition p = *it;
+    // A GRES without a count jobctl reads: the configuration says how many GPUs a node has.
+    if (configured.gpus_per_node > 0) {
+      p.gpus_per_node = configured.gpus_per_node;
+      p.gpus = std::max(p.gpus, configured.gpus_per_node * p.usable_nodes);
+    }
+    if (p.gpus_per_node <= 0 || p.gpus <= 0) continue;
+    scheduler::LocalCapacity::Partition offered;
+    offered.name = p.name;
+    offered.gpu_model = configured.gpu_model;
+    offered.gpus_per_node = p.gpus_per_node;
+    const cost::GpuSpec* spec = cost::identify_gpu(configured.gpu_model);
+    offered.gpu_memory_gb = spec ? spec->memory_gb : 0;
+    for (int k = 1; k <= p.gpus_per_node; ++k) {
+      const auto wait = ::jobctl::slurm::estimate_queue_wait(p, jobs, k, now_s, kUnlimitedJobS);
+      if (!wait.fits) break;
+      offered.wait_hours.push_back(static_cast<double>(wait.wait_s) / 3600.0);
+    }
+    out.push_back(std::move(offered));
+  }
+  return out;
+}
+
+SlurmPartitions::SlurmPartitions(const SlurmSettings& settings, const Clock& clock)
+    : settings_(settings), clock_(clock), commands_(settings.commands()) {}
+
+void SlurmPartitions::start() {
+  (void)poll();  // a failure is logged; jobctld starts all the same and polls again
+  ticker_.emplace(std::chrono::seconds(settings_.poll_s), [this] { (void)poll(); });
+}
+
+void SlurmPartitions::stop() {
+  if (ticker_) ticker_->stop();
+}
+
+Status SlurmPartitions::poll() {
+  auto nodes = commands_.nodes();
+  Expected<std::vector<::jobctl::slurm::SlurmJob>> jobs = std::vector<::jobctl::slurm::SlurmJob>{};
+  if (nodes) jobs = commands_.jobs();
+  const int64_t now_s = clock_.now_ms() / 1000;
+  MutexLock lock(mu_);
+  if (!nodes || !jobs) {
+    const Error e = nodes ? jobs.error() : nodes.error();
+    if (e.message != last_error_) LogLine() << "jobctld: slurm: cannot read the cluster: " << e.message;
+    last_error_ = e.message;
+    return e;
+  }
+  if (!last_error_.empty()) LogLine() << "jobctld: slurm: the cluster can be read again";
+  last_error_.clear();
+  snapshot_ = partitions_for_placement(settings_, *nodes, *jobs, now_s);
+  return {};
+}
+
+std::vector<scheduler::LocalCapacity::Partition> SlurmPartitions::snapshot() const {
+  MutexLock lock(mu_);
+  return snapshot_;
+}
+
+}  // namespace jobctl::daemon::slurm

@@ -1,0 +1,111 @@
+// The configured Slurm partitions as placement sees them (daemon/slurm/slurm_partitions.h), from
+// `sinfo --json` and `squeue --json` output captured from scripts/slurm-cluster.sh's cluster
+// (tests/slurm/data/: one node with two GPUs in partitions gpu and urgent, one job running on one
+// GPU with a 2-minute limit).
+#include "daemon/slurm/slurm_partitions.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include "slurm/slurm_json.h"
+#include "tests/slurm/captured_output.h"
+#include "tests/support/temp_dir.h"
+
+namespace jobctl::daemon::slurm {
+namespace {
+
+std::string data(const std::string& name) { return ::jobctl::testing::captured_slurm_output(name); }
+
+TEST(SlurmPartitions, EachConfiguredPartitionWithItsQueueWaitPerGpuCount) {
+  auto nodes = ::jobctl::slurm::parse_sinfo_json(data("sinfo-mixed.json"));
+  ASSERT_TRUE(nodes) << nodes.error().message;
+  auto jobs = ::jobctl::slurm::parse_squeue_json(data("squeue-running.json"));
+  ASSERT_TRUE(jobs) << jobs.error().message;
+  ASSERT_EQ(jobs->size(), 1u);
+  const auto& running = jobs->front();
+
+  SlurmSettings settings;
+  settings.enabled = true;
+  settings.partitions = {{"urgent", "A100", 0}, {"gpu", "V100", 0}, {"absent", "V100", 0}};
+  const int64_t now_s = running.start_s + 60;  // a minute into its two
+  const auto offered = partitions_for_placement(settings, *nodes, *jobs, now_s);
+  // In the configuration's order; a partition the cluster does not report is left out.
+  ASSERT_EQ(offered.size(), 2u);
+  EXPECT_EQ(offered[0].name, "urgent");
+  EXPECT_EQ(offered[0].gpu_model, "A100");
+  EXPECT_EQ(offered[1].name, "gpu");
+  EXPECT_EQ(offered[1].gpu_model, "V100");
+  EXPECT_DOUBLE_EQ(offered[1].gpu_memory_gb, 16);
+  for (const auto& p : offered) {
+    EXPECT_EQ(p.gpus_per_node, 2) << p.name;  // gpu:fake:2
+    ASSERT_EQ(p.wait_hours.size(), 2u) << p.name;
+    EXPECT_DOUBLE_EQ(p.wait_hours[0], 0.0) << p.name;  // one GPU is free
+    // Both GPUs once the running job reaches its limit (urgent shares gpu's node).
+    EXPECT_NEAR(p.wait_hours[1], static_cast<double>(running.end_s - now_s) / 3600.0, 1e-9) << p.name;
+  }
+
+  // A count the configuration gives wins over the GRES's (a GRES jobctl cannot count).
+  settings.partitions = {{"gpu", "V100", 4}};
+  const auto configured = partitions_for_placement(settings, *nodes, *jobs, now_s);
+  ASSERT_EQ(configured.size(), 1u);
+  EXPECT_EQ(configured[0].gpus_per_node, 4);
+  EXPECT_EQ(configured[0].wait_hours.size(), 4u);
+
+  // Unusable nodes offer nothing.
+  auto down = *nodes;
+  for (auto& n : down) n.state = "down";
+  EXPECT_TRUE(partitions_for_placement(settings, down, *jobs, now_s).empty());
+}
+
+// A cluster that cannot be reached is logged and polled again; the snapshot stays empty until it
+// answers, and jobctld does not fail.
+TEST(SlurmPartitions, AnUnreachableClusterLeavesTheSnapshotEmpty) {
+  SlurmSettings settings;
+  settings.enabled = true;
+  settings.bin_dir = "/nonexistent/slurm/bin";
+  settings.timeout_s = 2;
+  settings.partitions = {{"gpu", "V100", 0}};
+  SystemClock clock;
+  SlurmPartitions partitions(settings, clock);
+  auto st = partitions.poll();
+  EXPECT_FALSE(st);
+  EXPECT_TRUE(partitions.snapshot().empty());
+}
+
+// The cluster is read on the poller's own thread while placement reads snapshots: here `sinfo`
+// and `squeue` are scripts printing the captured output, polled every second while another
+// thread takes snapshots (the TSan build checks the two threads share nothing unguarded).
+TEST(SlurmPartitions, PolledOnItsOwnThreadWhileSnapshotsAreRead) {
+  jobctl::testing::TempDir bin;
+  const std::string src = std::getenv("JOBCTL_SOURCE_DIR") ? std::getenv("JOBCTL_SOURCE_DIR") : ".";
+  for (const auto& [program, file] : {std::pair{"sinfo", "sinfo-mixed.json"}, std::pair{"squeue", "squeue-running.json"}}) {
+    const std::string path = bin.file(program);
+    std::ofstream(path) << "#!/bin/sh\ncat '" << src << "/tests/slurm/data/" << file << "'\n";
+    ASSERT_EQ(::chmod(path.c_str(), 0755), 0);
+  }
+  SlurmSettings settings;
+  settings.enabled = true;
+  settings.bin_dir = bin.path().string();
+  settings.poll_s = 1;
+  settings.partitions = {{"gpu", "V100", 0}};
+  SystemClock clock;
+  SlurmPartitions partitions(settings, clock);
+  partitions.start();  // the first reading is there when start() returns
+  ASSERT_EQ(partitions.snapshot().size(), 1u);
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    while (!done) EXPECT_EQ(partitions.snapshot().size(), 1u);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // two more polls
+  done = true;
+  reader.join();
+  partitions.stop();
+  EXPECT_EQ(partitions.snapshot().front().name, "gpu");
+}
+
+}  // namespace
+}  // namespace jobctl::daemon::slurm
