@@ -158,10 +158,6 @@ int main(int argc, char** argv) {
   cfg.placement.catalog_dir = (std::filesystem::path(cfg.data_dir) / "catalog").string();
   placement::PlacementService placement(db, clock, svc, cfg.placement);
   placement.set_log(&log);
-  // Placement on a thread of its own: a pass over thousands of queued jobs must not hold up
-  // long-poll deadlines and lease expiry. What the job service tells placement (a job queued, a
-  // worker registered, a heartbeat) wakes it: a submitted job is placed within milliseconds, not
-  // at the next tick; wake-ups closer than 100 ms share one pass.
   // A Slurm cluster (docs/slurm.md): its configured partitions are placement candidates, read
   // from the cluster on a thread of their own so a slow controller never holds a pass.
   std::optional<jobctl::daemon::slurm::SlurmPartitions> slurm_partitions;
@@ -170,6 +166,10 @@ int main(int argc, char** argv) {
     slurm_partitions->start();
     placement.set_partition_source([p = &*slurm_partitions] { return p->snapshot(); });
   }
+  // Placement on a thread of its own: a pass over thousands of queued jobs must not hold up
+  // long-poll deadlines and lease expiry. What the job service tells placement (a job queued, a
+  // worker registered, a heartbeat) wakes it: a submitted job is placed within milliseconds, not
+  // at the next tick; wake-ups closer than 100 ms share one pass.
   std::optional<jobctl::Ticker> placement_ticker;
   if (cfg.placement.enabled) {
     placement_ticker.emplace(std::chrono::milliseconds(cfg.tick_ms), [&placement] { placement.tick(); },
