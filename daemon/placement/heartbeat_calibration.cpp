@@ -87,9 +87,6 @@ bool HeartbeatCalibration::record_finished(int64_t job_id, int64_t worker_id, co
 Expected<std::optional<HeartbeatCalibration::StepShape>> HeartbeatCalibration::step_shape(int64_t job_id,
                                                                                            int64_t worker_id,
                                                                                            double total_steps) {
-  auto it = shapes_.find(job_id);
-  if (it != shapes_.end() && it->second.worker_id == worker_id && it->second.total_steps == total_steps)
-    return std::optional<StepShape>(it->second);
   auto job = store_.get_job(job_id);
   if (!job) return job.error();
   auto worker = store_.get_worker(worker_id);
@@ -104,8 +101,6 @@ Expected<std::optional<HeartbeatCalibration::StepShape>> HeartbeatCalibration::s
   const train::ModelStats stats = train::model_stats(*spec);
   const cost::Workload w = cost::workload_from_spec(*spec, stats);
   StepShape shape;
-  shape.worker_id = worker_id;
-  shape.total_steps = total_steps;
   shape.step_flops = w.training_flops / total_steps;
   shape.device = worker_device(*caps);
   shape.model_kind = w.model_kind;
@@ -121,8 +116,6 @@ Expected<std::optional<HeartbeatCalibration::StepShape>> HeartbeatCalibration::s
   } else {
     return std::optional<StepShape>{};  // a device no table row describes: nothing to time it by
   }
-  if (shapes_.size() > 100'000) shapes_.clear();  // bounded: a cache of running jobs
-  shapes_[job_id] = shape;
   return std::optional<StepShape>(std::move(shape));
 }
 
@@ -162,7 +155,6 @@ Status HeartbeatCalibration::apply_recorded() {
     const auto steady = run.mapped().steady.seconds();
     if (!steady) continue;
     auto shape = step_shape(r.job_id, r.worker_id, run.mapped().total_steps);
-    shapes_.erase(r.job_id);
     if (!shape) {
       if (result) result = make_error(shape.error().code, "job " + std::to_string(r.job_id) + ": " + shape.error().message);
       continue;

@@ -12,7 +12,7 @@
 // record_finished() run where a heartbeat or a completion commits (writer-thread completions) and
 // only queue; apply_recorded() runs on the placement thread: it keeps each running job's step
 // windows, reads what one step of a finished job is on its worker (the job's spec and the worker's
-// device, once per lease), updates the calibrator, and writes the changed figures in one store
+// device), updates the calibrator, and writes the changed figures in one store
 // change.
 //
 // Ownership and thread safety: borrows the store and the clock (which must outlive it); every
@@ -89,21 +89,17 @@ class HeartbeatCalibration {
   };
   // What one step of a job is on the worker running it.
   struct StepShape {
-    int64_t worker_id = 0;
-    double total_steps = 0;
     double step_flops = 0;
     std::string device;          // placement_matcher.h's worker_device
     double peak_flops = 0;       // the device's peak at the job's precision, x the GPUs it holds
     std::string model_kind;
   };
   bool enqueue(Report r) JOBCTL_EXCLUDES(mu_);
-  Expected<std::optional<StepShape>> step_shape(int64_t job_id, int64_t worker_id, double total_steps)
-      JOBCTL_REQUIRES(apply_mu_);
+  Expected<std::optional<StepShape>> step_shape(int64_t job_id, int64_t worker_id, double total_steps);
 
   store::Store& store_;
   const Clock& clock_;
   Mutex apply_mu_;  // one apply_recorded() at a time; taken before mu_
-  std::map<int64_t, StepShape> shapes_ JOBCTL_GUARDED_BY(apply_mu_);  // by job id: a cache, not state
   std::map<int64_t, Run> runs_ JOBCTL_GUARDED_BY(apply_mu_);           // by job id: running jobs
   mutable Mutex mu_;
   std::vector<Report> recorded_ JOBCTL_GUARDED_BY(mu_);

@@ -1,7 +1,8 @@
 // Cost-based placement inside jobctld (docs/cost-model.md, "In the daemon"): the units of
 // daemon/placement/, wired to the job service and run on the placement thread.
 //   - OfferBook (offer_book.h): the catalog offers, and those set aside after a failed launch;
-//   - HeartbeatCalibration (heartbeat_calibration.h): heartbeats' step times -> efficiency;
+//   - HeartbeatCalibration (heartbeat_calibration.h): finished runs' step times and elapsed time
+//     -> efficiency and overhead;
 //   - SpotDeadlines (spot_deadlines.h): the deadline policy at requeue and for running spot and
 //     on-demand jobs;
 //   - PlacementPasses (placement_passes.h): decisions for queued jobs, and quotes;
@@ -10,10 +11,11 @@
 //   - PriorityMoves (priority_moves.h): a late higher-priority job takes an owned GPU from a lower one.
 // Owned-GPU billing (owned_gpu_billing.h) is a lease hook of the job service, wired by main().
 //
-// Threads. The job service's hooks — a job queued unplaced, a heartbeat's progress, a worker that
-// registered or came back — run on store commit hooks (the writer thread) or on request threads:
-// they only record, and wake the placement thread (set_wake_observer). tick(), on the placement
-// thread, does the work: it applies the recorded heartbeats to the calibration, decides the
+// Threads. The job service's hooks — a job queued unplaced, a heartbeat's progress, a job that
+// succeeded, a worker that registered or came back — run on store commit hooks (the writer
+// thread) or on request threads: they only record, and wake the placement thread
+// (set_wake_observer). tick(), on the placement thread, does the work: it applies the recorded
+// heartbeats and completions to the calibration, decides the
 // requested jobs (and after a worker registered, the ones nothing could run), and every
 // placement.reevaluate_s re-evaluates the queue, checks running spot and on-demand jobs
 // against their deadlines, running cloud jobs for moves that save money, and waiting jobs for
