@@ -28,9 +28,9 @@ void keep_first(Status& result, int64_t job_id, const Error& e) {
 
 }  // namespace
 
-scheduler::Job remaining_work(const store::JobRow& row, const train::JobSpec& spec, jobs::MoveTarget held_to) {
-  scheduler::Job job = scheduler::job_from_spec(std::to_string(row.id), spec, train::model_stats(spec), row.created_ms);
-  job.workload.training_flops *= std::max(1.0 - done_fraction(row.progress_json), 0.001);
+namespace {
+
+void hold_to(scheduler::Job& job, jobs::MoveTarget held_to) {
   switch (held_to) {
     case jobs::MoveTarget::local: job.mode = train::PlacementMode::local; break;
     case jobs::MoveTarget::on_demand:
@@ -43,7 +43,20 @@ scheduler::Job remaining_work(const store::JobRow& row, const train::JobSpec& sp
       break;
     case jobs::MoveTarget::anywhere: break;
   }
+}
+
+}  // namespace
+
+scheduler::Job remaining_work(const store::JobRow& row, const train::JobSpec& spec, jobs::MoveTarget held_to) {
+  scheduler::Job job = scheduler::job_from_spec(std::to_string(row.id), spec, train::model_stats(spec), row.created_ms);
+  job.workload.training_flops *= std::max(1.0 - done_fraction(row.progress_json), 0.001);
+  hold_to(job, held_to);
   return job;
+}
+
+bool spot_launchable_now(scheduler::Job job, const scheduler::PlacementContext& ctx, int64_t now_ms) {
+  hold_to(job, jobs::MoveTarget::spot);
+  return scheduler::place(job, ctx, scheduler::LocalCapacity{}, now_ms, nullptr).outcome == Outcome::launch_spot;
 }
 
 PlacementPasses::PlacementPasses(store::Store& store, const Clock& clock, jobs::JobService& jobs,
@@ -220,11 +233,8 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
   json policy_note = nullptr;
   const bool spot_launchable = d.outcome == Outcome::launch_spot;
   auto on_demand_for_want_of_spot = [&] {  // placed on demand only because no spot offer can be launched
-    if (d.outcome != Outcome::launch_on_demand || job.spot == train::SpotMode::never) return false;
-    scheduler::Job spot_only = job;
-    spot_only.mode = train::PlacementMode::cloud;
-    spot_only.spot = train::SpotMode::always;
-    return scheduler::place(spot_only, ctx, capacity, now_ms, nullptr).outcome != Outcome::launch_spot;
+    return d.outcome == Outcome::launch_on_demand && job.spot != train::SpotMode::never &&
+           !spot_launchable_now(job, ctx, now_ms);
   };
   bool moved_by_policy = false;
   if (job.deadline_hours && (spot_launchable || on_demand_for_want_of_spot())) {

@@ -57,6 +57,10 @@ namespace jobctl::daemon::placement {
 // the spec says). What every decision about a queued or a running job starts from.
 scheduler::Job remaining_work(const store::JobRow& row, const train::JobSpec& spec, jobs::MoveTarget held_to);
 
+// Whether a spot offer that fits `job` (held to spot) can be launched now: a cloud provider is
+// configured and the offer was not set aside after a failed launch.
+bool spot_launchable_now(scheduler::Job job, const scheduler::PlacementContext& ctx, int64_t now_ms);
+
 class PlacementPasses {
  public:
   PlacementPasses(store::Store& store, const Clock& clock, jobs::JobService& jobs, const PlacementSettings& settings,

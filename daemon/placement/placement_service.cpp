@@ -66,14 +66,11 @@ Status PlacementService::reevaluate() {
 Status PlacementService::reevaluate_locked() {
   last_reevaluation_ms_ = clock_.now_ms();
   Status result = passes_.reevaluate_queue();
-  // Whether spot can run the rest of a job now: a spot offer that fits it is launchable (a cloud
-  // provider is configured, and the offer was not set aside after a failed launch).
+  // Whether spot can run the rest of a job now.
   const auto ctx = passes_.context(nullptr);
   const int64_t now = clock_.now_ms();
   auto spot_launchable = [&ctx, now](const store::JobRow& row, const train::JobSpec& spec) {
-    const scheduler::Job job = remaining_work(row, spec, jobs::MoveTarget::spot);
-    return scheduler::place(job, *ctx, scheduler::LocalCapacity{}, now, nullptr).outcome ==
-           scheduler::Outcome::launch_spot;
+    return spot_launchable_now(remaining_work(row, spec, jobs::MoveTarget::anywhere), *ctx, now);
   };
   if (auto st = deadlines_.check_running(spot_launchable); !st && result) result = st;
   if (auto moved = savings_.check(); !moved && result) result = moved.error();
