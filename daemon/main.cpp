@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
   // from the cluster on a thread of their own so a slow controller never holds a pass.
   std::optional<jobctl::daemon::slurm::SlurmPartitions> slurm_partitions;
   if (cfg.slurm.enabled) {
-    slurm_partitions.emplace(cfg.slurm, clock);
+    slurm_partitions.emplace(cfg.slurm, clock, log);
     slurm_partitions->start();
     placement.set_partition_source([p = &*slurm_partitions] { return p->snapshot(); });
   }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include "base/log_line.h"
 #include "cost/gpu_specs.h"
 #include "slurm/partition.h"
 #include "slurm/queue_wait.h"
@@ -50,12 +49,14 @@ std::vector<scheduler::LocalCapacity::Partition> partitions_for_placement(
   return out;
 }
 
-SlurmPartitions::SlurmPartitions(const SlurmSettings& settings, const Clock& clock)
-    : settings_(settings), clock_(clock), commands_(settings.commands()) {}
+SlurmPartitions::SlurmPartitions(const SlurmSettings& settings, const Clock& clock, Log& log)
+    : settings_(settings), clock_(clock), commands_(settings.commands()), log_(log) {}
 
 void SlurmPartitions::start() {
-  (void)poll();  // a failure is logged; jobctld starts all the same and polls again
-  ticker_.emplace(std::chrono::seconds(settings_.poll_s), [this] { (void)poll(); });
+  // A failure is logged; jobctld starts all the same and polls again.
+  auto poll_and_log = [this] { poll_log_.report(poll(), log_, clock_.now_ms()); };
+  poll_and_log();
+  ticker_.emplace(std::chrono::seconds(settings_.poll_s), poll_and_log);
 }
 
 void SlurmPartitions::stop() {
@@ -64,19 +65,13 @@ void SlurmPartitions::stop() {
 
 Status SlurmPartitions::poll() {
   auto nodes = commands_.nodes();
-  Expected<std::vector<::jobctl::slurm::SlurmJob>> jobs = std::vector<::jobctl::slurm::SlurmJob>{};
-  if (nodes) jobs = commands_.jobs();
+  if (!nodes) return nodes.error();
+  auto jobs = commands_.jobs();
+  if (!jobs) return jobs.error();
   const int64_t now_s = clock_.now_ms() / 1000;
+  auto partitions = partitions_for_placement(settings_, *nodes, *jobs, now_s);
   MutexLock lock(mu_);
-  if (!nodes || !jobs) {
-    const Error e = nodes ? jobs.error() : nodes.error();
-    if (e.message != last_error_) LogLine() << "jobctld: slurm: cannot read the cluster: " << e.message;
-    last_error_ = e.message;
-    return e;
-  }
-  if (!last_error_.empty()) LogLine() << "jobctld: slurm: the cluster can be read again";
-  last_error_.clear();
-  snapshot_ = partitions_for_placement(settings_, *nodes, *jobs, now_s);
+  snapshot_ = std::move(partitions);
   return {};
 }
 

@@ -7,9 +7,9 @@
 // slow or gone, and a placement pass must not wait for it. Placement reads the last snapshot. A
 // configured partition the cluster does not report, or whose nodes are all unusable, is left out
 // (nothing could run there); when the cluster cannot be read at all the last snapshot stands and
-// the failure is logged once per change of message.
+// the failure is logged as every background pass's is (base/pass_log.h), recovery included.
 //
-// Ownership and thread safety: borrows the clock (it outlives this object). snapshot() and poll()
+// Ownership and thread safety: borrows the clock and the log (both outlive this object). snapshot() and poll()
 // are safe from any thread; start() and stop() from the owner's thread (stop() also runs in the
 // destructor).
 #pragma once
@@ -21,7 +21,9 @@
 
 #include "base/clock.h"
 #include "base/expected.h"
+#include "base/log.h"
 #include "base/mutex.h"
+#include "base/pass_log.h"
 #include "base/ticker.h"
 #include "daemon/slurm/slurm_config.h"
 #include "scheduler/local_capacity.h"
@@ -36,7 +38,7 @@ std::vector<scheduler::LocalCapacity::Partition> partitions_for_placement(
 
 class SlurmPartitions {
  public:
-  SlurmPartitions(const SlurmSettings& settings, const Clock& clock);
+  SlurmPartitions(const SlurmSettings& settings, const Clock& clock, Log& log = stderr_log());
   ~SlurmPartitions() { stop(); }
   SlurmPartitions(const SlurmPartitions&) = delete;
   SlurmPartitions& operator=(const SlurmPartitions&) = delete;
@@ -47,7 +49,8 @@ class SlurmPartitions {
   void start();
   void stop();
 
-  // Reads the cluster now and replaces the snapshot. Errors: the commands' (the snapshot stays).
+  // Reads the cluster now and replaces the snapshot. Errors: the commands' (the snapshot stays;
+  // the periodic reads log them, this call does not).
   Status poll() JOBCTL_EXCLUDES(mu_);
   std::vector<scheduler::LocalCapacity::Partition> snapshot() const JOBCTL_EXCLUDES(mu_);
 
@@ -55,10 +58,11 @@ class SlurmPartitions {
   const SlurmSettings settings_;
   const Clock& clock_;
   const ::jobctl::slurm::SlurmCommands commands_;
+  Log& log_;
+  PassLog poll_log_{"slurm: reading the cluster"};
 
   mutable Mutex mu_;
   std::vector<scheduler::LocalCapacity::Partition> snapshot_ JOBCTL_GUARDED_BY(mu_);
-  std::string last_error_ JOBCTL_GUARDED_BY(mu_);  // logged once per change
   std::optional<Ticker> ticker_;  // the owner's thread only
 };
 
