@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <tuple>
 
 #include "base/fixed_decimal.h"
 #include "base/readable.h"
@@ -426,17 +425,38 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
 // ---------------------------------------------------------------------------------------------
 // Words
 
-std::string gpu_label(const Candidate& c, const PlacementContext& ctx, const LocalCapacity& capacity) {
-  if (c.kind == OptionKind::local) {
-    const auto& p = capacity.pools()[c.source];
-    return p.gpu_model + " x" + std::to_string(p.gpu_count);
-  }
-  if (c.kind == OptionKind::slurm) {
-    const auto& p = capacity.partitions()[c.source];
-    return p.gpu_model + " x" + std::to_string(p.gpus_per_node);
+namespace {
+
+// The machine a candidate names: its GPU model, its GPUs (one machine's, one node's for a Slurm
+// partition) and its memory per GPU.
+struct CandidateMachine {
+  std::string_view gpu_model;
+  int gpus = 0;
+  double gpu_memory_gb = 0;
+};
+
+CandidateMachine machine_of(const Candidate& c, const PlacementContext& ctx, const LocalCapacity& capacity) {
+  switch (c.kind) {
+    case OptionKind::local: {
+      const auto& p = capacity.pools()[c.source];
+      return {p.gpu_model, p.gpu_count, p.gpu_memory_gb};
+    }
+    case OptionKind::slurm: {
+      const auto& p = capacity.partitions()[c.source];
+      return {p.gpu_model, p.gpus_per_node, p.gpu_memory_gb};
+    }
+    case OptionKind::on_demand:
+    case OptionKind::spot: break;
   }
   const auto& o = ctx.offers()[c.source];
-  return o.gpu_model + " x" + std::to_string(o.gpu_count);
+  return {o.gpu_model, o.gpu_count, o.gpu_memory_gb};
+}
+
+}  // namespace
+
+std::string gpu_label(const Candidate& c, const PlacementContext& ctx, const LocalCapacity& capacity) {
+  const CandidateMachine m = machine_of(c, ctx, capacity);
+  return std::string(m.gpu_model) + " x" + std::to_string(m.gpus);
 }
 
 std::string option_label(const Candidate& c, const PlacementContext& ctx, const LocalCapacity& capacity) {
@@ -452,19 +472,10 @@ std::string option_label(const Candidate& c, const PlacementContext& ctx, const 
 std::string rejection_text(const Candidate& c, const Job& job, const PlacementContext& ctx,
                            const LocalCapacity& capacity) {
   const double need_gib = static_cast<double>(job.workload.vram_bytes_per_gpu) / kGiB;
-  double have_gib = 0;
-  int have_gpus = 0;
-  std::string model;
-  if (c.kind == OptionKind::local) {
-    const auto& p = capacity.pools()[c.source];
-    std::tie(have_gib, have_gpus, model) = std::tuple(p.gpu_memory_gb, p.gpu_count, p.gpu_model);
-  } else if (c.kind == OptionKind::slurm) {
-    const auto& p = capacity.partitions()[c.source];
-    std::tie(have_gib, have_gpus, model) = std::tuple(p.gpu_memory_gb, p.gpus_per_node, p.gpu_model);
-  } else {
-    const auto& o = ctx.offers()[c.source];
-    std::tie(have_gib, have_gpus, model) = std::tuple(o.gpu_memory_gb, o.gpu_count, o.gpu_model);
-  }
+  const CandidateMachine machine = machine_of(c, ctx, capacity);
+  const double have_gib = machine.gpu_memory_gb;
+  const int have_gpus = machine.gpus;
+  const std::string model(machine.gpu_model);
   switch (c.rejection) {
     case Rejection::none: return "";
     case Rejection::placement_mode:
