@@ -12,7 +12,8 @@ namespace {
 // interruptions (1 -> 0 transitions of the 1-node availability) and the available hours (ticks
 // with spot available x gap). AWS traces name their instance by GPU: v100_1 is p3.2xlarge, v100_8
 // p3.16xlarge, k80_1 p2.xlarge, k80_8 p2.8xlarge; the GCP ones are c3-highcpu-88 (a CPU VM).
-// tests/scheduler/interruption_rates_data_test.cpp recomputes every row from the files.
+// tests/scheduler/trace_replay_test.cpp (InterruptionRatesAreTheTraces) recomputes every row from the
+// files.
 constexpr std::array kTraces{
     SpotTraceSummary{"aws", "us-west-2a", "us-west-2", "p2.xlarge", "availability/1-node/aws-10-26-2022/us-west-2a_k80_1.json", 132, 579.5},
     SpotTraceSummary{"aws", "us-west-2a", "us-west-2", "p2.8xlarge", "availability/1-node/aws-10-26-2022/us-west-2a_k80_8.json", 135, 211.8333333333},
