@@ -43,9 +43,11 @@ Capacity AdaptiveProgressPolicy::choose(const ProgressState& s) {
 
   if (s.spot_available) {
     if (s.current == Capacity::spot) return Capacity::spot;
+    // Times are whole decision periods apart; a tolerance keeps "up for exactly confirm_hours"
+    // from depending on how the clock's reading rounds (ticks × period, or milliseconds / 3.6e6).
     const double run_age = s.elapsed_hours - run_start_;
     if (can_defer_on_demand(s, Capacity::spot) && slack - d >= reserve &&
-        (s.current != Capacity::on_demand || run_age >= options_.confirm_hours))
+        (s.current != Capacity::on_demand || run_age >= options_.confirm_hours - 1e-9))
       return Capacity::spot;
     if (s.current == Capacity::on_demand) return Capacity::on_demand;
     return slack > threshold ? Capacity::none : Capacity::on_demand;

@@ -60,6 +60,7 @@ std::string_view to_string(Outcome o) {
     case Outcome::launch_on_demand: return "launch_on_demand";
     case Outcome::launch_spot: return "launch_spot";
     case Outcome::launch_slurm: return "launch_slurm";
+    case Outcome::wait_spot: return "wait_spot";
     case Outcome::unplaceable: return "unplaceable";
   }
   return "unplaceable";
@@ -498,6 +499,13 @@ std::string rejection_text(const Candidate& c, const Job& job, const PlacementCo
   return "";
 }
 
+void hold_for_spot(PlacementDecision& d, std::vector<Candidate>* table) {
+  if (table && d.chosen_row >= 0) (*table)[static_cast<size_t>(d.chosen_row)].chosen = false;
+  d.chosen_row = -1;
+  d.choice.chosen = false;
+  d.outcome = Outcome::wait_spot;
+}
+
 std::string decision_reason(const PlacementDecision& d, const Job& job, const PlacementContext& ctx,
                             const LocalCapacity& capacity) {
   std::string s;
@@ -521,6 +529,12 @@ std::string decision_reason(const PlacementDecision& d, const Job& job, const Pl
   const std::string what = option_label(c, ctx, capacity) + " at " + usd_per_hour(c.usd_per_hour) +
                            ", expected " + hours(c.estimated_hours) + " for " +
                            usd(c.estimated_cost_usd) + ", done in " + hours(c.completion_hours);
+  if (d.outcome == Outcome::wait_spot) {
+    // No figures that change from one re-evaluation to the next: the reason is compared with the
+    // stored one to decide whether the decision is news.
+    return "waiting for spot capacity: no spot offer can be launched now and the deadline leaves time to wait; "
+           "otherwise " + option_label(c, ctx, capacity) + " at " + usd_per_hour(c.usd_per_hour);
+  }
   switch (d.reason_code) {
     case ReasonCode::cheapest_no_deadline:
       s = "cheapest option (no deadline): " + what + "; " + counts;

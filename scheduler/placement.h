@@ -186,7 +186,18 @@ struct Candidate {
   double completion_hours = 0;    // from now: queue wait + running
 };
 
-enum class Outcome : uint8_t { run_local, wait_local, launch_on_demand, launch_spot, launch_slurm, unplaceable };
+// wait_spot is never place()'s answer: the daemon's spot deadline policy, asked over place()'s
+// choice, may hold a job with a deadline back until spot capacity returns (docs/cost-model.md,
+// "Spot and deadlines at runtime"), and the placement document then says so.
+enum class Outcome : uint8_t {
+  run_local,
+  wait_local,
+  launch_on_demand,
+  launch_spot,
+  launch_slurm,
+  wait_spot,
+  unplaceable,
+};
 std::string_view to_string(Outcome o);
 
 enum class ReasonCode : uint8_t {
@@ -227,6 +238,11 @@ inline PlacementDecision place(const Job& job, const PlacementContext& ctx, cons
                                const Clock& clock, std::vector<Candidate>* table = nullptr) {
   return place(job, ctx, capacity, clock.now_ms(), table);
 }
+
+// A deadline policy's "wait for spot" over a decision place() took while no spot offer could be
+// launched: the job is held back (Outcome::wait_spot), nothing in `table` stays chosen, and the
+// decision keeps the option it would otherwise have taken (its choice) for the reason's words.
+void hold_for_spot(PlacementDecision& d, std::vector<Candidate>* table);
 
 // The index of the model kind ("mlp" 0, "cnn" 1, anything else 2) used by flops_per_hour.
 int model_kind_index(std::string_view kind);

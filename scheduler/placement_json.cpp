@@ -70,7 +70,7 @@ json placement_json(const PlacementDecision& d, const std::vector<Candidate>& ta
   json rows = json::array();
   for (const auto& c : table) rows.push_back(candidate_json(c, job, ctx, capacity, info));
   json chosen = nullptr;
-  if (d.outcome != Outcome::unplaceable) {
+  if (d.outcome != Outcome::unplaceable && d.outcome != Outcome::wait_spot) {
     chosen = candidate_json(d.choice, job, ctx, capacity, info);
     chosen.erase("chosen");
   }

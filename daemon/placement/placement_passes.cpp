@@ -219,7 +219,8 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
   const double done = done_fraction(row.progress_json);
   const double remaining = std::max(1.0 - done, 0.001);
   // A job moved to a named option is placed there only (daemon/jobs/job_moves.h).
-  scheduler::Job job = remaining_work(row, spec, jobs_.move_target(row.id));
+  const jobs::MoveTarget target = jobs_.move_target(row.id);
+  scheduler::Job job = remaining_work(row, spec, target);
 
   std::vector<Candidate> table;
   auto d = scheduler::place(job, ctx, capacity, now_ms, &table);
@@ -228,18 +229,28 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
   // the cloud — at its first placement as at every interruption, spot launchable or not — as the
   // simulator asks it at every tick: a policy whose safety net fires at once would otherwise start
   // on spot and move a period later, and one that learns from what it sees (adaptive) would miss
-  // the outage that interrupted the job. When spot cannot be launched the job is placed on demand
-  // whatever the policy says (it may say wait); the policy is asked again every re-evaluation.
+  // the outage that interrupted the job. What it answers is done: spot where spot can be
+  // launched; on demand; or, while no spot offer can be launched, wait — the job stays queued and
+  // the policy is asked again at every re-evaluation, as the simulator asks it at every tick.
   json policy_note = nullptr;
   const bool spot_launchable = d.outcome == Outcome::launch_spot;
-  auto on_demand_for_want_of_spot = [&] {  // placed on demand only because no spot offer can be launched
-    return d.outcome == Outcome::launch_on_demand && job.spot != train::SpotMode::never &&
-           !spot_launchable_now(job, ctx, now_ms);
+  // No spot offer can be launched, and the cloud is where the job would go: on demand by place()'s
+  // choice, or nowhere because the job is held to spot (moved there to wait for it).
+  auto cloud_without_spot = [&] {
+    if (job.spot == train::SpotMode::never) return false;
+    if (d.outcome == Outcome::launch_on_demand) return !spot_launchable_now(job, ctx, now_ms);
+    return d.outcome == Outcome::unplaceable && target == jobs::MoveTarget::spot;
   };
-  bool moved_by_policy = false;
-  if (job.deadline_hours && (spot_launchable || on_demand_for_want_of_spot())) {
+  bool moved_by_policy = false, waiting = false;
+  if (job.deadline_hours && (spot_launchable || cloud_without_spot())) {
+    // Held to spot: the on-demand alternative is the same cloud job without spot.
+    scheduler::Job on_demand_job = job;
+    on_demand_job.spot = train::SpotMode::never;
+    std::vector<Candidate> on_demand_table;
+    const bool held_to_spot = d.outcome == Outcome::unplaceable;
+    if (held_to_spot) d = scheduler::place(on_demand_job, ctx, capacity, now_ms, &on_demand_table);
     double total_hours = 0;  // the whole job's compute on the fastest fitting on-demand option
-    for (const auto& c : table)
+    for (const auto& c : held_to_spot ? on_demand_table : table)
       if (c.kind == OptionKind::on_demand &&
           (c.rejection == scheduler::Rejection::none || c.rejection == scheduler::Rejection::price_cap))
         total_hours = total_hours == 0 ? c.estimated_hours : std::min(total_hours, c.estimated_hours);
@@ -251,22 +262,42 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
     const scheduler::Capacity next = deadlines_.at_placement(row.id, s);
     policy_note = {{"policy", deadlines_.policy_name()}, {"decision", scheduler::to_string(next)},
                    {"spot_available", spot_launchable},   {"elapsed_hours", s.elapsed_hours},
+                   {"total_compute_hours", total_hours},
                    {"remaining_compute_hours", s.remaining_compute()}, {"remaining_hours", s.remaining_time()}};
-    if (spot_launchable && next == scheduler::Capacity::on_demand) {
+    if (held_to_spot) {
+      if (d.outcome == Outcome::unplaceable) {
+        d = scheduler::place(job, ctx, capacity, now_ms, &table);  // nothing runs it: say why on spot
+      } else if (next != scheduler::Capacity::on_demand) {
+        waiting = true;
+        table = std::move(on_demand_table);
+        scheduler::hold_for_spot(d, &table);
+      } else {
+        moved_by_policy = true;
+        table = std::move(on_demand_table);
+      }
+    } else if (spot_launchable && next == scheduler::Capacity::on_demand) {
       moved_by_policy = true;
-      job.spot = train::SpotMode::never;
+      job = on_demand_job;
       d = scheduler::place(job, ctx, capacity, now_ms, &table);
+    } else if (!spot_launchable && next != scheduler::Capacity::on_demand) {
+      waiting = true;
+      scheduler::hold_for_spot(d, &table);
     }
+    if (held_to_spot) job = on_demand_job;  // the job the document describes
   }
 
   Decision out;
-  out.placed = d.outcome != Outcome::unplaceable;
+  out.placed = d.outcome != Outcome::unplaceable && d.outcome != Outcome::wait_spot;
+  out.waiting_for_spot = waiting;
   out.placement = scheduler::placement_json(d, table, job, ctx, capacity,
                                             scheduler::PlacementDocumentInfo{settings_.cloud_provider, now_ms, remaining});
   if (!policy_note.is_null()) {
     if (moved_by_policy)
       out.placement["reason"] = out.placement["reason"].get<std::string>() + "; the " + deadlines_.policy_name() +
                                 " deadline policy moved it to on-demand";
+    if (waiting)
+      out.placement["reason"] = out.placement["reason"].get<std::string>() + " (the " + deadlines_.policy_name() +
+                                " deadline policy, asked again every re-evaluation)";
     out.placement["deadline_policy"] = std::move(policy_note);
   }
   return out;
@@ -351,7 +382,8 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
       continue;
     }
     const bool placed = d->placed;
-    if (placed) unplaceable_inputs_.erase(job_id);
+    // A job waiting for spot is decided again every pass: its policy's answer moves with the clock.
+    if (placed || d->waiting_for_spot) unplaceable_inputs_.erase(job_id);
     else unplaceable_inputs_[job_id] = inputs;
     std::string text = d->placement.dump();
     std::optional<std::string> chosen;
@@ -365,7 +397,8 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
       detail["estimated_cost_usd"] = c["estimated_cost_usd"];
       if (!c["instance_type"].is_null()) detail["instance_type"] = c["instance_type"];
     }
-    auto change = [this, job_id, placed, text = std::move(text), chosen = std::move(chosen), detail, now,
+    const char* not_placed_event = d->waiting_for_spot ? "waiting_for_spot" : "unplaceable";
+    auto change = [this, job_id, placed, not_placed_event, text = std::move(text), chosen = std::move(chosen), detail, now,
                    expected_updated = row.updated_ms](WriteTxn& txn) -> Status {
       auto cur = txn.job(job_id);
       if (!cur) return cur.error();
@@ -394,7 +427,7 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
       }
       if (auto st = txn.update_job(job); !st) return st;  // state unchanged; the document refreshed
       if (previous_reason != detail["reason"].get<std::string>())
-        return jobs::note_job_event(txn, job.id, "unplaceable", detail, now);
+        return jobs::note_job_event(txn, job.id, not_placed_event, detail, now);
       return {};
     };
     {

@@ -113,6 +113,7 @@ class PlacementPasses {
   struct Decision {
     nlohmann::json placement;  // the document to store
     bool placed = false;
+    bool waiting_for_spot = false;  // held back by the spot deadline policy: queued, asked again every pass
   };
   // What a lease's placement chose, parsed once per (job, epoch): the estimate the local pool's
   // queue wait is computed from.

@@ -105,23 +105,34 @@ Status SpotDeadlines::check_running(const SpotLaunchable& spot_launchable) {
     // An on-demand job goes back to spot only where its spec lets it, and once per request.
     if (!on_spot && (spec->placement.spot == train::SpotMode::never || mover_->move_requested(id))) continue;
     const double done = done_fraction((*row)->progress_json);
-    const double remaining_at_placement = p.value("remaining_fraction", 1.0);
-    const double total = p["chosen"].value("estimated_hours", 0.0) / std::max(remaining_at_placement, 0.001);
+    // The job's compute as the policy was told it at placement (the fastest on-demand option's);
+    // the chosen option's own estimate is a spot one's, interruptions included.
+    double total = 0;
+    if (p["deadline_policy"].is_object()) total = p["deadline_policy"].value("total_compute_hours", 0.0);
+    if (total <= 0)
+      total = p["chosen"].value("estimated_hours", 0.0) / std::max(p.value("remaining_fraction", 1.0), 0.001);
     scheduler::ProgressState s = progress((*row)->created_ms, now, *spec->placement.deadline_hours, total, done,
                                           on_spot ? scheduler::Capacity::spot : scheduler::Capacity::on_demand);
     if (!on_spot) s.spot_available = spot_launchable(**row, *spec);
-    const scheduler::Capacity wanted = on_spot ? scheduler::Capacity::on_demand : scheduler::Capacity::spot;
+    // A spot job leaves spot when the policy says on-demand; an on-demand job leaves on-demand when
+    // it says anything else: spot (it can be launched now) or none (wait, queued, until it can).
+    scheduler::Capacity decided = scheduler::Capacity::none;
     {
       MutexLock lock(mu_);
-      if ((on_spot && flagged_.count(id)) || policy_locked(id).decide(s) != wanted) continue;
+      if (on_spot && flagged_.count(id)) continue;
+      decided = policy_locked(id).decide(s);
     }
-    const std::string to(scheduler::to_string(wanted));
+    if (on_spot ? decided != scheduler::Capacity::on_demand : decided == scheduler::Capacity::on_demand) continue;
+    const std::string to(scheduler::to_string(decided));
+    const std::string action = !mover_ ? "the job moves to on-demand at its next interruption"
+                               : decided == scheduler::Capacity::none
+                                   ? "the job stops on demand and waits, queued, for spot capacity"
+                                   : "the job moves to " + to + " now";
     const json detail = {{"policy", settings_.policy},
                          {"decision", to},
                          {"remaining_compute_hours", s.remaining_compute()},
                          {"remaining_hours", s.remaining_time()},
-                         {"action", mover_ ? "the job moves to " + to + " now"
-                                           : "the job moves to on-demand at its next interruption"}};
+                         {"action", action}};
     Status st = store_.write([id, detail, now](store::WriteTxn& txn) {
       return jobs::note_job_event(txn, id, "deadline_policy", detail, now);
     });
@@ -129,7 +140,9 @@ Status SpotDeadlines::check_running(const SpotLaunchable& spot_launchable) {
       char why[200];
       std::snprintf(why, sizeof why, "deadline policy %s: %.2f h of compute left, %.2f h to the deadline%s",
                     settings_.policy.c_str(), s.remaining_compute(), s.remaining_time(),
-                    on_spot ? "" : "; spot can be launched again and the job is ahead of its deadline");
+                    on_spot                                  ? ""
+                    : decided == scheduler::Capacity::spot ? "; spot can be launched again and the job is ahead of its deadline"
+                                                             : "; the job is ahead of its deadline: it waits for spot");
       auto moved = mover_->request_move(
           id, jobs::MoveRequest{on_spot ? jobs::MoveTarget::on_demand : jobs::MoveTarget::spot, why});
       // A job that ended or lost its lease meanwhile has nothing to move.

@@ -1,8 +1,11 @@
 // The spot deadline policy in the daemon (docs/cost-model.md, "Spot and deadlines at runtime"):
 // one scheduler::DeadlinePolicy object per job with a deadline (placement.deadline_policy; the
 // object keeps the job's state, e.g. "committed to on-demand"), asked
-//   - by a placement pass, when a job with a deadline would go to spot, at its first placement and
-//     after every interruption (at_placement): on-demand means spot is ruled out for that placement;
+//   - by a placement pass, when a job with a deadline would go to spot, or would go on demand (or
+//     is held to spot) only because no spot offer can be launched, at its first placement, after
+//     every interruption and, while it waits for spot, at every pass (at_placement): on-demand
+//     means spot is ruled out for that placement; wait (none) while no spot can be launched leaves
+//     the job queued (placement outcome wait_spot);
 //   - for every running spot job with a deadline, at every re-evaluation (check_running): when
 //     the policy's safety net fires, a `deadline_policy` event records it once and the job is
 //     moved to on-demand now (jobs::JobService::request_move: it checkpoints at its next
@@ -12,7 +15,9 @@
 //     re-evaluation (check_running), with spot available when a spot offer that fits it can be
 //     launched now: when the policy says spot (e.g. Uniform Progress ahead of its line, the job
 //     having gone on demand while spot could not be launched), a `deadline_policy` event records
-//     why and the job is moved to spot now. A policy that committed to on-demand for good (its
+//     why and the job is moved to spot now; when it says wait (ahead of its line, no spot to
+//     launch), the job is moved the same way and, held to spot, waits queued until spot can be
+//     launched or the policy says on-demand. A policy that committed to on-demand for good (its
 //     safety net fired) never says spot again, so a job its safety net moved stays on demand.
 //
 // Ownership and thread safety: borrows the store and the clock (both outlive it); every method

@@ -40,16 +40,18 @@ std::string hours_long_v100_job(const std::string& placement) {
 }
 
 // hours_long_v100_job(placement), placed on demand while no spot offer can be launched (every one
-// is set aside for ten minutes), leased to an on-demand p3.2xlarge instance; beat() reports 1% done.
+// is set aside for ten minutes), leased to an on-demand p3.2xlarge instance; beat() reports 1% done (or `step` of 1000).
+// A job with a deadline first waits for spot (its policy, Uniform Progress, is on its line at the
+// start): it goes on demand once a minute has put it behind the line.
 struct OnDemandWhileSpotIsSetAside {
   static constexpr int64_t kSetAsideMs = 600'000;
   PlacementFixture* f = nullptr;
   int64_t id = 0, instance = 0, epoch = 0;
 
-  Expected<jobs::HeartbeatReply> beat() const {
+  Expected<jobs::HeartbeatReply> beat(int64_t step = 10) const {
     jobs::HeartbeatReport hb;
     hb.lease = {instance, epoch};
-    hb.progress_json = json{{"step", 10}, {"total_steps", 1000}}.dump();
+    hb.progress_json = json{{"step", step}, {"total_steps", 1000}}.dump();
     return f->svc->heartbeat(id, hb);
   }
 };
@@ -61,6 +63,16 @@ void start_on_demand_while_spot_is_set_aside(PlacementFixture& f, const std::str
   for (const auto& o : f.placement->offers())
     if (o.spot_usd_per_hour) f.placement->set_aside(o.instance_type, o.region, true, until);
   out.id = f.submit(hours_long_v100_job(placement));
+  if (placement.find("deadline_hours") != std::string::npos) {
+    const json waiting = f.placement_of(out.id);
+    ASSERT_EQ(waiting["outcome"], "wait_spot") << waiting.dump(2);
+    EXPECT_TRUE(waiting["chosen"].is_null());
+    EXPECT_EQ(waiting["deadline_policy"]["decision"], "none") << waiting.dump(2);
+    EXPECT_EQ(waiting["reason"].get<std::string>().rfind("waiting for spot capacity", 0), 0u) << waiting.dump(2);
+    EXPECT_EQ(f.job(out.id).state, store::JobState::queued);
+    f.clock.advance_ms(60'000);
+    ASSERT_TRUE(f.placement->reevaluate());
+  }
   ASSERT_EQ(f.placement_of(out.id)["chosen"]["option"], "on_demand") << f.placement_of(out.id).dump(2);
   ASSERT_GT(f.placement_of(out.id)["chosen"]["estimated_hours"].get<double>(), 0.5);
   out.instance =
@@ -301,14 +313,17 @@ TEST(PlacementService, AnOnDemandDeadlineJobGoesBackToSpotWhenItsPolicyAllows) {
   OnDemandWhileSpotIsSetAside job;
   ASSERT_NO_FATAL_FAILURE(start_on_demand_while_spot_is_set_aside(f, R"({"deadline_hours":100})", job));
   const int64_t id = job.id;
-  auto beat = [&job] { return job.beat(); };
+  // Nothing done yet: behind its line, the job stays on demand while spot cannot be launched.
+  auto beat = [&job] { return job.beat(0); };
+  ASSERT_TRUE(beat());
   ASSERT_TRUE(f.placement->reevaluate());
   auto before = beat();
   ASSERT_TRUE(before);
-  EXPECT_FALSE(before->move) << "no spot offer can be launched yet";
+  EXPECT_FALSE(before->move) << "no spot offer can be launched yet, and the job is behind its line";
 
+  // 1% done, ahead of the line, and spot can be launched again.
   f.clock.advance_ms(OnDemandWhileSpotIsSetAside::kSetAsideMs + 1);
-  ASSERT_TRUE(beat());
+  ASSERT_TRUE(job.beat(10));
   ASSERT_TRUE(f.placement->reevaluate());
   auto after = beat();
   ASSERT_TRUE(after);
@@ -332,6 +347,45 @@ TEST(PlacementService, AnOnDemandDeadlineJobGoesBackToSpotWhenItsPolicyAllows) {
   EXPECT_EQ(f.svc->get_job(id)->events.size(), events);
   ASSERT_TRUE(f.svc->preempt(id, jobs::PreemptionReport{{job.instance, job.epoch}, "moved by jobctld"}));
   ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(f.placement_of(id)["chosen"]["option"], "spot") << f.placement_of(id).dump(2);
+}
+
+// Uniform Progress waits for spot while ahead of its line: an on-demand job that got ahead while no
+// spot could be launched stops and waits, queued, and goes to spot once it can be launched.
+TEST(PlacementService, AnOnDemandDeadlineJobAheadOfItsLineStopsAndWaitsForSpot) {
+  PlacementFixture f(cloud_settings());
+  OnDemandWhileSpotIsSetAside job;
+  ASSERT_NO_FATAL_FAILURE(start_on_demand_while_spot_is_set_aside(f, R"({"deadline_hours":100})", job));
+  const int64_t id = job.id;
+  ASSERT_TRUE(job.beat(10));  // 1% done: far ahead of a line that asks 1% per hundred minutes
+  ASSERT_TRUE(f.placement->reevaluate());
+  auto asked = job.beat(10);
+  ASSERT_TRUE(asked);
+  ASSERT_TRUE(asked->move) << "ahead of its line with no spot to launch: the policy says wait";
+  auto detail = f.svc->get_job(id);
+  ASSERT_TRUE(detail);
+  const json why = json::parse(detail->events[detail->events.size() - 2].detail_json);
+  EXPECT_EQ(why["decision"], "none") << why.dump();
+  EXPECT_NE(why.value("action", "").find("waits"), std::string::npos) << why.dump();
+
+  ASSERT_TRUE(f.svc->preempt(id, jobs::PreemptionReport{{job.instance, job.epoch}, "moved by jobctld"}));
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(f.job(id).state, store::JobState::queued);
+  EXPECT_EQ(f.placement_of(id)["outcome"], "wait_spot") << f.placement_of(id).dump(2);
+  // Asked again every pass, and the news written once: one `waiting_for_spot` event per wait (this
+  // one and the one at submission).
+  f.clock.advance_ms(60'000);
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(f.placement_of(id)["outcome"], "wait_spot");
+  size_t waits = 0;
+  const auto waited = f.svc->get_job(id);
+  ASSERT_TRUE(waited);
+  for (const auto& e : waited->events) waits += e.type == "waiting_for_spot";
+  EXPECT_EQ(waits, 2u);
+
+  f.clock.advance_ms(OnDemandWhileSpotIsSetAside::kSetAsideMs);
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(f.job(id).state, store::JobState::placed);
   EXPECT_EQ(f.placement_of(id)["chosen"]["option"], "spot") << f.placement_of(id).dump(2);
 }
 
