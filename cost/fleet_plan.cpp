@@ -62,12 +62,8 @@ Status validate_input(const FleetPlanInput& in) {
 void measure_demand(const FleetPlanInput& in, FleetPlan& plan) {
   plan.demand_by_hour_of_day.assign(24, 0.0);
   plan.demand_by_day.assign(static_cast<size_t>(std::ceil(plan.period_hours / 24.0 - 1e-9)), 0.0);
-  std::vector<std::pair<double, int>> events;
   for (const auto& j : in.jobs) {
-    const double start = hours_since(in.from_ms, j.arrival_ms), end = start + j.runtime_hours;
     plan.demand_gpu_hours += j.gpus * j.runtime_hours;
-    events.emplace_back(start, j.gpus);
-    events.emplace_back(end, -j.gpus);
     // Hour buckets of the UTC clock: `from` need not be on an hour.
     const double abs_start = static_cast<double>(j.arrival_ms) / kMsPerHour;
     for (double t = abs_start; t < abs_start + j.runtime_hours - kEpsilonHours;) {
@@ -80,13 +76,7 @@ void measure_demand(const FleetPlanInput& in, FleetPlan& plan) {
       t = next;
     }
   }
-  // Ends before starts at the same instant: a job that ends as another begins does not overlap it.
-  std::sort(events.begin(), events.end());
-  double level = 0;
-  for (const auto& [t, delta] : events) {
-    level += delta;
-    plan.peak_concurrent_gpus = std::max(plan.peak_concurrent_gpus, level);
-  }
+  plan.peak_concurrent_gpus = peak_concurrent_gpus(in.jobs);
 }
 
 json row_json(const FleetPlanRow& r) {
@@ -102,6 +92,23 @@ json row_json(const FleetPlanRow& r) {
 }
 
 }  // namespace
+
+double peak_concurrent_gpus(const std::vector<PlanJob>& jobs) {
+  std::vector<std::pair<double, int>> events;
+  for (const auto& j : jobs) {
+    const double start = static_cast<double>(j.arrival_ms) / kMsPerHour;
+    events.emplace_back(start, j.gpus);
+    events.emplace_back(start + j.runtime_hours, -j.gpus);
+  }
+  // Ends before starts at the same instant: a job that ends as another begins does not overlap it.
+  std::sort(events.begin(), events.end());
+  double level = 0, peak = 0;
+  for (const auto& [t, delta] : events) {
+    level += delta;
+    peak = std::max(peak, level);
+  }
+  return peak;
+}
 
 FleetPlanRow replay_fleet(const FleetPlanInput& in, int extra_gpus) {
   FleetPlanRow row;

@@ -116,6 +116,10 @@ struct FleetPlan {
 // non-positive runtime or GPU count ("jobs").
 [[nodiscard]] Expected<FleetPlan> plan_fleet(const FleetPlanInput& input);
 
+// The most GPUs the jobs ask for at once, as submitted (every job started on arrival): the
+// service's default K starts from it.
+double peak_concurrent_gpus(const std::vector<PlanJob>& jobs);
+
 // One replay, for a fixed number of bought GPUs.
 FleetPlanRow replay_fleet(const FleetPlanInput& input, int extra_gpus);
 
