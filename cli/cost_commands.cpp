@@ -540,11 +540,13 @@ void run_report_plan(CliContext& ctx, const PlanArgs& a) {
   const auto& best = plan.rows[static_cast<size_t>(plan.cheapest_extra_gpus)];
   out << in.gpu_model << " fleet plan, " << format_utc(in.from_ms, UtcStyle::readable) << " to "
       << format_utc(in.to_ms, UtcStyle::readable) << " UTC (" << fixed_decimal(plan.period_hours / 24.0, 1) << " days): "
-      << in.jobs.size() << " jobs, " << fixed_decimal(plan.demand_gpu_hours, 1) << " GPU-hours, at most "
+      << plan.job_count << " jobs, " << fixed_decimal(plan.demand_gpu_hours, 1) << " GPU-hours, at most "
       << fixed_decimal(plan.peak_concurrent_gpus, 0) << " GPUs at once\n";
+  // Below the printed precision the drift is shown as +0.00%, not as a rounding's -0.00%.
+  const double drift = std::abs(plan.replay_vs_ledger) < 5e-5 ? 0.0 : plan.replay_vs_ledger;
   out << "ledger total " << readable::usd(in.ledger_usd) << "; the replay of today's fleet (" << in.owned_gpus_today
-      << " owned) " << readable::usd(today.total_usd) << " (" << (plan.replay_vs_ledger >= 0 ? "+" : "")
-      << fixed_decimal(100 * plan.replay_vs_ledger, 2) << "%)\n";
+      << " owned) " << readable::usd(today.total_usd) << " (" << (drift >= 0 ? "+" : "") << fixed_decimal(100 * drift, 2)
+      << "%)\n";
   if (plan.cheapest_extra_gpus == 0) {
     out << "cheapest: buy none - today's fleet of " << in.owned_gpus_today << " is the cheapest over this history\n";
   } else {
@@ -563,7 +565,8 @@ void run_report_plan(CliContext& ctx, const PlanArgs& a) {
     t.add_row({std::to_string(r.extra_gpus), std::to_string(r.owned_gpus), readable::usd(r.total_usd),
                readable::usd(r.purchase_usd), readable::usd(r.power_usd + r.maintenance_usd), readable::usd(r.cloud_usd),
                readable::usd(r.fleet_usd), readable::percent(r.utilisation), std::to_string(r.jobs_owned),
-               std::to_string(r.jobs_cloud), std::to_string(r.jobs_waited), readable::duration_hours(r.wait_hours_max),
+               std::to_string(r.jobs_cloud), std::to_string(r.jobs_waited),
+               r.jobs_waited ? readable::duration_hours(r.wait_hours_max) : "-",
                std::to_string(r.deadlines_missed),
                r.extra_gpus == 0 ? (r.extra_gpus == plan.cheapest_extra_gpus ? "today, cheapest" : "today")
                                  : (r.extra_gpus == plan.cheapest_extra_gpus ? "cheapest" : "")});

@@ -209,6 +209,7 @@ Expected<FleetPlan> plan_fleet(const FleetPlanInput& input) {
   plan.input = input;
   plan.input.bought.gpu_model = input.gpu_model;
   plan.period_hours = hours_since(input.from_ms, input.to_ms);
+  plan.job_count = static_cast<int>(input.jobs.size());
   measure_demand(input, plan);
   for (int n = 0; n <= input.max_extra_gpus; ++n) plan.rows.push_back(replay_fleet(plan.input, n));
   const FleetPlanRow* best = &plan.rows.front();
@@ -236,7 +237,7 @@ json to_json(const FleetPlan& p) {
           {"from_ms", in.from_ms},
           {"to_ms", in.to_ms},
           {"period_hours", p.period_hours},
-          {"jobs", in.jobs.size()},
+          {"jobs", p.job_count},
           {"demand_gpu_hours", p.demand_gpu_hours},
           {"demand_by_hour_of_day", p.demand_by_hour_of_day},
           {"demand_by_day", p.demand_by_day},
@@ -274,6 +275,7 @@ Expected<FleetPlan> fleet_plan_from_json(const json& j) {
     in.from_ms = j.at("from_ms").get<int64_t>();
     in.to_ms = j.at("to_ms").get<int64_t>();
     p.period_hours = j.at("period_hours").get<double>();
+    p.job_count = j.at("jobs").get<int>();
     p.demand_gpu_hours = j.at("demand_gpu_hours").get<double>();
     p.demand_by_hour_of_day = j.at("demand_by_hour_of_day").get<std::vector<double>>();
     p.demand_by_day = j.at("demand_by_day").get<std::vector<double>>();
@@ -350,7 +352,7 @@ std::string fleet_plan_assumptions(const FleetPlan& p) {
   const auto& in = p.input;
   const auto& g = in.bought;
   std::ostringstream s;
-  s << "History: " << in.jobs.size() << " " << in.gpu_model << " jobs, " << fixed_decimal(p.demand_gpu_hours, 1) << " GPU-hours over "
+  s << "History: " << p.job_count << " " << in.gpu_model << " jobs, " << fixed_decimal(p.demand_gpu_hours, 1) << " GPU-hours over "
     << fixed_decimal(p.period_hours / 24.0, 1) << " days; arrivals, GPUs and runtimes as they ran. Today: "
     << in.owned_gpus_today << " owned " << in.gpu_model << " at $" << fixed_decimal(in.owned_usd_per_gpu_hour_today, 4)
     << "/GPU-hour as the ledger billed them. A bought " << in.gpu_model << ": $" << fixed_decimal(g.purchase_usd + g.setup_usd, 2)

@@ -98,6 +98,7 @@ struct FleetPlanRow {
 struct FleetPlan {
   FleetPlanInput input;                   // the assumptions, echoed
   double period_hours = 0;
+  int job_count = 0;                          // input.jobs.size() (a plan read back from JSON has no jobs)
   double demand_gpu_hours = 0;
   std::vector<double> demand_by_hour_of_day;  // 24 buckets, GPU-hours (UTC), as submitted
   std::vector<double> demand_by_day;          // one per day of the period, GPU-hours

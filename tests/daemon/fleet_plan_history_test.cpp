@@ -3,13 +3,17 @@
 // provisioner write them; the plan's replay of today's fleet (N = 0) against the spend report of
 // the same ledger; and GET /v1/reports/plan over real HTTP on loopback, its bad inputs answered
 // 400 naming the query parameter.
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/commands.h"
 #include "client/http_client.h"
 #include "daemon/http/api_routes.h"
 #include "daemon/http/placement_routes.h"
@@ -106,6 +110,31 @@ class History {
   int64_t worker_ = 0;
 };
 
+struct CliRun {
+  int code = 0;
+  std::string out, err;
+};
+
+// `jobctl ARGS` against the daemon at `server`, as main.cpp drives the cost commands.
+CliRun jobctl_cli(const std::string& server, std::vector<std::string> args) {
+  std::ostringstream out, err;
+  cli::CliContext ctx{server, "", "table", &out, &err};
+  CLI::App app{"jobctl"};
+  app.require_subcommand(1);
+  cli::add_cost_commands(app, ctx);
+  std::vector<const char*> argv{"jobctl"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  CliRun r;
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    r.code = e.get_exit_code();
+  }
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
 placement::FleetPlanRequest v100_request() {
   placement::FleetPlanRequest r;
   r.from_ms = day0_ms();
@@ -191,7 +220,7 @@ TEST(FleetPlanHistory, TheEndpointAnswersThePlanAndNamesBadParameters) {
   ASSERT_TRUE(ok);
   ASSERT_EQ(ok->status, 200) << ok->body;
   const json plan = json::parse(ok->body);
-  EXPECT_EQ(plan["gpu"], "V100");
+  EXPECT_EQ(plan["gpu"], "V100-16GB");  // the canonical variant (cost/gpu_specs.h)
   EXPECT_EQ(plan["cheapest_extra_gpus"], 1);
   EXPECT_EQ(plan["assumptions"]["owned_gpus_today"], 1);
   EXPECT_TRUE(plan["rows"].is_array());
@@ -213,6 +242,34 @@ TEST(FleetPlanHistory, TheEndpointAnswersThePlanAndNamesBadParameters) {
                      "&gpu=V100&purchase_usd=2000"),
             "from");  // two days: too short a history
   EXPECT_EQ(field_of("from=" + std::to_string(day0_ms()) + "&to=" + std::to_string(day0_ms()) + "&gpu=V100&purchase_usd=2000"), "to");
+
+  // `jobctl report plan` over the same daemon: the table with its assumptions, the chart file,
+  // CSV, and the daemon's refusals said as the flag.
+  jobctl::testing::TempDir out_dir;
+  const std::string server_url = "http://127.0.0.1:" + std::to_string(*port);
+  const std::string svg = out_dir.file("plan.svg");
+  auto table = jobctl_cli(server_url, {"report", "plan", "--from", "2026-11-01", "--to", "2026-11-15", "--gpu", "V100",
+                                       "--purchase-usd", "2000", "--lifetime-years", "3", "--svg", svg});
+  EXPECT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("cheapest: buy 1 (2 owned)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("assumptions: History: 35 V100-16GB jobs"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("V100-16GB fleet plan, 2026-11-01 00:00:00 to 2026-11-15 00:00:00 UTC (14.0 days): 35 jobs"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("$231.92 (+0.00%)"), std::string::npos) << table.out;
+  std::ifstream chart(svg);
+  std::stringstream chart_text;
+  chart_text << chart.rdbuf();
+  EXPECT_NE(chart_text.str().find("cheapest: N = 1"), std::string::npos);
+  auto csv = jobctl_cli(server_url, {"report", "plan", "--from", "2026-11-01", "--to", "2026-11-15", "--gpu", "V100",
+                                     "--purchase-usd", "2000", "-o", "csv"});
+  EXPECT_EQ(csv.code, 0) << csv.err;
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 6) << csv.out;  // header + N = 0..4
+  auto short_history = jobctl_cli(server_url, {"report", "plan", "--from", "2026-11-01", "--to", "2026-11-03",
+                                               "--gpu", "V100", "--purchase-usd", "2000"});
+  EXPECT_EQ(short_history.code, 2);
+  EXPECT_NE(short_history.err.find("--from: the period is 48.0 h"), std::string::npos) << short_history.err;
+  auto gpu = jobctl_cli(server_url, {"report", "plan", "--from", "2026-11-01", "--gpu", "Voodoo2", "--purchase-usd", "2000"});
+  EXPECT_EQ(gpu.code, 2);
+  EXPECT_NE(gpu.err.find("--gpu: unknown GPU model"), std::string::npos) << gpu.err;
   server.stop();
 }
 
