@@ -168,7 +168,8 @@ FleetPlanRow replay_fleet(const FleetPlanInput& in, int extra_gpus) {
       take_owned = false;
     } else {
       missed = true;
-      take_owned = owned_possible && (wait < kEpsilonHours ? owned_cost <= cloud_cost : false);
+      // The cloud starts at once: the owned option finishes as early only when it needs no wait.
+      take_owned = owned_possible && wait <= kEpsilonHours && owned_cost <= cloud_cost;
     }
     if (missed) ++row.deadlines_missed;
 

@@ -166,6 +166,9 @@ void plan(placement::PlacementService& p, const net::HttpRequest& req, const net
       *it->target = *v;
     }
   }
+  // A plan's period is always stated: from the epoch it would amortise purchases over decades.
+  if (std::none_of(req.query.begin(), req.query.end(), [](const auto& kv) { return kv.first == "from"; }))
+    return respond(net::error_response(make_error(ErrorCode::invalid_argument, "from is required (the period's start)", "from")));
   auto result = p.fleet_plan(r);
   if (!result) return respond(net::error_response(result.error()));
   respond(net::json_response(200, cost::to_json(*result)));

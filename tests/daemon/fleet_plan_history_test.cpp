@@ -231,6 +231,7 @@ TEST(FleetPlanHistory, TheEndpointAnswersThePlanAndNamesBadParameters) {
     EXPECT_EQ(r->status, 400) << query << ": " << r->body;
     return json::parse(r->body)["error"].value("field", "");
   };
+  EXPECT_EQ(field_of("gpu=V100&purchase_usd=2000"), "from");
   EXPECT_EQ(field_of(period + "&gpu=V100&purchase_usd=-1"), "purchase_usd");
   EXPECT_EQ(field_of(period + "&gpu=V100&purchase_usd=abc"), "purchase_usd");
   EXPECT_EQ(field_of(period + "&gpu=V100&purchase_usd=2000&max_extra_gpus=999"), "max_extra_gpus");
