@@ -43,11 +43,11 @@ Status validate_input(const FleetPlanInput& in) {
   if (in.jobs.empty())
     return bad("from", "no " + in.gpu_model + " jobs arrived between " + format_utc(in.from_ms, UtcStyle::readable) +
                            " and " + format_utc(in.to_ms, UtcStyle::readable) +
-                           ": there is no history to plan from (widen --from/--to or choose another --gpu)");
+                           ": there is no history to plan from (widen the period or choose another GPU model)");
   if (period < kMinPlanHistoryHours)
     return bad("from", "the period is " + fixed_decimal(period, 1) + " h; a plan needs at least " +
                            fixed_decimal(kMinPlanHistoryHours, 0) +
-                           " h (7 days) of history, or it extrapolates a burst (move --from back)");
+                           " h (7 days) of history, or it extrapolates a burst (start the period earlier)");
   for (const auto& j : in.jobs) {
     if (j.gpus < 1) return bad("jobs", "job " + std::to_string(j.id) + " has " + std::to_string(j.gpus) + " GPUs");
     if (!(std::isfinite(j.runtime_hours) && j.runtime_hours > 0))

@@ -38,8 +38,8 @@ std::string fleet_plan_svg(const FleetPlan& p) {
   }
   struct Part { const char* label; const char* colour; double FleetPlanRow::*field; };
   const Part parts[] = {{"today's owned GPUs", "#7f8c8d", &FleetPlanRow::fleet_usd},
-                        {"bought: purchase", "#1f5fbf", &FleetPlanRow::purchase_usd},
-                        {"bought: power + maintenance", "#6fa8dc", nullptr},
+                        {"purchase (bought)", "#1f5fbf", &FleetPlanRow::purchase_usd},
+                        {"power + maintenance", "#6fa8dc", nullptr},
                         {"cloud", "#c0392b", &FleetPlanRow::cloud_usd},
                         {"other (not replayed)", "#d5d5d5", &FleetPlanRow::other_usd}};
   const size_t label_every = std::max<size_t>(1, n / 16);

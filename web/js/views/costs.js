@@ -270,5 +270,6 @@ function renderPlan(rep, el) {
     { label: 'cloud', points: rows.map((r) => ({ x: r.extra_gpus, y: r.cloud_usd })), dashed: true },
     { label: 'today\'s fleet', points: [{ x: 0, y: 0 }, { x: 0, y: top }], color: '#111827', dashed: true },
     { label: `cheapest (${rep.cheapest_extra_gpus})`, points: [{ x: rep.cheapest_extra_gpus, y: 0 }, { x: rep.cheapest_extra_gpus, y: top }], color: '#16a34a', dashed: true },
-  ], { xLabel: 'GPUs bought', yLabel: 'USD over the period', yMin: 0, note: fig.note }));
+  ], { xLabel: 'GPUs bought', yLabel: 'USD over the period', yMin: 0, note: fig.note,
+       xFormat: (v) => (Number.isInteger(v) ? String(v) : '') }));
 }
