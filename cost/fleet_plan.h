@@ -5,7 +5,9 @@
 // that arrived in the period, with its arrival, GPUs, runtime, deadline, where it ran and what the
 // ledger billed. plan_fleet() replays those arrivals in time order against today's owned GPUs of
 // the model plus N bought ones (N = 0..K), each job placed by the placement rule
-// (scheduler/placement.h): the cheapest option that meets its deadline, where the options are
+// (scheduler/placement.h, applied here to the two options a replayed job has: place() needs the
+// job's spec and live capacity, which a history no longer has): the cheapest option that meets
+// its deadline, where the options are
 //   - owned: the k GPUs that free first (a queue wait when none is free), at the owned price;
 //   - cloud: at once, at the job's cloud price per GPU-hour (what it paid when it ran in the
 //     cloud; else the cheapest on-demand offer of the model);
