@@ -157,7 +157,8 @@ void plan(placement::PlacementService& p, const net::HttpRequest& req, const net
       if (!v) return respond(net::error_response(v.error()));
       r.max_wait_hours = *v;
     } else {
-      auto it = std::find_if(std::begin(numbers), std::end(numbers), [&](const NumberField& f) { return key == f.name; });
+      const std::string& name = key;  // Clang 14 (the TSan build) cannot capture a structured binding
+      auto it = std::find_if(std::begin(numbers), std::end(numbers), [&name](const NumberField& f) { return name == f.name; });
       if (it == std::end(numbers))
         return respond(net::error_response(
             make_error(ErrorCode::invalid_argument, "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
