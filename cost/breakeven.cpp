@@ -5,10 +5,6 @@
 
 namespace jobctl::cost {
 
-namespace {
-constexpr double kHoursPerMonth = kHoursPerYear / 12.0;
-}  // namespace
-
 BreakevenFigures breakeven_against(const LocalGpuInventory& g, double cloud) {
   BreakevenFigures f;
   f.cloud_usd_per_hour = cloud;

@@ -6,21 +6,9 @@
 
 #include "base/fixed_decimal.h"
 #include "base/strings.h"
+#include "cost/chart_ticks.h"
 
 namespace jobctl::cost {
-
-namespace {
-
-// A "nice" tick step (1, 2 or 5 x 10^k) giving about `target` ticks up to `max`.
-double nice_step(double max, int target) {
-  const double raw = max / target;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (raw <= m * mag) return m * mag;
-  return 10.0 * mag;
-}
-
-}  // namespace
 
 std::string breakeven_svg(const BreakevenReport& r) {
   constexpr double W = 760, H = 440, left = 80, right = 200, top = 50, bottom = 60;
@@ -31,7 +19,7 @@ std::string breakeven_svg(const BreakevenReport& r) {
   double ymax = std::max({od * 2.0, local_full * 1.5, r.input.cloud_spot_usd_per_hour.value_or(0) * 2.0,
                           local_hourly_cost(g, LocalPricing::marginal, 1.0) * 1.5});
   if (!(ymax > 0)) ymax = 1;
-  const double ystep = nice_step(ymax, 5);
+  const double ystep = chart_tick_step(ymax, 5);
   ymax = std::ceil(ymax / ystep) * ystep;
   constexpr double umin = 0.05;
 

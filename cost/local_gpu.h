@@ -21,6 +21,8 @@ namespace jobctl::cost {
 
 // Hours in a year (365 days): the amortisation formulas of docs/architecture.md count 8,760.
 inline constexpr double kHoursPerYear = 8760.0;
+// And in a month (a twelfth of it), for payback months and monthly figures.
+inline constexpr double kHoursPerMonth = kHoursPerYear / 12.0;
 
 struct LocalGpuInventory {
   std::string gpu_model;             // canonical name ("V100", "RTX4090", "cpu")

@@ -7,6 +7,7 @@
 
 #include "cost/breakeven.h"
 #include "cost/cost_json.h"
+#include "cost/fleet_plan.h"
 #include "cost/gpu_specs.h"
 #include "net/json_body.h"
 #include "daemon/ledger/ledger_report.h"
@@ -123,6 +124,57 @@ void breakeven(placement::PlacementService& p, const net::HttpRequest& req, cons
   respond(net::json_response(200, j));
 }
 
+// The fleet plan (cost/fleet_plan.h) from the daemon's history: the query names the period, the
+// model and the GPU that would be bought; each parameter's error names it.
+void plan(placement::PlacementService& p, const net::HttpRequest& req, const net::Responder& respond) {
+  // The plan sums every user's jobs: a user token (which sees only its own spend) may not read it.
+  if (req.role == "user")
+    return respond(net::error_response(make_error(ErrorCode::permission_denied,
+                                                  "the fleet plan covers every user's jobs: it needs an admin token")));
+  placement::FleetPlanRequest r;
+  struct NumberField { const char* name; std::optional<double>* target; };
+  const NumberField numbers[] = {{"purchase_usd", &r.purchase_usd},
+                                 {"setup_usd", &r.setup_usd},
+                                 {"lifetime_years", &r.lifetime_years},
+                                 {"power_kw", &r.power_kw},
+                                 {"pue", &r.pue},
+                                 {"electricity_usd_per_kwh", &r.electricity_usd_per_kwh},
+                                 {"maintenance_usd_per_year", &r.maintenance_usd_per_year},
+                                 {"utilisation", &r.utilisation}};
+  for (const auto& [key, value] : req.query) {
+    if (key == "from" || key == "to") {
+      auto v = net::parse_int_param(value, key, 0, std::numeric_limits<int64_t>::max());
+      if (!v) return respond(net::error_response(v.error()));
+      (key == "from" ? r.from_ms : r.to_ms) = *v;
+    } else if (key == "gpu") {
+      r.gpu = value;
+    } else if (key == "max_extra_gpus") {
+      auto v = net::parse_int_param(value, key, 0, cost::kMaxPlanExtraGpus);
+      if (!v) return respond(net::error_response(v.error()));
+      r.max_extra_gpus = static_cast<int>(*v);
+    } else if (key == "max_wait_hours") {
+      auto v = number_param(value, key);
+      if (!v) return respond(net::error_response(v.error()));
+      r.max_wait_hours = *v;
+    } else {
+      const std::string& name = key;  // Clang 14 (the TSan build) cannot capture a structured binding
+      auto it = std::find_if(std::begin(numbers), std::end(numbers), [&name](const NumberField& f) { return name == f.name; });
+      if (it == std::end(numbers))
+        return respond(net::error_response(
+            make_error(ErrorCode::invalid_argument, "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
+      auto v = number_param(value, key);
+      if (!v) return respond(net::error_response(v.error()));
+      *it->target = *v;
+    }
+  }
+  // A plan's period is always stated: from the epoch it would amortise purchases over decades.
+  if (std::none_of(req.query.begin(), req.query.end(), [](const auto& kv) { return kv.first == "from"; }))
+    return respond(net::error_response(make_error(ErrorCode::invalid_argument, "from is required (the period's start)", "from")));
+  auto result = p.fleet_plan(r);
+  if (!result) return respond(net::error_response(result.error()));
+  respond(net::json_response(200, cost::to_json(*result)));
+}
+
 void catalog(placement::PlacementService& p, const net::HttpRequest&, const net::Responder& respond) {
   json offers = json::array();
   for (const auto& o : p.offers()) offers.push_back(o);
@@ -139,6 +191,7 @@ void add_placement_routes(net::Router& r, placement::PlacementService& p, ledger
   r.add("GET", "/v1/reports/spend", [&ledger](const net::HttpRequest& req, const net::PathParams&,
                                               net::Responder respond) { spend(ledger, req, respond); });
   r.add("GET", "/v1/reports/breakeven", S(breakeven));
+  r.add("GET", "/v1/reports/plan", S(plan));
   r.add("GET", "/v1/catalog", S(catalog));
 }
 

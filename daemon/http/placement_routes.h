@@ -1,5 +1,5 @@
 // The placement and cost routes of jobctld (docs/api.md): POST /v1/quote,
-// GET /v1/reports/spend, GET /v1/reports/breakeven, GET /v1/catalog.
+// GET /v1/reports/spend, GET /v1/reports/breakeven, GET /v1/reports/plan, GET /v1/catalog.
 //
 // Ownership: the handlers borrow the placement service and the ledger, which must outlive the
 // router.

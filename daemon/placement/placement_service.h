@@ -41,6 +41,7 @@
 #include "base/mutex.h"
 #include "base/pass_log.h"
 #include "daemon/jobs/job_service.h"
+#include "daemon/placement/fleet_plan_history.h"
 #include "daemon/placement/heartbeat_calibration.h"
 #include "daemon/placement/offer_book.h"
 #include "daemon/placement/placement_config.h"
@@ -80,6 +81,11 @@ class PlacementService {
     offers_.set_aside(instance_type, region, spot, until_ms);
   }
   std::vector<cost::Offer> offers() const { return offers_.all(); }
+  // The fleet plan from this daemon's history (fleet_plan_history.h) at the clock's now, against
+  // the catalog placement uses.
+  Expected<cost::FleetPlan> fleet_plan(const FleetPlanRequest& request) {
+    return placement::fleet_plan(store_, settings_, offers(), request, clock_.now_ms());
+  }
   std::vector<cost::Calibration> calibrations() const { return calibration_.calibrations(); }
 
   // Observers, which may be set at any time; each must be quick. The wake observer is told when

@@ -238,6 +238,35 @@ TEST_F(CostCommands, BreakevenBadInput) {
   EXPECT_EQ(catalog.code, 1);
 }
 
+// `report plan` checks its flags before it asks jobctld (the server in these runs is never
+// reached: each is refused first); the daemon's refusals are tested with a daemon
+// (tests/daemon/fleet_plan_history_test.cpp).
+TEST_F(CostCommands, PlanBadInputNamesTheFlag) {
+  auto missing = jobctl({"report", "plan"});
+  EXPECT_NE(missing.code, 0);
+  EXPECT_NE(missing.err.find("--from"), std::string::npos) << missing.err;
+  auto expect_flag = [&](std::vector<std::string> args, const std::string& flag) {
+    std::vector<std::string> all{"report", "plan", "--from", "2026-11-01"};
+    all.insert(all.end(), args.begin(), args.end());
+    auto r = jobctl(all);
+    EXPECT_EQ(r.code, 2) << flag << ": " << r.err;
+    EXPECT_NE(r.err.find(flag), std::string::npos) << r.err;
+  };
+  expect_flag({"--purchase-usd", "-1"}, "--purchase-usd");
+  expect_flag({"--lifetime-years", "0"}, "--lifetime-years");
+  expect_flag({"--utilisation", "1.5"}, "--utilisation");
+  expect_flag({"--pue", "0.9"}, "--pue");
+  expect_flag({"--max-extra-gpus", "999"}, "--max-extra-gpus");
+  expect_flag({"--max-wait-hours", "-2"}, "--max-wait-hours");
+  expect_flag({"--to", "yesterday"}, "--to");
+  auto date = jobctl({"report", "plan", "--from", "2026-13-01"});
+  EXPECT_EQ(date.code, 2);
+  EXPECT_NE(date.err.find("--from"), std::string::npos) << date.err;
+  auto output = jobctl({"report", "plan", "--from", "2026-11-01", "-o", "xml"});
+  EXPECT_EQ(output.code, 2);
+  EXPECT_NE(output.err.find("unsupported output"), std::string::npos) << output.err;
+}
+
 // The cheapest row of the region asked: zones differ in spot price only, and the region's
 // cheapest spot is the one compared (it used to be the spot price of the zone that happened to be
 // the cheapest on-demand row).

@@ -1,7 +1,8 @@
 // Costs: spend over time and savings against all-on-demand (GET /v1/reports/spend, the cost
 // ledger), and the break-even of each owned GPU against the cloud offers
 // (GET /v1/reports/breakeven), with the utilisation adjustable on the page. Each part says so
-// plainly when this daemon does not serve its report; nothing is made up.
+// plainly when this daemon does not serve its report; nothing is made up. The fleet plan
+// (GET /v1/reports/plan) replays the jobs of a recent period with more owned GPUs of a model.
 import { api, optional, ApiError } from '../api.js';
 import { clear, h, num, objectTable, pct, usd } from '../format.js';
 import { chartFigure, lineChart } from '../charts.js';
@@ -11,6 +12,9 @@ let utilisation = 0.5;  // kept across navigations
 // The owned GPU and the cloud offer to compare (GET /v1/reports/breakeven's parameters); the
 // starting values are docs/architecture.md's worked example (a used V100 against p3.2xlarge), editable.
 const owned = { gpu: 'V100', purchase_usd: '2000', offer: 'aws:p3.2xlarge', power_kw: '', electricity_usd_per_kwh: '' };
+// The fleet plan's parameters (GET /v1/reports/plan), the same V100 to start with; the history is
+// the last `days` days.
+const planned = { gpu: 'V100', purchase_usd: '2000', lifetime_years: '', days: '30' };
 
 export function mountCosts(main) {
   const spendErr = h('p', { class: 'error', role: 'alert', hidden: true });
@@ -19,6 +23,8 @@ export function mountCosts(main) {
   const spendTable = h('div', { id: 'spend-table' });
   const beErr = h('p', { class: 'error', role: 'alert', hidden: true });
   const beBody = h('div', { id: 'breakeven' });
+  const planErr = h('p', { class: 'error', role: 'alert', hidden: true });
+  const planBody = h('div', { id: 'fleet-plan' });
   const slider = h('input', { id: 'utilisation', type: 'range', min: '0.05', max: '1', step: '0.05', value: String(utilisation),
                               'aria-describedby': 'utilisation-value' });
   const sliderOut = h('output', { id: 'utilisation-value', for: 'utilisation' }, pct(utilisation));
@@ -37,7 +43,16 @@ export function mountCosts(main) {
                        oninput: (e) => { owned[k] = e.target.value; } })]),
         h('button', { type: 'submit' }, 'Compare')),
       h('div', { class: 'slider' }, h('label', { for: 'utilisation' }, 'Utilisation of owned GPUs'), slider, sliderOut),
-      beErr, beBody));
+      beErr, beBody),
+    h('section', { 'aria-labelledby': 'plan-h' }, h('h3', { id: 'plan-h' }, 'How many GPUs to own (fleet plan)'),
+      h('form', { class: 'filters', id: 'plan-form', onsubmit: (e) => { e.preventDefault(); refreshPlanShown(); } },
+        Object.entries({ gpu: 'GPU model', purchase_usd: 'Purchase (USD)', lifetime_years: 'Lifetime (years)',
+                         days: 'History (days)' }).map(([k, label]) => [
+          h('label', { for: `plan-${k}` }, label),
+          h('input', { id: `plan-${k}`, type: 'text', value: planned[k], size: 8, 'data-field': k,
+                       oninput: (e) => { planned[k] = e.target.value; } })]),
+        h('button', { type: 'submit' }, 'Plan')),
+      planErr, planBody));
 
   const showSpendError = (e) => { spendErr.hidden = !e; if (e) spendErr.textContent = `Spend report: ${e.message}`; };
   const refreshSpend = () => renderSpendView(spendFacts, spendChart, spendTable);
@@ -70,6 +85,26 @@ export function mountCosts(main) {
     refreshBreakevenShown();
   });
   refreshBreakevenShown();
+  let planSeq = 0;
+  const refreshPlanShown = async () => {
+    const seq = ++planSeq;
+    try {
+      const days = Number(planned.days);
+      const q = new URLSearchParams({ from: String(Date.now() - (Number.isFinite(days) ? days : 30) * 86400e3) });
+      for (const k of ['gpu', 'purchase_usd', 'lifetime_years']) if (planned[k].trim()) q.set(k, planned[k].trim());
+      const rep = await optional(`/v1/reports/plan?${q}`);
+      if (seq !== planSeq) return;
+      planErr.hidden = true;
+      renderPlan(rep, planBody);
+    } catch (e) {
+      if (seq !== planSeq) return;
+      // An empty or too short history, or a bad field, is said as the daemon says it.
+      planErr.hidden = false;
+      planErr.textContent = `Fleet plan: ${e.message}${e.field ? ` (field: ${e.field})` : ''}`;
+      clear(planBody);
+    }
+  };
+  refreshPlanShown();
   return poll(refreshSpend, 10000, showSpendError);
 }
 
@@ -199,3 +234,42 @@ function renderBreakeven(rep, el, serverUtil) {
   clear(el, parts);
 }
 
+
+// ------------------------------------------------------------------ fleet plan
+
+// The fleet plan (cost/fleet_plan.h): total cost of the period's jobs against N GPUs bought, today's
+// fleet (N = 0) and the cheapest N marked, the assumptions beside them, and every row.
+function renderPlan(rep, el) {
+  if (window.Chart) for (const c of el.querySelectorAll('canvas')) window.Chart.getChart(c)?.destroy();
+  if (rep === null) {
+    clear(el, h('p', { class: 'muted' }, 'This daemon has no fleet plan (GET /v1/reports/plan).'));
+    return;
+  }
+  const rows = rep.rows || [];
+  const best = rows.find((r) => r.extra_gpus === rep.cheapest_extra_gpus) || {};
+  const today = rows[0] || {};
+  const fig = chartFigure('fleet-plan', `${rep.gpu}: total cost of the period by GPUs bought`);
+  clear(el,
+    h('dl', { class: 'facts', id: 'plan-facts' },
+      h('dt', {}, 'History'), h('dd', {}, `${rep.jobs} jobs, ${num(rep.demand_gpu_hours, 4)} GPU-hours in ${num(rep.period_hours / 24, 3)} days; at most ${num(rep.peak_concurrent_gpus, 3)} GPUs at once`),
+      h('dt', {}, 'Today'), h('dd', {}, `${rep.assumptions?.owned_gpus_today ?? 0} owned: ${usd(today.total_usd)} replayed, ${usd(rep.ledger_usd)} in the ledger`),
+      h('dt', {}, 'Cheapest'), h('dd', { id: 'plan-cheapest' }, rep.cheapest_extra_gpus > 0
+        ? `buy ${rep.cheapest_extra_gpus}: ${usd(best.total_usd)}, saving ${usd(rep.saving_usd)} (${usd(rep.saving_usd_per_month)}/month)`
+        : 'buy none: today\'s fleet is the cheapest'),
+      h('dt', {}, 'Payback'), h('dd', {}, rep.payback_months != null ? `${num(rep.payback_months, 3)} months` : '—'),
+      h('dt', {}, 'Assumptions'), h('dd', {}, rep.assumptions?.text || '')),
+    fig.figure,
+    objectTable(rows.map((r) => ({ buy: r.extra_gpus, owned: r.owned_gpus, total: usd(r.total_usd), purchase: usd(r.purchase_usd),
+                                   power_and_maintenance: usd((r.power_usd || 0) + (r.maintenance_usd || 0)), cloud: usd(r.cloud_usd),
+                                   utilisation: pct(r.utilisation), jobs_owned: r.jobs_owned, jobs_cloud: r.jobs_cloud,
+                                   waited: r.jobs_waited, deadlines_missed: r.deadlines_missed })),
+                { caption: 'Replay by GPUs bought' }));
+  const top = Math.max(0, ...rows.map((r) => r.total_usd || 0));
+  requestAnimationFrame(() => lineChart(fig.canvas, [
+    { label: 'total cost', points: rows.map((r) => ({ x: r.extra_gpus, y: r.total_usd })) },
+    { label: 'cloud', points: rows.map((r) => ({ x: r.extra_gpus, y: r.cloud_usd })), dashed: true },
+    { label: 'today\'s fleet', points: [{ x: 0, y: 0 }, { x: 0, y: top }], color: '#111827', dashed: true },
+    { label: `cheapest (${rep.cheapest_extra_gpus})`, points: [{ x: rep.cheapest_extra_gpus, y: 0 }, { x: rep.cheapest_extra_gpus, y: top }], color: '#16a34a', dashed: true },
+  ], { xLabel: 'GPUs bought', yLabel: 'USD over the period', yMin: 0, note: fig.note,
+       xFormat: (v) => (Number.isInteger(v) ? String(v) : '') }));
+}
