@@ -11,7 +11,9 @@
 //   - `scontrol requeue` likewise, and jobctld cancels the requeued Slurm job so it never runs
 //     again (no wait for Slurm's BeginTime, no second worker for the job);
 //   - jobctld killed (SIGKILL) mid-run and restarted on its port: it reconciles with Slurm's
-//     queue, keeps the running Slurm job (no second sbatch) and the job finishes in it.
+//     queue, keeps the running Slurm job (no second sbatch) and the job finishes in it; the same
+//     with its record of the Slurm job lost (it adopts the job by its comment); and with the Slurm
+//     job cancelled while jobctld was down (the job is requeued and resumed in a fresh one).
 // Workers train on the CPU (--device cpu --threads 1): bit-exact resumes need the same kind of
 // machine, and the cluster's GPUs are fake.
 #include <gtest/gtest.h>
@@ -20,6 +22,8 @@
 #include <fstream>
 #include <optional>
 #include <regex>
+
+#include <sqlite3.h>
 
 #include "slurm/job_outcome.h"
 #include "slurm/slurm_commands.h"
@@ -282,6 +286,88 @@ TEST_F(SlurmLaunchTest, AJobctldRestartMidRunAdoptsTheRunningSlurmJob) {
   int ours = 0;
   for (const auto& j : *all) ours += j.comment == "jobctl:" + tag_ && j.name == "jobctl-job-" + std::to_string(id);
   EXPECT_EQ(ours, 1);
+}
+
+// jobctld dies after sbatch and before it records the Slurm job (its row is gone): restarted, it
+// finds the Slurm job by its comment, adopts it (its jobctl job from its name) and submits nothing
+// more; the job finishes there and jobctld sees the Slurm job end.
+TEST_F(SlurmLaunchTest, AJobctldThatLostItsRecordAdoptsTheSlurmJobByItsComment) {
+  auto d = start_daemon();
+  const int port = d->port();
+  client::ApiClient api(d->url());
+  auto submitted = api.submit_job(recovery_spec("launch-adopt"));
+  ASSERT_TRUE(submitted);
+  const int64_t id = (*submitted)["id"];
+  json job = wait_running_in_slurm(api, id, 130);
+  ASSERT_FALSE(HasFailure());
+  const auto before = submitted_slurm_jobs(job);
+  ASSERT_EQ(before.size(), 1u) << job.dump(2);
+
+  d->process().stop(SIGKILL, 10s);
+  d.reset();
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((tmp_.file("data") + "/jobctl.db").c_str(), &db), SQLITE_OK);
+    char* error = nullptr;
+    const int rc = sqlite3_exec(db, "DELETE FROM slurm_jobs", nullptr, nullptr, &error);
+    const std::string message = error ? error : "";
+    sqlite3_free(error);
+    EXPECT_EQ(sqlite3_changes(db), 1);
+    sqlite3_close(db);
+    ASSERT_EQ(rc, SQLITE_OK) << message;
+  }
+  d = start_daemon("127.0.0.1:" + std::to_string(port));
+  ASSERT_EQ(d->port(), port);
+  client::ApiClient again(d->url());
+  job = wait_job(again, id, is_terminal, 240s);
+  ASSERT_EQ(job.value("state", ""), "succeeded") << job.dump(2) << "\n" << slurm_output(before[0]);
+  EXPECT_EQ(job["result"].value("final_checkpoint_crc32c", ""), *reference_crc_);
+  EXPECT_EQ(submitted_slurm_jobs(job), before) << "the restarted jobctld submitted again: " << job.dump(2);
+  // Only an adopted Slurm job is watched to its end.
+  job = wait_job(again, id, [](const json& j) { return has_event(j, "slurm_completed"); }, 30s);
+  EXPECT_TRUE(has_event(job, "slurm_completed")) << job.dump(2);
+}
+
+// The Slurm job is cancelled while jobctld is down: its worker cannot hand the job back (nobody
+// answers) and Slurm ends it. Restarted, jobctld finds it CANCELLED, releases the lease the dead
+// worker held (the job is requeued at once with its newest checkpoint), and placement's choice
+// of the partition gets a fresh Slurm job that resumes bit-exact.
+TEST_F(SlurmLaunchTest, ASlurmJobThatEndedWhileJobctldWasDownRequeuesTheJob) {
+  auto d = start_daemon();
+  const int port = d->port();
+  client::ApiClient api(d->url());
+  auto submitted = api.submit_job(recovery_spec("launch-down"));
+  ASSERT_TRUE(submitted);
+  const int64_t id = (*submitted)["id"];
+  json job = wait_running_in_slurm(api, id, 230);  // past the checkpoint at step 200
+  ASSERT_FALSE(HasFailure());
+  const auto first = submitted_slurm_jobs(job);
+  ASSERT_EQ(first.size(), 1u) << job.dump(2);
+
+  d->process().stop(SIGKILL, 10s);
+  d.reset();
+  ASSERT_TRUE(slurm_->cancel(first[0]));
+  bool ended = false;
+  for (auto until = std::chrono::steady_clock::now() + 60s; !ended && std::chrono::steady_clock::now() < until;) {
+    auto j = slurm_job(first[0]);
+    ended = j && j->ended();
+    if (!ended) std::this_thread::sleep_for(200ms);
+  }
+  ASSERT_TRUE(ended) << cluster_->logs();
+
+  d = start_daemon("127.0.0.1:" + std::to_string(port));
+  ASSERT_EQ(d->port(), port);
+  client::ApiClient again(d->url());
+  job = wait_job(again, id, is_terminal, 240s);
+  ASSERT_EQ(job.value("state", ""), "succeeded") << job.dump(2) << "\n" << slurm_output(first[0]);
+  EXPECT_EQ(job["recoveries"], 1);
+  EXPECT_TRUE(has_event(job, "slurm_cancelled")) << job.dump(2);
+  const auto both = submitted_slurm_jobs(job);
+  ASSERT_EQ(both.size(), 2u) << job.dump(2);
+  EXPECT_EQ(both[0], first[0]);
+  EXPECT_NE(slurm_output(both[1]).find("resuming from the checkpoint at step"), std::string::npos)
+      << slurm_output(both[1]);
+  EXPECT_EQ(job["result"].value("final_checkpoint_crc32c", ""), *reference_crc_);
 }
 
 }  // namespace
