@@ -96,7 +96,10 @@ std::string SlurmLauncher::server_url() const {
 }
 
 void SlurmLauncher::start() {
-  if (ticker_) return;
+  {
+    MutexLock lock(mu_);
+    if (running_ || ticker_) return;
+  }
   // Wake-ups closer than 200 ms share one pass: each pass runs squeue.
   ticker_.emplace(
       std::chrono::seconds(settings_.poll_s),
@@ -105,15 +108,23 @@ void SlurmLauncher::start() {
         pass_log_.report(pass ? Status{} : Status{pass.error()}, log_, clock_.now_ms());
       },
       std::chrono::milliseconds(200));
+  MutexLock lock(mu_);
+  running_ = true;
   ticker_->wake();  // the reconciliation, at once
 }
 
 void SlurmLauncher::stop() {
+  {
+    MutexLock lock(mu_);
+    running_ = false;
+  }
+  // Outside mu_: the pass being joined may take it (server_url()).
   if (ticker_) ticker_->stop();
 }
 
 void SlurmLauncher::wake() {
-  if (ticker_) ticker_->wake();
+  MutexLock lock(mu_);
+  if (running_) ticker_->wake();
 }
 
 Expected<SlurmLaunchPass> SlurmLauncher::run_pass() {
@@ -139,16 +150,24 @@ Expected<SlurmLaunchPass> SlurmLauncher::run_pass() {
   if (!leases) return leases.error();
   for (const auto& [job_id, worker_id] : *leases) p.job_of_worker[worker_id] = job_id;
 
-  auto rows = store_.list_slurm_jobs();
+  auto rows = store_.list_slurm_jobs(/*live_only=*/true);
   if (!rows) return rows.error();
+  for (const auto& row : *rows) p.recorded.insert(row.slurm_job_id);
+  // A Slurm job of ours that no live row knows is rare (a daemon that died before recording it,
+  // or one whose row just ended): only then are the ended rows read too.
+  const bool unknown = std::any_of(p.ours.begin(), p.ours.end(), [&p](const auto& j) {
+    return !j.second.ended() && !p.recorded.count(j.first);
+  });
+  if (unknown) {
+    auto all = store_.list_slurm_jobs();
+    if (!all) return all.error();
+    for (const auto& row : *all) p.recorded.insert(row.slurm_job_id);
+  }
   Status result;
   auto keep_first = [&result](Status st) {
     if (!st && result) result = std::move(st);
   };
-  for (auto& row : *rows) {
-    p.recorded.insert(row.slurm_job_id);
-    if (row.live()) keep_first(reconcile_row(p, row));
-  }
+  for (auto& row : *rows) keep_first(reconcile_row(p, row));
   keep_first(adopt(p));
   // Submissions only when every live row was read right: a row whose state could not be settled
   // still counts as live (live_for_job), so its job is never submitted twice.

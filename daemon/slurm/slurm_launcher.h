@@ -90,10 +90,10 @@ class SlurmLauncher {
 
   // Starts the thread: a pass every slurm.poll_s, sooner after wake(). Failed passes are logged
   // (base/pass_log.h). start() and stop() from the owner's thread; stop() leaves Slurm jobs running.
-  void start();
-  void stop();
-  // A job was placed on a partition: run a pass soon. Any thread.
-  void wake();
+  void start() JOBCTL_EXCLUDES(mu_);
+  void stop() JOBCTL_EXCLUDES(mu_);
+  // A job was placed on a partition: run a pass soon. Any thread; nothing before start().
+  void wake() JOBCTL_EXCLUDES(mu_);
 
  private:
   struct Pass;  // what one pass read (slurm_launcher.cpp)
@@ -120,7 +120,10 @@ class SlurmLauncher {
 
   mutable Mutex mu_;
   std::string server_url_ JOBCTL_GUARDED_BY(mu_);
-  std::optional<Ticker> ticker_;  // the owner's thread only
+  // Wake-ups come from placement's thread at any time, before start() too: they reach the ticker
+  // only while this is set (under mu_), between start() and stop().
+  bool running_ JOBCTL_GUARDED_BY(mu_) = false;
+  std::optional<Ticker> ticker_;  // emplaced by start() before running_ is set; stopped by stop()
 };
 
 }  // namespace jobctl::daemon::slurm
