@@ -184,6 +184,10 @@ int main(int argc, char** argv) {
   jobs::Feasibility feasibility(cfg.placement.enabled && !cfg.placement.cloud_provider.empty() ? placement.offers()
                                                                                               : std::vector<cost::Offer>{});
   if (auto st = feasibility.load(db); !st) return fail(st.error());
+  // A Slurm partition's node is a machine too (its GPUs as the cluster reported them at start).
+  if (cfg.placement.enabled && slurm_partitions)
+    for (auto& m : jobctl::daemon::slurm::feasibility_machines(cfg.slurm, slurm_partitions->snapshot()))
+      feasibility.add_machine(std::move(m));
   svc.set_feasibility(&feasibility);
 
   // Clouds (docs/clouds.md): the provisioner launches what placement chooses in the cloud.

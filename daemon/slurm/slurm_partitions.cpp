@@ -49,6 +49,26 @@ std::vector<scheduler::LocalCapacity::Partition> partitions_for_placement(
   return out;
 }
 
+std::vector<scheduler::Machine> feasibility_machines(const SlurmSettings& settings,
+                                                     const std::vector<scheduler::LocalCapacity::Partition>& read) {
+  std::vector<scheduler::Machine> out;
+  for (const auto& configured : settings.partitions) {
+    scheduler::Machine m;
+    m.name = "slurm partition " + configured.name;
+    m.gpu = cost::identify_gpu(configured.gpu_model);
+    m.gpu_name = configured.gpu_model;
+    m.gpu_count = std::max(1, configured.gpus_per_node);
+    m.memory_gib = m.gpu ? m.gpu->memory_gb : 0;
+    for (const auto& p : read)
+      if (p.name == configured.name && p.gpus_per_node > 0) {
+        m.gpu_count = p.gpus_per_node;
+        m.memory_gib = p.gpu_memory_gb;
+      }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 SlurmPartitions::SlurmPartitions(const SlurmSettings& settings, const Clock& clock, Log& log)
     : settings_(settings), clock_(clock), commands_(settings.commands()), log_(log) {}
 

@@ -26,6 +26,7 @@
 #include "base/pass_log.h"
 #include "base/ticker.h"
 #include "daemon/slurm/slurm_config.h"
+#include "scheduler/feasibility.h"
 #include "scheduler/local_capacity.h"
 #include "slurm/slurm_commands.h"
 
@@ -35,6 +36,12 @@ namespace jobctl::daemon::slurm {
 std::vector<scheduler::LocalCapacity::Partition> partitions_for_placement(
     const SlurmSettings& settings, const std::vector<::jobctl::slurm::SlurmNode>& nodes,
     const std::vector<::jobctl::slurm::SlurmJob>& jobs, int64_t now_s);
+
+// One machine per configured partition for refusing at submit what nothing could run
+// (daemon/jobs/feasibility.h): a node of it, with the GPUs `read` reports for it, or the
+// configured model and count (at least one) when the cluster did not report it.
+std::vector<scheduler::Machine> feasibility_machines(const SlurmSettings& settings,
+                                                     const std::vector<scheduler::LocalCapacity::Partition>& read);
 
 class SlurmPartitions {
  public:

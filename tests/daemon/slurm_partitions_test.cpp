@@ -63,6 +63,26 @@ TEST(SlurmPartitions, EachConfiguredPartitionWithItsQueueWaitPerGpuCount) {
 
 // A cluster that cannot be reached is logged and polled again; the snapshot stays empty until it
 // answers, and jobctld does not fail.
+// Submits are refused only when nothing could run them: each configured partition is a machine,
+// with the GPUs its nodes have, or the configured model and count when the cluster did not say.
+TEST(SlurmPartitions, EachConfiguredPartitionIsAMachineForFeasibility) {
+  auto nodes = ::jobctl::slurm::parse_sinfo_json(data("sinfo-mixed.json"));
+  ASSERT_TRUE(nodes) << nodes.error().message;
+  SlurmSettings settings;
+  settings.enabled = true;
+  settings.partitions = {{"gpu", "V100", 0}, {"absent", "A100", 4}};
+  const auto machines = feasibility_machines(settings, partitions_for_placement(settings, *nodes, {}, 0));
+  ASSERT_EQ(machines.size(), 2u);
+  EXPECT_EQ(machines[0].name, "slurm partition gpu");
+  ASSERT_NE(machines[0].gpu, nullptr);
+  EXPECT_EQ(std::string(machines[0].gpu->name).rfind("V100", 0), 0u) << machines[0].gpu->name;
+  EXPECT_EQ(machines[0].gpu_count, 2);  // the node's GRES
+  EXPECT_FALSE(machines[0].cloud);      // owned GPUs
+  EXPECT_EQ(machines[1].gpu_count, 4);  // not reported: as configured
+  ASSERT_NE(machines[1].gpu, nullptr);
+  EXPECT_GT(machines[1].memory_gib, 0);
+}
+
 TEST(SlurmPartitions, AnUnreachableClusterLeavesTheSnapshotEmpty) {
   SlurmSettings settings;
   settings.enabled = true;

@@ -5,6 +5,8 @@
 //   - a job placed on the partition because it is the cheapest option (an idle local worker of a
 //     dearer GPU beside it) gets one sbatch from jobctld, runs there and succeeds; Slurm's own
 //     record (jobcomp) says the job jobctld named after it COMPLETED, and jobctld saw it end;
+//   - a job asking for the partition's GPU model is accepted (the partition counts at submit), and
+//     cancelling it in jobctl cancels its Slurm job;
 //   - `scancel` of that Slurm job mid-run: the worker checkpoints and hands the job back, jobctld
 //     records the cancel, placement places the job again (the partition is still cheapest) and a
 //     fresh Slurm job resumes it: final weights byte-identical to an uninterrupted run;
@@ -243,6 +245,31 @@ TEST_F(SlurmLaunchTest, TheCheapestPartitionGetsOneSlurmJobFromJobctldAndSlurmAg
   EXPECT_TRUE(std::regex_search(records, record)) << records;
   // The local worker was never offered it.
   EXPECT_EQ(local_->output().find("jobctl-worker: job "), std::string::npos) << local_->output();
+}
+
+// A job that asks for the partition's GPU model is accepted although no registered worker has it
+// (the partition's node counts at submit), and cancelling it in jobctl cancels its Slurm job.
+TEST_F(SlurmLaunchTest, CancellingTheJobCancelsItsSlurmJob) {
+  auto d = start_daemon();
+  client::ApiClient api(d->url());
+  start_local_worker(api, d->url());
+  ASSERT_FALSE(HasFailure());
+  json spec = json::parse(recovery_spec("launch-cancel"));
+  spec["resources"] = {{"gpu", "V100"}, {"gpus", 1}};
+  auto submitted = api.submit_job(spec.dump());
+  ASSERT_TRUE(submitted) << submitted.error().message;
+  const int64_t id = (*submitted)["id"];
+  json job = wait_job(api, id, [](const json& j) { return !submitted_slurm_jobs(j).empty() || is_terminal(j); }, 60s);
+  const auto slurm_ids = submitted_slurm_jobs(job);
+  ASSERT_EQ(slurm_ids.size(), 1u) << job.dump(2);
+  ASSERT_TRUE(api.cancel_job(id));
+  job = wait_job(api, id, [](const json& j) { return has_event(j, "slurm_cancelled"); }, 60s);
+  EXPECT_TRUE(has_event(job, "slurm_cancelled")) << job.dump(2);
+  EXPECT_EQ(job.value("state", ""), "cancelled");
+  auto ended = slurm_job(slurm_ids[0]);
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->state, "CANCELLED");
+  EXPECT_EQ(submitted_slurm_jobs(job).size(), 1u);
 }
 
 TEST_F(SlurmLaunchTest, ScancelMidRunCheckpointsAndAFreshSlurmJobResumesBitExact) {
