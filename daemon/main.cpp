@@ -199,7 +199,7 @@ int main(int argc, char** argv) {
   }
   // A Slurm cluster: the launcher submits the batch job of each job placed on a partition.
   std::unique_ptr<jobctl::daemon::slurm::SlurmLauncher> slurm_launcher;
-  if (cfg.slurm.enabled) slurm_launcher = std::make_unique<jobctl::daemon::slurm::SlurmLauncher>(db, clock, svc, cfg.slurm, log);
+  if (cfg.slurm.enabled) slurm_launcher = std::make_unique<jobctl::daemon::slurm::SlurmLauncher>(db, clock, svc, cfg.slurm, log, &*slurm_partitions);
   if (provisioner || slurm_launcher)
     placement.set_launch_observer([p = provisioner.get(), s = slurm_launcher.get()](int64_t) {
       if (p) p->wake();

@@ -81,8 +81,14 @@ struct SlurmLauncher::Pass {
 };
 
 SlurmLauncher::SlurmLauncher(store::Store& store, const Clock& clock, jobs::JobService& jobs,
-                             const SlurmSettings& settings, Log& log)
-    : store_(store), clock_(clock), jobs_(jobs), settings_(settings), commands_(settings.commands()), log_(log) {}
+                             const SlurmSettings& settings, Log& log, SlurmPartitions* partitions)
+    : store_(store),
+      clock_(clock),
+      jobs_(jobs),
+      settings_(settings),
+      commands_(settings.commands()),
+      log_(log),
+      partitions_(partitions) {}
 
 void SlurmLauncher::set_server_url(std::string url) {
   MutexLock lock(mu_);
@@ -227,6 +233,7 @@ Status SlurmLauncher::reconcile_row(Pass& p, SlurmJobRow row) {
   }
   if (unwanted.empty()) {
     lingering_since_.erase(row.slurm_job_id);
+    if (p.leased_job(row.slurm_job_id) == row.job_id) failed_starts_.erase(row.job_id);  // it started
     return {};
   }
   // Its worker exits after its one job: give it the time to, unless nothing should run there.
@@ -282,12 +289,27 @@ Status SlurmLauncher::end_row(Pass& p, SlurmJobRow row, const std::string& event
     auto job = store_.get_job(job_id);
     if (!job) return job.error();
     if (*job && (*job)->state == store::JobState::placed && !(*job)->worker_id && slurm_choice(**job)) {
+      // A batch job that failed before its worker took the job (not one cancelled or requeued):
+      // after a few, the partition cannot run it now.
+      const bool failed_start = event == "slurm_failed" || event == "slurm_node_failure" || event == "slurm_ended";
+      if (failed_start && ++failed_starts_[job_id] >= kSubmitAttempts) {
+        failed_starts_.erase(job_id);
+        set_aside(row.partition, p.now,
+                  std::to_string(kSubmitAttempts) + " batch jobs of job " + std::to_string(job_id) +
+                      " ended before their worker took it");
+      }
       auto moved = jobs_.unplace(job_id, reason + " before a worker took the job; placing it again");
       if (!moved) return moved.error();
       p.done.unplaced += *moved ? 1 : 0;
     }
   }
   return {};
+}
+
+void SlurmLauncher::set_aside(const std::string& partition, int64_t now, const std::string& why) {
+  if (!partitions_) return;
+  partitions_->set_aside(partition, now + kSetAsideMs);
+  LogLine() << "jobctld: slurm: partition " << partition << " set aside for " << kSetAsideMs / 1000 << " s: " << why;
 }
 
 // ------------------------------------------------------------------ 4: adoption
@@ -364,6 +386,7 @@ Status SlurmLauncher::submit_placed(Pass& p) {
         return st;
       if (failures >= kSubmitAttempts) {
         submit_failures_.erase(q.id);
+        set_aside(b.partition, now, "Slurm refused " + std::to_string(kSubmitAttempts) + " submissions");
         auto moved = jobs_.unplace(q.id, what + "; placing it again");
         if (!moved) return moved.error();
         p.done.unplaced += *moved ? 1 : 0;

@@ -31,7 +31,10 @@
 //     --instance-type <partition> --for-job <id> --max-jobs 1`: the worker registers as that
 //     Slurm job, for that one job, and placement_matcher.h offers it nothing else. The row and a
 //     `slurm_submitted` event are written together. A submission Slurm refuses is retried on
-//     later passes; after kSubmitAttempts failures the job is unplaced so placement chooses again.
+//     later passes; after kSubmitAttempts refusals — or kSubmitAttempts batch jobs of the job
+//     failing before its worker took it (a worker command that cannot run on the nodes, say) — the
+//     partition is set aside for kSetAsideMs and the job is unplaced, so placement chooses
+//     elsewhere rather than submitting again and again.
 //
 // Slurm jobs outlive the daemon: stopping the launcher (or killing jobctld) leaves them running so
 // their jobs go on; the next start reconciles.
@@ -53,6 +56,7 @@
 #include "base/ticker.h"
 #include "daemon/jobs/job_service.h"
 #include "daemon/slurm/slurm_config.h"
+#include "daemon/slurm/slurm_partitions.h"
 #include "daemon/store/store.h"
 #include "slurm/slurm_commands.h"
 
@@ -73,11 +77,14 @@ class SlurmLauncher {
  public:
   // A Slurm job whose jobctl job has ended (or runs elsewhere) is cancelled after this long.
   static constexpr int64_t kLingerMs = 30'000;
-  // Refused submissions of one placement before the job is unplaced.
+  // Refused submissions of one placement, or batch jobs of one job that failed before its worker
+  // took it, before the partition is set aside for kSetAsideMs (and the job placed again).
   static constexpr int kSubmitAttempts = 3;
+  static constexpr int64_t kSetAsideMs = 600'000;
 
+  // `partitions`: where a partition is set aside (none: nothing is).
   SlurmLauncher(store::Store& store, const Clock& clock, jobs::JobService& jobs, const SlurmSettings& settings,
-                Log& log = stderr_log());
+                Log& log = stderr_log(), SlurmPartitions* partitions = nullptr);
   ~SlurmLauncher() { stop(); }
   SlurmLauncher(const SlurmLauncher&) = delete;
   SlurmLauncher& operator=(const SlurmLauncher&) = delete;
@@ -104,6 +111,7 @@ class SlurmLauncher {
   Status end_row(Pass& p, store::SlurmJobRow row, const std::string& event, const std::string& reason)
       JOBCTL_REQUIRES(pass_mu_);
   Status cancel(Pass& p, const store::SlurmJobRow& row, const std::string& why) JOBCTL_REQUIRES(pass_mu_);
+  void set_aside(const std::string& partition, int64_t now, const std::string& why);
   std::string server_url() const JOBCTL_EXCLUDES(mu_);
 
   store::Store& store_;
@@ -112,10 +120,13 @@ class SlurmLauncher {
   const SlurmSettings settings_;
   const ::jobctl::slurm::SlurmCommands commands_;
   Log& log_;
+  SlurmPartitions* const partitions_;
   PassLog pass_log_{"slurm launcher"};
 
   Mutex pass_mu_;  // one pass at a time
   std::map<int64_t, int> submit_failures_ JOBCTL_GUARDED_BY(pass_mu_);    // job id -> refused sbatch
+  std::map<int64_t, int> failed_starts_ JOBCTL_GUARDED_BY(pass_mu_);      // job id -> batch jobs that failed
+                                                                           // before its worker took it
   std::map<int64_t, int64_t> lingering_since_ JOBCTL_GUARDED_BY(pass_mu_);  // Slurm job id -> first seen unwanted
 
   mutable Mutex mu_;

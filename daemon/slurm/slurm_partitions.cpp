@@ -96,8 +96,21 @@ Status SlurmPartitions::poll() {
 }
 
 std::vector<scheduler::LocalCapacity::Partition> SlurmPartitions::snapshot() const {
+  const int64_t now = clock_.now_ms();
   MutexLock lock(mu_);
-  return snapshot_;
+  std::vector<scheduler::LocalCapacity::Partition> out;
+  out.reserve(snapshot_.size());
+  for (const auto& p : snapshot_) {
+    auto aside = set_aside_until_.find(p.name);
+    if (aside == set_aside_until_.end() || aside->second <= now) out.push_back(p);
+  }
+  return out;
+}
+
+void SlurmPartitions::set_aside(const std::string& partition, int64_t until_ms) {
+  MutexLock lock(mu_);
+  int64_t& until = set_aside_until_[partition];
+  until = std::max(until, until_ms);
 }
 
 }  // namespace jobctl::daemon::slurm

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,7 +60,12 @@ class SlurmPartitions {
   // Reads the cluster now and replaces the snapshot. Errors: the commands' (the snapshot stays;
   // the periodic reads log them, this call does not).
   Status poll() JOBCTL_EXCLUDES(mu_);
+  // The last reading, less the partitions set aside until later than now.
   std::vector<scheduler::LocalCapacity::Partition> snapshot() const JOBCTL_EXCLUDES(mu_);
+  // Leaves `partition` out of the snapshots until `until_ms` (the clock's time): jobctld could not
+  // get a worker running there (sbatch refused, or batch jobs failing before their worker took
+  // the job), so placement chooses elsewhere for that long. Any thread.
+  void set_aside(const std::string& partition, int64_t until_ms) JOBCTL_EXCLUDES(mu_);
 
  private:
   const SlurmSettings settings_;
@@ -70,6 +76,7 @@ class SlurmPartitions {
 
   mutable Mutex mu_;
   std::vector<scheduler::LocalCapacity::Partition> snapshot_ JOBCTL_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> set_aside_until_ JOBCTL_GUARDED_BY(mu_);  // partition -> until (ms)
   std::optional<Ticker> ticker_;  // the owner's thread only
 };
 
