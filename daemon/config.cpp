@@ -36,6 +36,8 @@ Status apply_config_json(std::string_view text, DaemonConfig& c) {
   if (auto st = slurm::apply_slurm_config(j, c.slurm); !st) return st;  // slurm_config.cpp
   // A configured provider lets placement choose cloud offers, unless placement says otherwise.
   if (c.placement.cloud_provider.empty()) c.placement.cloud_provider = c.cloud.provider;
+  // A Slurm cluster's partitions may be chosen: jobctld submits their batch jobs (daemon/slurm/).
+  c.placement.slurm_launchable = c.slurm.enabled;
   if (auto it = j.find("listen"); it != j.end()) {
     if (!it->is_string()) return bad("listen", "must be a string");
     if (auto st = apply_listen(it->get<std::string>(), c); !st) return st;

@@ -35,6 +35,7 @@
 #include "daemon/placement/placement_matcher.h"
 #include "daemon/placement/placement_service.h"
 #include "daemon/provisioning/provisioner.h"
+#include "daemon/slurm/slurm_launcher.h"
 #include "daemon/slurm/slurm_partitions.h"
 #include "daemon/jobs/job_service.h"
 #include "base/ticker.h"
@@ -183,6 +184,10 @@ int main(int argc, char** argv) {
   jobs::Feasibility feasibility(cfg.placement.enabled && !cfg.placement.cloud_provider.empty() ? placement.offers()
                                                                                               : std::vector<cost::Offer>{});
   if (auto st = feasibility.load(db); !st) return fail(st.error());
+  // A Slurm partition's node is a machine too (its GPUs as the cluster reported them at start).
+  if (cfg.placement.enabled && slurm_partitions)
+    for (auto& m : jobctl::daemon::slurm::feasibility_machines(cfg.slurm, slurm_partitions->snapshot()))
+      feasibility.add_machine(std::move(m));
   svc.set_feasibility(&feasibility);
 
   // Clouds (docs/clouds.md): the provisioner launches what placement chooses in the cloud.
@@ -191,8 +196,15 @@ int main(int argc, char** argv) {
     auto provider = provisioning::make_provider(cfg.cloud, placement.offers());
     if (!provider) return fail(provider.error());
     provisioner = std::make_unique<provisioning::Provisioner>(db, clock, svc, placement, std::move(*provider), cfg.cloud);
-    placement.set_cloud_placed_observer([p = provisioner.get()](int64_t) { p->wake(); });
   }
+  // A Slurm cluster: the launcher submits the batch job of each job placed on a partition.
+  std::unique_ptr<jobctl::daemon::slurm::SlurmLauncher> slurm_launcher;
+  if (cfg.slurm.enabled) slurm_launcher = std::make_unique<jobctl::daemon::slurm::SlurmLauncher>(db, clock, svc, cfg.slurm, log, &*slurm_partitions);
+  if (provisioner || slurm_launcher)
+    placement.set_launch_observer([p = provisioner.get(), s = slurm_launcher.get()](int64_t) {
+      if (p) p->wake();
+      if (s) s->wake();
+    });
 
   // Checkpoints (docs/recovery.md): blobs under <data_dir>/checkpoints.
   store::BlobStore blobs((std::filesystem::path(cfg.data_dir) / "checkpoints").string());
@@ -262,6 +274,14 @@ int main(int argc, char** argv) {
     provisioner->start();  // its first pass reconciles with the provider
   }
 
+  if (slurm_launcher) {
+    // Batch jobs' workers connect back here unless slurm.server_url says otherwise (compute nodes
+    // usually need jobctld's address on their network).
+    const bool wildcard = cfg.host == "0.0.0.0" || cfg.host == "::";
+    slurm_launcher->set_server_url(net::listen_url(tls, wildcard ? std::string("127.0.0.1") : cfg.host, *port));
+    slurm_launcher->start();  // its first pass reconciles with Slurm's queue
+  }
+
   jobctl::Ticker ticker(std::chrono::milliseconds(cfg.tick_ms), [&svc, &checkpoints] {
     svc.tick();
     checkpoints.tick();
@@ -287,6 +307,7 @@ int main(int argc, char** argv) {
   if (placement_ticker) placement_ticker->stop();
   if (slurm_partitions) slurm_partitions->stop();
   if (provisioner) provisioner->stop();  // instances keep running; the next start reconciles
+  if (slurm_launcher) slurm_launcher->stop();  // Slurm jobs keep running; the next start reconciles
   db.close();               // every queued change committed
   LogLine() << "jobctld: stopped";
   return 0;

@@ -493,7 +493,7 @@ std::string rejection_text(const Candidate& c, const Job& job, const PlacementCo
     case Rejection::price_cap:
       return usd_per_hour(c.usd_per_hour) + " is above the cap of " + "$" + fixed_decimal(job.max_usd_per_hour.value_or(0), 2) + "/h";
     case Rejection::no_provider:
-      return c.kind == OptionKind::slurm ? "jobctld does not submit Slurm jobs for placement"
+      return c.kind == OptionKind::slurm ? "no Slurm cluster is configured to submit it"
                                          : "no cloud provider is configured to launch it";
   }
   return "";

@@ -90,8 +90,8 @@ struct PlacementConfig {
   // False when nothing can launch a cloud instance (the daemon without a cloud provider): cloud
   // offers are still evaluated and shown, but rejected with no_provider.
   bool cloud_launchable = true;
-  // False while nothing submits Slurm jobs for placement: partitions are evaluated and shown (with
-  // their queue wait), but rejected with no_provider.
+  // False when nothing submits Slurm jobs for placement (no slurm section): partitions are
+  // evaluated and shown (with their queue wait), but rejected with no_provider.
   bool slurm_launchable = false;
   // CPU machines by their device key (cost/cpu_peak.h, "cpu/AMD EPYC/2") and their peak FP32
   // TFLOPS: a local pool of that name is timed at that peak (and calibrated under that key),

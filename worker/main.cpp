@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <iostream>
+#include <limits>
 
 #include <CLI/CLI.hpp>
 
@@ -70,11 +71,18 @@ int main(int argc, char** argv) {
   int notice_interval_ms = 0;
   app.add_option("--notice-interval-ms", notice_interval_ms, "milliseconds between notice polls (tests; overrides -s)")
       ->check(CLI::Range(10, 3600000));
-  std::string instance_id, instance_type;
+  std::string instance_id, instance_type, instance_provider;
   bool spot = false;
+  int64_t for_job = 0;
   app.add_option("--instance-id", instance_id, "cloud instance this worker runs on (registered with it)");
   app.add_option("--instance-type", instance_type, "its instance type, e.g. p3.2xlarge");
+  app.add_option("--instance-provider", instance_provider,
+                 "what started the instance (\"slurm\" for a Slurm batch job jobctld submitted)");
   app.add_flag("--spot", spot, "the instance is a spot instance");
+  app.add_option("--for-job", for_job,
+                 "the one job this instance was started for: registered with it, so jobctld offers this worker "
+                 "no other (jobctld's Slurm batch jobs pass it)")
+      ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));
   int upload_attempts = 5;
   app.add_option("--upload-attempts", upload_attempts, "tries per checkpoint upload (pauses from 0.25 s doubling, with jitter)")
       ->check(CLI::Range(1, 100));
@@ -120,10 +128,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   opts.capabilities = capabilities_json(gpus, detect_cpu(), detect_memory_mb(), simulated);
-  if (!instance_id.empty() || !instance_type.empty()) {
+  if (!instance_id.empty() || !instance_type.empty() || !instance_provider.empty() || for_job > 0) {
     nlohmann::json inst = {{"spot", spot}};
     if (!instance_id.empty()) inst["id"] = instance_id;
     if (!instance_type.empty()) inst["instance_type"] = instance_type;
+    if (!instance_provider.empty()) inst["provider"] = instance_provider;
+    if (for_job > 0) inst["job_id"] = for_job;
     opts.capabilities["instance"] = inst;
   }
   // One slot per GPU, a job pinned to the GPUs its lease names; a CPU worker runs one job unless

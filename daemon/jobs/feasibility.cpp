@@ -26,6 +26,11 @@ void Feasibility::add_locked(scheduler::Machine m) {
   machines_.try_emplace({device, m.gpu_count, m.memory_gib, m.cloud}, std::move(m));
 }
 
+void Feasibility::add_machine(scheduler::Machine machine) {
+  MutexLock lock(mu_);
+  add_locked(std::move(machine));
+}
+
 Status Feasibility::load(store::Store& store) {
   auto workers = store.list_workers();
   if (!workers) return workers.error();
@@ -38,7 +43,7 @@ Status Feasibility::load(store::Store& store) {
 }
 
 void Feasibility::add_worker(int64_t id, const std::string& name, const WorkerCapabilities& caps) {
-  if (caps.instance) return;  // a cloud instance's worker: its offer is counted already
+  if (caps.instance) return;  // a cloud instance's or a Slurm job's worker: its offer or partition is counted already
   scheduler::Machine m;
   m.name = "worker " + std::to_string(id) + " (" + name + ")";
   if (caps.gpus.empty()) {

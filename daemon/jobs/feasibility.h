@@ -1,6 +1,7 @@
 // Refusing at submit what nothing could ever run (scheduler/feasibility.h) against the machines
 // jobctld knows: every registered worker (read from the store at start, then told of each
-// registration) and the catalog offers its cloud provider can launch (none without one). With no
+// registration), the catalog offers its cloud provider can launch (none without one) and the
+// nodes of the Slurm partitions it submits to (add_machine). With no
 // machine known on the side a job may use (no worker registered yet, no cloud), that job is not
 // refused: there is no fleet to judge it against (scheduler/feasibility.h).
 //
@@ -31,6 +32,8 @@ class Feasibility {
   // Every worker registered so far. Errors: the store's.
   [[nodiscard]] Status load(store::Store& store);
   void add_worker(int64_t id, const std::string& name, const WorkerCapabilities& caps) JOBCTL_EXCLUDES(mu_);
+  // Another machine jobs may be placed on: a Slurm partition's node (owned GPUs, cloud false).
+  void add_machine(scheduler::Machine machine) JOBCTL_EXCLUDES(mu_);
 
   // ok, or the refusal (invalid_argument naming resources.gpu or resources.gpus).
   [[nodiscard]] Status check(const train::JobSpec& spec) const JOBCTL_EXCLUDES(mu_);

@@ -104,6 +104,10 @@ Expected<WorkerCapabilities> capabilities_from_json(const json& j, const std::st
         if (ik == "spot") {
           if (!iv.is_boolean()) return make_error(ErrorCode::invalid_argument, f + " must be true or false", f);
           inst.spot = iv.get<bool>();
+        } else if (ik == "job_id") {
+          if (!iv.is_number_integer() || iv.get<int64_t>() < 1)
+            return make_error(ErrorCode::invalid_argument, f + " must be a job id (a positive integer)", f);
+          inst.job_id = iv.get<int64_t>();
         } else if (ik == "id" || ik == "provider" || ik == "instance_type") {
           if (!iv.is_string() || iv.get<std::string>().size() > 200)
             return make_error(ErrorCode::invalid_argument, f + " must be a string (at most 200 characters)", f);
@@ -130,6 +134,7 @@ json to_json(const WorkerCapabilities& caps) {
                        {"provider", caps.instance->provider},
                        {"instance_type", caps.instance->instance_type},
                        {"spot", caps.instance->spot}};
+  if (caps.instance && caps.instance->job_id > 0) out["instance"]["job_id"] = caps.instance->job_id;
   if (caps.cpu)
     out["cpu"] = {{"model", caps.cpu->model}, {"vendor", caps.cpu->vendor}, {"vector_bits", caps.cpu->vector_bits},
                   {"fma", caps.cpu->fma}, {"mhz", static_cast<int64_t>(caps.cpu->mhz)}};

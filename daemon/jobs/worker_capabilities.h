@@ -35,12 +35,15 @@ struct GpuDevice {
 
 // The cloud instance a worker runs on (contract in docs/api.md, "The placement document"): absent for an owned
 // (local) machine. Wire form: "instance": {"id": "...", "provider": "sim", "instance_type":
-// "p3.2xlarge", "spot": true}.
+// "p3.2xlarge", "spot": true}. A Slurm batch job jobctld submitted for one job registers
+// {"id": "<Slurm job id>", "provider": "slurm", "instance_type": "<partition>", "job_id": N}:
+// `job_id` ties the worker to that one job (placement_matcher.h).
 struct WorkerInstance {
   std::string id;
   std::string provider;
   std::string instance_type;
   bool spot = false;
+  int64_t job_id = 0;  // the one job it was started for (0: any job placed on its kind)
 };
 
 struct WorkerCapabilities {

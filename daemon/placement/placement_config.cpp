@@ -142,6 +142,7 @@ scheduler::PlacementConfig placement_config(const PlacementSettings& s) {
   c.spot_interruptions_per_hour = s.spot_interruptions_per_hour;
   c.default_electricity_usd_per_kwh = s.default_electricity_usd_per_kwh;
   c.cloud_launchable = !s.cloud_provider.empty();
+  c.slurm_launchable = s.slurm_launchable;
   return c;
 }
 

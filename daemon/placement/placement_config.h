@@ -44,6 +44,8 @@ struct PlacementSettings {
   bool enabled = true;                 // false: no placement, any fitting worker (FIFO)
   std::string cloud_provider;          // "" = none: cloud offers are quoted but never chosen
   std::vector<std::string> clouds;     // only offers of these clouds (empty: all)
+  bool slurm_launchable = false;       // a "slurm" section is configured: jobctld submits the
+                                       // batch jobs of jobs placed on its partitions
   double provision_hours = 0.05;
   // What a restart and a checkpoint cost besides their bytes (scheduler::PlacementConfig): the
   // spot time model's C and R, and the price of a move.

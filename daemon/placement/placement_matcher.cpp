@@ -48,6 +48,10 @@ bool placement_allows(const jobs::QueuedJob& job, const jobs::WorkerCapabilities
             cost::canonical_gpu_name(job.placement_gpu) == worker_gpu_model(worker));
   }
   if (!worker.instance) return false;
+  // A Slurm batch job's worker runs the one job it was submitted for, and nothing else runs there.
+  const bool slurm_worker = worker.instance->provider == "slurm";
+  if (job.placement_option == "slurm") return slurm_worker && worker.instance->job_id == job.id;
+  if (slurm_worker) return false;
   const bool spot = job.placement_option == "spot";
   return worker.instance->spot == spot && worker.instance->instance_type == job.placement_instance_type;
 }

@@ -4,7 +4,9 @@
 //     resources (job_fits_worker) and whose device is the chosen pool's (worker_device: a GPU
 //     model, or a CPU machine's key; "cpu": any CPU-only one);
 //   - option "on_demand" / "spot": only a worker whose registration carries an "instance" with the
-//     chosen instance type and the same spot flag.
+//     chosen instance type and the same spot flag (and that is not a Slurm batch job's);
+//   - option "slurm": only the worker of the Slurm batch job jobctld submitted for this job (its
+//     "instance" has provider "slurm" and this job's id as job_id: daemon/slurm/slurm_launcher.h).
 // Jobs not placed yet (queued, placement pending or nothing can run them) are offered to no one.
 //
 // Thread safety: pick() is pure (JobService calls it under its mutex).

@@ -419,9 +419,10 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
         jobs::set_placement_fields(job, q);
         txn.on_commit([this, q] {
           jobs_.job_placed(q);
-          if (q.placement_option != "spot" && q.placement_option != "on_demand") return;
+          if (q.placement_option != "spot" && q.placement_option != "on_demand" && q.placement_option != "slurm")
+            return;
           MutexLock lock(observers_mu_);
-          if (cloud_placed_observer_) cloud_placed_observer_(q.id);
+          if (launch_observer_) launch_observer_(q.id);
         });
         return {};
       }

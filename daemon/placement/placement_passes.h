@@ -99,14 +99,15 @@ class PlacementPasses {
 
   // Observers, which may be set at any time; each must be quick and must not call back into
   // placement. Told how long each decision took (the placement latency metric); told every job
-  // placed on a cloud offer, after its commit (on the writer thread), e.g. to wake the provisioner.
+  // placed on a cloud offer or a Slurm partition, after its commit (on the writer thread), to wake
+  // what launches it (the provisioner, the Slurm launcher).
   void set_decision_observer(std::function<void(double seconds)> observer) JOBCTL_EXCLUDES(observers_mu_) {
     MutexLock lock(observers_mu_);
     decision_observer_ = std::move(observer);
   }
-  void set_cloud_placed_observer(std::function<void(int64_t job_id)> observer) JOBCTL_EXCLUDES(observers_mu_) {
+  void set_launch_observer(std::function<void(int64_t job_id)> observer) JOBCTL_EXCLUDES(observers_mu_) {
     MutexLock lock(observers_mu_);
-    cloud_placed_observer_ = std::move(observer);
+    launch_observer_ = std::move(observer);
   }
 
  private:
@@ -143,7 +144,7 @@ class PlacementPasses {
 
   Mutex observers_mu_;  // held while an observer runs; never held with another
   std::function<void(double)> decision_observer_ JOBCTL_GUARDED_BY(observers_mu_);
-  std::function<void(int64_t)> cloud_placed_observer_ JOBCTL_GUARDED_BY(observers_mu_);
+  std::function<void(int64_t)> launch_observer_ JOBCTL_GUARDED_BY(observers_mu_);
 
   Mutex source_mu_;  // never held with another
   PartitionSource partition_source_ JOBCTL_GUARDED_BY(source_mu_);

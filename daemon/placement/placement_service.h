@@ -98,8 +98,8 @@ class PlacementService {
   void set_decision_observer(std::function<void(double seconds)> observer) {
     passes_.set_decision_observer(std::move(observer));
   }
-  void set_cloud_placed_observer(std::function<void(int64_t job_id)> observer) {
-    passes_.set_cloud_placed_observer(std::move(observer));
+  void set_launch_observer(std::function<void(int64_t job_id)> observer) {
+    passes_.set_launch_observer(std::move(observer));
   }
   // Where failed passes are written (base/pass_log.h); default: stderr. Not owned; set before
   // start().

@@ -49,6 +49,26 @@ std::vector<scheduler::LocalCapacity::Partition> partitions_for_placement(
   return out;
 }
 
+std::vector<scheduler::Machine> feasibility_machines(const SlurmSettings& settings,
+                                                     const std::vector<scheduler::LocalCapacity::Partition>& read) {
+  std::vector<scheduler::Machine> out;
+  for (const auto& configured : settings.partitions) {
+    scheduler::Machine m;
+    m.name = "slurm partition " + configured.name;
+    m.gpu = cost::identify_gpu(configured.gpu_model);
+    m.gpu_name = configured.gpu_model;
+    m.gpu_count = std::max(1, configured.gpus_per_node);
+    m.memory_gib = m.gpu ? m.gpu->memory_gb : 0;
+    for (const auto& p : read)
+      if (p.name == configured.name && p.gpus_per_node > 0) {
+        m.gpu_count = p.gpus_per_node;
+        m.memory_gib = p.gpu_memory_gb;
+      }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 SlurmPartitions::SlurmPartitions(const SlurmSettings& settings, const Clock& clock, Log& log)
     : settings_(settings), clock_(clock), commands_(settings.commands()), log_(log) {}
 
@@ -76,8 +96,21 @@ Status SlurmPartitions::poll() {
 }
 
 std::vector<scheduler::LocalCapacity::Partition> SlurmPartitions::snapshot() const {
+  const int64_t now = clock_.now_ms();
   MutexLock lock(mu_);
-  return snapshot_;
+  std::vector<scheduler::LocalCapacity::Partition> out;
+  out.reserve(snapshot_.size());
+  for (const auto& p : snapshot_) {
+    auto aside = set_aside_until_.find(p.name);
+    if (aside == set_aside_until_.end() || aside->second <= now) out.push_back(p);
+  }
+  return out;
+}
+
+void SlurmPartitions::set_aside(const std::string& partition, int64_t until_ms) {
+  MutexLock lock(mu_);
+  int64_t& until = set_aside_until_[partition];
+  until = std::max(until, until_ms);
 }
 
 }  // namespace jobctl::daemon::slurm

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "base/pass_log.h"
 #include "base/ticker.h"
 #include "daemon/slurm/slurm_config.h"
+#include "scheduler/feasibility.h"
 #include "scheduler/local_capacity.h"
 #include "slurm/slurm_commands.h"
 
@@ -35,6 +37,12 @@ namespace jobctl::daemon::slurm {
 std::vector<scheduler::LocalCapacity::Partition> partitions_for_placement(
     const SlurmSettings& settings, const std::vector<::jobctl::slurm::SlurmNode>& nodes,
     const std::vector<::jobctl::slurm::SlurmJob>& jobs, int64_t now_s);
+
+// One machine per configured partition for refusing at submit what nothing could run
+// (daemon/jobs/feasibility.h): a node of it, with the GPUs `read` reports for it, or the
+// configured model and count (at least one) when the cluster did not report it.
+std::vector<scheduler::Machine> feasibility_machines(const SlurmSettings& settings,
+                                                     const std::vector<scheduler::LocalCapacity::Partition>& read);
 
 class SlurmPartitions {
  public:
@@ -52,7 +60,12 @@ class SlurmPartitions {
   // Reads the cluster now and replaces the snapshot. Errors: the commands' (the snapshot stays;
   // the periodic reads log them, this call does not).
   Status poll() JOBCTL_EXCLUDES(mu_);
+  // The last reading, less the partitions set aside until later than now.
   std::vector<scheduler::LocalCapacity::Partition> snapshot() const JOBCTL_EXCLUDES(mu_);
+  // Leaves `partition` out of the snapshots until `until_ms` (the clock's time): jobctld could not
+  // get a worker running there (sbatch refused, or batch jobs failing before their worker took
+  // the job), so placement chooses elsewhere for that long. Any thread.
+  void set_aside(const std::string& partition, int64_t until_ms) JOBCTL_EXCLUDES(mu_);
 
  private:
   const SlurmSettings settings_;
@@ -63,6 +76,7 @@ class SlurmPartitions {
 
   mutable Mutex mu_;
   std::vector<scheduler::LocalCapacity::Partition> snapshot_ JOBCTL_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> set_aside_until_ JOBCTL_GUARDED_BY(mu_);  // partition -> until (ms)
   std::optional<Ticker> ticker_;  // the owner's thread only
 };
 

@@ -183,6 +183,25 @@ ALTER TABLE calibration ADD COLUMN overhead_s REAL NOT NULL DEFAULT 0;
 ALTER TABLE calibration ADD COLUMN overhead_samples INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 10 (Slurm): the batch jobs jobctld submitted for jobs placed on a Slurm partition, one
+// row per submission (daemon/slurm/slurm_launcher.h), as the instances table records cloud
+// instances. Ended rows stay: the job's history and what Slurm ran for it.
+constexpr std::string_view kV10 = R"sql(
+CREATE TABLE slurm_jobs (
+  slurm_job_id       INTEGER PRIMARY KEY,           -- Slurm's job id
+  job_id             INTEGER NOT NULL,              -- the jobctl job it runs (0: adopted, unknown)
+  partition          TEXT    NOT NULL,
+  gpus               INTEGER NOT NULL,
+  state              TEXT    NOT NULL,              -- pending | running | ended
+  submitted_ms       INTEGER NOT NULL,
+  ended_ms           INTEGER,
+  restarts_at_launch INTEGER NOT NULL DEFAULT 0,    -- Slurm's restart count when recorded
+  event              TEXT    NOT NULL DEFAULT '',   -- how it ended (slurm/job_outcome.h)
+  reason             TEXT    NOT NULL DEFAULT ''    -- why it was submitted, adopted or ended
+);
+CREATE INDEX slurm_jobs_live ON slurm_jobs(job_id) WHERE state != 'ended';
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -196,6 +215,7 @@ const std::vector<Migration>& migrations() {
       {7, "workers.secret_hash", kV7},
       {8, "ledger.open", kV8},
       {9, "calibration.overhead_s", kV9},
+      {10, "slurm_jobs", kV10},
   };
   return list;
 }

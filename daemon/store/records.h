@@ -174,4 +174,21 @@ struct InstanceRow {
   bool live() const { return state != "terminated"; }
 };
 
+// A Slurm batch job jobctld submitted (or adopted) for a job placed on a partition
+// (daemon/slurm/slurm_launcher.h; migration 10).
+struct SlurmJobRow {
+  int64_t slurm_job_id = 0;
+  int64_t job_id = 0;              // the jobctl job it runs (0: adopted without one)
+  std::string partition;
+  int gpus = 0;
+  std::string state = "pending";   // pending | running | ended
+  int64_t submitted_ms = 0;
+  std::optional<int64_t> ended_ms;
+  int restarts_at_launch = 0;      // Slurm's restart count when jobctld recorded it
+  std::string event;               // how it ended: slurm/job_outcome.h's event
+  std::string reason;              // why it was submitted, adopted or ended
+
+  bool live() const { return state != "ended"; }
+};
+
 }  // namespace jobctl::daemon::store

@@ -615,7 +615,7 @@ Expected<std::string> Store::dump() {
         "SELECT * FROM checkpoints ORDER BY job_id, step",
         "SELECT * FROM api_tokens ORDER BY id", "SELECT * FROM job_placements ORDER BY job_id", "SELECT * FROM ledger ORDER BY resource, start_ms",
         "SELECT * FROM calibration ORDER BY gpu_model, model_kind",
-        "SELECT * FROM instances ORDER BY id"}) {
+        "SELECT * FROM instances ORDER BY id", "SELECT * FROM slurm_jobs ORDER BY slurm_job_id"}) {
     auto p = db.prepare(sql);
     if (!p) { failed = p.error(); break; }
     StatementUse s(*p);

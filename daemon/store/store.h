@@ -106,6 +106,10 @@ class WriteTxn {
   // Inserts or replaces the row with this id.
   Status put_instance(const InstanceRow& row);
 
+  // ---- Slurm batch jobs (store_slurm_jobs.cpp, migration 10)
+  // Inserts or replaces the row with this Slurm job id.
+  Status put_slurm_job(const SlurmJobRow& row);
+
  private:
   friend class Store;  // Store's own writes (store_tokens.cpp) run plain SQL in the transaction
   Connection& db_;
@@ -226,6 +230,10 @@ class Store {
   // ---- cloud instances (store_instances.cpp, migration 4)
   // Every instance row, live ones first, then by launch time.
   Expected<std::vector<InstanceRow>> list_instances();
+
+  // ---- Slurm batch jobs (store_slurm_jobs.cpp, migration 10)
+  // Every row, live ones first, then by Slurm job id; `live_only`: only those not ended.
+  Expected<std::vector<SlurmJobRow>> list_slurm_jobs(bool live_only = false);
 
   const StoreOptions& options() const { return options_; }
 

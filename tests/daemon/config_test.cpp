@@ -98,6 +98,7 @@ TEST(Config, SlurmSectionIsReadAndEveryBadFieldIsNamed) {
   DaemonConfig none;
   ASSERT_TRUE(apply_config_json(R"({})", none));
   EXPECT_FALSE(none.slurm.enabled);
+  EXPECT_FALSE(none.placement.slurm_launchable);  // partitions quoted, never chosen
 
   DaemonConfig c;
   ASSERT_TRUE(apply_config_json(R"({"slurm": {"conf_file": "/etc/slurm/slurm.conf", "timeout_s": 20,
@@ -107,6 +108,7 @@ TEST(Config, SlurmSectionIsReadAndEveryBadFieldIsNamed) {
     "account": "ml", "qos": "normal", "sbatch_options": ["--constraint=ib"], "time_margin": 0.25,
     "signal_lead_s": 90, "startup_s": 30, "poll_s": 10}})", c));
   EXPECT_TRUE(c.slurm.enabled);
+  EXPECT_TRUE(c.placement.slurm_launchable);  // jobctld submits the batch jobs: placement may choose them
   EXPECT_EQ(c.slurm.conf_file, "/etc/slurm/slurm.conf");
   EXPECT_EQ(c.slurm.timeout_s, 20);
   EXPECT_EQ(c.slurm.tag, "lab");

@@ -651,7 +651,7 @@ TEST(PlacementService, TheWorkedQuoteOfTheCostModelMatchesItsHandFigures) {
 
 // A Slurm partition (its snapshot from daemon/slurm/) is quoted beside the local workers and the
 // cloud offers: priced by cost.local_gpus for its model, with the queue wait Slurm gives, and
-// rejected while jobctld does not submit Slurm jobs itself.
+// rejected while no slurm section lets jobctld submit Slurm jobs.
 TEST(PlacementService, TheQuoteShowsASlurmPartitionWithItsQueueWait) {
   PlacementSettings settings = cloud_settings();
   settings.local_gpus = {cost::LocalGpuInventory{.gpu_model = "V100", .count = 8, .purchase_usd = 2000,

@@ -1,11 +1,13 @@
 // The contracts of placement's units one by one: the offer book and its set-asides, heartbeat
 // calibration's two halves (record without the store, apply on the placement thread; whole runs,
 // and the convergence of identical jobs' estimates), the spot
-// deadline policy per job, and what a placement pass is asked to decide.
+// deadline policy per job, what a placement pass is asked to decide, and which worker may take a
+// job placed on a Slurm partition.
 #include <gtest/gtest.h>
 
 #include "daemon/placement/heartbeat_calibration.h"
 #include "daemon/placement/offer_book.h"
+#include "daemon/placement/placement_matcher.h"
 #include "daemon/placement/spot_deadlines.h"
 #include "scheduler/job.h"
 #include "scheduler/placement.h"
@@ -28,6 +30,40 @@ cost::Offer offer(std::string type, double od, std::optional<double> spot) {
   o.on_demand_usd_per_hour = od;
   o.spot_usd_per_hour = spot;
   return o;
+}
+
+// A Slurm batch job's worker registers for the one job it was submitted for: it takes that job,
+// and no other job, local or cloud, is ever offered to it; no other worker takes the Slurm job.
+TEST(PlacementMatcher, ASlurmJobsWorkerTakesItsOneJobOnly) {
+  auto caps = jobs::capabilities_from_json(
+      json::parse(R"({"gpus": [], "cpu_cores": 2, "memory_mb": 4096,
+                      "instance": {"id": "41", "provider": "slurm", "instance_type": "gpu", "job_id": 7}})"),
+      "capabilities");
+  ASSERT_TRUE(caps) << caps.error().message;
+  ASSERT_TRUE(caps->instance);
+  EXPECT_EQ(caps->instance->job_id, 7);
+  EXPECT_EQ(jobs::to_json(*caps)["instance"]["job_id"], 7);  // stored as registered
+  const auto bad = jobs::capabilities_from_json(
+      json::parse(R"({"gpus": [], "instance": {"id": "41", "provider": "slurm", "job_id": 0}})"), "capabilities");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().field, "capabilities.instance.job_id");
+
+  jobs::QueuedJob mine{7, 50, 0, "any", 1, "slurm", "V100", ""};
+  jobs::QueuedJob other{8, 50, 0, "any", 1, "slurm", "V100", ""};
+  jobs::QueuedJob local{9, 50, 0, "any", 1, "local", "cpu", ""};
+  jobs::QueuedJob cloud{10, 50, 0, "any", 1, "on_demand", "", "gpu"};  // an instance type named like the partition
+  EXPECT_TRUE(placement::placement_allows(mine, *caps));
+  EXPECT_FALSE(placement::placement_allows(other, *caps));
+  EXPECT_FALSE(placement::placement_allows(local, *caps));
+  EXPECT_FALSE(placement::placement_allows(cloud, *caps));
+
+  jobs::WorkerCapabilities owned;  // a local CPU worker
+  owned.cpu_cores = 2;
+  EXPECT_FALSE(placement::placement_allows(mine, owned));
+  jobs::WorkerCapabilities instance = owned;  // a cloud instance's worker
+  instance.instance = jobs::WorkerInstance{"i-1", "sim", "gpu", false, 7};
+  EXPECT_FALSE(placement::placement_allows(mine, instance));
+  EXPECT_TRUE(placement::placement_allows(cloud, instance));
 }
 
 TEST(OfferBook, SetAsideOffersLeaveUntilTheirTimeAndTheGenerationSaysSo) {

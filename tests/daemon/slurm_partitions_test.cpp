@@ -63,6 +63,26 @@ TEST(SlurmPartitions, EachConfiguredPartitionWithItsQueueWaitPerGpuCount) {
 
 // A cluster that cannot be reached is logged and polled again; the snapshot stays empty until it
 // answers, and jobctld does not fail.
+// Submits are refused only when nothing could run them: each configured partition is a machine,
+// with the GPUs its nodes have, or the configured model and count when the cluster did not say.
+TEST(SlurmPartitions, EachConfiguredPartitionIsAMachineForFeasibility) {
+  auto nodes = ::jobctl::slurm::parse_sinfo_json(data("sinfo-mixed.json"));
+  ASSERT_TRUE(nodes) << nodes.error().message;
+  SlurmSettings settings;
+  settings.enabled = true;
+  settings.partitions = {{"gpu", "V100", 0}, {"absent", "A100", 4}};
+  const auto machines = feasibility_machines(settings, partitions_for_placement(settings, *nodes, {}, 0));
+  ASSERT_EQ(machines.size(), 2u);
+  EXPECT_EQ(machines[0].name, "slurm partition gpu");
+  ASSERT_NE(machines[0].gpu, nullptr);
+  EXPECT_EQ(std::string(machines[0].gpu->name).rfind("V100", 0), 0u) << machines[0].gpu->name;
+  EXPECT_EQ(machines[0].gpu_count, 2);  // the node's GRES
+  EXPECT_FALSE(machines[0].cloud);      // owned GPUs
+  EXPECT_EQ(machines[1].gpu_count, 4);  // not reported: as configured
+  ASSERT_NE(machines[1].gpu, nullptr);
+  EXPECT_GT(machines[1].memory_gib, 0);
+}
+
 TEST(SlurmPartitions, AnUnreachableClusterLeavesTheSnapshotEmpty) {
   SlurmSettings settings;
   settings.enabled = true;
@@ -76,17 +96,45 @@ TEST(SlurmPartitions, AnUnreachableClusterLeavesTheSnapshotEmpty) {
   EXPECT_TRUE(partitions.snapshot().empty());
 }
 
-// The cluster is read on the poller's own thread while placement reads snapshots: here `sinfo`
-// and `squeue` are scripts printing the captured output, polled every second while another
-// thread takes snapshots (the TSan build checks the two threads share nothing unguarded).
-TEST(SlurmPartitions, PolledOnItsOwnThreadWhileSnapshotsAreRead) {
-  jobctl::testing::TempDir bin;
+// `sinfo` and `squeue` as scripts in `bin` that print the captured output.
+void captured_commands(const jobctl::testing::TempDir& bin) {
   const std::string src = std::getenv("JOBCTL_SOURCE_DIR") ? std::getenv("JOBCTL_SOURCE_DIR") : ".";
   for (const auto& [program, file] : {std::pair{"sinfo", "sinfo-mixed.json"}, std::pair{"squeue", "squeue-running.json"}}) {
     const std::string path = bin.file(program);
     std::ofstream(path) << "#!/bin/sh\ncat '" << src << "/tests/slurm/data/" << file << "'\n";
     ASSERT_EQ(::chmod(path.c_str(), 0755), 0);
   }
+}
+
+// A partition where jobctld could not get a worker running is left out of placement's snapshots
+// until the time it was set aside for (the launcher's kSetAsideMs), then offered again.
+TEST(SlurmPartitions, ASetAsidePartitionIsLeftOutUntilItsTime) {
+  jobctl::testing::TempDir bin;
+  captured_commands(bin);
+  SlurmSettings settings;
+  settings.enabled = true;
+  settings.bin_dir = bin.path().string();
+  settings.partitions = {{"gpu", "V100", 0}, {"urgent", "A100", 0}};
+  ManualClock clock(1'000'000);
+  SlurmPartitions partitions(settings, clock);
+  ASSERT_TRUE(partitions.poll());
+  ASSERT_EQ(partitions.snapshot().size(), 2u);
+  partitions.set_aside("gpu", 1'600'000);
+  auto offered = partitions.snapshot();
+  ASSERT_EQ(offered.size(), 1u);
+  EXPECT_EQ(offered[0].name, "urgent");
+  ASSERT_TRUE(partitions.poll());  // a new reading does not bring it back
+  EXPECT_EQ(partitions.snapshot().size(), 1u);
+  clock.advance_ms(600'000);
+  EXPECT_EQ(partitions.snapshot().size(), 2u);
+}
+
+// The cluster is read on the poller's own thread while placement reads snapshots: here `sinfo`
+// and `squeue` are scripts printing the captured output, polled every second while another
+// thread takes snapshots (the TSan build checks the two threads share nothing unguarded).
+TEST(SlurmPartitions, PolledOnItsOwnThreadWhileSnapshotsAreRead) {
+  jobctl::testing::TempDir bin;
+  captured_commands(bin);
   SlurmSettings settings;
   settings.enabled = true;
   settings.bin_dir = bin.path().string();

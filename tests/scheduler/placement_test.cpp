@@ -450,7 +450,7 @@ TEST(Placement, ASlurmPartitionIsOwnedGpusBehindAQueue) {
   EXPECT_EQ(s.json["candidates"][0]["partition"], "gpu");
   EXPECT_EQ(s.json["candidates"][0]["gpus"], 4);
   EXPECT_DOUBLE_EQ(s.json["candidates"][0]["queue_wait_hours"].get<double>(), 0.5);
-  EXPECT_EQ(s.json["candidates"][0]["rejected"], "jobctld does not submit Slurm jobs for placement");
+  EXPECT_EQ(s.json["candidates"][0]["rejected"], "no Slurm cluster is configured to submit it");
 
   s.config.slurm_launchable = true;
   d = s.decide(j);
