@@ -49,7 +49,9 @@ void hold_to(scheduler::Job& job, jobs::MoveTarget held_to) {
 
 scheduler::Job remaining_work(const store::JobRow& row, const train::JobSpec& spec, jobs::MoveTarget held_to) {
   scheduler::Job job = scheduler::job_from_spec(std::to_string(row.id), spec, train::model_stats(spec), row.created_ms);
-  job.workload.training_flops *= std::max(1.0 - done_fraction(row.progress_json), 0.001);
+  const double left = std::max(1.0 - done_fraction(row.progress_json), 0.001);
+  job.workload.training_flops *= left;
+  if (job.workload.assumed_hours) *job.workload.assumed_hours *= left;
   hold_to(job, held_to);
   return job;
 }
