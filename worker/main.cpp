@@ -124,6 +124,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   opts.capabilities = capabilities_json(gpus, detect_cpu(), detect_memory_mb(), simulated);
+  // Offered command jobs only when it runs them: a worker without --allow-commands never leases one.
+  if (opts.runner.allow_commands) opts.capabilities["commands"] = true;
   if (!instance_id.empty() || !instance_type.empty()) {
     nlohmann::json inst = {{"spot", spot}};
     if (!instance_id.empty()) inst["id"] = instance_id;

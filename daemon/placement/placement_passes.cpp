@@ -384,7 +384,8 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
       if (placed) {
         job.worker_id.reset();
         if (auto st = jobs::transition_job(txn, job, store::JobState::placed, "placed", detail, now); !st) return st;
-        jobs::QueuedJob q{job.id, job.priority, job.created_ms, job.resource_gpu, job.resource_gpus, {}, {}, {}};
+        jobs::QueuedJob q{job.id, job.priority, job.created_ms, job.resource_gpu, job.resource_gpus, {}, {}, {}, false};
+        q.command = jobs::is_command_spec(job.spec_json);
         jobs::set_placement_fields(job, q);
         txn.on_commit([this, q] {
           jobs_.job_placed(q);

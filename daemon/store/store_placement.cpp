@@ -49,9 +49,11 @@ Expected<std::vector<QueuedJobRow>> waiting_jobs(Connection& db, bool placed) {
   auto p = db.prepare(placed ? "SELECT id, priority, created_ms, resource_gpu, resource_gpus, "
                                "COALESCE(json_extract(chosen, '$.option'), ''), "
                                "COALESCE(json_extract(chosen, '$.gpu'), ''), "
-                               "COALESCE(json_extract(chosen, '$.instance_type'), '') "
+                               "COALESCE(json_extract(chosen, '$.instance_type'), ''), "
+                               "json_extract(spec, '$.command') IS NOT NULL "
                                "FROM jobs WHERE state = 'placed' AND worker_id IS NULL ORDER BY id"
-                             : "SELECT id, priority, created_ms, resource_gpu, resource_gpus, '', '', '' "
+                             : "SELECT id, priority, created_ms, resource_gpu, resource_gpus, '', '', '', "
+                               "json_extract(spec, '$.command') IS NOT NULL "
                                "FROM jobs WHERE state = 'queued' ORDER BY id");
   if (!p) return p.error();
   StatementUse s(*p);
@@ -69,6 +71,7 @@ Expected<std::vector<QueuedJobRow>> waiting_jobs(Connection& db, bool placed) {
     q.placement_option = s->column_text(5);
     q.placement_gpu = s->column_text(6);
     q.placement_instance_type = s->column_text(7);
+    q.command = s->column_int64(8) != 0;
     out.push_back(std::move(q));
   }
   return out;
