@@ -92,7 +92,6 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: stop.update(requested=True))
 
     ckpt_dir = os.environ.get("JOBCTL_CHECKPOINT_DIR", "checkpoints")
-    os.makedirs(ckpt_dir, exist_ok=True)
 
     x_train, y_train = load(args.data_dir, "train", args.train_samples)
     x_test, y_test = load(args.data_dir, "t10k", args.test_samples)
@@ -116,6 +115,7 @@ def main():
     written = []
 
     def checkpoint(reason):
+        os.makedirs(ckpt_dir, exist_ok=True)
         path = os.path.join(ckpt_dir, f"ckpt-{step:08d}.pt")
         tmp = path + ".tmp"
         torch.save({"step": step, "model": model.state_dict(), "optimizer": opt.state_dict()}, tmp)
