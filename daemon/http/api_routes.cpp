@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "daemon/auth/auth_service.h"
 #include "daemon/auth/worker_credentials.h"
 #include "daemon/http/api_json.h"
 #include "daemon/http/auth_gate.h"
@@ -37,6 +38,16 @@ void submit_job(jobs::JobService& svc, const net::HttpRequest& req, const net::R
         "the job spec must be sent with Content-Type: application/json", "Content-Type")));
   // Owner from the auth gate ("" without auth); a retry with the same Idempotency-Key returns
   // the first job (docs/api.md).
+  // A command job runs the submitter's own program on the workers: with auth on, only an admin's
+  // token or one granted the "commands" permission may submit one (docs/security.md).
+  if (!req.role.empty() && req.role != "admin" && req.permissions.find(auth::kCommandsPermission) == std::string::npos) {
+    const auto spec = json::parse(req.body, nullptr, false);
+    if (spec.is_object() && spec.contains("command"))
+      return respond(net::error_response(make_error(
+          ErrorCode::permission_denied,
+          "this token may not submit command jobs (an admin grants the \"commands\" permission to a token)",
+          "command")));
+  }
   if (req.idempotency_key.size() > 200)
     return respond(net::error_response(make_error(ErrorCode::invalid_argument, "Idempotency-Key must be at most 200 bytes", "Idempotency-Key")));
   // Answered from the store's completion, once the job is durable (the route runs on the I/O

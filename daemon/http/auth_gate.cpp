@@ -100,6 +100,7 @@ std::optional<net::HttpResponse> check_token(const GateServices& s, const auth::
   }
   req.user = who->user;
   req.role = role;
+  req.permissions = who->permissions;
   // A user's access to one job: only their own (others look as if they did not exist).
   if (role == "user" && starts_with(pattern, "/v1/jobs/{id}")) {
     auto id = net::parse_int_param(params.at(0), "id", 1, INT64_MAX);

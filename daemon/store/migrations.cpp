@@ -183,6 +183,12 @@ ALTER TABLE calibration ADD COLUMN overhead_s REAL NOT NULL DEFAULT 0;
 ALTER TABLE calibration ADD COLUMN overhead_samples INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 10 (command jobs): a token's permissions beyond its role, granted by an admin: "commands"
+// lets a user's token submit command jobs (docs/security.md).
+constexpr std::string_view kV10 = R"sql(
+ALTER TABLE api_tokens ADD COLUMN permissions TEXT NOT NULL DEFAULT '';
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -196,6 +202,7 @@ const std::vector<Migration>& migrations() {
       {7, "workers.secret_hash", kV7},
       {8, "ledger.open", kV8},
       {9, "calibration.overhead_s", kV9},
+      {10, "api_tokens.permissions", kV10},
   };
   return list;
 }

@@ -134,6 +134,7 @@ struct TokenRow {
   std::string role;               // admin | user | worker
   std::string hash_hex;           // SHA-256 of the secret, lowercase hex
   std::string prefix;             // the secret's first characters, to recognise it in listings
+  std::string permissions;        // granted beyond the role, comma-separated: "" or "commands"
   int64_t created_ms = 0;
   std::optional<int64_t> revoked_ms;
 };
