@@ -276,6 +276,9 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
   // The job protocol's environment (docs/job-protocol.md); JOBCTL_RESUME_FROM only when resuming
   // (removed otherwise, so that one in the worker's own environment never leaks in).
   std::vector<std::string> env = program->env;
+  // The worker's credentials never reach the program (docs/security.md): its API token leaves
+  // the environment (the worker secret lives only in this process's memory).
+  env.push_back("JOBCTL_TOKEN");
   env.push_back("JOBCTL_JOB_ID=" + std::to_string(lease.job_id));
   env.push_back("JOBCTL_CHECKPOINT_DIR=" + out_dir.string());
   env.push_back(resume_path ? "JOBCTL_RESUME_FROM=" + *resume_path : std::string("JOBCTL_RESUME_FROM"));

@@ -141,9 +141,13 @@ TEST(CommandJobs, AFailingProgramFailsTheJobWithItsExitStatusAndLogTail) {
   Daemon d(tmp.file("data"));
   ASSERT_FALSE(d.url().empty());
   client::ApiClient api(d.url());
-  Process worker(worker_argv(d.url(), "w", tmp.file("work"), {"--allow-commands"}));
+  // The worker's API token is in its environment; the program must not see it.
+  Process worker(worker_argv(d.url(), "w", tmp.file("work"), {"--allow-commands"}),
+                 {.env = {"JOBCTL_TOKEN=jct_" + std::string(64, 'a')}});
   const json spec = {{"name", "fails"},
-                     {"command", {"/bin/sh", "-c", "echo loading data; echo 'ValueError: bad batch size' >&2; exit 3"}},
+                     {"command", {"/bin/sh", "-c",
+                                  "echo loading data job=$JOBCTL_JOB_ID token=${JOBCTL_TOKEN:-none}; "
+                                  "echo 'ValueError: bad batch size' >&2; exit 3"}},
                      {"resources", {{"gpu", "cpu"}}}};
   auto submitted = api.submit_job(spec.dump());
   ASSERT_TRUE(submitted) << submitted.error().message;
@@ -152,7 +156,7 @@ TEST(CommandJobs, AFailingProgramFailsTheJobWithItsExitStatusAndLogTail) {
   ASSERT_EQ(job.value("state", ""), "failed") << job.dump(2) << "\n--- worker:\n" << worker.output();
   const std::string error = job.value("error", "");
   EXPECT_NE(error.find("/bin/sh exit code 3"), std::string::npos) << error;
-  EXPECT_NE(error.find("loading data"), std::string::npos) << error;
+  EXPECT_NE(error.find("loading data job=" + std::to_string(id) + " token=none"), std::string::npos) << error;
   EXPECT_NE(error.find("ValueError: bad batch size"), std::string::npos) << error;
 }
 
