@@ -13,6 +13,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "bundle/code_bundle.h"
 #include "process/child.h"
 #include "process/line_splitter.h"
 #include "worker/checkpoint_uploader.h"
@@ -101,6 +102,7 @@ Expected<JobProgram> JobRunner::program_for(const Lease& lease, const fs::path& 
     for (const auto& [k, v] : env->items())
       if (v.is_string()) p.env.push_back(k + "=" + v.get<std::string>());
   p.command = true;
+  if (auto b = spec.find("bundle"); b != spec.end() && b->is_string()) p.bundle = b->get<std::string>();
   p.label = p.argv.front();
   p.cwd = dir / "work";
   return p;
@@ -235,17 +237,26 @@ RunOutcome JobRunner::run(const Lease& lease) {
     spec << lease.spec_json << "\n";
     if (!spec.flush()) return fail_job("cannot write " + spec_path.string());
   }
+  CheckpointTransfer transfer(options_.transfer, stop_wait());
   {
     auto program = program_for(lease, spec_path);
     if (!program) return fail_job(program.error().message);
     fs::create_directories(program->cwd, ec);
     if (ec) return fail_job("cannot create " + program->cwd.string() + ": " + ec.message());
+    if (!program->bundle.empty()) {
+      // The job's code, unpacked fresh for every lease into the program's working directory.
+      auto bytes = transfer.download_bundle(program->bundle);
+      if (!bytes) return fail_job("cannot fetch the code bundle " + program->bundle + ": " + bytes.error().message);
+      auto unpacked = bundle::unpack_bundle(*bytes, program->cwd.string());
+      if (!unpacked) return fail_job("refused the code bundle " + program->bundle + ": " + unpacked.error().message);
+      log_ << "jobctl-worker: job " << lease.job_id << ": unpacked its code bundle (" << unpacked->files << " files, "
+           << unpacked->file_bytes << " bytes) into " << program->cwd.string() << "\n";
+    }
   }
 
   // Resume from the newest stored checkpoint; one the trainer refuses is rejected (the daemon
   // deletes it, with an event) and the previous one tried, then a fresh start. The job fails only
   // when the fresh start fails.
-  CheckpointTransfer transfer(options_.transfer, stop_wait());
   std::vector<StoredCheckpoint> candidates = resume_candidates(lease, transfer);
   for (;;) {
     std::optional<std::string> resume_path;

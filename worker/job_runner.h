@@ -61,6 +61,7 @@ struct JobProgram {
   std::filesystem::path cwd;         // the job's folder (jobctl-train) or its work/ (a command)
   std::string label;                 // for messages: "jobctl-train" or the command's program
   bool command = false;
+  std::string bundle;                // a command job's code bundle (SHA-256), unpacked into cwd
   uint64_t memory_limit_bytes = 0;   // RLIMIT_AS from resources.memory_mb; 0: none
   int grace_ms = 30000;              // after SIGTERM, how long before SIGKILL (checkpoint.grace_s)
 };

@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 
@@ -59,16 +60,16 @@ json checkpoints_of(client::ApiClient& api, int64_t id) {
   return json::parse(r->body, nullptr, false);
 }
 
-std::vector<std::string> torch_args() {
-  return {kPython, source_file("examples/pytorch/train.py"), "--steps", "400", "--checkpoint-every", "100",
-          "--step-delay", "0.03"};
+// The example's arguments after the program: 400 steps, a checkpoint every 100.
+std::vector<std::string> torch_args(const std::string& script) {
+  return {kPython, script, "--steps", "400", "--checkpoint-every", "100", "--step-delay", "0.03"};
 }
 
 TEST(CommandJobs, PyTorchOnSpotResumesOnANewInstanceWithTheSameWeights) {
   if (!torch_available()) JOBCTL_SKIP_UNLESS_CI("Debian's python3-torch is not installed (scripts/setup.sh)");
   jobctl::testing::TempDir tmp;
   // The uninterrupted run: the same program and arguments, no worker.
-  auto reference_args = torch_args();
+  auto reference_args = torch_args(source_file("examples/pytorch/train.py"));
   reference_args.insert(reference_args.end(), {"--checkpoint-every", "0", "--step-delay", "0"});
   const auto reference_run = jobctl::testing::run_to_end(reference_args);
   const json reference = result_line(reference_run.out);
@@ -81,14 +82,22 @@ TEST(CommandJobs, PyTorchOnSpotResumesOnANewInstanceWithTheSameWeights) {
   client::ApiClient api(d.url());
   cloud::SimProvider cloudsim({sim.url(), 5000});
 
+  // Submitted as a user would: the example's folder packed into a bundle, the command after --.
   const json spec = {{"name", "torch-fmnist"},
-                     {"command", torch_args()},
                      {"estimate", {{"hours", 0.5}, {"gpu", "V100"}}},
                      {"resources", {{"gpu", "V100"}, {"gpus", 1}}},
                      {"placement", {{"mode", "cloud"}}}};
-  auto submitted = api.submit_job(spec.dump());
-  ASSERT_TRUE(submitted) << submitted.error().message;
-  const int64_t id = (*submitted)["id"];
+  const std::string spec_path = tmp.file("torch.json");
+  std::ofstream(spec_path) << spec.dump();
+  std::vector<std::string> cli = {env_or_fail("JOBCTL_CLI"), "--server", d.url(), "-o", "json", "submit",
+                                  "--workdir", source_file("examples/pytorch"), spec_path, "--"};
+  for (const auto& a : torch_args("train.py")) cli.push_back(a);
+  const auto submitted = jobctl::testing::run_to_end(cli, 60s);
+  ASSERT_TRUE(submitted.success()) << submitted.describe() << "\n" << submitted.out << submitted.err;
+  const json answer = json::parse(submitted.out, nullptr, false);
+  ASSERT_TRUE(answer.is_object()) << submitted.out;
+  const int64_t id = answer["id"];
+  EXPECT_EQ((*api.get_job(id))["spec"].value("bundle", "").size(), 64u);
 
   json job = wait_job(api, id, [](const json& j) { return progress_step(j) >= 120 || is_terminal(j); }, 180s);
   ASSERT_GE(progress_step(job), 120) << job.dump(2) << "\n--- daemon:\n" << d.process().output()
@@ -127,9 +136,10 @@ TEST(CommandJobs, PyTorchOnSpotResumesOnANewInstanceWithTheSameWeights) {
   for (const auto& i : instances(api))
     if (i["id"] != inst && i["launched_for_job_id"] == id) second = i;
   ASSERT_TRUE(second.is_object()) << instances(api).dump(2);
-  EXPECT_NE(read_bytes(tmp.file("cloudsim/instances/" + second["id"].get<std::string>() + "/worker.log"))
-                .find("resuming from the checkpoint at step " + std::to_string(notice_step)),
-            std::string::npos);
+  const std::string second_log =
+      read_bytes(tmp.file("cloudsim/instances/" + second["id"].get<std::string>() + "/worker.log"));
+  EXPECT_NE(second_log.find("resuming from the checkpoint at step " + std::to_string(notice_step)), std::string::npos);
+  EXPECT_NE(second_log.find("unpacked its code bundle"), std::string::npos) << second_log;
   ASSERT_TRUE(all_instances_ended(api, cloudsim, "torch-e2e", 60s)) << instances(api).dump(2);
   std::cout << "command job e2e: checkpoint at the notice: step " << notice_step << "; final weights "
             << job["result"]["weights_sha256"].get<std::string>() << " (uninterrupted run: "

@@ -490,6 +490,15 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
     for (const char* key : {"model", "data", "train"})
       JOBCTL_TRY(f.reject(key, "cannot be given with command (a command job runs its own program)"));
     if (const Value* env = f.take("env")) JOBCTL_TRY(parse_env(env, spec.env));
+    if (const Value* b = f.take("bundle")) {
+      const bool hex = b->is_string() && b->as_string().size() == 64 &&
+                       b->as_string().find_first_not_of("0123456789abcdef") == std::string::npos;
+      if (!hex)
+        return Unexpected{make_error(ErrorCode::invalid_argument,
+                                     "bundle must be the SHA-256 (64 lowercase hex digits) POST /v1/bundles returned",
+                                     "bundle")};
+      spec.bundle = b->as_string();
+    }
     auto est = f.get_object("estimate");
     if (!est) return Unexpected{std::move(est).error()};
     if (*est) {
@@ -499,6 +508,7 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
     }
   } else {
     JOBCTL_TRY(f.reject("env", "is only for a command job (give command)"));
+    JOBCTL_TRY(f.reject("bundle", "is only for a command job (give command)"));
     JOBCTL_TRY(f.reject("estimate", "is only for a command job (give command)"));
   }
 
@@ -553,6 +563,7 @@ std::string to_json(const JobSpec& s) {
     json::Array command;
     for (const auto& a : s.command) command.push_back(Value(a));
     root.push_back({"command", Value(std::move(command))});
+    if (!s.bundle.empty()) root.push_back({"bundle", Value(s.bundle)});
     if (!s.env.empty()) {
       json::Object env;
       for (const auto& [k, v] : s.env) env.push_back({k, Value(v)});
@@ -651,7 +662,7 @@ bool operator==(const PlacementSpec& a, const PlacementSpec& b) {
          a.deadline_hours == b.deadline_hours && a.queue_if_unplaceable == b.queue_if_unplaceable;
 }
 bool operator==(const JobSpec& a, const JobSpec& b) {
-  return a.name == b.name && a.command == b.command && a.env == b.env && a.estimate == b.estimate && a.model == b.model && a.data == b.data && a.train == b.train &&
+  return a.name == b.name && a.command == b.command && a.bundle == b.bundle && a.env == b.env && a.estimate == b.estimate && a.model == b.model && a.data == b.data && a.train == b.train &&
          a.checkpoint == b.checkpoint && a.resources == b.resources && a.placement == b.placement &&
          a.priority == b.priority && a.user == b.user;
 }

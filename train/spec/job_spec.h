@@ -116,6 +116,7 @@ struct JobSpec {
   std::vector<std::string> command;
   std::vector<std::pair<std::string, std::string>> env;  // a command job's extra environment
   std::optional<RuntimeEstimate> estimate;                // a command job's runtime hint
+  std::string bundle;  // a command job's code bundle: the SHA-256 (64 hex) POST /v1/bundles named; "" none
   bool is_command() const { return !command.empty(); }
   ModelSpec model;
   DataSpec data;
