@@ -377,7 +377,7 @@ void add_logs(CLI::App& app, CliContext& ctx) {
     bool follow = false;
   };
   auto o = std::make_shared<Opts>();
-  auto* cmd = app.add_subcommand("logs", "print a job's events and progress (-f: follow until it ends)");
+  auto* cmd = app.add_subcommand("logs", "print a job's events, progress and output (-f: follow until it ends)");
   cmd->add_option("ID", o->id, "job ID")->required();
   cmd->add_flag("-f,--follow", o->follow, "keep printing new events and progress");
   cmd->callback([o, &ctx] {
@@ -385,8 +385,24 @@ void add_logs(CLI::App& app, CliContext& ctx) {
     const int64_t id = must(ctx, parse_id(o->id));
     size_t printed = 0;
     std::string last_progress;
+    int64_t log_offset = 0;
     for (;;) {
       json job = must(ctx, api.get_job(id));
+      // The program's output since the last poll (a daemon without the route has none to give).
+      if (auto r = api.http().request("GET", "/v1/jobs/" + std::to_string(id) + "/log?after=" + std::to_string(log_offset));
+          r && r->status == 200) {
+        const json chunk = json::parse(r->body, nullptr, false);
+        if (chunk.is_object()) {
+          const std::string text = chunk.value("text", "");
+          log_offset = chunk.value("next", log_offset);
+          if (!text.empty()) {
+            if (json_output(ctx))
+              *ctx.out << json{{"log", text}}.dump() << "\n";
+            else
+              *ctx.out << text << (text.back() == '\n' ? "" : "\n");
+          }
+        }
+      }
       const json& events = job["events"];
       for (; printed < events.size(); ++printed) {
         if (json_output(ctx))

@@ -216,9 +216,13 @@ int main(int argc, char** argv) {
     if (auto st = history.record(job_id, p); !st) LogLine() << "jobctld: progress history: " << st.error().message;
   };
   api_info.store_problem = [&db] { return db.write_problem(); };
+  // The jobs' output as it runs (the last 256 KiB of each, in memory).
+  jobs::JobLogs job_logs;
+  api_info.on_log = [&job_logs](int64_t job_id, const std::string& text) { job_logs.append(job_id, text); };
   api_info.max_progress_bytes = static_cast<size_t>(cfg.max_progress_bytes);
   net::Router router = http::make_api_router(svc, api_info);
   http::add_progress_routes(router, svc, **progress);
+  http::add_log_routes(router, svc, job_logs);
   http::add_checkpoint_routes(router, checkpoints);
   http::add_bundle_routes(router, bundles);
   ledger::Ledger ledger(db);

@@ -29,6 +29,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr size_t kLogTail = 4096;
+constexpr size_t kPendingLog = 192 << 10;  // below jobctld's per-heartbeat limit (256 KiB)
 
 const char* exit_code_meaning(int code) {
   switch (code) {
@@ -356,11 +357,33 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
     fs::create_hard_link(path, copy, link_ec);
     uploader.enqueue(step, link_ec ? path.string() : copy, ck.value("reason", std::string("program")), !link_ec);
   };
+  // The job's log goes to jobctld with the heartbeats (jobctl logs -f); what piles up while the
+  // daemon cannot be reached is capped, the oldest dropped with a marker.
+  std::string pending_log;
+  int64_t pending_dropped = 0;
   auto append_log = [&](const std::string& line) {
     log_ << "[job " << lease.job_id << "] " << line << "\n";
     log_tail += line;
     log_tail += '\n';
     if (log_tail.size() > kLogTail) log_tail.erase(0, log_tail.size() - kLogTail);
+    pending_log += line;
+    pending_log += '\n';
+    if (pending_log.size() > kPendingLog) {
+      const size_t cut = pending_log.size() - kPendingLog / 2;
+      pending_dropped += static_cast<int64_t>(cut);
+      pending_log.erase(0, cut);
+    }
+  };
+  auto take_log = [&]() {
+    std::string text;
+    if (pending_dropped > 0)
+      text = "[... " + std::to_string(pending_dropped) + " bytes of output dropped on the worker ...]\n";
+    text += pending_log;
+    return text;
+  };
+  auto log_sent = [&] {
+    pending_log.clear();
+    pending_dropped = 0;
   };
   auto on_stdout_line = [&](const std::string& line) {
     switch (progress.apply(line)) {
@@ -430,7 +453,9 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
     if (stop == Stop::none && (heartbeat_now || Clock::now() >= next_heartbeat)) {
       json body = lease_ref;
       body["progress"] = progress.progress();
+      if (!pending_log.empty()) body["log"] = take_log();
       auto r = api_.heartbeat(lease.job_id, body);
+      if (r) log_sent();
       if (r) {
         if (r->value("cancel", false)) {
           log_ << "jobctl-worker: job " << lease.job_id << " was cancelled; stopping it\n";
@@ -462,6 +487,13 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
     worker_killed_it = true;
     child.signal_group(SIGKILL);
     status = child.wait();
+  }
+  // The last of the log, before the outcome is reported (the lease still holds).
+  if (!pending_log.empty() && stop != Stop::lost) {
+    json body = lease_ref;
+    body["progress"] = progress.progress();
+    body["log"] = take_log();
+    if (api_.heartbeat(lease.job_id, body)) log_sent();
   }
 
   switch (stop) {

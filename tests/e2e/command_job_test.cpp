@@ -168,6 +168,15 @@ TEST(CommandJobs, AFailingProgramFailsTheJobWithItsExitStatusAndLogTail) {
   EXPECT_NE(error.find("/bin/sh exit code 3"), std::string::npos) << error;
   EXPECT_NE(error.find("loading data job=" + std::to_string(id) + " token=none"), std::string::npos) << error;
   EXPECT_NE(error.find("ValueError: bad batch size"), std::string::npos) << error;
+  // Its output is the job's log (sent with the heartbeats; the last of it before the report).
+  auto log = api.http().request("GET", "/v1/jobs/" + std::to_string(id) + "/log");
+  ASSERT_TRUE(log);
+  ASSERT_EQ(log->status, 200) << log->body;
+  const json chunk = json::parse(log->body);
+  EXPECT_NE(chunk.value("text", "").find("ValueError: bad batch size"), std::string::npos) << log->body;
+  EXPECT_EQ(chunk.value("next", 0), static_cast<int64_t>(chunk.value("text", "").size()));
+  const auto cli = jobctl::testing::run_to_end({env_or_fail("JOBCTL_CLI"), "--server", d.url(), "logs", std::to_string(id)});
+  EXPECT_NE(cli.out.find("ValueError: bad batch size"), std::string::npos) << cli.out << cli.err;
 }
 
 TEST(CommandJobs, AProgramIgnoringSigtermIsKilledAfterGraceAndResumesFromItsLastPeriodicCheckpoint) {
