@@ -544,6 +544,11 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
     return fail_job(why);
   }
 
+  // jobctl-train's `done` line says whether the run was whole: one that stopped early (a signal
+  // from elsewhere) exits 0 but did not finish.
+  if (progress.done() && progress.done()->value("status", std::string()) != "succeeded")
+    return fail_job(program->label + " " + status->describe() + ": it stopped early with status " +
+                    progress.done()->value("status", std::string("?")));
   json result = progress.result().value_or(json::object());
   if (!result.is_object()) result = json::object();
   json body = lease_ref;
