@@ -13,8 +13,8 @@
 // the checkpoint downloads retry with backoff; a stop of the worker ends their pauses, except for
 // the preempt report, which the stop itself sends.
 //
-// A leased job that has checkpoints resumes from the newest; when the trainer refuses it (exit
-// code 4 before training starts) or its download is corrupt, the worker rejects it (the daemon
+// A leased job that has checkpoints resumes from the newest; when the program refuses it (an
+// `error` line with resume_refused before it starts, docs/job-protocol.md) or its download is corrupt, the worker rejects it (the daemon
 // deletes it and records a `checkpoint_rejected` event) and tries the previous one, then a fresh
 // start; the job is reported failed only when the fresh start fails (docs/recovery.md).
 //
