@@ -11,6 +11,7 @@
 #include <iosfwd>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -30,6 +31,8 @@ struct CliContext {
   // against. It is sent to that server only (bearer_token).
   std::string saved_server{};
   std::string saved_token{};
+  // What followed `--` on the command line: `jobctl submit ... -- python3 train.py` (a command job).
+  std::vector<std::string> after_dashes{};
 };
 
 // The token to send to ctx.server: the one given for this run, else the saved one when

@@ -14,6 +14,7 @@
 #include "base/clock.h"
 #include "base/fixed_decimal.h"
 #include "base/readable.h"
+#include "bundle/code_bundle.h"
 #include "cli/commands.h"
 #include "cli/spec_builder.h"
 #include "cli/table.h"
@@ -202,6 +203,8 @@ void add_submit(CLI::App& app, CliContext& ctx) {
     std::string file;
     SpecFlags f;
     bool wait = false;
+    std::string workdir;
+    int64_t workdir_limit_mb = static_cast<int64_t>(bundle::kDefaultMaxPackedInput >> 20);
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("submit", "submit a job from a spec file (SPEC.json, - for stdin) and/or flags");
@@ -224,6 +227,11 @@ void add_submit(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--gpus", o->f.gpus, "GPUs per job");
   cmd->add_option("--priority", o->f.priority, "0..100, higher runs first");
   cmd->add_flag("--wait", o->wait, "wait until the job finishes; exit 0 only if it succeeded");
+  cmd->add_option("--workdir", o->workdir,
+                  "a command job's code: pack this folder (without .git) into a bundle the worker unpacks into the "
+                  "job's working directory (docs/job-protocol.md)");
+  cmd->add_option("--workdir-limit-mb", o->workdir_limit_mb, "most MiB of files --workdir packs (default 100)")
+      ->check(CLI::Range(int64_t{1}, int64_t{4096}));
   cmd->callback([o, &ctx] {
     json base = json::object();
     if (!o->file.empty()) {
@@ -232,8 +240,25 @@ void add_submit(CLI::App& app, CliContext& ctx) {
       if (base.is_discarded())
         fail(ctx, make_error(ErrorCode::malformed_json, o->file + " is not valid JSON", "SPEC"));
     }
-    const json spec = must(ctx, build_spec(base, o->f));
+    // `-- PROGRAM ARGS...`: a command job (docs/job-spec.md, "Command jobs").
+    if (!ctx.after_dashes.empty()) base["command"] = ctx.after_dashes;
+    if (!o->workdir.empty() && !base.contains("command"))
+      fail(ctx, make_error(ErrorCode::invalid_argument, "--workdir is for a command job: give the command after --",
+                           "--workdir"));
+    json spec = must(ctx, build_spec(base, o->f));
     client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
+    if (!o->workdir.empty()) {
+      bundle::BundleStats packed;
+      const std::string bytes =
+          must(ctx, bundle::pack_directory(o->workdir, static_cast<uint64_t>(o->workdir_limit_mb) << 20, &packed));
+      auto r = api.http().request("POST", "/v1/bundles", bytes, 0, {"Content-Type: application/octet-stream"});
+      if (!r) fail(ctx, r.error());
+      const json answer = must(ctx, client::json_from_response(*r));
+      spec["bundle"] = answer.value("bundle", "");
+      if (!json_output(ctx))
+        *ctx.err << "packed " << o->workdir << ": " << packed.files << " files, " << packed.file_bytes
+                 << " bytes, bundle " << packed.bundle_bytes << " bytes\n";
+    }
     json job = must(ctx, api.submit_job(spec.dump()));
     const int64_t id = job["id"];
     if (!o->wait) {
@@ -352,7 +377,7 @@ void add_logs(CLI::App& app, CliContext& ctx) {
     bool follow = false;
   };
   auto o = std::make_shared<Opts>();
-  auto* cmd = app.add_subcommand("logs", "print a job's events and progress (-f: follow until it ends)");
+  auto* cmd = app.add_subcommand("logs", "print a job's events, progress and output (-f: follow until it ends)");
   cmd->add_option("ID", o->id, "job ID")->required();
   cmd->add_flag("-f,--follow", o->follow, "keep printing new events and progress");
   cmd->callback([o, &ctx] {
@@ -360,8 +385,24 @@ void add_logs(CLI::App& app, CliContext& ctx) {
     const int64_t id = must(ctx, parse_id(o->id));
     size_t printed = 0;
     std::string last_progress;
+    int64_t log_offset = 0;
     for (;;) {
       json job = must(ctx, api.get_job(id));
+      // The program's output since the last poll (a daemon without the route has none to give).
+      if (auto r = api.http().request("GET", "/v1/jobs/" + std::to_string(id) + "/log?after=" + std::to_string(log_offset));
+          r && r->status == 200) {
+        const json chunk = json::parse(r->body, nullptr, false);
+        if (chunk.is_object()) {
+          const std::string text = chunk.value("text", "");
+          log_offset = chunk.value("next", log_offset);
+          if (!text.empty()) {
+            if (json_output(ctx))
+              *ctx.out << json{{"log", text}}.dump() << "\n";
+            else
+              *ctx.out << text << (text.back() == '\n' ? "" : "\n");
+          }
+        }
+      }
       const json& events = job["events"];
       for (; printed < events.size(); ++printed) {
         if (json_output(ctx))

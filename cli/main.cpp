@@ -2,6 +2,8 @@
 // parses. Global options (--server, -o) may come before or after the command.
 #include <cstdlib>
 #include <iostream>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -33,6 +35,24 @@ int main(int argc, char** argv) {
   add_auth_commands(app, ctx);
   add_cost_commands(app, ctx);
 
-  CLI11_PARSE(app, argc, argv);
+  // `jobctl submit [SPEC] -- PROGRAM ARGS...`: what follows `--` is the job's command, taken
+  // verbatim (its own flags are not jobctl's).
+  std::vector<char*> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (std::string_view(args[i]) == "--") {
+      ctx.after_dashes.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+      args.resize(i);
+      break;
+    }
+  }
+  try {
+    app.parse(static_cast<int>(args.size()), args.data());
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (!ctx.after_dashes.empty() && app.got_subcommand("submit") == false) {
+    std::cerr << "jobctl: only `jobctl submit` takes a command after --\n";
+    return 2;
+  }
   return 0;
 }

@@ -35,8 +35,10 @@ Expected<json> build_spec(json spec, const SpecFlags& f) {
     if (!spec.contains(key) || !spec[key].is_object()) spec[key] = json::object();
     return spec[key];
   };
-  if (!spec.contains("model") && !f.model) section("model")["kind"] = "mlp";
-  if (!spec.contains("data") && !f.dataset) section("data")["dataset"] = "fashion-mnist";
+  // A command job (docs/job-spec.md, "Command jobs") has no model or data to default.
+  const bool command_job = spec.contains("command");
+  if (!command_job && !spec.contains("model") && !f.model) section("model")["kind"] = "mlp";
+  if (!command_job && !spec.contains("data") && !f.dataset) section("data")["dataset"] = "fashion-mnist";
 
   if (f.name) spec["name"] = *f.name;
   if (f.model) section("model")["kind"] = *f.model;

@@ -1,10 +1,37 @@
 #include "cost/workload.h"
 
+#include "base/fixed_decimal.h"
+#include "cost/runtime_estimate.h"
 #include "cost/vram_estimate.h"
 
 namespace jobctl::cost {
 
+namespace {
+
+Workload command_workload(const train::JobSpec& spec) {
+  Workload w;
+  w.model_kind = kCommandModelKind;
+  w.gpus = spec.resources.gpus < 1 ? 1 : spec.resources.gpus;
+  const std::string hint_gpu = spec.estimate && !spec.estimate->gpu.empty() ? spec.estimate->gpu : "V100";
+  const GpuSpec* gpu = spec.estimate ? find_gpu(hint_gpu) : nullptr;
+  if (gpu) {
+    w.training_flops = spec.estimate->hours *
+                       effective_flops_per_hour(*gpu, Precision::fp32, default_efficiency(gpu->name, kCommandModelKind), w.gpus);
+    w.runtime_note = "runtime from the spec's estimate (" + fixed_decimal(spec.estimate->hours, 2) + " h on " + hint_gpu +
+                     ", scaled by GPU speed)";
+  } else {
+    w.assumed_hours = kAssumedCommandHours;
+    w.runtime_note = spec.estimate ? "no runtime estimate usable (estimate.gpu " + hint_gpu +
+                                         " is not a known GPU model): priced per hour, assuming 1 h"
+                                   : "no runtime estimate: priced per hour, assuming 1 h";
+  }
+  return w;
+}
+
+}  // namespace
+
 Workload workload_from_spec(const train::JobSpec& spec, const train::ModelStats& stats) {
+  if (spec.is_command()) return command_workload(spec);
   Workload w;
   w.model_kind = spec.model.kind == train::ModelKind::cnn ? "cnn" : "mlp";
   w.training_flops = stats.total_training_flops(spec.train.epochs);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "cost/gpu_specs.h"
@@ -21,7 +22,18 @@ struct Workload {
   Precision precision = Precision::fp32;  // train.precision: fp32, or bf16 (tensor-core products)
   int64_t vram_bytes_per_gpu = 0;   // estimate_vram(...).total_bytes
   int64_t checkpoint_bytes = 0;     // weights + optimizer state (what a checkpoint writes)
+  // A command job (the user's own program) has no model to count. With a runtime hint, its
+  // training_flops are the hint's hours at the hinted GPU's rate (so other GPUs scale by speed);
+  // without one, `assumed_hours` is the runtime on every GPU (priced per hour).
+  std::optional<double> assumed_hours;
+  std::string runtime_note;         // how a command job's runtime was estimated, for the reason
 };
+
+// The model kind of a command job's workload: its own efficiency class, never calibrated from
+// (or into) the built-in models'.
+inline constexpr const char* kCommandModelKind = "command";
+// The hours assumed for a command job with no runtime estimate.
+inline constexpr double kAssumedCommandHours = 1.0;
 
 Workload workload_from_spec(const train::JobSpec& spec, const train::ModelStats& stats);
 

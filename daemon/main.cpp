@@ -20,6 +20,7 @@
 #include "net/listen_address.h"
 #include "daemon/http/api_routes.h"
 #include "daemon/http/auth_setup.h"
+#include "daemon/http/bundle_routes.h"
 #include "daemon/http/checkpoint_routes.h"
 #include "daemon/jobs/checkpoint_service.h"
 #include "daemon/store/blob_store.h"
@@ -215,6 +216,10 @@ int main(int argc, char** argv) {
   if (auto removed = checkpoints.reconcile(); !removed) return fail(removed.error());
   else if (*removed > 0) LogLine() << "jobctld: removed " << *removed << " unreferenced checkpoint blob(s)";
 
+  // Code bundles of command jobs (docs/job-protocol.md): blobs under <data_dir>/bundles.
+  store::BlobStore bundles((std::filesystem::path(cfg.data_dir) / "bundles").string());
+  if (auto st = bundles.prepare(); !st) return fail(st.error());
+
   // The dashboard (docs/dashboard.md): the progress history behind its curves, and its files.
   auto progress = jobs::ProgressHistory::open(std::filesystem::path(cfg.data_dir) / "progress", clock);
   if (!progress) return fail(progress.error());
@@ -223,10 +228,15 @@ int main(int argc, char** argv) {
     if (auto st = history.record(job_id, p); !st) LogLine() << "jobctld: progress history: " << st.error().message;
   };
   api_info.store_problem = [&db] { return db.write_problem(); };
+  // The jobs' output as it runs (the last 256 KiB of each, in memory).
+  jobs::JobLogs job_logs;
+  api_info.on_log = [&job_logs](int64_t job_id, const std::string& text) { job_logs.append(job_id, text); };
   api_info.max_progress_bytes = static_cast<size_t>(cfg.max_progress_bytes);
   net::Router router = http::make_api_router(svc, api_info);
   http::add_progress_routes(router, svc, **progress);
+  http::add_log_routes(router, svc, job_logs);
   http::add_checkpoint_routes(router, checkpoints);
+  http::add_bundle_routes(router, bundles);
   ledger::Ledger ledger(db);
   http::add_placement_routes(router, placement, ledger);
   http::add_instance_routes(router, provisioner.get());
@@ -255,7 +265,9 @@ int main(int argc, char** argv) {
   ho.max_connections_per_client = cfg.max_connections_per_client;
   ho.shutdown_grace_ms = cfg.shutdown_grace_s * 1000;
   ho.max_upload_bytes = static_cast<size_t>(cfg.checkpoint_max_bytes);
-  ho.is_upload = http::is_checkpoint_upload;
+  ho.is_upload = [](std::string_view method, std::string_view target) {
+    return http::is_checkpoint_upload(method, target) || http::is_bundle_upload(method, target);
+  };
   ho.upload_dir = checkpoints.incoming_dir();  // prepared by reconcile() above
   ho.max_concurrent_uploads = cfg.checkpoint_max_concurrent_uploads;
   ho.tls_cert_file = cfg.tls_cert_file;

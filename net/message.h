@@ -59,6 +59,7 @@ struct HttpRequest {
   // Set by the gate (daemon/http/auth_gate.h); empty/0 otherwise.
   std::string user;            // the token's user (auth on)
   std::string role;            // admin | user | worker (auth on)
+  std::string permissions;     // the token's permissions beyond its role (auth on)
   int64_t worker_id = 0;       // the worker whose secret the request carries (worker routes)
 
   // The last value of a query parameter, if present.

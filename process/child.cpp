@@ -51,7 +51,8 @@ int above_stdio(int fd) {
   return moved;
 }
 
-// The parent's environment with `overrides` ("NAME=value") set or replaced.
+// The parent's environment with `overrides` ("NAME=value") set or replaced; a bare "NAME"
+// removes NAME.
 std::vector<std::string> child_environment(const std::vector<std::string>& overrides) {
   auto name_of = [](std::string_view entry) { return entry.substr(0, entry.find('=')); };
   std::vector<std::string> out;
@@ -61,7 +62,8 @@ std::vector<std::string> child_environment(const std::vector<std::string>& overr
                                       [&](const std::string& o) { return name_of(o) == name_of(entry); });
     if (!replaced) out.emplace_back(entry);
   }
-  out.insert(out.end(), overrides.begin(), overrides.end());
+  for (const auto& o : overrides)
+    if (o.find('=') != std::string::npos) out.push_back(o);
   return out;
 }
 
@@ -103,6 +105,7 @@ struct ChildPlan {
   int report_fd = -1;
   int descriptor_limit = 0;
   pid_t parent = 0;
+  uint64_t address_space_limit = 0;  // 0: none
 };
 
 [[noreturn]] void run_child(const ChildPlan& plan) {
@@ -121,6 +124,10 @@ struct ChildPlan {
   install(plan.stdout_fd, 1);
   install(plan.stderr_fd, 2);
   SpawnFailure failure;
+  if (plan.address_space_limit > 0) {
+    rlimit as{static_cast<rlim_t>(plan.address_space_limit), static_cast<rlim_t>(plan.address_space_limit)};
+    (void)::setrlimit(RLIMIT_AS, &as);  // best effort: a lower hard limit already set stays
+  }
   if (plan.cwd != nullptr && ::chdir(plan.cwd) != 0) {
     failure = {SpawnFailure::chdir_failed, errno};
   } else {
@@ -204,6 +211,7 @@ Expected<std::unique_ptr<Child>> Child::spawn(const std::vector<std::string>& ar
   plan.cwd = options.cwd.empty() ? nullptr : options.cwd.c_str();
   plan.descriptor_limit = descriptor_limit();
   plan.parent = ::getpid();
+  plan.address_space_limit = options.address_space_limit_bytes;
 
   SpawnDescriptors fds;
   fds.null_in = above_stdio(::open("/dev/null", O_RDONLY | O_CLOEXEC));

@@ -16,8 +16,10 @@
 //     close-on-exec, and the child closes any other one it inherited (close_range) before exec,
 //     so a socket of another thread never leaks into it;
 //   - the working directory `cwd` (empty: this process's) and this process's environment with
-//     `env`'s NAME=value entries set or replaced (a bare program name is looked up in this
-//     process's PATH).
+//     `env`'s NAME=value entries set or replaced and its bare NAME entries removed (a bare
+//     program name is looked up in this process's PATH);
+//   - RLIMIT_AS (soft and hard) of `address_space_limit_bytes` when not 0, so a program that
+//     allocates beyond it gets an allocation failure instead of taking the machine's memory.
 // fork() is followed at once by exec with only async-signal-safe calls between (everything the
 // child needs is prepared before the fork), so spawning from a multi-threaded program is safe.
 // A program that cannot be run (missing, not executable, a cwd that does not exist) is an error
@@ -74,7 +76,8 @@ struct Output {
 // Members default-initialised with {} so that designated initialisers may name only some.
 struct SpawnOptions {
   std::string cwd{};               // empty: this process's working directory
-  std::vector<std::string> env{};  // "NAME=value": set or replaced in the child's environment
+  std::vector<std::string> env{};  // "NAME=value": set or replaced in the child's environment; "NAME": removed
+  uint64_t address_space_limit_bytes = 0;  // RLIMIT_AS of the child; 0: unchanged
   Output stdout_to = Output::pipe();
   Output stderr_to = Output::pipe();
 };

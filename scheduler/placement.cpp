@@ -301,7 +301,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
       const double rate = ctx.flops_per_hour(model, kind, precision) * gpus;
       if (rate > 0) {
         c.queue_wait_hours = wait();
-        c.estimated_hours = w.training_flops / rate + ctx.run_overhead_hours(model, kind);
+        c.estimated_hours = w.assumed_hours ? *w.assumed_hours : w.training_flops / rate + ctx.run_overhead_hours(model, kind);
         c.estimated_cost_usd = c.usd_per_hour * c.estimated_hours;
         c.completion_hours = c.queue_wait_hours + c.estimated_hours;
       }
@@ -348,7 +348,9 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     else if (!ctx.config_.cloud_launchable)
       common = Rejection::no_provider;
     const double rate = f.model >= 0 ? ctx.flops_per_hour(f.model, kind, precision) * gpus : 0.0;
-    const double t = rate > 0 ? w.training_flops / rate + ctx.run_overhead_hours(f.model, kind) : 0.0;
+    const double t = rate <= 0 ? 0.0
+                     : w.assumed_hours ? *w.assumed_hours
+                                       : w.training_flops / rate + ctx.run_overhead_hours(f.model, kind);
 
     Candidate od;
     od.kind = OptionKind::on_demand;
@@ -551,6 +553,7 @@ std::string decision_reason(const PlacementDecision& d, const Job& job, const Pl
   }
   if (d.outcome == Outcome::wait_local)
     s += "; waiting for a worker, expected free in " + hours(c.queue_wait_hours);
+  if (!job.workload.runtime_note.empty()) s += "; " + job.workload.runtime_note;
   if (d.outcome == Outcome::launch_slurm)
     s += "; Slurm's queue is expected to start it in " + hours(c.queue_wait_hours);
   if (d.idle_alternative) {

@@ -24,6 +24,8 @@ packages=(
   dataset-fashion-mnist     # /usr/share/datasets/fashion-mnist
   libjs-chart.js            # Chart.js for the dashboard's charts (copied next to jobctld at build time)
   procps psmisc             # pgrep/kill in the scripts and tests
+  python3-torch             # PyTorch on the CPU: the user program of examples/pytorch/ and of the
+                            # command-job e2e tests (docs/job-protocol.md)
   slurm-wlm                 # slurmctld, slurmd, the client commands and munge: the Slurm tests'
                             # one-node cluster (scripts/slurm-cluster.sh)
 )

@@ -172,6 +172,13 @@ Expected<std::vector<StoredCheckpoint>> CheckpointTransfer::list(int64_t job_id)
   return out;
 }
 
+Expected<std::string> CheckpointTransfer::download_bundle(const std::string& sha256) {
+  auto r = send_retrying("GET", "/v1/bundles/" + sha256, nullptr);
+  if (!r) return r.error();
+  if (r->status != 200) return client::error_from_answer(r->status, r->body);
+  return std::move(r->body);
+}
+
 Status CheckpointTransfer::download(int64_t job_id, const StoredCheckpoint& expected, const std::string& dest) {
   auto r = send_retrying("GET", "/v1/jobs/" + std::to_string(job_id) + "/checkpoints/" + std::to_string(expected.step),
                          nullptr);

@@ -57,6 +57,9 @@ class CheckpointTransfer {
   // Downloads one into `dest` (written as dest.tmp, fsynced, renamed). Code corrupt_checkpoint when the
   // bytes do not match `expected.crc32c` or its size (nothing is left at `dest` then).
   Status download(int64_t job_id, const StoredCheckpoint& expected, const std::string& dest);
+  // A command job's code bundle (GET /v1/bundles/{sha256}); its own header checksum is checked
+  // when it is unpacked (bundle/code_bundle.h).
+  Expected<std::string> download_bundle(const std::string& sha256);
 
  private:
   struct Answer {

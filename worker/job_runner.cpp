@@ -13,11 +13,12 @@
 #include <ostream>
 #include <sstream>
 
+#include "bundle/code_bundle.h"
 #include "process/child.h"
 #include "process/line_splitter.h"
 #include "worker/checkpoint_uploader.h"
 #include "worker/oom_kill.h"
-#include "worker/train_progress.h"
+#include "worker/job_protocol.h"
 
 namespace jobctl::worker {
 
@@ -27,7 +28,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr size_t kStderrTail = 4096;
+constexpr size_t kLogTail = 4096;
+constexpr size_t kPendingLog = 192 << 10;  // below jobctld's per-heartbeat limit (256 KiB)
 
 const char* exit_code_meaning(int code) {
   switch (code) {
@@ -46,22 +48,66 @@ bool is_transport_error(const Error& e) {
          e.code == ErrorCode::internal;
 }
 
-std::optional<json> read_json_file(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  json j = json::parse(text.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
-  return j;
-}
-
 int ms_until(Clock::time_point t) {
   const auto d = std::chrono::duration_cast<std::chrono::milliseconds>(t - Clock::now()).count();
   return static_cast<int>(std::clamp<int64_t>(d, 0, 60'000));
 }
 
 }  // namespace
+
+Expected<JobProgram> JobRunner::program_for(const Lease& lease, const fs::path& spec_path) const {
+  const fs::path dir = spec_path.parent_path();
+  JobProgram p;
+  json spec = json::parse(lease.spec_json, nullptr, false);
+  if (spec.is_discarded() || !spec.is_object())
+    return make_error(ErrorCode::invalid_argument, "the lease's spec is not a JSON object", "spec");
+  p.grace_ms = options_.kill_grace_ms;
+  if (auto ck = spec.find("checkpoint"); ck != spec.end() && ck->is_object()) {
+    auto g = ck->find("grace_s");
+    if (g != ck->end() && g->is_number() && g->get<double>() > 0)
+      p.grace_ms = static_cast<int>(std::min(3600.0, g->get<double>()) * 1000);
+  }
+  if (auto mem = spec.find("resources"); mem != spec.end() && mem->is_object()) {
+    auto mb = mem->find("memory_mb");
+    if (mb != mem->end() && mb->is_number_integer() && mb->get<int64_t>() > 0)
+      p.memory_limit_bytes = static_cast<uint64_t>(mb->get<int64_t>()) * 1024 * 1024;
+  }
+  auto command = spec.find("command");
+  if (command == spec.end() || command->is_null()) {
+    // A built-in model: jobctl-train, which speaks the same protocol (its --out and --resume come
+    // from JOBCTL_CHECKPOINT_DIR and JOBCTL_RESUME_FROM).
+    p.label = "jobctl-train";
+    p.cwd = dir;
+    p.argv = {options_.trainer, "--spec", spec_path.string(), "--device", options_.device,
+              "--log-every", std::to_string(std::max(1, options_.log_every))};
+    if (!options_.data_dir.empty()) {
+      p.argv.push_back("--data-dir");
+      p.argv.push_back(options_.data_dir);
+    }
+    if (options_.threads > 0) {
+      p.argv.push_back("--threads");
+      p.argv.push_back(std::to_string(options_.threads));
+    }
+    return p;
+  }
+  if (!options_.allow_commands)
+    return make_error(ErrorCode::permission_denied,
+                      "this worker does not run command jobs (it was started without --allow-commands)", "command");
+  if (!command->is_array() || command->empty())
+    return make_error(ErrorCode::invalid_argument, "command must be a non-empty array of strings", "command");
+  for (const auto& a : *command) {
+    if (!a.is_string()) return make_error(ErrorCode::invalid_argument, "command must be an array of strings", "command");
+    p.argv.push_back(a.get<std::string>());
+  }
+  if (auto env = spec.find("env"); env != spec.end() && env->is_object())
+    for (const auto& [k, v] : env->items())
+      if (v.is_string()) p.env.push_back(k + "=" + v.get<std::string>());
+  p.command = true;
+  if (auto b = spec.find("bundle"); b != spec.end() && b->is_string()) p.bundle = b->get<std::string>();
+  p.label = p.argv.front();
+  p.cwd = dir / "work";
+  return p;
+}
 
 const char* to_string(RunOutcome o) {
   switch (o) {
@@ -179,8 +225,8 @@ RunOutcome JobRunner::fail_job(const Lease& lease, const std::string& why) {
 RunOutcome JobRunner::run(const Lease& lease) {
   auto fail_job = [&](const std::string& why) { return this->fail_job(lease, why); };
 
-  // The job's folder: the spec, and jobctl-train's --out.
-  const fs::path dir = fs::path(options_.work_dir) /
+  // The job's folder: the spec, the checkpoints (out/) and a command job's own folder (work/).
+  const fs::path dir = fs::absolute(fs::path(options_.work_dir)) /
                        ("job-" + std::to_string(lease.job_id) + "-lease-" + std::to_string(lease.epoch));
   const fs::path spec_path = dir / "spec.json";
   const fs::path out_dir = dir / "out";
@@ -192,11 +238,26 @@ RunOutcome JobRunner::run(const Lease& lease) {
     spec << lease.spec_json << "\n";
     if (!spec.flush()) return fail_job("cannot write " + spec_path.string());
   }
+  CheckpointTransfer transfer(options_.transfer, stop_wait());
+  {
+    auto program = program_for(lease, spec_path);
+    if (!program) return fail_job(program.error().message);
+    fs::create_directories(program->cwd, ec);
+    if (ec) return fail_job("cannot create " + program->cwd.string() + ": " + ec.message());
+    if (!program->bundle.empty()) {
+      // The job's code, unpacked fresh for every lease into the program's working directory.
+      auto bytes = transfer.download_bundle(program->bundle);
+      if (!bytes) return fail_job("cannot fetch the code bundle " + program->bundle + ": " + bytes.error().message);
+      auto unpacked = bundle::unpack_bundle(*bytes, program->cwd.string());
+      if (!unpacked) return fail_job("refused the code bundle " + program->bundle + ": " + unpacked.error().message);
+      log_ << "jobctl-worker: job " << lease.job_id << ": unpacked its code bundle (" << unpacked->files << " files, "
+           << unpacked->file_bytes << " bytes) into " << program->cwd.string() << "\n";
+    }
+  }
 
   // Resume from the newest stored checkpoint; one the trainer refuses is rejected (the daemon
   // deletes it, with an event) and the previous one tried, then a fresh start. The job fails only
   // when the fresh start fails.
-  CheckpointTransfer transfer(options_.transfer, stop_wait());
   std::vector<StoredCheckpoint> candidates = resume_candidates(lease, transfer);
   for (;;) {
     std::optional<std::string> resume_path;
@@ -222,23 +283,17 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
   auto fail_job = [&](const std::string& why) { return this->fail_job(lease, why); };
   const fs::path spec_path = dir / "spec.json";
   const fs::path out_dir = dir / "out";
-  std::error_code ec;
-  std::vector<std::string> argv = {options_.trainer, "--spec", spec_path.string(), "--out",
-                                   out_dir.string(), "--device", options_.device,
-                                   "--log-every", std::to_string(std::max(1, options_.log_every))};
-  if (!options_.data_dir.empty()) {
-    argv.push_back("--data-dir");
-    argv.push_back(options_.data_dir);
-  }
-  if (options_.threads > 0) {
-    argv.push_back("--threads");
-    argv.push_back(std::to_string(options_.threads));
-  }
-  if (resume_path) {
-    argv.push_back("--resume");
-    argv.push_back(*resume_path);
-  }
-  std::vector<std::string> env;
+  auto program = program_for(lease, spec_path);
+  if (!program) return fail_job(program.error().message);
+  // The job protocol's environment (docs/job-protocol.md); JOBCTL_RESUME_FROM only when resuming
+  // (removed otherwise, so that one in the worker's own environment never leaks in).
+  std::vector<std::string> env = program->env;
+  // The worker's credentials never reach the program (docs/security.md): its API token leaves
+  // the environment (the worker secret lives only in this process's memory).
+  env.push_back("JOBCTL_TOKEN");
+  env.push_back("JOBCTL_JOB_ID=" + std::to_string(lease.job_id));
+  env.push_back("JOBCTL_CHECKPOINT_DIR=" + out_dir.string());
+  env.push_back(resume_path ? "JOBCTL_RESUME_FROM=" + *resume_path : std::string("JOBCTL_RESUME_FROM"));
   if (!options_.gpu_indices.empty()) {
     // nvidia-smi numbers GPUs in PCI bus order; make CUDA agree before picking them.
     env.push_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");
@@ -246,19 +301,24 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
     for (int k : options_.gpu_indices) visible += (visible.empty() ? "" : ",") + std::to_string(k);
     env.push_back("CUDA_VISIBLE_DEVICES=" + visible);
   }
-  // jobctl-train in its own process group: the SIGTERM and the SIGKILL below reach whatever it
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) return fail_job("cannot create " + out_dir.string() + ": " + ec.message());
+  // The program in its own process group: the SIGTERM and the SIGKILL below reach whatever it
   // started too.
   const std::optional<int64_t> oom_kills_before = oom_kill_count();
   bool worker_killed_it = false;  // a SIGKILL from the worker itself (kill_grace_ms passed)
-  auto spawned = process::Child::spawn(argv, {.cwd = dir.string(), .env = env});
-  if (!spawned) return fail_job("cannot start jobctl-train: " + spawned.error().message);
+  auto spawned = process::Child::spawn(
+      program->argv, {.cwd = program->cwd.string(), .env = env, .address_space_limit_bytes = program->memory_limit_bytes});
+  if (!spawned) return fail_job("cannot start " + program->label + ": " + spawned.error().message);
   process::Child& child = **spawned;
   log_ << "jobctl-worker: job " << lease.job_id << " (" << lease.name << ", lease epoch "
-       << lease.epoch << ") started as pid " << child.pid() << " in " << dir.string() << "\n";
+       << lease.epoch << ") started " << program->label << " as pid " << child.pid() << " in "
+       << program->cwd.string() << "\n";
 
-  TrainProgress progress;
+  JobProtocol progress;
   process::LineSplitter out_lines, err_lines;
-  std::string err_tail;
+  std::string log_tail;  // the end of the job's log (stdout's other lines and stderr), for a failure
   enum class Stop { none, cancel, lost, release, move } stop = Stop::none;
   // When to escalate to SIGKILL (time_point::max(): not armed).
   Clock::time_point kill_at = Clock::time_point::max();
@@ -269,34 +329,75 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
   auto stop_trainer = [&](Stop why) {
     stop = why;
     child.signal_group(SIGTERM);
-    kill_at = Clock::now() + std::chrono::milliseconds(options_.kill_grace_ms);
+    kill_at = Clock::now() + std::chrono::milliseconds(program->grace_ms);
   };
   const auto armed = [&] { return kill_at != Clock::time_point::max(); };
   bool first_step_logged = false;
   // Every checkpoint the trainer writes goes to the daemon at once, on the uploader's thread (the
   // final one excepted: the job completes with it). A fenced-off upload means the lease is gone.
   CheckpointUploader uploader(options_.transfer, lease.job_id, worker_id_, lease.epoch, log_);
+  int64_t last_enqueued_step = -1;
   auto upload_checkpoint = [&](const json& ck) {
-    const std::string reason = ck.value("reason", std::string());
-    const std::string path = ck.value("path", std::string());
-    const int64_t step = ck.value("step", int64_t{-1});
-    if (reason == "final" || path.empty() || step < 0) return;
-    // The trainer prunes old files (checkpoint.keep): keep this one for the uploader.
-    const std::string copy = (fs::path(dir) / ("upload-" + std::to_string(step) + ".ckpt")).string();
+    if (ck.value("reason", std::string()) == "final") return;  // the job completes with it
+    fs::path path = ck["path"].get<std::string>();
+    if (path.is_relative()) path = program->cwd / path;
+    // The step it was taken at: the line's, else the last progress line's; a program that names
+    // none gets one past the previous checkpoint's, so each upload is the newest.
+    int64_t step = -1;
+    if (ck.contains("step") && ck["step"].is_number_integer()) step = ck["step"].get<int64_t>();
+    else if (progress.progress().contains("step") && progress.progress()["step"].is_number_integer())
+      step = progress.progress()["step"].get<int64_t>();
+    if (step < 0 || (program->command && step < last_enqueued_step)) step = last_enqueued_step + 1;
+    last_enqueued_step = step;
+    // The program may prune or replace the file (the protocol asks it to replace atomically):
+    // a hard link keeps this one for the uploader.
+    const std::string copy = (dir / ("upload-" + std::to_string(step) + ".ckpt")).string();
     std::error_code link_ec;
+    fs::remove(copy, link_ec);
     fs::create_hard_link(path, copy, link_ec);
-    uploader.enqueue(step, link_ec ? path : copy, reason, !link_ec);
+    uploader.enqueue(step, link_ec ? path.string() : copy, ck.value("reason", std::string("program")), !link_ec);
+  };
+  // The job's log goes to jobctld with the heartbeats (jobctl logs -f); what piles up while the
+  // daemon cannot be reached is capped, the oldest dropped with a marker.
+  std::string pending_log;
+  int64_t pending_dropped = 0;
+  auto append_log = [&](const std::string& line) {
+    log_ << "[job " << lease.job_id << "] " << line << "\n";
+    log_tail += line;
+    log_tail += '\n';
+    if (log_tail.size() > kLogTail) log_tail.erase(0, log_tail.size() - kLogTail);
+    pending_log += line;
+    pending_log += '\n';
+    if (pending_log.size() > kPendingLog) {
+      const size_t cut = pending_log.size() - kPendingLog / 2;
+      pending_dropped += static_cast<int64_t>(cut);
+      pending_log.erase(0, cut);
+    }
+  };
+  auto take_log = [&]() {
+    std::string text;
+    if (pending_dropped > 0)
+      text = "[... " + std::to_string(pending_dropped) + " bytes of output dropped on the worker ...]\n";
+    text += pending_log;
+    return text;
+  };
+  auto log_sent = [&] {
+    pending_log.clear();
+    pending_dropped = 0;
   };
   auto on_stdout_line = [&](const std::string& line) {
     switch (progress.apply(line)) {
-      case TrainProgress::Kind::start:
-      case TrainProgress::Kind::epoch:
+      case JobProtocol::Kind::start:
+      case JobProtocol::Kind::epoch:
         heartbeat_now = true;
         break;
-      case TrainProgress::Kind::checkpoint:
+      case JobProtocol::Kind::checkpoint:
         if (progress.last_checkpoint()) upload_checkpoint(*progress.last_checkpoint());
         break;
-      case TrainProgress::Kind::step:
+      case JobProtocol::Kind::log:
+        append_log(line);
+        break;
+      case JobProtocol::Kind::progress:
         if (resume_path && !first_step_logged) {  // how long a recovery took (bench/recovery)
           first_step_logged = true;
           log_ << "jobctl-worker: job " << lease.job_id << ": first resumed step "
@@ -307,12 +408,7 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
         break;
     }
   };
-  auto on_stderr_line = [&](const std::string& line) {
-    log_ << "[job " << lease.job_id << "] " << line << "\n";
-    err_tail += line;
-    err_tail += '\n';
-    if (err_tail.size() > kStderrTail) err_tail.erase(0, err_tail.size() - kStderrTail);
-  };
+  auto on_stderr_line = [&](const std::string& line) { append_log(line); };
 
   char buf[65536];
   while (child.stdout_fd() >= 0 || child.stderr_fd() >= 0) {
@@ -357,7 +453,9 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
     if (stop == Stop::none && (heartbeat_now || Clock::now() >= next_heartbeat)) {
       json body = lease_ref;
       body["progress"] = progress.progress();
+      if (!pending_log.empty()) body["log"] = take_log();
       auto r = api_.heartbeat(lease.job_id, body);
+      if (r) log_sent();
       if (r) {
         if (r->value("cancel", false)) {
           log_ << "jobctl-worker: job " << lease.job_id << " was cancelled; stopping it\n";
@@ -383,12 +481,19 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
   // Both pipes are closed; the process ends now, within the grace (still) armed or a fresh one,
   // or is killed.
   const auto grace = armed() ? std::chrono::milliseconds(ms_until(kill_at))
-                             : std::chrono::milliseconds(options_.kill_grace_ms);
+                             : std::chrono::milliseconds(program->grace_ms);
   std::optional<process::ExitStatus> status = child.wait_for(grace);
   if (!status) {
     worker_killed_it = true;
     child.signal_group(SIGKILL);
     status = child.wait();
+  }
+  // The last of the log, before the outcome is reported (the lease still holds).
+  if (!pending_log.empty() && stop != Stop::lost) {
+    json body = lease_ref;
+    body["progress"] = progress.progress();
+    body["log"] = take_log();
+    if (api_.heartbeat(lease.job_id, body)) log_sent();
   }
 
   switch (stop) {
@@ -400,7 +505,7 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
     case Stop::release:
     case Stop::move: {
       // The emergency checkpoint must be stored before the job is given back.
-      if (!uploader.drain(options_.kill_grace_ms))
+      if (!uploader.drain(program->grace_ms))
         log_ << "jobctl-worker: job " << lease.job_id << ": checkpoint upload still pending; giving the job back\n";
       const int64_t last_uploaded_step = uploader.last_uploaded_step();
       json body = lease_ref;
@@ -417,49 +522,35 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
       break;
   }
 
-  const auto& done = progress.done();
-  const bool succeeded = status->success() && done && done->value("status", std::string()) == "succeeded";
-  // Exit code 4 before training started: the trainer refused the checkpoint it was to resume
-  // from (docs/train-cli.md); the caller falls back to an older one.
-  if (!succeeded && resume_path && status->exited && status->code == 4 && !progress.started()) {
-    resume_refused = progress.error().value_or("jobctl-train " + status->describe());
+  // Exit 0 is success; anything else fails the job, with the exit status and the log's tail.
+  const bool succeeded = status->success();
+  // A program resuming that refuses its checkpoint before starting (an `error` line with
+  // resume_refused): the caller falls back to an older one.
+  if (!succeeded && resume_path && progress.resume_refused() && !progress.started()) {
+    resume_refused = progress.error().value_or(program->label + " " + status->describe());
     return RunOutcome::failed;
   }
   if (!succeeded) {
-    std::string why = "jobctl-train " + status->describe();
-    if (status->exited)
+    std::string why = program->label + " " + status->describe();
+    if (status->exited && !program->command)
       if (const char* meaning = exit_code_meaning(status->code)) why += std::string(" (") + meaning + ")";
     const std::string killed = worker_killed_it ? std::string()
                                                 : sigkill_explanation(*status, oom_kills_before, oom_kill_count(),
                                                                       available_memory_mb());
-    if (!killed.empty()) {
-      why = killed;
-      if (!err_tail.empty()) why += "; stderr: " + err_tail.substr(err_tail.size() > 600 ? err_tail.size() - 600 : 0);
-    } else if (progress.error()) {
-      why += ": " + *progress.error();
-    } else if (status->success() && done) {
-      why += ": it stopped early with status " + done->value("status", std::string("?"));
-    } else if (!err_tail.empty()) {
-      why += "; stderr: " + err_tail.substr(err_tail.size() > 600 ? err_tail.size() - 600 : 0);
-    }
+    const std::string tail = log_tail.substr(log_tail.size() > 1500 ? log_tail.size() - 1500 : 0);
+    if (!killed.empty()) why = killed;
+    if (progress.error()) why += ": " + *progress.error();
+    if (!tail.empty()) why += "; log tail:\n" + tail;
     return fail_job(why);
   }
 
-  json result = read_json_file(out_dir / "result.json").value_or(json::object());
-  for (const char* k : {"final_loss", "test_accuracy", "elapsed_s"})
-    if (!result.contains(k) && done->contains(k)) result[k] = (*done)[k];
-  if (!result.contains("steps") && done->contains("step")) result["steps"] = (*done)["step"];
-  if (!result.contains("device") && progress.progress().contains("device"))
-    result["device"] = progress.progress()["device"];
-  result.erase("status");
-  // The final weights' identity, so a resumed run can be compared with an uninterrupted one.
-  int64_t final_bytes = 0;
-  if (auto crc = file_crc32c((out_dir / "final.ckpt").string(), &final_bytes)) {
-    char hex[9];
-    std::snprintf(hex, sizeof hex, "%08x", *crc);
-    result["final_checkpoint_crc32c"] = hex;
-    result["final_checkpoint_bytes"] = final_bytes;
-  }
+  // jobctl-train's `done` line says whether the run was whole: one that stopped early (a signal
+  // from elsewhere) exits 0 but did not finish.
+  if (progress.done() && progress.done()->value("status", std::string()) != "succeeded")
+    return fail_job(program->label + " " + status->describe() + ": it stopped early with status " +
+                    progress.done()->value("status", std::string("?")));
+  json result = progress.result().value_or(json::object());
+  if (!result.is_object()) result = json::object();
   json body = lease_ref;
   body["result"] = result;
   report("succeeded", lease.job_id, [&] { return api_.complete(lease.job_id, body); }, stop_wait);

@@ -1,5 +1,7 @@
-// Runs one leased job: writes its spec to a file, runs jobctl-train as a child process
-// (docs/train-cli.md), reads its JSON lines, heartbeats progress to jobctld, obeys cancel and the
+// Runs one leased job: writes its spec to a file, runs its program as a child process —
+// jobctl-train for a built-in model (docs/train-cli.md), the spec's command for a command job —
+// and follows the job protocol (docs/job-protocol.md): reads its JSON lines, uploads the
+// checkpoints it announces, heartbeats progress to jobctld, obeys cancel and the
 // worker's own stop request, and reports the outcome (complete, fail, or preempt when the worker
 // is stopping).
 //
@@ -11,8 +13,8 @@
 // the checkpoint downloads retry with backoff; a stop of the worker ends their pauses, except for
 // the preempt report, which the stop itself sends.
 //
-// A leased job that has checkpoints resumes from the newest; when the trainer refuses it (exit
-// code 4 before training starts) or its download is corrupt, the worker rejects it (the daemon
+// A leased job that has checkpoints resumes from the newest; when the program refuses it (an
+// `error` line with resume_refused before it starts, docs/job-protocol.md) or its download is corrupt, the worker rejects it (the daemon
 // deletes it and records a `checkpoint_rejected` event) and tries the previous one, then a fresh
 // start; the job is reported failed only when the fresh start fails (docs/recovery.md).
 //
@@ -41,12 +43,27 @@ struct RunnerOptions {
   std::string device = "auto";     // passed to jobctl-train --device
   std::string data_dir;            // passed as --data-dir when not empty
   int heartbeat_interval_ms = 2000;
-  int kill_grace_ms = 30000;       // after SIGTERM, how long before SIGKILL
+  int kill_grace_ms = 30000;       // after SIGTERM, how long before SIGKILL, unless the spec's checkpoint.grace_s says
   int log_every = 10;              // jobctl-train --log-every
   bool keep_work_dirs = false;     // keep a succeeded job's folder (failed ones are always kept)
+  bool allow_commands = false;     // run command jobs (--allow-commands); without it they fail here
   int threads = 0;                 // jobctl-train --threads (0: its default, all cores)
   std::vector<int> gpu_indices;    // the job sees only these GPUs (CUDA_VISIBLE_DEVICES); empty: all
   TransferOptions transfer;        // checkpoint uploads and downloads (server filled by the agent)
+};
+
+// The program a lease runs and how: jobctl-train for a built-in model's spec, the spec's command
+// for a command job. Both speak the job protocol (docs/job-protocol.md) and run through the same
+// code; only what is started differs.
+struct JobProgram {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;      // the spec's env (NAME=value)
+  std::filesystem::path cwd;         // the job's folder (jobctl-train) or its work/ (a command)
+  std::string label;                 // for messages: "jobctl-train" or the command's program
+  bool command = false;
+  std::string bundle;                // a command job's code bundle (SHA-256), unpacked into cwd
+  uint64_t memory_limit_bytes = 0;   // RLIMIT_AS from resources.memory_mb; 0: none
+  int grace_ms = 30000;              // after SIGTERM, how long before SIGKILL (checkpoint.grace_s)
 };
 
 struct Lease {
@@ -88,6 +105,9 @@ class JobRunner {
   RunOutcome attempt(const Lease& lease, const std::filesystem::path& dir,
                      const std::optional<std::string>& resume_path, std::string& resume_refused);
   RunOutcome fail_job(const Lease& lease, const std::string& why);
+  // What the lease runs (`spec_path`: where its spec was written). Errors: forbidden (a command
+  // job on a worker without --allow-commands), invalid_argument (a malformed command).
+  Expected<JobProgram> program_for(const Lease& lease, const std::filesystem::path& spec_path) const;
   // Sends a final report, retrying transport failures a few times (base/retry.h), pausing in
   // `wait`.
   void report(const std::string& what, int64_t job_id, const std::function<Expected<nlohmann::json>()>& send,

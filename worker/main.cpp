@@ -1,4 +1,5 @@
-// jobctl-worker: registers this machine with jobctld and runs leased jobs through jobctl-train.
+// jobctl-worker: registers this machine with jobctld and runs leased jobs: jobctl-train for the
+// built-in models, the user's own program for a command job (with --allow-commands).
 #include <unistd.h>
 
 #include <cstdlib>
@@ -56,6 +57,9 @@ int main(int argc, char** argv) {
   app.add_option("--wait-s", opts.max_wait_s, "long-poll length in seconds (default 30)");
   app.add_option("--max-jobs", opts.max_jobs, "exit after this many jobs (default: no limit)");
   app.add_flag("--keep-work-dirs", opts.runner.keep_work_dirs, "keep the folders of succeeded jobs");
+  app.add_flag("--allow-commands", opts.runner.allow_commands,
+               "run command jobs: the users' own programs, with this worker's user's rights (docs/security.md); "
+               "without it the worker never leases one");
   int slots = 0;
   app.add_option("--slots", slots, "jobs run at once (default: one per GPU; 1 on a CPU worker)")
       ->check(CLI::Range(1, 256));
@@ -128,6 +132,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   opts.capabilities = capabilities_json(gpus, detect_cpu(), detect_memory_mb(), simulated);
+  // Offered command jobs only when it runs them: a worker without --allow-commands never leases one.
+  if (opts.runner.allow_commands) opts.capabilities["commands"] = true;
   if (!instance_id.empty() || !instance_type.empty() || !instance_provider.empty() || for_job > 0) {
     nlohmann::json inst = {{"spot", spot}};
     if (!instance_id.empty()) inst["id"] = instance_id;

@@ -34,8 +34,16 @@ Status TokenService::check_user(std::string_view user, std::string_view field) {
 
 std::string TokenService::sha256_hex(std::string_view text) { return auth::sha256_hex(text); }
 
-Expected<CreatedToken> TokenService::create(const std::string& user, const std::string& role) {
+Expected<CreatedToken> TokenService::create(const std::string& user, const std::string& role,
+                                            const std::vector<std::string>& permissions) {
   if (auto st = check_user(user, "user"); !st) return st.error();
+  std::string granted;
+  for (const auto& p : permissions) {
+    if (p != kCommandsPermission)
+      return make_error(ErrorCode::invalid_argument,
+                        "unknown permission '" + p.substr(0, 40) + "' (known: " + kCommandsPermission + ")", "permissions");
+    if (granted.empty()) granted = p;
+  }
   if (!valid_role(role))
     return make_error(ErrorCode::invalid_argument, "role must be admin, user or worker (got '" + role.substr(0, 40) + "')", "role");
   auto secret = random_secret(kTokenPrefix);
@@ -44,6 +52,7 @@ Expected<CreatedToken> TokenService::create(const std::string& user, const std::
   out.secret = std::move(*secret);
   out.row.user = user;
   out.row.role = role;
+  out.row.permissions = granted;
   out.row.hash_hex = sha256_hex(out.secret);
   out.row.prefix = out.secret.substr(0, kTokenPrefix.size() + 6);
   out.row.created_ms = clock_.now_ms();
@@ -64,7 +73,7 @@ Expected<Principal> TokenService::authenticate(std::string_view secret) {
   auto row = store_.token_by_hash(hash);
   if (!row) return row.error();
   if (!*row || (*row)->revoked_ms) return unauthenticated();
-  Principal p{(*row)->id, (*row)->user, (*row)->role};
+  Principal p{(*row)->id, (*row)->user, (*row)->role, (*row)->permissions};
   MutexLock lock(mu_);
   if (cache_.size() > 100000) cache_.clear();  // bounded: tokens are few; this is a safety valve
   cache_[hash] = p;

@@ -30,7 +30,11 @@ struct Principal {
   int64_t token_id = 0;
   std::string user;
   std::string role;  // admin | user | worker
+  std::string permissions;  // granted beyond the role (TokenRow::permissions)
 };
+
+// The permission that lets a user's token submit command jobs (an admin's may always).
+inline constexpr const char* kCommandsPermission = "commands";
 
 struct CreatedToken {
   std::string secret;       // shown once
@@ -47,7 +51,10 @@ class TokenService {
   // SHA-256 of `text`, lowercase hex.
   static std::string sha256_hex(std::string_view text);
 
-  Expected<CreatedToken> create(const std::string& user, const std::string& role);
+  // `permissions`: granted beyond the role; only "commands" exists (invalid_argument naming
+  // permissions otherwise).
+  Expected<CreatedToken> create(const std::string& user, const std::string& role,
+                                const std::vector<std::string>& permissions = {});
   // The principal of a bearer token; code "unauthenticated" when it is unknown or revoked.
   Expected<Principal> authenticate(std::string_view secret);
   Expected<std::vector<store::TokenRow>> list();

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "daemon/auth/auth_service.h"
 #include "daemon/auth/worker_credentials.h"
 #include "daemon/http/api_json.h"
 #include "daemon/http/auth_gate.h"
@@ -37,6 +38,16 @@ void submit_job(jobs::JobService& svc, const net::HttpRequest& req, const net::R
         "the job spec must be sent with Content-Type: application/json", "Content-Type")));
   // Owner from the auth gate ("" without auth); a retry with the same Idempotency-Key returns
   // the first job (docs/api.md).
+  // A command job runs the submitter's own program on the workers: with auth on, only an admin's
+  // token or one granted the "commands" permission may submit one (docs/security.md).
+  if (!req.role.empty() && req.role != "admin" && req.permissions.find(auth::kCommandsPermission) == std::string::npos) {
+    const auto spec = json::parse(req.body, nullptr, false);
+    if (spec.is_object() && spec.contains("command"))
+      return respond(net::error_response(make_error(
+          ErrorCode::permission_denied,
+          "this token may not submit command jobs (an admin grants the \"commands\" permission to a token)",
+          "command")));
+  }
   if (req.idempotency_key.size() > 200)
     return respond(net::error_response(make_error(ErrorCode::invalid_argument, "Idempotency-Key must be at most 200 bytes", "Idempotency-Key")));
   // Answered from the store's completion, once the job is durable (the route runs on the I/O
@@ -252,7 +263,17 @@ void heartbeat(jobs::JobService& svc, const net::HttpRequest& req, const net::Pa
   if (!id) return fail(id.error());
   auto body = net::json_object_body(req, true);
   if (!body) return fail(body.error());
-  if (auto st = net::only_keys(*body, {"worker_id", "epoch", "progress"}); !st) return fail(st.error());
+  if (auto st = net::only_keys(*body, {"worker_id", "epoch", "progress", "log"}); !st) return fail(st.error());
+  std::string log;
+  if (auto it = body->find("log"); it != body->end()) {
+    if (!it->is_string()) return fail(make_error(ErrorCode::invalid_argument, "log must be a string", "log"));
+    log = it->get<std::string>();
+    if (log.size() > info.max_log_bytes)
+      return fail(make_error(ErrorCode::payload_too_large,
+                             "log is " + std::to_string(log.size()) + " bytes, more than the " +
+                                 std::to_string(info.max_log_bytes) + " a heartbeat may carry",
+                             "log"));
+  }
   jobs::HeartbeatReport hb;
   auto ref = lease_ref(req, *body);
   if (!ref) return fail(ref.error());
@@ -267,12 +288,13 @@ void heartbeat(jobs::JobService& svc, const net::HttpRequest& req, const net::Pa
   if (!progress->empty()) hb.progress_json = std::move(*progress);
   // Answered from the store's completion (Dispatch::io: this never blocks); the progress history
   // records the point after the answer is on its way.
-  svc.heartbeat_async(*id, hb, [respond, on_progress = info.on_progress, job_id = *id,
-                                progress = hb.progress_json](Expected<jobs::HeartbeatReply> r) {
+  svc.heartbeat_async(*id, hb, [respond, on_progress = info.on_progress, on_log = info.on_log, job_id = *id,
+                                progress = hb.progress_json, log = std::move(log)](Expected<jobs::HeartbeatReply> r) {
     if (!r) return respond(net::error_response(r.error()));
     respond(net::json_response(
         200, json{{"cancel", r->cancel}, {"move", r->move}, {"lease_expires_ms", r->lease_expires_ms}}));
     if (on_progress && progress && !r->cancel) on_progress(job_id, *progress);
+    if (on_log && !log.empty()) on_log(job_id, log);
   });
 }
 

@@ -28,6 +28,11 @@ struct ApiInfo {
   std::function<std::optional<std::string>()> store_problem;
   // The largest heartbeat `progress` object accepted, as JSON text (413 past it).
   size_t max_progress_bytes = 16 << 10;
+  // Told of every accepted heartbeat's `log` text (job id, the program's output since the last
+  // one): the jobs' logs (daemon/jobs/job_logs.h).
+  std::function<void(int64_t job_id, const std::string& text)> on_log;
+  // The largest heartbeat `log` text accepted (413 past it).
+  size_t max_log_bytes = 256 << 10;
 };
 
 net::Router make_api_router(jobs::JobService& service, ApiInfo info = {});

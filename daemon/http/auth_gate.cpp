@@ -38,6 +38,9 @@ Access access_for(std::string_view method, std::string_view pattern, const auth:
   if (pattern == "/metrics") return o.metrics.require_token ? Access::admin : Access::anyone;
   if (!starts_with(pattern, "/v1/")) return Access::anyone;  // /healthz, the dashboard's files
   if (pattern == "/v1/auth/whoami") return Access::any_token;
+  // A code bundle is read by the worker that runs its job: any token (bundles are named by their
+  // SHA-256, which only the specs naming them show).
+  if (method == "GET" && pattern == "/v1/bundles/{sha256}") return Access::any_token;
   if (starts_with(pattern, "/v1/tokens")) return Access::admin;
   if (is_checkpoint_read(method, pattern)) return Access::checkpoint_reader;
   if (is_worker_route(method, pattern)) return Access::worker;
@@ -100,6 +103,7 @@ std::optional<net::HttpResponse> check_token(const GateServices& s, const auth::
   }
   req.user = who->user;
   req.role = role;
+  req.permissions = who->permissions;
   // A user's access to one job: only their own (others look as if they did not exist).
   if (role == "user" && starts_with(pattern, "/v1/jobs/{id}")) {
     auto id = net::parse_int_param(params.at(0), "id", 1, INT64_MAX);

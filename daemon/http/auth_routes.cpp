@@ -16,6 +16,7 @@ json token_json(const store::TokenRow& t) {
   return json{{"id", t.id},
               {"user", t.user},
               {"role", t.role},
+              {"permissions", t.permissions.empty() ? json::array() : json::array({t.permissions})},
               {"prefix", t.prefix},
               {"created_ms", t.created_ms},
               {"revoked_ms", t.revoked_ms ? json(*t.revoked_ms) : json(nullptr)}};
@@ -34,7 +35,18 @@ void add_auth_routes(net::Router& router, auth::TokenService& tokens, bool enabl
     if (!enabled) return respond(net::error_response(auth_off()));
     auto body = net::json_object_body(req, true);
     if (!body) return respond(net::error_response(body.error()));
-    if (auto st = net::only_keys(*body, {"user", "role"}); !st) return respond(net::error_response(st.error()));
+    if (auto st = net::only_keys(*body, {"user", "role", "permissions"}); !st) return respond(net::error_response(st.error()));
+    std::vector<std::string> permissions;
+    if (auto it = body->find("permissions"); it != body->end()) {
+      bool ok = it->is_array();
+      if (ok)
+        for (const auto& p : *it) ok = ok && p.is_string();
+      if (!ok)
+        return respond(net::error_response(make_error(ErrorCode::invalid_argument,
+                                                      "permissions must be an array of strings, e.g. [\"commands\"]",
+                                                      "permissions")));
+      for (const auto& p : *it) permissions.push_back(p.get<std::string>());
+    }
     auto user = net::string_field(*body, "user", 100);
     if (!user) return respond(net::error_response(user.error()));
     if (auto st = auth::TokenService::check_user(*user, "user"); !st) return respond(net::error_response(st.error()));
@@ -42,7 +54,7 @@ void add_auth_routes(net::Router& router, auth::TokenService& tokens, bool enabl
     if (!role) return respond(net::error_response(role.error()));
     if (!auth::TokenService::valid_role(*role))
       return respond(net::error_response(make_error(ErrorCode::invalid_argument, "role must be admin, user or worker", "role")));
-    auto made = tokens.create(*user, *role);
+    auto made = tokens.create(*user, *role, permissions);
     if (!made) return respond(net::error_response(made.error()));
     json out = token_json(made->row);
     out["token"] = made->secret;

@@ -30,4 +30,28 @@ void add_progress_routes(net::Router& router, jobs::JobService& svc, jobs::Progr
              });
 }
 
+void add_log_routes(net::Router& router, jobs::JobService& svc, const jobs::JobLogs& logs) {
+  router.add("GET", "/v1/jobs/{id}/log",
+             [&svc, &logs](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) {
+               auto id = net::parse_int_param(p.at(0), "id", 1, std::numeric_limits<int64_t>::max());
+               if (!id) return respond(net::error_response(id.error()));
+               int64_t after = 0;
+               for (const auto& [key, value] : req.query) {
+                 if (key != "after")
+                   return respond(net::error_response(make_error(
+                       ErrorCode::invalid_argument, "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
+                 auto v = net::parse_int_param(value, "after", 0, std::numeric_limits<int64_t>::max());
+                 if (!v) return respond(net::error_response(v.error()));
+                 after = *v;
+               }
+               auto job = svc.get_job(*id);  // 404 for an unknown job
+               if (!job) return respond(net::error_response(job.error()));
+               const jobs::LogChunk c = logs.read(*id, after);
+               respond(net::json_response(200, json{{"job_id", *id},
+                                                    {"text", c.text},
+                                                    {"next", c.next},
+                                                    {"dropped_bytes", c.dropped_bytes}}));
+             });
+}
+
 }  // namespace jobctl::daemon::http

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/crc32c.h"
 #include "train/spec/job_spec.h"
 
 namespace jobctl::daemon::jobs {
@@ -15,6 +16,7 @@ namespace jobctl::daemon::jobs {
 Expected<CheckpointExpectation> expectation_for(const std::string& spec_json) {
   auto spec = train::parse_job_spec(spec_json);
   if (!spec) return make_error(ErrorCode::io, "the job's stored spec cannot be read: " + spec.error().message);
+  if (spec->is_command()) return CheckpointExpectation{0, 0, true};
   return CheckpointExpectation{train::training_fingerprint(*spec), train::training_steps(*spec)};
 }
 
@@ -25,6 +27,8 @@ Expected<train::CheckpointScan> check_checkpoint_file(const std::string& path, u
   train::CheckpointScanner scanner;
   Status framing;  // the first framing error; the CRC over every byte comes first
   std::array<char, 1 << 16> buf;
+  uint64_t opaque_bytes = 0;
+  uint32_t opaque_crc = 0;
   for (;;) {
     const ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n < 0 && errno == EINTR) continue;
@@ -34,9 +38,28 @@ Expected<train::CheckpointScan> check_checkpoint_file(const std::string& path, u
       return make_error(ErrorCode::io, "cannot read the uploaded checkpoint " + path + ": " + std::strerror(err));
     }
     if (n == 0) break;
+    if (expect.opaque) {
+      opaque_bytes += static_cast<uint64_t>(n);
+      opaque_crc = crc32c::extend(opaque_crc, buf.data(), static_cast<size_t>(n));
+      continue;
+    }
     if (auto st = scanner.feed(buf.data(), static_cast<size_t>(n)); !st && framing) framing = st;
   }
   ::close(fd);
+  if (expect.opaque) {
+    if (opaque_crc != crc32c) {
+      char msg[112];
+      std::snprintf(msg, sizeof msg, "checksum mismatch: crc32c of the body is %08x, the request says %08x",
+                    opaque_crc, crc32c);
+      return make_error(ErrorCode::invalid_argument, msg, "crc32c");
+    }
+    if (step < 0) return make_error(ErrorCode::invalid_argument, "step must not be negative", "step");
+    train::CheckpointScan opaque;
+    opaque.bytes = opaque_bytes;
+    opaque.crc32c = opaque_crc;
+    opaque.meta.global_step = step;
+    return opaque;
+  }
   if (scanner.crc32c() != crc32c) {
     char msg[112];
     std::snprintf(msg, sizeof msg, "checksum mismatch: crc32c of the body is %08x, the request says %08x",

@@ -23,11 +23,16 @@ namespace jobctl::daemon::jobs {
 struct CheckpointExpectation {
   uint64_t fingerprint = 0;  // train::training_fingerprint of the job's spec
   int64_t max_step = 0;      // train::training_steps of the job's spec
+  // A command job's checkpoint is an opaque file (docs/job-protocol.md): only its CRC32C is
+  // checked, and its step is the program's own (any step from 0).
+  bool opaque = false;
 };
 
 // From the job's stored (canonical) spec.
 Expected<CheckpointExpectation> expectation_for(const std::string& spec_json);
 
+// An opaque checkpoint (a command job's) is checked for its CRC32C only; the returned scan has
+// its bytes and CRC32C and an empty meta.
 // Errors: invalid_argument naming crc32c (the bytes' checksum differs from `crc32c`) or step
 // (another step than `step`, or beyond the job's last); corrupt_checkpoint (not a checkpoint's
 // framing) and checkpoint_mismatch (another training's checkpoint), both naming body; io when

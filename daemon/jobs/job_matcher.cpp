@@ -5,7 +5,7 @@ namespace jobctl::daemon::jobs {
 std::optional<int64_t> FifoMatcher::pick(int64_t /*worker_id*/, const WorkerCapabilities& worker,
                                          const JobQueue& queue) const {
   for (const QueuedJob& job : queue)
-    if (job_fits_worker(job.resource_gpu, job.resource_gpus, worker)) return job.id;
+    if (worker_takes_kind(job, worker) && job_fits_worker(job.resource_gpu, job.resource_gpus, worker)) return job.id;
   return std::nullopt;
 }
 

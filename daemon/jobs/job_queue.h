@@ -7,6 +7,7 @@
 // Thread safety: none; JobService guards it with its mutex.
 #pragma once
 
+#include "daemon/jobs/worker_capabilities.h"
 #include "daemon/store/records.h"
 #include "scheduler/job_queue.h"
 
@@ -23,5 +24,11 @@ using JobQueue = scheduler::JobQueue<QueuedJob, QueuedJobKey>;
 // Fills q.placement_* from a placed job's chosen candidate (left empty when it has none): what
 // the matcher needs of the placement to offer the job only where it was placed.
 void set_placement_fields(const store::JobRow& row, QueuedJob& q);
+
+// Whether a stored (canonical) spec is a command job's.
+bool is_command_spec(const std::string& spec_json);
+
+// Whether `worker` may be offered `job` at all: a command job only to a worker that runs them.
+bool worker_takes_kind(const QueuedJob& job, const WorkerCapabilities& worker);
 
 }  // namespace jobctl::daemon::jobs

@@ -41,6 +41,7 @@ Status JobService::lose_lease_in(WriteTxn& txn, store::JobRow job, const std::st
     q.created_ms = job.created_ms;
     q.resource_gpu = job.resource_gpu;
     q.resource_gpus = job.resource_gpus;
+    q.command = is_command_spec(job.spec_json);
     txn.on_commit([this, q] { on_job_queued(q); });
   }
   if (worker_id) {

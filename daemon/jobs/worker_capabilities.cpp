@@ -64,6 +64,9 @@ Expected<WorkerCapabilities> capabilities_from_json(const json& j, const std::st
       auto v = non_negative_int(value, field);
       if (!v) return v.error();
       caps.memory_mb = *v;
+    } else if (key == "commands") {
+      if (!value.is_boolean()) return make_error(ErrorCode::invalid_argument, field + " must be true or false", field);
+      caps.commands = value.get<bool>();
     } else if (key == "simulated") {
       if (!value.is_boolean()) return make_error(ErrorCode::invalid_argument, field + " must be true or false", field);
       caps.simulated = value.get<bool>();
@@ -139,6 +142,7 @@ json to_json(const WorkerCapabilities& caps) {
     out["cpu"] = {{"model", caps.cpu->model}, {"vendor", caps.cpu->vendor}, {"vector_bits", caps.cpu->vector_bits},
                   {"fma", caps.cpu->fma}, {"mhz", static_cast<int64_t>(caps.cpu->mhz)}};
   if (caps.simulated) out["simulated"] = true;
+  if (caps.commands) out["commands"] = true;
   return out;
 }
 

@@ -5,7 +5,8 @@
 //    "cpu_cores": 16, "memory_mb": 131072,
 //    "cpu": {"model": "AMD EPYC 7B13", "vendor": "AuthenticAMD", "vector_bits": 256, "fma": true,
 //            "mhz": 2450},                      (optional: what cost/cpu_peak.h needs)
-//    "simulated": true}                         (optional: GPUs faked, training on the CPU)
+//    "simulated": true,                         (optional: GPUs faked, training on the CPU)
+//    "commands": true}                          (optional: runs command jobs, --allow-commands)
 // An empty (or absent) "gpus" list is a CPU-only worker.
 //
 // Thread safety: plain values and pure functions.
@@ -53,6 +54,7 @@ struct WorkerCapabilities {
   std::optional<WorkerInstance> instance;  // none: a local worker
   std::optional<cost::CpuFacts> cpu;       // cores: cpu_cores; none: the worker did not say
   bool simulated = false;                  // GPUs faked (jobctl-worker --fake-gpus / --simulated)
+  bool commands = false;                   // runs command jobs (jobctl-worker --allow-commands)
 
   bool cpu_only() const { return gpus.empty(); }
 };

@@ -37,6 +37,7 @@ double worker_cpu_peak_tflops(const jobs::WorkerCapabilities& worker) {
 
 bool placement_allows(const jobs::QueuedJob& job, const jobs::WorkerCapabilities& worker) {
   if (job.placement_option.empty()) return false;  // not placed yet
+  if (!jobs::worker_takes_kind(job, worker)) return false;
   if (job.placement_option == "local") {
     if (worker.instance) return false;
     if (!job_fits_worker(job.resource_gpu == "any" && job.placement_gpu == "cpu" ? "any" : job.resource_gpu,

@@ -49,7 +49,9 @@ void hold_to(scheduler::Job& job, jobs::MoveTarget held_to) {
 
 scheduler::Job remaining_work(const store::JobRow& row, const train::JobSpec& spec, jobs::MoveTarget held_to) {
   scheduler::Job job = scheduler::job_from_spec(std::to_string(row.id), spec, train::model_stats(spec), row.created_ms);
-  job.workload.training_flops *= std::max(1.0 - done_fraction(row.progress_json), 0.001);
+  const double left = std::max(1.0 - done_fraction(row.progress_json), 0.001);
+  job.workload.training_flops *= left;
+  if (job.workload.assumed_hours) *job.workload.assumed_hours *= left;
   hold_to(job, held_to);
   return job;
 }
@@ -415,7 +417,8 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
       if (placed) {
         job.worker_id.reset();
         if (auto st = jobs::transition_job(txn, job, store::JobState::placed, "placed", detail, now); !st) return st;
-        jobs::QueuedJob q{job.id, job.priority, job.created_ms, job.resource_gpu, job.resource_gpus, {}, {}, {}};
+        jobs::QueuedJob q{job.id, job.priority, job.created_ms, job.resource_gpu, job.resource_gpus, {}, {}, {}, false};
+        q.command = jobs::is_command_spec(job.spec_json);
         jobs::set_placement_fields(job, q);
         txn.on_commit([this, q] {
           jobs_.job_placed(q);

@@ -202,6 +202,12 @@ CREATE TABLE slurm_jobs (
 CREATE INDEX slurm_jobs_live ON slurm_jobs(job_id) WHERE state != 'ended';
 )sql";
 
+// Version 11 (command jobs): a token's permissions beyond its role, granted by an admin: "commands"
+// lets a user's token submit command jobs (docs/security.md).
+constexpr std::string_view kV11 = R"sql(
+ALTER TABLE api_tokens ADD COLUMN permissions TEXT NOT NULL DEFAULT '';
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -216,6 +222,7 @@ const std::vector<Migration>& migrations() {
       {8, "ledger.open", kV8},
       {9, "calibration.overhead_s", kV9},
       {10, "slurm_jobs", kV10},
+      {11, "api_tokens.permissions", kV11},
   };
   return list;
 }

@@ -83,6 +83,9 @@ struct QueuedJobRow {
   std::string placement_option;         // "" | "local" | "on_demand" | "spot"
   std::string placement_gpu;            // local: the chosen pool's GPU model ("cpu", "V100")
   std::string placement_instance_type;  // cloud: the chosen instance type
+  // A command job (the user's own program): offered only to workers that run them
+  // (jobctl-worker --allow-commands).
+  bool command = false;
 };
 
 // A lease as the placement service and the provisioner read it, without the job's spec or
@@ -131,6 +134,7 @@ struct TokenRow {
   std::string role;               // admin | user | worker
   std::string hash_hex;           // SHA-256 of the secret, lowercase hex
   std::string prefix;             // the secret's first characters, to recognise it in listings
+  std::string permissions;        // granted beyond the role, comma-separated: "" or "commands"
   int64_t created_ms = 0;
   std::optional<int64_t> revoked_ms;
 };

@@ -49,9 +49,11 @@ Expected<std::vector<QueuedJobRow>> waiting_jobs(Connection& db, bool placed) {
   auto p = db.prepare(placed ? "SELECT id, priority, created_ms, resource_gpu, resource_gpus, "
                                "COALESCE(json_extract(chosen, '$.option'), ''), "
                                "COALESCE(json_extract(chosen, '$.gpu'), ''), "
-                               "COALESCE(json_extract(chosen, '$.instance_type'), '') "
+                               "COALESCE(json_extract(chosen, '$.instance_type'), ''), "
+                               "CASE WHEN json_valid(spec) THEN json_extract(spec, '$.command') IS NOT NULL ELSE 0 END "
                                "FROM jobs WHERE state = 'placed' AND worker_id IS NULL ORDER BY id"
-                             : "SELECT id, priority, created_ms, resource_gpu, resource_gpus, '', '', '' "
+                             : "SELECT id, priority, created_ms, resource_gpu, resource_gpus, '', '', '', "
+                               "CASE WHEN json_valid(spec) THEN json_extract(spec, '$.command') IS NOT NULL ELSE 0 END "
                                "FROM jobs WHERE state = 'queued' ORDER BY id");
   if (!p) return p.error();
   StatementUse s(*p);
@@ -69,6 +71,7 @@ Expected<std::vector<QueuedJobRow>> waiting_jobs(Connection& db, bool placed) {
     q.placement_option = s->column_text(5);
     q.placement_gpu = s->column_text(6);
     q.placement_instance_type = s->column_text(7);
+    q.command = s->column_int64(8) != 0;  // a spec that is not JSON (never stored by submit) reads as no command
     out.push_back(std::move(q));
   }
   return out;

@@ -6,7 +6,7 @@ namespace jobctl::daemon::store {
 
 namespace {
 
-constexpr const char* kTokenColumns = "id, user, role, hash, prefix, created_ms, revoked_ms";
+constexpr const char* kTokenColumns = "id, user, role, hash, prefix, created_ms, revoked_ms, permissions";
 
 TokenRow read_token(const Statement& s) {
   TokenRow t;
@@ -17,6 +17,7 @@ TokenRow read_token(const Statement& s) {
   t.prefix = s.column_text(4);
   t.created_ms = s.column_int64(5);
   t.revoked_ms = s.column_opt_int64(6);
+  t.permissions = s.column_text(7);
   return t;
 }
 
@@ -86,12 +87,12 @@ Expected<int64_t> WriteTxn::count_waiting_jobs(const std::string& owner) {
 Expected<int64_t> Store::insert_token(const TokenRow& row) {
   return write_value<int64_t>([row](WriteTxn& txn) -> Expected<int64_t> {
     auto p = txn.db_.prepare(
-        "INSERT INTO api_tokens (user, role, hash, prefix, created_ms, revoked_ms) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+        "INSERT INTO api_tokens (user, role, hash, prefix, created_ms, revoked_ms, permissions) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
     if (!p) return p.error();
     StatementUse s(*p);
     s->bind(1, row.user).bind(2, row.role).bind(3, row.hash_hex).bind(4, row.prefix)
-        .bind(5, row.created_ms).bind(6, row.revoked_ms);
+        .bind(5, row.created_ms).bind(6, row.revoked_ms).bind(7, row.permissions);
     if (auto st = s->run(); !st) return st.error();
     return txn.db_.last_insert_rowid();
   });

@@ -9,9 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/auth/worker_credentials.h"
+#include "daemon/http/bundle_routes.h"
 #include "daemon/http/auth_setup.h"
 #include "net/json_body.h"
 #include "tests/daemon/service_support.h"
+#include "tests/support/temp_dir.h"
 
 namespace jobctl::daemon::http {
 namespace {
@@ -363,6 +365,36 @@ TEST(Target, ParsesPathAndDecodesQuery) {
   EXPECT_TRUE(net::is_json_content_type("application/json; charset=utf-8"));
   EXPECT_TRUE(net::is_json_content_type("Application/JSON"));
   EXPECT_FALSE(net::is_json_content_type("text/json"));
+}
+
+TEST_F(Api, CodeBundlesAreStoredByTheirSha256AndReadBack) {
+  jobctl::testing::TempDir dir;
+  store::BlobStore bundles(dir.file("bundles"));
+  ASSERT_TRUE(bundles.prepare());
+  add_bundle_routes(router_, bundles);
+  const std::string bundle = std::string("JCBUNDL1") + std::string(32, '\0') + "payload";
+  net::HttpResponse r = call("POST", "/v1/bundles", bundle, "application/octet-stream");
+  ASSERT_EQ(r.status, 201) << r.body;
+  const std::string sha = body_of(r)["bundle"];
+  EXPECT_EQ(sha.size(), 64u);
+  EXPECT_EQ(body_of(r)["bytes"], bundle.size());
+  net::HttpResponse again = call("POST", "/v1/bundles", bundle, "application/octet-stream");
+  EXPECT_EQ(body_of(again)["bundle"], sha) << "content-addressed";
+  net::HttpResponse got = call("GET", "/v1/bundles/" + sha);
+  ASSERT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(got.body, bundle);
+
+  net::HttpResponse not_bundle = call("POST", "/v1/bundles", "just text", "application/octet-stream");
+  EXPECT_EQ(not_bundle.status, 400);
+  EXPECT_EQ(body_of(not_bundle)["error"]["field"], "body");
+  EXPECT_EQ(call("GET", "/v1/bundles/" + std::string(64, 'a')).status, 404);
+  net::HttpResponse bad_name = call("GET", "/v1/bundles/../../etc");
+  EXPECT_NE(bad_name.status, 200);
+  net::HttpResponse upper = call("GET", "/v1/bundles/" + std::string(64, 'A'));
+  EXPECT_EQ(upper.status, 400);
+  EXPECT_EQ(body_of(upper)["error"]["field"], "sha256");
+  EXPECT_TRUE(is_bundle_upload("POST", "/v1/bundles"));
+  EXPECT_FALSE(is_bundle_upload("GET", "/v1/bundles"));
 }
 
 }  // namespace

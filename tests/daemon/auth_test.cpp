@@ -142,6 +142,29 @@ TEST_F(Auth, RolesReachOnlyTheirRoutes) {
   EXPECT_EQ(who["role"], "worker");
 }
 
+TEST_F(Auth, OnlyTokensGrantedTheCommandsPermissionSubmitCommandJobs) {
+  const std::string admin = token("root", "admin");
+  const std::string user = token("alice", "user");
+  const std::string command = R"({"command":["python3","train.py"],"resources":{"gpu":"cpu"}})";
+  expect_refused("POST", "/v1/jobs", user, command, 403, "permission_denied");
+  EXPECT_EQ(body_of(call("POST", "/v1/jobs", user, command))["error"]["field"], "command");
+  // A built-in model's job needs no permission.
+  EXPECT_GT(submit(user), 0);
+  // An admin grants it, on a new token; unknown permissions are refused naming the field.
+  expect_refused("POST", "/v1/tokens", admin, R"({"user":"bob","role":"user","permissions":["root"]})", 400,
+                 "invalid_argument");
+  expect_refused("POST", "/v1/tokens", admin, R"({"user":"bob","role":"user","permissions":"commands"})", 400,
+                 "invalid_argument");
+  net::HttpResponse made = call("POST", "/v1/tokens", admin, R"({"user":"bob","role":"user","permissions":["commands"]})");
+  ASSERT_EQ(made.status, 201) << made.body;
+  EXPECT_EQ(body_of(made)["permissions"], json::array({"commands"}));
+  const std::string bob = body_of(made)["token"];
+  net::HttpResponse r = call("POST", "/v1/jobs", bob, command);
+  EXPECT_EQ(r.status, 201) << r.body;
+  // An admin may always.
+  EXPECT_EQ(call("POST", "/v1/jobs", admin, command).status, 201);
+}
+
 TEST_F(Auth, UsersSeeAndCancelOnlyTheirOwnJobsAdminsAll) {
   const std::string admin = token("root", "admin");
   const std::string alice = token("alice", "user");

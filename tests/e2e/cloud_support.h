@@ -24,12 +24,14 @@ namespace jobctl::e2e {
 // the real worker with one BLAS thread (bit-exact across workers), polling the notice every 200 ms.
 class CloudSim {
  public:
-  explicit CloudSim(const std::string& state_dir)
+  // `worker_flags`: more jobctl-worker flags for the instances' workers (e.g. " --allow-commands").
+  explicit CloudSim(const std::string& state_dir, const std::string& worker_flags = "")
       : process_({jobctl::testing::env_or_fail("JOBCTL_CLOUDSIM"), "--listen", "127.0.0.1:0", "--state-dir",
                   state_dir, "--time-factor", "60", "--notice-seconds", "600", "--worker-command",
                   cloud::shell_quote(jobctl::testing::env_or_fail("JOBCTL_WORKER")) + " --trainer " +
                       cloud::shell_quote(jobctl::testing::env_or_fail("JOBCTL_TRAIN")) +
-                      " --device cpu --threads 1 --wait-s 2 --keep-work-dirs --notice-interval-ms 200"}) {
+                      " --device cpu --threads 1 --wait-s 2 --keep-work-dirs --notice-interval-ms 200" +
+                      worker_flags}) {
     using namespace std::chrono_literals;
     const nlohmann::json started = jobctl::testing::listening_line(process_, 30s);
     if (!started.is_null()) url_ = started.value("url", "");

@@ -174,6 +174,17 @@ TEST(Child, GetsThisEnvironmentWithTheOverrides) {
   EXPECT_EQ(out, "kept/new/3\n");
 }
 
+TEST(Child, ABareNameRemovesAVariableAndAnAddressSpaceLimitHolds) {
+  ::setenv("JOBCTL_PROCESS_TEST_SECRET", "s3cret", 1);
+  auto c = Child::spawn({"/bin/sh", "-c", "echo \"${JOBCTL_PROCESS_TEST_SECRET:-gone}\"; ulimit -v"},
+                        {.env = {"JOBCTL_PROCESS_TEST_SECRET"}, .address_space_limit_bytes = uint64_t{256} << 20});
+  ::unsetenv("JOBCTL_PROCESS_TEST_SECRET");
+  ASSERT_TRUE(c);
+  std::string out, err;
+  ASSERT_TRUE((*c)->read_all(out, err).success()) << err;
+  EXPECT_EQ(out, "gone\n262144\n") << "ulimit -v is in KiB";
+}
+
 TEST(Child, InheritsNoDescriptorButStdio) {
   // A descriptor another part of this process opened without O_CLOEXEC.
   const int leaky = ::open("/dev/null", O_RDONLY);

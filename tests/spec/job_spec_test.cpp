@@ -250,5 +250,55 @@ TEST(JobSpec, OptionalUserRoundTripsAndIsOmittedWhenUnset) {
   EXPECT_EQ(bad.error().field, "user");
 }
 
+TEST(JobSpec, CommandJobsParseRoundTripAndNameTheirFields) {
+  auto r = parse_job_spec(R"({"command": ["/usr/bin/python3", "train.py", "--steps", "3"],
+    "env": {"OMP_NUM_THREADS": "1"}, "estimate": {"hours": 2, "gpu": "V100"},
+    "checkpoint": {"grace_s": 5}, "resources": {"gpu": "cpu", "memory_mb": 2048}})");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->is_command());
+  EXPECT_EQ(r->name, "python3") << "the default name is the program's";
+  EXPECT_EQ(r->command.size(), 4u);
+  EXPECT_EQ(r->env, (std::vector<std::pair<std::string, std::string>>{{"OMP_NUM_THREADS", "1"}}));
+  ASSERT_TRUE(r->estimate);
+  EXPECT_EQ(r->estimate->hours, 2);
+  EXPECT_EQ(r->checkpoint.grace_s, 5);
+  EXPECT_EQ(r->resources.memory_mb, 2048);
+  EXPECT_EQ(training_steps(*r), 0);
+  const std::string canonical = to_json(*r);
+  EXPECT_EQ(canonical.find("\"model\""), std::string::npos) << canonical;
+  auto again = parse_job_spec(canonical);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, *r);
+  EXPECT_EQ(to_json(*again), canonical);
+
+  EXPECT_EQ(parse_error(R"({"command": []})").field, "command");
+  EXPECT_EQ(parse_error(R"({"command": "python3 train.py"})").field, "command");
+  EXPECT_EQ(parse_error(R"({"command": ["python3", 3]})").field, "command[1]");
+  EXPECT_EQ(parse_error(R"({"command": [""]})").field, "command[0]");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "model": {"kind": "mlp"}})").field, "model");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "train": {}})").field, "train");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "env": {"JOBCTL_RESUME_FROM": "/etc/passwd"}})").field,
+            "env.JOBCTL_RESUME_FROM");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "env": {"1BAD": "x"}})").field, "env.1BAD");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "env": {"A": 1}})").field, "env.A");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "estimate": {"gpu": "V100"}})").field, "estimate.hours");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "estimate": {"hours": 0}})").field, "estimate.hours");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "estimate": {"hours": 1, "when": 2}})").field, "estimate.when");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "checkpoint": {"grace_s": 0}})").field, "checkpoint.grace_s");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "resources": {"memory_mb": 1}})").field, "resources.memory_mb");
+  // A built-in model's spec takes neither env nor estimate.
+  EXPECT_EQ(parse_error(with(R"("env": {"A": "b"})")).field, "env");
+  EXPECT_EQ(parse_error(with(R"("estimate": {"hours": 1})")).field, "estimate");
+}
+
+TEST(JobSpec, NewFieldsLeaveOldCanonicalFormsAlone) {
+  auto r = parse_job_spec(kDesignExample);
+  ASSERT_TRUE(r);
+  const std::string canonical = to_json(*r);
+  EXPECT_EQ(canonical.find("grace_s"), std::string::npos);
+  EXPECT_EQ(canonical.find("memory_mb"), std::string::npos);
+  EXPECT_EQ(canonical.find("command"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace jobctl::train

@@ -1,6 +1,7 @@
 // jobctl-train: trains one job spec; see docs/train-cli.md for the flags, the JSON lines on
 // stdout, the files, the signals and the exit codes.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -49,6 +50,35 @@ int fail(int code, const std::string& message) {
   StdoutSink().emit(error_json_line(message));
   std::fprintf(stderr, "jobctl-train: %s\n", message.c_str());
   return code;
+}
+
+// A checkpoint this run cannot resume from: the worker falls back to an older one.
+int fail_resume(const std::string& message) {
+  StdoutSink().emit(resume_refused_json_line(message));
+  std::fprintf(stderr, "jobctl-train: %s\n", message.c_str());
+  return kCheckpoint;
+}
+
+bool has_flag(const std::vector<std::string>& args, const std::string& flag) {
+  for (const auto& a : args)
+    if (a == flag || a.rfind(flag + "=", 0) == 0) return true;
+  return false;
+}
+
+// The job protocol's environment (docs/job-protocol.md) stands in for flags not given:
+// JOBCTL_CHECKPOINT_DIR for --out, JOBCTL_RESUME_FROM for --resume.
+std::vector<std::string> with_protocol_env(std::vector<std::string> args) {
+  const char* dir = std::getenv("JOBCTL_CHECKPOINT_DIR");
+  if (dir && *dir && !has_flag(args, "--out")) {
+    args.push_back("--out");
+    args.push_back(dir);
+  }
+  const char* from = std::getenv("JOBCTL_RESUME_FROM");
+  if (from && *from && !has_flag(args, "--resume")) {
+    args.push_back("--resume");
+    args.push_back(from);
+  }
+  return args;
 }
 
 int run(const std::vector<std::string>& args) {
@@ -103,12 +133,12 @@ int run(const std::vector<std::string>& args) {
       state = std::move(loaded->state);
     } else {
       auto loaded = store.load(cli->resume);
-      if (!loaded) return fail(kCheckpoint, "--resume: " + loaded.error().message);
+      if (!loaded) return fail_resume("--resume: " + loaded.error().message);
       resumed_from = cli->resume;
       state = std::move(*loaded);
     }
     if (auto st = (*trainer)->restore(state); !st)
-      return fail(kCheckpoint, "--resume " + resumed_from + ": " + st.error().message);
+      return fail_resume("--resume " + resumed_from + ": " + st.error().message);
   }
 
   RunOptions options;
@@ -133,7 +163,7 @@ int main(int argc, char** argv) {
   // first step boundary instead of killing the process without a checkpoint.
   install_signal_handlers();
   try {
-    return run(std::vector<std::string>(argv + 1, argv + argc));
+    return run(with_protocol_env(std::vector<std::string>(argv + 1, argv + argc)));
   } catch (const std::exception& e) {
     return fail(kInternal, std::string("internal error: ") + e.what());
   }

@@ -297,20 +297,25 @@ Status parse_checkpoint(const Value& v, CheckpointSpec& c) {
   if (auto st = f.get_int("every_steps", c.every_steps, 0, 1'000'000'000); !st) return st;
   if (auto st = f.get_number("every_seconds", c.every_seconds, 0.0, 1e7, false); !st) return st;
   if (auto st = f.get_int("keep", c.keep, 1, 100); !st) return st;
+  if (auto st = f.get_number("grace_s", c.grace_s, 0.0, 3600.0, true); !st) return st;
   return f.finish();
+}
+
+bool valid_gpu_name(const std::string& gpu) {
+  return std::all_of(gpu.begin(), gpu.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+           c == ' ' || c == '.';
+  });
 }
 
 Status parse_resources(const Value& v, ResourcesSpec& r) {
   Fields f(v, "resources");
   if (auto st = f.get_string("gpu", r.gpu, 64); !st) return st;
-  const bool name_ok = std::all_of(r.gpu.begin(), r.gpu.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-           c == ' ' || c == '.';
-  });
-  if (!name_ok)
+  if (!valid_gpu_name(r.gpu))
     return f.error("gpu", "must be \"any\", \"cpu\" or a GPU model name (letters, digits, space, '-', '_', '.')");
   if (auto st = f.get_int("gpus", r.gpus, 1, 64); !st) return st;
   if (r.gpu == "cpu" && r.gpus != 1) return f.error("gpus", "must be 1 when resources.gpu is \"cpu\"");
+  if (auto st = f.get_int("memory_mb", r.memory_mb, 64, int64_t{1} << 30); !st) return st;
   return f.finish();
 }
 
@@ -321,6 +326,61 @@ Status parse_placement(const Value& v, PlacementSpec& p) {
   if (auto st = f.get_optional_number("max_usd_per_hour", p.max_usd_per_hour, 1e6); !st) return st;
   if (auto st = f.get_optional_number("deadline_hours", p.deadline_hours, 1e6); !st) return st;
   if (auto st = f.get_bool("queue_if_unplaceable", p.queue_if_unplaceable); !st) return st;
+  return f.finish();
+}
+
+Status parse_command(const Value* v, std::vector<std::string>& out) {
+  auto bad = [](const std::string& field, const std::string& message) {
+    return make_error(ErrorCode::invalid_argument, field + " " + message, field);
+  };
+  if (!v->is_array()) return bad("command", "must be an array of strings (the program and its arguments)");
+  const auto& arr = v->as_array();
+  if (arr.empty()) return bad("command", "must name a program (it is empty)");
+  if (arr.size() > 1024) return bad("command", "must have at most 1024 entries");
+  for (size_t i = 0; i < arr.size(); ++i) {
+    const std::string field = "command[" + std::to_string(i) + "]";
+    if (!arr[i].is_string()) return bad(field, "must be a string, not " + std::string(json::type_name(arr[i].type())));
+    const std::string& a = arr[i].as_string();
+    if (a.size() > 8192) return bad(field, "must be at most 8192 bytes long");
+    if (a.find('\0') != std::string::npos) return bad(field, "must not contain a NUL byte");
+    if (i == 0 && a.empty()) return bad(field, "must name a program (it is empty)");
+    out.push_back(a);
+  }
+  return ok_status();
+}
+
+Status parse_env(const Value* v, std::vector<std::pair<std::string, std::string>>& out) {
+  if (!v->is_object())
+    return make_error(ErrorCode::invalid_argument, "env must be an object of NAME: \"value\" strings", "env");
+  if (v->as_object().size() > 256) return make_error(ErrorCode::invalid_argument, "env must have at most 256 entries", "env");
+  for (const auto& [name, value] : v->as_object()) {
+    const std::string field = "env." + name;
+    const bool name_ok = !name.empty() && name.size() <= 128 && !(name[0] >= '0' && name[0] <= '9') &&
+                         std::all_of(name.begin(), name.end(), [](char c) {
+                           return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+                         });
+    if (!name_ok)
+      return make_error(ErrorCode::invalid_argument,
+                        field + ": a variable name is letters, digits and '_', not starting with a digit", field);
+    if (name.rfind("JOBCTL_", 0) == 0)
+      return make_error(ErrorCode::invalid_argument, field + ": JOBCTL_ names are the job protocol's, set by the worker",
+                        field);
+    if (!value.is_string())
+      return make_error(ErrorCode::invalid_argument, field + " must be a string, not " + std::string(json::type_name(value.type())),
+                        field);
+    if (value.as_string().size() > 8192 || value.as_string().find('\0') != std::string::npos)
+      return make_error(ErrorCode::invalid_argument, field + " must be at most 8192 bytes, without NUL", field);
+    out.emplace_back(name, value.as_string());
+  }
+  return ok_status();
+}
+
+Status parse_estimate(const Value& v, RuntimeEstimate& e) {
+  Fields f(v, "estimate");
+  if (!v.find("hours")) return f.error("hours", "is required (the hours the job takes on estimate.gpu)");
+  if (auto st = f.get_number("hours", e.hours, 0.0, 1e5, true); !st) return st;
+  if (auto st = f.get_string("gpu", e.gpu, 64); !st) return st;
+  if (!valid_gpu_name(e.gpu)) return f.error("gpu", "must be a GPU model name (letters, digits, space, '-', '_', '.')");
   return f.finish();
 }
 
@@ -423,6 +483,34 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
   JobSpec spec;
   Fields f(root, "");
   JOBCTL_TRY(f.get_string("name", spec.name, 128));
+  // A command job: the user's program in place of model, data and train.
+  const bool command_job = root.find("command") != nullptr;
+  if (command_job) {
+    JOBCTL_TRY(parse_command(f.take("command"), spec.command));
+    for (const char* key : {"model", "data", "train"})
+      JOBCTL_TRY(f.reject(key, "cannot be given with command (a command job runs its own program)"));
+    if (const Value* env = f.take("env")) JOBCTL_TRY(parse_env(env, spec.env));
+    if (const Value* b = f.take("bundle")) {
+      const bool hex = b->is_string() && b->as_string().size() == 64 &&
+                       b->as_string().find_first_not_of("0123456789abcdef") == std::string::npos;
+      if (!hex)
+        return Unexpected{make_error(ErrorCode::invalid_argument,
+                                     "bundle must be the SHA-256 (64 lowercase hex digits) POST /v1/bundles returned",
+                                     "bundle")};
+      spec.bundle = b->as_string();
+    }
+    auto est = f.get_object("estimate");
+    if (!est) return Unexpected{std::move(est).error()};
+    if (*est) {
+      RuntimeEstimate e;
+      JOBCTL_TRY(parse_estimate(**est, e));
+      spec.estimate = e;
+    }
+  } else {
+    JOBCTL_TRY(f.reject("env", "is only for a command job (give command)"));
+    JOBCTL_TRY(f.reject("bundle", "is only for a command job (give command)"));
+    JOBCTL_TRY(f.reject("estimate", "is only for a command job (give command)"));
+  }
 
   struct Section {
     const char* key;
@@ -441,7 +529,7 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
     auto obj = f.get_object(section.key);
     if (!obj) return Unexpected{std::move(obj).error()};
     if (!*obj) {
-      if (section.required)
+      if (section.required && !command_job)
         return Unexpected{f.error(section.key, "is required").error()};
       continue;
     }
@@ -450,31 +538,53 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
   JOBCTL_TRY(f.get_int("priority", spec.priority, 0, 100));
   JOBCTL_TRY(f.get_string("user", spec.user, 128));
   JOBCTL_TRY(f.finish());
-  JOBCTL_TRY(check_consistency(spec));
-  if (spec.name.empty())
+  if (!command_job) JOBCTL_TRY(check_consistency(spec));
+  if (spec.name.empty() && command_job) {
+    const std::string& program = spec.command.front();
+    spec.name = program.substr(program.find_last_of('/') == std::string::npos ? 0 : program.find_last_of('/') + 1);
+    if (spec.name.empty() || spec.name.size() > 128) spec.name = "command";
+  } else if (spec.name.empty()) {
     spec.name = std::string(to_string(spec.model.kind)) + "-" + std::string(to_string(spec.data.dataset));
+  }
   return spec;
 }
 
 std::string to_json(const JobSpec& s) {
-  const Value root(json::Object{
-      {"name", Value(s.name)},
-      {"model", model_json(s.model)},
-      {"data", data_json(s.data, true)},
-      {"train", train_json(s.train, false)},
-      {"checkpoint", Value(json::Object{{"every_steps", Value(s.checkpoint.every_steps)},
-                                        {"every_seconds", Value(s.checkpoint.every_seconds)},
-                                        {"keep", Value(s.checkpoint.keep)}})},
-      {"resources", Value(json::Object{{"gpu", Value(s.resources.gpu)}, {"gpus", Value(s.resources.gpus)}})},
-      {"placement", placement_json(s.placement)},
-      {"priority", Value(s.priority)},
-  });
-  if (!s.user.empty()) {  // only when set: specs without a user keep their canonical form
-    Value with_user = root;
-    with_user.as_object().push_back({"user", Value(s.user)});
-    return with_user.dump();
+  // Fields added later appear only when not at their defaults, so that older specs keep their
+  // canonical form.
+  json::Object checkpoint{{"every_steps", Value(s.checkpoint.every_steps)},
+                          {"every_seconds", Value(s.checkpoint.every_seconds)},
+                          {"keep", Value(s.checkpoint.keep)}};
+  if (s.checkpoint.grace_s != CheckpointSpec{}.grace_s) checkpoint.push_back({"grace_s", Value(s.checkpoint.grace_s)});
+  json::Object resources{{"gpu", Value(s.resources.gpu)}, {"gpus", Value(s.resources.gpus)}};
+  if (s.resources.memory_mb > 0) resources.push_back({"memory_mb", Value(s.resources.memory_mb)});
+  json::Object root{{"name", Value(s.name)}};
+  if (s.is_command()) {
+    json::Array command;
+    for (const auto& a : s.command) command.push_back(Value(a));
+    root.push_back({"command", Value(std::move(command))});
+    if (!s.bundle.empty()) root.push_back({"bundle", Value(s.bundle)});
+    if (!s.env.empty()) {
+      json::Object env;
+      for (const auto& [k, v] : s.env) env.push_back({k, Value(v)});
+      root.push_back({"env", Value(std::move(env))});
+    }
+    if (s.estimate) {
+      json::Object e{{"hours", Value(s.estimate->hours)}};
+      if (!s.estimate->gpu.empty()) e.push_back({"gpu", Value(s.estimate->gpu)});
+      root.push_back({"estimate", Value(std::move(e))});
+    }
+  } else {
+    root.push_back({"model", model_json(s.model)});
+    root.push_back({"data", data_json(s.data, true)});
+    root.push_back({"train", train_json(s.train, false)});
   }
-  return root.dump();
+  root.push_back({"checkpoint", Value(std::move(checkpoint))});
+  root.push_back({"resources", Value(std::move(resources))});
+  root.push_back({"placement", placement_json(s.placement)});
+  root.push_back({"priority", Value(s.priority)});
+  if (!s.user.empty()) root.push_back({"user", Value(s.user)});
+  return Value(std::move(root)).dump();
 }
 
 uint64_t training_fingerprint(const JobSpec& s) {
@@ -490,6 +600,7 @@ uint64_t training_fingerprint(const JobSpec& s) {
 }
 
 int64_t training_steps(const JobSpec& spec) {
+  if (spec.is_command()) return 0;  // a command job's steps are its own
   const int64_t samples = input_shape(spec.data).train_samples;
   const int64_t batch = std::max(1, spec.train.batch_size);
   return (samples + batch - 1) / batch * spec.train.epochs;
@@ -539,15 +650,19 @@ bool operator==(const TrainSpec& a, const TrainSpec& b) {
          a.recompute == b.recompute;
 }
 bool operator==(const CheckpointSpec& a, const CheckpointSpec& b) {
-  return a.every_steps == b.every_steps && a.every_seconds == b.every_seconds && a.keep == b.keep;
+  return a.every_steps == b.every_steps && a.every_seconds == b.every_seconds && a.keep == b.keep &&
+         a.grace_s == b.grace_s;
 }
-bool operator==(const ResourcesSpec& a, const ResourcesSpec& b) { return a.gpu == b.gpu && a.gpus == b.gpus; }
+bool operator==(const ResourcesSpec& a, const ResourcesSpec& b) {
+  return a.gpu == b.gpu && a.gpus == b.gpus && a.memory_mb == b.memory_mb;
+}
+bool operator==(const RuntimeEstimate& a, const RuntimeEstimate& b) { return a.hours == b.hours && a.gpu == b.gpu; }
 bool operator==(const PlacementSpec& a, const PlacementSpec& b) {
   return a.mode == b.mode && a.spot == b.spot && a.max_usd_per_hour == b.max_usd_per_hour &&
          a.deadline_hours == b.deadline_hours && a.queue_if_unplaceable == b.queue_if_unplaceable;
 }
 bool operator==(const JobSpec& a, const JobSpec& b) {
-  return a.name == b.name && a.model == b.model && a.data == b.data && a.train == b.train &&
+  return a.name == b.name && a.command == b.command && a.bundle == b.bundle && a.env == b.env && a.estimate == b.estimate && a.model == b.model && a.data == b.data && a.train == b.train &&
          a.checkpoint == b.checkpoint && a.resources == b.resources && a.placement == b.placement &&
          a.priority == b.priority && a.user == b.user;
 }

@@ -5,7 +5,7 @@
 // must build alone (standard library only) and jobctl-train reads specs; the daemon and the CLI
 // call the same functions, so a spec the daemon accepts is exactly a spec the trainer can run.
 //
-// Rules: everything but `model` and `data` has a default; unknown keys anywhere are an error; every
+// Rules: everything but `model` and `data` (or, for a command job, `command`) has a default; unknown keys anywhere are an error; every
 // error names the offending field by its dotted path ("train.epochs", "model.hidden[1]").
 //
 // Thread safety: pure functions over values.
@@ -86,11 +86,19 @@ struct CheckpointSpec {
   int every_steps = 500;       // 0 disables step-based checkpoints
   double every_seconds = 0.0;  // 0 disables time-based checkpoints
   int keep = 3;                // how many periodic checkpoints to keep (>= 1)
+  double grace_s = 30.0;       // after SIGTERM, how long the program may take to exit before SIGKILL
 };
 
 struct ResourcesSpec {
   std::string gpu = "any";     // "any", "cpu" (no GPU needed) or a GPU model such as "A100"
   int gpus = 1;
+  int64_t memory_mb = 0;       // the program's address-space limit (RLIMIT_AS); 0: none
+};
+
+// A command job's runtime hint: about `hours` on one `gpu` (a GPU model; empty: any).
+struct RuntimeEstimate {
+  double hours = 0;
+  std::string gpu;
 };
 
 struct PlacementSpec {
@@ -102,7 +110,14 @@ struct PlacementSpec {
 };
 
 struct JobSpec {
-  std::string name;            // default: "<model kind>-<dataset>"
+  std::string name;            // default: "<model kind>-<dataset>"; a command job: its program's name
+  // A command job (docs/job-protocol.md): the user's own program and its arguments, run in place
+  // of jobctl-train; `model`, `data` and `train` are then not given. Empty: a built-in model.
+  std::vector<std::string> command;
+  std::vector<std::pair<std::string, std::string>> env;  // a command job's extra environment
+  std::optional<RuntimeEstimate> estimate;                // a command job's runtime hint
+  std::string bundle;  // a command job's code bundle: the SHA-256 (64 hex) POST /v1/bundles named; "" none
+  bool is_command() const { return !command.empty(); }
   ModelSpec model;
   DataSpec data;
   TrainSpec train;
@@ -163,6 +178,7 @@ bool operator==(const TrainSpec&, const TrainSpec&);
 bool operator==(const CheckpointSpec&, const CheckpointSpec&);
 bool operator==(const ResourcesSpec&, const ResourcesSpec&);
 bool operator==(const PlacementSpec&, const PlacementSpec&);
+bool operator==(const RuntimeEstimate&, const RuntimeEstimate&);
 bool operator==(const JobSpec&, const JobSpec&);
 
 }  // namespace jobctl::train

@@ -504,7 +504,7 @@ TEST_F(CudaTest, ProcessResumeAfterSigtermIsBitExactAndAutoPicksCuda) {
     while (auto e = p.next()) {
       const std::string ev = testing::event_of(*e);
       if (ev == "start" && device) *device = e->find("device")->as_string();
-      if (ev == "step") {
+      if (ev == "progress") {
         losses[e->find("step")->as_int()] = e->find("loss")->as_double();
         if (stop_after > 0 && !sent && e->find("step")->as_int() >= stop_after) {
           p.signal(SIGTERM);

@@ -42,7 +42,7 @@ RunLog collect(TrainProcess& p, const std::function<void(const json::Value&)>& o
   RunLog log;
   while (auto e = p.next()) {
     if (on_event) on_event(*e);
-    if (event_of(*e) == "step") log.losses[e->find("step")->as_int()] = e->find("loss")->as_double();
+    if (event_of(*e) == "progress") log.losses[e->find("step")->as_int()] = e->find("loss")->as_double();
     if (event_of(*e) == "epoch") log.epoch_train_losses.push_back(e->find("train_loss")->as_double());
     log.events.push_back(*e);
   }
@@ -86,7 +86,7 @@ TEST_F(ProcessTest, ResumeAfterSigtermIsBitExact) {
   TrainProcess first(args("split", {}));
   bool sent = false;
   const RunLog part = collect(first, [&](const json::Value& e) {
-    if (!sent && event_of(e) == "step" && e.find("step")->as_int() >= 40) {
+    if (!sent && event_of(e) == "progress" && e.find("step")->as_int() >= 40) {
       first.signal(SIGTERM);
       sent = true;
     }
@@ -142,7 +142,7 @@ TEST_F(ProcessTest, Sigusr1CheckpointsAndTrainingContinues) {
   TrainProcess p({"--spec", dir.file("spec.json"), "--out", dir.file("out"), "--device", "cpu", "--threads", "1"});
   bool sent = false;
   const RunLog log = collect(p, [&](const json::Value& e) {
-    if (!sent && event_of(e) == "step" && e.find("step")->as_int() >= 30) {
+    if (!sent && event_of(e) == "progress" && e.find("step")->as_int() >= 30) {
       p.signal(SIGUSR1);
       sent = true;
     }

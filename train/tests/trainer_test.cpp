@@ -216,7 +216,7 @@ TEST(TrainingRun, CompletesWithEventsFinalCheckpointAndResult) {
   EXPECT_EQ(f.sink.events.front().find("event")->as_string(), "start");
   EXPECT_EQ(f.sink.events.front().find("total_steps")->as_int(), 32);
   EXPECT_TRUE(f.sink.events.front().find("resumed_from")->is_null());
-  const auto steps = f.sink.of("step");
+  const auto steps = f.sink.of("progress");
   ASSERT_EQ(steps.size(), 8u);  // every 4th of 32
   EXPECT_EQ(steps[0].find("step")->as_int(), 4);
   EXPECT_EQ(steps.back().find("epoch")->as_int(), 1);
@@ -299,7 +299,7 @@ TEST(TrainingRun, MaxStepsAndTimeBasedCheckpoints) {
 void expect_joined_run_equals(const LoopFixture& straight, const LoopFixture& part, const LoopFixture& rest) {
   auto losses = [](const CollectingSink& s) {
     std::vector<double> v;
-    for (const auto& e : s.of("step")) v.push_back(e.find("loss")->as_double());
+    for (const auto& e : s.of("progress")) v.push_back(e.find("loss")->as_double());
     return v;
   };
   auto joined = losses(part.sink);

@@ -28,8 +28,9 @@ std::string to_json_line(const StartEvent& e) {
 }
 
 std::string to_json_line(const StepEvent& e) {
-  return Value(json::Object{{"event", Value("step")},
+  return Value(json::Object{{"event", Value("progress")},
                             {"step", Value(e.step)},
+                            {"total_steps", Value(e.total_steps)},
                             {"epoch", Value(e.epoch)},
                             {"loss", Value(e.loss)},
                             {"lr", Value(e.lr)},
@@ -69,6 +70,27 @@ std::string to_json_line(const DoneEvent& e) {
 
 std::string error_json_line(const std::string& message) {
   return Value(json::Object{{"event", Value("error")}, {"message", Value(message)}}).dump();
+}
+
+std::string resume_refused_json_line(const std::string& message) {
+  return Value(json::Object{{"event", Value("error")}, {"message", Value(message)}, {"resume_refused", Value(true)}})
+      .dump();
+}
+
+std::string result_json_line(const ResultFile& r) {
+  json::Object o{{"event", Value("result")},
+                 {"steps", Value(r.steps)},
+                 {"epochs", Value(r.epochs)},
+                 {"final_loss", optional_value(r.final_loss)},
+                 {"test_loss", optional_value(r.test_loss)},
+                 {"test_accuracy", optional_value(r.test_accuracy)},
+                 {"elapsed_s", Value(r.elapsed_s)},
+                 {"device", Value(r.device)}};
+  if (!r.final_checkpoint_crc32c.empty()) {
+    o.emplace_back("final_checkpoint_crc32c", Value(r.final_checkpoint_crc32c));
+    o.emplace_back("final_checkpoint_bytes", Value(r.final_checkpoint_bytes));
+  }
+  return Value(std::move(o)).dump();
 }
 
 std::string to_json(const ResultFile& r) {

@@ -21,8 +21,10 @@ struct StartEvent {
   std::optional<std::string> resumed_from;
 };
 
+// The job protocol's `progress` event (docs/job-protocol.md).
 struct StepEvent {
   int64_t step = 0;   // 1-based global step just completed
+  int64_t total_steps = 0;
   int64_t epoch = 0;  // 0-based epoch it belongs to
   float loss = 0;
   float lr = 0;
@@ -62,6 +64,10 @@ struct ResultFile {
   std::optional<double> test_accuracy;
   double elapsed_s = 0;
   std::string device;
+  // The final checkpoint's identity (CRC32C, 8 hex digits, and size), so a resumed run can be
+  // compared with an uninterrupted one; empty when not written.
+  std::string final_checkpoint_crc32c;
+  int64_t final_checkpoint_bytes = 0;
 };
 
 std::string to_json_line(const StartEvent& e);
@@ -71,5 +77,11 @@ std::string to_json_line(const EpochEvent& e);
 std::string to_json_line(const DoneEvent& e);
 std::string error_json_line(const std::string& message);
 std::string to_json(const ResultFile& r);
+// The job protocol's `result` event: the result file's fields (the final checkpoint's identity
+// included), which become the job's result.
+std::string result_json_line(const ResultFile& r);
+// An `error` event for a checkpoint that cannot be resumed from: `resume_refused` tells the
+// worker to fall back to an older checkpoint (docs/job-protocol.md).
+std::string resume_refused_json_line(const std::string& message);
 
 }  // namespace jobctl::train

@@ -1,6 +1,9 @@
 #include "train/trainer/training_run.h"
 
 #include <chrono>
+#include <cstdio>
+
+#include "base/crc32c.h"
 
 #include "train/trainer/progress_json.h"
 
@@ -33,11 +36,17 @@ Expected<RunOutcome> run_training(Trainer& trainer, CheckpointStore& store, File
   sink.emit(to_json_line(start));
 
   double last_checkpoint_s = clock.now_seconds();
+  std::string final_path;
+  size_t final_bytes = 0;
   auto write_checkpoint = [&](const std::string& reason) -> Status {
     const auto t0 = Steady::now();
     const TrainingState state = trainer.snapshot();
     auto written = reason == "final" ? store.write_final(state) : store.write_periodic(state);
     if (!written) return Unexpected{std::move(written).error()};
+    if (reason == "final") {
+      final_path = written->path;
+      final_bytes = written->bytes;
+    }
     CheckpointEvent e;
     e.step = state.global_step;
     e.path = written->path;
@@ -71,6 +80,15 @@ Expected<RunOutcome> run_training(Trainer& trainer, CheckpointStore& store, File
     }
     result.elapsed_s = out.elapsed_s;
     result.device = options.device;
+    if (!final_path.empty()) {
+      // The final weights' identity, read back from the file (what a resumed run is compared by).
+      auto bytes = fs.read_file(final_path);
+      if (!bytes) return Unexpected{std::move(bytes).error()};
+      char hex[9];
+      std::snprintf(hex, sizeof hex, "%08x", crc32c::value(bytes->data(), bytes->size()));
+      result.final_checkpoint_crc32c = hex;
+      result.final_checkpoint_bytes = static_cast<int64_t>(final_bytes);
+    }
     const std::string text = to_json(result) + "\n";
     if (auto st = write_file_atomic(fs, store.dir(), "result.json",
                                     std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
@@ -84,6 +102,7 @@ Expected<RunOutcome> run_training(Trainer& trainer, CheckpointStore& store, File
     if (out.has_eval) done.test_accuracy = out.test_accuracy;
     done.elapsed_s = out.elapsed_s;
     sink.emit(to_json_line(done));
+    if (!interrupted) sink.emit(result_json_line(result));
     return out;
   };
 
@@ -120,6 +139,7 @@ Expected<RunOutcome> run_training(Trainer& trainer, CheckpointStore& store, File
     if (done_steps % log_every == 0 || trainer.finished()) {
       StepEvent e;
       e.step = done_steps;
+      e.total_steps = trainer.total_steps();
       e.epoch = g / trainer.steps_per_epoch();
       e.loss = trainer.last_loss();  // waits for the device, so the timing below is real
       e.lr = trainer.learning_rate_of(done_steps - 1);

@@ -1,5 +1,6 @@
 // Job detail: summary, loss and accuracy curves (GET /v1/jobs/{id}/progress), the event timeline,
-// the placement decision with its candidate table, checkpoints and cost. Polled every 2 s.
+// the placement decision with its candidate table, checkpoints, cost, and the program's output
+// as it runs (GET /v1/jobs/{id}/log, followed from the last offset read). Polled every 2 s.
 import { api, optional, ApiError } from '../api.js';
 import { TERMINAL, clear, duration, h, jobCost, num, objectTable, pct, placementText, stateBadge, time, usd, cell } from '../format.js';
 import { chartFigure, lineChart } from '../charts.js';
@@ -15,6 +16,9 @@ export function mountJobDetail(main, id) {
   const placement = h('div', { id: 'placement' });
   const checkpoints = h('div', { id: 'checkpoints' });
   const cost = h('div', { id: 'cost' });
+  const output = h('pre', { class: 'job-log', id: 'job-log', 'aria-live': 'off' }, 'No output yet.');
+  let logNext = 0;
+  let logText = '';
 
   clear(main,
     h('p', {}, h('a', { href: '#/jobs' }, '← all jobs')),
@@ -26,13 +30,25 @@ export function mountJobDetail(main, id) {
       h('section', { 'aria-labelledby': 'events-h' }, h('h3', { id: 'events-h' }, 'Events'), timeline),
       h('section', { 'aria-labelledby': 'cost-h' }, h('h3', { id: 'cost-h' }, 'Cost'), cost)),
     h('section', { 'aria-labelledby': 'placement-h' }, h('h3', { id: 'placement-h' }, 'Placement'), placement),
-    h('section', { 'aria-labelledby': 'ckpt-h' }, h('h3', { id: 'ckpt-h' }, 'Checkpoints'), checkpoints));
+    h('section', { 'aria-labelledby': 'ckpt-h' }, h('h3', { id: 'ckpt-h' }, 'Checkpoints'), checkpoints),
+    h('section', { 'aria-labelledby': 'log-h' }, h('h3', { id: 'log-h' }, 'Output'), output));
 
   let lastSig = '';
   let done = false;
   const refresh = async () => {
     if (done) return;
     const job = await api('GET', `/v1/jobs/${id}`);
+    // The output since the last poll; the page keeps the last 256 KiB, as jobctld does.
+    const log = await optional(`/v1/jobs/${id}/log?after=${logNext}`);
+    if (log && log.text) {
+      logText += log.text;
+      if (logText.length > 256 * 1024) {
+        const cut = logText.indexOf('\n', logText.length - 256 * 1024);
+        logText = '[... earlier output dropped ...]\n' + logText.slice(cut + 1);
+      }
+      output.textContent = logText;
+    }
+    if (log) logNext = log.next;
     const [hist, ckpts] = await Promise.all([
       optional(`/v1/jobs/${id}/progress`),
       optional(`/v1/jobs/${id}/checkpoints`).catch((e) => ({ error: e })),

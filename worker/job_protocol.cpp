@@ -1,4 +1,4 @@
-#include "worker/train_progress.h"
+#include "worker/job_protocol.h"
 
 namespace jobctl::worker {
 
@@ -8,18 +8,39 @@ namespace {
 
 void copy(json& to, const char* to_key, const json& from, const char* from_key) {
   auto it = from.find(from_key);
-  if (it != from.end() && !it->is_null()) to[to_key] = *it;
+  if (it != from.end() && !it->is_null() && (it->is_number() || it->is_string() || it->is_boolean()))
+    to[to_key] = *it;
 }
 
 }  // namespace
 
-TrainProgress::Kind TrainProgress::apply(std::string_view line) {
+JobProtocol::Kind JobProtocol::apply(std::string_view line) {
   json j = json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("event") || !j["event"].is_string()) {
-    ++ignored_;
-    return Kind::not_json;
+    ++log_lines_;
+    return Kind::log;
   }
   const std::string ev = j["event"];
+  if (ev == "progress") {
+    started_ = true;
+    for (const char* k : {"step", "total_steps", "epoch", "loss", "lr", "step_ms", "samples_per_s"}) copy(progress_, k, j, k);
+    return Kind::progress;
+  }
+  if (ev == "checkpoint") {
+    if (!j.contains("path") || !j["path"].is_string() || j["path"].get<std::string>().empty()) {
+      ++log_lines_;
+      return Kind::log;
+    }
+    copy(progress_, "last_checkpoint_step", j, "step");
+    last_checkpoint_ = j;
+    return Kind::checkpoint;
+  }
+  if (ev == "result") {
+    json r = j;
+    r.erase("event");
+    result_ = std::move(r);
+    return Kind::result;
+  }
   if (ev == "start") {
     started_ = true;
     copy(progress_, "device", j, "device");
@@ -29,20 +50,6 @@ TrainProgress::Kind TrainProgress::apply(std::string_view line) {
     copy(progress_, "step", j, "start_step");
     copy(progress_, "parameters", j, "parameters");
     return Kind::start;
-  }
-  if (ev == "step") {
-    copy(progress_, "step", j, "step");
-    copy(progress_, "epoch", j, "epoch");
-    copy(progress_, "loss", j, "loss");
-    copy(progress_, "lr", j, "lr");
-    copy(progress_, "step_ms", j, "step_ms");
-    copy(progress_, "samples_per_s", j, "samples_per_s");
-    return Kind::step;
-  }
-  if (ev == "checkpoint") {
-    copy(progress_, "last_checkpoint_step", j, "step");
-    last_checkpoint_ = j;
-    return Kind::checkpoint;
   }
   if (ev == "epoch") {
     if (j.contains("epoch") && j["epoch"].is_number_integer())
@@ -60,9 +67,12 @@ TrainProgress::Kind TrainProgress::apply(std::string_view line) {
   if (ev == "error") {
     error_ = j.contains("message") && j["message"].is_string() ? j["message"].get<std::string>()
                                                                : std::string("unknown error");
+    auto refused = j.find("resume_refused");
+    if (refused != j.end() && refused->is_boolean() && refused->get<bool>()) resume_refused_ = true;
     return Kind::error;
   }
-  return Kind::other;
+  ++log_lines_;
+  return Kind::log;
 }
 
 }  // namespace jobctl::worker

@@ -1,0 +1,249 @@
+// Command jobs end to end (docs/job-protocol.md): jobctld, jobctl-worker, jobctl-cloudsim and the
+// users' own programs as real processes on loopback.
+//
+// PyTorchOnSpot: examples/pytorch/train.py (Debian's python3-torch, on the CPU) as a command job
+// placed on a cloudsim spot instance; mid-run the instance is interrupted: the worker sends
+// SIGTERM to the program, which checkpoints; the checkpoint is uploaded as an opaque blob, the
+// job resumes on a second instance from it and succeeds with the weights' hash of an
+// uninterrupted run of the same program.
+//
+// FailingProgram: a program that exits 3 fails its job, the message giving the exit status and
+// the tail of its log.
+//
+// IgnoredSigterm: a program that ignores SIGTERM is killed checkpoint.grace_s after it, and the
+// job resumes from its last periodic checkpoint.
+//
+// WorkerWithoutAllowCommands: a worker started without --allow-commands never leases a command
+// job (it takes a built-in model's job queued behind it); a worker with it then runs it.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "cloud/sim_provider.h"
+#include "process/run.h"
+#include "tests/e2e/cloud_support.h"
+#include "tests/e2e/recovery_support.h"
+#include "tests/support/ci.h"
+#include "tests/support/temp_dir.h"
+
+namespace jobctl::e2e {
+namespace {
+
+// Debian's interpreter, which python3-torch installs into (not a python3 earlier on PATH).
+constexpr const char* kPython = "/usr/bin/python3";
+
+std::string source_file(const std::string& relative) { return env_or_fail("JOBCTL_SOURCE_DIR") + "/" + relative; }
+
+bool torch_available() {
+  auto r = process::run({kPython, "-c", "import torch"}, {.timeout = std::chrono::seconds(60)});
+  return r && r->success();
+}
+
+// The last `result` line of a protocol program's output.
+json result_line(const std::string& out) {
+  json last;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    json j = json::parse(line, nullptr, false);
+    if (j.is_object() && j.value("event", "") == "result") last = j;
+  }
+  return last;
+}
+
+json checkpoints_of(client::ApiClient& api, int64_t id) {
+  auto r = api.http().request("GET", "/v1/jobs/" + std::to_string(id) + "/checkpoints");
+  if (!r || r->status != 200) return json::object();
+  return json::parse(r->body, nullptr, false);
+}
+
+// The example's arguments after the program: 400 steps, a checkpoint every 100.
+std::vector<std::string> torch_args(const std::string& script) {
+  return {kPython, script, "--steps", "400", "--checkpoint-every", "100", "--step-delay", "0.03"};
+}
+
+TEST(CommandJobs, PyTorchOnSpotResumesOnANewInstanceWithTheSameWeights) {
+  if (!torch_available()) JOBCTL_SKIP_UNLESS_CI("Debian's python3-torch is not installed (scripts/setup.sh)");
+  jobctl::testing::TempDir tmp;
+  // The uninterrupted run: the same program and arguments, no worker.
+  auto reference_args = torch_args(source_file("examples/pytorch/train.py"));
+  reference_args.insert(reference_args.end(), {"--checkpoint-every", "0", "--step-delay", "0"});
+  const auto reference_run = jobctl::testing::run_to_end(reference_args);
+  const json reference = result_line(reference_run.out);
+  ASSERT_TRUE(reference.contains("weights_sha256")) << reference_run.out << reference_run.err;
+
+  CloudSim sim(tmp.file("cloudsim"), " --allow-commands");
+  ASSERT_FALSE(sim.url().empty());
+  Daemon d(tmp.file("data"), "127.0.0.1:0", 30, {"--config", write_config(tmp, sim.url(), "torch-e2e")});
+  ASSERT_FALSE(d.url().empty());
+  client::ApiClient api(d.url());
+  cloud::SimProvider cloudsim({sim.url(), 5000});
+
+  // Submitted as a user would: the example's folder packed into a bundle, the command after --.
+  const json spec = {{"name", "torch-fmnist"},
+                     {"estimate", {{"hours", 0.5}, {"gpu", "V100"}}},
+                     {"resources", {{"gpu", "V100"}, {"gpus", 1}}},
+                     {"placement", {{"mode", "cloud"}}}};
+  const std::string spec_path = tmp.file("torch.json");
+  std::ofstream(spec_path) << spec.dump();
+  std::vector<std::string> cli = {env_or_fail("JOBCTL_CLI"), "--server", d.url(), "-o", "json", "submit",
+                                  "--workdir", source_file("examples/pytorch"), spec_path, "--"};
+  for (const auto& a : torch_args("train.py")) cli.push_back(a);
+  const auto submitted = jobctl::testing::run_to_end(cli, 60s);
+  ASSERT_TRUE(submitted.success()) << submitted.describe() << "\n" << submitted.out << submitted.err;
+  const json answer = json::parse(submitted.out, nullptr, false);
+  ASSERT_TRUE(answer.is_object()) << submitted.out;
+  const int64_t id = answer["id"];
+  EXPECT_EQ((*api.get_job(id))["spec"].value("bundle", "").size(), 64u);
+
+  json job = wait_job(api, id, [](const json& j) { return progress_step(j) >= 120 || is_terminal(j); }, 180s);
+  ASSERT_GE(progress_step(job), 120) << job.dump(2) << "\n--- daemon:\n" << d.process().output()
+                                     << "\n--- cloudsim:\n" << sim.process().output();
+  ASSERT_EQ(job["placement"]["chosen"]["option"], "spot") << job["placement"].dump(2);
+  EXPECT_NE(job["placement"].dump().find("runtime from the spec's estimate"), std::string::npos)
+      << job["placement"].dump(2);
+  json first;
+  for (const auto& i : instances(api))
+    if (i["job_id"] == id) first = i;
+  ASSERT_TRUE(first.is_object()) << instances(api).dump(2);
+  const std::string inst = first["id"];
+  const std::string log_path = tmp.file("cloudsim/instances/" + inst + "/worker.log");
+
+  // The interruption: the notice makes the worker SIGTERM the program, which checkpoints.
+  client::HttpClient http(sim.url());
+  auto r = http.request("POST", "/instances/" + inst + "/interrupt", "{}");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  job = wait_job(api, id, [](const json& j) { return j.value("recoveries", 0) >= 1 || is_terminal(j); }, 60s);
+  ASSERT_EQ(job.value("recoveries", 0), 1) << job.dump(2) << "\n--- instance worker:\n" << read_bytes(log_path);
+  const json stored = checkpoints_of(api, id);
+  ASSERT_FALSE(stored.value("checkpoints", json::array()).empty()) << stored.dump();
+  const int64_t notice_step = stored["checkpoints"][0]["step"];
+  // The newest stored checkpoint is the one the program took on SIGTERM (reason "signal").
+  EXPECT_TRUE(std::regex_search(read_bytes(log_path),
+                                std::regex("uploaded signal[a-z ]* checkpoint at step " + std::to_string(notice_step))))
+      << read_bytes(log_path);
+
+  job = wait_job(api, id, is_terminal, 240s);
+  ASSERT_EQ(job.value("state", ""), "succeeded") << job.dump(2) << "\n--- daemon:\n" << d.process().output();
+  EXPECT_EQ(job["recoveries"], 1);
+  EXPECT_EQ(job["result"].value("weights_sha256", ""), reference["weights_sha256"]) << job["result"].dump();
+  EXPECT_EQ(job["result"].value("steps", 0), 400);
+  json second;
+  for (const auto& i : instances(api))
+    if (i["id"] != inst && i["launched_for_job_id"] == id) second = i;
+  ASSERT_TRUE(second.is_object()) << instances(api).dump(2);
+  const std::string second_log =
+      read_bytes(tmp.file("cloudsim/instances/" + second["id"].get<std::string>() + "/worker.log"));
+  EXPECT_NE(second_log.find("resuming from the checkpoint at step " + std::to_string(notice_step)), std::string::npos);
+  EXPECT_NE(second_log.find("unpacked its code bundle"), std::string::npos) << second_log;
+  ASSERT_TRUE(all_instances_ended(api, cloudsim, "torch-e2e", 60s)) << instances(api).dump(2);
+  std::cout << "command job e2e: checkpoint at the notice: step " << notice_step << "; final weights "
+            << job["result"]["weights_sha256"].get<std::string>() << " (uninterrupted run: "
+            << reference["weights_sha256"].get<std::string>() << ")\n";
+}
+
+TEST(CommandJobs, AFailingProgramFailsTheJobWithItsExitStatusAndLogTail) {
+  jobctl::testing::TempDir tmp;
+  Daemon d(tmp.file("data"));
+  ASSERT_FALSE(d.url().empty());
+  client::ApiClient api(d.url());
+  // The worker's API token is in its environment; the program must not see it.
+  Process worker(worker_argv(d.url(), "w", tmp.file("work"), {"--allow-commands"}),
+                 {.env = {"JOBCTL_TOKEN=jct_" + std::string(64, 'a')}});
+  const json spec = {{"name", "fails"},
+                     {"command", {"/bin/sh", "-c",
+                                  "echo loading data job=$JOBCTL_JOB_ID token=${JOBCTL_TOKEN:-none}; "
+                                  "echo 'ValueError: bad batch size' >&2; exit 3"}},
+                     {"resources", {{"gpu", "cpu"}}}};
+  auto submitted = api.submit_job(spec.dump());
+  ASSERT_TRUE(submitted) << submitted.error().message;
+  const int64_t id = (*submitted)["id"];
+  const json job = wait_job(api, id, is_terminal, 60s);
+  ASSERT_EQ(job.value("state", ""), "failed") << job.dump(2) << "\n--- worker:\n" << worker.output();
+  const std::string error = job.value("error", "");
+  EXPECT_NE(error.find("/bin/sh exit code 3"), std::string::npos) << error;
+  EXPECT_NE(error.find("loading data job=" + std::to_string(id) + " token=none"), std::string::npos) << error;
+  EXPECT_NE(error.find("ValueError: bad batch size"), std::string::npos) << error;
+  // Its output is the job's log (sent with the heartbeats; the last of it before the report).
+  auto log = api.http().request("GET", "/v1/jobs/" + std::to_string(id) + "/log");
+  ASSERT_TRUE(log);
+  ASSERT_EQ(log->status, 200) << log->body;
+  const json chunk = json::parse(log->body);
+  EXPECT_NE(chunk.value("text", "").find("ValueError: bad batch size"), std::string::npos) << log->body;
+  EXPECT_EQ(chunk.value("next", 0), static_cast<int64_t>(chunk.value("text", "").size()));
+  const auto cli = jobctl::testing::run_to_end({env_or_fail("JOBCTL_CLI"), "--server", d.url(), "logs", std::to_string(id)});
+  EXPECT_NE(cli.out.find("ValueError: bad batch size"), std::string::npos) << cli.out << cli.err;
+}
+
+TEST(CommandJobs, AProgramIgnoringSigtermIsKilledAfterGraceAndResumesFromItsLastPeriodicCheckpoint) {
+  jobctl::testing::TempDir tmp;
+  Daemon d(tmp.file("data"));
+  ASSERT_FALSE(d.url().empty());
+  client::ApiClient api(d.url());
+  const json spec = {{"name", "stubborn"},
+                     {"command", {kPython, source_file("tests/e2e/programs/ignores_sigterm.py"), "60"}},
+                     {"checkpoint", {{"grace_s", 1}}},
+                     {"resources", {{"gpu", "cpu"}}}};
+  auto submitted = api.submit_job(spec.dump());
+  ASSERT_TRUE(submitted) << submitted.error().message;
+  const int64_t id = (*submitted)["id"];
+
+  Process first(worker_argv(d.url(), "first", tmp.file("work1"), {"--allow-commands"}));
+  json job = wait_job(api, id, [](const json& j) { return progress_step(j) >= 12 || is_terminal(j); }, 60s);
+  ASSERT_GE(progress_step(job), 12) << job.dump(2) << "\n--- worker:\n" << first.output();
+  // Stopping the worker SIGTERMs the program, which ignores it: killed after grace_s.
+  first.stop(SIGTERM, 30s);
+  EXPECT_NE(first.output().find("did not stop in time; killing it"), std::string::npos) << first.output();
+  job = wait_job(api, id, [](const json& j) { return j.value("state", "") != "running"; }, 30s);
+  const json stored = checkpoints_of(api, id);
+  ASSERT_FALSE(stored.value("checkpoints", json::array()).empty()) << stored.dump() << "\n" << first.output();
+  const int64_t periodic = stored["checkpoints"][0]["step"];
+  EXPECT_EQ(periodic % 5, 0) << "only periodic checkpoints were ever taken";
+  EXPECT_GE(periodic, 10);
+
+  Process second(worker_argv(d.url(), "second", tmp.file("work2"), {"--allow-commands"}));
+  job = wait_job(api, id, is_terminal, 60s);
+  ASSERT_EQ(job.value("state", ""), "succeeded") << job.dump(2) << "\n--- worker:\n" << second.output();
+  EXPECT_EQ(job["result"].value("resumed_from", -1), periodic) << job["result"].dump();
+  EXPECT_EQ(job["result"].value("steps", 0), 60);
+}
+
+TEST(CommandJobs, AWorkerWithoutAllowCommandsNeverLeasesOne) {
+  jobctl::testing::TempDir tmp;
+  Daemon d(tmp.file("data"));
+  ASSERT_FALSE(d.url().empty());
+  client::ApiClient api(d.url());
+  const json command = {{"name", "echo"},
+                        {"command", {"/bin/sh", "-c", "echo '{\"event\":\"result\",\"said\":\"hello\"}'"}},
+                        {"resources", {{"gpu", "cpu"}}}};
+  auto c = api.submit_job(command.dump());
+  ASSERT_TRUE(c) << c.error().message;
+  const int64_t command_id = (*c)["id"];
+  json model = json::parse(recovery_spec("model-job"));
+  model["train"]["epochs"] = 1;
+  auto m = api.submit_job(model.dump());
+  ASSERT_TRUE(m) << m.error().message;
+  const int64_t model_id = (*m)["id"];
+
+  // Queued first, the command job is passed over: the worker takes the model's job behind it.
+  Process plain(worker_argv(d.url(), "plain", tmp.file("work1")));
+  json job = wait_job(api, model_id, is_terminal, 120s);
+  ASSERT_EQ(job.value("state", ""), "succeeded") << job.dump(2) << "\n--- worker:\n" << plain.output();
+  json cmd = *api.get_job(command_id);
+  EXPECT_TRUE(cmd.value("state", "") == "queued" || cmd.value("state", "") == "placed") << cmd.dump(2);
+  const auto types = event_types(cmd);
+  EXPECT_EQ(std::find(types.begin(), types.end(), "leased"), types.end()) << cmd["events"].dump(2);
+  plain.stop(SIGTERM, 30s);
+
+  Process allowed(worker_argv(d.url(), "allowed", tmp.file("work2"), {"--allow-commands"}));
+  cmd = wait_job(api, command_id, is_terminal, 60s);
+  ASSERT_EQ(cmd.value("state", ""), "succeeded") << cmd.dump(2) << "\n--- worker:\n" << allowed.output();
+  EXPECT_EQ(cmd["result"].value("said", ""), "hello");
+}
+
+}  // namespace
+}  // namespace jobctl::e2e
