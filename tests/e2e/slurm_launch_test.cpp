@@ -30,6 +30,7 @@
 #include "slurm/job_outcome.h"
 #include "slurm/slurm_commands.h"
 #include "tests/e2e/recovery_support.h"
+#include "tests/e2e/slurm_test_fixture.h"
 #include "tests/support/slurm_cluster.h"
 #include "tests/support/temp_dir.h"
 
@@ -51,23 +52,11 @@ bool has_event(const json& job, const std::string& type) {
   return std::find(types.begin(), types.end(), type) != types.end();
 }
 
-class SlurmLaunchTest : public ::testing::Test {
+class SlurmLaunchTest : public SlurmClusterTest {
  protected:
-  static void SetUpTestSuite() {
-    cluster_ = new SlurmCluster();
-    if (!cluster_->started()) return;
-    reference_dir_ = new jobctl::testing::TempDir();
-    reference_crc_ = new std::string(crc32c_hex(reference_final_checkpoint(reference_dir_->path().string())));
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;  // every Slurm job cancelled, every daemon stopped
-    delete reference_crc_;
-    delete reference_dir_;
-  }
   void SetUp() override {
-    JOBCTL_REQUIRE_SLURM(*cluster_);
-    ASSERT_NE(reference_crc_, nullptr);
-    slurm_ = std::make_unique<slurm::SlurmCommands>(slurm::SlurmCommandsOptions{"", cluster_->conf(), 30});
+    SlurmClusterTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     // A tag of its own per test: the tests share the cluster, and each jobctld numbers its jobs from 1.
     static int tests = 0;
     tag_ = "e2e-launch-" + std::to_string(++tests);
@@ -179,19 +168,12 @@ class SlurmLaunchTest : public ::testing::Test {
     EXPECT_TRUE(has_event(job, "slurm_completed")) << job.dump(2);
   }
 
-  static SlurmCluster* cluster_;
-  static jobctl::testing::TempDir* reference_dir_;
-  static std::string* reference_crc_;
-  std::unique_ptr<slurm::SlurmCommands> slurm_;
   jobctl::testing::TempDir tmp_;
   std::string config_;
   std::string tag_;
   std::optional<jobctl::testing::Process> local_;
 };
 
-SlurmCluster* SlurmLaunchTest::cluster_ = nullptr;
-jobctl::testing::TempDir* SlurmLaunchTest::reference_dir_ = nullptr;
-std::string* SlurmLaunchTest::reference_crc_ = nullptr;
 
 TEST_F(SlurmLaunchTest, TheCheapestPartitionGetsOneSlurmJobFromJobctldAndSlurmAgrees) {
   auto d = start_daemon();

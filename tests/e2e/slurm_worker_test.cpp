@@ -20,6 +20,7 @@
 #include "slurm/job_outcome.h"
 #include "slurm/slurm_commands.h"
 #include "tests/e2e/recovery_support.h"
+#include "tests/e2e/slurm_test_fixture.h"
 #include "tests/support/slurm_cluster.h"
 #include "tests/support/temp_dir.h"
 
@@ -29,24 +30,8 @@ namespace {
 using jobctl::testing::SlurmCluster;
 using slurm::Phase;
 
-class SlurmWorkerTest : public ::testing::Test {
+class SlurmWorkerTest : public SlurmClusterTest {
  protected:
-  static void SetUpTestSuite() {
-    cluster_ = new SlurmCluster();
-    if (!cluster_->started()) return;
-    reference_dir_ = new jobctl::testing::TempDir();
-    reference_crc_ = new std::string(crc32c_hex(reference_final_checkpoint(reference_dir_->path().string())));
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;  // every Slurm job cancelled, every daemon stopped
-    delete reference_crc_;
-    delete reference_dir_;
-  }
-  void SetUp() override {
-    JOBCTL_REQUIRE_SLURM(*cluster_);
-    ASSERT_NE(reference_crc_, nullptr);
-    slurm_ = std::make_unique<slurm::SlurmCommands>(slurm::SlurmCommandsOptions{"", cluster_->conf(), 30});
-  }
 
   // A batch job running one worker for one job against `url`; its output in the cluster folder.
   int64_t launch_worker(const std::string& url, const std::string& name) {
@@ -138,16 +123,9 @@ class SlurmWorkerTest : public ::testing::Test {
     EXPECT_EQ(worker_output("first", first).find("jobctl-worker: registered", out_first.size()), std::string::npos);
   }
 
-  static SlurmCluster* cluster_;
-  static jobctl::testing::TempDir* reference_dir_;
-  static std::string* reference_crc_;
-  std::unique_ptr<slurm::SlurmCommands> slurm_;
   jobctl::testing::TempDir tmp_;
 };
 
-SlurmCluster* SlurmWorkerTest::cluster_ = nullptr;
-jobctl::testing::TempDir* SlurmWorkerTest::reference_dir_ = nullptr;
-std::string* SlurmWorkerTest::reference_crc_ = nullptr;
 
 TEST_F(SlurmWorkerTest, OneWorkerRunsOneJobAndSlurmAgrees) {
   Daemon d(tmp_.file("data"));
