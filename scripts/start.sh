@@ -75,7 +75,10 @@ server=$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' "$home/logs/jobctld.out" | head -
 [[ -n $server ]] || { cat "$home/logs/jobctld.log" >&2; exit 1; }
 
 echo "== starting one local worker"
-"$worker" --server "$server" --name "local-$(hostname)" \
+# --allow-commands: this machine's own worker runs command jobs (your own programs,
+# docs/job-protocol.md) as you, for a jobctld that listens on this machine only; a worker shared
+# with others leaves it off (docs/security.md, "Command jobs").
+"$worker" --server "$server" --name "local-$(hostname)" --allow-commands \
   --trainer "$trainer" --device "${JOBCTL_DEVICE:-auto}" --work-dir "$home/worker" \
   >"$home/logs/worker.log" 2>&1 &
 echo $! >"$home/worker.pid"
