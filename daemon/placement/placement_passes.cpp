@@ -220,9 +220,25 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
                                                             const scheduler::LocalCapacity& capacity) {
   const double done = done_fraction(row.progress_json);
   const double remaining = std::max(1.0 - done, 0.001);
+  // A command job with no runtime hint is priced from the earlier runs of its name, when there
+  // are some (daemon/placement/command_runtime_history.h).
+  const train::JobSpec* priced = &spec;
+  train::JobSpec with_history;
+  std::string runtime_note;
+  if (spec.is_command() && !spec.estimate) {
+    auto history = command_runtimes_.lookup(spec.name);
+    if (!history) return history.error();
+    if (*history) {
+      with_history = spec;
+      with_history.estimate = train::RuntimeEstimate{(*history)->hours, (*history)->gpu};
+      priced = &with_history;
+      runtime_note = command_runtime_note(spec.name, **history);
+    }
+  }
   // A job moved to a named option is placed there only (daemon/jobs/job_moves.h).
   const jobs::MoveTarget target = jobs_.move_target(row.id);
-  scheduler::Job job = remaining_work(row, spec, target);
+  scheduler::Job job = remaining_work(row, *priced, target);
+  if (!runtime_note.empty()) job.workload.runtime_note = runtime_note;
 
   std::vector<Candidate> table;
   auto d = scheduler::place(job, ctx, capacity, now_ms, &table);

@@ -43,6 +43,7 @@
 #include "base/expected.h"
 #include "base/mutex.h"
 #include "daemon/jobs/job_service.h"
+#include "daemon/placement/command_runtime_history.h"
 #include "daemon/placement/heartbeat_calibration.h"
 #include "daemon/placement/offer_book.h"
 #include "daemon/placement/placement_config.h"
@@ -81,6 +82,10 @@ class PlacementPasses {
   // The decision placement would make for this spec now (the placement document), stored nowhere.
   // Errors: the spec's.
   Expected<nlohmann::json> quote(std::string_view spec_json) JOBCTL_EXCLUDES(cache_mu_);
+
+  // A job finished: command jobs priced from the runs of their name see its run (the history's
+  // cache is dropped).
+  void job_finished() { command_runtimes_.forget(); }
 
   // What every decision is made against, for other rules that price options the same way (moves
   // for savings): the offers and calibration now (the offers' generation when asked), and the
@@ -141,6 +146,7 @@ class PlacementPasses {
   OfferBook& offers_;
   HeartbeatCalibration& calibration_;
   SpotDeadlines& deadlines_;
+  CommandRuntimeHistory command_runtimes_{store_};
 
   Mutex observers_mu_;  // held while an observer runs; never held with another
   std::function<void(double)> decision_observer_ JOBCTL_GUARDED_BY(observers_mu_);

@@ -31,6 +31,7 @@ Status PlacementService::start() {
     if (calibration_.record(job, worker, progress)) wake();
   });
   jobs_.set_completion_observer([this](int64_t job, int64_t worker, const std::string& result) {
+    passes_.job_finished();
     if (calibration_.record_finished(job, worker, result)) wake();
   });
   jobs_.set_worker_observer([this](int64_t) {

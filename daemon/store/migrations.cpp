@@ -208,6 +208,12 @@ constexpr std::string_view kV11 = R"sql(
 ALTER TABLE api_tokens ADD COLUMN permissions TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 12 (command job runtimes): placement prices a command job with no runtime hint from
+// the earlier runs of jobs with its name (Store::finished_runs_named), read at every decision.
+constexpr std::string_view kV12 = R"sql(
+CREATE INDEX jobs_name_state ON jobs(name, state, id);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -223,6 +229,7 @@ const std::vector<Migration>& migrations() {
       {9, "calibration.overhead_s", kV9},
       {10, "slurm_jobs", kV10},
       {11, "api_tokens.permissions", kV11},
+      {12, "jobs_name_state", kV12},
   };
   return list;
 }

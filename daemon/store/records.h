@@ -98,6 +98,16 @@ struct LeaseSummary {
   std::optional<std::string> progress_json;  // the last heartbeat's progress
 };
 
+// A succeeded job's last run: the worker that ran it and when that run started and ended (its
+// last `started` and its `succeeded` events), and how many runs it took (`started` events).
+struct FinishedRun {
+  int64_t job_id = 0;
+  int64_t worker_id = 0;
+  int64_t started_ms = 0;
+  int64_t succeeded_ms = 0;
+  int64_t runs = 0;
+};
+
 // One ledger interval (daemon/ledger/ledger.h; migration 2): billed per second.
 struct LedgerRecord {
   std::string resource;           // "instance:<id>", "local:<worker id>:gpu<k>" or "local:<worker id>:cpu"

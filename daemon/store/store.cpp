@@ -564,6 +564,31 @@ Expected<std::vector<LeaseSummary>> Store::lease_summaries() {
   return out;
 }
 
+Expected<std::vector<FinishedRun>> Store::finished_runs_named(const std::string& name, int limit) {
+  auto r = reader();
+  if (!r) return r.error();
+  auto p = (**r).prepare(
+      "SELECT j.id, j.worker_id, "
+      "(SELECT MAX(time_ms) FROM job_events e WHERE e.job_id = j.id AND e.type = 'started'), "
+      "(SELECT MAX(time_ms) FROM job_events e WHERE e.job_id = j.id AND e.type = 'succeeded'), "
+      "(SELECT COUNT(*) FROM job_events e WHERE e.job_id = j.id AND e.type = 'started') "
+      "FROM jobs j WHERE j.name = ?1 AND j.state = 'succeeded' AND j.worker_id IS NOT NULL "
+      "ORDER BY j.id DESC LIMIT ?2");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  s->bind(1, name);
+  s->bind(2, static_cast<int64_t>(limit));
+  std::vector<FinishedRun> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    out.push_back(FinishedRun{s->column_int64(0), s->column_int64(1), s->column_int64(2), s->column_int64(3),
+                              s->column_int64(4)});
+  }
+  return out;
+}
+
 Expected<std::vector<std::pair<int64_t, int64_t>>> Store::active_leases(const std::optional<std::string>& owner) {
   auto r = reader();
   if (!r) return r.error();

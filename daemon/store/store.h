@@ -192,6 +192,9 @@ class Store {
   // (job id, worker id) of every job in placed or running (of one owner's jobs when `owner` is
   // given: a user sees only their own jobs on the workers).
   Expected<std::vector<std::pair<int64_t, int64_t>>> active_leases(const std::optional<std::string>& owner = std::nullopt);
+  // The last `limit` succeeded jobs named `name` (newest first), with their last run (index
+  // jobs_name_state, migration 12: no scan of the jobs table).
+  Expected<std::vector<FinishedRun>> finished_runs_named(const std::string& name, int limit);
   Expected<std::map<JobState, int64_t>> count_jobs_by_state();
   // Every row of every table, as text in a fixed order: tests compare dumps to prove that a
   // refused request changed nothing.

@@ -389,6 +389,46 @@ TEST(PlacementService, AnOnDemandDeadlineJobAheadOfItsLineStopsAndWaitsForSpot) 
   EXPECT_EQ(f.placement_of(id)["chosen"]["option"], "spot") << f.placement_of(id).dump(2);
 }
 
+// A command job with no runtime hint: priced per hour assuming an hour until a job of its name
+// has run; then from that run's hours on its GPU model (scaled by speed elsewhere).
+TEST(PlacementService, ACommandJobIsPricedFromTheRunsOfItsName) {
+  PlacementFixture f(cloud_settings());
+  const std::string spec = R"({"name":"sweep","command":["python3","train.py"],"resources":{"gpu":"V100"}})";
+  auto before = f.placement->quote(spec);
+  ASSERT_TRUE(before);
+  EXPECT_NE((*before)["reason"].get<std::string>().find("no runtime estimate"), std::string::npos) << before->dump(2);
+
+  jobs::WorkerRegistration reg;
+  reg.name = "v100";
+  reg.capabilities.gpus = {{"Tesla V100-SXM2-16GB", 16384}};
+  reg.capabilities.cpu_cores = 4;
+  reg.capabilities.memory_mb = 16384;
+  reg.capabilities.commands = true;
+  auto worker = f.svc->register_worker(reg);
+  ASSERT_TRUE(worker);
+  const int64_t id = f.submit(spec);
+  ASSERT_EQ(f.lease(worker->worker_id), id);
+  const jobs::LeaseRef lease{worker->worker_id, f.job(id).lease_epoch};
+  jobs::HeartbeatReport hb;
+  hb.lease = lease;
+  hb.progress_json = R"({"step":1,"total_steps":100})";
+  ASSERT_TRUE(f.svc->heartbeat(id, hb));  // started
+  f.clock.advance_ms(45 * 60'000);         // a run of 0.75 h
+  ASSERT_TRUE(f.svc->complete(id, jobs::CompletionReport{lease, R"({"loss":0.1})"}));
+
+  auto after = f.placement->quote(spec);
+  ASSERT_TRUE(after);
+  const std::string reason = (*after)["reason"];
+  EXPECT_NE(reason.find("runtime from 1 earlier run of sweep on V100"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("median 0.75 h"), std::string::npos) << reason;
+  for (const auto& c : (*after)["candidates"])
+    if (c["option"] == "local") EXPECT_NEAR(c["estimated_hours"].get<double>(), 0.75, 1e-6) << c.dump();
+  // Another name has no history.
+  auto other = f.placement->quote(R"({"name":"other","command":["python3","train.py"],"resources":{"gpu":"V100"}})");
+  ASSERT_TRUE(other);
+  EXPECT_NE((*other)["reason"].get<std::string>().find("no runtime estimate"), std::string::npos);
+}
+
 // The savings rule of moves: a job that went to an on-demand instance because the owned V100 was
 // busy moves to it once it frees up (the remaining work there costs far less than the move).
 TEST(PlacementService, ARunningCloudJobMovesToTheOwnedGpuThatFreedUp) {
