@@ -12,12 +12,6 @@
 
 namespace jobctl::daemon::placement {
 
-namespace {
-
-constexpr double kHourMs = 3.6e6;
-
-}  // namespace
-
 Expected<std::optional<CommandRuntime>> CommandRuntimeHistory::lookup(const std::string& name) {
   {
     MutexLock lock(mu_);
@@ -46,7 +40,7 @@ Expected<std::optional<CommandRuntime>> CommandRuntimeHistory::lookup(const std:
       known = gpu_of_worker.emplace(run.worker_id, gpu).first;
     }
     if (!known->second.empty())
-      hours_by_gpu[known->second].push_back(static_cast<double>(run.succeeded_ms - run.started_ms) / kHourMs);
+      hours_by_gpu[known->second].push_back(static_cast<double>(run.succeeded_ms - run.started_ms) / 3.6e6);
   }
   std::optional<CommandRuntime> out;
   for (auto& [gpu, hours] : hours_by_gpu) {
