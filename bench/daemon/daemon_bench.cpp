@@ -9,6 +9,9 @@
 //             CPU % over the run (from /proc/PID/stat)
 //   fill      --db PATH --jobs N --queued-every K            bulk-insert N jobs (every K-th queued,
 //             the rest succeeded) straight into a stopped jobctld's database, one row + events each
+//   idle      --pid PID --seconds S [--skip-s W]              a running jobctld's CPU % over S seconds
+//             (from /proc/PID/stat) after W seconds (default 0) for start-up to settle, with the
+//             busiest second (a placement pass shows there)
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -218,6 +221,27 @@ int heartbeat(const std::map<std::string, std::string>& a) {
   return 0;
 }
 
+int idle(const std::map<std::string, std::string>& a) {
+  const int pid = std::stoi(get(a, "--pid", "0"));
+  const int seconds = std::stoi(get(a, "--seconds", "30"));
+  const double skip = std::stod(get(a, "--skip-s", "0"));
+  if (pid <= 0 || seconds <= 0) { std::fprintf(stderr, "idle: --pid and --seconds (> 0) are required\n"); return 2; }
+  std::this_thread::sleep_for(std::chrono::duration<double>(skip));
+  const auto t0 = Clock::now();
+  const double cpu0 = cpu_seconds(pid);
+  double last = cpu0, busiest = 0;
+  for (int i = 1; i <= seconds; ++i) {
+    std::this_thread::sleep_until(t0 + std::chrono::seconds(i));
+    const double now = cpu_seconds(pid);
+    busiest = std::max(busiest, now - last);
+    last = now;
+  }
+  const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf("idle: jobctld CPU %.2f%% of a core over %.0f s (after %.0f s), busiest second %.1f%%\n",
+              100.0 * (last - cpu0) / took, took, skip, 100.0 * busiest);
+  return 0;
+}
+
 int fill(const std::map<std::string, std::string>& a) {
   const std::string path = get(a, "--db", "");
   const int64_t n = std::stoll(get(a, "--jobs", "1000000"));
@@ -265,7 +289,7 @@ int fill(const std::map<std::string, std::string>& a) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: jobctl-bench-daemon submit|list|heartbeat|fill [--flag value]...\n");
+    std::fprintf(stderr, "usage: jobctl-bench-daemon submit|list|heartbeat|fill|idle [--flag value]...\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -274,6 +298,7 @@ int main(int argc, char** argv) {
   if (mode == "list") return list(a);
   if (mode == "heartbeat") return heartbeat(a);
   if (mode == "fill") return fill(a);
+  if (mode == "idle") return idle(a);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }

@@ -115,15 +115,13 @@ Status PlacementPasses::run_requested() {
 }
 
 Status PlacementPasses::reevaluate_queue() {
-  auto queued = store_.queued_jobs();
-  if (!queued) return queued.error();
-  std::vector<int64_t> ids;
-  ids.reserve(queued->size());
-  for (const auto& q : *queued) ids.push_back(q.id);
+  auto ids = store_.queued_job_ids();  // in id order
+  if (!ids) return ids.error();
   MutexLock pass(pass_mu_);
-  const std::set<int64_t> still(ids.begin(), ids.end());  // forget jobs that left the queue
-  std::erase_if(unplaceable_inputs_, [&still](const auto& entry) { return !still.count(entry.first); });
-  return place(ids, true);
+  // Forget jobs that left the queue.
+  std::erase_if(unplaceable_inputs_,
+                [&ids](const auto& entry) { return !std::binary_search(ids->begin(), ids->end(), entry.first); });
+  return place(*ids, true);
 }
 
 std::shared_ptr<const scheduler::PlacementContext> PlacementPasses::context(uint64_t* offers_generation) {
@@ -349,6 +347,11 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
     inputs += pool.gpu_model + "x" + std::to_string(pool.gpu_count) + ":" + std::to_string(pool.gpu_memory_gb) + ";";
   for (const auto& partition : capacity->partitions())
     inputs += "slurm:" + partition.name + ":" + std::to_string(partition.wait_hours.size()) + ";";
+  if (inputs != inputs_) {
+    inputs_ = std::move(inputs);
+    ++inputs_generation_;
+  }
+  const uint64_t generation = inputs_generation_;
   // Decisions are queued as store changes a group at a time, so the writer commits each group in
   // one transaction (one fsync for many) without filling its queue ahead of other writers (a
   // submit waits behind at most one group).
@@ -368,6 +371,11 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
   };
   Status result;
   for (int64_t job_id : ids) {
+    // Left out before its row is read: a pass over a long queue nothing can run reads no rows.
+    if (skip_unchanged) {
+      auto it = unplaceable_inputs_.find(job_id);
+      if (it != unplaceable_inputs_.end() && it->second == generation) continue;
+    }
     auto found = store_.get_job(job_id);
     if (!found) {
       keep_first(result, job_id, found.error());
@@ -376,10 +384,6 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
     if (!*found || (*found)->state != store::JobState::queued) {
       unplaceable_inputs_.erase(job_id);
       continue;
-    }
-    if (skip_unchanged) {
-      auto it = unplaceable_inputs_.find(job_id);
-      if (it != unplaceable_inputs_.end() && it->second == inputs) continue;
     }
     const store::JobRow row = std::move(**found);
     auto spec = train::parse_job_spec(row.spec_json);
@@ -402,7 +406,7 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
     const bool placed = d->placed;
     // A job waiting for spot is decided again every pass: its policy's answer moves with the clock.
     if (placed || d->waiting_for_spot) unplaceable_inputs_.erase(job_id);
-    else unplaceable_inputs_[job_id] = inputs;
+    else unplaceable_inputs_[job_id] = generation;
     std::string text = d->placement.dump();
     std::optional<std::string> chosen;
     json detail = {{"reason", d->placement["reason"]}};

@@ -13,7 +13,12 @@
 //   - capacity_changed(): a worker registered or came back, so jobs nothing could run may now fit:
 //     every queued job last found unplaceable is decided again;
 //   - reevaluate_queue(): every queued job (the periodic pass), except those found unplaceable
-//     under the same local pools and offers (the same inputs give the same answer).
+//     under the same local pools and offers (the same inputs give the same answer). Such a job is
+//     left out before its row is read: the pass reads the queue's ids (an index scan) and then
+//     only the rows it decides, so an idle daemon's pass costs memory lookups per queued job, not
+//     a store read each. Jobs waiting for spot (the deadline policy's answer moves with the
+//     clock) and jobs whose decision failed are never recorded as unplaceable, so every pass
+//     decides them again.
 // request() and capacity_changed() only record; run_requested() decides what they recorded.
 // Every pass reads the workers and their leases once and commits its decisions a group at a time.
 // The set of jobs a pass decides is computed in one place (jobs_to_decide): an index of the
@@ -160,8 +165,12 @@ class PlacementPasses {
   bool capacity_changed_ JOBCTL_GUARDED_BY(requests_mu_) = false;
 
   Mutex pass_mu_;  // one pass at a time (capacity is read, then decisions written); before cache_mu_
-  // Queued jobs the last pass could not place -> the inputs it decided under (see place()).
-  std::map<int64_t, std::string> unplaceable_inputs_ JOBCTL_GUARDED_BY(pass_mu_);
+  // The inputs an unplaceable job's fate depends on (see place()), as last seen by a pass, and a
+  // number that changes whenever they do: a job is recorded with the number, not a copy of them.
+  std::string inputs_ JOBCTL_GUARDED_BY(pass_mu_);
+  uint64_t inputs_generation_ JOBCTL_GUARDED_BY(pass_mu_) = 0;
+  // Queued jobs a pass could not place -> the inputs generation it decided them under.
+  std::map<int64_t, uint64_t> unplaceable_inputs_ JOBCTL_GUARDED_BY(pass_mu_);
 
   Mutex cache_mu_;  // held briefly: passes and quotes share these caches
   std::shared_ptr<const scheduler::PlacementContext> context_ JOBCTL_GUARDED_BY(cache_mu_);

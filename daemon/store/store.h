@@ -185,6 +185,9 @@ class Store {
   // Jobs in id order after q.after_id; rows carry no spec_json (listing stays light).
   Expected<std::vector<JobRow>> list_jobs(const JobQuery& q);
   Expected<std::vector<QueuedJobRow>> queued_jobs();
+  // The ids of the queued jobs, in id order: read from the index jobs(state, id) alone, so a
+  // long queue costs no row reads and no spec parsing (placement's periodic pass).
+  Expected<std::vector<int64_t>> queued_job_ids();
   Expected<std::vector<WorkerRow>> list_workers();
   Expected<std::optional<WorkerRow>> get_worker(int64_t id);
   // Every job in placed or running with a worker: the lease and what placement chose, no spec.

@@ -85,6 +85,22 @@ Expected<std::vector<QueuedJobRow>> Store::queued_jobs() {
   return waiting_jobs(**r, false);
 }
 
+Expected<std::vector<int64_t>> Store::queued_job_ids() {
+  auto r = reader();
+  if (!r) return r.error();
+  auto p = (**r).prepare("SELECT id FROM jobs WHERE state = 'queued' ORDER BY id");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  std::vector<int64_t> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    out.push_back(s->column_int64(0));
+  }
+  return out;
+}
+
 Expected<std::vector<QueuedJobRow>> Store::placed_waiting_jobs() {
   auto r = reader();
   if (!r) return r.error();
