@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # jobctld's capacity figures (bench/RESULTS.md): durable submits/s with p50/p99 (closed
-# loop, then open loop at half that rate), GET /v1/jobs?state=queued&limit=100 and RSS with
-# 1,000,000 jobs stored, and 10,000 simulated workers heartbeating every 5 s (jobctld CPU %).
+# loop, then open loop at half that rate), GET /v1/jobs?state=queued&limit=100, RSS and idle CPU
+# with 1,000,000 jobs stored, and 10,000 simulated workers heartbeating every 5 s (jobctld CPU %).
 #
 #   bench/daemon/run.sh [BUILD_DIR]        (default build-e; needs jobctld and jobctl-bench-daemon)
 set -euo pipefail
@@ -39,6 +39,8 @@ stop
 "$bench" fill --db "$tmp/big/jobctl.db" --jobs 1000000 --queued-every 10
 start "$tmp/big" 18942
 echo "jobctld RSS after start: $(rss)"
+# Idle with that queue and no worker: the first minute is start-up's pass over every queued job.
+"$bench" idle --pid "$pid" --seconds 30 --skip-s 60
 "$bench" list --url http://127.0.0.1:18942 --requests 2000
 echo "jobctld RSS after the listing: $(rss)"
 stop

@@ -187,6 +187,32 @@ TEST(PlacementService, UnplaceableJobsStayQueuedWithTheReason) {
   EXPECT_EQ(f.svc->get_job(cloud)->events.size(), events);
 }
 
+// Passes leave out jobs found unplaceable under the same workers and offers without reading them:
+// a job that left the queue meanwhile (cancelled) is not decided again, and the others are placed
+// as soon as a worker that fits registers.
+TEST(PlacementService, JobsLeftOutAsUnplaceableArePlacedWhenAWorkerFitsAndCancelledOnesStayCancelled) {
+  PlacementFixture f;
+  f.add_worker({});
+  const std::string h100_spec = spec(R"(,"resources":{"gpu":"H100"})");
+  const int64_t waiting = f.submit(h100_spec), pruned = f.submit(h100_spec), stale = f.submit(h100_spec);
+  for (int64_t id : {waiting, pruned, stale}) ASSERT_EQ(f.job(id).state, store::JobState::queued);
+  ASSERT_TRUE(f.placement->reevaluate());  // nothing changed: every job left out
+  const size_t events = f.svc->get_job(waiting)->events.size();
+  ASSERT_TRUE(f.svc->cancel_job(pruned));
+  ASSERT_TRUE(f.placement->reevaluate());  // forgets the job that left the queue
+  ASSERT_TRUE(f.svc->cancel_job(stale));   // left the queue after the last pass
+  EXPECT_EQ(f.svc->get_job(waiting)->events.size(), events) << "left out: no decision, no event";
+  const int64_t h100 = f.add_worker({{"NVIDIA H100 80GB HBM3", 81559}});
+  f.placement->tick();  // the worker's hook may have asked for the unplaceable jobs again
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(f.job(waiting).state, store::JobState::placed);
+  EXPECT_EQ(f.placement_of(waiting)["chosen"]["gpu"], "H100");
+  EXPECT_EQ(f.job(pruned).state, store::JobState::cancelled);
+  EXPECT_EQ(f.job(stale).state, store::JobState::cancelled);
+  EXPECT_EQ(f.lease(h100), waiting);
+  EXPECT_EQ(f.lease(h100), std::nullopt);
+}
+
 TEST(PlacementService, SpotOnDemandAndLocalPickTheCheapest) {
   PlacementFixture f(cloud_settings());
   // No local GPU: the cheapest V100 is spot.
