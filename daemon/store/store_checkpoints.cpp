@@ -90,8 +90,12 @@ Expected<std::vector<int64_t>> WriteTxn::jobs_leased_to(int64_t worker_id) {
 }
 
 Expected<std::vector<int64_t>> WriteTxn::finished_jobs_with_checkpoints() {
+  // CROSS JOIN makes checkpoints the outer loop (SQLite keeps the written order for it): the sweep
+  // then costs the checkpoints stored, which it keeps few, and one job lookup each. With a plain
+  // JOIN the planner walked every finished job from the index jobs(state, id) instead, a scan of
+  // nearly the whole table at 1,000,000 jobs stored, every sweep of an idle daemon.
   auto p = db_.prepare(
-      "SELECT DISTINCT c.job_id FROM checkpoints c JOIN jobs j ON j.id = c.job_id "
+      "SELECT DISTINCT c.job_id FROM checkpoints c CROSS JOIN jobs j ON j.id = c.job_id "
       "WHERE j.state IN ('succeeded', 'failed', 'cancelled') ORDER BY c.job_id");
   if (!p) return p.error();
   return ids(*p);
