@@ -155,4 +155,16 @@ void Connection::reset_all() {
 int64_t Connection::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
 int Connection::changes() const { return sqlite3_changes(db_); }
 
+Expected<std::vector<int64_t>> first_column_ints(Statement* stmt) {
+  StatementUse s(stmt);
+  std::vector<int64_t> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    out.push_back(s->column_int64(0));
+  }
+  return out;
+}
+
 }  // namespace jobctl::daemon::store

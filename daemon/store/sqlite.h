@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/expected.h"
 
@@ -81,6 +82,9 @@ class StatementUse {
  private:
   Statement* s_;
 };
+
+// The first column of every row of `stmt` (bound, not yet stepped), as integers; resets it.
+Expected<std::vector<int64_t>> first_column_ints(Statement* stmt);
 
 class Connection {
  public:

@@ -6,23 +6,6 @@
 
 namespace jobctl::daemon::store {
 
-namespace {
-
-// The first column of every row, as integers.
-Expected<std::vector<int64_t>> ids(Statement* stmt) {
-  StatementUse s(stmt);
-  std::vector<int64_t> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    out.push_back(s->column_int64(0));
-  }
-  return out;
-}
-
-}  // namespace
-
 Expected<std::vector<CheckpointRow>> WriteTxn::checkpoints(int64_t job_id) {
   auto p = db_.prepare(
       "SELECT job_id, step, bytes, crc32c, file, worker_id, epoch, created_ms FROM checkpoints "
@@ -78,7 +61,7 @@ Expected<std::vector<int64_t>> WriteTxn::jobs_with_expired_leases(int64_t now_ms
       "AND state IN ('placed', 'running') ORDER BY id");
   if (!p) return p.error();
   (*p)->bind(1, now_ms);
-  return ids(*p);
+  return first_column_ints(*p);
 }
 
 Expected<std::vector<int64_t>> WriteTxn::jobs_leased_to(int64_t worker_id) {
@@ -86,7 +69,7 @@ Expected<std::vector<int64_t>> WriteTxn::jobs_leased_to(int64_t worker_id) {
       "SELECT id FROM jobs WHERE state IN ('placed', 'running') AND worker_id = ?1 ORDER BY id");
   if (!p) return p.error();
   (*p)->bind(1, worker_id);
-  return ids(*p);
+  return first_column_ints(*p);
 }
 
 Expected<std::vector<int64_t>> WriteTxn::finished_jobs_with_checkpoints() {
@@ -98,7 +81,7 @@ Expected<std::vector<int64_t>> WriteTxn::finished_jobs_with_checkpoints() {
       "SELECT DISTINCT c.job_id FROM checkpoints c CROSS JOIN jobs j ON j.id = c.job_id "
       "WHERE j.state IN ('succeeded', 'failed', 'cancelled') ORDER BY c.job_id");
   if (!p) return p.error();
-  return ids(*p);
+  return first_column_ints(*p);
 }
 
 Expected<int64_t> WriteTxn::extend_active_leases(int64_t min_expires_ms) {

@@ -90,15 +90,7 @@ Expected<std::vector<int64_t>> Store::queued_job_ids() {
   if (!r) return r.error();
   auto p = (**r).prepare("SELECT id FROM jobs WHERE state = 'queued' ORDER BY id");
   if (!p) return p.error();
-  StatementUse s(*p);
-  std::vector<int64_t> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    out.push_back(s->column_int64(0));
-  }
-  return out;
+  return first_column_ints(*p);
 }
 
 Expected<std::vector<QueuedJobRow>> Store::placed_waiting_jobs() {
