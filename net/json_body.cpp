@@ -100,4 +100,18 @@ Expected<int64_t> parse_int_param(std::string_view text, std::string_view field,
   return v;
 }
 
+Error unknown_query_parameter(std::string_view key) {
+  const std::string k(key.substr(0, 40));
+  return Error{ErrorCode::invalid_argument, "unknown query parameter " + k, k};
+}
+
+Status only_query_keys(const HttpRequest& request, std::initializer_list<std::string_view> allowed) {
+  for (const auto& [key, value] : request.query) {
+    bool ok = false;
+    for (auto a : allowed) ok = ok || key == a;
+    if (!ok) return unknown_query_parameter(key);
+  }
+  return {};
+}
+
 }  // namespace jobctl::net

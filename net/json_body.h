@@ -40,6 +40,12 @@ Expected<int64_t> int_field(const nlohmann::json& obj, std::string_view key, int
 Expected<std::string> string_field(const nlohmann::json& obj, std::string_view key, size_t max_len,
                                    std::optional<std::string> fallback = std::nullopt);
 
+// The error for a query parameter a route does not take (the name cut to 40 bytes, in the message
+// and as the field).
+Error unknown_query_parameter(std::string_view key);
+// Refuses any query parameter not in `allowed` (none allowed: an empty list).
+Status only_query_keys(const HttpRequest& request, std::initializer_list<std::string_view> allowed);
+
 // Parses a decimal integer in [min, max] from a path segment or query value.
 // The largest id or count a path or query parameter may name.
 inline constexpr int64_t kMaxId = std::numeric_limits<int64_t>::max();

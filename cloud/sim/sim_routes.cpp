@@ -24,15 +24,6 @@ void answer(const Responder& respond, int ok, const Expected<json>& r) {
   respond(r ? json_response(ok, *r) : error_response(r.error()));
 }
 
-Status no_query(const HttpRequest& req, std::initializer_list<std::string_view> allowed) {
-  for (const auto& [k, v] : req.query) {
-    bool ok = false;
-    for (auto a : allowed) ok = ok || k == a;
-    if (!ok) return make_error(ErrorCode::invalid_argument, "unknown query parameter " + k.substr(0, 40), k.substr(0, 40));
-  }
-  return {};
-}
-
 void launch(SimCloud& c, const HttpRequest& req, const Responder& respond) {
   auto body = json_object_body(req, /*required=*/true);
   if (!body) return respond(error_response(body.error()));
@@ -80,7 +71,7 @@ Router make_sim_router(SimCloud& c) {
     launch(c, req, respond);
   });
   r.add("GET", "/instances", [&c](const HttpRequest& req, const PathParams&, Responder respond) {
-    if (auto st = no_query(req, {"tag"}); !st) return respond(error_response(st.error()));
+    if (auto st = net::only_query_keys(req, {"tag"}); !st) return respond(error_response(st.error()));
     respond(json_response(200, c.list(req.query_param("tag").value_or(""))));
   });
   r.add("GET", "/instances/{id}", [&c](const HttpRequest&, const PathParams& p, Responder respond) {
@@ -107,7 +98,7 @@ Router make_sim_router(SimCloud& c) {
           respond(json_response(200, **a));
         });
   r.add("GET", "/interruptions", [&c](const HttpRequest& req, const PathParams&, Responder respond) {
-    if (auto st = no_query(req, {"tag", "since_ms"}); !st) return respond(error_response(st.error()));
+    if (auto st = net::only_query_keys(req, {"tag", "since_ms"}); !st) return respond(error_response(st.error()));
     int64_t since = 0;
     if (auto s = req.query_param("since_ms")) {
       auto v = net::parse_int_param(*s, "since_ms", 0, std::numeric_limits<int64_t>::max());

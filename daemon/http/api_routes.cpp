@@ -91,7 +91,7 @@ void list_jobs(jobs::JobService& svc, const net::HttpRequest& req, const net::Re
         if (!v) return v.error();
         lr.after_id = *v;
       } else {
-        return make_error(ErrorCode::invalid_argument, "unknown query parameter " + key.substr(0, 40), key.substr(0, 40));
+        return net::unknown_query_parameter(key);
       }
     }
     auto page = svc.list_jobs(lr);
@@ -215,7 +215,7 @@ void lease(jobs::JobService& svc, const net::HttpRequest& req, const net::PathPa
       continue;
     }
     if (key != "wait_s")
-      return respond(net::error_response(make_error(ErrorCode::invalid_argument, "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
+      return respond(net::error_response(net::unknown_query_parameter(key)));
     auto v = net::parse_int_param(value, "wait_s", 0, svc.options().max_lease_wait_s);
     if (!v) return respond(net::error_response(v.error()));
     wait_s = *v;

@@ -65,8 +65,7 @@ void add_auth_routes(net::Router& router, auth::TokenService& tokens, bool enabl
   router.add("GET", "/v1/tokens", [&tokens, enabled](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) {
     if (!enabled) return respond(net::error_response(auth_off()));
     if (!req.query.empty())
-      return respond(net::error_response(make_error(ErrorCode::invalid_argument, "unknown query parameter " + req.query[0].first.substr(0, 40),
-                                               req.query[0].first.substr(0, 40))));
+      return respond(net::error_response(net::unknown_query_parameter(req.query[0].first)));
     auto list = tokens.list();
     if (!list) return respond(net::error_response(list.error()));
     json out = json::array();

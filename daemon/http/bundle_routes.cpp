@@ -27,8 +27,7 @@ std::string blob_name(std::string_view sha) { return std::string(sha) + ".bundle
 void upload(const store::BlobStore& bundles, const net::HttpRequest& req, const net::Responder& respond) {
   auto fail = [&](const Error& e) { respond(net::error_response(e)); };
   if (!req.query.empty())
-    return fail(make_error(ErrorCode::invalid_argument, "unknown query parameter " + req.query[0].first.substr(0, 40),
-                           req.query[0].first.substr(0, 40)));
+    return fail(net::unknown_query_parameter(req.query[0].first));
   // Any Content-Type (application/octet-stream is the right one): the body's magic says what it is.
   std::string bytes;
   if (req.body_file) {

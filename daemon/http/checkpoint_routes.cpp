@@ -52,7 +52,7 @@ void upload(jobs::CheckpointService& svc, const net::HttpRequest& req, const net
       up.crc32c = *v;
       have_crc = true;
     } else {
-      return fail(make_error(ErrorCode::invalid_argument, "unknown query parameter " + key.substr(0, 40), key.substr(0, 40)));
+      return fail(net::unknown_query_parameter(key));
     }
   }
   if (!have_worker) return fail(make_error(ErrorCode::invalid_argument, "worker_id is required", "worker_id"));
@@ -77,7 +77,7 @@ void upload(jobs::CheckpointService& svc, const net::HttpRequest& req, const net
 
 void list(jobs::CheckpointService& svc, const net::HttpRequest& req, const net::PathParams& p, const net::Responder& respond) {
   if (!req.query.empty())
-    return respond(net::error_response(make_error(ErrorCode::invalid_argument, "unknown query parameter " + req.query[0].first.substr(0, 40), req.query[0].first.substr(0, 40))));
+    return respond(net::error_response(net::unknown_query_parameter(req.query[0].first)));
   auto id = net::parse_int_param(p.at(0), "id", 1, net::kMaxId);
   if (!id) return respond(net::error_response(id.error()));
   auto rows = svc.list(*id);
@@ -89,7 +89,7 @@ void list(jobs::CheckpointService& svc, const net::HttpRequest& req, const net::
 
 void download(jobs::CheckpointService& svc, const net::HttpRequest& req, const net::PathParams& p, const net::Responder& respond) {
   if (!req.query.empty())
-    return respond(net::error_response(make_error(ErrorCode::invalid_argument, "unknown query parameter " + req.query[0].first.substr(0, 40), req.query[0].first.substr(0, 40))));
+    return respond(net::error_response(net::unknown_query_parameter(req.query[0].first)));
   auto id = net::parse_int_param(p.at(0), "id", 1, net::kMaxId);
   if (!id) return respond(net::error_response(id.error()));
   std::optional<int64_t> step;

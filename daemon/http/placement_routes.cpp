@@ -55,7 +55,7 @@ void spend(ledger::Ledger& ledger, const net::HttpRequest& req, const net::Respo
       group_by = value;
     } else {
       return respond(net::error_response(
-          make_error(ErrorCode::invalid_argument, "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
+          net::unknown_query_parameter(key)));
     }
   }
   // A user sees only what was billed to them (their jobs); admins, and everyone without auth, all.
@@ -76,7 +76,7 @@ void breakeven(placement::PlacementService& p, const net::HttpRequest& req, cons
   for (const auto& [key, value] : q)
     if (std::find(kKnown.begin(), kKnown.end(), key) == kKnown.end())
       return respond(net::error_response(
-          make_error(ErrorCode::invalid_argument, "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
+          net::unknown_query_parameter(key)));
   for (const char* required : {"gpu", "purchase_usd", "offer"})
     if (!q.count(required))
       return respond(net::error_response(make_error(ErrorCode::invalid_argument, std::string(required) + " is required", required)));
@@ -161,7 +161,7 @@ void plan(placement::PlacementService& p, const net::HttpRequest& req, const net
       auto it = std::find_if(std::begin(numbers), std::end(numbers), [&name](const NumberField& f) { return name == f.name; });
       if (it == std::end(numbers))
         return respond(net::error_response(
-            make_error(ErrorCode::invalid_argument, "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
+            net::unknown_query_parameter(key)));
       auto v = number_param(value, key);
       if (!v) return respond(net::error_response(v.error()));
       *it->target = *v;

@@ -16,8 +16,7 @@ void add_progress_routes(net::Router& router, jobs::JobService& svc, jobs::Progr
                int64_t limit = 2000;
                for (const auto& [key, value] : req.query) {
                  if (key != "limit")
-                   return respond(net::error_response(make_error(
-                       ErrorCode::invalid_argument, "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
+                   return respond(net::error_response(net::unknown_query_parameter(key)));
                  auto v = net::parse_int_param(value, "limit", 2, 10000);
                  if (!v) return respond(net::error_response(v.error()));
                  limit = *v;
@@ -38,8 +37,7 @@ void add_log_routes(net::Router& router, jobs::JobService& svc, const jobs::JobL
                int64_t after = 0;
                for (const auto& [key, value] : req.query) {
                  if (key != "after")
-                   return respond(net::error_response(make_error(
-                       ErrorCode::invalid_argument, "unknown query parameter " + key.substr(0, 40), key.substr(0, 40))));
+                   return respond(net::error_response(net::unknown_query_parameter(key)));
                  auto v = net::parse_int_param(value, "after", 0, std::numeric_limits<int64_t>::max());
                  if (!v) return respond(net::error_response(v.error()));
                  after = *v;
