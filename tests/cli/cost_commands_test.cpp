@@ -13,37 +13,16 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "tests/support/cost_cli.h"
 
 namespace jobctl::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Run {
-  int code = 0;
-  std::string out;
-  std::string err;
-};
+using Run = ::jobctl::testing::CostCliRun;
 
-Run jobctl(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  CliContext ctx{"http://127.0.0.1:8080", "", "table", &out, &err};
-  CLI::App app{"jobctl"};
-  app.require_subcommand(1);
-  add_cost_commands(app, ctx);
-  std::vector<const char*> argv{"jobctl"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  Run r;
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::ParseError& e) {
-    r.code = e.get_exit_code();
-    if (e.get_name() != "RuntimeError") err << e.what();
-  }
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+Run jobctl(const std::vector<std::string>& args) { return ::jobctl::testing::run_cost_cli("http://127.0.0.1:8080", args); }
 
 class CostCommands : public ::testing::Test {
  protected:

@@ -43,16 +43,22 @@ PlanJob cloud_job(int64_t id, double arrival_hours, double runtime_hours, int gp
   return j;
 }
 
-TEST(FleetPlan, SteadyDemandOfTwoGpusAroundTheClockMakesOwningTwoCheapest) {
-  // 30 days = 720 h. Every 4 h two 1-GPU jobs of 4 h arrive together: 180 pairs, 360 jobs,
-  // 1,440 GPU-hours, two GPUs busy around the clock. Nothing owned today; no deadlines (a job
-  // waits at most 1 h for an owned GPU).
+// 30 days; every 4 h two 1-GPU jobs of 4 h arrive together, run in the cloud on demand.
+FleetPlanInput steady_two_gpus() {
   FleetPlanInput in = v100_input(30);
   int64_t id = 0;
   for (int t = 0; t < 720; t += 4) {
     in.jobs.push_back(cloud_job(++id, t, 4));
     in.jobs.push_back(cloud_job(++id, t, 4));
   }
+  return in;
+}
+
+TEST(FleetPlan, SteadyDemandOfTwoGpusAroundTheClockMakesOwningTwoCheapest) {
+  // 30 days = 720 h. Every 4 h two 1-GPU jobs of 4 h arrive together: 180 pairs, 360 jobs,
+  // 1,440 GPU-hours, two GPUs busy around the clock. Nothing owned today; no deadlines (a job
+  // waits at most 1 h for an owned GPU).
+  FleetPlanInput in = steady_two_gpus();
   auto plan = plan_fleet(in);
   ASSERT_TRUE(plan) << plan.error().message;
   ASSERT_EQ(plan->rows.size(), 5u);
@@ -199,12 +205,7 @@ TEST(FleetPlan, OutOfRangeInputsNameTheirField) {
 }
 
 TEST(FleetPlan, JsonRoundTripsAndTheChartMarksTodayAndTheCheapest) {
-  FleetPlanInput in = v100_input(30);
-  int64_t id = 0;
-  for (int t = 0; t < 720; t += 4) {
-    in.jobs.push_back(cloud_job(++id, t, 4));
-    in.jobs.push_back(cloud_job(++id, t, 4));
-  }
+  FleetPlanInput in = steady_two_gpus();
   auto plan = plan_fleet(in);
   ASSERT_TRUE(plan);
   auto back = fleet_plan_from_json(to_json(*plan));

@@ -23,6 +23,7 @@
 #include "daemon/placement/placement_matcher.h"
 #include "daemon/placement/placement_service.h"
 #include "net/server.h"
+#include "tests/support/cost_cli.h"
 #include "tests/support/temp_dir.h"
 
 namespace jobctl::daemon::testing {
@@ -110,29 +111,9 @@ class History {
   int64_t worker_ = 0;
 };
 
-struct CliRun {
-  int code = 0;
-  std::string out, err;
-};
-
 // `jobctl ARGS` against the daemon at `server`, as main.cpp drives the cost commands.
-CliRun jobctl_cli(const std::string& server, std::vector<std::string> args) {
-  std::ostringstream out, err;
-  cli::CliContext ctx{server, "", "table", &out, &err};
-  CLI::App app{"jobctl"};
-  app.require_subcommand(1);
-  cli::add_cost_commands(app, ctx);
-  std::vector<const char*> argv{"jobctl"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  CliRun r;
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::ParseError& e) {
-    r.code = e.get_exit_code();
-  }
-  r.out = out.str();
-  r.err = err.str();
-  return r;
+jobctl::testing::CostCliRun jobctl_cli(const std::string& server, const std::vector<std::string>& args) {
+  return jobctl::testing::run_cost_cli(server, args);
 }
 
 placement::FleetPlanRequest v100_request() {
