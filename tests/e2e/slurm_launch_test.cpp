@@ -108,14 +108,6 @@ class SlurmLaunchTest : public SlurmClusterTest {
     return read_bytes(tmp_.file("slurm-" + std::to_string(slurm_id) + ".out"));
   }
 
-  std::optional<slurm::SlurmJob> slurm_job(int64_t id) {
-    auto jobs = slurm_->jobs();
-    if (!jobs) return std::nullopt;
-    for (auto& j : *jobs)
-      if (j.id == id) return j;
-    return std::nullopt;
-  }
-
   // Waits until the job has a running Slurm job of jobctld's and has trained `step` steps.
   json wait_running_in_slurm(client::ApiClient& api, int64_t id, int64_t step) {
     json job = wait_job(api, id, [&](const json& j) { return progress_step(j) >= step || is_terminal(j); }, 180s);

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "slurm/slurm_commands.h"
@@ -39,6 +40,15 @@ class SlurmClusterTest : public ::testing::Test {
     JOBCTL_REQUIRE_SLURM(*cluster_);
     ASSERT_NE(reference_crc_, nullptr);
     slurm_ = std::make_unique<slurm::SlurmCommands>(slurm::SlurmCommandsOptions{"", cluster_->conf(), 30});
+  }
+
+  // Slurm's record of one of its jobs (nullopt: unknown, or squeue failed).
+  std::optional<slurm::SlurmJob> slurm_job(int64_t id) {
+    auto jobs = slurm_->jobs();
+    if (!jobs) return std::nullopt;
+    for (auto& j : *jobs)
+      if (j.id == id) return j;
+    return std::nullopt;
   }
 
   static inline jobctl::testing::SlurmCluster* cluster_ = nullptr;

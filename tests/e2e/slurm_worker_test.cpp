@@ -52,14 +52,6 @@ class SlurmWorkerTest : public SlurmClusterTest {
     return id ? *id : 0;
   }
 
-  std::optional<slurm::SlurmJob> slurm_job(int64_t id) {
-    auto jobs = slurm_->jobs();
-    if (!jobs) return std::nullopt;
-    for (auto& j : *jobs)
-      if (j.id == id) return j;
-    return std::nullopt;
-  }
-
   slurm::SlurmJob wait_slurm(int64_t id, Phase phase, std::chrono::seconds timeout) {
     slurm::SlurmJob seen;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
