@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "base/fixed_decimal.h"
@@ -207,6 +208,23 @@ bool earlier(const Candidate& a, const Candidate& b) {
 }
 
 }  // namespace
+
+std::string rejection_key(const Job& job) {
+  const auto& w = job.workload;
+  // Every input of a rejection in place(): the placement and spot modes, the GPU request, the
+  // GPUs and memory per GPU it needs, the price cap, and the efficiency class and precision that
+  // decide whether a device's speed is known (unknown_gpu).
+  std::string key = std::string(train::to_string(job.mode)) + "|" + std::string(train::to_string(job.spot)) + "|" +
+                    job.gpu + "|" + std::to_string(std::max(w.gpus, 1)) + "|" + std::to_string(w.vram_bytes_per_gpu) +
+                    "|" + std::to_string(model_kind_index(w.model_kind)) + "|" +
+                    std::to_string(static_cast<int>(w.precision)) + "|";
+  if (job.max_usd_per_hour) {
+    char cap[32];
+    std::snprintf(cap, sizeof cap, "%a", *job.max_usd_per_hour);  // exact: the cap compares prices exactly
+    key += cap;
+  }
+  return key;
+}
 
 PlacementDecision place(const Job& job, const PlacementContext& ctx, const LocalCapacity& capacity, int64_t now_ms,
                         std::vector<Candidate>* table) {

@@ -239,6 +239,14 @@ inline PlacementDecision place(const Job& job, const PlacementContext& ctx, cons
   return place(job, ctx, capacity, clock.now_ms(), table);
 }
 
+// What decides which options reject `job` (and so whether place() finds it unplaceable) under a
+// given context and capacity, as a key: jobs with equal keys get the same rejections from every
+// candidate. The size of the work, the deadline, the priority and the submission time change
+// only prices and times, never a rejection. The daemon groups queued jobs nothing can run by this
+// key, so that a change of workers or offers is tried on one job of each group, not on all of them.
+// Keep it in step with the rejections in place() (tests/scheduler/placement_test.cpp holds them).
+std::string rejection_key(const Job& job);
+
 // A deadline policy's "wait for spot" over a decision place() took while no spot offer could be
 // launched: the job is held back (Outcome::wait_spot), nothing in `table` stays chosen, and the
 // decision keeps the option it would otherwise have taken (its choice) for the reason's words.

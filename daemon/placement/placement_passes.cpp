@@ -86,12 +86,39 @@ bool PlacementPasses::capacity_changed() {
   return first;
 }
 
-std::vector<int64_t> PlacementPasses::jobs_to_decide(const std::set<int64_t>& requested, bool capacity_changed) {
-  std::vector<int64_t> ids(requested.begin(), requested.end());
-  if (capacity_changed)
-    for (const auto& [id, inputs] : unplaceable_inputs_)
-      if (!requested.count(id)) ids.push_back(id);
-  return ids;
+Status PlacementPasses::load_queue() {
+  auto queued = store_.queued_unplaceable_keys();
+  if (!queued) return queued.error();
+  {
+    MutexLock pass(pass_mu_);
+    for (const auto& [id, key] : *queued)
+      if (key) index_unplaceable(id, *key, 0);  // to be tried once under this start's inputs
+  }
+  for (const auto& [id, key] : *queued)
+    if (!key) request(id);
+  return {};
+}
+
+void PlacementPasses::index_unplaceable(int64_t job_id, const std::string& key, uint64_t tried_under) {
+  auto [at, added] = unplaceable_keys_.try_emplace(job_id, key);
+  if (!added && at->second != key) {
+    forget_unplaceable(job_id);
+    at = unplaceable_keys_.emplace(job_id, key).first;
+  }
+  UnplaceableGroup& group = unplaceable_groups_[key];
+  group.jobs.insert(job_id);
+  group.tried_under = std::max(group.tried_under, tried_under);
+}
+
+void PlacementPasses::forget_unplaceable(int64_t job_id) {
+  auto at = unplaceable_keys_.find(job_id);
+  if (at == unplaceable_keys_.end()) return;
+  auto group = unplaceable_groups_.find(at->second);
+  if (group != unplaceable_groups_.end()) {
+    group->second.jobs.erase(job_id);
+    if (group->second.jobs.empty()) unplaceable_groups_.erase(group);
+  }
+  unplaceable_keys_.erase(at);
 }
 
 Status PlacementPasses::run_requested() {
@@ -106,9 +133,11 @@ Status PlacementPasses::run_requested() {
   MutexLock pass(pass_mu_);
   // New jobs are always decided; the unplaceable ones only where the local pools changed.
   Status result = place(std::vector<int64_t>(requested.begin(), requested.end()), false);
-  if (capacity) {
-    std::vector<int64_t> again = jobs_to_decide({}, true);
-    std::erase_if(again, [&requested](int64_t id) { return requested.count(id) != 0; });
+  if (capacity) {  // the indexed jobs, one per key (see place())
+    std::vector<int64_t> again;
+    again.reserve(unplaceable_keys_.size());
+    for (const auto& [id, key] : unplaceable_keys_)
+      if (!requested.count(id)) again.push_back(id);
     if (auto st = place(again, true); !st && result) result = st;
   }
   return result;
@@ -119,8 +148,10 @@ Status PlacementPasses::reevaluate_queue() {
   if (!ids) return ids.error();
   MutexLock pass(pass_mu_);
   // Forget jobs that left the queue.
-  std::erase_if(unplaceable_inputs_,
-                [&ids](const auto& entry) { return !std::binary_search(ids->begin(), ids->end(), entry.first); });
+  std::vector<int64_t> gone;
+  for (const auto& [id, key] : unplaceable_keys_)
+    if (!std::binary_search(ids->begin(), ids->end(), id)) gone.push_back(id);
+  for (int64_t id : gone) forget_unplaceable(id);
   return place(*ids, true);
 }
 
@@ -237,6 +268,9 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
   const jobs::MoveTarget target = jobs_.move_target(row.id);
   scheduler::Job job = remaining_work(row, *priced, target);
   if (!runtime_note.empty()) job.workload.runtime_note = runtime_note;
+  // Whether this job is unplaceable follows from its rejections, and (held to spot) from whether
+  // it has a deadline for the policy below to weigh.
+  std::string unplaceable_key = scheduler::rejection_key(job) + (job.deadline_hours ? "|deadline" : "|");
 
   std::vector<Candidate> table;
   auto d = scheduler::place(job, ctx, capacity, now_ms, &table);
@@ -305,6 +339,7 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
   Decision out;
   out.placed = d.outcome != Outcome::unplaceable && d.outcome != Outcome::wait_spot;
   out.waiting_for_spot = waiting;
+  if (d.outcome == Outcome::unplaceable) out.unplaceable_key = std::move(unplaceable_key);
   out.placement = scheduler::placement_json(d, table, job, ctx, capacity,
                                             scheduler::PlacementDocumentInfo{settings_.cloud_provider, now_ms, remaining});
   if (!policy_note.is_null()) {
@@ -338,10 +373,11 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
   if (!capacity) return capacity.error();
   uint64_t offers_generation = 0;
   const auto ctx = context(&offers_generation);
-  // What an unplaceable job's fate depends on: the local pools that exist and the usable offers;
-  // calibration changes estimates, never whether anything can run a job. While these are
-  // unchanged, deciding such a job again gives the same answer, so a pass may skip it (a queue of
-  // thousands of jobs nothing can run would otherwise cost a decision and a write each, every pass).
+  // What an unplaceable job's fate depends on besides its key: the local pools that exist, the
+  // Slurm partitions and the usable offers; calibration changes estimates, never whether anything
+  // can run a job. While these are unchanged, deciding a job of a key tried under them gives the
+  // same answer, so a pass may skip it (a queue of thousands of jobs nothing can run would
+  // otherwise cost a decision and a write each, every pass).
   std::string inputs = std::to_string(offers_generation) + ";";
   for (const auto& pool : capacity->pools())
     inputs += pool.gpu_model + "x" + std::to_string(pool.gpu_count) + ":" + std::to_string(pool.gpu_memory_gb) + ";";
@@ -373,8 +409,8 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
   for (int64_t job_id : ids) {
     // Left out before its row is read: a pass over a long queue nothing can run reads no rows.
     if (skip_unchanged) {
-      auto it = unplaceable_inputs_.find(job_id);
-      if (it != unplaceable_inputs_.end() && it->second == generation) continue;
+      auto it = unplaceable_keys_.find(job_id);
+      if (it != unplaceable_keys_.end() && unplaceable_groups_[it->second].tried_under == generation) continue;
     }
     auto found = store_.get_job(job_id);
     if (!found) {
@@ -382,7 +418,7 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
       continue;
     }
     if (!*found || (*found)->state != store::JobState::queued) {
-      unplaceable_inputs_.erase(job_id);
+      forget_unplaceable(job_id);
       continue;
     }
     const store::JobRow row = std::move(**found);
@@ -405,8 +441,21 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
     }
     const bool placed = d->placed;
     // A job waiting for spot is decided again every pass: its policy's answer moves with the clock.
-    if (placed || d->waiting_for_spot) unplaceable_inputs_.erase(job_id);
-    else unplaceable_inputs_[job_id] = generation;
+    std::optional<std::string> unplaceable_key;
+    if (placed || d->waiting_for_spot) {
+      forget_unplaceable(job_id);
+    } else {
+      index_unplaceable(job_id, d->unplaceable_key, generation);
+      unplaceable_key = std::move(d->unplaceable_key);
+    }
+    // Read here, not on the writer: a document is kilobytes of JSON, and the writer serves submits.
+    // No other writer changes a queued job's document (passes run one at a time, each waits for its
+    // commits), so the row read above holds the document the change below replaces.
+    std::string previous_reason;
+    if (row.placement_json) {
+      const json p = json::parse(*row.placement_json, nullptr, false);
+      if (p.is_object()) previous_reason = p.value("reason", "");
+    }
     std::string text = d->placement.dump();
     std::optional<std::string> chosen;
     json detail = {{"reason", d->placement["reason"]}};
@@ -421,19 +470,15 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
     }
     const char* not_placed_event = d->waiting_for_spot ? "waiting_for_spot" : "unplaceable";
     auto change = [this, job_id, placed, not_placed_event, text = std::move(text), chosen = std::move(chosen), detail, now,
+                   unplaceable_key = std::move(unplaceable_key), previous_reason = std::move(previous_reason),
                    expected_updated = row.updated_ms](WriteTxn& txn) -> Status {
       auto cur = txn.job(job_id);
       if (!cur) return cur.error();
       // Changed meanwhile (cancelled, leased by a FIFO matcher): this decision is stale.
       if (!*cur || (*cur)->state != store::JobState::queued || (*cur)->updated_ms != expected_updated) return {};
       store::JobRow job = std::move(**cur);
-      std::string previous_reason;
-      if (job.placement_json) {
-        const json p = json::parse(*job.placement_json, nullptr, false);
-        if (p.is_object()) previous_reason = p.value("reason", "");
-      }
       job.chosen_json = chosen;
-      if (auto st = txn.put_placement(job.id, text); !st) return st;
+      if (auto st = txn.put_placement(job.id, text, unplaceable_key); !st) return st;
       if (placed) {
         job.worker_id.reset();
         if (auto st = jobs::transition_job(txn, job, store::JobState::placed, "placed", detail, now); !st) return st;

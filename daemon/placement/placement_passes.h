@@ -8,22 +8,28 @@
 // nothing can run stays queued with the document stored, and an `unplaceable` event when its
 // reason changes. quote() decides the same way for a spec, storing nothing.
 //
-// Which jobs a pass decides follows what changed:
-//   - request(job): the job entered the queue unplaced (submit, requeue, unplaced);
-//   - capacity_changed(): a worker registered or came back, so jobs nothing could run may now fit:
-//     every queued job last found unplaceable is decided again;
-//   - reevaluate_queue(): every queued job (the periodic pass), except those found unplaceable
-//     under the same local pools and offers (the same inputs give the same answer). Such a job is
-//     left out before its row is read: the pass reads the queue's ids (an index scan) and then
-//     only the rows it decides, so an idle daemon's pass costs memory lookups per queued job, not
-//     a store read each. Jobs waiting for spot (the deadline policy's answer moves with the
-//     clock) and jobs whose decision failed are never recorded as unplaceable, so every pass
-//     decides them again.
+// Which jobs a pass decides follows what changed. The queued jobs nothing can run are indexed by
+// what they need (scheduler::rejection_key: mode, spot, GPU request, GPUs, memory, price cap, …):
+// jobs with one key are rejected by the same candidates, so while the inputs of that answer — the
+// local pools, the Slurm partitions and the usable offers, summed up as an inputs generation —
+// stay the same, the answer stands for every job of the key, and when they change one decision
+// per key tells whether any of its jobs can now run:
+//   - request(job): the job entered the queue unplaced (submit, requeue, unplaced): decided;
+//   - capacity_changed(): a worker registered or came back, or reevaluate_queue() (the periodic
+//     pass, which also sees offers set aside or back): the indexed jobs are walked in id order;
+//     the first job of a key not yet tried under the current inputs is decided, and if it stays
+//     unplaceable the rest of its key are left out (a worker that fits none of 100,000 waiting
+//     jobs of one kind costs one decision, not 100,000); if it is placed, the others of its key
+//     are decided in turn. A job left out is left out before its row is read: an idle pass costs
+//     a memory lookup per queued job. Jobs waiting for spot (the deadline policy's answer moves
+//     with the clock) and jobs whose decision failed are never indexed, so every pass decides
+//     them again.
+// The key of an unplaceable decision is stored beside the job's placement document, and
+// load_queue() rebuilds the index from it at start: a restart decides one job per key, not the
+// queue. An indexed job's document is the one of its own last decision: a change that places no
+// job of its key does not rewrite it (its `decided_ms` says when it was taken).
 // request() and capacity_changed() only record; run_requested() decides what they recorded.
 // Every pass reads the workers and their leases once and commits its decisions a group at a time.
-// The set of jobs a pass decides is computed in one place (jobs_to_decide): an index of the
-// queue by what a job can run on would make it the jobs a change can affect, and the periodic
-// pass bounded, without touching how a job is decided.
 //
 // Ownership and thread safety: borrows the store, the clock, the job service, the offer book, the
 // calibration and the spot deadlines (all outlive it). Every method is safe from any thread.
@@ -74,6 +80,10 @@ class PlacementPasses {
   PlacementPasses(const PlacementPasses&) = delete;
   PlacementPasses& operator=(const PlacementPasses&) = delete;
 
+  // At start: indexes the queued jobs whose stored decision found them unplaceable by their stored
+  // key (to be tried again one per key) and requests a decision for every other queued job.
+  // Errors: the store's.
+  Status load_queue() JOBCTL_EXCLUDES(requests_mu_, pass_mu_);
   // Records that a job wants a decision. Returns true when nothing was recorded before (the
   // caller wakes whatever runs run_requested()).
   bool request(int64_t job_id) JOBCTL_EXCLUDES(requests_mu_);
@@ -125,6 +135,12 @@ class PlacementPasses {
     nlohmann::json placement;  // the document to store
     bool placed = false;
     bool waiting_for_spot = false;  // held back by the spot deadline policy: queued, asked again every pass
+    std::string unplaceable_key;    // what the job needs (see the header); set when it is unplaceable
+  };
+  // Queued jobs last decided unplaceable, with one key (see the header).
+  struct UnplaceableGroup {
+    std::set<int64_t> jobs;
+    uint64_t tried_under = 0;  // the inputs generation one of them was last decided under (0: none)
   };
   // What a lease's placement chose, parsed once per (job, epoch): the estimate the local pool's
   // queue wait is computed from.
@@ -133,12 +149,11 @@ class PlacementPasses {
     double estimated_hours = 1.0;  // unknown estimate: assume an hour
   };
 
-  // The jobs a pass decides: `requested`, and the queued jobs last found unplaceable when the
-  // capacity changed.
-  std::vector<int64_t> jobs_to_decide(const std::set<int64_t>& requested, bool capacity_changed)
-      JOBCTL_REQUIRES(pass_mu_);
+  // The index of unplaceable jobs: a job's key and its group, kept in step.
+  void index_unplaceable(int64_t job_id, const std::string& key, uint64_t tried_under) JOBCTL_REQUIRES(pass_mu_);
+  void forget_unplaceable(int64_t job_id) JOBCTL_REQUIRES(pass_mu_);
   // One pass over these jobs (those still queued), one capacity read, decisions committed a group
-  // at a time. skip_unchanged: leave out jobs found unplaceable under the same inputs.
+  // at a time. skip_unchanged: leave out indexed jobs whose key was tried under the current inputs.
   Status place(const std::vector<int64_t>& ids, bool skip_unchanged) JOBCTL_REQUIRES(pass_mu_)
       JOBCTL_EXCLUDES(cache_mu_, observers_mu_);
   Expected<Decision> decide(const store::JobRow& row, const train::JobSpec& spec, int64_t now_ms,
@@ -169,8 +184,9 @@ class PlacementPasses {
   // number that changes whenever they do: a job is recorded with the number, not a copy of them.
   std::string inputs_ JOBCTL_GUARDED_BY(pass_mu_);
   uint64_t inputs_generation_ JOBCTL_GUARDED_BY(pass_mu_) = 0;
-  // Queued jobs a pass could not place -> the inputs generation it decided them under.
-  std::map<int64_t, uint64_t> unplaceable_inputs_ JOBCTL_GUARDED_BY(pass_mu_);
+  // The index (see the header): key -> its jobs, and job -> its key.
+  std::map<std::string, UnplaceableGroup> unplaceable_groups_ JOBCTL_GUARDED_BY(pass_mu_);
+  std::map<int64_t, std::string> unplaceable_keys_ JOBCTL_GUARDED_BY(pass_mu_);
 
   Mutex cache_mu_;  // held briefly: passes and quotes share these caches
   std::shared_ptr<const scheduler::PlacementContext> context_ JOBCTL_GUARDED_BY(cache_mu_);

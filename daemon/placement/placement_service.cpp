@@ -37,10 +37,9 @@ Status PlacementService::start() {
   jobs_.set_worker_observer([this](int64_t) {
     if (passes_.capacity_changed()) wake();
   });
-  // Jobs queued before this start (or while placement was off) are decided on the first tick.
-  auto queued = store_.queued_jobs();
-  if (!queued) return queued.error();
-  for (const auto& q : *queued) passes_.request(q.id);
+  // Jobs queued before this start (or while placement was off) are decided on the first tick;
+  // those a decision found unplaceable, one per what they need (PlacementPasses::load_queue).
+  if (auto st = passes_.load_queue(); !st) return st;
   started_ = true;
   return {};
 }

@@ -214,6 +214,14 @@ constexpr std::string_view kV12 = R"sql(
 CREATE INDEX jobs_name_state ON jobs(name, state, id);
 )sql";
 
+// Version 13 (placement at scale): the rejection key (scheduler::rejection_key) of a queued job
+// whose last decision found nothing to run it, so that placement knows after a restart which
+// jobs wait for what without reading their specs, and tries one job of each key
+// (daemon/placement/placement_passes.h). NULL: placed, held for spot, or decided before.
+constexpr std::string_view kV13 = R"sql(
+ALTER TABLE job_placements ADD COLUMN unplaceable_key TEXT;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -230,6 +238,7 @@ const std::vector<Migration>& migrations() {
       {10, "slurm_jobs", kV10},
       {11, "api_tokens.permissions", kV11},
       {12, "jobs_name_state", kV12},
+      {13, "job_placements.unplaceable_key", kV13},
   };
   return list;
 }

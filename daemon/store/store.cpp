@@ -189,11 +189,13 @@ Status WriteTxn::update_job(const JobRow& row) {
   return {};
 }
 
-Status WriteTxn::put_placement(int64_t job_id, const std::string& placement_json) {
-  auto p = db_.prepare("INSERT OR REPLACE INTO job_placements (job_id, placement) VALUES (?1, ?2)");
+Status WriteTxn::put_placement(int64_t job_id, const std::string& placement_json,
+                               const std::optional<std::string>& unplaceable_key) {
+  auto p = db_.prepare(
+      "INSERT OR REPLACE INTO job_placements (job_id, placement, unplaceable_key) VALUES (?1, ?2, ?3)");
   if (!p) return p.error();
   StatementUse s(*p);
-  s->bind(1, job_id).bind(2, placement_json);
+  s->bind(1, job_id).bind(2, placement_json).bind(3, unplaceable_key);
   return s->run();
 }
 

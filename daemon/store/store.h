@@ -57,8 +57,10 @@ class WriteTxn {
   Expected<std::optional<JobRow>> job(int64_t id);
   Expected<int64_t> insert_job(const JobRow& row);  // returns the new id
   Status update_job(const JobRow& row);             // every mutable column, by id (not placement_json)
-  // Stores (or replaces) a job's placement document (JobRow::placement_json).
-  Status put_placement(int64_t job_id, const std::string& placement_json);
+  // Stores (or replaces) a job's placement document (JobRow::placement_json), with the rejection
+  // key of a job the decision left unplaceable (scheduler::rejection_key; nullopt otherwise).
+  Status put_placement(int64_t job_id, const std::string& placement_json,
+                       const std::optional<std::string>& unplaceable_key = std::nullopt);
   Expected<int64_t> append_event(const JobEventRow& ev);  // returns the event's seq
 
   Expected<std::optional<WorkerRow>> worker(int64_t id);
@@ -188,6 +190,10 @@ class Store {
   // The ids of the queued jobs, in id order: read from the index jobs(state, id) alone, so a
   // long queue costs no row reads and no spec parsing (placement's periodic pass).
   Expected<std::vector<int64_t>> queued_job_ids();
+  // Every queued job, in id order, with the rejection key its last placement decision stored
+  // when that decision found nothing to run it (nullopt: never decided, or not unplaceable).
+  // What placement needs at start to know the queue without reading a spec.
+  Expected<std::vector<std::pair<int64_t, std::optional<std::string>>>> queued_unplaceable_keys();
   Expected<std::vector<WorkerRow>> list_workers();
   Expected<std::optional<WorkerRow>> get_worker(int64_t id);
   // Every job in placed or running with a worker: the lease and what placement chose, no spec.

@@ -93,6 +93,24 @@ Expected<std::vector<int64_t>> Store::queued_job_ids() {
   return first_column_ints(*p);
 }
 
+Expected<std::vector<std::pair<int64_t, std::optional<std::string>>>> Store::queued_unplaceable_keys() {
+  auto r = reader();
+  if (!r) return r.error();
+  auto p = (**r).prepare(
+      "SELECT jobs.id, job_placements.unplaceable_key FROM jobs LEFT JOIN job_placements "
+      "ON job_placements.job_id = jobs.id WHERE jobs.state = 'queued' ORDER BY jobs.id");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  std::vector<std::pair<int64_t, std::optional<std::string>>> out;
+  for (;;) {
+    auto step = s->step();
+    if (!step) return step.error();
+    if (!*step) break;
+    out.emplace_back(s->column_int64(0), s->column_opt_text(1));
+  }
+  return out;
+}
+
 Expected<std::vector<QueuedJobRow>> Store::placed_waiting_jobs() {
   auto r = reader();
   if (!r) return r.error();

@@ -213,6 +213,54 @@ TEST(PlacementService, JobsLeftOutAsUnplaceableArePlacedWhenAWorkerFitsAndCancel
   EXPECT_EQ(f.lease(h100), std::nullopt);
 }
 
+// Queued jobs nothing can run are indexed by what they need: a worker that fits none of a kind of
+// job costs one decision for the kind, not one per job; a worker that fits them places them all;
+// a restart tries one job of each kind, not the queue.
+TEST(PlacementService, AChangeIsTriedOnOneJobOfEachKindNothingCanRun) {
+  jobctl::testing::TempDir shared;
+  const std::string path = shared.file("jobctl.db");
+  const std::string h100 = spec(R"(,"resources":{"gpu":"H100"})");
+  const std::string a100 = spec(R"(,"resources":{"gpu":"A100"})");
+  std::vector<int64_t> h100_jobs, a100_jobs;
+  {
+    PlacementFixture f({}, path);
+    f.add_worker({});
+    for (int i = 0; i < 6; ++i) h100_jobs.push_back(f.submit(h100));
+    for (int i = 0; i < 4; ++i) a100_jobs.push_back(f.submit(a100));
+    for (int64_t id : h100_jobs) ASSERT_EQ(f.placement_of(id)["outcome"], "unplaceable");
+    f.placement->tick();  // what the submits' hooks asked for was decided by submit(): drained here
+    std::atomic<int> decisions{0};
+    f.placement->set_decision_observer([&decisions](double) { ++decisions; });
+    ASSERT_TRUE(f.placement->reevaluate());
+    EXPECT_EQ(decisions, 0) << "nothing changed: no job decided";
+    // A T4 fits neither kind: one decision per kind.
+    f.add_worker({{"Tesla T4", 15360}});
+    f.placement->tick();
+    ASSERT_TRUE(f.placement->reevaluate());
+    EXPECT_EQ(decisions, 2);
+    for (int64_t id : h100_jobs) EXPECT_EQ(f.job(id).state, store::JobState::queued);
+  }
+  // A restart: the index comes back from the stored keys, and one job of each kind is tried.
+  PlacementFixture g({}, path);
+  std::atomic<int> decisions{0};
+  g.placement->set_decision_observer([&decisions](double) { ++decisions; });
+  ASSERT_TRUE(g.placement->reevaluate());
+  EXPECT_EQ(decisions, 2);
+  ASSERT_TRUE(g.placement->reevaluate());
+  EXPECT_EQ(decisions, 2);
+  // An H100 fits one kind: every job of it is decided and placed; the A100 kind is tried once.
+  const int64_t worker = g.add_worker({{"NVIDIA H100 80GB HBM3", 81559}});
+  g.placement->tick();
+  ASSERT_TRUE(g.placement->reevaluate());
+  EXPECT_EQ(decisions, 2 + 6 + 1);
+  for (int64_t id : h100_jobs) {
+    EXPECT_EQ(g.job(id).state, store::JobState::placed);
+    EXPECT_EQ(g.placement_of(id)["chosen"]["option"], "local");
+  }
+  for (int64_t id : a100_jobs) EXPECT_EQ(g.job(id).state, store::JobState::queued);
+  EXPECT_EQ(g.lease(worker), h100_jobs.front());
+}
+
 TEST(PlacementService, SpotOnDemandAndLocalPickTheCheapest) {
   PlacementFixture f(cloud_settings());
   // No local GPU: the cheapest V100 is spot.
@@ -448,7 +496,9 @@ TEST(PlacementService, ACommandJobIsPricedFromTheRunsOfItsName) {
   EXPECT_NE(reason.find("runtime from 1 earlier run of sweep on V100"), std::string::npos) << reason;
   EXPECT_NE(reason.find("median 0.75 h"), std::string::npos) << reason;
   for (const auto& c : (*after)["candidates"])
-    if (c["option"] == "local") EXPECT_NEAR(c["estimated_hours"].get<double>(), 0.75, 1e-6) << c.dump();
+    if (c["option"] == "local") {
+      EXPECT_NEAR(c["estimated_hours"].get<double>(), 0.75, 1e-6) << c.dump();
+    }
   // Another name has no history.
   auto other = f.placement->quote(R"({"name":"other","command":["python3","train.py"],"resources":{"gpu":"V100"}})");
   ASSERT_TRUE(other);

@@ -544,6 +544,50 @@ TEST(Placement, MarginalPricingAndCalibrationChangeTheAnswer) {
   EXPECT_EQ(s.catalog[d.choice.source].instance_type, "gpu_1x_a100");
 }
 
+// The daemon trusts rejection_key: jobs that share it are rejected by the same candidates, so one
+// decision stands for all of them while workers and offers stay the same.
+TEST(Placement, JobsWithOneRejectionKeyAreRejectedByTheSameCandidates) {
+  Scenario s;
+  auto rejections = [&s](const Job& j) {
+    s.decide(j);
+    std::vector<Rejection> out;
+    for (const auto& c : s.table) out.push_back(c.rejection);
+    return out;
+  };
+  Job base = job(10);
+  base.workload.vram_bytes_per_gpu = static_cast<int64_t>(20 * kGiB);  // fits the 40 GB A100s only
+  base.max_usd_per_hour = 2.0;
+  // Size of the work, deadline, priority and submission time: the same key, the same rejections.
+  std::vector<Job> alike(4, base);
+  alike[0].workload.training_flops *= 30;
+  alike[1].deadline_hours = 0.5;
+  alike[2].priority = 90;
+  alike[3].submitted_ms = 3'600'000;
+  for (const Job& j : alike) {
+    EXPECT_EQ(rejection_key(j), rejection_key(base));
+    EXPECT_EQ(rejections(j), rejections(base));
+  }
+  // Each input of a rejection changes the key (and here the rejections too).
+  std::vector<Job> differ(7, base);
+  differ[0].mode = train::PlacementMode::local;
+  differ[1].spot = train::SpotMode::never;
+  differ[2].gpu = "T4";
+  differ[3].workload.gpus = 8;
+  differ[4].workload.vram_bytes_per_gpu = static_cast<int64_t>(1 * kGiB);
+  differ[5].max_usd_per_hour = 40.0;
+  differ[6].max_usd_per_hour.reset();
+  for (const Job& j : differ) {
+    EXPECT_NE(rejection_key(j), rejection_key(base));
+    EXPECT_NE(rejections(j), rejections(base));
+  }
+  Job cnn = base;
+  cnn.workload.model_kind = "cnn";
+  Job bf16 = base;
+  bf16.workload.precision = cost::Precision::bf16;
+  EXPECT_NE(rejection_key(cnn), rejection_key(base));
+  EXPECT_NE(rejection_key(bf16), rejection_key(base));
+}
+
 TEST(Placement, QuoteJsonHasTheTable) {
   Scenario s;
   Job j = job();
