@@ -12,7 +12,16 @@
 //   idle      --pid PID --seconds S [--skip-s W]              a running jobctld's CPU % over S seconds
 //             (from /proc/PID/stat) after W seconds (default 0) for start-up to settle, with the
 //             busiest second (a placement pass shows there)
+//   start     --jobctld BIN --data-dir D --port P --seconds S --rate R
+//             starts jobctld on D (e.g. a filled database) and prints how long until GET /healthz
+//             answers 200, then for S seconds submits at R/s (open loop) while probing /healthz
+//             every 20 ms: both p50/p99/max, and jobctld's CPU % per 5 s (start-up's placement
+//             work shows there); stops jobctld with SIGTERM
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -285,11 +294,120 @@ int fill(const std::map<std::string, std::string>& a) {
   return 0;
 }
 
+// Requests at `per_second` (open loop: latency counts from each request's planned start) until
+// `end`, latencies appended to `ms`; returns the failures.
+int64_t open_loop(HttpClient& http, const std::string& method, const std::string& path, const std::string& body,
+                  double per_second, Clock::time_point end, std::vector<double>& ms) {
+  const auto t0 = Clock::now();
+  int64_t failures = 0;
+  for (int64_t n = 0;; ++n) {
+    const auto planned =
+        t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(static_cast<double>(n) / per_second));
+    if (planned >= end) break;
+    std::this_thread::sleep_until(planned);
+    auto r = http.request(method, path, body);
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - planned).count());
+    if (!r || r->status >= 300) ++failures;
+  }
+  return failures;
+}
+
+int start(const std::map<std::string, std::string>& a) {
+  const std::string bin = get(a, "--jobctld", ""), dir = get(a, "--data-dir", ""), port = get(a, "--port", "18944");
+  const double seconds = std::stod(get(a, "--seconds", "30"));
+  const double rate = std::stod(get(a, "--rate", "200"));
+  if (bin.empty() || dir.empty()) { std::fprintf(stderr, "start: --jobctld and --data-dir are required\n"); return 2; }
+  const std::string listen = "127.0.0.1:" + port;
+  std::vector<std::string> argv_s = {bin, "--listen", listen, "--data-dir", dir};
+  std::vector<char*> argv_c;
+  for (auto& s : argv_s) argv_c.push_back(s.data());
+  argv_c.push_back(nullptr);
+  posix_spawn_file_actions_t quiet;
+  posix_spawn_file_actions_init(&quiet);
+  posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const auto t0 = Clock::now();
+  if (posix_spawn(&pid, bin.c_str(), &quiet, nullptr, argv_c.data(), environ) != 0) {
+    std::fprintf(stderr, "start: cannot run %s\n", bin.c_str());
+    return 1;
+  }
+  posix_spawn_file_actions_destroy(&quiet);
+  const std::string url = "http://" + listen;
+  double ready_s = -1;
+  {
+    HttpClient http(url);
+    while (std::chrono::duration<double>(Clock::now() - t0).count() < 120) {
+      auto r = http.request("GET", "/healthz");
+      if (r && r->status == 200) {
+        ready_s = std::chrono::duration<double>(Clock::now() - t0).count();
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  if (ready_s < 0) {
+    std::fprintf(stderr, "start: jobctld did not answer /healthz within 120 s\n");
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return 1;
+  }
+  const double cpu_at_ready = cpu_seconds(pid);
+  const auto load_start = Clock::now();
+  auto after = [&load_start](double s) {
+    return load_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  };
+  const auto end = after(seconds);
+  std::vector<double> submit_ms, health_ms;
+  int64_t submit_fail = 0, health_fail = 0;
+  constexpr int kClients = 4;
+  std::vector<std::vector<double>> per_client(kClients);
+  std::vector<int64_t> fails(kClients);
+  std::vector<std::thread> ts;
+  for (int c = 0; c < kClients; ++c)
+    ts.emplace_back([&, c] {
+      HttpClient http(url);
+      fails[c] = open_loop(http, "POST", "/v1/jobs", kSpec, rate / kClients, end, per_client[c]);
+    });
+  ts.emplace_back([&] {
+    HttpClient http(url);
+    health_fail = open_loop(http, "GET", "/healthz", "", 50, end, health_ms);
+  });
+  std::string cpu_line;
+  for (double last = cpu_at_ready, at = 5; at <= seconds + 1e-9; at += 5) {
+    std::this_thread::sleep_until(after(at));
+    const double now = cpu_seconds(pid);
+    char part[32];
+    std::snprintf(part, sizeof part, "%s%.0f%%", cpu_line.empty() ? "" : " ", 100.0 * (now - last) / 5);
+    cpu_line += part;
+    last = now;
+  }
+  for (auto& t : ts) t.join();
+  for (int c = 0; c < kClients; ++c) {
+    submit_ms.insert(submit_ms.end(), per_client[c].begin(), per_client[c].end());
+    submit_fail += fails[c];
+  }
+  const double cpu_total = cpu_seconds(pid);
+  kill(pid, SIGTERM);
+  waitpid(pid, nullptr, 0);
+  const size_t submits = submit_ms.size(), probes = health_ms.size();
+  auto max_of = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
+  const double submit_max = max_of(submit_ms), health_max = max_of(health_ms);
+  std::printf("start: ready (GET /healthz 200) %.2f s after exec, %.1f s of CPU by then; then %.0f s: %zu submits at "
+              "%.0f/s p50 %.2f ms, p99 %.2f ms, max %.1f ms, failed %lld; %zu /healthz p50 %.2f ms, p99 %.2f ms, "
+              "max %.1f ms, failed %lld; jobctld CPU per 5 s: %s (%.1f s in all)\n",
+              ready_s, cpu_at_ready, seconds, submits, rate, pct(submit_ms, 0.5), pct(submit_ms, 0.99),
+              submit_max, static_cast<long long>(submit_fail), probes,
+              pct(health_ms, 0.5), pct(health_ms, 0.99), health_max,
+              static_cast<long long>(health_fail), cpu_line.c_str(), cpu_total);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: jobctl-bench-daemon submit|list|heartbeat|fill|idle [--flag value]...\n");
+    std::fprintf(stderr, "usage: jobctl-bench-daemon submit|list|heartbeat|fill|idle|start [--flag value]...\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -299,6 +417,7 @@ int main(int argc, char** argv) {
   if (mode == "heartbeat") return heartbeat(a);
   if (mode == "fill") return fill(a);
   if (mode == "idle") return idle(a);
+  if (mode == "start") return start(a);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }

@@ -217,9 +217,12 @@ CREATE INDEX jobs_name_state ON jobs(name, state, id);
 // Version 13 (placement at scale): the rejection key (scheduler::rejection_key) of a queued job
 // whose last decision found nothing to run it, so that placement knows after a restart which
 // jobs wait for what without reading their specs, and tries one job of each key
-// (daemon/placement/placement_passes.h). NULL: placed, held for spot, or decided before.
+// (daemon/placement/placement_passes.h). NULL: placed, held for spot, or decided before. The keys
+// are read at start through their own (partial) index, not from the rows: a row holds kilobytes of
+// placement document before the key.
 constexpr std::string_view kV13 = R"sql(
 ALTER TABLE job_placements ADD COLUMN unplaceable_key TEXT;
+CREATE INDEX job_placements_unplaceable_key ON job_placements(unplaceable_key) WHERE unplaceable_key IS NOT NULL;
 )sql";
 
 }  // namespace

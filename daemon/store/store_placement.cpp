@@ -3,6 +3,8 @@
 // comes from migration 2.
 #include "daemon/store/store.h"
 
+#include <map>
+
 namespace jobctl::daemon::store {
 
 Status WriteTxn::put_calibration(const CalibrationRecord& row) {
@@ -96,18 +98,37 @@ Expected<std::vector<int64_t>> Store::queued_job_ids() {
 Expected<std::vector<std::pair<int64_t, std::optional<std::string>>>> Store::queued_unplaceable_keys() {
   auto r = reader();
   if (!r) return r.error();
-  auto p = (**r).prepare(
-      "SELECT jobs.id, job_placements.unplaceable_key FROM jobs LEFT JOIN job_placements "
-      "ON job_placements.job_id = jobs.id WHERE jobs.state = 'queued' ORDER BY jobs.id");
-  if (!p) return p.error();
-  StatementUse s(*p);
+  Connection& db = **r;
+  // Two index reads from one snapshot, merged here: the key sits after kilobytes of placement
+  // document in its row, so a join would read every queued job's document (overflow pages
+  // included); the partial index job_placements(unplaceable_key) holds just the keys.
+  if (auto st = db.exec("BEGIN"); !st) return st.error();
   std::vector<std::pair<int64_t, std::optional<std::string>>> out;
-  for (;;) {
-    auto step = s->step();
-    if (!step) return step.error();
-    if (!*step) break;
-    out.emplace_back(s->column_int64(0), s->column_opt_text(1));
-  }
+  std::map<int64_t, std::string> keys;
+  Status read = [&]() -> Status {
+    auto ids = db.prepare("SELECT id FROM jobs WHERE state = 'queued' ORDER BY id");
+    if (!ids) return ids.error();
+    auto queued = first_column_ints(*ids);
+    if (!queued) return queued.error();
+    auto p = db.prepare("SELECT job_id, unplaceable_key FROM job_placements WHERE unplaceable_key IS NOT NULL");
+    if (!p) return p.error();
+    StatementUse s(*p);
+    for (;;) {
+      auto step = s->step();
+      if (!step) return step.error();
+      if (!*step) break;
+      keys.emplace(s->column_int64(0), s->column_text(1));
+    }
+    out.reserve(queued->size());
+    for (int64_t id : *queued) {
+      auto key = keys.find(id);  // a key of a job no longer queued is stale: left out
+      out.emplace_back(id, key == keys.end() ? std::nullopt : std::optional<std::string>(std::move(key->second)));
+    }
+    return {};
+  }();
+  db.reset_all();
+  (void)db.exec("COMMIT");
+  if (!read) return read.error();
   return out;
 }
 
