@@ -39,6 +39,7 @@
 #include "daemon/slurm/slurm_launcher.h"
 #include "daemon/slurm/slurm_partitions.h"
 #include "daemon/jobs/job_service.h"
+#include "base/thread_priority.h"
 #include "base/ticker.h"
 #include "daemon/store/store.h"
 
@@ -171,11 +172,22 @@ int main(int argc, char** argv) {
   // Placement on a thread of its own: a pass over thousands of queued jobs must not hold up
   // long-poll deadlines and lease expiry. What the job service tells placement (a job queued, a
   // worker registered, a heartbeat) wakes it: a submitted job is placed within milliseconds, not
-  // at the next tick; wake-ups closer than 100 ms share one pass.
+  // at the next tick; wake-ups closer than 100 ms share one pass. The thread runs at a lower CPU
+  // priority than the threads serving requests: start-up's pass over a backlog must not hold up a
+  // submit or a health check (bench/RESULTS.md, "Start-up with a long queue").
   std::optional<jobctl::Ticker> placement_ticker;
   if (cfg.placement.enabled) {
-    placement_ticker.emplace(std::chrono::milliseconds(cfg.tick_ms), [&placement] { placement.tick(); },
-                             std::chrono::milliseconds(100));
+    placement_ticker.emplace(
+        std::chrono::milliseconds(cfg.tick_ms),
+        [&placement, &log, lowered = false]() mutable {
+          if (!lowered) {
+            lowered = true;
+            if (auto st = jobctl::lower_current_thread_priority(10); !st)
+              log.write("placement: running at normal priority: " + st.error().message);
+          }
+          placement.tick();
+        },
+        std::chrono::milliseconds(100));
     placement.set_wake_observer([t = &*placement_ticker] { t->wake(); });
     if (auto st = placement.start(); !st) return fail(st.error());
   }

@@ -101,7 +101,8 @@ Expected<std::vector<std::pair<int64_t, std::optional<std::string>>>> Store::que
   Connection& db = **r;
   // Two index reads from one snapshot, merged here: the key sits after kilobytes of placement
   // document in its row, so a join would read every queued job's document (overflow pages
-  // included); the partial index job_placements(unplaceable_key) holds just the keys.
+  // included); the partial index job_placements(unplaceable_key) holds just the keys (named: with
+  // no statistics SQLite may prefer scanning the table).
   if (auto st = db.exec("BEGIN"); !st) return st.error();
   std::vector<std::pair<int64_t, std::optional<std::string>>> out;
   std::map<int64_t, std::string> keys;
@@ -110,7 +111,8 @@ Expected<std::vector<std::pair<int64_t, std::optional<std::string>>>> Store::que
     if (!ids) return ids.error();
     auto queued = first_column_ints(*ids);
     if (!queued) return queued.error();
-    auto p = db.prepare("SELECT job_id, unplaceable_key FROM job_placements WHERE unplaceable_key IS NOT NULL");
+    auto p = db.prepare("SELECT job_id, unplaceable_key FROM job_placements INDEXED BY job_placements_unplaceable_key "
+                        "WHERE unplaceable_key IS NOT NULL");
     if (!p) return p.error();
     StatementUse s(*p);
     for (;;) {

@@ -372,6 +372,44 @@ TEST(Store, TheStateListingUsesTheStateIndex) {
   EXPECT_EQ(plan.find("TEMP B-TREE"), std::string::npos) << plan;  // no sort step
 }
 
+// What placement rebuilds its index of unplaceable jobs from at start: every queued job with the
+// key its last decision stored, none for a job no longer queued, read through the key's own index.
+TEST(Store, QueuedJobsComeWithTheKeyOfTheirLastUnplaceableDecision) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock);
+  const int64_t never = insert(*s, make_job("never decided"));
+  const int64_t waits = insert(*s, make_job("unplaceable"));
+  const int64_t placed = insert(*s, make_job("placed"));
+  const int64_t gone = insert(*s, make_job("cancelled while unplaceable"));
+  auto put = [&s](int64_t id, std::optional<std::string> key) {
+    ASSERT_TRUE(s->write([&](WriteTxn& txn) { return txn.put_placement(id, "{}", key); }));
+  };
+  put(waits, "auto|auto|H100|1");
+  put(placed, "auto|auto|H100|1");
+  put(placed, std::nullopt);  // placed after all: its key is gone with the new document
+  put(gone, "auto|auto|A100|1");
+  ASSERT_TRUE(s->write([&](WriteTxn& txn) -> Status {
+    auto row = txn.job(gone);
+    if (!row || !*row) return make_error(ErrorCode::not_found, "job");
+    (*row)->state = JobState::cancelled;
+    return txn.update_job(**row);
+  }));
+  auto keys = s->queued_unplaceable_keys();
+  ASSERT_TRUE(keys) << keys.error().message;
+  using Entry = std::pair<int64_t, std::optional<std::string>>;
+  EXPECT_EQ(*keys, (std::vector<Entry>{{never, std::nullopt}, {waits, "auto|auto|H100|1"}, {placed, std::nullopt}}));
+  auto conn = Connection::open(dir.file("jobctl.db"), false);
+  ASSERT_TRUE(conn);
+  auto q = (*conn)->prepare(
+      "EXPLAIN QUERY PLAN SELECT job_id, unplaceable_key FROM job_placements INDEXED BY job_placements_unplaceable_key "
+      "WHERE unplaceable_key IS NOT NULL");
+  ASSERT_TRUE(q);
+  std::string plan;
+  while (*(*q)->step()) plan += (*q)->column_text(3) + "\n";
+  EXPECT_NE(plan.find("COVERING INDEX job_placements_unplaceable_key"), std::string::npos) << plan;
+}
+
 TEST(Store, DataSurvivesReopening) {
   TempDir dir;
   ManualClock clock;
