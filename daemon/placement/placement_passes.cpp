@@ -388,9 +388,9 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
     ++inputs_generation_;
   }
   const uint64_t generation = inputs_generation_;
-  // Decisions are queued as store changes a group at a time, so the writer commits each group in
-  // one transaction (one fsync for many) without filling its queue ahead of other writers (a
-  // submit waits behind at most one group).
+  // Decisions are queued as deferred store changes a group at a time: the writer commits them a
+  // few per transaction between the other changes (a submit waits behind at most a few), and the
+  // pass never queues more than a group ahead of what committed.
   constexpr size_t kGroup = 64;
   struct Pending {
     Mutex mu;
@@ -503,12 +503,17 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
       MutexLock lock(pending->mu);
       ++pending->left;
     }
-    store_.write_async(std::move(change), [pending, job_id](Status st) {
-      MutexLock lock(pending->mu);
-      if (!st && pending->first_error)
-        pending->first_error = make_error(st.error().code, "job " + std::to_string(job_id) + ": " + st.error().message);
-      if (--pending->left == 0) pending->cv.signal_all();
-    });
+    // Deferred: a decision is derived state (lost in a power cut, the next pass takes it again;
+    // the change checks its job is unchanged), and a backlog of them must not hold up submits.
+    store_.write_async(
+        std::move(change),
+        [pending, job_id](Status st) {
+          MutexLock lock(pending->mu);
+          if (!st && pending->first_error)
+            pending->first_error = make_error(st.error().code, "job " + std::to_string(job_id) + ": " + st.error().message);
+          if (--pending->left == 0) pending->cv.signal_all();
+        },
+        store::Durability::deferred);
     wait_for_group(kGroup);
   }
   wait_for_group(0);

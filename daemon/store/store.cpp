@@ -302,7 +302,8 @@ void Store::write_async(Change change, Done done, Durability durability) {
     // While closing, the writer drains its queue to the end: changes queued from its own thread
     // (by hooks and completions) are still run.
     if (!closing_ || std::this_thread::get_id() == writer_id_.load()) {
-      queue_.push_back(Item{std::move(change), std::move(done), durability});
+      (durability == Durability::deferred ? deferred_ : queue_)
+          .push_back(Item{std::move(change), std::move(done), durability});
       queued = true;
     }
   }
@@ -325,26 +326,38 @@ Status Store::write(Change change) {
 void Store::writer_loop() {
   writer_id_.store(std::this_thread::get_id());
   std::vector<Item> batch;
+  bool deferred_turn = false;  // the last batch came from queue_: deferred changes may go next
   for (;;) {
     {
       MutexLock lock(mu_);
-      while (!closing_ && queue_.empty()) cv_.wait(mu_);
-      if (queue_.empty()) return;  // closing and drained
-      // Relaxed changes (heartbeats) arrive in thousands a second, a few at a time: a moment's
-      // wait gathers many into one commit (fewer WAL pages, fewer wake-ups of this thread).
-      // Durable changes never wait: they pay an fsync, which batches them by itself.
-      bool relaxed_only = true;
-      for (const auto& item : queue_) relaxed_only = relaxed_only && item.durability == Durability::relaxed;
-      if (relaxed_only && !closing_ && queue_.size() < static_cast<size_t>(options_.max_batch) &&
-          options_.relaxed_linger_us > 0) {
-        mu_.unlock();
-        std::this_thread::sleep_for(std::chrono::microseconds(options_.relaxed_linger_us));
-        mu_.lock();
-      }
-      const size_t n = std::min<size_t>(queue_.size(), static_cast<size_t>(options_.max_batch));
-      for (size_t i = 0; i < n; ++i) {
-        batch.push_back(std::move(queue_.front()));
-        queue_.pop_front();
+      while (!closing_ && queue_.empty() && deferred_.empty()) cv_.wait(mu_);
+      if (queue_.empty() && deferred_.empty()) return;  // closing and drained
+      // A few deferred changes after every batch of the others, or whenever nothing else waits.
+      if (!deferred_.empty() && (queue_.empty() || deferred_turn)) {
+        deferred_turn = false;
+        const size_t n = std::min(deferred_.size(), kDeferredBatch);
+        for (size_t i = 0; i < n; ++i) {
+          batch.push_back(std::move(deferred_.front()));
+          deferred_.pop_front();
+        }
+      } else {
+        deferred_turn = true;
+        // Relaxed changes (heartbeats) arrive in thousands a second, a few at a time: a moment's
+        // wait gathers many into one commit (fewer WAL pages, fewer wake-ups of this thread).
+        // Durable changes never wait: they pay an fsync, which batches them by itself.
+        bool relaxed_only = true;
+        for (const auto& item : queue_) relaxed_only = relaxed_only && item.durability == Durability::relaxed;
+        if (relaxed_only && !closing_ && queue_.size() < static_cast<size_t>(options_.max_batch) &&
+            options_.relaxed_linger_us > 0) {
+          mu_.unlock();
+          std::this_thread::sleep_for(std::chrono::microseconds(options_.relaxed_linger_us));
+          mu_.lock();
+        }
+        const size_t n = std::min<size_t>(queue_.size(), static_cast<size_t>(options_.max_batch));
+        for (size_t i = 0; i < n; ++i) {
+          batch.push_back(std::move(queue_.front()));
+          queue_.pop_front();
+        }
       }
     }
     run_batch(batch);

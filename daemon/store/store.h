@@ -125,7 +125,13 @@ class WriteTxn {
 // daemon extends every lease regardless). A batch of relaxed changes only is committed without
 // the fsync; it is never reordered against durable changes, and the next durable commit syncs it
 // too. A crash of the process (not the machine) loses nothing either way: the WAL is written.
-enum class Durability { durable, relaxed };
+// `deferred`: relaxed, and in no hurry — state a pass derives again if it is lost (placement
+// decisions: each change checks that its job is unchanged since the pass read it). Deferred
+// changes wait in a queue of their own and may commit after changes queued later: the writer
+// takes the other queue first and, after each batch of it, at most kDeferredBatch deferred
+// changes, so a submit waits behind a few of them, never behind a backlog of thousands, and
+// they still progress under any load.
+enum class Durability { durable, relaxed, deferred };
 
 class Store {
  public:
@@ -290,6 +296,8 @@ class Store {
   Mutex mu_;
   CondVar cv_;
   std::deque<Item> queue_ JOBCTL_GUARDED_BY(mu_);
+  std::deque<Item> deferred_ JOBCTL_GUARDED_BY(mu_);  // Durability::deferred, taken after queue_
+  static constexpr size_t kDeferredBatch = 16;
   bool closing_ JOBCTL_GUARDED_BY(mu_) = false;
   std::thread writer_;
   std::atomic<std::thread::id> writer_id_{};  // set by the writer thread itself

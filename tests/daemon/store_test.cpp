@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <atomic>
 #include <future>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -35,6 +37,12 @@ std::unique_ptr<Store> open_store(const TempDir& dir, const Clock& clock, int ma
   auto s = Store::open(o, clock);
   EXPECT_TRUE(s.has_value()) << (s ? "" : s.error().message);
   return std::move(*s);
+}
+
+Status insert_named(WriteTxn& txn, const std::string& name) {
+  auto id = txn.insert_job(make_job(name));
+  if (!id) return id.error();
+  return {};
 }
 
 int64_t insert(Store& s, const JobRow& row) {
@@ -167,6 +175,93 @@ TEST(Store, RelaxedChangesCommitInOrderWithDurableOnes) {
   ASSERT_TRUE(all);
   ASSERT_EQ(all->size(), 3u);
   for (int i = 0; i < 3; ++i) EXPECT_EQ((*all)[i].name, "j" + std::to_string(i));
+}
+
+// Deferred changes (placement decisions) give way to the changes queued after them, a few per
+// batch: a submit queued behind a backlog of them waits for at most one small batch.
+TEST(Store, DeferredChangesGiveWayToTheOthersAFewAtATime) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock);
+  // Hold the writer in a change until everything below is queued, so the order is the writer's.
+  std::promise<void> release;
+  auto released = release.get_future().share();
+  std::promise<void> holding;
+  s->write_async([&holding, released](WriteTxn&) -> Status {
+    holding.set_value();
+    released.wait();
+    return {};
+  }, nullptr);
+  holding.get_future().wait();
+  std::mutex mu;
+  std::vector<std::string> committed;  // in commit order
+  std::atomic<int> left{0};
+  std::promise<void> all_done;
+  auto queue = [&](const std::string& name, Durability d) {
+    ++left;
+    s->write_async([name](WriteTxn& txn) { return insert_named(txn, name); },
+                   [&, name](Status st) {
+                     EXPECT_TRUE(st) << name;
+                     {
+                       std::lock_guard<std::mutex> lock(mu);
+                       committed.push_back(name);
+                     }
+                     if (--left == 0) all_done.set_value();
+                   },
+                   d);
+  };
+  const size_t backlog = 3 * 16 + 5;  // three whole deferred batches and a part
+  for (size_t i = 0; i < backlog; ++i) queue("placement" + std::to_string(i), Durability::deferred);
+  queue("submit", Durability::durable);
+  queue("heartbeat", Durability::relaxed);
+  release.set_value();
+  all_done.get_future().wait();
+  ASSERT_EQ(committed.size(), backlog + 2);
+  // The submit and the heartbeat, queued after the backlog, waited for one deferred batch at most
+  // (one may go after the holding change's batch), and committed together in their own order.
+  const size_t submit = static_cast<size_t>(std::find(committed.begin(), committed.end(), "submit") - committed.begin());
+  EXPECT_LE(submit, 16u);
+  ASSERT_LT(submit + 1, committed.size());
+  EXPECT_EQ(committed[submit + 1], "heartbeat");
+  // The deferred ones commit in the order they were queued.
+  std::vector<std::string> deferred;
+  for (const auto& name : committed)
+    if (name.rfind("placement", 0) == 0) deferred.push_back(name);
+  ASSERT_EQ(deferred.size(), backlog);
+  for (size_t i = 0; i < backlog; ++i) EXPECT_EQ(deferred[i], "placement" + std::to_string(i));
+  auto all = s->list_jobs(JobQuery{});
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->size(), backlog + 2);
+}
+
+// Under a steady stream of other changes, deferred ones still commit: a batch of them after every
+// batch of the others.
+TEST(Store, DeferredChangesProgressWhileOthersKeepComing) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock, /*max_batch=*/1);
+  std::promise<Status> deferred;
+  auto deferred_done = deferred.get_future();
+  std::atomic<bool> stop{false};
+  std::atomic<int> others{0};
+  // Keeps the other queue non-empty: each commit queues the next change.
+  std::function<void()> next = [&] {
+    if (stop) return;
+    s->write_async([](WriteTxn& txn) { return insert_named(txn, "other"); },
+                   [&](Status) {
+                     ++others;
+                     next();
+                   },
+                   Durability::relaxed);
+  };
+  next();
+  next();
+  s->write_async([](WriteTxn& txn) { return insert_named(txn, "deferred"); },
+                 [&deferred](Status st) { deferred.set_value(std::move(st)); }, Durability::deferred);
+  EXPECT_TRUE(deferred_done.get());
+  stop = true;
+  s->close();
+  EXPECT_GT(others.load(), 0);
 }
 
 TEST(Store, OpensInWalModeWithFullSync) {
