@@ -20,10 +20,13 @@
 
 namespace jobctl {
 
-// Gives the calling thread the nice value `niceness` (0..19; higher yields more). Errors: the
-// system's.
+// Gives the calling thread at least the nice value `niceness` (0..19; higher yields more); a
+// thread already nicer is left as it is. Errors: the system's.
 inline Status lower_current_thread_priority(int niceness) {
   const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+  errno = 0;
+  const int now = getpriority(PRIO_PROCESS, tid);
+  if (errno == 0 && now >= niceness) return {};
   if (setpriority(PRIO_PROCESS, tid, niceness) != 0)
     return make_error(ErrorCode::io, std::string("setpriority: ") + std::strerror(errno));
   return {};
