@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # jobctld's capacity figures (bench/RESULTS.md): durable submits/s with p50/p99 (closed
-# loop, then open loop at half that rate), GET /v1/jobs?state=queued&limit=100, RSS and idle CPU
-# with 1,000,000 jobs stored, and 10,000 simulated workers heartbeating every 5 s (jobctld CPU %).
+# loop, then open loop at half that rate), start-up (ready, and submit and /healthz latency while
+# placement works), GET /v1/jobs?state=queued&limit=100, RSS and idle CPU with 1,000,000 jobs
+# stored, and 10,000 simulated workers heartbeating every 5 s (jobctld CPU %).
 #
 #   bench/daemon/run.sh [BUILD_DIR]        (default build-e; needs jobctld and jobctl-bench-daemon)
 set -euo pipefail
@@ -37,10 +38,14 @@ curl -s -X POST localhost:18942/v1/jobs -H 'Content-Type: application/json' \
   -d '{"model":{"kind":"mlp","hidden":[32]},"data":{"dataset":"synthetic","samples":256}}' >/dev/null
 stop
 "$bench" fill --db "$tmp/big/jobctl.db" --jobs 1000000 --queued-every 10
+# Start-up: ready, and the API while placement works: first over a queue never decided (every
+# job decided and its document written), then a restart (one decision per kind of job).
+"$bench" start --jobctld "$jobctld" --data-dir "$tmp/big" --port 18942 --seconds 40 --rate 200
+"$bench" start --jobctld "$jobctld" --data-dir "$tmp/big" --port 18942 --seconds 20 --rate 200
 start "$tmp/big" 18942
 echo "jobctld RSS after start: $(rss)"
-# Idle with that queue and no worker: the first minute is start-up's pass over every queued job.
-"$bench" idle --pid "$pid" --seconds 30 --skip-s 60
+# Idle with that queue and no worker.
+"$bench" idle --pid "$pid" --seconds 30 --skip-s 5
 "$bench" list --url http://127.0.0.1:18942 --requests 2000
 echo "jobctld RSS after the listing: $(rss)"
 stop
