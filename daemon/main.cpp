@@ -171,7 +171,8 @@ int main(int argc, char** argv) {
   // Placement on a thread of its own: a pass over thousands of queued jobs must not hold up
   // long-poll deadlines and lease expiry. What the job service tells placement (a job queued, a
   // worker registered, a heartbeat) wakes it: a submitted job is placed within milliseconds, not
-  // at the next tick; wake-ups closer than 100 ms share one pass.
+  // at the next tick. A wake-up after a quiet spell runs a pass at once; wake-ups back to back
+  // (a burst of submits) share one pass per 100 ms (base/ticker.h).
   std::optional<jobctl::Ticker> placement_ticker;
   if (cfg.placement.enabled) {
     placement_ticker.emplace(std::chrono::milliseconds(cfg.tick_ms), [&placement] { placement.tick(); },

@@ -7,6 +7,9 @@
 //   heartbeat --url U --workers W --interval-s I --seconds S --threads T --pid PID
 //             W simulated workers, each holding a running job, heartbeating every I s; jobctld's
 //             CPU % over the run (from /proc/PID/stat)
+//   lease     --url U --jobs N [--delay-s D]                 lease latency: N times a new worker
+//             (cpu_cores 1) long-polls for a lease, D s later (default 0.3) a job is submitted;
+//             p50/min/max/p99 from sending the submit to the lease's answer
 //   fill      --db PATH --jobs N --queued-every K            bulk-insert N jobs (every K-th queued,
 //             the rest succeeded) straight into a stopped jobctld's database, one row + events each
 //   idle      --pid PID --seconds S [--skip-s W]              a running jobctld's CPU % over S seconds
@@ -242,6 +245,44 @@ int idle(const std::map<std::string, std::string>& a) {
   return 0;
 }
 
+int lease(const std::map<std::string, std::string>& a) {
+  const std::string url = get(a, "--url", "");
+  const int jobs = std::stoi(get(a, "--jobs", "50"));
+  const double delay = std::stod(get(a, "--delay-s", "0.3"));
+  HttpClient submitter(url);
+  std::vector<double> lat_ms;
+  int errors = 0;
+  for (int i = 0; i < jobs; ++i) {
+    HttpClient worker_http(url);
+    auto reg = worker_http.request("POST", "/v1/workers/register", R"({"name":"lease-bench","capabilities":{"cpu_cores":1}})");
+    if (!reg || reg->status != 201) { ++errors; continue; }
+    const json r = json::parse(reg->body);
+    const int64_t w = r["worker_id"];
+    const std::string secret = "X-Worker-Secret: " + r["worker_secret"].get<std::string>();
+    // The worker waits in its long-poll (an idle worker); the job comes while it waits.
+    Clock::time_point answered;
+    bool leased = false;
+    std::thread poll([&] {
+      auto l = worker_http.request("POST", "/v1/workers/" + std::to_string(w) + "/lease?wait_s=20", "{}", 0, {secret});
+      answered = Clock::now();
+      leased = l && l->status == 200 && json::parse(l->body).contains("job_id");
+    });
+    std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+    const auto sent = Clock::now();
+    auto sub = submitter.request("POST", "/v1/jobs", kSpec);
+    poll.join();
+    if (!sub || sub->status != 201 || !leased) { ++errors; continue; }
+    lat_ms.push_back(std::chrono::duration<double, std::milli>(answered - sent).count());
+  }
+  std::vector<double> sorted = lat_ms;
+  std::sort(sorted.begin(), sorted.end());
+  std::printf("lease: %zu jobs leased to a waiting worker, submit to lease p50 %.2f ms, min %.2f ms, max %.2f ms, "
+              "p99 %.2f ms, errors %d\n",
+              lat_ms.size(), pct(sorted, 0.5), sorted.empty() ? 0 : sorted.front(), sorted.empty() ? 0 : sorted.back(),
+              pct(sorted, 0.99), errors);
+  return 0;
+}
+
 int fill(const std::map<std::string, std::string>& a) {
   const std::string path = get(a, "--db", "");
   const int64_t n = std::stoll(get(a, "--jobs", "1000000"));
@@ -289,7 +330,7 @@ int fill(const std::map<std::string, std::string>& a) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: jobctl-bench-daemon submit|list|heartbeat|fill|idle [--flag value]...\n");
+    std::fprintf(stderr, "usage: jobctl-bench-daemon submit|list|heartbeat|lease|fill|idle [--flag value]...\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -297,6 +338,7 @@ int main(int argc, char** argv) {
   if (mode == "submit") return submit(a);
   if (mode == "list") return list(a);
   if (mode == "heartbeat") return heartbeat(a);
+  if (mode == "lease") return lease(a);
   if (mode == "fill") return fill(a);
   if (mode == "idle") return idle(a);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
