@@ -1,8 +1,11 @@
 // jobctl-bench-daemon: load for a running jobctld (bench/daemon/run.sh drives it). Prints one
 // line of figures per mode; never asserts.
 //
-//   submit    --url U --clients N --seconds S [--rate R]   durable submits: throughput, p50/p99
-//             (closed loop at full speed, or open loop at R submits/s spread over the clients)
+//   submit    --url U --clients N --seconds S [--rate R] [--metrics 1]
+//             durable submits: throughput, p50/p99 (closed loop at full speed, or open loop at R
+//             submits/s spread over the clients); --metrics 1: also what the store's writer did
+//             meanwhile, from jobctld's /metrics before and after (commit and queue-wait p99/max,
+//             changes per commit, WAL checkpoints, placement decisions): what drives the tail
 //   list      --url U --requests N                         GET /v1/jobs?state=queued&limit=100 p50/p99
 //   heartbeat --url U --workers W --interval-s I --seconds S --threads T --pid PID
 //             W simulated workers, each holding a running job, heartbeating every I s; jobctld's
@@ -21,6 +24,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -61,11 +65,88 @@ double pct(std::vector<double>& v, double p) {
 const std::string kSpec =
     R"({"model":{"kind":"mlp","hidden":[32]},"data":{"dataset":"synthetic","samples":256}})";
 
+// ---- /metrics before and after a run: the store writer's histograms over the run.
+
+// Every sample line of a Prometheus text exposition: "name{labels}" -> value.
+std::map<std::string, double> scrape(HttpClient& http) {
+  std::map<std::string, double> out;
+  auto r = http.request("GET", "/metrics");
+  if (!r || r->status != 200) return out;
+  std::istringstream in(r->body);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t sp = line.rfind(' ');
+    if (sp == std::string::npos) continue;
+    out[line.substr(0, sp)] = std::strtod(line.c_str() + sp + 1, nullptr);
+  }
+  return out;
+}
+
+// One histogram's buckets over the run (after minus before): (upper bound, cumulative count).
+std::vector<std::pair<double, double>> run_buckets(const std::map<std::string, double>& before,
+                                                   const std::map<std::string, double>& after,
+                                                   const std::string& name, const std::string& labels) {
+  std::vector<std::pair<double, double>> out;
+  const std::string prefix = name + "_bucket{" + labels + (labels.empty() ? "" : ",") + "le=\"";
+  for (auto it = after.lower_bound(prefix); it != after.end() && it->first.rfind(prefix, 0) == 0; ++it) {
+    const std::string le = it->first.substr(prefix.size(), it->first.size() - prefix.size() - 2);
+    const double bound = le == "+Inf" ? INFINITY : std::strtod(le.c_str(), nullptr);
+    auto b = before.find(it->first);
+    out.emplace_back(bound, it->second - (b == before.end() ? 0 : b->second));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The bucket bound under which a fraction q of the run's observations fell ("<= bound").
+double bucket_quantile(const std::vector<std::pair<double, double>>& buckets, double q) {
+  if (buckets.empty() || buckets.back().second <= 0) return 0;
+  const double total = buckets.back().second;
+  for (const auto& [bound, n] : buckets)
+    if (n >= q * total) return bound;
+  return INFINITY;
+}
+
+void print_writer_breakdown(const std::map<std::string, double>& before, const std::map<std::string, double>& after) {
+  auto total = [&](const std::string& key) {
+    auto a = after.find(key);
+    auto b = before.find(key);
+    return (a == after.end() ? 0 : a->second) - (b == before.end() ? 0 : b->second);
+  };
+  auto ms = [](double seconds) {
+    if (std::isinf(seconds)) return std::string("inf");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", seconds * 1000);
+    return std::string(buf);
+  };
+  const auto commit = run_buckets(before, after, "jobctl_store_commit_seconds", "durable=\"true\"");
+  const auto wait = run_buckets(before, after, "jobctl_store_commit_queue_wait_seconds", "");
+  const auto ckpt = run_buckets(before, after, "jobctl_store_wal_checkpoint_seconds", "");
+  const auto placement = run_buckets(before, after, "jobctl_placement_latency_seconds", "");
+  const double commits = total("jobctl_store_commit_seconds_count{durable=\"true\"}");
+  const double relaxed = total("jobctl_store_commit_seconds_count{durable=\"false\"}");
+  const double checkpoints = total("jobctl_store_wal_checkpoint_seconds_count");
+  std::printf("  store writer (bucket bounds, ms): %.0f durable commits (+%.0f relaxed), %.1f changes each; "
+              "COMMIT+fsync p99 <= %s, max <= %s, sum %.0f ms; queue wait p99 <= %s, max <= %s; "
+              "WAL checkpoints %.0f (%.0f frames), p99 <= %s, max <= %s, sum %.0f ms; "
+              "placement decisions %.0f, max <= %s\n",
+              commits, relaxed, commits > 0 ? total("jobctl_store_commit_changes_sum") / (commits + relaxed) : 0.0,
+              ms(bucket_quantile(commit, 0.99)).c_str(), ms(bucket_quantile(commit, 1.0)).c_str(),
+              1000 * total("jobctl_store_commit_seconds_sum{durable=\"true\"}"),
+              ms(bucket_quantile(wait, 0.99)).c_str(), ms(bucket_quantile(wait, 1.0)).c_str(), checkpoints,
+              total("jobctl_store_wal_checkpoint_frames_total"), ms(bucket_quantile(ckpt, 0.99)).c_str(),
+              ms(bucket_quantile(ckpt, 1.0)).c_str(), 1000 * total("jobctl_store_wal_checkpoint_seconds_sum"),
+              total("jobctl_placement_latency_seconds_count"), ms(bucket_quantile(placement, 1.0)).c_str());
+}
+
 int submit(const std::map<std::string, std::string>& a) {
   const std::string url = get(a, "--url", "");
   const int clients = std::stoi(get(a, "--clients", "16"));
   const double seconds = std::stod(get(a, "--seconds", "10"));
   const double rate = std::stod(get(a, "--rate", "0"));
+  const bool with_metrics = get(a, "--metrics", "0") == "1";
+  HttpClient metrics_http(url);
+  const auto metrics_before = with_metrics ? scrape(metrics_http) : std::map<std::string, double>{};
   std::mutex mu;
   std::vector<double> lat_ms;
   std::atomic<int64_t> ok{0}, errors{0};
@@ -109,6 +190,17 @@ int submit(const std::map<std::string, std::string>& a) {
               clients, rate > 0 ? ("offered " + std::to_string(static_cast<int>(rate)) + "/s").c_str() : "closed loop",
               static_cast<long long>(ok.load()), took, static_cast<double>(ok.load()) / took, pct(lat_ms, 0.5),
               pct(lat_ms, 0.99), static_cast<long long>(errors.load()));
+  if (with_metrics) {
+    std::vector<double> sorted = lat_ms;
+    std::sort(sorted.begin(), sorted.end());
+    std::printf("  submit max %.2f ms; load average %s", sorted.empty() ? 0.0 : sorted.back(), [] {
+      std::ifstream in("/proc/loadavg");
+      std::string l;
+      std::getline(in, l);
+      return l.substr(0, l.find(' ', l.find(' ', l.find(' ') + 1) + 1)) + "\n";
+    }().c_str());
+    print_writer_breakdown(metrics_before, scrape(metrics_http));
+  }
   return 0;
 }
 

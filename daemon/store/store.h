@@ -20,6 +20,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -46,6 +47,30 @@ struct StoreOptions {
   int max_batch = 512;               // most changes per COMMIT
   int max_readers = 8;               // most reader connections open at once
   int relaxed_linger_us = 2000;      // how long a batch of relaxed changes waits for more
+  // The writer checkpoints the WAL after a commit that leaves at least this many frames in it
+  // (SQLite's own autocheckpoint default, run by the writer itself so that it can be timed).
+  int wal_checkpoint_frames = 1000;
+};
+
+// What the writer measured of one write batch (steady clock), for /metrics: what drives the
+// latency of a write when it grows.
+struct CommitTiming {
+  size_t changes = 0;       // changes in the batch (one COMMIT)
+  bool durable = true;      // synced as configured; false: relaxed changes only, no fsync
+  double queue_wait_s = 0;  // the longest any of them waited in the queue before the batch began
+  double commit_s = 0;      // the COMMIT: writing the WAL frames and, when durable, the fsync
+};
+// One WAL checkpoint run by the writer (PASSIVE: it copies what no reader still needs).
+struct CheckpointTiming {
+  double seconds = 0;
+  int64_t wal_frames = 0;           // frames in the WAL when it began
+  int64_t checkpointed_frames = 0;  // frames it copied into the database
+};
+// Told of each commit and checkpoint on the writer thread: must be quick and must not use the
+// store.
+struct WriterObserver {
+  std::function<void(const CommitTiming&)> committed;
+  std::function<void(const CheckpointTiming&)> checkpointed;
 };
 
 // The view a change has of the database, inside the writer's transaction. Only valid during the
@@ -174,6 +199,9 @@ class Store {
         durability);
   }
 
+  // Sets (or with an empty one, clears) who is told of the writer's timings; any thread.
+  void set_writer_observer(WriterObserver observer);
+
   // Finishes every queued change, then stops the writer. Idempotent.
   void close();
 
@@ -248,6 +276,7 @@ class Store {
     Change change;
     Done done;
     Durability durability = Durability::durable;
+    std::chrono::steady_clock::time_point queued_at;
   };
   // A pooled reader connection, given back when destroyed (defined here so that Store methods in
   // other files, e.g. store_ledger.cpp, can use reader()).
@@ -269,6 +298,8 @@ class Store {
   Store(StoreOptions options, const Clock& clock, std::unique_ptr<Connection> writer);
   void writer_loop();
   void run_batch(std::vector<Item>& batch);
+  // After a commit that left wal_frames_ at or over options_.wal_checkpoint_frames.
+  void checkpoint_wal();
   // Remembers whether the disk refused the last commit (write_problem()).
   void note_write_outcome(const Status& st);
   Expected<ReaderLease> reader();
@@ -280,6 +311,10 @@ class Store {
   const Clock& clock_;
   std::unique_ptr<Connection> writer_conn_;
   bool batch_synced_ = true;  // the writer connection's synchronous mode is the configured one
+  int64_t wal_frames_ = 0;    // frames in the WAL after the last commit (the writer thread only)
+
+  Mutex observer_mu_;
+  WriterObserver observer_ JOBCTL_GUARDED_BY(observer_mu_);
 
   Mutex mu_;
   CondVar cv_;
