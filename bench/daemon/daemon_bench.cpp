@@ -107,7 +107,8 @@ double bucket_quantile(const std::vector<std::pair<double, double>>& buckets, do
   return INFINITY;
 }
 
-void print_writer_breakdown(const std::map<std::string, double>& before, const std::map<std::string, double>& after) {
+void print_writer_breakdown(const std::map<std::string, double>& before, const std::map<std::string, double>& after,
+                            double run_s) {
   auto total = [&](const std::string& key) {
     auto a = after.find(key);
     auto b = before.find(key);
@@ -123,20 +124,28 @@ void print_writer_breakdown(const std::map<std::string, double>& before, const s
   const auto wait = run_buckets(before, after, "jobctl_store_commit_queue_wait_seconds", "");
   const auto ckpt = run_buckets(before, after, "jobctl_store_wal_checkpoint_seconds", "");
   const auto placement = run_buckets(before, after, "jobctl_placement_latency_seconds", "");
+  // Inside jobctld, from the route's dispatch to its answer: what is left of a submit's time
+  // beyond this was spent before dispatch (reading the request, an I/O thread not running) or
+  // in the client.
+  const auto server = run_buckets(before, after, "jobctl_http_request_duration_seconds",
+                                  "method=\"POST\",route=\"/v1/jobs\"");
   const double commits = total("jobctl_store_commit_seconds_count{durable=\"true\"}");
   const double relaxed = total("jobctl_store_commit_seconds_count{durable=\"false\"}");
   const double checkpoints = total("jobctl_store_wal_checkpoint_seconds_count");
   std::printf("  store writer (bucket bounds, ms): %.0f durable commits (+%.0f relaxed), %.1f changes each; "
               "COMMIT+fsync p99 <= %s, max <= %s, sum %.0f ms; queue wait p99 <= %s, max <= %s; "
               "WAL checkpoints %.0f (%.0f frames), p99 <= %s, max <= %s, sum %.0f ms; "
-              "placement decisions %.0f, max <= %s\n",
+              "placement decisions %.0f, max <= %s\n"
+              "  jobctld (bucket bounds, ms): POST /v1/jobs dispatch to answer p99 <= %s, max <= %s; CPU %.0f%% of a core\n",
               commits, relaxed, commits > 0 ? total("jobctl_store_commit_changes_sum") / (commits + relaxed) : 0.0,
               ms(bucket_quantile(commit, 0.99)).c_str(), ms(bucket_quantile(commit, 1.0)).c_str(),
               1000 * total("jobctl_store_commit_seconds_sum{durable=\"true\"}"),
               ms(bucket_quantile(wait, 0.99)).c_str(), ms(bucket_quantile(wait, 1.0)).c_str(), checkpoints,
               total("jobctl_store_wal_checkpoint_frames_total"), ms(bucket_quantile(ckpt, 0.99)).c_str(),
               ms(bucket_quantile(ckpt, 1.0)).c_str(), 1000 * total("jobctl_store_wal_checkpoint_seconds_sum"),
-              total("jobctl_placement_latency_seconds_count"), ms(bucket_quantile(placement, 1.0)).c_str());
+              total("jobctl_placement_latency_seconds_count"), ms(bucket_quantile(placement, 1.0)).c_str(),
+              ms(bucket_quantile(server, 0.99)).c_str(), ms(bucket_quantile(server, 1.0)).c_str(),
+              100 * total("process_cpu_seconds_total") / run_s);
 }
 
 int submit(const std::map<std::string, std::string>& a) {
@@ -199,7 +208,7 @@ int submit(const std::map<std::string, std::string>& a) {
       std::getline(in, l);
       return l.substr(0, l.find(' ', l.find(' ', l.find(' ') + 1) + 1)) + "\n";
     }().c_str());
-    print_writer_breakdown(metrics_before, scrape(metrics_http));
+    print_writer_breakdown(metrics_before, scrape(metrics_http), took);
   }
   return 0;
 }
