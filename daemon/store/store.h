@@ -16,7 +16,7 @@
 //
 // WAL checkpoints: SQLite's autocheckpoint would copy the WAL into the database inside the COMMIT
 // that crosses its threshold, with that batch's callers waiting for the copy and the database
-// file's fsync (measured at 2,000 submits/s: ~4-7 ms every ~50-70 ms). Instead a WAL hook notes
+// file's fsync (measured at 2,000 submits/s: 4-20 ms every 45-110 ms). Instead a WAL hook notes
 // the WAL's length after each commit, and past StoreOptions::wal_checkpoint_frames the writer
 // runs the same PASSIVE checkpoint after the batch's callbacks: those callers have their answer,
 // and the checkpoint is timed apart (WriterObserver). It stays on the writer's thread: on a
