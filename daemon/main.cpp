@@ -172,7 +172,8 @@ int main(int argc, char** argv) {
   // Placement on a thread of its own: a pass over thousands of queued jobs must not hold up
   // long-poll deadlines and lease expiry. What the job service tells placement (a job queued, a
   // worker registered, a heartbeat) wakes it: a submitted job is placed within milliseconds, not
-  // at the next tick; wake-ups closer than 100 ms share one pass. The thread runs at a lower CPU
+  // at the next tick. A wake-up after a quiet spell runs a pass at once; wake-ups back to back
+  // (a burst of submits) share one pass per 100 ms (base/ticker.h). The thread runs at a lower CPU
   // priority than the threads serving requests: start-up's pass over a backlog must not hold up a
   // submit or a health check (bench/RESULTS.md, "Start-up with a long queue").
   std::optional<jobctl::Ticker> placement_ticker;
@@ -262,8 +263,24 @@ int main(int argc, char** argv) {
   }
   // Auth, limits, metrics (docs/security.md): the gate in front of the routes.
   auto hardening = http::install_hardening(router, svc, db, clock, cfg.security);
-  if (hardening->metrics)
+  if (hardening->metrics) {
     placement.set_decision_observer([m = hardening->metrics.get()](double s) { m->observe_placement(s); });
+    // The writer's commits and WAL checkpoints: what a write's latency is made of under load.
+    store::WriterObserver writer_observer;
+    writer_observer.committed = [m = hardening->metrics.get()](const store::CommitTiming& t) {
+      m->observe_store_commit(t.durable, t.changes, t.queue_wait_s, t.commit_s);
+    };
+    writer_observer.checkpointed = [m = hardening->metrics.get()](const store::CheckpointTiming& t) {
+      m->observe_wal_checkpoint(t.seconds, t.checkpointed_frames);
+    };
+    db.set_writer_observer(std::move(writer_observer));
+  }
+  // The metrics die before the store on every way out of main (an early return included): the
+  // writer must stop telling them first.
+  struct ForgetWriterObserver {
+    store::Store& db;
+    ~ForgetWriterObserver() { db.set_writer_observer({}); }
+  } forget_writer_observer{db};
   net::ServerOptions ho;
   ho.host = cfg.host;
   ho.port = static_cast<uint16_t>(cfg.port);

@@ -1,12 +1,18 @@
 // jobctl-bench-daemon: load for a running jobctld (bench/daemon/run.sh drives it). Prints one
 // line of figures per mode; never asserts.
 //
-//   submit    --url U --clients N --seconds S [--rate R]   durable submits: throughput, p50/p99
-//             (closed loop at full speed, or open loop at R submits/s spread over the clients)
+//   submit    --url U --clients N --seconds S [--rate R] [--metrics 1]
+//             durable submits: throughput, p50/p99 (closed loop at full speed, or open loop at R
+//             submits/s spread over the clients); --metrics 1: also what the store's writer did
+//             meanwhile, from jobctld's /metrics before and after (commit and queue-wait p99/max,
+//             changes per commit, WAL checkpoints, placement decisions): what drives the tail
 //   list      --url U --requests N                         GET /v1/jobs?state=queued&limit=100 p50/p99
 //   heartbeat --url U --workers W --interval-s I --seconds S --threads T --pid PID
 //             W simulated workers, each holding a running job, heartbeating every I s; jobctld's
 //             CPU % over the run (from /proc/PID/stat)
+//   lease     --url U --jobs N [--delay-s D]                 lease latency: N times a new worker
+//             (cpu_cores 1) long-polls for a lease, D s later (default 0.3) a job is submitted;
+//             p50/min/max/p99 from sending the submit to the lease's answer
 //   fill      --db PATH --jobs N --queued-every K            bulk-insert N jobs (every K-th queued,
 //             the rest succeeded) straight into a stopped jobctld's database, one row + events each
 //   idle      --pid PID --seconds S [--skip-s W]              a running jobctld's CPU % over S seconds
@@ -27,6 +33,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -67,11 +74,97 @@ double pct(std::vector<double>& v, double p) {
 const std::string kSpec =
     R"({"model":{"kind":"mlp","hidden":[32]},"data":{"dataset":"synthetic","samples":256}})";
 
+// ---- /metrics before and after a run: the store writer's histograms over the run.
+
+// Every sample line of a Prometheus text exposition: "name{labels}" -> value.
+std::map<std::string, double> scrape(HttpClient& http) {
+  std::map<std::string, double> out;
+  auto r = http.request("GET", "/metrics");
+  if (!r || r->status != 200) return out;
+  std::istringstream in(r->body);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t sp = line.rfind(' ');
+    if (sp == std::string::npos) continue;
+    out[line.substr(0, sp)] = std::strtod(line.c_str() + sp + 1, nullptr);
+  }
+  return out;
+}
+
+// One histogram's buckets over the run (after minus before): (upper bound, cumulative count).
+std::vector<std::pair<double, double>> run_buckets(const std::map<std::string, double>& before,
+                                                   const std::map<std::string, double>& after,
+                                                   const std::string& name, const std::string& labels) {
+  std::vector<std::pair<double, double>> out;
+  const std::string prefix = name + "_bucket{" + labels + (labels.empty() ? "" : ",") + "le=\"";
+  for (auto it = after.lower_bound(prefix); it != after.end() && it->first.rfind(prefix, 0) == 0; ++it) {
+    const std::string le = it->first.substr(prefix.size(), it->first.size() - prefix.size() - 2);
+    const double bound = le == "+Inf" ? INFINITY : std::strtod(le.c_str(), nullptr);
+    auto b = before.find(it->first);
+    out.emplace_back(bound, it->second - (b == before.end() ? 0 : b->second));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The bucket bound under which a fraction q of the run's observations fell ("<= bound").
+double bucket_quantile(const std::vector<std::pair<double, double>>& buckets, double q) {
+  if (buckets.empty() || buckets.back().second <= 0) return 0;
+  const double total = buckets.back().second;
+  for (const auto& [bound, n] : buckets)
+    if (n >= q * total) return bound;
+  return INFINITY;
+}
+
+void print_writer_breakdown(const std::map<std::string, double>& before, const std::map<std::string, double>& after,
+                            double run_s) {
+  auto total = [&](const std::string& key) {
+    auto a = after.find(key);
+    auto b = before.find(key);
+    return (a == after.end() ? 0 : a->second) - (b == before.end() ? 0 : b->second);
+  };
+  auto ms = [](double seconds) {
+    if (std::isinf(seconds)) return std::string("inf");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", seconds * 1000);
+    return std::string(buf);
+  };
+  const auto commit = run_buckets(before, after, "jobctl_store_commit_seconds", "durable=\"true\"");
+  const auto wait = run_buckets(before, after, "jobctl_store_commit_queue_wait_seconds", "");
+  const auto ckpt = run_buckets(before, after, "jobctl_store_wal_checkpoint_seconds", "");
+  const auto placement = run_buckets(before, after, "jobctl_placement_latency_seconds", "");
+  // Inside jobctld, from the route's dispatch to its answer: what is left of a submit's time
+  // beyond this was spent before dispatch (reading the request, an I/O thread not running) or
+  // in the client.
+  const auto server = run_buckets(before, after, "jobctl_http_request_duration_seconds",
+                                  "method=\"POST\",route=\"/v1/jobs\"");
+  const double commits = total("jobctl_store_commit_seconds_count{durable=\"true\"}");
+  const double relaxed = total("jobctl_store_commit_seconds_count{durable=\"false\"}");
+  const double checkpoints = total("jobctl_store_wal_checkpoint_seconds_count");
+  std::printf("  store writer (bucket bounds, ms): %.0f durable commits (+%.0f relaxed), %.1f changes each; "
+              "COMMIT+fsync p99 <= %s, max <= %s, sum %.0f ms; queue wait p99 <= %s, max <= %s; "
+              "WAL checkpoints %.0f (%.0f frames), p99 <= %s, max <= %s, sum %.0f ms; "
+              "placement decisions %.0f, max <= %s\n"
+              "  jobctld (bucket bounds, ms): POST /v1/jobs dispatch to answer p99 <= %s, max <= %s; CPU %.0f%% of a core\n",
+              commits, relaxed, commits > 0 ? total("jobctl_store_commit_changes_sum") / (commits + relaxed) : 0.0,
+              ms(bucket_quantile(commit, 0.99)).c_str(), ms(bucket_quantile(commit, 1.0)).c_str(),
+              1000 * total("jobctl_store_commit_seconds_sum{durable=\"true\"}"),
+              ms(bucket_quantile(wait, 0.99)).c_str(), ms(bucket_quantile(wait, 1.0)).c_str(), checkpoints,
+              total("jobctl_store_wal_checkpoint_frames_total"), ms(bucket_quantile(ckpt, 0.99)).c_str(),
+              ms(bucket_quantile(ckpt, 1.0)).c_str(), 1000 * total("jobctl_store_wal_checkpoint_seconds_sum"),
+              total("jobctl_placement_latency_seconds_count"), ms(bucket_quantile(placement, 1.0)).c_str(),
+              ms(bucket_quantile(server, 0.99)).c_str(), ms(bucket_quantile(server, 1.0)).c_str(),
+              100 * total("process_cpu_seconds_total") / run_s);
+}
+
 int submit(const std::map<std::string, std::string>& a) {
   const std::string url = get(a, "--url", "");
   const int clients = std::stoi(get(a, "--clients", "16"));
   const double seconds = std::stod(get(a, "--seconds", "10"));
   const double rate = std::stod(get(a, "--rate", "0"));
+  const bool with_metrics = get(a, "--metrics", "0") == "1";
+  HttpClient metrics_http(url);
+  const auto metrics_before = with_metrics ? scrape(metrics_http) : std::map<std::string, double>{};
   std::mutex mu;
   std::vector<double> lat_ms;
   std::atomic<int64_t> ok{0}, errors{0};
@@ -115,6 +208,17 @@ int submit(const std::map<std::string, std::string>& a) {
               clients, rate > 0 ? ("offered " + std::to_string(static_cast<int>(rate)) + "/s").c_str() : "closed loop",
               static_cast<long long>(ok.load()), took, static_cast<double>(ok.load()) / took, pct(lat_ms, 0.5),
               pct(lat_ms, 0.99), static_cast<long long>(errors.load()));
+  if (with_metrics) {
+    std::vector<double> sorted = lat_ms;
+    std::sort(sorted.begin(), sorted.end());
+    std::printf("  submit max %.2f ms; load average %s", sorted.empty() ? 0.0 : sorted.back(), [] {
+      std::ifstream in("/proc/loadavg");
+      std::string l;
+      std::getline(in, l);
+      return l.substr(0, l.find(' ', l.find(' ', l.find(' ') + 1) + 1)) + "\n";
+    }().c_str());
+    print_writer_breakdown(metrics_before, scrape(metrics_http), took);
+  }
   return 0;
 }
 
@@ -248,6 +352,44 @@ int idle(const std::map<std::string, std::string>& a) {
   const double took = std::chrono::duration<double>(Clock::now() - t0).count();
   std::printf("idle: jobctld CPU %.2f%% of a core over %.0f s (after %.0f s), busiest second %.1f%%\n",
               100.0 * (last - cpu0) / took, took, skip, 100.0 * busiest);
+  return 0;
+}
+
+int lease(const std::map<std::string, std::string>& a) {
+  const std::string url = get(a, "--url", "");
+  const int jobs = std::stoi(get(a, "--jobs", "50"));
+  const double delay = std::stod(get(a, "--delay-s", "0.3"));
+  HttpClient submitter(url);
+  std::vector<double> lat_ms;
+  int errors = 0;
+  for (int i = 0; i < jobs; ++i) {
+    HttpClient worker_http(url);
+    auto reg = worker_http.request("POST", "/v1/workers/register", R"({"name":"lease-bench","capabilities":{"cpu_cores":1}})");
+    if (!reg || reg->status != 201) { ++errors; continue; }
+    const json r = json::parse(reg->body);
+    const int64_t w = r["worker_id"];
+    const std::string secret = "X-Worker-Secret: " + r["worker_secret"].get<std::string>();
+    // The worker waits in its long-poll (an idle worker); the job comes while it waits.
+    Clock::time_point answered;
+    bool leased = false;
+    std::thread poll([&] {
+      auto l = worker_http.request("POST", "/v1/workers/" + std::to_string(w) + "/lease?wait_s=20", "{}", 0, {secret});
+      answered = Clock::now();
+      leased = l && l->status == 200 && json::parse(l->body).contains("job_id");
+    });
+    std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+    const auto sent = Clock::now();
+    auto sub = submitter.request("POST", "/v1/jobs", kSpec);
+    poll.join();
+    if (!sub || sub->status != 201 || !leased) { ++errors; continue; }
+    lat_ms.push_back(std::chrono::duration<double, std::milli>(answered - sent).count());
+  }
+  std::vector<double> sorted = lat_ms;
+  std::sort(sorted.begin(), sorted.end());
+  std::printf("lease: %zu jobs leased to a waiting worker, submit to lease p50 %.2f ms, min %.2f ms, max %.2f ms, "
+              "p99 %.2f ms, errors %d\n",
+              lat_ms.size(), pct(sorted, 0.5), sorted.empty() ? 0 : sorted.front(), sorted.empty() ? 0 : sorted.back(),
+              pct(sorted, 0.99), errors);
   return 0;
 }
 
@@ -407,7 +549,7 @@ int start(const std::map<std::string, std::string>& a) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: jobctl-bench-daemon submit|list|heartbeat|fill|idle|start [--flag value]...\n");
+    std::fprintf(stderr, "usage: jobctl-bench-daemon submit|list|heartbeat|lease|fill|idle|start [--flag value]...\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -415,6 +557,7 @@ int main(int argc, char** argv) {
   if (mode == "submit") return submit(a);
   if (mode == "list") return list(a);
   if (mode == "heartbeat") return heartbeat(a);
+  if (mode == "lease") return lease(a);
   if (mode == "fill") return fill(a);
   if (mode == "idle") return idle(a);
   if (mode == "start") return start(a);

@@ -2,7 +2,8 @@
 # jobctld's capacity figures (bench/RESULTS.md): durable submits/s with p50/p99 (closed
 # loop, then open loop at half that rate), start-up (ready, and submit and /healthz latency while
 # placement works), GET /v1/jobs?state=queued&limit=100, RSS and idle CPU with 1,000,000 jobs
-# stored, and 10,000 simulated workers heartbeating every 5 s (jobctld CPU %).
+# stored, lease latency (a job submitted while a worker waits in its long-poll), and 10,000
+# simulated workers heartbeating every 5 s (jobctld CPU %).
 #
 #   bench/daemon/run.sh [BUILD_DIR]        (default build-e; needs jobctld and jobctl-bench-daemon)
 set -euo pipefail
@@ -30,6 +31,11 @@ start "$tmp/submit" 18941
 "$bench" submit --url http://127.0.0.1:18941 --clients 32 --seconds 10 | tee "$tmp/closed"
 rate=$(sed -E 's/.* = ([0-9]+) submits.*/\1/' "$tmp/closed")
 "$bench" submit --url http://127.0.0.1:18941 --clients 32 --seconds 10 --rate $((rate / 2))
+stop
+
+echo "== lease latency: a worker waits in its long-poll, a job fitting it is submitted"
+start "$tmp/lease" 18944
+"$bench" lease --url http://127.0.0.1:18944 --jobs 100
 stop
 
 echo "== 1,000,000 jobs stored (every 10th queued, the rest succeeded)"

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
@@ -66,20 +67,20 @@ std::string escape_label(const std::string& value) {
   return out;
 }
 
-void Histogram::observe(double seconds) {
+void Histogram::observe(double value) {
   size_t i = 0;
-  while (i < kBounds.size() && seconds > kBounds[i]) ++i;
+  while (i < n_bounds_ && value > bounds_[i]) ++i;
   ++counts_[i];
-  sum_ += seconds;
+  sum_ += value;
   ++count_;
 }
 
 void Histogram::render(std::string& out, const std::string& name, const std::string& labels) const {
   const std::string sep = labels.empty() ? "" : ",";
   uint64_t cumulative = 0;
-  for (size_t i = 0; i < kBounds.size(); ++i) {
+  for (size_t i = 0; i < n_bounds_; ++i) {
     cumulative += counts_[i];
-    out += name + "_bucket{" + labels + sep + "le=\"" + num(kBounds[i]) + "\"} " + std::to_string(cumulative) + "\n";
+    out += name + "_bucket{" + labels + sep + "le=\"" + num(bounds_[i]) + "\"} " + std::to_string(cumulative) + "\n";
   }
   out += name + "_bucket{" + labels + sep + "le=\"+Inf\"} " + std::to_string(count_) + "\n";
   const std::string braces = labels.empty() ? "" : "{" + labels + "}";
@@ -102,6 +103,19 @@ void Metrics::observe_queue_wait(double seconds) {
 void Metrics::observe_placement(double seconds) {
   MutexLock lock(mu_);
   placement_.observe(seconds);
+}
+
+void Metrics::observe_store_commit(bool durable, size_t changes, double queue_wait_s, double commit_s) {
+  MutexLock lock(store_mu_);
+  (durable ? commit_durable_ : commit_relaxed_).observe(commit_s);
+  commit_queue_wait_.observe(queue_wait_s);
+  commit_changes_.observe(static_cast<double>(changes));
+}
+
+void Metrics::observe_wal_checkpoint(double seconds, int64_t frames) {
+  MutexLock lock(store_mu_);
+  wal_checkpoint_.observe(seconds);
+  wal_checkpoint_frames_ += static_cast<uint64_t>(std::max<int64_t>(frames, 0));
 }
 
 std::string Metrics::render() const {
@@ -162,6 +176,23 @@ std::string Metrics::render() const {
     queue_wait_.render(out, "jobctl_queue_wait_seconds", "");
     header(out, "jobctl_placement_latency_seconds", "histogram", "Time to decide one job's placement.");
     placement_.render(out, "jobctl_placement_latency_seconds", "");
+  }
+  {
+    MutexLock lock(store_mu_);
+    header(out, "jobctl_store_commit_seconds", "histogram",
+           "Time in each store write batch's COMMIT: writing the WAL and, for a durable batch, its fsync.");
+    commit_durable_.render(out, "jobctl_store_commit_seconds", "durable=\"true\"");
+    commit_relaxed_.render(out, "jobctl_store_commit_seconds", "durable=\"false\"");
+    header(out, "jobctl_store_commit_queue_wait_seconds", "histogram",
+           "Longest time a change of each write batch waited in the writer's queue before the batch began.");
+    commit_queue_wait_.render(out, "jobctl_store_commit_queue_wait_seconds", "");
+    header(out, "jobctl_store_commit_changes", "histogram", "Changes per store write batch (one COMMIT).");
+    commit_changes_.render(out, "jobctl_store_commit_changes", "");
+    header(out, "jobctl_store_wal_checkpoint_seconds", "histogram",
+           "Time of each WAL checkpoint run by the store's writer after a commit (copying WAL frames into the database).");
+    wal_checkpoint_.render(out, "jobctl_store_wal_checkpoint_seconds", "");
+    header(out, "jobctl_store_wal_checkpoint_frames_total", "counter", "WAL frames copied into the database by checkpoints.");
+    out += "jobctl_store_wal_checkpoint_frames_total " + std::to_string(wal_checkpoint_frames_) + "\n";
   }
   double rss = 0, cpu = 0;
   if (process_stats(rss, cpu)) {

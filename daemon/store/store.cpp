@@ -1,5 +1,6 @@
 #include "daemon/store/store.h"
 
+#include <sqlite3.h>
 #include <sys/statvfs.h>
 
 #include <chrono>
@@ -283,7 +284,33 @@ Expected<std::unique_ptr<Store>> Store::open(StoreOptions options, const Clock& 
 
 Store::Store(StoreOptions options, const Clock& clock, std::unique_ptr<Connection> writer)
     : options_(std::move(options)), clock_(clock), writer_conn_(std::move(writer)) {
+  // Replaces SQLite's autocheckpoint (itself a WAL hook) on the writer: the hook only notes the
+  // WAL's length after each commit, and the writer checkpoints when it is due, timed apart from
+  // the COMMIT and after the batch's callers have their answer (checkpoint_wal()).
+  sqlite3_wal_hook(
+      writer_conn_->handle(),
+      [](void* self, sqlite3*, const char*, int frames) -> int {
+        static_cast<Store*>(self)->wal_frames_ = frames;
+        return SQLITE_OK;
+      },
+      this);
   writer_ = std::thread([this] { writer_loop(); });
+}
+
+void Store::set_writer_observer(WriterObserver observer) {
+  MutexLock lock(observer_mu_);
+  observer_ = std::move(observer);
+}
+
+void Store::checkpoint_wal() {
+  const auto started = std::chrono::steady_clock::now();
+  int log_frames = 0, copied = 0;
+  const int rc = sqlite3_wal_checkpoint_v2(writer_conn_->handle(), "main", SQLITE_CHECKPOINT_PASSIVE, &log_frames, &copied);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // A failed checkpoint loses nothing (the WAL keeps the frames); the next commit tries again.
+  wal_frames_ = rc == SQLITE_OK && log_frames == copied ? 0 : wal_frames_;
+  MutexLock lock(observer_mu_);
+  if (observer_.checkpointed) observer_.checkpointed(CheckpointTiming{took, log_frames, copied});
 }
 
 Store::~Store() { close(); }
@@ -308,7 +335,7 @@ void Store::write_async(Change change, Done done, Durability durability) {
     // (by hooks and completions) are still run.
     if (!closing_ || std::this_thread::get_id() == writer_id_.load()) {
       (durability == Durability::deferred ? deferred_ : queue_)
-          .push_back(Item{std::move(change), std::move(done), durability});
+          .push_back(Item{std::move(change), std::move(done), durability, std::chrono::steady_clock::now()});
       queued = true;
     }
   }
@@ -372,6 +399,7 @@ void Store::writer_loop() {
 
 void Store::run_batch(std::vector<Item>& batch) {
   Connection& db = *writer_conn_;
+  const auto batch_began = std::chrono::steady_clock::now();
   std::vector<Status> results(batch.size());
   std::vector<std::vector<std::function<void()>>> hooks(batch.size());
 
@@ -410,7 +438,18 @@ void Store::run_batch(std::vector<Item>& batch) {
     results[i] = std::move(st);
   }
   db.reset_all();
+  const auto commit_began = std::chrono::steady_clock::now();
   Status commit = db.exec("COMMIT");
+  const auto committed = std::chrono::steady_clock::now();
+  {
+    MutexLock lock(observer_mu_);
+    if (observer_.committed) {
+      auto oldest = batch_began;
+      for (const auto& item : batch) oldest = std::min(oldest, item.queued_at);
+      observer_.committed(CommitTiming{batch.size(), durable, std::chrono::duration<double>(batch_began - oldest).count(),
+                                       std::chrono::duration<double>(committed - commit_began).count()});
+    }
+  }
   if (!commit) {
     (void)db.exec("ROLLBACK");
     for (size_t i = 0; i < batch.size(); ++i)
@@ -425,6 +464,8 @@ void Store::run_batch(std::vector<Item>& batch) {
       for (auto& hook : hooks[i]) hook();
     if (batch[i].done) batch[i].done(std::move(results[i]));
   }
+  // The checkpoint SQLite would have run inside that COMMIT, with its callers waiting.
+  if (commit && wal_frames_ >= options_.wal_checkpoint_frames) checkpoint_wal();
 }
 
 void Store::note_write_outcome(const Status& st) {

@@ -14,12 +14,23 @@
 //
 // Reads use a small pool of separate connections (WAL readers never block the writer).
 //
+// WAL checkpoints: SQLite's autocheckpoint would copy the WAL into the database inside the COMMIT
+// that crosses its threshold, with that batch's callers waiting for the copy and the database
+// file's fsync (measured at 2,000 submits/s: 4-20 ms every 45-110 ms). Instead a WAL hook notes
+// the WAL's length after each commit, and past StoreOptions::wal_checkpoint_frames the writer
+// runs the same PASSIVE checkpoint after the batch's callbacks: those callers have their answer,
+// and the checkpoint is timed apart (WriterObserver). It stays on the writer's thread: on a
+// connection of its own, concurrent with the writer, a checkpoint never caught up with commits
+// arriving every millisecond or two, so the WAL never restarted and grew without bound
+// (bench/RESULTS.md, 2026-11-25).
+//
 // Ownership and thread safety: a Store is safe to use from any number of threads. Changes,
 // hooks and completion callbacks run on the writer thread and must not block on the store
 // (write() from the writer thread returns an error instead of deadlocking); write_async is fine.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -46,6 +57,30 @@ struct StoreOptions {
   int max_batch = 512;               // most changes per COMMIT
   int max_readers = 8;               // most reader connections open at once
   int relaxed_linger_us = 2000;      // how long a batch of relaxed changes waits for more
+  // The writer checkpoints the WAL after a commit that leaves at least this many frames in it
+  // (SQLite's own autocheckpoint default, run by the writer itself so that it can be timed).
+  int wal_checkpoint_frames = 1000;
+};
+
+// What the writer measured of one write batch (steady clock), for /metrics: what drives the
+// latency of a write when it grows.
+struct CommitTiming {
+  size_t changes = 0;       // changes in the batch (one COMMIT)
+  bool durable = true;      // synced as configured; false: relaxed changes only, no fsync
+  double queue_wait_s = 0;  // the longest any of them waited in the queue before the batch began
+  double commit_s = 0;      // the COMMIT: writing the WAL frames and, when durable, the fsync
+};
+// One WAL checkpoint run by the writer (PASSIVE: it copies what no reader still needs).
+struct CheckpointTiming {
+  double seconds = 0;
+  int64_t wal_frames = 0;           // frames in the WAL when it began
+  int64_t checkpointed_frames = 0;  // frames it copied into the database
+};
+// Told of each commit and checkpoint on the writer thread: must be quick and must not use the
+// store.
+struct WriterObserver {
+  std::function<void(const CommitTiming&)> committed;
+  std::function<void(const CheckpointTiming&)> checkpointed;
 };
 
 // The view a change has of the database, inside the writer's transaction. Only valid during the
@@ -182,6 +217,9 @@ class Store {
         durability);
   }
 
+  // Sets (or with an empty one, clears) who is told of the writer's timings; any thread.
+  void set_writer_observer(WriterObserver observer);
+
   // Finishes every queued change, then stops the writer. Idempotent.
   void close();
 
@@ -260,6 +298,7 @@ class Store {
     Change change;
     Done done;
     Durability durability = Durability::durable;
+    std::chrono::steady_clock::time_point queued_at;
   };
   // A pooled reader connection, given back when destroyed (defined here so that Store methods in
   // other files, e.g. store_ledger.cpp, can use reader()).
@@ -281,6 +320,8 @@ class Store {
   Store(StoreOptions options, const Clock& clock, std::unique_ptr<Connection> writer);
   void writer_loop();
   void run_batch(std::vector<Item>& batch);
+  // After a commit that left wal_frames_ at or over options_.wal_checkpoint_frames.
+  void checkpoint_wal();
   // Remembers whether the disk refused the last commit (write_problem()).
   void note_write_outcome(const Status& st);
   Expected<ReaderLease> reader();
@@ -292,6 +333,10 @@ class Store {
   const Clock& clock_;
   std::unique_ptr<Connection> writer_conn_;
   bool batch_synced_ = true;  // the writer connection's synchronous mode is the configured one
+  int64_t wal_frames_ = 0;    // frames in the WAL after the last commit (the writer thread only)
+
+  Mutex observer_mu_;
+  WriterObserver observer_ JOBCTL_GUARDED_BY(observer_mu_);
 
   Mutex mu_;
   CondVar cv_;

@@ -1,5 +1,6 @@
 // The housekeeping ticker (base/ticker.h): wake() runs its function before the period
-// is up, wake-ups inside the minimum gap wait for it, and stop() ends every wait. Periods and gaps
+// is up, a wake-up after a quiet spell runs at once, back-to-back wake-ups wait out the minimum
+// gap and share one run, and stop() ends every wait. Periods and gaps
 // are an hour, so any run these tests see can only come from wake(); waits for a run are bounded
 // (10 s) only to turn a bug into a failure instead of a hang.
 #include "base/ticker.h"
@@ -65,14 +66,40 @@ TEST(Ticker, AWakeFromInsideTheFunctionRunsItAgain) {
   t.stop();
 }
 
-TEST(Ticker, WakeUpsInsideTheMinimumGapWaitAndStopEndsTheWait) {
+TEST(Ticker, AFirstWakeRunsAtOnceAndTheNextWaitsOutTheMinimumGap) {
   RunCounter c;
   Ticker t(1h, [&] { c.run(); }, 1h);
-  for (int i = 0; i < 100; ++i) t.wake();
+  t.wake();  // nothing ran before: no gap to wait for, although it is an hour
+  EXPECT_TRUE(c.wait_for_runs(1));
+  for (int i = 0; i < 100; ++i) t.wake();  // back-to-back: an hour after the first run
   t.stop();  // returns at once although a woken run is waiting for the gap
-  EXPECT_EQ(c.count(), 0);
+  EXPECT_EQ(c.count(), 1);
   t.wake();  // after stop: harmless
-  EXPECT_EQ(c.count(), 0);
+  EXPECT_EQ(c.count(), 1);
+}
+
+TEST(Ticker, AWakeDuringAWokenRunWaitsOutTheGapAfterIt) {
+  // The run blocks until the test has woken the ticker again from outside: that wake-up comes
+  // back to back with a woken run, so it must wait for the (hour-long) gap, not run a second time.
+  RunCounter c;
+  std::mutex gate_mu;
+  std::condition_variable gate_cv;
+  bool woken_again = false;
+  Ticker t(1h, [&] {
+    c.run();
+    std::unique_lock<std::mutex> lock(gate_mu);
+    gate_cv.wait_for(lock, 10s, [&] { return woken_again; });
+  }, 1h);
+  t.wake();
+  EXPECT_TRUE(c.wait_for_runs(1));
+  t.wake();
+  {
+    std::lock_guard<std::mutex> lock(gate_mu);
+    woken_again = true;
+  }
+  gate_cv.notify_all();
+  t.stop();
+  EXPECT_EQ(c.count(), 1);
 }
 
 }  // namespace

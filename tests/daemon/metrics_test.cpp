@@ -94,5 +94,25 @@ TEST(MetricsText, LabelValuesAreEscaped) {
   EXPECT_NE(out.find("x_count 2\n"), std::string::npos) << out;
 }
 
+TEST(MetricsText, StoreWriterCommitsAndCheckpoints) {
+  metrics::Metrics m;
+  m.observe_store_commit(true, 3, 0.002, 0.004);
+  m.observe_store_commit(false, 600, 0, 0.0001);
+  m.observe_wal_checkpoint(0.02, 1000);
+  const std::string out = m.render();
+  EXPECT_NE(out.find("jobctl_store_commit_seconds_bucket{durable=\"true\",le=\"0.0025\"} 0\n"
+                     "jobctl_store_commit_seconds_bucket{durable=\"true\",le=\"0.005\"} 1\n"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("jobctl_store_commit_seconds_count{durable=\"false\"} 1\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("jobctl_store_commit_queue_wait_seconds_bucket{le=\"0.0025\"} 2\n"), std::string::npos) << out;
+  // Changes per commit: count buckets, 600 only under +Inf.
+  EXPECT_NE(out.find("jobctl_store_commit_changes_bucket{le=\"2\"} 0\njobctl_store_commit_changes_bucket{le=\"4\"} 1\n"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("jobctl_store_commit_changes_bucket{le=\"512\"} 1\njobctl_store_commit_changes_bucket{le=\"+Inf\"} 2\n"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("jobctl_store_wal_checkpoint_seconds_bucket{le=\"0.025\"} 1\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("jobctl_store_wal_checkpoint_frames_total 1000\n"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace jobctl::daemon::http

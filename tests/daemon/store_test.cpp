@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -262,6 +264,63 @@ TEST(Store, DeferredChangesProgressWhileOthersKeepComing) {
   stop = true;
   s->close();
   EXPECT_GT(others.load(), 0);
+}
+
+TEST(Store, TheWriterObserverIsToldOfEachCommitAndWalCheckpoint) {
+  TempDir dir;
+  ManualClock clock;
+  StoreOptions o;
+  o.path = dir.file("jobctl.db");
+  o.wal_checkpoint_frames = 1;  // every commit leaves a frame or more: each is checkpointed
+  auto opened = Store::open(o, clock);
+  ASSERT_TRUE(opened) << opened.error().message;
+  Store& s = **opened;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<CommitTiming> commits;
+  std::vector<CheckpointTiming> checkpoints;
+  WriterObserver observer;
+  observer.committed = [&](const CommitTiming& t) {
+    std::lock_guard<std::mutex> lock(mu);
+    commits.push_back(t);
+  };
+  observer.checkpointed = [&](const CheckpointTiming& t) {
+    std::lock_guard<std::mutex> lock(mu);
+    checkpoints.push_back(t);
+    cv.notify_all();
+  };
+  s.set_writer_observer(std::move(observer));
+  insert(s, make_job("durable"));
+  std::promise<Status> p;
+  s.write_async([](WriteTxn& txn) -> Status {
+                  auto id = txn.insert_job(make_job("relaxed"));
+                  return id ? Status{} : Status(id.error());
+                },
+                [&p](Status st) { p.set_value(std::move(st)); }, Durability::relaxed);
+  ASSERT_TRUE(p.get_future().get());
+  {
+    // The writer checkpoints after a commit's callbacks: wait for it rather than assume it ran.
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return checkpoints.size() >= 2; }));
+  }
+  s.set_writer_observer({});
+  insert(s, make_job("unobserved"));
+  s.close();
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_EQ(commits.size(), 2u);
+  EXPECT_EQ(commits[0].changes, 1u);
+  EXPECT_TRUE(commits[0].durable);
+  EXPECT_FALSE(commits[1].durable);
+  for (const auto& c : commits) {
+    EXPECT_GE(c.commit_s, 0);
+    EXPECT_GE(c.queue_wait_s, 0);
+  }
+  ASSERT_EQ(checkpoints.size(), 2u);  // one after each observed commit
+  for (const auto& c : checkpoints) {
+    EXPECT_GT(c.wal_frames, 0);
+    EXPECT_GT(c.checkpointed_frames, 0);  // no reader held an older snapshot
+    EXPECT_LE(c.checkpointed_frames, c.wal_frames);
+  }
 }
 
 TEST(Store, OpensInWalModeWithFullSync) {
