@@ -17,7 +17,7 @@ namespace {
 
 constexpr double kMsPerHour = 3'600'000.0;
 
-Error bad(const std::string& field, const std::string& message) {
+Error invalid_parameter(const std::string& field, const std::string& message) {
   return make_error(ErrorCode::invalid_argument, message, field);
 }
 
@@ -102,21 +102,21 @@ Expected<cost::FleetPlan> fleet_plan(store::Store& store, const PlacementSetting
                                      int64_t now_ms) {
   const int64_t from = req.from_ms;
   const int64_t to = std::min(req.to_ms, now_ms);
-  if (req.to_ms <= from) return bad("to", "to must be after from");
-  if (to <= from) return bad("from", "from is in the future: there is no history yet");
+  if (req.to_ms <= from) return invalid_parameter("to", "to must be after from");
+  if (to <= from) return invalid_parameter("from", "from is in the future: there is no history yet");
   std::string want;
   if (!req.gpu.empty()) {
     want = canonical(req.gpu);
     if (want.empty()) {
       std::string near;
       for (const auto& n : cost::closest_gpu_names(req.gpu)) near += (near.empty() ? "" : ", ") + n;
-      return bad("gpu", "unknown GPU model '" + req.gpu.substr(0, 40) + "'; closest known names: " + near);
+      return invalid_parameter("gpu", "unknown GPU model '" + req.gpu.substr(0, 40) + "'; closest known names: " + near);
     }
   }
   if (!(std::isfinite(req.max_wait_hours) && req.max_wait_hours >= 0))
-    return bad("max_wait_hours", "max_wait_hours must be >= 0");
+    return invalid_parameter("max_wait_hours", "max_wait_hours must be >= 0");
   if (req.max_extra_gpus && (*req.max_extra_gpus < 0 || *req.max_extra_gpus > cost::kMaxPlanExtraGpus))
-    return bad("max_extra_gpus", "max_extra_gpus must be 0 to " + std::to_string(cost::kMaxPlanExtraGpus));
+    return invalid_parameter("max_extra_gpus", "max_extra_gpus must be 0 to " + std::to_string(cost::kMaxPlanExtraGpus));
 
   // The jobs: every job billed in the period that arrived in it.
   auto rows = store.ledger_rows(from, to);
@@ -171,7 +171,7 @@ Expected<cost::FleetPlan> fleet_plan(store::Store& store, const PlacementSetting
     for (const auto& [model, gpu_hours] : demand)
       if (want.empty() || gpu_hours > demand[want]) want = model;
     if (want.empty())
-      return bad("from", "no GPU jobs ran between the period's start and its end: there is no history to plan from");
+      return invalid_parameter("from", "no GPU jobs ran between the period's start and its end: there is no history to plan from");
   }
   const cost::GpuSpec* spec = cost::find_gpu(want);
 
@@ -195,7 +195,7 @@ Expected<cost::FleetPlan> fleet_plan(store::Store& store, const PlacementSetting
                      Override{req.utilisation, &bought.utilisation}})
     if (o.value) *o.target = *o.value;
   if (!req.purchase_usd && !purchase_known)
-    return bad("purchase_usd", "purchase_usd is required: what would one " + want +
+    return invalid_parameter("purchase_usd", "purchase_usd is required: what would one " + want +
                                    " cost to buy? (no cost.local_gpus entry states it)");
   if (Status st = cost::validate(bought); !st) return st.error();
 

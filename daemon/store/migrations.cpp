@@ -217,7 +217,9 @@ CREATE INDEX jobs_name_state ON jobs(name, state, id);
 // Version 13 (placement at scale): the rejection key (scheduler::rejection_key) of a queued job
 // whose last decision found nothing to run it, so that placement knows after a restart which
 // jobs wait for what without reading their specs, and tries one job of each key
-// (daemon/placement/placement_passes.h). NULL: placed, held for spot, or decided before. The keys
+// (daemon/placement/placement_passes.h). NULL: placed, held for spot, or decided before. From this
+// version placement documents are written deflated (a BLOB, daemon/store/deflated_text.h); rows
+// written before stay TEXT and read as they are. The keys
 // are read at start through their own (partial) index, not from the rows: a row holds kilobytes of
 // placement document before the key.
 constexpr std::string_view kV13 = R"sql(

@@ -56,6 +56,10 @@ Statement& Statement::bind(int i, std::string_view v) {
   check_bind(sqlite3_bind_text64(stmt_, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
   return *this;
 }
+Statement& Statement::bind_blob(int i, std::string_view bytes) {
+  check_bind(sqlite3_bind_blob64(stmt_, i, bytes.data(), bytes.size(), SQLITE_TRANSIENT));
+  return *this;
+}
 Statement& Statement::bind_null(int i) {
   check_bind(sqlite3_bind_null(stmt_, i));
   return *this;
@@ -85,6 +89,7 @@ void Statement::reset() {
 
 int Statement::column_count() const { return sqlite3_column_count(stmt_); }
 bool Statement::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+bool Statement::is_blob(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_BLOB; }
 int64_t Statement::column_int64(int col) const { return sqlite3_column_int64(stmt_, col); }
 double Statement::column_double(int col) const { return sqlite3_column_double(stmt_, col); }
 std::string Statement::column_text(int col) const {

@@ -37,6 +37,7 @@ class Statement {
   Statement& bind(int i, const std::string& v) { return bind(i, std::string_view(v)); }
   Statement& bind(int i, const char* v) { return bind(i, std::string_view(v)); }
   Statement& bind_null(int i);
+  Statement& bind_blob(int i, std::string_view bytes);
   Statement& bind(int i, const std::optional<int64_t>& v) {
     return v ? bind(i, *v) : bind_null(i);
   }
@@ -54,6 +55,7 @@ class Statement {
   // Columns are 0-based, as in SQLite.
   int column_count() const;
   bool is_null(int col) const;
+  bool is_blob(int col) const;
   int64_t column_int64(int col) const;
   double column_double(int col) const;
   std::string column_text(int col) const;

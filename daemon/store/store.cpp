@@ -9,6 +9,7 @@
 #include <future>
 #include <sstream>
 
+#include "daemon/store/deflated_text.h"
 #include "daemon/store/migrations.h"
 
 namespace jobctl::daemon::store {
@@ -58,7 +59,13 @@ Expected<JobRow> read_job(const Statement& s) {
   r.error = s.column_opt_text(14);
   r.recoveries = static_cast<int>(s.column_int64(15));
   r.chosen_json = s.column_opt_text(16);
-  r.placement_json = s.column_opt_text(17);
+  if (s.is_blob(17)) {  // deflated (deflated_text.h); TEXT: written before documents were
+    auto text = inflate_text(s.column_text(17));
+    if (!text) return make_error(text.error().code, "job " + std::to_string(r.id) + ": " + text.error().message);
+    r.placement_json = std::move(*text);
+  } else {
+    r.placement_json = s.column_opt_text(17);
+  }
   return r;
 }
 
@@ -195,8 +202,10 @@ Status WriteTxn::put_placement(int64_t job_id, const std::string& placement_json
   auto p = db_.prepare(
       "INSERT OR REPLACE INTO job_placements (job_id, placement, unplaceable_key) VALUES (?1, ?2, ?3)");
   if (!p) return p.error();
+  auto stored = deflate_text(placement_json);
+  if (!stored) return stored.error();
   StatementUse s(*p);
-  s->bind(1, job_id).bind(2, placement_json).bind(3, unplaceable_key);
+  s->bind(1, job_id).bind_blob(2, *stored).bind(3, unplaceable_key);
   return s->run();
 }
 

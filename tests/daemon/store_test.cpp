@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/store/deflated_text.h"
 #include "daemon/store/migrations.h"
 #include "tests/support/temp_dir.h"
 
@@ -562,6 +563,52 @@ TEST(Store, QueuedJobsComeWithTheKeyOfTheirLastUnplaceableDecision) {
   std::string plan;
   while (*(*q)->step()) plan += (*q)->column_text(3) + "\n";
   EXPECT_NE(plan.find("COVERING INDEX job_placements_unplaceable_key"), std::string::npos) << plan;
+}
+
+// Placement documents are stored deflated and read back whole; a document stored as text before
+// that is read as it is; a damaged one is an error naming its job, not a wrong document.
+TEST(Store, PlacementDocumentsAreStoredDeflatedAndReadBackWhole) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock);
+  const int64_t deflated = insert(*s, make_job("deflated"));
+  const int64_t text = insert(*s, make_job("text"));
+  const int64_t damaged = insert(*s, make_job("damaged"));
+  std::string doc = R"({"candidates":[)";
+  for (int i = 0; i < 40; ++i) doc += std::string(i ? "," : "") + R"({"option":"on_demand","usd_per_hour":3.06,"row":)" + std::to_string(i) + "}";
+  doc += R"(],"reason":"no option can run this job"})";
+  ASSERT_TRUE(s->write([&](WriteTxn& txn) { return txn.put_placement(deflated, doc); }));
+  auto conn = Connection::open(dir.file("jobctl.db"), false);
+  ASSERT_TRUE(conn);
+  auto stored = (*conn)->prepare("SELECT typeof(placement), length(placement) FROM job_placements WHERE job_id = ?1");
+  ASSERT_TRUE(stored);
+  (*stored)->bind(1, deflated);
+  ASSERT_TRUE(*(*stored)->step());
+  EXPECT_EQ((*stored)->column_text(0), "blob");
+  EXPECT_LT((*stored)->column_int64(1), static_cast<int64_t>(doc.size()) / 4) << "deflated to under a quarter";
+  (*stored)->reset();
+  ASSERT_TRUE((*conn)->exec("INSERT INTO job_placements (job_id, placement) VALUES (" + std::to_string(text) +
+                            ", '{\"reason\":\"as text\"}')"));
+  auto bytes = deflate_text(doc);
+  ASSERT_TRUE(bytes);
+  std::string broken = *bytes;
+  broken[broken.size() / 2] = static_cast<char>(broken[broken.size() / 2] ^ 0x5a);
+  auto put = (*conn)->prepare("INSERT INTO job_placements (job_id, placement) VALUES (?1, ?2)");
+  ASSERT_TRUE(put);
+  (*put)->bind(1, damaged).bind_blob(2, broken);
+  ASSERT_TRUE((*put)->run());
+  (*put)->reset();
+  auto a = s->get_job(deflated);
+  ASSERT_TRUE(a && *a);
+  EXPECT_EQ((*a)->placement_json, doc);
+  auto b = s->get_job(text);
+  ASSERT_TRUE(b && *b);
+  EXPECT_EQ((*b)->placement_json, R"({"reason":"as text"})");
+  auto c = s->get_job(damaged);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find("job " + std::to_string(damaged)), std::string::npos) << c.error().message;
+  EXPECT_FALSE(inflate_text("ab"));
+  EXPECT_FALSE(inflate_text(std::string("\x05\0\0\0", 4) + "not zlib"));
 }
 
 TEST(Store, DataSurvivesReopening) {
