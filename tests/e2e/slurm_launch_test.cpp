@@ -116,6 +116,37 @@ class SlurmLaunchTest : public SlurmClusterTest {
     return job;
   }
 
+  // A jobctld killed mid-run and started again on the same port and data: the job (named `name`)
+  // ran `step` steps in its Slurm job when jobctld was SIGKILLed; `while_down`, given that Slurm
+  // job's id, ran before the restart.
+  struct Restarted {
+    std::unique_ptr<Daemon> daemon;
+    int64_t id = 0;
+    std::vector<int64_t> slurm_jobs;  // those jobctld had submitted before it was killed (one)
+  };
+  Restarted kill_and_restart_mid_run(const std::string& name, int64_t step,
+                                     const std::function<void(int64_t slurm_id)>& while_down) {
+    Restarted r;
+    r.daemon = start_daemon();
+    const int port = r.daemon->port();
+    client::ApiClient api(r.daemon->url());
+    auto submitted = api.submit_job(recovery_spec(name));
+    EXPECT_TRUE(submitted);
+    if (!submitted) return r;
+    r.id = (*submitted)["id"];
+    json job = wait_running_in_slurm(api, r.id, step);
+    r.slurm_jobs = submitted_slurm_jobs(job);
+    EXPECT_EQ(r.slurm_jobs.size(), 1u) << job.dump(2);
+    if (HasFailure()) return r;
+    r.daemon->process().stop(SIGKILL, 10s);
+    r.daemon.reset();
+    while_down(r.slurm_jobs[0]);
+    if (HasFailure()) return r;
+    r.daemon = start_daemon("127.0.0.1:" + std::to_string(port));
+    EXPECT_EQ(r.daemon->port(), port);
+    return r;
+  }
+
   // Interrupts the job's Slurm job mid-run with `interrupt`, then checks that jobctld records the
   // event, submits a fresh Slurm job, and that it resumes from the checkpoint bit for bit.
   void interrupt_and_resume(const std::function<void(int64_t)>& interrupt, const std::string& expected_event) {
@@ -255,23 +286,12 @@ TEST_F(SlurmLaunchTest, ScontrolRequeueMidRunCheckpointsAndAFreshSlurmJobResumes
 }
 
 TEST_F(SlurmLaunchTest, AJobctldRestartMidRunAdoptsTheRunningSlurmJob) {
-  auto d = start_daemon();
-  const int port = d->port();
-  client::ApiClient api(d->url());
-  auto submitted = api.submit_job(recovery_spec("launch-restart"));
-  ASSERT_TRUE(submitted);
-  const int64_t id = (*submitted)["id"];
-  json job = wait_running_in_slurm(api, id, 130);
+  auto r = kill_and_restart_mid_run("launch-restart", 130, [](int64_t) {});
   ASSERT_FALSE(HasFailure());
-  const auto before = submitted_slurm_jobs(job);
-  ASSERT_EQ(before.size(), 1u) << job.dump(2);
-
-  d->process().stop(SIGKILL, 10s);
-  d.reset();
-  d = start_daemon("127.0.0.1:" + std::to_string(port));
-  ASSERT_EQ(d->port(), port);
-  client::ApiClient again(d->url());
-  job = wait_job(again, id, is_terminal, 240s);
+  const int64_t id = r.id;
+  const auto& before = r.slurm_jobs;
+  client::ApiClient again(r.daemon->url());
+  json job = wait_job(again, id, is_terminal, 240s);
   ASSERT_EQ(job.value("state", ""), "succeeded") << job.dump(2) << "\n" << slurm_output(before[0]);
   EXPECT_EQ(job["recoveries"], 0);
   EXPECT_EQ(job["result"].value("final_checkpoint_crc32c", ""), *reference_crc_);
@@ -293,20 +313,7 @@ TEST_F(SlurmLaunchTest, AJobctldRestartMidRunAdoptsTheRunningSlurmJob) {
 // finds the Slurm job by its comment, adopts it (its jobctl job from its name) and submits nothing
 // more; the job finishes there and jobctld sees the Slurm job end.
 TEST_F(SlurmLaunchTest, AJobctldThatLostItsRecordAdoptsTheSlurmJobByItsComment) {
-  auto d = start_daemon();
-  const int port = d->port();
-  client::ApiClient api(d->url());
-  auto submitted = api.submit_job(recovery_spec("launch-adopt"));
-  ASSERT_TRUE(submitted);
-  const int64_t id = (*submitted)["id"];
-  json job = wait_running_in_slurm(api, id, 130);
-  ASSERT_FALSE(HasFailure());
-  const auto before = submitted_slurm_jobs(job);
-  ASSERT_EQ(before.size(), 1u) << job.dump(2);
-
-  d->process().stop(SIGKILL, 10s);
-  d.reset();
-  {
+  auto r = kill_and_restart_mid_run("launch-adopt", 130, [this](int64_t) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open((tmp_.file("data") + "/jobctl.db").c_str(), &db), SQLITE_OK);
     char* error = nullptr;
@@ -316,11 +323,12 @@ TEST_F(SlurmLaunchTest, AJobctldThatLostItsRecordAdoptsTheSlurmJobByItsComment) 
     EXPECT_EQ(sqlite3_changes(db), 1);
     sqlite3_close(db);
     ASSERT_EQ(rc, SQLITE_OK) << message;
-  }
-  d = start_daemon("127.0.0.1:" + std::to_string(port));
-  ASSERT_EQ(d->port(), port);
-  client::ApiClient again(d->url());
-  job = wait_job(again, id, is_terminal, 240s);
+  });
+  ASSERT_FALSE(HasFailure());
+  const int64_t id = r.id;
+  const auto& before = r.slurm_jobs;
+  client::ApiClient again(r.daemon->url());
+  json job = wait_job(again, id, is_terminal, 240s);
   ASSERT_EQ(job.value("state", ""), "succeeded") << job.dump(2) << "\n" << slurm_output(before[0]);
   EXPECT_EQ(job["result"].value("final_checkpoint_crc32c", ""), *reference_crc_);
   EXPECT_EQ(submitted_slurm_jobs(job), before) << "the restarted jobctld submitted again: " << job.dump(2);
@@ -334,32 +342,22 @@ TEST_F(SlurmLaunchTest, AJobctldThatLostItsRecordAdoptsTheSlurmJobByItsComment) 
 // worker held (the job is requeued at once with its newest checkpoint), and placement's choice
 // of the partition gets a fresh Slurm job that resumes bit-exact.
 TEST_F(SlurmLaunchTest, ASlurmJobThatEndedWhileJobctldWasDownRequeuesTheJob) {
-  auto d = start_daemon();
-  const int port = d->port();
-  client::ApiClient api(d->url());
-  auto submitted = api.submit_job(recovery_spec("launch-down"));
-  ASSERT_TRUE(submitted);
-  const int64_t id = (*submitted)["id"];
-  json job = wait_running_in_slurm(api, id, 230);  // past the checkpoint at step 200
+  // Past the checkpoint at step 200.
+  auto r = kill_and_restart_mid_run("launch-down", 230, [this](int64_t slurm_id) {
+    ASSERT_TRUE(slurm_->cancel(slurm_id));
+    bool ended = false;
+    for (auto until = std::chrono::steady_clock::now() + 60s; !ended && std::chrono::steady_clock::now() < until;) {
+      auto j = slurm_job(slurm_id);
+      ended = j && j->ended();
+      if (!ended) std::this_thread::sleep_for(200ms);
+    }
+    ASSERT_TRUE(ended) << cluster_->logs();
+  });
   ASSERT_FALSE(HasFailure());
-  const auto first = submitted_slurm_jobs(job);
-  ASSERT_EQ(first.size(), 1u) << job.dump(2);
-
-  d->process().stop(SIGKILL, 10s);
-  d.reset();
-  ASSERT_TRUE(slurm_->cancel(first[0]));
-  bool ended = false;
-  for (auto until = std::chrono::steady_clock::now() + 60s; !ended && std::chrono::steady_clock::now() < until;) {
-    auto j = slurm_job(first[0]);
-    ended = j && j->ended();
-    if (!ended) std::this_thread::sleep_for(200ms);
-  }
-  ASSERT_TRUE(ended) << cluster_->logs();
-
-  d = start_daemon("127.0.0.1:" + std::to_string(port));
-  ASSERT_EQ(d->port(), port);
-  client::ApiClient again(d->url());
-  job = wait_job(again, id, is_terminal, 240s);
+  const int64_t id = r.id;
+  const auto& first = r.slurm_jobs;
+  client::ApiClient again(r.daemon->url());
+  json job = wait_job(again, id, is_terminal, 240s);
   ASSERT_EQ(job.value("state", ""), "succeeded") << job.dump(2) << "\n" << slurm_output(first[0]);
   EXPECT_EQ(job["recoveries"], 1);
   EXPECT_TRUE(has_event(job, "slurm_cancelled")) << job.dump(2);
