@@ -100,24 +100,20 @@ Status PlacementPasses::load_queue() {
 }
 
 void PlacementPasses::index_unplaceable(int64_t job_id, const std::string& key, uint64_t tried_under) {
-  auto [at, added] = unplaceable_keys_.try_emplace(job_id, key);
-  if (!added && at->second != key) {
-    forget_unplaceable(job_id);
-    at = unplaceable_keys_.emplace(job_id, key).first;
-  }
-  UnplaceableGroup& group = unplaceable_groups_[key];
-  group.jobs.insert(job_id);
-  group.tried_under = std::max(group.tried_under, tried_under);
+  auto known = unplaceable_keys_.find(job_id);
+  if (known != unplaceable_keys_.end() && known->second->first != key) forget_unplaceable(job_id);
+  const auto group = unplaceable_groups_.try_emplace(key).first;
+  unplaceable_keys_.insert_or_assign(job_id, group);
+  group->second.jobs.insert(job_id);
+  group->second.tried_under = std::max(group->second.tried_under, tried_under);
 }
 
 void PlacementPasses::forget_unplaceable(int64_t job_id) {
   auto at = unplaceable_keys_.find(job_id);
   if (at == unplaceable_keys_.end()) return;
-  auto group = unplaceable_groups_.find(at->second);
-  if (group != unplaceable_groups_.end()) {
-    group->second.jobs.erase(job_id);
-    if (group->second.jobs.empty()) unplaceable_groups_.erase(group);
-  }
+  const auto group = at->second;
+  group->second.jobs.erase(job_id);
+  if (group->second.jobs.empty()) unplaceable_groups_.erase(group);
   unplaceable_keys_.erase(at);
 }
 
@@ -136,7 +132,7 @@ Status PlacementPasses::run_requested() {
   if (capacity) {  // the indexed jobs, one per key (see place())
     std::vector<int64_t> again;
     again.reserve(unplaceable_keys_.size());
-    for (const auto& [id, key] : unplaceable_keys_)
+    for (const auto& [id, group] : unplaceable_keys_)
       if (!requested.count(id)) again.push_back(id);
     if (auto st = place(again, true); !st && result) result = st;
   }
@@ -149,7 +145,7 @@ Status PlacementPasses::reevaluate_queue() {
   MutexLock pass(pass_mu_);
   // Forget jobs that left the queue.
   std::vector<int64_t> gone;
-  for (const auto& [id, key] : unplaceable_keys_)
+  for (const auto& [id, group] : unplaceable_keys_)
     if (!std::binary_search(ids->begin(), ids->end(), id)) gone.push_back(id);
   for (int64_t id : gone) forget_unplaceable(id);
   return place(*ids, true);
@@ -410,7 +406,7 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
     // Left out before its row is read: a pass over a long queue nothing can run reads no rows.
     if (skip_unchanged) {
       auto it = unplaceable_keys_.find(job_id);
-      if (it != unplaceable_keys_.end() && unplaceable_groups_[it->second].tried_under == generation) continue;
+      if (it != unplaceable_keys_.end() && it->second->second.tried_under == generation) continue;
     }
     auto found = store_.get_job(job_id);
     if (!found) {
@@ -456,7 +452,11 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
       const json p = json::parse(*row.placement_json, nullptr, false);
       if (p.is_object()) previous_reason = p.value("reason", "");
     }
-    std::string text = d->placement.dump();
+    auto text = store::deflate_text(d->placement.dump());
+    if (!text) {
+      keep_first(result, job_id, text.error());
+      continue;
+    }
     std::optional<std::string> chosen;
     json detail = {{"reason", d->placement["reason"]}};
     if (placed) {
@@ -469,7 +469,7 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
       if (!c["instance_type"].is_null()) detail["instance_type"] = c["instance_type"];
     }
     const char* not_placed_event = d->waiting_for_spot ? "waiting_for_spot" : "unplaceable";
-    auto change = [this, job_id, placed, not_placed_event, text = std::move(text), chosen = std::move(chosen), detail, now,
+    auto change = [this, job_id, placed, not_placed_event, text = std::move(*text), chosen = std::move(chosen), detail, now,
                    unplaceable_key = std::move(unplaceable_key), previous_reason = std::move(previous_reason),
                    expected_updated = row.updated_ms](WriteTxn& txn) -> Status {
       auto cur = txn.job(job_id);

@@ -184,9 +184,11 @@ class PlacementPasses {
   // number that changes whenever they do: a job is recorded with the number, not a copy of them.
   std::string inputs_ JOBCTL_GUARDED_BY(pass_mu_);
   uint64_t inputs_generation_ JOBCTL_GUARDED_BY(pass_mu_) = 0;
-  // The index (see the header): key -> its jobs, and job -> its key.
-  std::map<std::string, UnplaceableGroup> unplaceable_groups_ JOBCTL_GUARDED_BY(pass_mu_);
-  std::map<int64_t, std::string> unplaceable_keys_ JOBCTL_GUARDED_BY(pass_mu_);
+  // The index (see the header): key -> its jobs, and job -> its group (map iterators stay valid
+  // while the group exists; a group is erased only once it has no job).
+  using UnplaceableGroups = std::map<std::string, UnplaceableGroup>;
+  UnplaceableGroups unplaceable_groups_ JOBCTL_GUARDED_BY(pass_mu_);
+  std::map<int64_t, UnplaceableGroups::iterator> unplaceable_keys_ JOBCTL_GUARDED_BY(pass_mu_);
 
   Mutex cache_mu_;  // held briefly: passes and quotes share these caches
   std::shared_ptr<const scheduler::PlacementContext> context_ JOBCTL_GUARDED_BY(cache_mu_);

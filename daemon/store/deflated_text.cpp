@@ -14,7 +14,7 @@ constexpr uint32_t kMaxText = 64u << 20;
 
 }  // namespace
 
-Expected<std::string> deflate_text(std::string_view text) {
+Expected<DeflatedText> deflate_text(std::string_view text) {
   if (text.size() > kMaxText) return make_error(ErrorCode::invalid_argument, "text too long to store deflated");
   uLongf packed = compressBound(static_cast<uLong>(text.size()));
   std::string out(kHeader + packed, '\0');
@@ -26,7 +26,7 @@ Expected<std::string> deflate_text(std::string_view text) {
                 static_cast<uLong>(text.size()), 1) != Z_OK)
     return make_error(ErrorCode::internal, "zlib could not deflate a document");
   out.resize(kHeader + packed);
-  return out;
+  return DeflatedText{std::move(out)};
 }
 
 Expected<std::string> inflate_text(std::string_view stored) {

@@ -20,8 +20,14 @@
 
 namespace jobctl::daemon::store {
 
+// A text in its stored form. Made where the text is made (placement's thread), so that the
+// store's writer, which serves every submit, does not spend its time compressing.
+struct DeflatedText {
+  std::string bytes;
+};
+
 // The stored form of `text`. Errors: zlib's (out of memory).
-Expected<std::string> deflate_text(std::string_view text);
+Expected<DeflatedText> deflate_text(std::string_view text);
 // The text back. Errors (io): a form too short, a stream that is not zlib or fails its check, or
 // a length other than the header's.
 Expected<std::string> inflate_text(std::string_view stored);

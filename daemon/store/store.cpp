@@ -197,15 +197,13 @@ Status WriteTxn::update_job(const JobRow& row) {
   return {};
 }
 
-Status WriteTxn::put_placement(int64_t job_id, const std::string& placement_json,
+Status WriteTxn::put_placement(int64_t job_id, const DeflatedText& placement,
                                const std::optional<std::string>& unplaceable_key) {
   auto p = db_.prepare(
       "INSERT OR REPLACE INTO job_placements (job_id, placement, unplaceable_key) VALUES (?1, ?2, ?3)");
   if (!p) return p.error();
-  auto stored = deflate_text(placement_json);
-  if (!stored) return stored.error();
   StatementUse s(*p);
-  s->bind(1, job_id).bind_blob(2, *stored).bind(3, unplaceable_key);
+  s->bind(1, job_id).bind_blob(2, placement.bytes).bind(3, unplaceable_key);
   return s->run();
 }
 

@@ -46,6 +46,7 @@
 #include "base/clock.h"
 #include "base/expected.h"
 #include "base/mutex.h"
+#include "daemon/store/deflated_text.h"
 #include "daemon/store/records.h"
 #include "daemon/store/sqlite.h"
 
@@ -92,9 +93,10 @@ class WriteTxn {
   Expected<std::optional<JobRow>> job(int64_t id);
   Expected<int64_t> insert_job(const JobRow& row);  // returns the new id
   Status update_job(const JobRow& row);             // every mutable column, by id (not placement_json)
-  // Stores (or replaces) a job's placement document (JobRow::placement_json), with the rejection
-  // key of a job the decision left unplaceable (scheduler::rejection_key; nullopt otherwise).
-  Status put_placement(int64_t job_id, const std::string& placement_json,
+  // Stores (or replaces) a job's placement document (JobRow::placement_json, deflated by the
+  // caller: deflated_text.h), with the rejection key of a job the decision left unplaceable
+  // (scheduler::rejection_key; nullopt otherwise).
+  Status put_placement(int64_t job_id, const DeflatedText& placement,
                        const std::optional<std::string>& unplaceable_key = std::nullopt);
   Expected<int64_t> append_event(const JobEventRow& ev);  // returns the event's seq
 

@@ -538,7 +538,7 @@ TEST(Store, QueuedJobsComeWithTheKeyOfTheirLastUnplaceableDecision) {
   const int64_t placed = insert(*s, make_job("placed"));
   const int64_t gone = insert(*s, make_job("cancelled while unplaceable"));
   auto put = [&s](int64_t id, std::optional<std::string> key) {
-    ASSERT_TRUE(s->write([&](WriteTxn& txn) { return txn.put_placement(id, "{}", key); }));
+    ASSERT_TRUE(s->write([&](WriteTxn& txn) { return txn.put_placement(id, *deflate_text("{}"), key); }));
   };
   put(waits, "auto|auto|H100|1");
   put(placed, "auto|auto|H100|1");
@@ -577,7 +577,7 @@ TEST(Store, PlacementDocumentsAreStoredDeflatedAndReadBackWhole) {
   std::string doc = R"({"candidates":[)";
   for (int i = 0; i < 40; ++i) doc += std::string(i ? "," : "") + R"({"option":"on_demand","usd_per_hour":3.06,"row":)" + std::to_string(i) + "}";
   doc += R"(],"reason":"no option can run this job"})";
-  ASSERT_TRUE(s->write([&](WriteTxn& txn) { return txn.put_placement(deflated, doc); }));
+  ASSERT_TRUE(s->write([&](WriteTxn& txn) { return txn.put_placement(deflated, *deflate_text(doc)); }));
   auto conn = Connection::open(dir.file("jobctl.db"), false);
   ASSERT_TRUE(conn);
   auto stored = (*conn)->prepare("SELECT typeof(placement), length(placement) FROM job_placements WHERE job_id = ?1");
@@ -591,7 +591,7 @@ TEST(Store, PlacementDocumentsAreStoredDeflatedAndReadBackWhole) {
                             ", '{\"reason\":\"as text\"}')"));
   auto bytes = deflate_text(doc);
   ASSERT_TRUE(bytes);
-  std::string broken = *bytes;
+  std::string broken = bytes->bytes;
   broken[broken.size() / 2] = static_cast<char>(broken[broken.size() / 2] ^ 0x5a);
   auto put = (*conn)->prepare("INSERT INTO job_placements (job_id, placement) VALUES (?1, ?2)");
   ASSERT_TRUE(put);
