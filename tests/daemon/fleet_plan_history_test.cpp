@@ -15,14 +15,12 @@
 
 #include "cli/commands.h"
 #include "client/http_client.h"
-#include "daemon/http/api_routes.h"
-#include "daemon/http/placement_routes.h"
 #include "daemon/ledger/ledger.h"
 #include "daemon/ledger/ledger_report.h"
 #include "daemon/placement/fleet_plan_history.h"
 #include "daemon/placement/placement_matcher.h"
 #include "daemon/placement/placement_service.h"
-#include "net/server.h"
+#include "tests/daemon/placement_api_server.h"
 #include "tests/support/cost_cli.h"
 #include "tests/support/temp_dir.h"
 
@@ -180,20 +178,9 @@ TEST(FleetPlanHistory, AnEmptyPeriodOrAnUnknownModelIsAnErrorNamingItsField) {
 
 TEST(FleetPlanHistory, TheEndpointAnswersThePlanAndNamesBadParameters) {
   History h;
-  jobs::JobService svc(h.store(), h.clock(), std::make_unique<placement::PlacementMatcher>());
-  ASSERT_TRUE(svc.start());
-  placement::PlacementService placement(h.store(), h.clock(), svc, placement::PlacementSettings{});
-  ASSERT_TRUE(placement.start());
-  net::Router router = http::make_api_router(svc);
-  ledger::Ledger ledger(h.store());
-  http::add_placement_routes(router, placement, ledger);
-  net::ServerOptions so;
-  so.host = "127.0.0.1";
-  so.port = 0;
-  net::HttpServer server(so, router);
-  auto port = server.start();
-  ASSERT_TRUE(port);
-  client::HttpClient http("http://127.0.0.1:" + std::to_string(*port));
+  PlacementApiServer api(h.store(), h.clock());
+  ASSERT_FALSE(api.url.empty());
+  client::HttpClient http(api.url);
   const std::string period =
       "from=" + std::to_string(day0_ms()) + "&to=" + std::to_string(day0_ms() + kDays * kDayMs);
 
@@ -228,7 +215,7 @@ TEST(FleetPlanHistory, TheEndpointAnswersThePlanAndNamesBadParameters) {
   // `jobctl report plan` over the same daemon: the table with its assumptions, the chart file,
   // CSV, and the daemon's refusals said as the flag.
   jobctl::testing::TempDir out_dir;
-  const std::string server_url = "http://127.0.0.1:" + std::to_string(*port);
+  const std::string& server_url = api.url;
   const std::string svg = out_dir.file("plan.svg");
   auto table = jobctl_cli(server_url, {"report", "plan", "--from", "2026-11-01", "--to", "2026-11-15", "--gpu", "V100",
                                        "--purchase-usd", "2000", "--lifetime-years", "3", "--svg", svg});
@@ -252,7 +239,7 @@ TEST(FleetPlanHistory, TheEndpointAnswersThePlanAndNamesBadParameters) {
   auto gpu = jobctl_cli(server_url, {"report", "plan", "--from", "2026-11-01", "--gpu", "Voodoo2", "--purchase-usd", "2000"});
   EXPECT_EQ(gpu.code, 2);
   EXPECT_NE(gpu.err.find("--gpu: unknown GPU model"), std::string::npos) << gpu.err;
-  server.stop();
+  api.server->stop();
 }
 
 }  // namespace

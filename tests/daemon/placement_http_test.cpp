@@ -7,13 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "client/http_client.h"
-#include "daemon/http/api_routes.h"
-#include "daemon/http/placement_routes.h"
-#include "net/server.h"
-#include "daemon/placement/placement_matcher.h"
-#include "daemon/placement/placement_service.h"
 #include "base/ticker.h"
+#include "client/http_client.h"
+#include "tests/daemon/placement_api_server.h"
 #include "tests/support/temp_dir.h"
 
 namespace jobctl::daemon::testing {
@@ -28,24 +24,13 @@ TEST(PlacementHttp, QuoteEqualsThePlacementOfTheSubmittedJob) {
   o.path = dir.file("jobctl.db");
   auto db = store::Store::open(o, clock);
   ASSERT_TRUE(db);
-  jobs::JobService svc(**db, clock, std::make_unique<placement::PlacementMatcher>());
-  ASSERT_TRUE(svc.start());
-  placement::PlacementService placement(**db, clock, svc, placement::PlacementSettings{});
-  ASSERT_TRUE(placement.start());
-  net::Router router = http::make_api_router(svc);
-  ledger::Ledger ledger(**db);
-  http::add_placement_routes(router, placement, ledger);
-  net::ServerOptions so;
-  so.host = "127.0.0.1";
-  so.port = 0;
-  net::HttpServer server(so, router);
-  auto port = server.start();
-  ASSERT_TRUE(port);
+  PlacementApiServer api(**db, clock);
+  ASSERT_FALSE(api.url.empty());
   jobctl::Ticker ticker(std::chrono::milliseconds(20), [&] {
-    svc.tick();
-    placement.tick();
+    api.svc.tick();
+    api.placement.tick();
   });
-  client::HttpClient http("http://127.0.0.1:" + std::to_string(*port));
+  client::HttpClient http(api.url);
 
   auto reg = http.request("POST", "/v1/workers/register",
                           R"({"name":"cpu","capabilities":{"gpus":[],"cpu_cores":2,"memory_mb":4096}})");
@@ -96,9 +81,9 @@ TEST(PlacementHttp, QuoteEqualsThePlacementOfTheSubmittedJob) {
   ASSERT_EQ(be->status, 200) << be->body;
   EXPECT_NEAR(json::parse(be->body)["breakeven_hours"].get<double>(), 2000 / 3.06, 0.05);
 
-  server.begin_shutdown();
-  svc.shutdown();
-  server.stop();
+  api.server->begin_shutdown();
+  api.svc.shutdown();
+  api.server->stop();
   ticker.stop();
   (*db)->close();
 }
