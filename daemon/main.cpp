@@ -344,6 +344,8 @@ int main(int argc, char** argv) {
   server.begin_shutdown();  // stop accepting; idle connections close
   svc.shutdown();           // waiting long-polls are answered "no job" now
   server.stop();            // in-flight requests finish (up to the grace period), threads join
+  if (auto st = svc.store_live_heartbeats(); !st)  // progress answered from memory (live_leases.h)
+    LogLine() << "jobctld: storing the newest heartbeats failed: " << st.error().message;
   ticker.stop();
   if (placement_ticker) placement_ticker->stop();
   if (slurm_partitions) slurm_partitions->stop();

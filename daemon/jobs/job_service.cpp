@@ -74,7 +74,13 @@ std::vector<int> gpus_taken(const std::string& resource_gpu, int resource_gpus, 
 
 JobService::JobService(store::Store& store, const Clock& clock, std::unique_ptr<JobMatcher> matcher,
                        ServiceOptions options)
-    : store_(store), clock_(clock), matcher_(std::move(matcher)), options_(options) {}
+    : store_(store),
+      clock_(clock),
+      matcher_(std::move(matcher)),
+      options_(options),
+      // Stored every half timeout: a worker heartbeating more often than that renews the stored
+      // expiry before it passes; the expiry pass renews from memory for one that does not.
+      live_(int64_t{options.lease_timeout_s} * 1000, int64_t{options.lease_timeout_s} * 500) {}
 
 JobService::~JobService() { shutdown(); }
 
@@ -175,6 +181,7 @@ Expected<JobPage> JobService::list_jobs(const JobListRequest& request) {
   if (!rows) return rows.error();
   JobPage page;
   page.jobs = std::move(*rows);
+  for (auto& job : page.jobs) add_newest_heartbeat(job);
   if (static_cast<int>(page.jobs.size()) == q.limit) {
     page.jobs.pop_back();
     page.next_after = page.jobs.back().id;
@@ -188,6 +195,7 @@ Expected<JobDetail> JobService::get_job(int64_t id) {
   if (!*r) return job_not_found(id);
   auto ledger = store_.ledger_rows_of_job(id);
   if (!ledger) return ledger.error();
+  add_newest_heartbeat((*r)->first);
   return JobDetail{std::move((*r)->first), std::move((*r)->second), std::move(*ledger)};
 }
 
@@ -243,6 +251,7 @@ Expected<std::vector<WorkerInfo>> JobService::list_workers(const std::optional<s
   if (!leases) return leases.error();
   std::unordered_map<int64_t, std::vector<int64_t>> jobs_of;
   for (const auto& [job_id, worker_id] : *leases) jobs_of[worker_id].push_back(job_id);
+  const auto heard = live_.last_heard_by_worker();  // newer than the stored last_seen_ms (live_leases.h)
   std::vector<WorkerInfo> out;
   out.reserve(rows->size());
   for (auto& row : *rows) {
@@ -250,6 +259,7 @@ Expected<std::vector<WorkerInfo>> JobService::list_workers(const std::optional<s
     auto caps = capabilities_from_json(json::parse(row.capabilities_json, nullptr, false), "capabilities");
     if (caps) info.capabilities = std::move(*caps);
     info.job_ids = jobs_of[row.id];
+    if (auto h = heard.find(row.id); h != heard.end()) row.last_seen_ms = std::max(row.last_seen_ms, h->second);
     info.row = std::move(row);
     out.push_back(std::move(info));
   }
@@ -481,6 +491,15 @@ void JobService::heartbeat_async(int64_t job_id, const HeartbeatReport& report,
                                  std::function<void(Expected<HeartbeatReply>)> done) {
   const int64_t now = clock_.now_ms();
   const int64_t expires = now + int64_t{options_.lease_timeout_s} * 1000;
+  if (live_.renew(job_id, report.lease, now, report.progress_json)) {
+    // Answered from memory: the stored expiry is recent enough (live_leases.h). A cancel or any
+    // end of the lease forgets the entry when it commits, so the next heartbeat sees it.
+    HeartbeatReply reply{.cancel = false, .move = moves_.requested(job_id), .lease_expires_ms = expires};
+    if (report.progress_json && heartbeat_observer_)
+      heartbeat_observer_(job_id, report.lease.worker_id, *report.progress_json);
+    done(reply);
+    return;
+  }
   auto change = [job_id, report, now, expires](WriteTxn& txn) -> Expected<HeartbeatReply> {
     auto found = txn.job(job_id);
     if (!found) return found.error();
@@ -510,8 +529,11 @@ void JobService::heartbeat_async(int64_t job_id, const HeartbeatReport& report,
   };
   store_.write_value_async<HeartbeatReply>(
       std::move(change),
-      [this, job_id, report, done = std::move(done)](Expected<HeartbeatReply> reply) {
-        if (reply && !reply->cancel) reply->move = moves_.requested(job_id);
+      [this, job_id, report, now, expires, done = std::move(done)](Expected<HeartbeatReply> reply) {
+        if (reply && !reply->cancel) {
+          live_.stored(job_id, report.lease, now, report.progress_json, expires);
+          reply->move = moves_.requested(job_id);
+        }
         if (reply && !reply->cancel && report.progress_json && heartbeat_observer_)
           heartbeat_observer_(job_id, report.lease.worker_id, *report.progress_json);  // calibration
         done(std::move(reply));
@@ -685,6 +707,7 @@ void JobService::tick() {
     }
   }
   if (expiry_due) {
+    live_.prune(now);
     auto expired = expire_leases();
     expiry_log_.report(expired ? Status{} : Status{expired.error()}, *log_, now);
     auto silent = mark_silent_workers_lost();

@@ -36,6 +36,7 @@
 #include "daemon/jobs/feasibility.h"
 #include "daemon/jobs/job_queue.h"
 #include "daemon/jobs/lease_recorder.h"
+#include "daemon/jobs/live_leases.h"
 #include "daemon/jobs/protocol.h"
 #include "daemon/jobs/submit_admission.h"
 #include "daemon/store/store.h"
@@ -90,7 +91,9 @@ class JobService {
   void lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done,
              std::optional<std::vector<int>> free_gpus = std::nullopt);
   Expected<HeartbeatReply> heartbeat(int64_t job_id, const HeartbeatReport& report);
-  // The same without blocking; `done` runs on the store's writer thread (it must be quick).
+  // The same without blocking. Most heartbeats are answered from memory, on the calling thread
+  // (live_leases.h); the others when their store change commits, on the store's writer thread.
+  // `done` must be quick either way.
   void heartbeat_async(int64_t job_id, const HeartbeatReport& report,
                        std::function<void(Expected<HeartbeatReply>)> done);
   Expected<JobRow> complete(int64_t job_id, const CompletionReport& report);
@@ -137,6 +140,14 @@ class JobService {
   Expected<int> unplace_unclaimed();
   // Completes every waiting long-poll with "no job" and refuses new waits. Idempotent.
   void shutdown();
+  // A job or a lease read from the store, given its running lease's newest heartbeat (progress,
+  // and a job's lease expiry), which the store may have only up to half a lease timeout later
+  // (live_leases.h). The job views do this; so must whatever else reads a running job's progress.
+  void add_newest_heartbeat(store::JobRow& job) const;
+  void add_newest_heartbeat(store::LeaseSummary& lease) const;
+  // Stores the newest heartbeat (progress, expiry) of every lease whose stored copy is older
+  // (live_leases.h): at shutdown, once no request is served any more, so a restart loses none.
+  Status store_live_heartbeats();
 
   // Hooks, set before serving: limits and budget holds checked inside every submit's
   // transaction (submit_admission.h; not owned, outlives the service), and an
@@ -155,8 +166,8 @@ class JobService {
   }
   // Placement hooks (placement_service.h), set before serving: told the id of every job
   // that enters the queue unplaced (submit, requeue), and every heartbeat's progress (runtime
-  // calibration). Both run on the store's writer thread (commit hooks, heartbeat completions):
-  // they must be quick, must not block on the store (no reads, no blocking writes) and must not
+  // calibration). Both run on the store's writer thread (commit hooks, heartbeat completions),
+  // the heartbeat observer also on the thread of a heartbeat answered from memory: they must be quick, must not block on the store (no reads, no blocking writes) and must not
   // call back into the service synchronously — record, and let another thread do the work.
   void set_queued_observer(std::function<void(int64_t job_id)> observer) {
     queued_observer_ = std::move(observer);
@@ -207,8 +218,9 @@ class JobService {
   void on_job_left_queue(int64_t job_id);
   // lease_expiry.cpp: one lease lost (expired, or its machine gone), inside a store change.
   Status lose_lease_in(store::WriteTxn& txn, store::JobRow job, const std::string& reason, int64_t now);
-  // Tells the lease recorder that `job`'s lease ended (nothing without a recorder or a lease).
-  Status end_lease_in(store::WriteTxn& txn, const store::JobRow& job, int64_t now);
+  // `job`'s lease ends in this change: its newest progress (live_leases.h) goes into `job`,
+  // which the caller writes, and the lease recorder is told (nothing without one or a lease).
+  Status end_lease_in(store::WriteTxn& txn, store::JobRow& job, int64_t now);
   void touch_worker(int64_t worker_id);
 
   store::Store& store_;
@@ -229,6 +241,7 @@ class JobService {
   std::function<void(int64_t)> worker_observer_;
 
   JobMoves moves_;  // its own lock, never taken with mu_
+  LiveLeases live_;  // its own lock, never taken with mu_
 
   mutable Mutex mu_;
   JobQueue queue_ JOBCTL_GUARDED_BY(mu_);

@@ -1,9 +1,13 @@
 // JobService::expire_leases and release_worker_leases (docs/recovery.md, "A worker
-// dies"). Separate from job_service.cpp so that recovery's logic lives in one place.
+// dies"), and what reads a lease's newest heartbeat from memory (live_leases.h). Separate from
+// job_service.cpp so that recovery's logic lives in one place.
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "daemon/jobs/job_service.h"
 #include "daemon/jobs/job_transition.h"
+#include "daemon/jobs/lease_fence.h"
 #include "scheduler/job_state.h"
 
 namespace jobctl::daemon::jobs {
@@ -55,9 +59,47 @@ Status JobService::lose_lease_in(WriteTxn& txn, store::JobRow job, const std::st
   return {};
 }
 
-Status JobService::end_lease_in(WriteTxn& txn, const store::JobRow& job, int64_t now) {
-  if (!lease_recorder_ || !job.worker_id) return {};
+Status JobService::end_lease_in(WriteTxn& txn, store::JobRow& job, int64_t now) {
+  if (!job.worker_id) return {};
+  if (auto live = live_.find(job.id, LeaseRef{*job.worker_id, job.lease_epoch}); live && live->progress_json)
+    job.progress_json = live->progress_json;
+  txn.on_commit([this, id = job.id] { live_.forget(id); });
+  if (!lease_recorder_) return {};
   return lease_recorder_->lease_ended(txn, job, now);
+}
+
+void JobService::add_newest_heartbeat(store::JobRow& job) const {
+  if (job.state != JobState::running || !job.worker_id) return;
+  auto live = live_.find(job.id, LeaseRef{*job.worker_id, job.lease_epoch});
+  if (!live) return;
+  if (live->progress_json) job.progress_json = live->progress_json;
+  job.lease_expires_ms = live->last_ms + live_.lease_timeout_ms();
+}
+
+void JobService::add_newest_heartbeat(store::LeaseSummary& lease) const {
+  auto live = live_.find(lease.job_id, LeaseRef{lease.worker_id, lease.epoch});
+  if (live && live->progress_json) lease.progress_json = live->progress_json;
+}
+
+Status JobService::store_live_heartbeats() {
+  auto unstored = live_.unstored();
+  if (unstored.empty()) return {};
+  const int64_t timeout_ms = live_.lease_timeout_ms();
+  return store_.write([this, unstored = std::move(unstored), timeout_ms](WriteTxn& txn) -> Status {
+    for (const auto& [id, hb] : unstored) {
+      auto found = txn.job(id);
+      if (!found) return found.error();
+      if (!*found || (*found)->state != JobState::running || !check_lease_holder(**found, hb.lease)) continue;
+      store::JobRow job = std::move(**found);
+      if (hb.progress_json) job.progress_json = hb.progress_json;
+      job.lease_expires_ms = std::max(job.lease_expires_ms.value_or(0), hb.last_ms + timeout_ms);
+      if (auto st = txn.update_job(job); !st) return st;
+      txn.on_commit([this, id = id, hb = hb, expires = *job.lease_expires_ms] {
+        live_.stored(id, hb.lease, hb.last_ms, hb.progress_json, expires);
+      });
+    }
+    return {};
+  });
 }
 
 Expected<int> JobService::expire_leases() {
@@ -72,6 +114,18 @@ Expected<int> JobService::expire_leases() {
       if (!found) return found.error();
       if (!*found) continue;
       const std::optional<int64_t> worker_id = (*found)->worker_id;
+      // Heard from within the timeout, only not stored since (live_leases.h): renewed, not expired.
+      if (worker_id) {
+        const LeaseRef lease{*worker_id, (*found)->lease_epoch};
+        if (auto live = live_.find(id, lease); live && now - live->last_ms < int64_t{timeout_s} * 1000) {
+          store::JobRow job = std::move(**found);
+          job.lease_expires_ms = live->last_ms + int64_t{timeout_s} * 1000;
+          if (live->progress_json) job.progress_json = live->progress_json;
+          if (auto st = txn.update_job(job); !st) return st.error();
+          txn.on_commit([this, id, lease, expires = *job.lease_expires_ms] { live_.expiry_stored(id, lease, expires); });
+          continue;
+        }
+      }
       const std::string reason = "lease expired: no heartbeat from worker " +
                                  (worker_id ? std::to_string(*worker_id) : std::string("?")) + " for " +
                                  std::to_string(timeout_s) + " s";

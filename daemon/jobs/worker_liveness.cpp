@@ -16,16 +16,19 @@ using store::WriteTxn;
 Expected<int> JobService::mark_silent_workers_lost() {
   const int64_t now = clock_.now_ms();
   const int64_t silence_ms = int64_t{options_.lease_timeout_s} * 1000;
-  std::set<int64_t> waiting;  // a worker in a long-poll is alive, however long the poll
+  std::set<int64_t> alive;  // a worker in a long-poll is alive, however long the poll
   {
     MutexLock lock(mu_);
-    for (const auto& w : waiters_) waiting.insert(w.worker_id);
+    for (const auto& w : waiters_) alive.insert(w.worker_id);
   }
+  // A worker whose heartbeats were answered from memory is as alive (live_leases.h).
+  for (const auto& [worker_id, last_ms] : live_.last_heard_by_worker())
+    if (now - last_ms <= silence_ms) alive.insert(worker_id);
   auto workers = store_.list_workers();
   if (!workers) return workers.error();
   std::vector<int64_t> silent;
   for (const auto& w : *workers)
-    if (w.state == "active" && now - w.last_seen_ms > silence_ms && !waiting.count(w.id)) silent.push_back(w.id);
+    if (w.state == "active" && now - w.last_seen_ms > silence_ms && !alive.count(w.id)) silent.push_back(w.id);
   if (silent.empty()) return 0;
   return store_.write_value<int>([silent, now, silence_ms](WriteTxn& txn) -> Expected<int> {
     int lost = 0;

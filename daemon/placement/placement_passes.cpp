@@ -174,6 +174,7 @@ Expected<scheduler::LocalCapacity> PlacementPasses::local_capacity() {
   if (!workers) return workers.error();
   auto leases = store_.lease_summaries();
   if (!leases) return leases.error();
+  for (auto& l : *leases) jobs_.add_newest_heartbeat(l);
   PartitionSource source;
   {
     MutexLock source_lock(source_mu_);

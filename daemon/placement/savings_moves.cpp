@@ -45,6 +45,7 @@ Expected<int> SavingsMoves::check() {
   if (settings_.max_moves_per_hour == 0) return 0;
   auto leases = store_.lease_summaries();
   if (!leases) return leases.error();
+  for (auto& l : *leases) jobs_.add_newest_heartbeat(l);
   std::vector<int64_t> cloud_jobs;
   std::set<int64_t> leased;
   for (const auto& l : *leases) {
@@ -74,6 +75,7 @@ Expected<int> SavingsMoves::check() {
       continue;
     }
     if (!*row || (*row)->state != store::JobState::running || !(*row)->placement_json) continue;
+    jobs_.add_newest_heartbeat(**row);
     const json doc = json::parse(*(*row)->placement_json, nullptr, false);
     if (!doc.is_object() || !doc["chosen"].is_object() || !on_cloud(doc["chosen"])) continue;
     auto spec = train::parse_job_spec((*row)->spec_json);

@@ -63,6 +63,8 @@ scheduler::Capacity SpotDeadlines::at_placement(int64_t job_id, const scheduler:
 Status SpotDeadlines::check_running(const SpotLaunchable& spot_launchable) {
   auto leases = store_.lease_summaries();
   if (!leases) return leases.error();
+  if (mover_)
+    for (auto& l : *leases) mover_->add_newest_heartbeat(l);
   const int64_t now = clock_.now_ms();
   // Only running jobs on spot, or on demand when they may go back (the lease's small chosen row
   // says which), need their row read.
@@ -96,6 +98,7 @@ Status SpotDeadlines::check_running(const SpotLaunchable& spot_launchable) {
       continue;
     }
     if (!*row || (*row)->state != store::JobState::running || !(*row)->placement_json) continue;
+    if (mover_) mover_->add_newest_heartbeat(**row);
     const json p = json::parse(*(*row)->placement_json, nullptr, false);
     if (!p.is_object() || !p["chosen"].is_object() ||
         p["chosen"].value("option", "") != (on_spot ? "spot" : "on_demand"))

@@ -52,7 +52,8 @@ class SpotDeadlines {
   // Whether a spot offer that fits the rest of this running job can be launched now.
   using SpotLaunchable = std::function<bool(const store::JobRow& row, const train::JobSpec& spec)>;
 
-  // `mover`: the job service that moves running jobs (not owned, outlives this); nullptr: none.
+  // `mover`: the job service that moves running jobs and has their newest heartbeats (not owned,
+  // outlives this); nullptr: none.
   SpotDeadlines(store::Store& store, const Clock& clock, SpotDeadlineSettings settings,
                 jobs::JobService* mover = nullptr);
 
