@@ -487,6 +487,16 @@ Expected<HeartbeatReply> JobService::heartbeat(int64_t job_id, const HeartbeatRe
   return wait_for_answer<HeartbeatReply>([&](auto done) { heartbeat_async(job_id, report, std::move(done)); });
 }
 
+void JobService::answer_heartbeat(int64_t job_id, const HeartbeatReport& report, Expected<HeartbeatReply> reply,
+                                  const std::function<void(Expected<HeartbeatReply>)>& done) {
+  if (reply && !reply->cancel) {
+    reply->move = moves_.requested(job_id);
+    if (report.progress_json && heartbeat_observer_)
+      heartbeat_observer_(job_id, report.lease.worker_id, *report.progress_json);  // calibration
+  }
+  done(std::move(reply));
+}
+
 void JobService::heartbeat_async(int64_t job_id, const HeartbeatReport& report,
                                  std::function<void(Expected<HeartbeatReply>)> done) {
   const int64_t now = clock_.now_ms();
@@ -494,10 +504,7 @@ void JobService::heartbeat_async(int64_t job_id, const HeartbeatReport& report,
   if (live_.renew(job_id, report.lease, now, report.progress_json)) {
     // Answered from memory: the stored expiry is recent enough (live_leases.h). A cancel or any
     // end of the lease forgets the entry when it commits, so the next heartbeat sees it.
-    HeartbeatReply reply{.cancel = false, .move = moves_.requested(job_id), .lease_expires_ms = expires};
-    if (report.progress_json && heartbeat_observer_)
-      heartbeat_observer_(job_id, report.lease.worker_id, *report.progress_json);
-    done(reply);
+    answer_heartbeat(job_id, report, HeartbeatReply{.cancel = false, .move = false, .lease_expires_ms = expires}, done);
     return;
   }
   auto change = [job_id, report, now, expires](WriteTxn& txn) -> Expected<HeartbeatReply> {
@@ -530,13 +537,8 @@ void JobService::heartbeat_async(int64_t job_id, const HeartbeatReport& report,
   store_.write_value_async<HeartbeatReply>(
       std::move(change),
       [this, job_id, report, now, expires, done = std::move(done)](Expected<HeartbeatReply> reply) {
-        if (reply && !reply->cancel) {
-          live_.stored(job_id, report.lease, now, report.progress_json, expires);
-          reply->move = moves_.requested(job_id);
-        }
-        if (reply && !reply->cancel && report.progress_json && heartbeat_observer_)
-          heartbeat_observer_(job_id, report.lease.worker_id, *report.progress_json);  // calibration
-        done(std::move(reply));
+        if (reply && !reply->cancel) live_.stored(job_id, report.lease, now, report.progress_json, expires);
+        answer_heartbeat(job_id, report, std::move(reply), done);
       },
       store::Durability::relaxed);  // a lost heartbeat is repeated by the next one (store.h)
 }

@@ -167,8 +167,9 @@ class JobService {
   // Placement hooks (placement_service.h), set before serving: told the id of every job
   // that enters the queue unplaced (submit, requeue), and every heartbeat's progress (runtime
   // calibration). Both run on the store's writer thread (commit hooks, heartbeat completions),
-  // the heartbeat observer also on the thread of a heartbeat answered from memory: they must be quick, must not block on the store (no reads, no blocking writes) and must not
-  // call back into the service synchronously — record, and let another thread do the work.
+  // the heartbeat observer also on the thread of a heartbeat answered from memory: they must be
+  // quick, must not block on the store (no reads, no blocking writes) and must not call back
+  // into the service synchronously — record, and let another thread do the work.
   void set_queued_observer(std::function<void(int64_t job_id)> observer) {
     queued_observer_ = std::move(observer);
   }
@@ -221,6 +222,12 @@ class JobService {
   // `job`'s lease ends in this change: its newest progress (live_leases.h) goes into `job`,
   // which the caller writes, and the lease recorder is told (nothing without one or a lease).
   Status end_lease_in(store::WriteTxn& txn, store::JobRow& job, int64_t now);
+  // Writes `hb` (a heartbeat answered from memory) into `job`: its progress, and its lease's
+  // expiry moved to at least hb.last_ms + the timeout; the record learns it when this commits.
+  Status store_heartbeat_in(store::WriteTxn& txn, store::JobRow job, const LiveHeartbeat& hb);
+  // The reply to an accepted heartbeat, shared by both paths of heartbeat_async.
+  void answer_heartbeat(int64_t job_id, const HeartbeatReport& report, Expected<HeartbeatReply> reply,
+                        const std::function<void(Expected<HeartbeatReply>)>& done);
   void touch_worker(int64_t worker_id);
 
   store::Store& store_;

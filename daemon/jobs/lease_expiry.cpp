@@ -81,22 +81,25 @@ void JobService::add_newest_heartbeat(store::LeaseSummary& lease) const {
   if (live && live->progress_json) lease.progress_json = live->progress_json;
 }
 
+Status JobService::store_heartbeat_in(WriteTxn& txn, store::JobRow job, const LiveHeartbeat& hb) {
+  if (hb.progress_json) job.progress_json = hb.progress_json;
+  job.lease_expires_ms = std::max(job.lease_expires_ms.value_or(0), hb.last_ms + live_.lease_timeout_ms());
+  if (auto st = txn.update_job(job); !st) return st;
+  txn.on_commit([this, id = job.id, hb, expires = *job.lease_expires_ms] {
+    live_.stored(id, hb.lease, hb.last_ms, hb.progress_json, expires);
+  });
+  return {};
+}
+
 Status JobService::store_live_heartbeats() {
   auto unstored = live_.unstored();
   if (unstored.empty()) return {};
-  const int64_t timeout_ms = live_.lease_timeout_ms();
-  return store_.write([this, unstored = std::move(unstored), timeout_ms](WriteTxn& txn) -> Status {
+  return store_.write([this, unstored = std::move(unstored)](WriteTxn& txn) -> Status {
     for (const auto& [id, hb] : unstored) {
       auto found = txn.job(id);
       if (!found) return found.error();
       if (!*found || (*found)->state != JobState::running || !check_lease_holder(**found, hb.lease)) continue;
-      store::JobRow job = std::move(**found);
-      if (hb.progress_json) job.progress_json = hb.progress_json;
-      job.lease_expires_ms = std::max(job.lease_expires_ms.value_or(0), hb.last_ms + timeout_ms);
-      if (auto st = txn.update_job(job); !st) return st;
-      txn.on_commit([this, id = id, hb = hb, expires = *job.lease_expires_ms] {
-        live_.stored(id, hb.lease, hb.last_ms, hb.progress_json, expires);
-      });
+      if (auto st = store_heartbeat_in(txn, std::move(**found), hb); !st) return st;
     }
     return {};
   });
@@ -118,11 +121,7 @@ Expected<int> JobService::expire_leases() {
       if (worker_id) {
         const LeaseRef lease{*worker_id, (*found)->lease_epoch};
         if (auto live = live_.find(id, lease); live && now - live->last_ms < int64_t{timeout_s} * 1000) {
-          store::JobRow job = std::move(**found);
-          job.lease_expires_ms = live->last_ms + int64_t{timeout_s} * 1000;
-          if (live->progress_json) job.progress_json = live->progress_json;
-          if (auto st = txn.update_job(job); !st) return st.error();
-          txn.on_commit([this, id, lease, expires = *job.lease_expires_ms] { live_.expiry_stored(id, lease, expires); });
+          if (auto st = store_heartbeat_in(txn, std::move(**found), *live); !st) return st.error();
           continue;
         }
       }

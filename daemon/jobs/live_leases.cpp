@@ -15,8 +15,8 @@ bool LiveLeases::renew(int64_t job_id, const LeaseRef& lease, int64_t now_ms,
                        const std::optional<std::string>& progress_json) {
   MutexLock lock(mu_);
   auto it = entries_.find(job_id);
-  if (it == entries_.end() || !same_lease(it->second.hb.lease, lease)) return false;
-  LiveHeartbeat& hb = it->second.hb;
+  if (it == entries_.end() || !same_lease(it->second.lease, lease)) return false;
+  LiveHeartbeat& hb = it->second;
   if (hb.stored_expires_ms - now_ms <= lease_timeout_ms_ - store_every_ms_) return false;
   if (now_ms >= hb.last_ms) {
     hb.last_ms = now_ms;
@@ -28,31 +28,22 @@ bool LiveLeases::renew(int64_t job_id, const LeaseRef& lease, int64_t now_ms,
 void LiveLeases::stored(int64_t job_id, const LeaseRef& lease, int64_t now_ms,
                         const std::optional<std::string>& progress_json, int64_t stored_expires_ms) {
   MutexLock lock(mu_);
-  Entry& e = entries_[job_id];
-  if (!same_lease(e.hb.lease, lease)) e = Entry{LiveHeartbeat{lease, 0, std::nullopt, 0}, 0};
+  LiveHeartbeat& hb = entries_[job_id];
+  if (!same_lease(hb.lease, lease)) hb = LiveHeartbeat{lease, 0, std::nullopt, 0};
   // Completions of heartbeats that were in the store's queue together may come after a newer
   // heartbeat answered from memory: the newest one wins.
-  if (now_ms >= e.hb.last_ms) {
-    e.hb.last_ms = now_ms;
-    if (progress_json) e.hb.progress_json = progress_json;
+  if (now_ms >= hb.last_ms) {
+    hb.last_ms = now_ms;
+    if (progress_json) hb.progress_json = progress_json;
   }
-  e.hb.stored_expires_ms = std::max(e.hb.stored_expires_ms, stored_expires_ms);
-  e.stored_ms = std::max(e.stored_ms, now_ms);
-}
-
-void LiveLeases::expiry_stored(int64_t job_id, const LeaseRef& lease, int64_t stored_expires_ms) {
-  MutexLock lock(mu_);
-  auto it = entries_.find(job_id);
-  if (it == entries_.end() || !same_lease(it->second.hb.lease, lease)) return;
-  it->second.hb.stored_expires_ms = std::max(it->second.hb.stored_expires_ms, stored_expires_ms);
-  it->second.stored_ms = std::max(it->second.stored_ms, stored_expires_ms - lease_timeout_ms_);
+  hb.stored_expires_ms = std::max(hb.stored_expires_ms, stored_expires_ms);
 }
 
 std::optional<LiveHeartbeat> LiveLeases::find(int64_t job_id, const LeaseRef& lease) const {
   MutexLock lock(mu_);
   auto it = entries_.find(job_id);
-  if (it == entries_.end() || !same_lease(it->second.hb.lease, lease)) return std::nullopt;
-  return it->second.hb;
+  if (it == entries_.end() || !same_lease(it->second.lease, lease)) return std::nullopt;
+  return it->second;
 }
 
 void LiveLeases::forget(int64_t job_id) {
@@ -63,23 +54,23 @@ void LiveLeases::forget(int64_t job_id) {
 std::unordered_map<int64_t, int64_t> LiveLeases::last_heard_by_worker() const {
   MutexLock lock(mu_);
   std::unordered_map<int64_t, int64_t> out;
-  for (const auto& [id, e] : entries_) {
-    int64_t& last = out[e.hb.lease.worker_id];
-    last = std::max(last, e.hb.last_ms);
+  for (const auto& [id, hb] : entries_) {
+    int64_t& last = out[hb.lease.worker_id];
+    last = std::max(last, hb.last_ms);
   }
   return out;
 }
 
 size_t LiveLeases::prune(int64_t now_ms) {
   MutexLock lock(mu_);
-  return std::erase_if(entries_, [&](const auto& kv) { return now_ms - kv.second.hb.last_ms > lease_timeout_ms_; });
+  return std::erase_if(entries_, [&](const auto& kv) { return now_ms - kv.second.last_ms > lease_timeout_ms_; });
 }
 
 std::unordered_map<int64_t, LiveHeartbeat> LiveLeases::unstored() const {
   MutexLock lock(mu_);
   std::unordered_map<int64_t, LiveHeartbeat> out;
-  for (const auto& [id, e] : entries_)
-    if (e.hb.last_ms > e.stored_ms) out.emplace(id, e.hb);
+  for (const auto& [id, hb] : entries_)
+    if (hb.last_ms + lease_timeout_ms_ > hb.stored_expires_ms) out.emplace(id, hb);
   return out;
 }
 

@@ -48,11 +48,10 @@ class LiveLeases {
   // more than lease_timeout - store_every ahead of `now_ms`. Records it and returns true; false
   // (nothing recorded): the heartbeat must go through the store.
   bool renew(int64_t job_id, const LeaseRef& lease, int64_t now_ms, const std::optional<std::string>& progress_json);
-  // A heartbeat's store change committed: the lease is running, its expiry and progress stored.
+  // A change storing the lease's heartbeat of `now_ms` committed: the lease is running, its
+  // expiry and that heartbeat's progress stored.
   void stored(int64_t job_id, const LeaseRef& lease, int64_t now_ms, const std::optional<std::string>& progress_json,
               int64_t stored_expires_ms);
-  // The expiry pass renewed the stored expiry from this entry.
-  void expiry_stored(int64_t job_id, const LeaseRef& lease, int64_t stored_expires_ms);
   // The job's entry when it is for `lease`.
   std::optional<LiveHeartbeat> find(int64_t job_id, const LeaseRef& lease) const;
   // The lease ended (or the job is gone): its entry is dropped.
@@ -62,21 +61,18 @@ class LiveLeases {
   // Drops entries not heard from for longer than the lease timeout (their leases expire from
   // the store's expiry). Returns how many.
   size_t prune(int64_t now_ms);
-  // Entries whose newest heartbeat is newer than what the store has: what a shutdown stores.
+  // Entries whose newest heartbeat is newer than the stored expiry says (last_ms + timeout past
+  // it): what a shutdown stores.
   std::unordered_map<int64_t, LiveHeartbeat> unstored() const;
   size_t size() const;
 
   int64_t lease_timeout_ms() const { return lease_timeout_ms_; }
 
  private:
-  struct Entry {
-    LiveHeartbeat hb;
-    int64_t stored_ms = 0;  // the newest heartbeat the store has
-  };
   const int64_t lease_timeout_ms_;
   const int64_t store_every_ms_;
   mutable Mutex mu_;
-  std::unordered_map<int64_t, Entry> entries_ JOBCTL_GUARDED_BY(mu_);
+  std::unordered_map<int64_t, LiveHeartbeat> entries_ JOBCTL_GUARDED_BY(mu_);
 };
 
 }  // namespace jobctl::daemon::jobs
