@@ -207,20 +207,93 @@ bool earlier(const Candidate& a, const Candidate& b) {
   return a.estimated_cost_usd < b.estimated_cost_usd;
 }
 
+// Every input of a candidate's rejection that comes from the job, and nothing else: reject()
+// reads the job only through this record and rejection_key() is its fields, so the rules and the
+// key that groups unplaceable jobs cannot drift apart. The size of the work, the deadline, the
+// priority and the submission time are not here: they change prices and times, never a rejection.
+struct RejectionInputs {
+  train::PlacementMode mode = train::PlacementMode::auto_;
+  train::SpotMode spot = train::SpotMode::auto_;
+  std::string_view gpu;  // resources.gpu as the job gives it (the job outlives this); `request` is its parse
+  Expected<cost::GpuRequest> request = cost::GpuRequest{};
+  int gpus = 1;
+  int64_t vram_bytes_per_gpu = 0;
+  int kind = 0;       // model_kind_index
+  int precision = 0;  // cost::Precision
+  std::optional<double> max_usd_per_hour;
+};
+
+RejectionInputs rejection_inputs(const Job& job) {
+  const auto& w = job.workload;
+  return {job.mode,
+          job.spot,
+          job.gpu,
+          cost::parse_gpu_request(job.gpu),
+          std::max(w.gpus, 1),
+          w.vram_bytes_per_gpu,
+          model_kind_index(w.model_kind),
+          static_cast<int>(w.precision),
+          job.max_usd_per_hour};
+}
+
+// What one option offers a job, as reject() needs it.
+struct OptionFacts {
+  OptionKind kind = OptionKind::local;
+  int model = -1;              // the context's dense model id; -1 unknown
+  int gpu_count = 0;           // GPUs of one machine (one node of a partition)
+  double memory_bytes = 0;     // per GPU
+  double usd_per_hour = 0;     // what the job would pay there
+  bool launchable = true;      // something can start the job there
+  bool spot_market = true;     // spot: the offer has a spot price
+};
+
+// The rejection rules, in the order their reasons are reported: the first that applies wins.
+Rejection reject(const RejectionInputs& in, const OptionFacts& o, const PlacementContext& ctx) {
+  static_assert(kRejectionCount == 10,
+                "a new rejection belongs in reject(), to_string(Rejection) and rejection_text()");
+  const bool cloud = o.kind == OptionKind::on_demand || o.kind == OptionKind::spot;
+  const bool owned_wanted = in.mode != train::PlacementMode::cloud;
+  const bool cloud_wanted = in.mode != train::PlacementMode::local;
+  if (cloud ? !cloud_wanted : !owned_wanted) return Rejection::placement_mode;
+  // The GPU request against the option's device: "any" takes every device (a CPU only when no GPU
+  // option fits: see the choice in place()); "cpu" CPUs only; a model name the variants it names.
+  const cost::GpuSpec* spec = o.model >= 0 ? ctx.gpu_spec(o.model) : nullptr;
+  bool gpu_ok = false;
+  if (in.request) {
+    switch (in.request->kind) {
+      case cost::GpuRequest::Kind::any: gpu_ok = true; break;
+      case cost::GpuRequest::Kind::cpu: gpu_ok = spec && spec->family == "cpu"; break;
+      case cost::GpuRequest::Kind::model: gpu_ok = spec && in.request->matches(*spec); break;
+    }
+  }
+  if (!gpu_ok) return Rejection::gpu_constraint;
+  if (o.gpu_count < in.gpus) return Rejection::too_few_gpus;
+  if (o.model < 0 || ctx.flops_per_hour(o.model, in.kind, in.precision) <= 0) return Rejection::unknown_gpu;
+  if (static_cast<double>(in.vram_bytes_per_gpu) > o.memory_bytes) return Rejection::memory;
+  const double cap = in.max_usd_per_hour.value_or(kInf);
+  if (!cloud) {
+    if (o.usd_per_hour > cap) return Rejection::price_cap;
+    if (!o.launchable) return Rejection::no_provider;
+    return Rejection::none;
+  }
+  if (!o.launchable) return Rejection::no_provider;
+  if (o.kind == OptionKind::on_demand && in.spot == train::SpotMode::always) return Rejection::spot_mode;
+  if (o.kind == OptionKind::spot && in.spot == train::SpotMode::never) return Rejection::spot_mode;
+  if (o.kind == OptionKind::spot && !o.spot_market) return Rejection::no_spot_market;
+  if (o.usd_per_hour > cap) return Rejection::price_cap;
+  return Rejection::none;
+}
+
 }  // namespace
 
 std::string rejection_key(const Job& job) {
-  const auto& w = job.workload;
-  // Every input of a rejection in place(): the placement and spot modes, the GPU request, the
-  // GPUs and memory per GPU it needs, the price cap, and the efficiency class and precision that
-  // decide whether a device's speed is known (unknown_gpu).
-  std::string key = std::string(train::to_string(job.mode)) + "|" + std::string(train::to_string(job.spot)) + "|" +
-                    job.gpu + "|" + std::to_string(std::max(w.gpus, 1)) + "|" + std::to_string(w.vram_bytes_per_gpu) +
-                    "|" + std::to_string(model_kind_index(w.model_kind)) + "|" +
-                    std::to_string(static_cast<int>(w.precision)) + "|";
-  if (job.max_usd_per_hour) {
+  const RejectionInputs in = rejection_inputs(job);
+  std::string key = std::string(train::to_string(in.mode)) + "|" + std::string(train::to_string(in.spot)) + "|" +
+                    std::string(in.gpu) + "|" + std::to_string(in.gpus) + "|" + std::to_string(in.vram_bytes_per_gpu) + "|" +
+                    std::to_string(in.kind) + "|" + std::to_string(in.precision) + "|";
+  if (in.max_usd_per_hour) {
     char cap[32];
-    std::snprintf(cap, sizeof cap, "%a", *job.max_usd_per_hour);  // exact: the cap compares prices exactly
+    std::snprintf(cap, sizeof cap, "%a", *in.max_usd_per_hour);  // exact: the cap compares prices exactly
     key += cap;
   }
   return key;
@@ -231,26 +304,11 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   PlacementDecision d;
   if (table) table->clear();
   const auto& w = job.workload;
-  const int kind = model_kind_index(w.model_kind);
-  const int precision = static_cast<int>(w.precision);
-  const int gpus = std::max(w.gpus, 1);
-  const double vram = static_cast<double>(w.vram_bytes_per_gpu);
-  const double cap = job.max_usd_per_hour.value_or(kInf);
-  const bool want_local = job.mode != train::PlacementMode::cloud;
-  const bool want_cloud = job.mode != train::PlacementMode::local;
-  // GPU constraint: the job's request (cost::parse_gpu_request) against each option's device:
-  // "any" takes every device, a CPU only when no GPU option fits (see the choice below); "cpu"
-  // CPUs only (a CPU-only worker: the matcher offers such a job to no other); a model name the
-  // variants it names ("A100": every A100).
-  const auto request = cost::parse_gpu_request(job.gpu);
-  const bool any_device = request && request->kind == cost::GpuRequest::Kind::any;
-  auto gpu_ok = [&](int model) {
-    if (!request) return false;
-    if (request->kind == cost::GpuRequest::Kind::any) return true;
-    const cost::GpuSpec* spec = model >= 0 ? ctx.specs_[static_cast<size_t>(model)] : nullptr;
-    if (request->kind == cost::GpuRequest::Kind::cpu) return spec && spec->family == "cpu";
-    return spec && request->matches(*spec);
-  };
+  const RejectionInputs in = rejection_inputs(job);
+  const int kind = in.kind;
+  const int precision = in.precision;
+  const int gpus = in.gpus;
+  const bool any_device = in.request && in.request->kind == cost::GpuRequest::Kind::any;
   // For "any": 0 a GPU option, 1 a CPU one (chosen only when no GPU option fits).
   auto device_class = [&](int model) {
     const cost::GpuSpec* spec = model >= 0 ? ctx.specs_[static_cast<size_t>(model)] : nullptr;
@@ -300,22 +358,13 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     c.kind = option;
     c.source = source;
     const int model = ctx.device_model_id(gpu_model, memory_gb);
-    if (!want_local)
-      c.rejection = Rejection::placement_mode;
-    else if (!gpu_ok(model))
-      c.rejection = Rejection::gpu_constraint;
-    else if (gpu_count < gpus)
-      c.rejection = Rejection::too_few_gpus;
-    else if (model < 0 || ctx.flops_per_hour(model, kind, precision) <= 0)
-      c.rejection = Rejection::unknown_gpu;
-    else if (vram > memory_gb * kGiB)
-      c.rejection = Rejection::memory;
     if (model >= 0) {
       // A job pays for the GPUs it takes, not the whole machine: the rest run other jobs.
       const double per_gpu = ctx.local_price_[static_cast<size_t>(model)];
       c.usd_per_hour = std::max(per_gpu, 0.0) * std::min(gpus, std::max(gpu_count, 1));
-      if (c.rejection == Rejection::none && c.usd_per_hour > cap) c.rejection = Rejection::price_cap;
-      if (c.rejection == Rejection::none && !launchable) c.rejection = Rejection::no_provider;
+    }
+    c.rejection = reject(in, {option, model, gpu_count, memory_gb * kGiB, c.usd_per_hour, launchable, true}, ctx);
+    if (model >= 0) {
       const double rate = ctx.flops_per_hour(model, kind, precision) * gpus;
       if (rate > 0) {
         c.queue_wait_hours = wait();
@@ -348,23 +397,9 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
 
   // Cloud offers: on-demand, then spot.
   const double provision = ctx.config_.provision_hours;
-  const bool spot_never = job.spot == train::SpotMode::never;
-  const bool spot_always = job.spot == train::SpotMode::always;
+  const bool cloud_launchable = ctx.config_.cloud_launchable;
   for (uint32_t i = 0; i < ctx.figures_.size(); ++i) {
     const auto& f = ctx.figures_[i];
-    Rejection common = Rejection::none;
-    if (!want_cloud)
-      common = Rejection::placement_mode;
-    else if (!gpu_ok(f.model))
-      common = Rejection::gpu_constraint;
-    else if (f.gpu_count < gpus)
-      common = Rejection::too_few_gpus;
-    else if (f.model < 0 || ctx.flops_per_hour(f.model, kind, precision) <= 0)
-      common = Rejection::unknown_gpu;
-    else if (vram > f.memory_bytes)
-      common = Rejection::memory;
-    else if (!ctx.config_.cloud_launchable)
-      common = Rejection::no_provider;
     const double rate = f.model >= 0 ? ctx.flops_per_hour(f.model, kind, precision) * gpus : 0.0;
     const double t = rate <= 0 ? 0.0
                      : w.assumed_hours ? *w.assumed_hours
@@ -373,10 +408,8 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     Candidate od;
     od.kind = OptionKind::on_demand;
     od.source = i;
-    od.rejection = common;
-    if (od.rejection == Rejection::none && spot_always) od.rejection = Rejection::spot_mode;
     od.usd_per_hour = f.on_demand;
-    if (od.rejection == Rejection::none && od.usd_per_hour > cap) od.rejection = Rejection::price_cap;
+    od.rejection = reject(in, {od.kind, f.model, f.gpu_count, f.memory_bytes, od.usd_per_hour, cloud_launchable, true}, ctx);
     if (rate > 0) {
       od.queue_wait_hours = provision;
       od.estimated_hours = t;
@@ -388,11 +421,9 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     Candidate sp;
     sp.kind = OptionKind::spot;
     sp.source = i;
-    sp.rejection = common;
-    if (sp.rejection == Rejection::none && spot_never) sp.rejection = Rejection::spot_mode;
-    if (sp.rejection == Rejection::none && f.spot < 0) sp.rejection = Rejection::no_spot_market;
     sp.usd_per_hour = std::max(f.spot, 0.0);
-    if (sp.rejection == Rejection::none && sp.usd_per_hour > cap) sp.rejection = Rejection::price_cap;
+    sp.rejection =
+        reject(in, {sp.kind, f.model, f.gpu_count, f.memory_bytes, sp.usd_per_hour, cloud_launchable, f.spot >= 0}, ctx);
     if (rate > 0 && f.spot >= 0) {
       const double ts = t * spot_factor[f.lambda_index];
       sp.queue_wait_hours = provision;

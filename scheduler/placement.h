@@ -134,6 +134,8 @@ class PlacementContext {
   double run_overhead_hours(int model, int kind) const {
     return overhead_hours_[static_cast<size_t>(model)][static_cast<size_t>(kind)];
   }
+  // The specs of a model id; nullptr when none are known.
+  const cost::GpuSpec* gpu_spec(int model) const { return specs_[static_cast<size_t>(model)]; }
 
  private:
   friend PlacementDecision place(const Job&, const PlacementContext&, const LocalCapacity&, int64_t,
@@ -244,7 +246,8 @@ inline PlacementDecision place(const Job& job, const PlacementContext& ctx, cons
 // candidate. The size of the work, the deadline, the priority and the submission time change
 // only prices and times, never a rejection. The daemon groups queued jobs nothing can run by this
 // key, so that a change of workers or offers is tried on one job of each group, not on all of them.
-// Keep it in step with the rejections in place() (tests/scheduler/placement_test.cpp holds them).
+// The key is made of exactly the job's inputs that place()'s rejection rules read
+// (tests/scheduler/placement_test.cpp holds it).
 std::string rejection_key(const Job& job);
 
 // A deadline policy's "wait for spot" over a decision place() took while no spot offer could be
