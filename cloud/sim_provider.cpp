@@ -50,6 +50,7 @@ Expected<Instance> SimProvider::launch(const LaunchRequest& r) {
             {"tag", r.tag},
             {"name", r.name}};
   if (!r.offer.region.empty()) body["region"] = r.offer.region;
+  if (!r.offer.zone.empty()) body["zone"] = r.offer.zone;
   auto j = call("POST", "/instances", body.dump());
   if (!j) return j.error();
   return instance_from_json(*j, "cloudsim launch answer");

@@ -134,10 +134,14 @@ Expected<json> SimCloud::launch(const SimLaunch& r) {
     return make_error(ErrorCode::invalid_argument, "instance_type is required", "instance_type");
   const cost::Offer* offer = nullptr;
   bool type_known = false;
+  bool in_region = false;
   for (const auto& o : options_.offers) {
     if (o.instance_type != r.instance_type) continue;
     type_known = true;
-    if (r.region.empty() || o.region == r.region) {
+    if (!r.region.empty() && o.region != r.region) continue;
+    in_region = true;
+    // An instance starts in the zone it was asked for, whose price it is billed at.
+    if (r.zone.empty() || o.zone == r.zone) {
       offer = &o;
       break;
     }
@@ -145,9 +149,12 @@ Expected<json> SimCloud::launch(const SimLaunch& r) {
   if (!type_known)
     return make_error(ErrorCode::invalid_argument, "no offer of instance type " + r.instance_type +
                                               " in cloudsim's catalog", "instance_type");
-  if (offer == nullptr)
+  if (!in_region)
     return make_error(ErrorCode::invalid_argument, "instance type " + r.instance_type +
                                               " is not offered in region " + r.region, "region");
+  if (offer == nullptr)
+    return make_error(ErrorCode::invalid_argument, "instance type " + r.instance_type +
+                                              " is not offered in zone " + r.zone, "zone");
   if (r.spot && !offer->spot_usd_per_hour)
     return make_error(ErrorCode::invalid_argument, offer->name() + " has no spot market", "spot");
   if (r.spot && !trace_available_locked(now))

@@ -71,6 +71,7 @@ struct SimCloudOptions {
 struct SimLaunch {
   std::string instance_type;
   std::string region;        // empty: the first offer of the type
+  std::string zone;          // empty: the first offer of the type in the region
   bool spot = false;
   std::string server;        // jobctld URL for the worker
   std::string tag;

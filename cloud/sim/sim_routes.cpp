@@ -27,7 +27,7 @@ void answer(const Responder& respond, int ok, const Expected<json>& r) {
 void launch(SimCloud& c, const HttpRequest& req, const Responder& respond) {
   auto body = json_object_body(req, /*required=*/true);
   if (!body) return respond(error_response(body.error()));
-  if (auto st = only_keys(*body, {"instance_type", "region", "spot", "server", "tag", "name"}); !st)
+  if (auto st = only_keys(*body, {"instance_type", "region", "zone", "spot", "server", "tag", "name"}); !st)
     return respond(error_response(st.error()));
   SimLaunch l;
   auto type = string_field(*body, "instance_type", 100);
@@ -36,6 +36,9 @@ void launch(SimCloud& c, const HttpRequest& req, const Responder& respond) {
   auto region = string_field(*body, "region", 100, std::string());
   if (!region) return respond(error_response(region.error()));
   l.region = *region;
+  auto zone = string_field(*body, "zone", 100, std::string());
+  if (!zone) return respond(error_response(zone.error()));
+  l.zone = *zone;
   if (auto it = body->find("spot"); it != body->end()) {
     if (!it->is_boolean())
       return respond(error_response(make_error(ErrorCode::invalid_argument, "spot must be true or false", "spot")));

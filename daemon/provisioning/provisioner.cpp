@@ -27,21 +27,28 @@ double offer_price(const cost::Offer& o, bool spot) {
   return spot && o.spot_usd_per_hour ? *o.spot_usd_per_hour : o.on_demand_usd_per_hour;
 }
 
+// The catalog's offer of an instance type in a region and zone. An empty zone takes the region's
+// first; an empty region the type's first.
 const cost::Offer* find_offer(const std::vector<cost::Offer>& offers, const std::string& type,
-                              const std::string& region) {
+                              const std::string& region, const std::string& zone) {
   const cost::Offer* any = nullptr;
+  const cost::Offer* in_region = nullptr;
   for (const auto& o : offers) {
     if (o.instance_type != type) continue;
-    if (o.region == region) return &o;
     if (!any) any = &o;
+    if (o.region != region) continue;
+    if (o.zone == zone) return &o;
+    if (!in_region) in_region = &o;
   }
-  return region.empty() ? any : nullptr;
+  if (region.empty()) return any;
+  return zone.empty() ? in_region : nullptr;
 }
 
 // The chosen cloud option of a placed job (from its chosen candidate).
 struct CloudChoice {
   std::string instance_type;
   std::string region;
+  std::string zone;  // where it was priced: the instance is launched there
   bool spot = false;
 };
 
@@ -58,6 +65,7 @@ std::optional<CloudChoice> cloud_choice(const store::JobRow& job) {
   };
   out.instance_type = text("instance_type");
   out.region = text("region");
+  out.zone = text("zone");
   out.spot = option == "spot";
   if (out.instance_type.empty()) return std::nullopt;
   return out;
@@ -251,7 +259,8 @@ Status Provisioner::sync(const std::vector<cloud::Instance>& described, Provisio
       r.spot = inst.spot;
       r.state = inst.state;
       r.launched_ms = inst.launched_ms > 0 ? inst.launched_ms : now;
-      const cost::Offer* o = find_offer(offers, inst.instance_type, inst.region);
+      const cost::Offer* o = find_offer(offers, inst.instance_type, inst.region, inst.zone);
+      if (!o) o = find_offer(offers, inst.instance_type, inst.region, "");
       r.usd_per_hour = inst.usd_per_hour > 0 ? inst.usd_per_hour : (o ? offer_price(*o, inst.spot) : 0);
       r.on_demand_usd_per_hour = o ? o->on_demand_usd_per_hour : r.usd_per_hour;
       r.reason = "adopted: running with tag " + settings_.tag + " but unknown to this daemon";
@@ -454,9 +463,10 @@ Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pa
     if (!*job) continue;
     auto choice = cloud_choice(**job);
     if (!choice) continue;
-    const cost::Offer* offer = find_offer(offers, choice->instance_type, choice->region);
-    Expected<cloud::Instance> inst = make_error(ErrorCode::not_found, "offer " + choice->instance_type + " in " +
-                                                                 choice->region + " is not in the catalog");
+    const cost::Offer* offer = find_offer(offers, choice->instance_type, choice->region, choice->zone);
+    Expected<cloud::Instance> inst =
+        make_error(ErrorCode::not_found, "offer " + choice->instance_type + " in " + choice->region +
+                                             (choice->zone.empty() ? "" : "/" + choice->zone) + " is not in the catalog");
     cloud::LaunchRequest req;
     if (offer) {
       req.offer = *offer;
@@ -501,8 +511,13 @@ Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pa
     r.spot = choice->spot;
     r.state = inst->state.empty() ? "pending" : inst->state;
     r.job_id = q.id;
-    r.usd_per_hour = inst->usd_per_hour > 0 ? inst->usd_per_hour : offer_price(*offer, choice->spot);
-    r.on_demand_usd_per_hour = offer->on_demand_usd_per_hour;
+    // Billed at the price of the zone the instance runs in: the one asked for, unless the cloud put
+    // it elsewhere and did not say at what price.
+    const cost::Offer* billed = offer;
+    if (inst->usd_per_hour <= 0 && r.zone != offer->zone)
+      if (const cost::Offer* o = find_offer(offers, offer->instance_type, r.region, r.zone)) billed = o;
+    r.usd_per_hour = inst->usd_per_hour > 0 ? inst->usd_per_hour : offer_price(*billed, choice->spot);
+    r.on_demand_usd_per_hour = billed->on_demand_usd_per_hour;
     r.launched_ms = inst->launched_ms > 0 ? inst->launched_ms : now;
     r.reason = "launched for job " + std::to_string(q.id);
     r.segment_start_ms = r.launched_ms;

@@ -41,9 +41,9 @@ TEST(SimCloud, BillsSimulatedSecondsAtCatalogPrices) {
   ManualClock clock;
   auto c = SimCloud::create(base_options(dir.path().string()), clock);
   ASSERT_TRUE(c) << c.error().message;
-  auto od = (*c)->launch({"p3.2xlarge", "", false, "", "t", "job-1"});
+  auto od = (*c)->launch({"p3.2xlarge", "", "", false, "", "t", "job-1"});
   ASSERT_TRUE(od) << od.error().message;
-  auto spot = (*c)->launch({"p3.2xlarge", "", true, "", "t", "job-2"});
+  auto spot = (*c)->launch({"p3.2xlarge", "", "", true, "", "t", "job-2"});
   ASSERT_TRUE(spot);
   EXPECT_DOUBLE_EQ((*od)["usd_per_hour"].get<double>(), 3.06);
   EXPECT_DOUBLE_EQ((*spot)["usd_per_hour"].get<double>(), 0.5197);
@@ -65,7 +65,7 @@ TEST(SimCloud, NoticeThenReclaimKillsTheInstance) {
   ManualClock clock;
   auto c = SimCloud::create(base_options(dir.path().string()), clock);
   ASSERT_TRUE(c);
-  auto inst = (*c)->launch({"g5.xlarge", "", true, "", "t", ""});
+  auto inst = (*c)->launch({"g5.xlarge", "", "", true, "", "t", ""});
   ASSERT_TRUE(inst);
   const std::string id = (*inst)["id"];
   auto action = (*c)->instance_action(id);
@@ -102,16 +102,47 @@ TEST(SimCloud, RefusesWhatTheCatalogDoesNotOffer) {
   ManualClock clock;
   auto c = SimCloud::create(base_options(dir.path().string()), clock);
   ASSERT_TRUE(c);
-  auto r = (*c)->launch({"x9.huge", "", false, "", "", ""});
+  auto r = (*c)->launch({"x9.huge", "", "", false, "", "", ""});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().field, "instance_type");
-  r = (*c)->launch({"gpu_1x_a100", "", true, "", "", ""});  // Lambda: no spot market
+  r = (*c)->launch({"gpu_1x_a100", "", "", true, "", "", ""});  // Lambda: no spot market
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().field, "spot");
-  r = (*c)->launch({"p3.2xlarge", "eu-west-9", false, "", "", ""});
+  r = (*c)->launch({"p3.2xlarge", "eu-west-9", "", false, "", "", ""});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().field, "region");
   EXPECT_EQ((*c)->list("")["instances"].size(), 0u);
+}
+
+TEST(SimCloud, LaunchesInTheZoneAskedForAtThatZonesPrice) {
+  jobctl::testing::TempDir dir;
+  ManualClock clock;
+  SimCloudOptions o = base_options(dir.path().string());
+  // The same type in a second zone of the region, its spot market cheaper than the first's.
+  for (const auto& offer : jobctl::cost::seed_catalog())
+    if (offer.instance_type == "p3.2xlarge") {
+      jobctl::cost::Offer second = offer;
+      second.zone = "use1-az2";
+      second.spot_usd_per_hour = 0.40;
+      o.offers.push_back(second);
+    }
+  auto c = SimCloud::create(std::move(o), clock);
+  ASSERT_TRUE(c) << c.error().message;
+  SimLaunch asked{"p3.2xlarge", "us-east-1", "use1-az2", true, "", "t", "job-1"};
+  auto in_zone = (*c)->launch(asked);
+  ASSERT_TRUE(in_zone) << in_zone.error().message;
+  EXPECT_EQ((*in_zone)["zone"], "use1-az2");
+  EXPECT_DOUBLE_EQ((*in_zone)["usd_per_hour"].get<double>(), 0.40);
+  // No zone: the region's first offer.
+  auto first = (*c)->launch({"p3.2xlarge", "us-east-1", "", true, "", "t", "job-2"});
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_EQ((*first)["zone"], "use1-az1");
+  EXPECT_DOUBLE_EQ((*first)["usd_per_hour"].get<double>(), 0.5197);
+  // A zone the catalog does not offer the type in is refused, naming the field.
+  asked.zone = "use1-az9";
+  auto nowhere = (*c)->launch(asked);
+  ASSERT_FALSE(nowhere);
+  EXPECT_EQ(nowhere.error().field, "zone");
 }
 
 TEST(SimCloud, RateInterruptionsFollowTheSeed) {
@@ -123,7 +154,7 @@ TEST(SimCloud, RateInterruptionsFollowTheSeed) {
     o.seed = seed;
     auto c = SimCloud::create(o, clock);
     EXPECT_TRUE(c);
-    auto inst = (*c)->launch({"p3.2xlarge", "", true, "", "", ""});
+    auto inst = (*c)->launch({"p3.2xlarge", "", "", true, "", "", ""});
     EXPECT_TRUE(inst);
     int64_t waited = 0;
     while (waited < 3'600'000) {
@@ -151,9 +182,9 @@ TEST(SimCloud, TraceReplayRefusesAndInterruptsSpotWhenTheTraceHasNone) {
   o.time_factor = 600;
   auto c = SimCloud::create(o, clock);
   ASSERT_TRUE(c);
-  auto inst = (*c)->launch({"p3.2xlarge", "", true, "", "", ""});
+  auto inst = (*c)->launch({"p3.2xlarge", "", "", true, "", "", ""});
   ASSERT_TRUE(inst);
-  auto od = (*c)->launch({"p3.2xlarge", "", false, "", "", ""});
+  auto od = (*c)->launch({"p3.2xlarge", "", "", false, "", "", ""});
   ASSERT_TRUE(od);
   clock.advance_ms(1500);
   (*c)->tick();
@@ -165,7 +196,7 @@ TEST(SimCloud, TraceReplayRefusesAndInterruptsSpotWhenTheTraceHasNone) {
   EXPECT_TRUE(d["notice_ms"].is_number());
   EXPECT_EQ(d["reason"], "spot-interruption (trace)");
   EXPECT_TRUE((*c)->describe((*od)["id"]).value()["notice_ms"].is_null());  // on demand: untouched
-  auto refused = (*c)->launch({"p3.2xlarge", "", true, "", "", ""});
+  auto refused = (*c)->launch({"p3.2xlarge", "", "", true, "", "", ""});
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, jobctl::ErrorCode::unavailable);
   clock.advance_ms(1000);  // tick 3: back
@@ -194,7 +225,7 @@ TEST(SimCloud, RealTraceFromSharedData) {
   o.time_factor = trace->gap_seconds;  // one tick per real second
   auto c = SimCloud::create(o, clock);
   ASSERT_TRUE(c);
-  auto inst = (*c)->launch({"p3.2xlarge", "", true, "", "", ""});
+  auto inst = (*c)->launch({"p3.2xlarge", "", "", true, "", "", ""});
   ASSERT_TRUE(inst);
   clock.advance_ms(1000);
   (*c)->tick();
@@ -208,7 +239,7 @@ TEST(SimCloud, StateSurvivesARestart) {
   {
     auto c = SimCloud::create(base_options(dir.path().string()), clock);
     ASSERT_TRUE(c);
-    auto inst = (*c)->launch({"p3.2xlarge", "", false, "", "t", ""});
+    auto inst = (*c)->launch({"p3.2xlarge", "", "", false, "", "t", ""});
     ASSERT_TRUE(inst);
     id = (*inst)["id"];
     clock.advance_ms(10'000);

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
+#include <fstream>
 #include <map>
 
 #include "daemon/provisioning/provisioner.h"
@@ -37,6 +37,7 @@ class MemoryCloud final : public cloud::Provider {
     i.id = "i-" + std::to_string(++next_id_);
     i.instance_type = r.offer.instance_type;
     i.region = r.offer.region;
+    i.zone = r.offer.zone;
     i.spot = r.spot;
     i.state = "running";
     i.launched_ms = clock_.now_ms();
@@ -106,8 +107,9 @@ placement::PlacementSettings cloud_placement() {
 }
 
 struct ProvisionerFixture : PlacementFixture {
-  explicit ProvisionerFixture(provisioning::CloudSettings cs = settings())
-      : PlacementFixture(cloud_placement()), memory(clock), cloud(&memory) {
+  explicit ProvisionerFixture(provisioning::CloudSettings cs = settings(),
+                              placement::PlacementSettings ps = cloud_placement())
+      : PlacementFixture(std::move(ps)), memory(clock), cloud(&memory) {
     restart(std::move(cs));
   }
   // A new provisioner over the same store and cloud, as a restarted daemon builds it.
@@ -223,6 +225,34 @@ TEST(Provisioner, LaunchesOneInstanceForAPlacedSpotJobAndBillsItsTimeToTheJob) {
   EXPECT_EQ((*views)[0].worker_id, worker);
   EXPECT_EQ((*views)[0].running_job_id, job);
   EXPECT_NEAR((*views)[0].billed_usd, e.usd, 1e-9);
+}
+
+TEST(Provisioner, LaunchesInTheZoneItPricedAndBillsThatZonesPrice) {
+  // One instance type in two zones of a region; the second zone's spot market is the cheaper.
+  jobctl::testing::TempDir catalog_dir;
+  const std::string catalog = catalog_dir.file("aws_zones.csv");
+  {
+    std::ofstream out(catalog);
+    out << "Cloud,InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuMemoryMiB,Price,SpotPrice,"
+           "Region,AvailabilityZone\n"
+           "aws,p3.2xlarge,V100,1,8,61,16384,3.06,0.4798,us-east-2,use2-az1\n"
+           "aws,p3.2xlarge,V100,1,8,61,16384,3.06,0.3635,us-east-2,use2-az2\n";
+  }
+  placement::PlacementSettings settings = cloud_placement();
+  settings.seed_catalog = false;
+  settings.catalog_files = {{catalog, "aws"}};
+  ProvisionerFixture f(ProvisionerFixture::settings(), std::move(settings));
+  const int64_t job = f.spot_job();
+  const json chosen = f.placement_of(job)["chosen"];
+  ASSERT_EQ(chosen["option"], "spot");
+  ASSERT_EQ(chosen["zone"], "use2-az2");
+  ASSERT_EQ(f.pass().launched, 1);
+  const auto rows = f.rows();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].zone, "use2-az2");
+  EXPECT_DOUBLE_EQ(rows[0].usd_per_hour, 0.3635);
+  EXPECT_DOUBLE_EQ(rows[0].usd_per_hour, chosen["usd_per_hour"].get<double>());
+  EXPECT_EQ(f.cloud->instances.at(rows[0].id).instance.zone, "use2-az2");
 }
 
 TEST(Provisioner, AnIdleInstanceIsStoppedAfterTheIdleTimeoutAndItsIdleTimeIsNobodys) {
