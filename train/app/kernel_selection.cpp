@@ -7,7 +7,7 @@
 #include <cstring>
 #include <optional>
 
-#include "train/kernels/cpu_features.h"
+#include "train/app/cpu_features.h"
 #include "train/kernels/gemm.h"
 #include "train/kernels/gemm_self_check.h"
 #include "train/spec/blas_cores.h"

@@ -15,7 +15,7 @@
 #include "process_util.h"
 #include "test_util.h"
 #include "train/checkpoint/checkpoint_format.h"
-#include "train/kernels/cpu_features.h"
+#include "train/app/cpu_features.h"
 #include "train/kernels/gemm.h"
 #include "train/kernels/make_backend.h"
 #include "train/spec/blas_cores.h"

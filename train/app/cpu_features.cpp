@@ -1,4 +1,4 @@
-#include "train/kernels/cpu_features.h"
+#include "train/app/cpu_features.h"
 
 #include <cstdint>
 #include <cstring>
