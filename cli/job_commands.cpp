@@ -129,6 +129,16 @@ void print_job_detail(CliContext& ctx, const json& j, bool all_options) {
   row("worker", worker_cell(j) + (j.value("lease_epoch", 0) > 0 ? " (lease epoch " + num(j["lease_epoch"]) + ")" : ""));
   row("recoveries", num(j["recoveries"]));
   if (j.contains("progress") && j["progress"].is_object()) row("progress", progress_summary(json{{"state", "running"}, {"progress", j["progress"]}}));
+  if (j.contains("progress") && j["progress"].is_object() && j["progress"].contains("kernels") &&
+      j["progress"]["kernels"].is_string()) {
+    // What the products run on (jobctl-train's start event), and a resume that changed them.
+    const json& p = j["progress"];
+    std::string kernels = p["kernels"].get<std::string>();
+    if (p.value("kernels_changed", false) && p.contains("checkpoint_kernels") && p["checkpoint_kernels"].is_string())
+      kernels += " (resumed from a checkpoint computed with " + p["checkpoint_kernels"].get<std::string>() +
+                 ": not bit-identical to an uninterrupted run)";
+    row("kernels", kernels);
+  }
   if (j.contains("result") && j["result"].is_object()) {
     const json& r = j["result"];
     row("result", "test accuracy " + num(r.value("test_accuracy", json()), 4) + ", final loss " +

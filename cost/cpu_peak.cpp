@@ -1,23 +1,57 @@
 #include "cost/cpu_peak.h"
 
+#include <utility>
+
 #include "base/strings.h"
+#include "train/spec/blas_cores.h"
 
 namespace jobctl::cost {
 
 namespace {
+
 constexpr double kUnknownClockMhz = 2500;
+
+// The features a worker's report stands for: "vector_bits" is the widest SIMD among its flags
+// (512: avx512f, whose CPUs all have BW/DQ/VL but the Xeon Phi; 256: avx or avx2).
+train::CpuFeatures features_of(const CpuFacts& cpu) {
+  train::CpuFeatures f;
+  f.amd = cpu.vendor == "AuthenticAMD";
+  f.avx = cpu.vector_bits >= 256;
+  f.fma = cpu.fma;
+  f.avx2 = cpu.vector_bits >= 256 && cpu.fma;  // AVX2 and FMA arrived together (Haswell, Zen)
+  f.avx512f = f.avx512bw = f.avx512dq = f.avx512vl = cpu.vector_bits >= 512;
+  return f;
 }
 
+// The kernels' vector width and FMA before the AMD pipe rule.
+std::pair<int, bool> kernels_of(const CpuFacts& cpu) {
+  if (cpu.vector_bits < 256) return {cpu.vector_bits, cpu.fma};  // SSE, NEON: as reported
+  const auto core = train::best_blas_core(features_of(cpu));
+  return core ? std::pair{core->vector_bits, core->fma} : std::pair{128, false};
+}
+
+}  // namespace
+
 int effective_vector_bits(const CpuFacts& cpu) {
-  if (cpu.vector_bits >= 512 && cpu.vendor == "AuthenticAMD") return 256;
-  return cpu.vector_bits;
+  const int bits = kernels_of(cpu).first;
+  if (bits >= 512 && cpu.vendor == "AuthenticAMD") return 256;
+  return bits;
+}
+
+bool kernels_use_fma(const CpuFacts& cpu) { return kernels_of(cpu).second; }
+
+void pin_to_blas_core(CpuFacts& cpu, std::string_view core) {
+  if (core.empty()) return;
+  const auto pinned = train::find_blas_core(core);
+  cpu.vector_bits = pinned ? pinned->vector_bits : 128;
+  cpu.fma = pinned ? pinned->fma : false;
 }
 
 double cpu_peak_tflops(const CpuFacts& cpu) {
   const int bits = effective_vector_bits(cpu);
   if (cpu.cores <= 0 || bits <= 0) return 0;
   const double lanes = bits / 32.0;
-  const double per_cycle = lanes * (cpu.fma ? 2.0 : 1.0) * 2.0;
+  const double per_cycle = lanes * (kernels_use_fma(cpu) ? 2.0 : 1.0) * 2.0;
   const double mhz = cpu.mhz > 0 ? cpu.mhz : kUnknownClockMhz;
   return cpu.cores * mhz * 1e6 * per_cycle / 1e12;
 }

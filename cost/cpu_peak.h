@@ -4,9 +4,12 @@
 //
 //   peak FP32 FLOP/s = cores x clock x (vector bits / 32 lanes) x 2 (an FMA is two FLOPs, when the
 //                      CPU has FMA) x 2 (two vector FMA pipes per core)
-// The vector width is the one the FMA pipes have: 512 for AVX-512 on Intel server cores, 256 for
-// AVX2 — and for AMD cores with AVX-512 (Zen 4 executes 512-bit operations in two 256-bit
-// halves), 128 for SSE / NEON. E.g. this repository's 2-core AMD EPYC VM (AVX-512, FMA, 2.6 GHz):
+// The vector width and FMA are those of the kernels jobctl-train runs on the CPU — the OpenBLAS
+// core train/spec/blas_cores.h's table selects from the CPU's features, the same table
+// jobctl-train selects by (512 bits with FMA for AVX-512, 256 with FMA for AVX2, 256 without for
+// AVX) — limited to the width the FMA pipes have: AMD cores with AVX-512 (Zen 4) execute 512-bit
+// operations in two 256-bit halves. 128 for SSE / NEON. A worker whose jobs are pinned to a core
+// (OPENBLAS_CORETYPE in its environment) reports that core's width instead (pin_to_blas_core). E.g. this repository's 2-core AMD EPYC VM (AVX-512, FMA, 2.6 GHz):
 // 2 x 2.6e9 x 8 x 2 x 2 = 0.166 TFLOP/s. Turbo, memory bandwidth and BLAS efficiency are left to
 // calibration, which is keyed per (CPU model, cores): the same model with a different core count
 // is another machine.
@@ -30,8 +33,15 @@ struct CpuFacts {
   double mhz = 0;           // clock, MHz (0: unknown)
 };
 
-// The width the FMA pipes really have (the rule above).
+// The width the kernels' FMA pipes really have (the rule above).
 int effective_vector_bits(const CpuFacts& cpu);
+// Whether those kernels use fused multiply-add.
+bool kernels_use_fma(const CpuFacts& cpu);
+
+// `cpu` as its kernels are when OpenBLAS is told to load `core` (an OPENBLAS_CORETYPE value):
+// that core's width and FMA from the table; a core outside it (Prescott, Core2, ...: the generic
+// SSE kernels) 128 bits without FMA. An empty `core` leaves `cpu` as it is.
+void pin_to_blas_core(CpuFacts& cpu, std::string_view core);
 
 // Peak FP32 TFLOP/s by the formula above; 0 when cores or vector width are unknown. An unknown
 // clock counts as 2.5 GHz.

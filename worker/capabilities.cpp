@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -115,6 +116,9 @@ cost::CpuFacts detect_cpu() {
   text << in.rdbuf();
   cost::CpuFacts cpu = parse_cpuinfo(text.str());
   cpu.cores = detect_cpu_cores();
+  // jobctl-train inherits the worker's environment: OpenBLAS kernels pinned there are the ones its
+  // jobs run, whatever the CPU could do (cost/cpu_peak.h).
+  if (const char* core = std::getenv("OPENBLAS_CORETYPE")) cost::pin_to_blas_core(cpu, core);
   return cpu;
 }
 

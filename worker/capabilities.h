@@ -50,6 +50,8 @@ std::vector<Gpu> detect_gpus();
 // vendor, the widest SIMD among the flags (avx512f 512, avx2/avx 256, sse2/asimd/neon 128), fma,
 // the highest "cpu MHz". `cores` is left 0 (detect_cpu fills it).
 cost::CpuFacts parse_cpuinfo(std::string_view text);
+// This machine's: /proc/cpuinfo, the cores, and the width of the OpenBLAS core its jobs are pinned
+// to when OPENBLAS_CORETYPE is in the worker's environment (cost::pin_to_blas_core).
 cost::CpuFacts detect_cpu();
 
 // The capabilities document for registration. `cpu.cores` is the cpu_cores field.

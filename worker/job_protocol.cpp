@@ -49,6 +49,9 @@ JobProtocol::Kind JobProtocol::apply(std::string_view line) {
     copy(progress_, "steps_per_epoch", j, "steps_per_epoch");
     copy(progress_, "step", j, "start_step");
     copy(progress_, "parameters", j, "parameters");
+    copy(progress_, "kernels", j, "kernels");
+    copy(progress_, "kernels_changed", j, "kernels_changed");
+    copy(progress_, "checkpoint_kernels", j, "checkpoint_kernels");
     return Kind::start;
   }
   if (ev == "epoch") {

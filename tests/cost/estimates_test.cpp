@@ -201,6 +201,31 @@ TEST(CpuPeak, FromCoresAndVectorWidth) {
   EXPECT_EQ(cpu_device_key("", 4), "cpu");
 }
 
+// The peak is the kernels' (train/spec/blas_cores.h, the table jobctl-train selects by): AVX
+// without FMA runs the Sandybridge kernels; a worker pinned to a core (OPENBLAS_CORETYPE) gets
+// that core's width, the generic Prescott's SSE included.
+TEST(CpuPeak, FollowsTheKernelsChosen) {
+  CpuFacts sandy{.model = "Xeon E5", .vendor = "GenuineIntel", .cores = 4, .vector_bits = 256, .fma = false, .mhz = 2000};
+  EXPECT_EQ(effective_vector_bits(sandy), 256);
+  EXPECT_FALSE(kernels_use_fma(sandy));
+  EXPECT_NEAR(cpu_peak_tflops(sandy), 4 * 2e9 * 8 * 1 * 2 / 1e12, 1e-12);
+  CpuFacts spr{.model = "Intel(R) Xeon(R) Processor", .vendor = "GenuineIntel", .cores = 2, .vector_bits = 512,
+               .fma = true, .mhz = 2000};
+  EXPECT_EQ(effective_vector_bits(spr), 512);
+  EXPECT_TRUE(kernels_use_fma(spr));
+  CpuFacts prescott = spr;
+  pin_to_blas_core(prescott, "Prescott");
+  EXPECT_EQ(effective_vector_bits(prescott), 128);
+  EXPECT_FALSE(kernels_use_fma(prescott));
+  EXPECT_NEAR(cpu_peak_tflops(prescott), 2 * 2e9 * 4 * 1 * 2 / 1e12, 1e-12);
+  CpuFacts haswell = spr;
+  pin_to_blas_core(haswell, "haswell");
+  EXPECT_NEAR(cpu_peak_tflops(haswell), 2 * 2e9 * 8 * 2 * 2 / 1e12, 1e-12);
+  CpuFacts unpinned = spr;
+  pin_to_blas_core(unpinned, "");
+  EXPECT_DOUBLE_EQ(cpu_peak_tflops(unpinned), cpu_peak_tflops(spr));
+}
+
 // Configured rates beat the traces', the more specific first; the traces pool by level.
 TEST(InterruptionRates, ConfiguredThenTraces) {
   InterruptionRates r;

@@ -12,6 +12,12 @@ TEST(JobProtocol, FollowsJobctlTrainsEvents) {
   EXPECT_EQ(p.apply(R"({"event":"start","device":"cpu","device_name":"x86","parameters":235146,"steps_per_epoch":469,"total_steps":938,"start_step":0,"resumed_from":null})"), Kind::start);
   EXPECT_EQ(p.progress()["total_steps"], 938);
   EXPECT_EQ(p.progress()["device"], "cpu");
+  // The kernels (jobctl-train's start event) travel with the progress, and a resume that changed them.
+  EXPECT_EQ(p.apply(R"J({"event":"start","device":"cpu","device_name":"x86","kernels":"OpenBLAS 0.3.21 (SkylakeX)","kernels_selection":"selected SkylakeX","kernels_check":"passed","checkpoint_kernels":"OpenBLAS 0.3.21 (Haswell)","kernels_changed":true,"total_steps":938,"start_step":0,"resumed_from":"/c"})J"), Kind::start);
+  EXPECT_EQ(p.progress()["kernels"], "OpenBLAS 0.3.21 (SkylakeX)");
+  EXPECT_EQ(p.progress()["checkpoint_kernels"], "OpenBLAS 0.3.21 (Haswell)");
+  EXPECT_EQ(p.progress()["kernels_changed"], true);
+  EXPECT_FALSE(p.progress().contains("kernels_selection")) << "only the documented progress fields reach a heartbeat";
   EXPECT_EQ(p.apply(R"({"event":"progress","step":10,"total_steps":938,"epoch":0,"loss":2.25,"lr":0.001,"step_ms":3.5,"samples_per_s":36000})"), Kind::progress);
   EXPECT_EQ(p.progress()["step"], 10);
   EXPECT_DOUBLE_EQ(p.progress()["loss"].get<double>(), 2.25);

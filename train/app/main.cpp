@@ -11,6 +11,7 @@
 
 #include "base/clock.h"
 #include "train/app/cli_options.h"
+#include "train/app/kernel_selection.h"
 #include "train/app/memory_check.h"
 #include "train/app/signals.h"
 #include "train/checkpoint/checkpoint_store.h"
@@ -81,7 +82,7 @@ std::vector<std::string> with_protocol_env(std::vector<std::string> args) {
   return args;
 }
 
-int run(const std::vector<std::string>& args) {
+int run(const std::vector<std::string>& args, const KernelReport& kernels) {
   auto cli = parse_cli(args);
   if (!cli) return fail(kUsage, cli.error().message + "\n" + usage_text());
   if (cli->help) {
@@ -122,6 +123,7 @@ int run(const std::vector<std::string>& args) {
   CheckpointStore store(fs, cli->out_dir, spec->checkpoint.keep);
 
   std::string resumed_from;
+  std::string checkpoint_kernels;
   if (!cli->resume.empty()) {
     TrainingState state;
     if (cli->resume == "auto") {
@@ -139,11 +141,25 @@ int run(const std::vector<std::string>& args) {
     }
     if (auto st = (*trainer)->restore(state); !st)
       return fail_resume("--resume " + resumed_from + ": " + st.error().message);
+    checkpoint_kernels = state.kernels;
   }
+  // The products' kernels: on the CPU the BLAS's, on a GPU the device's own.
+  const std::string run_kernels = device == "cuda" ? (*backend)->device_name() : kernels.kernels;
+  if (!checkpoint_kernels.empty() && checkpoint_kernels != run_kernels)
+    std::fprintf(stderr,
+                 "jobctl-train: %s was written with the kernels %s; this run continues with %s, so its steps are "
+                 "not bit-identical to an uninterrupted run\n",
+                 resumed_from.c_str(), checkpoint_kernels.c_str(), run_kernels.c_str());
 
   RunOptions options;
   options.device = device;
   options.resumed_from = resumed_from;
+  options.kernels = run_kernels;
+  if (device != "cuda") {
+    options.kernels_selection = kernels.selection;
+    options.kernels_check = kernels.self_check;
+  }
+  options.checkpoint_kernels = checkpoint_kernels;
   options.log_every = cli->log_every;
   options.max_steps = cli->max_steps;
   options.every_steps = spec->checkpoint.every_steps;
@@ -159,11 +175,13 @@ int run(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First of all: it may execute the program again, with OpenBLAS told which kernels to load.
+  const KernelReport kernels = select_kernels(argv);
   // Before anything slow (data loading): a SIGTERM that arrives early is then honoured at the
   // first step boundary instead of killing the process without a checkpoint.
   install_signal_handlers();
   try {
-    return run(with_protocol_env(std::vector<std::string>(argv + 1, argv + argc)));
+    return run(with_protocol_env(std::vector<std::string>(argv + 1, argv + argc)), kernels);
   } catch (const std::exception& e) {
     return fail(kInternal, std::string("internal error: ") + e.what());
   }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bench_common.h"
+#include "train/app/kernel_selection.h"
 #include "train/kernels/cpu_backend.h"
 #include "train/kernels/gemm.h"
 #include "train/spec/model_stats.h"
@@ -107,6 +108,8 @@ Result run_model(const JobSpec& spec, CpuBackend& backend, double min_seconds) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The kernels jobctl-train would run on this machine (it may execute the bench again).
+  const KernelReport kernels = select_kernels(argv);
   int threads = 0;
   double seconds = 3.0;
   bool quick = false;
@@ -122,6 +125,7 @@ int main(int argc, char** argv) {
   }
   CpuBackend backend(threads);
   std::printf("machine: %s, %s\n", bench::cpu_model().c_str(), backend.device_name().c_str());
+  std::printf("kernels: %s; self-check %s\n", kernels.selection.c_str(), kernels.self_check.c_str());
   const double g1024 = sgemm_gflops(1024, quick ? 0.5 : seconds);
   const double g2048 = sgemm_gflops(2048, quick ? 0.5 : seconds);
   const double ref = std::max(g1024, g2048);

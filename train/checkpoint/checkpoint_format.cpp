@@ -1,5 +1,6 @@
 #include "train/checkpoint/checkpoint_format.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <set>
@@ -29,6 +30,7 @@ constexpr uint32_t kParams = tag("PARM");
 constexpr uint32_t kMoment1 = tag("MOM1");
 constexpr uint32_t kMoment2 = tag("MOM2");
 constexpr uint32_t kAccumulation = tag("ACCU");
+constexpr uint32_t kKernels = tag("KERN");
 
 std::string tag_name(uint32_t t) { return checkpoint_tag_name(t); }
 
@@ -117,6 +119,11 @@ class Reader {
     v = std::bit_cast<double>(u);
     return true;
   }
+  bool skip(size_t n) {
+    if (remaining() < n) return false;
+    pos_ += n;
+    return true;
+  }
   template <class T>
   bool array32(std::vector<T>& v) {
     uint64_t count;
@@ -153,15 +160,25 @@ std::vector<uint8_t> encode_checkpoint(const TrainingState& s) {
   advise_huge_pages(out.data(), expected);  // a large state is tens of thousands of fresh pages
   const bool adamw = s.optimizer == OptimizerKind::adamw;
   const bool accumulating = s.micro_step != 0;
-  const uint32_t sections = (adamw ? 7 : 6) + (accumulating ? 1 : 0);
+  const bool named_kernels = !s.kernels.empty();
+  const uint32_t sections = (adamw ? 7 : 6) + (accumulating ? 1 : 0) + (named_kernels ? 1 : 0);
   {
     Writer w(out);
     for (char c : kCheckpointMagic) out.push_back(static_cast<uint8_t>(c));
-    w.u32(accumulating ? kCheckpointVersion : kCheckpointVersionWithoutAccumulation);
+    w.u32(named_kernels  ? kCheckpointVersion
+          : accumulating ? kCheckpointVersionWithAccumulation
+                         : kCheckpointVersionWithoutAccumulation);
     w.u32(sections);
     w.u64(0);  // total length, patched below
     w.u32(0);  // reserved
     w.u32(0);  // header CRC, patched below
+  }
+  if (named_kernels) {
+    section(out, kKernels, [&](Writer& w) {
+      const size_t n = std::min(s.kernels.size(), kCheckpointKernelsMaxBytes);
+      w.u32(static_cast<uint32_t>(n));
+      out.insert(out.end(), s.kernels.begin(), s.kernels.begin() + static_cast<std::ptrdiff_t>(n));
+    });
   }
   section(out, kMeta, [&](Writer& w) {
     w.u64(s.fingerprint);
@@ -221,9 +238,9 @@ Expected<TrainingState> decode_checkpoint(std::span<const uint8_t> bytes) {
   head.u32(reserved);
   head.u32(header_crc);
   if (crc32c::value(bytes.data(), 28) != header_crc) return corrupt("header CRC mismatch");
-  if (version != kCheckpointVersion && version != kCheckpointVersionWithoutAccumulation)
+  if (version < kCheckpointVersionWithoutAccumulation || version > kCheckpointVersion)
     return corrupt("unsupported checkpoint version " + std::to_string(version) + " (this build reads " +
-                   std::to_string(kCheckpointVersionWithoutAccumulation) + " and " +
+                   std::to_string(kCheckpointVersionWithoutAccumulation) + " to " +
                    std::to_string(kCheckpointVersion) + ")");
   if (total != bytes.size())
     return corrupt("truncated or padded: the header says " + std::to_string(total) + " bytes, the file has " +
@@ -279,7 +296,12 @@ Expected<TrainingState> decode_checkpoint(std::span<const uint8_t> bytes) {
       ok = r.array32(s.moment1);
     } else if (t == kMoment2) {
       ok = r.array32(s.moment2);
-    } else if (t == kAccumulation && version == kCheckpointVersion) {
+    } else if (t == kKernels && version >= kCheckpointVersion && i == 0) {
+      uint32_t n = 0;
+      ok = r.u32(n) && n > 0 && n <= kCheckpointKernelsMaxBytes && n == r.remaining();
+      if (ok) s.kernels.assign(reinterpret_cast<const char*>(bytes.data() + body + 4), n);
+      if (ok) ok = r.skip(n);
+    } else if (t == kAccumulation && version >= kCheckpointVersionWithAccumulation) {
       ok = r.i64(s.micro_step) && r.array32(s.partial_grads) && r.array32(s.partial_row_losses) && s.micro_step > 0;
     } else {
       return corrupt("unknown section " + tag_name(t));
@@ -295,8 +317,9 @@ Expected<TrainingState> decode_checkpoint(std::span<const uint8_t> bytes) {
   if (s.moment1.size() != s.params.size() || (adamw && s.moment2.size() != s.params.size()))
     return corrupt("optimizer state size does not match the parameter count");
   if (s.global_step < 0 || s.epoch < 0 || s.cursor < 0) return corrupt("negative position");
-  if (version == kCheckpointVersion && !seen.count(kAccumulation))
+  if (version == kCheckpointVersionWithAccumulation && !seen.count(kAccumulation))
     return corrupt("section ACCU is missing (a version 2 checkpoint is inside an optimizer step)");
+  if (version >= kCheckpointVersion && !seen.count(kKernels)) return corrupt("section KERN is missing");
   if (s.micro_step != 0 && s.partial_grads.size() != s.params.size())
     return corrupt("the partial gradient's size does not match the parameter count");
   return s;

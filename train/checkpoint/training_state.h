@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "train/data/rng.h"
@@ -13,6 +14,10 @@
 namespace jobctl::train {
 
 struct TrainingState {
+  // The kernels the state was computed with (RunOptions::kernels; the header's KERN section);
+  // empty when unknown (format versions 1 and 2, or a state not written by jobctl-train).
+  std::string kernels;
+
   // Identity: which training this state belongs to.
   uint64_t fingerprint = 0;   // training_fingerprint(spec): model, data and train sections
   uint64_t layout_hash = 0;   // Network::layout_hash(): layer names, shapes, parameter counts

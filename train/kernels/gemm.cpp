@@ -129,6 +129,14 @@ std::string blas_description() {
 #endif
 }
 
+std::string blas_core() {
+#ifdef JOBCTL_HAVE_OPENBLAS
+  return openblas_get_corename();
+#else
+  return "";
+#endif
+}
+
 void set_blas_threads(int n) {
 #ifdef JOBCTL_HAVE_OPENBLAS
   // OpenBLAS runs each product on the thread that calls it; gemm() splits the large ones over

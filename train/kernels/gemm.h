@@ -33,8 +33,11 @@ void gemm_reference(Transpose ta, Transpose tb, int m, int n, int k, float alpha
                     const float* b, int ldb, float beta, float* c, int ldc);
 
 bool have_blas();
-// "OpenBLAS 0.3.21 (Haswell)" or "portable".
+// "OpenBLAS 0.3.21 (Haswell)" or "portable": the kernels' name (start event, checkpoints).
 std::string blas_description();
+// The core OpenBLAS loaded ("Haswell", "Prescott", ...; openblas_get_corename()); empty without
+// OpenBLAS.
+std::string blas_core();
 // Number of threads OpenBLAS uses (1 for the portable GEMM). n <= 0 leaves it unchanged.
 void set_blas_threads(int n);
 int blas_threads();

@@ -102,6 +102,70 @@ TEST(CheckpointFormat, RejectsOtherVersionsAndGarbage) {
   EXPECT_NE(v.error().message.find("version 2"), std::string::npos) << v.error().message;
 }
 
+void set_version(std::vector<uint8_t>& bytes, uint8_t version) {
+  bytes[8] = version;
+  const uint32_t crc = crc32c::value(bytes.data(), 28);
+  for (int i = 0; i < 4; ++i) bytes[28 + static_cast<size_t>(i)] = static_cast<uint8_t>(crc >> (8 * i));
+}
+
+TEST(CheckpointFormat, KernelsNameIsVersion3sFirstSection) {
+  TrainingState s = sample_state(OptimizerKind::adamw, 7);
+  const auto unnamed = encode_checkpoint(s);
+  s.kernels = "OpenBLAS 0.3.21 (Cooperlake)";
+  const auto bytes = encode_checkpoint(s);
+  EXPECT_EQ(bytes[8], 3);
+  EXPECT_EQ(std::string(bytes.begin() + 32, bytes.begin() + 36), "KERN");  // right after the header
+  auto back = decode_checkpoint(bytes);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->kernels, s.kernels);
+  EXPECT_TRUE(*back == s);
+  EXPECT_EQ(encode_checkpoint(*back), bytes);
+  // Without a name: version 1, the bytes earlier builds write and read.
+  EXPECT_EQ(unnamed[8], 1);
+  auto old = decode_checkpoint(unnamed);
+  ASSERT_TRUE(old) << old.error().message;
+  EXPECT_EQ(old->kernels, "");
+  // Inside an optimizer step: version 3 with ACCU as well.
+  s.micro_step = 2;
+  s.partial_grads = testing::random_floats(s.params.size(), 9);
+  s.partial_row_losses = {0.5f, 0.25f};
+  const auto accumulating = encode_checkpoint(s);
+  EXPECT_EQ(accumulating[8], 3);
+  auto mid = decode_checkpoint(accumulating);
+  ASSERT_TRUE(mid) << mid.error().message;
+  EXPECT_TRUE(*mid == s);
+  s.kernels.clear();
+  EXPECT_EQ(encode_checkpoint(s)[8], 2);
+}
+
+TEST(CheckpointFormat, Version3IsCheckedLikeTheOthers) {
+  TrainingState s = sample_state(OptimizerKind::sgd, 4);
+  s.kernels = "portable";
+  const auto bytes = encode_checkpoint(s);
+  for (size_t n = 0; n < bytes.size(); ++n)
+    ASSERT_FALSE(decode_checkpoint(std::span(bytes.data(), n))) << "cut to " << n << " bytes";
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    auto bad = bytes;
+    bad[i] ^= 0x01;
+    ASSERT_FALSE(decode_checkpoint(bad)) << "flipping byte " << i << " went unnoticed";
+  }
+  // A version 1 file relabelled as version 3 lacks the kernels' section.
+  auto relabelled = encode_checkpoint(sample_state(OptimizerKind::sgd, 4));
+  set_version(relabelled, 3);
+  auto r = decode_checkpoint(relabelled);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("KERN"), std::string::npos) << r.error().message;
+  // And a version 2 reader's view: a version 3 file relabelled as 2 has a section it does not know.
+  auto as_v2 = bytes;
+  set_version(as_v2, 2);
+  EXPECT_FALSE(decode_checkpoint(as_v2));
+  // A name longer than the format holds is cut, not refused.
+  s.kernels = std::string(kCheckpointKernelsMaxBytes + 10, 'k');
+  auto cut = decode_checkpoint(encode_checkpoint(s));
+  ASSERT_TRUE(cut) << cut.error().message;
+  EXPECT_EQ(cut->kernels.size(), kCheckpointKernelsMaxBytes);
+}
+
 TEST(CheckpointStore, WritesThroughTempFsyncRenameAndDirectorySync) {
   MemoryFileSystem fs;
   CheckpointStore store(fs, "/out", 3);

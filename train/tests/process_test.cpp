@@ -1,5 +1,7 @@
 // jobctl-train as a real process (docs/train-cli.md): bit-exact resume after a real SIGTERM,
-// SIGUSR1 checkpoints, --resume auto past a corrupt checkpoint, and every exit code.
+// SIGUSR1 checkpoints, --resume auto past a corrupt checkpoint, every exit code, and the choice of
+// the CPU kernels (a generic core OpenBLAS fell back to is replaced, a user's never; a selection
+// that fails its self-check falls back; a resume on other kernels says so).
 //
 // BLAS threads are pinned (--threads 2) in every run that is compared bit for bit: OpenBLAS splits
 // a product among its threads, and the blocking (hence the order in which each sum is formed, hence
@@ -12,7 +14,11 @@
 
 #include "process_util.h"
 #include "test_util.h"
+#include "train/checkpoint/checkpoint_format.h"
+#include "train/app/cpu_features.h"
+#include "train/kernels/gemm.h"
 #include "train/kernels/make_backend.h"
+#include "train/spec/blas_cores.h"
 
 namespace jobctl::train {
 namespace {
@@ -29,6 +35,13 @@ const char* kResumeSpec = R"({
   "train": {"epochs": 2, "batch_size": 128, "optimizer": "adamw", "lr": 0.001, "schedule": "cosine",
             "warmup_steps": 10, "grad_clip": 1.0, "seed": 42},
   "checkpoint": {"every_steps": 0, "keep": 3}
+})";
+
+const char* kSmallSpec = R"({
+  "model": {"kind": "mlp", "hidden": [64]},
+  "data": {"dataset": "synthetic", "samples": 4096, "test_samples": 500, "features": 64, "classes": 5, "seed": 2},
+  "train": {"epochs": 3, "batch_size": 16},
+  "checkpoint": {"every_steps": 100, "keep": 3}
 })";
 
 struct RunLog {
@@ -129,12 +142,121 @@ TEST_F(ProcessTest, ResumeAfterSigtermIsBitExact) {
             last_of(rest, "done")->find("test_accuracy")->as_double());
 }
 
-const char* kSmallSpec = R"({
-  "model": {"kind": "mlp", "hidden": [64]},
-  "data": {"dataset": "synthetic", "samples": 4096, "test_samples": 500, "features": 64, "classes": 5, "seed": 2},
-  "train": {"epochs": 3, "batch_size": 16},
-  "checkpoint": {"every_steps": 100, "keep": 3}
-})";
+
+// The core the table picks for this CPU (train/spec/blas_cores.h); empty when it has none or the
+// build has no OpenBLAS.
+std::string best_core_here() {
+  if (!have_blas()) return "";
+  auto core = best_blas_core(detect_cpu_features());
+  return core ? std::string(core->name) : "";
+}
+
+std::string string_field(const json::Value& e, const char* key) {
+  const json::Value* v = e.find(key);
+  return v && v->is_string() ? v->as_string() : "";
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Environment of a run: OpenBLAS forced to the generic Prescott core, which the process is told to
+// take for the library's own detection (what OpenBLAS does by itself on a CPU it does not know).
+std::vector<std::string> prescott_as_librarys_choice() {
+  return {"OPENBLAS_CORETYPE=Prescott", "JOBCTL_TEST_CORETYPE_IS_LIBRARYS=1"};
+}
+
+TEST_F(ProcessTest, ReplacesAGenericCoreOpenBlasFellBackTo) {
+  const std::string best = best_core_here();
+  if (best.empty()) GTEST_SKIP() << "no OpenBLAS, or a CPU with nothing better than its generic kernels";
+  TempDir dir("kernels");
+  testing::write_text(dir.file("spec.json"), kSmallSpec);
+  TrainProcess p({"--spec", dir.file("spec.json"), "--out", dir.file("o"), "--device", "cpu", "--max-steps", "3"},
+                 prescott_as_librarys_choice());
+  const RunLog log = collect(p);
+  ASSERT_EQ(log.exit_code, 0);
+  const json::Value& start = log.events.front();
+  ASSERT_EQ(event_of(start), "start");
+  EXPECT_TRUE(contains(string_field(start, "kernels"), "(" + best + ")")) << start.dump();
+  EXPECT_TRUE(contains(string_field(start, "device_name"), "(" + best + ")")) << start.dump();
+  EXPECT_TRUE(contains(string_field(start, "kernels_selection"), "OpenBLAS chose Prescott")) << start.dump();
+  EXPECT_TRUE(contains(string_field(start, "kernels_selection"), "selected " + best)) << start.dump();
+  EXPECT_EQ(string_field(start, "kernels_check").rfind("passed", 0), 0u) << start.dump();
+  // The checkpoint's header names the kernels the state was computed with.
+  auto state = decode_checkpoint(testing::read_bytes(dir.file("o/ckpt-000000000003.ckpt")));
+  ASSERT_TRUE(state) << state.error().message;
+  EXPECT_EQ(state->kernels, string_field(start, "kernels"));
+}
+
+TEST_F(ProcessTest, NeverReplacesTheUsersCoreType) {
+  if (!have_blas()) GTEST_SKIP() << "no OpenBLAS";
+  TempDir dir("kernels-user");
+  testing::write_text(dir.file("spec.json"), kSmallSpec);
+  TrainProcess p({"--spec", dir.file("spec.json"), "--out", dir.file("o"), "--device", "cpu", "--max-steps", "2"},
+                 {"OPENBLAS_CORETYPE=Prescott"});
+  const RunLog log = collect(p);
+  ASSERT_EQ(log.exit_code, 0);
+  const json::Value& start = log.events.front();
+  EXPECT_TRUE(contains(string_field(start, "kernels"), "(Prescott)")) << start.dump();
+  EXPECT_TRUE(contains(string_field(start, "kernels_selection"), "OPENBLAS_CORETYPE=Prescott was set")) << start.dump();
+  EXPECT_EQ(string_field(start, "kernels_check").rfind("passed", 0), 0u) << start.dump();
+}
+
+TEST_F(ProcessTest, ASelectionThatFailsItsSelfCheckFallsBack) {
+  const std::string best = best_core_here();
+  if (best.empty()) GTEST_SKIP() << "no OpenBLAS, or a CPU with nothing better than its generic kernels";
+  TempDir dir("kernels-fallback");
+  testing::write_text(dir.file("spec.json"), kSmallSpec);
+  // A zero tolerance: the selected kernels' real rounding differences from the portable GEMM fail
+  // the check, and the process goes back to the library's own core.
+  auto env = prescott_as_librarys_choice();
+  env.push_back("JOBCTL_TEST_GEMM_CHECK_TOLERANCE=0");
+  TrainProcess p({"--spec", dir.file("spec.json"), "--out", dir.file("o"), "--device", "cpu", "--max-steps", "2"}, env);
+  const RunLog log = collect(p);
+  ASSERT_EQ(log.exit_code, 0);
+  const json::Value& start = log.events.front();
+  EXPECT_TRUE(contains(string_field(start, "kernels"), "(Prescott)")) << start.dump();
+  const std::string selection = string_field(start, "kernels_selection");
+  EXPECT_TRUE(contains(selection, "the selected " + best + " kernels' self-check failed")) << selection;
+  EXPECT_TRUE(contains(selection, "back to OpenBLAS's own Prescott")) << selection;
+}
+
+TEST_F(ProcessTest, AResumeOnOtherKernelsSaysSo) {
+  const std::string best = best_core_here();
+  if (best.empty()) GTEST_SKIP() << "no OpenBLAS, or a CPU with nothing better than its generic kernels";
+  TempDir dir("kernels-resume");
+  testing::write_text(dir.file("spec.json"), kSmallSpec);
+  const std::vector<std::string> args = {"--spec", dir.file("spec.json"), "--out", dir.file("o"), "--device", "cpu"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = args;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  TrainProcess first(with({"--max-steps", "4"}), {"OPENBLAS_CORETYPE=Prescott"});
+  ASSERT_EQ(collect(first).exit_code, 0);
+
+  // The same kernels: nothing to say.
+  TrainProcess same(with({"--resume", "auto", "--max-steps", "6"}), {"OPENBLAS_CORETYPE=Prescott"});
+  const RunLog same_log = collect(same);
+  ASSERT_EQ(same_log.exit_code, 0);
+  const json::Value* unchanged = same_log.events.front().find("kernels_changed");
+  ASSERT_TRUE(unchanged && unchanged->is_bool()) << same_log.events.front().dump();
+  EXPECT_FALSE(unchanged->as_bool());
+
+  // Other kernels: allowed, and the start event says the run continues on them.
+  TrainProcess other(with({"--resume", "auto"}), {"OPENBLAS_CORETYPE=" + best});
+  const RunLog log = collect(other);
+  ASSERT_EQ(log.exit_code, 0);
+  const json::Value& start = log.events.front();
+  EXPECT_EQ(start.find("start_step")->as_int(), 6);
+  const json::Value* changed = start.find("kernels_changed");
+  ASSERT_TRUE(changed && changed->is_bool()) << start.dump();
+  EXPECT_TRUE(changed->as_bool());
+  EXPECT_TRUE(contains(string_field(start, "checkpoint_kernels"), "(Prescott)")) << start.dump();
+  EXPECT_TRUE(contains(string_field(start, "kernels"), "(" + best + ")")) << start.dump();
+  EXPECT_EQ(last_of(log, "done")->find("status")->as_string(), "succeeded");
+  auto final_state = decode_checkpoint(testing::read_bytes(dir.file("o/final.ckpt")));
+  ASSERT_TRUE(final_state) << final_state.error().message;
+  EXPECT_EQ(final_state->kernels, string_field(start, "kernels"));
+}
 
 TEST_F(ProcessTest, Sigusr1CheckpointsAndTrainingContinues) {
   TempDir dir("usr1");

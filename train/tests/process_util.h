@@ -27,10 +27,12 @@ inline std::string train_binary() {
 
 class TrainProcess {
  public:
-  explicit TrainProcess(const std::vector<std::string>& args) {
+  // `env`: "NAME=value" set or replaced, bare "NAME" removed from the test's own environment.
+  explicit TrainProcess(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
     std::vector<std::string> argv = {train_binary()};
     argv.insert(argv.end(), args.begin(), args.end());
-    auto c = process::Child::spawn(argv, {.stdout_to = process::Output::pipe(),
+    auto c = process::Child::spawn(argv, {.env = std::move(env),
+                                          .stdout_to = process::Output::pipe(),
                                           .stderr_to = process::Output::inherit()});
     if (!c) {
       start_error_ = c.error().message;

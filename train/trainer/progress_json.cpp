@@ -23,7 +23,12 @@ std::string to_json_line(const StartEvent& e) {
                             {"steps_per_epoch", Value(e.steps_per_epoch)},
                             {"total_steps", Value(e.total_steps)},
                             {"start_step", Value(e.start_step)},
-                            {"resumed_from", optional_value(e.resumed_from)}})
+                            {"resumed_from", optional_value(e.resumed_from)},
+                            {"kernels", Value(e.kernels)},
+                            {"kernels_selection", Value(e.kernels_selection)},
+                            {"kernels_check", Value(e.kernels_check)},
+                            {"checkpoint_kernels", optional_value(e.checkpoint_kernels)},
+                            {"kernels_changed", optional_value(e.kernels_changed)}})
       .dump();
 }
 

@@ -19,6 +19,13 @@ struct StartEvent {
   int64_t total_steps = 0;
   int64_t start_step = 0;
   std::optional<std::string> resumed_from;
+  std::string kernels;            // "OpenBLAS 0.3.21 (Cooperlake)", "portable", the GPU's name
+  std::string kernels_selection;  // how they were chosen (empty: not reported)
+  std::string kernels_check;      // their start-up self-check (empty: not reported)
+  // A resumed run whose checkpoint names its kernels: those, and whether this run's differ (then
+  // its steps are not bit-identical to an uninterrupted run on the checkpoint's kernels).
+  std::optional<std::string> checkpoint_kernels;
+  std::optional<bool> kernels_changed;
 };
 
 // The job protocol's `progress` event (docs/job-protocol.md).

@@ -33,6 +33,13 @@ Expected<RunOutcome> run_training(Trainer& trainer, CheckpointStore& store, File
   start.total_steps = trainer.total_steps();
   start.start_step = start_step;
   if (!options.resumed_from.empty()) start.resumed_from = options.resumed_from;
+  start.kernels = options.kernels;
+  start.kernels_selection = options.kernels_selection;
+  start.kernels_check = options.kernels_check;
+  if (!options.checkpoint_kernels.empty()) {
+    start.checkpoint_kernels = options.checkpoint_kernels;
+    start.kernels_changed = options.checkpoint_kernels != options.kernels;
+  }
   sink.emit(to_json_line(start));
 
   double last_checkpoint_s = clock.now_seconds();
@@ -40,7 +47,8 @@ Expected<RunOutcome> run_training(Trainer& trainer, CheckpointStore& store, File
   size_t final_bytes = 0;
   auto write_checkpoint = [&](const std::string& reason) -> Status {
     const auto t0 = Steady::now();
-    const TrainingState state = trainer.snapshot();
+    TrainingState state = trainer.snapshot();
+    state.kernels = options.kernels;
     auto written = reason == "final" ? store.write_final(state) : store.write_periodic(state);
     if (!written) return Unexpected{std::move(written).error()};
     if (reason == "final") {

@@ -47,6 +47,13 @@ class EventSink {
 struct RunOptions {
   std::string device;           // "cpu" or "cuda" (events and result.json)
   std::string resumed_from;     // the checkpoint's path; empty for a fresh start
+  // The kernels the products run on (the start event; every checkpoint's header records them),
+  // how they were chosen and their start-up self-check (train/app/kernel_selection.h).
+  std::string kernels;
+  std::string kernels_selection;
+  std::string kernels_check;
+  // A resumed run: the kernels the checkpoint names (empty when it names none: format 1 and 2).
+  std::string checkpoint_kernels;
   int log_every = 1;            // a step line every N steps (and for the last step)
   int64_t max_steps = 0;        // stop as if interrupted after this many global steps; 0: none
   int every_steps = 0;          // checkpoint cadence (spec.checkpoint)
