@@ -138,6 +138,14 @@ TEST(JobIsolation, AJobProgramFindsNoCredentialInTheWorkersProcFiles) {
   // The command line stays readable by everyone; the token is not on it.
   EXPECT_NE(log.find("cmdline read no-token"), std::string::npos) << log;
   EXPECT_EQ(log.find("token-found"), std::string::npos) << log;
+  // Root may read it: the token's bytes are gone from the worker's environment block too.
+  if (::geteuid() == 0) {
+    std::ifstream environ("/proc/" + std::to_string(worker.pid()) + "/environ", std::ios::binary);
+    std::stringstream block;
+    block << environ.rdbuf();
+    EXPECT_FALSE(block.str().empty());
+    EXPECT_EQ(block.str().find(site.worker_token), std::string::npos) << "the token is still in the worker's environ";
+  }
 }
 
 TEST(JobIsolation, ATokenOnTheCommandLineOrInAFileOthersMayReadIsRefused) {
