@@ -20,6 +20,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "base/terminal_text.h"
 #include "cli/commands.h"
 #include "client/api_client.h"
 
@@ -119,7 +120,7 @@ void add_auth_commands(CLI::App& app, CliContext& ctx) {
     }
     auto body = client::json_from_response(*who);
     if (!body) {
-      *ctx.err << "jobctl: error: the token was refused: " << body.error().message << "\n";
+      *ctx.err << "jobctl: error: the token was refused: " << terminal_text(body.error().message, true) << "\n";
       throw CLI::RuntimeError(1);
     }
     if ((*body)["user"].is_string()) user = (*body)["user"].get<std::string>();
@@ -134,7 +135,8 @@ void add_auth_commands(CLI::App& app, CliContext& ctx) {
       throw CLI::RuntimeError(1);
     }
     if ((*body).value("auth", true))
-      *ctx.out << "logged in to " << ctx.server << " as " << user << " (" << role << "); token saved in " << path << "\n";
+      *ctx.out << "logged in to " << ctx.server << " as " << terminal_text(user, false) << " ("
+               << terminal_text(role, false) << "); token saved in " << path << "\n";
     else
       *ctx.out << "jobctld at " << ctx.server << " does not require tokens (auth is off); token saved in " << path << "\n";
   });

@@ -38,6 +38,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/terminal_text.h"
 #include "base/fixed_decimal.h"
 #include "base/readable.h"
 #include "base/strings.h"
@@ -69,7 +70,7 @@ constexpr int kBadInput = 2;
 constexpr int kIoError = 1;
 
 [[noreturn]] void fail(CliContext& ctx, const std::string& message, int code = kBadInput) {
-  *ctx.err << "error: " << message << "\n";
+  *ctx.err << "error: " << terminal_text(message, true) << "\n";  // it may quote a server's answer
   throw CLI::RuntimeError(code);
 }
 
@@ -751,7 +752,7 @@ void print_placement(std::ostream& out, const nlohmann::json& p, bool all) {
       out << "rejected: " << total << " (" << parts << ")\n";
     }
   }
-  out << "reason: " << p.value("reason", "") << "\n";
+  out << "reason: " << terminal_text(p.value("reason", ""), true) << "\n";
 }
 
 namespace {

@@ -14,6 +14,7 @@
 #include "base/clock.h"
 #include "base/fixed_decimal.h"
 #include "base/readable.h"
+#include "base/terminal_text.h"
 #include "bundle/code_bundle.h"
 #include "cli/commands.h"
 #include "cli/spec_builder.h"
@@ -33,8 +34,9 @@ namespace {
     err << "jobctl: cannot reach jobctld at " << ctx.server << " (" << e.message
         << ").\n       Is jobctld running? Point --server or JOBCTL_SERVER at it.\n";
   } else {
-    err << "jobctl: error: " << e.message;
-    if (!e.field.empty()) err << " (field: " << e.field << ")";
+    // The message may quote a job's or another user's text.
+    err << "jobctl: error: " << terminal_text(e.message, true);
+    if (!e.field.empty()) err << " (field: " << terminal_text(e.field, false) << ")";
     err << "\n";
   }
   throw CLI::RuntimeError(1);
@@ -111,7 +113,7 @@ void print_job_detail(CliContext& ctx, const json& j, bool all_options) {
   const int64_t now = SystemClock().now_ms();
   const json& spec = j.contains("spec") ? j["spec"] : json::object();
   auto row = [&out](const std::string& k, const std::string& v) {
-    out << std::left << std::setw(12) << (k + ":") << v << "\n";
+    out << std::left << std::setw(12) << (k + ":") << terminal_text(v, true) << "\n";
   };
   row("id", num(j["id"]));
   row("name", j.value("name", ""));
@@ -179,7 +181,7 @@ void print_job_detail(CliContext& ctx, const json& j, bool all_options) {
         << "\n";
   }
   out << "events:\n";
-  for (const auto& ev : j["events"]) out << "  " << event_line(ev) << "\n";
+  for (const auto& ev : j["events"]) out << "  " << terminal_text(event_line(ev), false) << "\n";
 }
 
 Expected<int64_t> parse_id(const std::string& text) {
@@ -275,7 +277,8 @@ void add_submit(CLI::App& app, CliContext& ctx) {
       if (json_output(ctx))
         print_json(ctx, job);
       else
-        *ctx.out << "submitted job " << id << " (" << job.value("name", "") << "), state " << job.value("state", "") << "\n";
+        *ctx.out << "submitted job " << id << " (" << terminal_text(job.value("name", ""), false) << "), state "
+                 << terminal_text(job.value("state", ""), false) << "\n";
       return;
     }
     if (!json_output(ctx)) *ctx.out << "submitted job " << id << "; waiting...\n";
@@ -287,7 +290,7 @@ void add_submit(CLI::App& app, CliContext& ctx) {
     if (json_output(ctx))
       print_json(ctx, job);
     else
-      *ctx.out << "job " << id << " " << job.value("state", "") << "  " << progress_summary(job) << "\n";
+      *ctx.out << "job " << id << " " << terminal_text(job.value("state", "") + "  " + progress_summary(job), false) << "\n";
     if (job.value("state", "") != "succeeded") throw CLI::RuntimeError(1);
   });
 }
@@ -355,7 +358,7 @@ void add_cancel(CLI::App& app, CliContext& ctx) {
     if (json_output(ctx))
       print_json(ctx, job);
     else
-      *ctx.out << "job " << job["id"] << " " << job.value("state", "") << "\n";
+      *ctx.out << "job " << job["id"] << " " << terminal_text(job.value("state", ""), false) << "\n";
   });
 }
 
@@ -409,7 +412,7 @@ void add_logs(CLI::App& app, CliContext& ctx) {
             if (json_output(ctx))
               *ctx.out << json{{"log", text}}.dump() << "\n";
             else
-              *ctx.out << text << (text.back() == '\n' ? "" : "\n");
+              *ctx.out << terminal_text(text, true) << (text.back() == '\n' ? "" : "\n");
           }
         }
       }
@@ -418,7 +421,7 @@ void add_logs(CLI::App& app, CliContext& ctx) {
         if (json_output(ctx))
           *ctx.out << json{{"event", events[printed]}}.dump() << "\n";
         else
-          *ctx.out << event_line(events[printed]) << "\n";
+          *ctx.out << terminal_text(event_line(events[printed]), false) << "\n";
       }
       if (job.contains("progress") && job["progress"].is_object()) {
         const std::string p = job["progress"].dump();
@@ -428,7 +431,8 @@ void add_logs(CLI::App& app, CliContext& ctx) {
             *ctx.out << json{{"progress", job["progress"]}}.dump() << "\n";
           else
             *ctx.out << utc_time(job.value("updated_ms", int64_t{0})) << "  progress  "
-                     << progress_summary(json{{"state", "running"}, {"progress", job["progress"]}}) << "\n";
+                     << terminal_text(progress_summary(json{{"state", "running"}, {"progress", job["progress"]}}), false)
+                     << "\n";
         }
       }
       ctx.out->flush();
@@ -462,9 +466,11 @@ void add_instances(CLI::App& app, CliContext& ctx) {
                  i["worker_id"].is_null() ? "-" : num(i["worker_id"]), price, billed,
                  age(i.value("launched_ms", int64_t{0}), end), i.value("reason", "")});
     }
-    *ctx.out << "provider " << r.value("provider", "") << ", tag " << r.value("tag", "")
-             << (r.value("reconciled", false) ? "" : ", not reconciled yet")
-             << (r["last_error"].is_string() ? ", last error: " + r["last_error"].get<std::string>() : "") << "\n";
+    *ctx.out << terminal_text("provider " + r.value("provider", "") + ", tag " + r.value("tag", "") +
+                                  (r.value("reconciled", false) ? "" : ", not reconciled yet") +
+                                  (r["last_error"].is_string() ? ", last error: " + r["last_error"].get<std::string>() : ""),
+                              false)
+             << "\n";
     if (t.empty())
       *ctx.out << "no instances\n";
     else

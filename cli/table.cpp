@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ostream>
 
+#include "base/terminal_text.h"
 #include "base/utc_time.h"
 
 namespace jobctl::cli {
@@ -34,13 +35,19 @@ std::string cut(const std::string& s, size_t width) {
 }  // namespace
 
 void Table::print(std::ostream& out) const {
+  // Cells come from workers, jobs and other users: nothing in one may act on the terminal.
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(rows_.size() + 1);
+  for (const auto* r : {&headers_}) rows.push_back(*r);
+  for (const auto& r : rows_) rows.push_back(r);
+  for (auto& r : rows)
+    for (auto& cell : r) cell = terminal_text(cell, false);
   std::vector<size_t> widths(headers_.size(), 0);
   auto measure = [&](const std::vector<std::string>& row) {
     for (size_t i = 0; i < row.size() && i < widths.size(); ++i)
       widths[i] = std::max(widths[i], std::min(max_width_, display_width(row[i])));
   };
-  measure(headers_);
-  for (const auto& r : rows_) measure(r);
+  for (const auto& r : rows) measure(r);
   auto print_row = [&](const std::vector<std::string>& row) {
     std::string line;
     for (size_t i = 0; i < widths.size(); ++i) {
@@ -51,8 +58,7 @@ void Table::print(std::ostream& out) const {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out << line << '\n';
   };
-  print_row(headers_);
-  for (const auto& r : rows_) print_row(r);
+  for (const auto& r : rows) print_row(r);
 }
 
 std::string age(int64_t then_ms, int64_t now_ms) {

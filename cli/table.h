@@ -1,5 +1,6 @@
 // Plain-text tables for the CLI: a header row, then rows, columns padded to their widest cell
-// (UTF-8 aware for width), two spaces apart. Cells past max_width are cut with "…".
+// (UTF-8 aware for width), two spaces apart. Cells past max_width are cut with "…". Every cell
+// is printed through terminal_text() (base/terminal_text.h): control characters show as escapes.
 //
 // Thread safety: plain value.
 #pragma once

@@ -72,7 +72,22 @@ Expected<json> ApiClient::move_job(int64_t id, const std::string& to, const std:
   return call("POST", "/v1/jobs/" + std::to_string(id) + "/move", body.dump());
 }
 
-Expected<json> ApiClient::list_workers() { return call("GET", "/v1/workers"); }
+Expected<json> ApiClient::list_workers() {
+  // Every page, the way `next` chains them (GET /v1/workers is paginated).
+  json all = json::array();
+  std::string after;
+  for (;;) {
+    auto page = call("GET", "/v1/workers" + (after.empty() ? std::string() : "?after=" + after));
+    if (!page) return page;
+    if (!page->is_object() || !(*page)["workers"].is_array())
+      return make_error(ErrorCode::internal, "GET /v1/workers answered without a workers list");
+    for (auto& w : (*page)["workers"]) all.push_back(std::move(w));
+    const json& next = (*page)["next"];
+    if (!next.is_string() || next.get<std::string>() == after) break;
+    after = next.get<std::string>();
+  }
+  return json{{"workers", std::move(all)}};
+}
 
 Expected<json> ApiClient::list_instances() { return call("GET", "/v1/instances"); }
 

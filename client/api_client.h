@@ -42,6 +42,7 @@ class ApiClient {
   // Asks a running job to checkpoint and be placed anew; `to` (local, on_demand, spot) and
   // `reason` are left out when empty.
   Expected<nlohmann::json> move_job(int64_t id, const std::string& to, const std::string& reason);
+  // Every registered worker: {"workers": [...]}, following GET /v1/workers's pages.
   Expected<nlohmann::json> list_workers();
   Expected<nlohmann::json> list_instances();
   Expected<nlohmann::json> health();

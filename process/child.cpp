@@ -1,6 +1,7 @@
 #include "process/child.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -27,7 +28,7 @@ using SteadyClock = std::chrono::steady_clock;
 
 // What the child reports through the close-on-exec pipe when it cannot exec.
 struct SpawnFailure {
-  enum Stage : int { chdir_failed = 1, exec_failed = 2 };
+  enum Stage : int { chdir_failed = 1, exec_failed = 2, cgroup_failed = 3, credentials_failed = 4 };
   int stage = 0;
   int error = 0;
 };
@@ -106,10 +107,14 @@ struct ChildPlan {
   int descriptor_limit = 0;
   pid_t parent = 0;
   uint64_t address_space_limit = 0;  // 0: none
+  bool new_session = false;
+  int cgroup_procs_fd = -1;
+  const Credentials* run_as = nullptr;
 };
 
 [[noreturn]] void run_child(const ChildPlan& plan) {
-  ::setpgid(0, 0);
+  if (plan.new_session) ::setsid();
+  else ::setpgid(0, 0);
 #ifdef __linux__
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (::getppid() != plan.parent) ::_exit(127);  // the parent died before prctl took effect
@@ -128,7 +133,15 @@ struct ChildPlan {
     rlimit as{static_cast<rlim_t>(plan.address_space_limit), static_cast<rlim_t>(plan.address_space_limit)};
     (void)::setrlimit(RLIMIT_AS, &as);  // best effort: a lower hard limit already set stays
   }
-  if (plan.cwd != nullptr && ::chdir(plan.cwd) != 0) {
+  // The cgroup first (joining one may need this process's own rights), then the identity, then
+  // the folder (which must be the new identity's to enter).
+  if (plan.cgroup_procs_fd >= 0 && ::write(plan.cgroup_procs_fd, "0", 1) != 1) {
+    failure = {SpawnFailure::cgroup_failed, errno};
+  } else if (plan.run_as != nullptr &&
+             (::setgroups(plan.run_as->groups.size(), plan.run_as->groups.data()) != 0 ||
+              ::setgid(plan.run_as->gid) != 0 || ::setuid(plan.run_as->uid) != 0)) {
+    failure = {SpawnFailure::credentials_failed, errno};
+  } else if (plan.cwd != nullptr && ::chdir(plan.cwd) != 0) {
     failure = {SpawnFailure::chdir_failed, errno};
   } else {
     close_other_descriptors(plan.report_fd, plan.descriptor_limit);
@@ -212,6 +225,9 @@ Expected<std::unique_ptr<Child>> Child::spawn(const std::vector<std::string>& ar
   plan.descriptor_limit = descriptor_limit();
   plan.parent = ::getpid();
   plan.address_space_limit = options.address_space_limit_bytes;
+  plan.new_session = options.new_session;
+  plan.cgroup_procs_fd = options.cgroup_procs_fd;
+  plan.run_as = options.run_as ? &*options.run_as : nullptr;
 
   SpawnDescriptors fds;
   fds.null_in = above_stdio(::open("/dev/null", O_RDONLY | O_CLOEXEC));
@@ -235,7 +251,9 @@ Expected<std::unique_ptr<Child>> Child::spawn(const std::vector<std::string>& ar
   const pid_t pid = ::fork();
   if (pid < 0) return os_error("fork");
   if (pid == 0) run_child(plan);
-  ::setpgid(pid, pid);  // also in the parent, so that signal_group() right after spawn reaches it
+  // Also in the parent, so that signal_group() right after spawn reaches it (a session leader
+  // is one already, and a group leader could no longer call setsid()).
+  if (!options.new_session) ::setpgid(pid, pid);
   for (int* fd : {&fds.null_in, &fds.out_write, &fds.err_write, &fds.report_write}) close_fd(*fd);
 
   // The report pipe ends (EOF) at the exec; a record on it means the child could not get there.
@@ -251,6 +269,12 @@ Expected<std::unique_ptr<Child>> Child::spawn(const std::vector<std::string>& ar
     const ErrorCode code = failure.error == ENOENT || failure.error == EACCES || failure.error == ENOTDIR
                                ? ErrorCode::not_found
                                : ErrorCode::io;
+    if (failure.stage == SpawnFailure::cgroup_failed)
+      return make_error(ErrorCode::io, "cannot run " + argv[0] + ": cannot join its cgroup: " + std::strerror(failure.error));
+    if (failure.stage == SpawnFailure::credentials_failed)
+      return make_error(ErrorCode::permission_denied,
+                        "cannot run " + argv[0] + " as uid " + std::to_string(options.run_as->uid) + ": " +
+                            std::strerror(failure.error));
     if (failure.stage == SpawnFailure::chdir_failed)
       return make_error(code, "cannot run " + argv[0] + " in " + options.cwd + ": " + std::strerror(failure.error));
     return make_error(code, "cannot run " + argv[0] + ": " + std::strerror(failure.error));

@@ -19,7 +19,13 @@
 //     `env`'s NAME=value entries set or replaced and its bare NAME entries removed (a bare
 //     program name is looked up in this process's PATH);
 //   - RLIMIT_AS (soft and hard) of `address_space_limit_bytes` when not 0, so a program that
-//     allocates beyond it gets an allocation failure instead of taking the machine's memory.
+//     allocates beyond it gets an allocation failure instead of taking the machine's memory;
+//   - with `new_session`, a session of its own instead of only a process group (a sweep by
+//     session then finds what it started that left the group but not the session);
+//   - with `cgroup_procs_fd`, membership of that cgroup v2 (it writes itself into the open
+//     cgroup.procs before anything else it does), so everything it starts is in it too;
+//   - with `run_as`, that user's uid, gid and supplementary groups (set after the cgroup, before
+//     exec; needs root or CAP_SETUID/CAP_SETGID, else spawn() fails with permission_denied).
 // fork() is followed at once by exec with only async-signal-safe calls between (everything the
 // child needs is prepared before the fork), so spawning from a multi-threaded program is safe.
 // A program that cannot be run (missing, not executable, a cwd that does not exist) is an error
@@ -73,6 +79,13 @@ struct Output {
   static Output append_to(std::string file) { return {Kind::append_to_file, std::move(file)}; }
 };
 
+// A Unix identity for the child (process/user_credentials.h looks one up by user name).
+struct Credentials {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups{};  // supplementary groups
+};
+
 // Members default-initialised with {} so that designated initialisers may name only some.
 struct SpawnOptions {
   std::string cwd{};               // empty: this process's working directory
@@ -80,6 +93,9 @@ struct SpawnOptions {
   uint64_t address_space_limit_bytes = 0;  // RLIMIT_AS of the child; 0: unchanged
   Output stdout_to = Output::pipe();
   Output stderr_to = Output::pipe();
+  bool new_session = false;                // setsid() instead of setpgid(0, 0)
+  int cgroup_procs_fd = -1;                // an open cgroup.procs (cgroup v2) the child joins; -1: none
+  std::optional<Credentials> run_as{};     // the child's uid/gid/groups; nullopt: this process's
 };
 
 // The argv that runs `command` through the shell: {"/bin/sh", "-c", command}.

@@ -159,6 +159,7 @@ Expected<std::vector<SlurmJob>> parse_squeue_json(std::string_view input) {
     }
     s.name = text(j, "name");
     s.comment = text(j, "comment");
+    s.user_id = number(j, "user_id").value_or(-1);
     s.partition = text(j, "partition");
     s.reason = text(j, "state_reason");
     s.nodes = text(j, "nodes");

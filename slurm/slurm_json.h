@@ -31,6 +31,7 @@ struct SlurmJob {
   int64_t id = 0;
   std::string name;
   std::string comment;              // jobctld puts its tag here ("jobctl:<tag>")
+  int64_t user_id = -1;             // who submitted it (-1: squeue did not say)
   std::string partition;
   std::string state;                // base state: PENDING, RUNNING, COMPLETING, COMPLETED,
                                     // CANCELLED, TIMEOUT, PREEMPTED, FAILED, NODE_FAIL, ...
@@ -82,6 +83,13 @@ GpuRequest parse_gpu_gres(std::string_view gres);
 // `squeue --json` (any filters; the caller selects). Errors: malformed_json, invalid_argument
 // naming "squeue.jobs[3].job_id".
 Expected<std::vector<SlurmJob>> parse_squeue_json(std::string_view text);
+
+// Whether `job` is one of the Slurm jobs a jobctld running as `uid` submitted: it carries that
+// jobctld's `comment` ("jobctl:<tag>") and `uid` submitted it. Any user may put the comment on a
+// job of their own; squeue lists every user's jobs.
+inline bool submitted_by(const SlurmJob& job, const std::string& comment, int64_t uid) {
+  return job.comment == comment && job.user_id == uid;
+}
 // `sinfo --json`. Errors as above ("sinfo.nodes[0].name").
 Expected<std::vector<SlurmNode>> parse_sinfo_json(std::string_view text);
 // `sbatch --parsable`: "1234" or "1234;cluster". Errors: invalid_argument.

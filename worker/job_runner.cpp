@@ -3,11 +3,13 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
@@ -17,6 +19,7 @@
 #include "process/child.h"
 #include "process/line_splitter.h"
 #include "worker/checkpoint_uploader.h"
+#include "worker/job_containment.h"
 #include "worker/oom_kill.h"
 #include "worker/job_protocol.h"
 
@@ -46,6 +49,28 @@ const char* exit_code_meaning(int code) {
 bool is_transport_error(const Error& e) {
   return e.code == ErrorCode::unavailable || e.code == ErrorCode::timeout || e.code == ErrorCode::io ||
          e.code == ErrorCode::internal;
+}
+
+// Gives `root` and everything under it (links themselves, never followed) to `who`.
+Status give_tree(const fs::path& root, const process::Credentials& who) {
+  auto give = [&](const fs::path& p) -> Status {
+    if (::lchown(p.c_str(), who.uid, who.gid) != 0)
+      return make_error(ErrorCode::io, "cannot give " + p.string() + " to uid " + std::to_string(who.uid) + ": " +
+                                           std::strerror(errno));
+    return {};
+  };
+  if (auto st = give(root); !st) return st;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec))
+    if (auto st = give(it->path()); !st) return st;
+  if (ec) return make_error(ErrorCode::io, "cannot list " + root.string() + ": " + ec.message());
+  return {};
+}
+
+// Whether `path` itself (not a link's target) is a regular file of `uid`.
+bool owned_regular_file(const fs::path& path, uid_t uid) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid;
 }
 
 int ms_until(Clock::time_point t) {
@@ -264,7 +289,9 @@ RunOutcome JobRunner::run(const Lease& lease) {
     int64_t resume_step = -1;
     if (!candidates.empty()) {
       fs::create_directories(out_dir, ec);
-      resume_path = next_resume(lease, transfer, candidates, out_dir.string(), resume_step);
+      // A program running as another user owns out/ and could plant a link where the worker
+      // writes: the worker then downloads into the job's folder, which stays its own.
+      resume_path = next_resume(lease, transfer, candidates, (options_.run_as ? dir : out_dir).string(), resume_step);
     }
     std::string refused;
     const RunOutcome outcome = attempt(lease, dir, resume_path, refused);
@@ -304,13 +331,30 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) return fail_job("cannot create " + out_dir.string() + ": " + ec.message());
-  // The program in its own process group: the SIGTERM and the SIGKILL below reach whatever it
-  // started too.
+  if (options_.run_as) {
+    // The folders the program writes become its user's; the job's folder (its spec, the
+    // uploads' links) stays the worker's.
+    for (const fs::path& d : {out_dir, program->cwd})
+      if (d != dir)
+        if (auto st = give_tree(d, *options_.run_as); !st) return fail_job(st.error().message);
+  }
+  // Everything the program starts ends with it: its own cgroup where the machine has one, else
+  // its session (and its user's processes, with --run-as), worker/job_containment.h. The SIGTERM
+  // and the SIGKILL below go to its process group.
+  auto containment = JobContainment::start(
+      options_.cgroup_parent,
+      "jobctl-" + std::to_string(::getpid()) + "-job-" + std::to_string(lease.job_id) + "-" + std::to_string(lease.epoch),
+      program->memory_limit_bytes, options_.run_as, log_);
   const std::optional<int64_t> oom_kills_before = oom_kill_count();
   bool worker_killed_it = false;  // a SIGKILL from the worker itself (kill_grace_ms passed)
-  auto spawned = process::Child::spawn(
-      program->argv, {.cwd = program->cwd.string(), .env = env, .address_space_limit_bytes = program->memory_limit_bytes});
+  auto spawned = process::Child::spawn(program->argv, {.cwd = program->cwd.string(),
+                                                       .env = env,
+                                                       .address_space_limit_bytes = program->memory_limit_bytes,
+                                                       .new_session = containment->procs_fd() < 0,
+                                                       .cgroup_procs_fd = containment->procs_fd(),
+                                                       .run_as = options_.run_as});
   if (!spawned) return fail_job("cannot start " + program->label + ": " + spawned.error().message);
+  containment->set_session((*spawned)->pid());
   process::Child& child = **spawned;
   log_ << "jobctl-worker: job " << lease.job_id << " (" << lease.name << ", lease epoch "
        << lease.epoch << ") started " << program->label << " as pid " << child.pid() << " in "
@@ -355,6 +399,13 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
     std::error_code link_ec;
     fs::remove(copy, link_ec);
     fs::create_hard_link(path, copy, link_ec);
+    if (options_.run_as && !owned_regular_file(link_ec ? path : fs::path(copy), options_.run_as->uid)) {
+      // The worker reads with more rights than the program: only a file of the program's own.
+      log_ << "jobctl-worker: job " << lease.job_id << ": checkpoint " << path.string()
+           << " is not a file of the job's user; not uploaded\n";
+      fs::remove(copy, link_ec);
+      return;
+    }
     uploader.enqueue(step, link_ec ? path.string() : copy, ck.value("reason", std::string("program")), !link_ec);
   };
   // The job's log goes to jobctld with the heartbeats (jobctl logs -f); what piles up while the
@@ -411,6 +462,7 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
   auto on_stderr_line = [&](const std::string& line) { append_log(line); };
 
   char buf[65536];
+  bool program_ended = false;
   while (child.stdout_fd() >= 0 || child.stderr_fd() >= 0) {
     int timeout = ms_until(next_heartbeat);
     if (heartbeat_now) timeout = 0;
@@ -435,6 +487,12 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
           child.close_stderr();
         }
       }
+    }
+    if (!program_ended && child.try_wait()) {
+      // The job ends with its program: what it left running (which may hold the pipes open)
+      // ends too.
+      program_ended = true;
+      containment->end_all();
     }
     if (stop == Stop::none && (stop_.requested() || (n > 0 && fds[2].revents != 0))) {
       log_ << "jobctl-worker: stopping; interrupting job " << lease.job_id << "\n";
@@ -488,6 +546,7 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
     child.signal_group(SIGKILL);
     status = child.wait();
   }
+  containment->end_all();
   // The last of the log, before the outcome is reported (the lease still holds).
   if (!pending_log.empty() && stop != Stop::lost) {
     json body = lease_ref;

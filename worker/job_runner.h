@@ -32,6 +32,7 @@
 
 #include "base/retry.h"
 #include "client/api_client.h"
+#include "process/child.h"
 #include "worker/checkpoint_transfer.h"
 #include "worker/stop_source.h"
 
@@ -50,6 +51,8 @@ struct RunnerOptions {
   int threads = 0;                 // jobctl-train --threads (0: its default, all cores)
   std::vector<int> gpu_indices;    // the job sees only these GPUs (CUDA_VISIBLE_DEVICES); empty: all
   TransferOptions transfer;        // checkpoint uploads and downloads (server filled by the agent)
+  std::optional<process::Credentials> run_as;  // job programs run as this user (--run-as); nullopt: the worker's
+  std::string cgroup_parent;       // each run's cgroup v2 goes under this folder; empty: none (worker/job_containment.h)
 };
 
 // The program a lease runs and how: jobctl-train for a built-in model's spec, the spec's command

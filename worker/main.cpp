@@ -1,8 +1,10 @@
 // jobctl-worker: registers this machine with jobctld and runs leased jobs: jobctl-train for the
 // built-in models, the user's own program for a command job (with --allow-commands).
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
 #include <filesystem>
 #include <memory>
 #include <iostream>
@@ -10,10 +12,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "process/user_credentials.h"
 #include "worker/agent.h"
 #include "worker/capabilities.h"
+#include "worker/job_containment.h"
 #include "worker/notice_poller.h"
 #include "worker/stop_source.h"
+#include "worker/token_source.h"
 
 namespace {
 
@@ -39,6 +44,11 @@ std::string host_name() {
 
 int main(int argc, char** argv) {
   using namespace jobctl::worker;
+  // First of all: no process of this user (a job program among them) may read this one's memory
+  // or environment through /proc or ptrace; its /proc files become root's (docs/security.md).
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  // The token from the environment leaves it at once, its bytes overwritten.
+  std::optional<std::string> env_token = take_environment_variable("JOBCTL_TOKEN");
   CLI::App app{"jobctl-worker: runs jobctld's jobs on this machine"};
   AgentOptions opts;
   opts.name = host_name();
@@ -58,8 +68,17 @@ int main(int argc, char** argv) {
   app.add_option("--max-jobs", opts.max_jobs, "exit after this many jobs (default: no limit)");
   app.add_flag("--keep-work-dirs", opts.runner.keep_work_dirs, "keep the folders of succeeded jobs");
   app.add_flag("--allow-commands", opts.runner.allow_commands,
-               "run command jobs: the users' own programs, with this worker's user's rights (docs/security.md); "
-               "without it the worker never leases one");
+               "run command jobs: the users' own programs, with this worker's user's rights unless --run-as "
+               "(docs/security.md); without it the worker never leases one");
+  std::string run_as;
+  app.add_option("--run-as", run_as,
+                 "run job programs as this Unix user (name or uid), not as the worker's: the way to run a "
+                 "shared worker (needs root; docs/security.md)");
+  std::string job_cgroup = "auto";
+  app.add_option("--job-cgroup", job_cgroup,
+                 "cgroup v2 folder under which each job gets a cgroup of its own (ended as a whole when the "
+                 "job ends; memory.max from memory_mb); auto (default): this worker's own cgroup; off: none "
+                 "(the job's session and, with --run-as, its user's processes are ended instead)");
   int slots = 0;
   app.add_option("--slots", slots, "jobs run at once (default: one per GPU; 1 on a CPU worker)")
       ->check(CLI::Range(1, 256));
@@ -90,8 +109,13 @@ int main(int argc, char** argv) {
   int upload_attempts = 5;
   app.add_option("--upload-attempts", upload_attempts, "tries per checkpoint upload (pauses from 0.25 s doubling, with jitter)")
       ->check(CLI::Range(1, 100));
-  app.add_option("--token", opts.token, "API token with role worker (when jobctld has auth on)")
-      ->envname("JOBCTL_TOKEN");
+  std::string token_file;
+  app.add_option("--token-file", token_file,
+                 "file holding the API token (role worker) when jobctld has auth on; only its owner may read "
+                 "it (mode 0600). Default: $JOBCTL_TOKEN, which the worker wipes from its environment");
+  std::string token_flag;
+  auto* token_option =
+      app.add_option("--token", token_flag, "refused: a token on the command line is visible to every user (ps)");
   std::string fake_gpus;
   app.add_option("--fake-gpus", fake_gpus,
                  "run PROGRAM with nvidia-smi's arguments instead of nvidia-smi and register the GPUs it "
@@ -104,8 +128,50 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   opts.runner.device = device;
   opts.runner.transfer.retry.max_attempts = upload_attempts;
-  if (const char* token = std::getenv("JOBCTL_TOKEN")) opts.runner.transfer.bearer_token = token;
-  if (!opts.token.empty()) opts.runner.transfer.bearer_token = opts.token;
+  if (token_option->count() > 0) {
+    std::cerr << "jobctl-worker: --token is refused: the command line of a process is visible to every user "
+                 "(ps, /proc/<pid>/cmdline); use --token-file FILE (mode 0600) or JOBCTL_TOKEN\n";
+    return 2;
+  }
+  if (!token_file.empty()) {
+    auto token = read_token_file(token_file);
+    if (!token) {
+      std::cerr << "jobctl-worker: " << token.error().message << "\n";
+      return 2;
+    }
+    opts.token = std::move(*token);
+  } else if (env_token) {
+    opts.token = std::move(*env_token);
+  }
+  opts.runner.transfer.bearer_token = opts.token;
+  if (!run_as.empty()) {
+    auto who = jobctl::process::credentials_of(run_as);
+    if (!who) {
+      std::cerr << "jobctl-worker: --run-as: " << who.error().message << "\n";
+      return 2;
+    }
+    if (who->uid == 0) {
+      std::cerr << "jobctl-worker: --run-as " << run_as << " is root; name an unprivileged user\n";
+      return 2;
+    }
+    if (::geteuid() != 0) {
+      std::cerr << "jobctl-worker: --run-as needs the worker to run as root (it changes the user of each job program)\n";
+      return 2;
+    }
+    opts.runner.run_as = std::move(*who);
+  }
+  if (job_cgroup == "auto") {
+    // This worker's own cgroup, where it may make folders; otherwise none (the fallback).
+    if (auto own = own_cgroup_dir(); own && ::access(own->c_str(), W_OK) == 0) opts.runner.cgroup_parent = *own;
+    else std::cerr << "jobctl-worker: no writable cgroup v2 of its own; a job's processes are ended by session"
+                   << (opts.runner.run_as ? " and user" : "") << "\n";
+  } else if (job_cgroup != "off") {
+    if (::access(job_cgroup.c_str(), W_OK) != 0 || ::access((job_cgroup + "/cgroup.procs").c_str(), F_OK) != 0) {
+      std::cerr << "jobctl-worker: --job-cgroup " << job_cgroup << " is not a writable cgroup v2 folder\n";
+      return 2;
+    }
+    opts.runner.cgroup_parent = job_cgroup;
+  }
 
   StopSource stop;
   stop.install_signal_handlers();

@@ -186,12 +186,34 @@ void register_worker(jobs::JobService& svc, const net::HttpRequest& req, const n
 
 void list_workers(jobs::JobService& svc, const net::HttpRequest& req, const net::Responder& respond) {
   answer(respond, 200, [&]() -> Expected<json> {
-    // A user sees every worker, but only their own jobs on them.
-    auto ws = svc.list_workers(req.role == "user" ? std::optional<std::string>(req.user) : std::nullopt);
+    // Keyset pages like GET /v1/jobs: `limit` (default 100), `after` the previous page's `next`.
+    int64_t limit = 100, after = 0;
+    for (const auto& [key, value] : req.query) {
+      if (key == "limit") {
+        auto v = net::parse_int_param(value, "limit", 1, svc.options().max_list_limit);
+        if (!v) return v.error();
+        limit = *v;
+      } else if (key == "after") {
+        auto v = net::parse_int_param(value, "after", 0, net::kMaxId);
+        if (!v) return v.error();
+        after = *v;
+      } else {
+        return net::unknown_query_parameter(key);
+      }
+    }
+    // A user sees every worker, but only their own jobs on them. One more than the page: is
+    // there a next one?
+    auto ws = svc.list_workers(req.role == "user" ? std::optional<std::string>(req.user) : std::nullopt, after,
+                               limit + 1);
     if (!ws) return ws.error();
+    json next = nullptr;
+    if (static_cast<int64_t>(ws->size()) > limit) {
+      ws->pop_back();
+      next = std::to_string(ws->back().row.id);
+    }
     json out = json::array();
     for (const auto& w : *ws) out.push_back(worker_json(w));
-    return json{{"workers", std::move(out)}};
+    return json{{"workers", std::move(out)}, {"next", std::move(next)}};
   });
 }
 

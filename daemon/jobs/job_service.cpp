@@ -244,8 +244,9 @@ Expected<WorkerRegistered> JobService::register_worker(const WorkerRegistration&
                           options_.max_lease_wait_s};
 }
 
-Expected<std::vector<WorkerInfo>> JobService::list_workers(const std::optional<std::string>& owner) {
-  auto rows = store_.list_workers();
+Expected<std::vector<WorkerInfo>> JobService::list_workers(const std::optional<std::string>& owner,
+                                                           int64_t after_id, int64_t limit) {
+  auto rows = store_.list_workers(after_id, limit);
   if (!rows) return rows.error();
   auto leases = store_.active_leases(owner);
   if (!leases) return leases.error();

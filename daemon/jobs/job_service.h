@@ -82,8 +82,10 @@ class JobService {
 
   // ---- workers
   Expected<WorkerRegistered> register_worker(const WorkerRegistration& request);
-  // Every worker, with the jobs it holds now (only `owner`'s jobs when given: a user's view).
-  Expected<std::vector<WorkerInfo>> list_workers(const std::optional<std::string>& owner = std::nullopt);
+  // The workers with id > after_id (at most `limit`; negative: all), in id order, with the jobs
+  // each holds now (only `owner`'s jobs when given: a user's view).
+  Expected<std::vector<WorkerInfo>> list_workers(const std::optional<std::string>& owner = std::nullopt,
+                                                 int64_t after_id = 0, int64_t limit = -1);
   // Offers the worker a fitting job now, or waits up to wait_ms for one (0: do not wait).
   // `free_gpus`: the indices (into its registered GPUs) of the GPUs it has free now; only jobs
   // that fit those are offered, and the lease names the ones the job takes (LeaseGrant::gpus).

@@ -1,5 +1,7 @@
 #include "daemon/slurm/slurm_launcher.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -139,9 +141,12 @@ Expected<SlurmLaunchPass> SlurmLauncher::run_pass() {
   p.now = clock_.now_ms();
   auto listed = commands_.jobs();
   if (!listed) return listed.error();
+  // Only this daemon's own: another Slurm user's job with the same comment is not adopted,
+  // watched or cancelled.
   const std::string comment = "jobctl:" + settings_.tag;
+  const int64_t own_uid = static_cast<int64_t>(::geteuid());
   for (auto& j : *listed)
-    if (j.comment == comment) p.ours[j.id] = std::move(j);
+    if (sl::submitted_by(j, comment, own_uid)) p.ours[j.id] = std::move(j);
 
   auto workers = store_.list_workers();
   if (!workers) return workers.error();

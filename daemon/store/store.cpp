@@ -590,13 +590,15 @@ Expected<std::vector<JobRow>> Store::list_jobs(const JobQuery& q) {
   return out;
 }
 
-Expected<std::vector<WorkerRow>> Store::list_workers() {
+Expected<std::vector<WorkerRow>> Store::list_workers(int64_t after_id, int64_t limit) {
   auto r = reader();
   if (!r) return r.error();
   auto p = (**r).prepare(
-      "SELECT id, name, capabilities, registered_ms, last_seen_ms, state FROM workers ORDER BY id");
+      "SELECT id, name, capabilities, registered_ms, last_seen_ms, state FROM workers WHERE id > ?1 ORDER BY id "
+      "LIMIT ?2");
   if (!p) return p.error();
   StatementUse s(*p);
+  s->bind(1, after_id).bind(2, limit);  // SQLite: a negative LIMIT is none
   std::vector<WorkerRow> out;
   for (;;) {
     auto row = s->step();

@@ -240,7 +240,8 @@ class Store {
   // when that decision found nothing to run it (nullopt: never decided, or not unplaceable).
   // What placement needs at start to know the queue without reading a spec.
   Expected<std::vector<std::pair<int64_t, std::optional<std::string>>>> queued_unplaceable_keys();
-  Expected<std::vector<WorkerRow>> list_workers();
+  // The workers with id > after_id in id order, at most `limit` of them (negative: all).
+  Expected<std::vector<WorkerRow>> list_workers(int64_t after_id = 0, int64_t limit = -1);
   Expected<std::optional<WorkerRow>> get_worker(int64_t id);
   // Every job in placed or running with a worker: the lease and what placement chose, no spec.
   Expected<std::vector<LeaseSummary>> lease_summaries();

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "client/http_client.h"
 #include "tests/daemon/in_process_daemon.h"
 #include "tests/support/temp_dir.h"
 
@@ -173,6 +174,42 @@ TEST_F(Cli, WorkersAndPagination) {
   json all = json::parse(run({"ls", "--limit", "2", "--all", "-o", "json"}).out);
   EXPECT_EQ(all["jobs"].size(), 5u);
   EXPECT_TRUE(all["next"].is_null());
+}
+
+}  // namespace
+}  // namespace jobctl::cli
+
+namespace jobctl::cli {
+namespace {
+
+// GET /v1/workers comes in keyset pages; `jobctl workers` follows them.
+TEST_F(Cli, WorkersArePaginatedAndTheCliFollowsThePages) {
+  for (int i = 0; i < 130; ++i) {
+    daemon::jobs::WorkerRegistration reg;
+    reg.name = "w" + std::to_string(i);
+    ASSERT_TRUE(daemon_.svc().register_worker(reg));
+  }
+  client::HttpClient http(daemon_.url(), {});
+  auto first = http.request("GET", "/v1/workers");
+  ASSERT_TRUE(first && first->status == 200);
+  const json page = json::parse(first->body);
+  EXPECT_EQ(page["workers"].size(), 100u);  // the default page
+  EXPECT_EQ(page["next"], "100");
+  auto small = http.request("GET", "/v1/workers?limit=2&after=128");
+  ASSERT_TRUE(small && small->status == 200);
+  const json last = json::parse(small->body);
+  ASSERT_EQ(last["workers"].size(), 2u);
+  EXPECT_EQ(last["workers"][0]["name"], "w128");
+  EXPECT_TRUE(last["next"].is_null());
+  for (const std::string bad : {"limit=0", "limit=x", "after=-1", "page=2"}) {
+    auto r = http.request("GET", "/v1/workers?" + bad);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << bad << ": " << r->body;
+  }
+  const json all = json::parse(run({"workers", "-o", "json"}).out)["workers"];
+  ASSERT_EQ(all.size(), 130u);
+  EXPECT_EQ(all[129]["name"], "w129");
+  EXPECT_NE(run({"workers"}).out.find("w129"), std::string::npos);
 }
 
 }  // namespace

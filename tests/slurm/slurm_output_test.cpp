@@ -54,6 +54,32 @@ TEST(SqueueJson, RunningJobWithGresAndLimits) {
   EXPECT_EQ(outcome_of(j).phase, Phase::running);
 }
 
+// jobctld's own Slurm jobs: its comment and its user. squeue lists every user's jobs, and any
+// user can put the comment on theirs.
+TEST(SqueueJson, OnlyJobsOfJobctldsOwnUserWithItsCommentAreItsOwn) {
+  const auto jobs = squeue("squeue-running.json");
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].user_id, 0);  // captured as root
+  EXPECT_TRUE(submitted_by(jobs[0], "jobctl:tag1", 0));
+  EXPECT_FALSE(submitted_by(jobs[0], "jobctl:tag2", 0));
+  EXPECT_FALSE(submitted_by(jobs[0], "jobctl:tag1", 1000));
+  // Another user's job with the same comment (the same output, submitted by uid 1000).
+  std::string text = data("squeue-running.json");
+  const size_t at = text.find("\"user_id\": 0");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, std::string("\"user_id\": 0").size(), "\"user_id\": 1000");
+  auto other = parse_squeue_json(text);
+  ASSERT_TRUE(other) << other.error().message;
+  ASSERT_EQ(other->size(), 1u);
+  EXPECT_EQ((*other)[0].comment, "jobctl:tag1");
+  EXPECT_FALSE(submitted_by((*other)[0], "jobctl:tag1", 0));
+  EXPECT_TRUE(submitted_by((*other)[0], "jobctl:tag1", 1000));
+  // Output that names no user is nobody's.
+  auto unnamed = parse_squeue_json(R"({"jobs": [{"job_id": 5, "job_state": "RUNNING", "comment": "jobctl:tag1"}]})");
+  ASSERT_TRUE(unnamed);
+  EXPECT_FALSE(submitted_by((*unnamed)[0], "jobctl:tag1", 0));
+}
+
 TEST(SqueueJson, RequeuedJobIsOverForJobctl) {
   const auto jobs = squeue("squeue-requeued.json");
   ASSERT_EQ(jobs.size(), 1u);

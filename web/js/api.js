@@ -72,18 +72,28 @@ export async function optional(path) {
   }
 }
 
-// Every job, following the keyset pages (docs/api.md), oldest first.
-export async function allJobs(state, maxPages = 20) {
-  const jobs = [];
+// Every item of a keyset-paged list (`key` of each page, `next` chaining them; docs/api.md),
+// oldest first, at most maxPages pages of `limit`.
+async function allPages(path, key, params = {}, limit = '1000', maxPages = 20) {
+  const items = [];
   let after = null;
   for (let page = 0; page < maxPages; page++) {
-    const q = new URLSearchParams({ limit: '1000' });
-    if (state) q.set('state', state);
+    const q = new URLSearchParams({ limit, ...params });
     if (after) q.set('after', after);
-    const r = await api('GET', `/v1/jobs?${q}`);
-    jobs.push(...r.jobs);
+    const r = await api('GET', `${path}?${q}`);
+    items.push(...(r[key] || []));
     if (!r.next) break;
     after = r.next;
   }
-  return jobs;
+  return items;
+}
+
+// Every job, following the keyset pages, oldest first.
+export function allJobs(state, maxPages = 20) {
+  return allPages('/v1/jobs', 'jobs', state ? { state } : {}, '1000', maxPages);
+}
+
+// Every registered worker, following the keyset pages, in id order.
+export function allWorkers(maxPages = 20) {
+  return allPages('/v1/workers', 'workers', {}, '1000', maxPages);
 }

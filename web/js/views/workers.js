@@ -1,8 +1,8 @@
-// Workers: every registered worker (GET /v1/workers), local or cloud (a worker whose registration
+// Workers: every registered worker (GET /v1/workers, every page), local or cloud (a worker whose registration
 // carries an `instance` runs on a cloud instance, spot or on demand), its GPUs, current jobs and
 // last heartbeat; and the cloud instances (GET /v1/instances) where this daemon provisions any.
 // Polled every 2 s.
-import { api, optional } from '../api.js';
+import { allWorkers, optional } from '../api.js';
 import { ago, clear, h, objectTable, usd } from '../format.js';
 import { poll, syncRows } from './poll.js';
 
@@ -21,8 +21,7 @@ export function mountWorkers(main) {
     h('section', { 'aria-labelledby': 'inst-h' }, h('h3', { id: 'inst-h' }, 'Cloud instances'), instances));
 
   const refresh = async () => {
-    const [ws, inst] = await Promise.all([api('GET', '/v1/workers'), optional('/v1/instances')]);
-    const workers = ws.workers || [];
+    const [workers, inst] = await Promise.all([allWorkers(), optional('/v1/instances')]);
     const now = Date.now();
     count.textContent = `${workers.length} workers · ${workers.filter((w) => w.instance).length} on cloud instances`;
     syncRows(tbody, workers.map((w) => ({
