@@ -1,7 +1,9 @@
 #include "client/http_client.h"
 
 #include <curl/curl.h>
+#include <strings.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -60,7 +62,12 @@ Expected<HttpResult> HttpClient::request(std::string_view method, std::string_vi
   raw_headers = curl_slist_append(raw_headers, "Accept: application/json");
   // No "Expect: 100-continue" round trip: jobctld answers a too-large body with 413 anyway.
   raw_headers = curl_slist_append(raw_headers, "Expect:");
-  if (!json_body.empty() || method == "POST" || method == "PUT")
+  // Every POST and PUT names its type (jobctld refuses one that does not: docs/security.md):
+  // JSON unless the caller gives another (a bundle's application/octet-stream).
+  const bool own_type = std::any_of(extra_headers.begin(), extra_headers.end(), [](const std::string& h) {
+    return h.size() >= 13 && strncasecmp(h.c_str(), "Content-Type:", 13) == 0;
+  });
+  if (!own_type && (!json_body.empty() || method == "POST" || method == "PUT"))
     raw_headers = curl_slist_append(raw_headers, "Content-Type: application/json");
   std::string auth;
   if (!options_.bearer_token.empty()) {

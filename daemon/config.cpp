@@ -46,7 +46,8 @@ Status apply_config_json(std::string_view text, DaemonConfig& c) {
   if (auto it = j.find("http"); it != j.end()) {
     const json& h = *it;
     if (auto st = only(h, {"io_threads", "handler_threads", "max_body_bytes", "max_header_bytes",
-                           "read_timeout_s", "idle_timeout_s", "max_connections", "max_connections_per_client",
+                           "header_timeout_s", "read_timeout_s", "idle_timeout_s", "max_connections",
+                           "max_connections_per_client", "reserved_connections", "allowed_hosts",
                            "shutdown_grace_s"}, "http"); !st)
       return st;
     Status st;
@@ -54,10 +55,21 @@ Status apply_config_json(std::string_view text, DaemonConfig& c) {
     if (st = read_int(h, "handler_threads", "http", c.handler_threads); !st) return st;
     if (st = read_int(h, "max_body_bytes", "http", c.max_body_bytes); !st) return st;
     if (st = read_int(h, "max_header_bytes", "http", c.max_header_bytes); !st) return st;
+    if (st = read_int(h, "header_timeout_s", "http", c.header_timeout_s); !st) return st;
     if (st = read_int(h, "read_timeout_s", "http", c.read_timeout_s); !st) return st;
     if (st = read_int(h, "idle_timeout_s", "http", c.idle_timeout_s); !st) return st;
     if (st = read_int(h, "max_connections", "http", c.max_connections); !st) return st;
     if (st = read_int(h, "max_connections_per_client", "http", c.max_connections_per_client); !st) return st;
+    if (st = read_int(h, "reserved_connections", "http", c.reserved_connections); !st) return st;
+    if (auto a = h.find("allowed_hosts"); a != h.end()) {
+      if (!a->is_array()) return bad("http.allowed_hosts", "must be an array of host names");
+      c.allowed_hosts.clear();
+      for (const json& name : *a) {
+        if (!name.is_string() || name.get<std::string>().empty())
+          return bad("http.allowed_hosts", "must be an array of host names (\"name\" or \"name:port\")");
+        c.allowed_hosts.push_back(name.get<std::string>());
+      }
+    }
     if (st = read_int(h, "shutdown_grace_s", "http", c.shutdown_grace_s); !st) return st;
   }
   if (auto it = j.find("workers"); it != j.end()) {
@@ -124,10 +136,12 @@ Status validate(const DaemonConfig& c) {
                     range("http.handler_threads", c.handler_threads, 1, 1024),
                     range("http.max_body_bytes", c.max_body_bytes, 1024, int64_t{1} << 30),
                     range("http.max_header_bytes", c.max_header_bytes, 1024, 1 << 20),
+                    range("http.header_timeout_s", c.header_timeout_s, 1, 3600),
                     range("http.read_timeout_s", c.read_timeout_s, 1, 3600),
                     range("http.idle_timeout_s", c.idle_timeout_s, 1, 3600),
                     range("http.max_connections", c.max_connections, 1, 1000000),
                     range("http.max_connections_per_client", c.max_connections_per_client, 1, 1000000),
+                    range("http.reserved_connections", c.reserved_connections, -1, c.max_connections - 1),
                     range("http.shutdown_grace_s", c.shutdown_grace_s, 0, 3600),
                     range("workers.heartbeat_interval_s", c.heartbeat_interval_s, 1, 3600),
                     range("workers.lease_timeout_s", c.lease_timeout_s, 2, 86400),

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/expected.h"
 #include "daemon/auth/auth_options.h"
@@ -26,10 +27,13 @@ struct DaemonConfig {
   int handler_threads = 8;
   int64_t max_body_bytes = 1 << 20;
   int64_t max_header_bytes = 8 << 10;
+  int header_timeout_s = 5;             // a new connection's first request headers
   int read_timeout_s = 30;
   int idle_timeout_s = 15;              // a kept-alive connection waiting for its next request
   int max_connections = 10000;          // open at once (503 and closed past it)
-  int max_connections_per_client = 256; // open at once from one client address
+  int max_connections_per_client = 256; // open at once from one client network (/24, /64)
+  int reserved_connections = -1;        // of max_connections, kept for workers and tokens; -1: a tenth
+  std::vector<std::string> allowed_hosts;  // Host names clients may use besides the listen address
   int shutdown_grace_s = 10;
   // workers
   int heartbeat_interval_s = 2;

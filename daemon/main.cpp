@@ -19,6 +19,7 @@
 #include "daemon/data_dir.h"
 #include "net/listen_address.h"
 #include "daemon/http/api_routes.h"
+#include "daemon/http/auth_gate.h"
 #include "daemon/http/auth_setup.h"
 #include "daemon/http/bundle_routes.h"
 #include "daemon/http/checkpoint_routes.h"
@@ -61,6 +62,7 @@ int main(int argc, char** argv) {
   std::optional<int> io_threads, handler_threads, read_timeout_s, shutdown_grace_s,
       heartbeat_interval_s, lease_timeout_s;
   std::optional<int64_t> max_body_bytes;
+  std::vector<std::string> allowed_hosts;
   app.add_option("--listen", listen, "HOST:PORT to listen on (port 0: any free port)");
   app.add_option("--data-dir", data_dir, "folder for the SQLite database (created if absent)");
   app.add_option("--config", config_file, "JSON configuration file (flags override it)");
@@ -68,6 +70,8 @@ int main(int argc, char** argv) {
   app.add_option("--handler-threads", handler_threads, "threads running request handlers");
   app.add_option("--max-body-bytes", max_body_bytes, "largest request body accepted");
   app.add_option("--read-timeout-s", read_timeout_s, "seconds a read may take before the connection closes");
+  app.add_option("--allowed-host", allowed_hosts,
+                 "a Host name clients may use besides the listen address (repeatable; http.allowed_hosts)");
   app.add_option("--shutdown-grace-s", shutdown_grace_s, "seconds in-flight requests get at shutdown");
   app.add_option("--heartbeat-interval-s", heartbeat_interval_s, "heartbeat period told to workers");
   app.add_option("--lease-timeout-s", lease_timeout_s, "seconds without heartbeat before a lease expires");
@@ -95,6 +99,7 @@ int main(int argc, char** argv) {
   if (handler_threads) cfg.handler_threads = *handler_threads;
   if (max_body_bytes) cfg.max_body_bytes = *max_body_bytes;
   if (read_timeout_s) cfg.read_timeout_s = *read_timeout_s;
+  cfg.allowed_hosts.insert(cfg.allowed_hosts.end(), allowed_hosts.begin(), allowed_hosts.end());
   if (shutdown_grace_s) cfg.shutdown_grace_s = *shutdown_grace_s;
   if (heartbeat_interval_s) cfg.heartbeat_interval_s = *heartbeat_interval_s;
   if (lease_timeout_s) cfg.lease_timeout_s = *lease_timeout_s;
@@ -288,10 +293,21 @@ int main(int argc, char** argv) {
   ho.handler_threads = cfg.handler_threads;
   ho.max_body_bytes = static_cast<size_t>(cfg.max_body_bytes);
   ho.max_header_bytes = static_cast<size_t>(cfg.max_header_bytes);
+  ho.header_timeout_ms = cfg.header_timeout_s * 1000;
   ho.read_timeout_ms = cfg.read_timeout_s * 1000;
   ho.idle_timeout_ms = cfg.idle_timeout_s * 1000;
   ho.max_connections = cfg.max_connections;
   ho.max_connections_per_client = cfg.max_connections_per_client;
+  ho.reserved_connections = cfg.reserved_connections >= 0 ? cfg.reserved_connections : cfg.max_connections / 10;
+  ho.may_use_reserve = http::may_use_reserved_connection;
+  ho.allowed_hosts = cfg.allowed_hosts;
+  // The URLs workers are told to call back are ones jobctld answers to (their host and port).
+  for (const std::string& url : {cfg.cloud.server_url, cfg.slurm.server_url}) {
+    const size_t scheme = url.find("://");
+    if (scheme == std::string::npos) continue;
+    const std::string authority = url.substr(scheme + 3, url.find('/', scheme + 3) - (scheme + 3));
+    if (!authority.empty()) ho.allowed_hosts.push_back(authority);
+  }
   ho.shutdown_grace_ms = cfg.shutdown_grace_s * 1000;
   ho.max_upload_bytes = static_cast<size_t>(cfg.checkpoint_max_bytes);
   ho.is_upload = [](std::string_view method, std::string_view target) {

@@ -24,6 +24,64 @@ HttpResponse json_response(int status, const json& body) {
   return r;
 }
 
+namespace {
+
+// nlohmann's own DOM builder behind a depth check: the first object or array past the limit
+// stops the parse (a SAX handler that answers false ends it).
+class DepthLimitedDom {
+ public:
+  explicit DepthLimitedDom(json& result) : dom_(result, /*allow_exceptions=*/false) {}
+
+  bool too_deep() const { return too_deep_; }
+
+  bool null() { return dom_.null(); }
+  bool boolean(bool v) { return dom_.boolean(v); }
+  bool number_integer(json::number_integer_t v) { return dom_.number_integer(v); }
+  bool number_unsigned(json::number_unsigned_t v) { return dom_.number_unsigned(v); }
+  bool number_float(json::number_float_t v, const json::string_t& s) { return dom_.number_float(v, s); }
+  bool string(json::string_t& v) { return dom_.string(v); }
+  bool binary(json::binary_t& v) { return dom_.binary(v); }
+  bool key(json::string_t& v) { return dom_.key(v); }
+  bool start_object(std::size_t n) { return enter() && dom_.start_object(n); }
+  bool end_object() {
+    --depth_;
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t n) { return enter() && dom_.start_array(n); }
+  bool end_array() {
+    --depth_;
+    return dom_.end_array();
+  }
+  bool parse_error(std::size_t position, const std::string& token, const nlohmann::detail::exception& e) {
+    return dom_.parse_error(position, token, e);
+  }
+
+ private:
+  bool enter() {
+    if (++depth_ <= kMaxJsonDepth) return true;
+    too_deep_ = true;
+    return false;
+  }
+
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  size_t depth_ = 0;
+  bool too_deep_ = false;
+};
+
+}  // namespace
+
+Expected<json> parse_json_body(std::string_view text) {
+  json result;
+  DepthLimitedDom dom(result);
+  const bool ok = json::sax_parse(text, &dom);
+  if (dom.too_deep())
+    return make_error(ErrorCode::invalid_argument,
+                      "the body nests objects and arrays deeper than " + std::to_string(kMaxJsonDepth) + " levels",
+                      "body");
+  if (!ok) return make_error(ErrorCode::malformed_json, "the body is not valid JSON", "body");
+  return result;
+}
+
 Expected<json> json_object_body(const HttpRequest& request, bool required) {
   if (request.body.empty()) {
     if (required) return make_error(ErrorCode::invalid_argument, "a JSON body is required", "body");
@@ -34,10 +92,10 @@ Expected<json> json_object_body(const HttpRequest& request, bool required) {
                       "the body must be sent with Content-Type: application/json (got '" +
                           request.content_type + "')",
                       "Content-Type");
-  json j = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return make_error(ErrorCode::malformed_json, "the body is not valid JSON", "body");
-  if (!j.is_object()) return make_error(ErrorCode::invalid_argument, "the body must be a JSON object", "body");
-  return j;
+  auto parsed = parse_json_body(request.body);
+  if (!parsed) return parsed.error();
+  if (!parsed->is_object()) return make_error(ErrorCode::invalid_argument, "the body must be a JSON object", "body");
+  return std::move(*parsed);
 }
 
 Status only_keys(const json& obj, std::initializer_list<std::string_view> allowed,

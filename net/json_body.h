@@ -25,8 +25,21 @@ int http_status_for(const Error& e);
 HttpResponse error_response(const Error& e);
 HttpResponse json_response(int status, const nlohmann::json& body);
 
+// How deep objects and arrays may nest in a request body. nlohmann::json parses without
+// recursion, but serialising, copying or comparing a value recurses once per level: a body
+// 100,000 levels deep (200 KB) would overflow the stack there. Bodies deeper than this are
+// refused while they are parsed, before anything else touches them. (Job specs, parsed by
+// train/spec/json.h, stop at the same depth.)
+inline constexpr size_t kMaxJsonDepth = 64;
+
+// Parses a request body's JSON text, refusing nesting deeper than kMaxJsonDepth as soon as the
+// parser reaches it (the rest of the text is not read). Errors name "body": malformed_json, or
+// invalid_argument for the depth.
+Expected<nlohmann::json> parse_json_body(std::string_view text);
+
 // The request body as a JSON object. `required`: an empty body is an error (else it reads as {}).
-// A non-empty body must be sent as application/json (415 otherwise) and be a JSON object (400).
+// A non-empty body must be sent as application/json (415 otherwise) and be a JSON object (400),
+// parsed by parse_json_body.
 Expected<nlohmann::json> json_object_body(const HttpRequest& request, bool required);
 
 // Refuses keys of `obj` other than `allowed` (the error names "<prefix><key>").

@@ -77,12 +77,15 @@ Status parse_target(std::string_view target, HttpRequest& out) {
   return {};
 }
 
-bool is_json_content_type(std::string_view ct) {
+std::string media_type_of(std::string_view ct) {
   std::string lower(ct.substr(0, ct.find(';')));
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   while (!lower.empty() && std::isspace(static_cast<unsigned char>(lower.back()))) lower.pop_back();
-  return lower == "application/json";
+  while (!lower.empty() && std::isspace(static_cast<unsigned char>(lower.front()))) lower.erase(lower.begin());
+  return lower;
 }
+
+bool is_json_content_type(std::string_view ct) { return media_type_of(ct) == "application/json"; }
 
 }  // namespace jobctl::net

@@ -53,6 +53,9 @@ struct HttpRequest {
   std::string idempotency_key; // the Idempotency-Key header (POST /v1/jobs retries)
   std::string if_none_match;   // the If-None-Match header (static files: 304)
   std::string worker_secret;   // the X-Worker-Secret header (the worker protocol: docs/security.md)
+  std::string host;            // the Host header (browser_guard.h)
+  std::string origin;          // the Origin header, sent by browsers (browser_guard.h)
+  std::string sec_fetch_site;  // the Sec-Fetch-Site header, sent by browsers (browser_guard.h)
   std::string remote_address;  // the client's IP address ("" in tests without sockets)
   std::string body;            // empty when the body went to body_file
   std::shared_ptr<BodyFile> body_file;  // uploads: the body, on disk
@@ -79,6 +82,8 @@ using Responder = std::function<void(HttpResponse)>;
 // query. Errors (bad percent escapes, a target that is not origin-form) have code invalid_argument.
 Status parse_target(std::string_view target, HttpRequest& out);
 
+// A Content-Type header's media type, lower case, without parameters ("application/json").
+std::string media_type_of(std::string_view content_type);
 // True when a Content-Type header names JSON ("application/json", parameters allowed).
 bool is_json_content_type(std::string_view content_type);
 

@@ -32,6 +32,7 @@
 
 #include "base/log_line.h"
 #include "base/mutex.h"
+#include "net/browser_guard.h"
 #include "net/json_body.h"
 
 namespace jobctl::net {
@@ -42,6 +43,28 @@ namespace bhttp = boost::beast::http;
 using tcp = boost::asio::ip::tcp;
 
 class SessionBase;
+
+// What a new connection was given: a slot of its own, one of the reserved slots (its requests
+// are served only when may_use_reserve holds), or none (refused).
+enum class Slot { none, ordinary, reserved };
+
+namespace {
+
+// The network a client address counts under for max_connections_per_client: its /24 (IPv4, an
+// IPv4-mapped IPv6 address included) or its /64 (IPv6).
+std::string client_network(const asio::ip::address& address) {
+  if (address.is_v6() && address.to_v6().is_v4_mapped())
+    return client_network(asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()));
+  if (address.is_v4()) {
+    auto b = address.to_v4().to_bytes();
+    return std::to_string(b[0]) + "." + std::to_string(b[1]) + "." + std::to_string(b[2]) + ".0/24";
+  }
+  auto b = address.to_v6().to_bytes();
+  std::fill(b.begin() + 8, b.end(), 0);
+  return asio::ip::address_v6(b).to_string() + "/64";
+}
+
+}  // namespace
 
 struct HttpServer::Impl {
   Impl(ServerOptions o, const Router& r)
@@ -71,8 +94,10 @@ struct HttpServer::Impl {
   // Declared before the io_contexts: sessions destroyed with them still give back their counts.
   Mutex sessions_mu;
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions JOBCTL_GUARDED_BY(sessions_mu);
-  std::unordered_map<std::string, int> connections_of JOBCTL_GUARDED_BY(sessions_mu);  // per client address
+  std::unordered_map<std::string, int> connections_of JOBCTL_GUARDED_BY(sessions_mu);  // per client network
   int connections JOBCTL_GUARDED_BY(sessions_mu) = 0;
+  int reserved_in_use JOBCTL_GUARDED_BY(sessions_mu) = 0;  // of `connections`
+  std::optional<BrowserGuard> guard;  // made by start(), once the port is known
   // Set when the server speaks TLS (ServerOptions::tls_cert_file); every connection then
   // handshakes before its first read.
 #if JOBCTL_NET_TLS
@@ -99,21 +124,28 @@ struct HttpServer::Impl {
 
   void do_accept();
   void on_accept_error(const beast::error_code& ec);
-  // Counts a new connection from `client`; false when a cap is reached (the caller refuses it).
-  bool take_connection(const std::string& client) JOBCTL_EXCLUDES(sessions_mu) {
+  // Counts a new connection from the client network `client`: the slot it gets (none when a cap
+  // is reached: the caller refuses it). Ordinary slots go first; the reserved ones once the
+  // ordinary ones are taken.
+  Slot take_connection(const std::string& client) JOBCTL_EXCLUDES(sessions_mu) {
     MutexLock lock(sessions_mu);
     int& mine = connections_of[client];
     if (connections >= options.max_connections || mine >= options.max_connections_per_client) {
       if (mine == 0) connections_of.erase(client);
-      return false;
+      return Slot::none;
     }
+    const int reserved = std::clamp(options.reserved_connections, 0, options.max_connections);
+    const bool ordinary = connections - reserved_in_use < options.max_connections - reserved;
     ++mine;
     ++connections;
-    return true;
+    if (ordinary) return Slot::ordinary;
+    ++reserved_in_use;
+    return Slot::reserved;
   }
-  void give_back_connection(const std::string& client) JOBCTL_EXCLUDES(sessions_mu) {
+  void give_back_connection(const std::string& client, Slot slot) JOBCTL_EXCLUDES(sessions_mu) {
     MutexLock lock(sessions_mu);
     --connections;
+    if (slot == Slot::reserved) --reserved_in_use;
     if (auto it = connections_of.find(client); it != connections_of.end() && --it->second <= 0)
       connections_of.erase(it);
   }
@@ -168,6 +200,9 @@ HttpRequest header_request(const bhttp::request<bhttp::empty_body>& r) {
   if (auto it = r.find("Idempotency-Key"); it != r.end()) out.idempotency_key = std::string(it->value());
   if (auto it = r.find(bhttp::field::if_none_match); it != r.end()) out.if_none_match = std::string(it->value());
   if (auto it = r.find("X-Worker-Secret"); it != r.end()) out.worker_secret = std::string(it->value());
+  if (auto it = r.find(bhttp::field::host); it != r.end()) out.host = std::string(it->value());
+  if (auto it = r.find(bhttp::field::origin); it != r.end()) out.origin = std::string(it->value());
+  if (auto it = r.find("Sec-Fetch-Site"); it != r.end()) out.sec_fetch_site = std::string(it->value());
   return out;
 }
 
@@ -246,20 +281,25 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
  public:
   static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
 
-  // `client`: the remote address this connection was counted under (take_connection).
+  // `address`: the client's; `network`: what the connection was counted under, and `slot` what
+  // it was given (take_connection).
   template <class... StreamArgs>
-  Session(HttpServer::Impl& srv, std::string client, StreamArgs&&... args)
-      : srv_(srv), client_(std::move(client)), stream_(std::forward<StreamArgs>(args)...) {}
+  Session(HttpServer::Impl& srv, std::string address, std::string network, Slot slot, StreamArgs&&... args)
+      : srv_(srv),
+        address_(std::move(address)),
+        network_(std::move(network)),
+        slot_(slot),
+        stream_(std::forward<StreamArgs>(args)...) {}
   ~Session() override {
     finish_request();
-    srv_.give_back_connection(client_);
+    srv_.give_back_connection(network_, slot_);
   }
 
   void run() {
     asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
 #if JOBCTL_NET_TLS
       if constexpr (kTls) {
-        self->lowest().expires_after(std::chrono::milliseconds(self->srv_.options.read_timeout_ms));
+        self->lowest().expires_after(std::chrono::milliseconds(self->first_request_timeout_ms()));
         self->waiting_for_request_ = true;
         self->stream_.async_handshake(asio::ssl::stream_base::server, [self](beast::error_code ec) {
           self->waiting_for_request_ = false;
@@ -298,7 +338,9 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     // Beast compares Content-Length with the body limit as soon as it reads it; the limit that
     // applies depends on the route, decided once the request is admitted (on_admitted).
     header_parser_->body_limit(boost::none);
-    const int timeout_ms = requests_ == 0 ? srv_.options.read_timeout_ms : srv_.options.idle_timeout_ms;
+    // A connection that has sent nothing yet gets the short header timeout: an idle one must
+    // not hold its slot for long.
+    const int timeout_ms = requests_ == 0 ? first_request_timeout_ms() : srv_.options.idle_timeout_ms;
     lowest().expires_after(std::chrono::milliseconds(timeout_ms));
     waiting_for_request_ = true;
     bhttp::async_read_header(stream_, buffer_, *header_parser_,
@@ -327,27 +369,42 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     has_body_ = !header_parser_->is_done();
     if (auto bad = framing_error(h)) return send_error(*bad);
     request_ = header_request(h);
-    request_.remote_address = client_;
+    request_.remote_address = address_;
     if (auto st = parse_target(request_.target, request_); !st) return send_error(st.error(), has_body_);
+    const bool upload_route = srv_.options.is_upload && srv_.options.is_upload(request_.method, request_.target);
+    if (auto refused = srv_.guard->check(request_, has_body_, upload_route)) return send_error(*refused, has_body_);
     route_ = srv_.router.match(request_.method, request_.path);
-    upload_ = has_body_ && srv_.options.is_upload && srv_.options.is_upload(request_.method, request_.target);
+    upload_ = has_body_ && upload_route;
     lowest().expires_never();  // nothing is read while the gate runs
 
     // The gate runs where the handler would (it may read the store): on the I/O thread for
     // Dispatch::io routes, else on a handler thread. A request without a body is admitted and
     // handled in one go.
-    if (route_.dispatch() == Dispatch::io) return on_admitted(srv_.router.admit(request_, route_));
+    if (route_.dispatch() == Dispatch::io) return on_admitted(admit());
     asio::post(srv_.handlers, [self = this->shared_from_this()] {
-      auto refusal = self->srv_.router.admit(self->request_, self->route_);
+      auto refusal = self->admit();
       if (!refusal && !self->has_body_) return self->run_handler();
       asio::post(self->stream_.get_executor(),
                  [self, refusal = std::move(refusal)]() mutable { self->on_admitted(std::move(refusal)); });
     });
   }
 
+  // The gate, and on a reserved slot the check that the request may use it.
+  std::optional<HttpResponse> admit() {
+    auto refusal = srv_.router.admit(request_, route_);
+    if (refusal || slot_ != Slot::reserved) return refusal;
+    if (srv_.options.may_use_reserve && srv_.options.may_use_reserve(request_)) return std::nullopt;
+    HttpResponse busy = error_response(make_error(
+        ErrorCode::unavailable, "the server is at its connection limit; the connections left are kept for "
+                                "workers and authenticated clients; retry shortly"));
+    busy.headers.emplace_back("Retry-After", "1");
+    close_after_answer_ = true;
+    return busy;
+  }
+
   void on_admitted(std::optional<HttpResponse> refusal) {
     // A refused request's body is never read: the answer goes out and the connection closes.
-    if (refusal) return send(std::move(*refusal), /*close_after=*/has_body_);
+    if (refusal) return send(std::move(*refusal), /*close_after=*/has_body_ || close_after_answer_);
     if (!has_body_) return run_handler();
     // No route takes this body (a 404, a static file): answer without reading it.
     if (!route_.matched()) {
@@ -528,9 +585,14 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   auto& lowest() { return beast::get_lowest_layer(stream_); }
+  int first_request_timeout_ms() const {
+    return std::min(srv_.options.header_timeout_ms, srv_.options.read_timeout_ms);
+  }
 
   HttpServer::Impl& srv_;
-  const std::string client_;
+  const std::string address_;
+  const std::string network_;
+  const Slot slot_;
   Stream stream_;
   beast::flat_buffer buffer_;
   // One request at a time: its headers, then its body as a string or into a file.
@@ -577,15 +639,18 @@ void HttpServer::Impl::do_accept() {
     if (shutting_down.load()) return do_accept();
     beast::error_code addr_ec;
     const auto remote = socket.remote_endpoint(addr_ec);
-    const std::string client = addr_ec ? std::string("?") : remote.address().to_string();
-    if (!take_connection(client)) {
+    const std::string address = addr_ec ? std::string("?") : remote.address().to_string();
+    const std::string network = addr_ec ? address : client_network(remote.address());
+    const Slot slot = take_connection(network);
+    if (slot == Slot::none) {
 #if JOBCTL_NET_TLS
       const bool over_tls = tls.has_value();
 #else
       const bool over_tls = false;
 #endif
       refuse_connection(socket, "too many connections (at most " + std::to_string(options.max_connections) +
-                                    ", " + std::to_string(options.max_connections_per_client) + " per client)",
+                                    ", " + std::to_string(options.max_connections_per_client) +
+                                    " per client network)",
                         over_tls);
       return do_accept();
     }
@@ -598,11 +663,12 @@ void HttpServer::Impl::do_accept() {
     };
 #if JOBCTL_NET_TLS
     if (tls) {
-      start_session(std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(*this, client, std::move(socket), *tls));
+      start_session(std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(*this, address, network, slot,
+                                                                                    std::move(socket), *tls));
       return do_accept();
     }
 #endif
-    start_session(std::make_shared<Session<beast::tcp_stream>>(*this, client, std::move(socket)));
+    start_session(std::make_shared<Session<beast::tcp_stream>>(*this, address, network, slot, std::move(socket)));
     do_accept();
   });
 }
@@ -652,6 +718,12 @@ Expected<uint16_t> HttpServer::start() {
     return make_error(ErrorCode::unavailable, "cannot listen on " + s.options.host + ":" +
                                          std::to_string(s.options.port) + ": " + ec.message(), "listen");
   const uint16_t port = s.acceptor.local_endpoint().port();
+#if JOBCTL_NET_TLS
+  const bool tls = s.tls.has_value();
+#else
+  const bool tls = false;
+#endif
+  s.guard.emplace(s.options.host, port, tls, s.options.allowed_hosts);
   s.do_accept();
   for (auto& ioc : s.iocs) s.threads.emplace_back([&ctx = *ioc] { ctx.run(); });
   s.started = true;

@@ -19,11 +19,20 @@
 // Transfer-Encoding whose last coding is not chunked, or one sent with Content-Length, is a 400
 // (either would let a proxy and this server disagree about where the request ends).
 //
-// Limits on connections: every read has a deadline (read_timeout_ms per read; a kept-alive
-// connection waits idle_timeout_ms for its next request); at most max_connections open at once
-// and max_connections_per_client per client address (past either, a new connection gets a 503
-// and is closed); when the process runs out of file descriptors, accepting pauses with a
-// growing back-off instead of spinning.
+// Every request is first checked by a BrowserGuard (browser_guard.h: Host, Origin and
+// Content-Type, so that no web page can make a browser act on this server), then routed.
+//
+// Limits on connections: every read has a deadline (a new connection sends its first request's
+// headers within header_timeout_ms; then read_timeout_ms per read; a kept-alive connection waits
+// idle_timeout_ms for its next request); at most max_connections open at once and
+// max_connections_per_client per client network — the /24 of an IPv4 address, the /64 of an
+// IPv6 one, since one client easily holds many addresses of either — (past either, a new
+// connection gets a 503 and is closed). The last reserved_connections of max_connections are
+// kept back: a connection accepted into one is read as any other, but each of its requests is
+// served only if may_use_reserve holds once the gate has run (jobctld: a valid token or worker
+// secret, or /healthz), else answered 503 and closed — so idle or anonymous connections cannot
+// take every slot from workers and authenticated clients. When the process runs out of file
+// descriptors, accepting pauses with a growing back-off instead of spinning.
 //
 // With tls_cert_file/tls_key_file every connection speaks TLS 1.2+ (Beast over OpenSSL): the
 // handshake runs under the read timeout before the first request.
@@ -42,6 +51,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/expected.h"
 #include "net/router.h"
@@ -55,11 +65,18 @@ struct ServerOptions {
   int handler_threads = 8;
   size_t max_body_bytes = 1 << 20;   // 1 MiB
   size_t max_header_bytes = 8 << 10; // 8 KiB
+  int header_timeout_ms = 5000;      // a new connection's first request headers (TLS handshake included)
   int read_timeout_ms = 30000;       // per read: a slow or idle client is disconnected
   int idle_timeout_ms = 15000;       // a kept-alive connection waiting for its next request
   int write_timeout_ms = 30000;
   int max_connections = 10000;            // open at once; a new one past it gets 503 and is closed
-  int max_connections_per_client = 1000;  // open at once from one client address
+  int max_connections_per_client = 1000;  // open at once from one client network (/24, /64)
+  int reserved_connections = 0;           // of max_connections, kept for may_use_reserve requests
+  // Whether a request on a reserved connection is served (called after the gate, which has
+  // filled in the request's user, role and worker id). Unset: none is.
+  std::function<bool(const HttpRequest&)> may_use_reserve;
+  // Names clients may send as Host besides the listen address (browser_guard.h).
+  std::vector<std::string> allowed_hosts;
   int shutdown_grace_ms = 10000;
   std::string server_name = "jobctld";
   // Requests for which is_upload(method, target) holds (checkpoint uploads) may carry up to

@@ -77,7 +77,9 @@ server=$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' "$home/logs/jobctld.out" | head -
 echo "== starting one local worker"
 # --allow-commands: this machine's own worker runs command jobs (your own programs,
 # docs/job-protocol.md) as you, for a jobctld that listens on this machine only; a worker shared
-# with others leaves it off (docs/security.md, "Command jobs").
+# with others leaves it off (docs/security.md, "Command jobs"). With auth off, web pages cannot
+# submit jobs through your browser: jobctld refuses foreign Host and Origin headers and "simple"
+# cross-site requests (docs/security.md, "Browsers"; tests/security/browser_attack_test.cpp).
 "$worker" --server "$server" --name "local-$(hostname)" --allow-commands \
   --trainer "$trainer" --device "${JOBCTL_DEVICE:-auto}" --work-dir "$home/worker" \
   >"$home/logs/worker.log" 2>&1 &

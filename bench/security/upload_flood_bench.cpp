@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
       const int fd = connect_to(port);
       if (fd < 0) return;
       const std::string head = "PUT /v1/jobs/1/checkpoints/1?worker_id=1&epoch=1&crc32c=00000000 HTTP/1.1\r\n"
-                               "Host: jobctld\r\nContent-Type: application/octet-stream\r\nContent-Length: " +
+                               "Host: 127.0.0.1:" + std::to_string(port) + "\r\nContent-Type: application/octet-stream\r\nContent-Length: " +
                                std::to_string(declared) + "\r\n\r\n";
       std::vector<char> chunk(1 << 20, 'A');
       uint64_t mine = 0;

@@ -41,8 +41,8 @@ void submit_job(jobs::JobService& svc, const net::HttpRequest& req, const net::R
   // A command job runs the submitter's own program on the workers: with auth on, only an admin's
   // token or one granted the "commands" permission may submit one (docs/security.md).
   if (!req.role.empty() && req.role != "admin" && req.permissions.find(auth::kCommandsPermission) == std::string::npos) {
-    const auto spec = json::parse(req.body, nullptr, false);
-    if (spec.is_object() && spec.contains("command"))
+    const auto spec = net::parse_json_body(req.body);
+    if (spec && spec->is_object() && spec->contains("command"))
       return respond(net::error_response(make_error(
           ErrorCode::permission_denied,
           "this token may not submit command jobs (an admin grants the \"commands\" permission to a token)",

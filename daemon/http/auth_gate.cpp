@@ -172,6 +172,11 @@ net::Gate make_request_gate(GateServices services, auth::SecurityOptions options
   };
 }
 
+bool may_use_reserved_connection(const net::HttpRequest& request) {
+  if (!request.role.empty() || request.worker_id != 0) return true;
+  return request.method == "GET" && request.path == "/healthz";
+}
+
 Status check_acting_worker(const net::HttpRequest& request, int64_t claimed_worker_id) {
   if (request.worker_id != 0 && request.worker_id == claimed_worker_id) return {};
   return make_error(ErrorCode::permission_denied,

@@ -61,6 +61,12 @@ struct GateServices {
 
 net::Gate make_request_gate(GateServices services, auth::SecurityOptions options);
 
+// Whether a request may be served on one of the HTTP server's reserved connections
+// (net/server.h): one the gate identified — a valid token, a worker's secret — or GET /healthz,
+// so that workers, authenticated clients and health checks are served while idle or anonymous
+// connections hold every other slot.
+bool may_use_reserved_connection(const net::HttpRequest& request);
+
 // A worker-protocol handler's check that the worker a JSON body names is the one whose secret
 // the request carries (code permission_denied, field worker_id, otherwise).
 Status check_acting_worker(const net::HttpRequest& request, int64_t claimed_worker_id);

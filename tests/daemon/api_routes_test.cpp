@@ -316,6 +316,27 @@ TEST_F(Api, AHeartbeatsProgressIsSizeCapped) {
                  "progress");
 }
 
+// Serialising a parsed body recurses once per level: 100,000 levels overflowed the stack. The
+// parser stops at net::kMaxJsonDepth, on every JSON route.
+TEST_F(Api, BodiesNestedPastTheDepthLimitAreRefusedWhileParsed) {
+  int64_t w = 0;
+  const int64_t job = leased_job(&w);
+  const std::string js = std::to_string(job), lease = R"({"worker_id":)" + std::to_string(w) + R"(,"epoch":1)";
+  auto nested = [](size_t depth) { return std::string(depth, '[') + "1" + std::string(depth, ']'); };
+  const std::string deep = nested(100000);
+  expect_refused("POST", "/v1/jobs/" + js + "/heartbeat", lease + R"(,"progress":{"a":)" + deep + "}}", 400, "body");
+  expect_refused("POST", "/v1/jobs/" + js + "/complete", lease + R"(,"result":{"a":)" + deep + "}}", 400, "body");
+  expect_refused("POST", "/v1/jobs/" + js + "/fail", lease + R"(,"error":)" + deep + "}", 400, "body");
+  expect_refused("POST", "/v1/jobs/" + js + "/cancel", R"({"a":)" + deep + "}", 400, "body");
+  expect_refused("POST", "/v1/workers/register", R"({"capabilities":)" + deep + "}", 400, "body");
+  expect_refused("POST", "/v1/jobs", R"({"name":"x","command":)" + deep + "}", 400, "body");
+  // The limit itself: kMaxJsonDepth levels parse (the body is the first), one more does not.
+  const std::string at_limit = lease + R"(,"progress":{"a":)" + nested(net::kMaxJsonDepth - 2) + "}}";
+  EXPECT_EQ(call("POST", "/v1/jobs/" + js + "/heartbeat", at_limit).status, 200);
+  const std::string past_limit = lease + R"(,"progress":{"a":)" + nested(net::kMaxJsonDepth - 1) + "}}";
+  expect_refused("POST", "/v1/jobs/" + js + "/heartbeat", past_limit, 400, "body");
+}
+
 TEST_F(Api, CancelAnswersTheJobAndRefusesFinishedOnes) {
   const int64_t job = f_.submit();
   net::HttpResponse r = call("POST", "/v1/jobs/" + std::to_string(job) + "/cancel");

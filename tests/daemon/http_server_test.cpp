@@ -88,7 +88,7 @@ TEST(HttpServer, HeaderLimitMalformedRequestsAndKeepAlive) {
   {
     RawConnection c(d.port());
     ASSERT_TRUE(c.connected());
-    c.send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(9000, 'a') + "\r\n\r\n");
+    c.send("GET /healthz HTTP/1.1\r\nHost: " + c.host() + "\r\nX-Big: " + std::string(9000, 'a') + "\r\n\r\n");
     EXPECT_EQ(status_of(c.read_response()), 431);
   }
   {
@@ -98,11 +98,11 @@ TEST(HttpServer, HeaderLimitMalformedRequestsAndKeepAlive) {
   }
   {
     RawConnection c(d.port());
-    c.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    c.send("GET /healthz HTTP/1.1\r\nHost: " + c.host() + "\r\n\r\n");
     EXPECT_EQ(status_of(c.read_response()), 200);
-    c.send("GET /v1/jobs HTTP/1.1\r\nHost: x\r\n\r\n");  // same connection: keep-alive
+    c.send("GET /v1/jobs HTTP/1.1\r\nHost: " + c.host() + "\r\n\r\n");  // same connection: keep-alive
     EXPECT_EQ(status_of(c.read_response()), 200);
-    c.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    c.send("GET /healthz HTTP/1.1\r\nHost: " + c.host() + "\r\nConnection: close\r\n\r\n");
     EXPECT_EQ(status_of(c.read_response()), 200);
     EXPECT_TRUE(c.closed_by_peer());
   }
@@ -114,7 +114,7 @@ TEST(HttpServer, AnIdleConnectionIsClosedAfterTheReadTimeout) {
   Daemon d(so);
   RawConnection c(d.port());
   ASSERT_TRUE(c.connected());
-  c.send("GET /healthz HTTP/1.1\r\nHost: x\r\n");  // never finishes its headers
+  c.send("GET /healthz HTTP/1.1\r\nHost: " + c.host() + "\r\n");  // never finishes its headers
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_TRUE(c.closed_by_peer());
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));

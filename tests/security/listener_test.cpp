@@ -50,10 +50,10 @@ TEST(Listener, ConnectionsAreCappedPerClientSoOthersAreStillServed) {
   for (size_t i = 256; i < hog.size(); ++i)
     EXPECT_EQ(status_of(hog[i]->read_response(3s)), 503) << "connection " << i << " past the per-client cap";
   for (size_t i = 0; i < 3; ++i) EXPECT_FALSE(hog[i]->closed_by_peer(100ms)) << "connection " << i;
-  // Another client address is served meanwhile.
-  RawConnection other(d.port(), "127.0.0.2");
+  // Another client network is served meanwhile.
+  RawConnection other(d.port(), "127.0.1.2");  // another /24: another client network
   ASSERT_TRUE(other.connected());
-  ASSERT_TRUE(other.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  ASSERT_TRUE(other.send("GET /healthz HTTP/1.1\r\nHost: " + other.host() + "\r\n\r\n"));
   EXPECT_EQ(status_of(other.read_response(5s)), 200);
 }
 
@@ -62,7 +62,7 @@ TEST(Listener, AKeptAliveConnectionThatStaysIdleIsClosed) {
   Jobctld d(dir.file("data"), config_flag(dir, {{"http", {{"idle_timeout_s", 1}, {"read_timeout_s", 30}}}}));
   ASSERT_TRUE(d.ok());
   RawConnection c(d.port());
-  ASSERT_TRUE(c.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  ASSERT_TRUE(c.send("GET /healthz HTTP/1.1\r\nHost: " + c.host() + "\r\n\r\n"));
   EXPECT_EQ(status_of(c.read_response(5s)), 200);
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_TRUE(c.closed_by_peer(10s));
@@ -75,9 +75,9 @@ TEST(RequestFraming, ATransferEncodingThatDoesNotEndInChunkedIsRefusedNotSmuggle
   ASSERT_TRUE(d.ok());
   for (const std::string te : {"chunked, identity", "identity", "gzip, chunked, chunked"}) {
     RawConnection c(d.port());
-    ASSERT_TRUE(c.send("POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    ASSERT_TRUE(c.send("POST /v1/jobs HTTP/1.1\r\nHost: " + c.host() + "\r\nContent-Type: application/json\r\n"
                        "Transfer-Encoding: " + te + "\r\n\r\n"
-                       "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+                       "GET /healthz HTTP/1.1\r\nHost: " + c.host() + "\r\n\r\n"));
     const std::string all = c.read_until_closed(5s);
     EXPECT_EQ(status_of(all), 400) << te << ": " << all;
     EXPECT_NE(all.find("Transfer-Encoding"), std::string::npos) << all;
@@ -85,7 +85,7 @@ TEST(RequestFraming, ATransferEncodingThatDoesNotEndInChunkedIsRefusedNotSmuggle
   }
   // Content-Length and Transfer-Encoding together: refused too.
   RawConnection c(d.port());
-  ASSERT_TRUE(c.send("POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\n"
+  ASSERT_TRUE(c.send("POST /v1/jobs HTTP/1.1\r\nHost: " + c.host() + "\r\nContent-Type: application/json\r\nContent-Length: 5\r\n"
                      "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"));
   EXPECT_EQ(status_of(c.read_until_closed(5s)), 400);
 }

@@ -13,10 +13,10 @@
 namespace jobctl::security {
 namespace {
 
-std::string upload_head(int64_t job, int64_t step, const std::string& query, uint64_t length,
+std::string upload_head(const std::string& host, int64_t job, int64_t step, const std::string& query, uint64_t length,
                         const std::string& extra_headers = "") {
   return "PUT /v1/jobs/" + std::to_string(job) + "/checkpoints/" + std::to_string(step) + "?" + query +
-         " HTTP/1.1\r\nHost: jobctld\r\nContent-Type: application/octet-stream\r\nContent-Length: " +
+         " HTTP/1.1\r\nHost: " + host + "\r\nContent-Type: application/octet-stream\r\nContent-Length: " +
          std::to_string(length) + "\r\n" + extra_headers + "\r\n";
 }
 
@@ -30,7 +30,7 @@ TEST(UploadBeforeAuth, AnUnauthenticatedUploadIsRefusedOnItsHeadersAndCostsNoMem
   constexpr uint64_t kDeclared = uint64_t{1} << 30;
   {
     RawConnection c(d.port());
-    ASSERT_TRUE(c.send(upload_head(1, 1, "worker_id=1&epoch=1&crc32c=00000000", kDeclared)));
+    ASSERT_TRUE(c.send(upload_head(c.host(), 1, 1, "worker_id=1&epoch=1&crc32c=00000000", kDeclared)));
     const std::string answer = c.read_response(5s);
     EXPECT_EQ(status_of(answer), 401) << answer.substr(0, 300);
     EXPECT_NE(answer.find("WWW-Authenticate"), std::string::npos);
@@ -43,7 +43,7 @@ TEST(UploadBeforeAuth, AnUnauthenticatedUploadIsRefusedOnItsHeadersAndCostsNoMem
   for (int i = 0; i < 3; ++i)
     clients.emplace_back([&] {
       RawConnection c(d.port());
-      if (!c.send(upload_head(1, 1, "worker_id=1&epoch=1&crc32c=00000000", kDeclared))) return;
+      if (!c.send(upload_head(c.host(), 1, 1, "worker_id=1&epoch=1&crc32c=00000000", kDeclared))) return;
       const std::string chunk(1 << 20, 'A');
       for (int mib = 0; mib < 300; ++mib) {
         if (!c.send(chunk)) break;
@@ -68,7 +68,7 @@ TEST(UploadBeforeAuth, AWorkerTokenWithoutItsWorkersSecretIsRefusedOnItsHeaders)
   Jobctld d(data, {"--auth"});
   ASSERT_TRUE(d.ok());
   RawConnection c(d.port());
-  ASSERT_TRUE(c.send(upload_head(1, 1, "worker_id=1&epoch=1&crc32c=00000000", uint64_t{1} << 30,
+  ASSERT_TRUE(c.send(upload_head(c.host(), 1, 1, "worker_id=1&epoch=1&crc32c=00000000", uint64_t{1} << 30,
                                  "Authorization: Bearer " + fleet + "\r\n")));
   const std::string answer = c.read_response(5s);
   EXPECT_EQ(status_of(answer), 403) << answer.substr(0, 300);
@@ -128,11 +128,11 @@ TEST(UploadStreaming, AtMostTheConfiguredNumberOfUploadsAreReceivedAtOnce) {
   const std::string secret = "X-Worker-Secret: " + w.secret + "\r\n";
   // The first upload holds the only slot while its body is still coming.
   RawConnection first(d.port());
-  ASSERT_TRUE(first.send(upload_head(job, 8, query, 1 << 20, secret)));
+  ASSERT_TRUE(first.send(upload_head(first.host(), job, 8, query, 1 << 20, secret)));
   ASSERT_TRUE(first.send(std::string(1000, 'x')));
   std::this_thread::sleep_for(300ms);
   RawConnection second(d.port());
-  ASSERT_TRUE(second.send(upload_head(job, 16, query, 1 << 20, secret)));
+  ASSERT_TRUE(second.send(upload_head(second.host(), job, 16, query, 1 << 20, secret)));
   const std::string busy = second.read_response(5s);
   EXPECT_EQ(status_of(busy), 503) << busy;
   EXPECT_NE(busy.find("Retry-After"), std::string::npos) << busy;
@@ -140,7 +140,7 @@ TEST(UploadStreaming, AtMostTheConfiguredNumberOfUploadsAreReceivedAtOnce) {
   first.close();
   std::this_thread::sleep_for(300ms);
   RawConnection third(d.port());
-  ASSERT_TRUE(third.send(upload_head(job, 16, query, 10, secret) + "0123456789"));
+  ASSERT_TRUE(third.send(upload_head(third.host(), job, 16, query, 10, secret) + "0123456789"));
   const std::string answer = third.read_response(5s);
   EXPECT_EQ(status_of(answer), 400) << answer;  // admitted and read: its checksum is wrong
   EXPECT_NE(answer.find("crc32c"), std::string::npos) << answer;

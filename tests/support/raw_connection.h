@@ -20,7 +20,7 @@ namespace jobctl::testing {
 class RawConnection {
  public:
   // Connects to 127.0.0.1:port; `from`: the local address to connect from ("": any).
-  explicit RawConnection(int port, const std::string& from = "") {
+  explicit RawConnection(int port, const std::string& from = "") : port_(port) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd_ < 0) return;
     if (!from.empty()) {
@@ -40,6 +40,8 @@ class RawConnection {
   RawConnection& operator=(const RawConnection&) = delete;
 
   bool connected() const { return fd_ >= 0; }
+  // The server's address as a Host header names it ("127.0.0.1:PORT").
+  std::string host() const { return "127.0.0.1:" + std::to_string(port_); }
   void close() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
@@ -104,6 +106,7 @@ class RawConnection {
     return true;
   }
 
+  int port_ = 0;
   int fd_ = -1;
   bool closed_ = false;
   std::string buf_;

@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/browser_tools.h"
 #include "tests/support/ci.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
@@ -39,33 +40,7 @@ std::string env(const char* name) {
   return v == nullptr ? std::string() : std::string(v);
 }
 
-// Chromium, Node and playwright-core, as scripts/setup.sh --browser installs them.
-struct BrowserTools {
-  fs::path source = env("JOBCTL_SOURCE_DIR");
-  std::string chromium = env("JOBCTL_CHROMIUM").empty() ? "/usr/bin/chromium" : env("JOBCTL_CHROMIUM");
-  std::string node = env("JOBCTL_NODE");
-  fs::path modules = source / "web" / "node_modules";
-
-  // Why they cannot run here, or "".
-  std::string missing() const {
-    if (::access(chromium.c_str(), X_OK) != 0) return "Chromium not found at " + chromium + ": run scripts/setup.sh --browser";
-    if (node.empty() || ::access(node.c_str(), X_OK) != 0)
-      return "Node.js not found (JOBCTL_NODE='" + node + "'): run scripts/setup.sh --browser and reconfigure";
-    if (!fs::exists(modules / "playwright-core" / "package.json"))
-      return modules.string() + " lacks playwright-core: run scripts/setup.sh --browser (npm ci in web/)";
-    return "";
-  }
-
-  // Runs dashboard_browser.mjs with `args` (at most 8 minutes); its output goes to the test log.
-  jobctl::process::RunResult run_script(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv = {node, (source / "tests" / "web" / "dashboard_browser.mjs").string(),
-                                     "--chromium", chromium, "--modules", modules.string()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto script = jobctl::testing::run_to_end(argv, std::chrono::minutes(8));
-    std::cout << script.out;
-    return script;
-  }
-};
+using jobctl::testing::BrowserTools;
 
 fs::path artifacts_dir(const jobctl::testing::TempDir& tmp) {
   return env("JOBCTL_WEB_ARTIFACTS").empty() ? fs::path(tmp.file("artifacts")) : fs::path(env("JOBCTL_WEB_ARTIFACTS"));
@@ -114,7 +89,7 @@ TEST(DashboardBrowser, SubmitWatchDetailChartsAndScreenshots) {
   const std::string auth_url = auth_started["url"];
 
   const auto script =
-      tools.run_script({"--url", url, "--artifacts", artifacts_dir(tmp).string(), "--auth-url", auth_url, "--token", token});
+      tools.run_script("tests/web/dashboard_browser.mjs", {"--url", url, "--artifacts", artifacts_dir(tmp).string(), "--auth-url", auth_url, "--token", token});
   EXPECT_TRUE(script.success()) << script.describe() << "\n" << script.err << "\n--- worker:\n" << worker.output()
                             << "\n--- daemon:\n" << daemon.output();
 
@@ -161,7 +136,7 @@ TEST(DashboardBrowser, FirstRunOfStartScript) {
   ASSERT_TRUE(std::regex_search(out, url, std::regex("(http://127\\.0\\.0\\.1:[0-9]+)/ +the dashboard"))) << out;
 
   const auto script =
-      tools.run_script({"--url", url[1].str(), "--artifacts", artifacts_dir(tmp).string(), "--first-run-job", job[1].str()});
+      tools.run_script("tests/web/dashboard_browser.mjs", {"--url", url[1].str(), "--artifacts", artifacts_dir(tmp).string(), "--first-run-job", job[1].str()});
   EXPECT_TRUE(script.success()) << script.describe() << "\n" << script.err << "\n--- start.sh:\n" << out;
 }
 

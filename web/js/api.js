@@ -34,10 +34,9 @@ export async function api(method, path, body) {
   const token = getToken();
   if (token) headers.Authorization = `Bearer ${token}`;
   const init = { method, headers, cache: 'no-store' };
-  if (body !== undefined) {
-    headers['Content-Type'] = 'application/json';
-    init.body = typeof body === 'string' ? body : JSON.stringify(body);
-  }
+  // jobctld refuses a POST without a JSON type, bodiless or not (docs/security.md, "Browsers").
+  if (body !== undefined || method !== 'GET') headers['Content-Type'] = 'application/json';
+  if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
   let res;
   try {
     res = await fetch(path, init);
@@ -58,6 +57,37 @@ export async function api(method, path, body) {
                        err.message || `${method} ${path} answered ${res.status}`, err.field);
   }
   return data;
+}
+
+// Downloads `path` (a checkpoint) as the file `filename`: fetched with the token, like every
+// other call (a plain link would carry none), then saved from a blob: URL.
+export async function download(path, filename) {
+  const headers = {};
+  const token = getToken();
+  if (token) headers.Authorization = `Bearer ${token}`;
+  let res;
+  try {
+    res = await fetch(path, { headers, cache: 'no-store' });
+  } catch (e) {
+    throw new ApiError(0, 'network', `cannot reach the daemon: ${e.message}`, null);
+  }
+  statusListeners.forEach((fn) => fn(res.status));
+  if (!res.ok) {
+    let err = {};
+    try { err = (await res.json()).error || {}; } catch { /* not JSON */ }
+    throw new ApiError(res.status, err.code || `http_${res.status}`, err.message || `GET ${path} answered ${res.status}`, err.field);
+  }
+  const url = URL.createObjectURL(await res.blob());
+  try {
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = filename;
+    document.body.append(a);
+    a.click();
+    a.remove();
+  } finally {
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+  }
 }
 
 // GET that answers null for a 404 "no such endpoint" (a feature this daemon does not have yet)

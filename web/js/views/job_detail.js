@@ -1,7 +1,7 @@
 // Job detail: summary, loss and accuracy curves (GET /v1/jobs/{id}/progress), the event timeline,
 // the placement decision with its candidate table, checkpoints, cost, and the program's output
 // as it runs (GET /v1/jobs/{id}/log, followed from the last offset read). Polled every 2 s.
-import { api, optional, ApiError } from '../api.js';
+import { api, download, optional, ApiError } from '../api.js';
 import { TERMINAL, clear, duration, h, jobCost, num, objectTable, pct, placementText, stateBadge, time, usd, cell } from '../format.js';
 import { chartFigure, lineChart } from '../charts.js';
 import { poll } from './poll.js';
@@ -209,11 +209,17 @@ function renderCheckpoints(el, ck) {
     return out;
   });
   const table = objectTable(shaped, { caption: `${rows.length} checkpoints, newest first`, preferred: ['step', 'bytes', 'crc32c', 'created', 'lease_epoch', 'worker_id'] });
-  // The download link of each (the API's own url; with auth on, the browser sends no token on a
-  // plain link, so the CLI is the way to fetch then).
+  // The download button of each (the API's own url, fetched with the token: api.js download).
   const trs = table.querySelectorAll('tbody tr');
   rows.forEach((r, i) => {
-    if (typeof r.url === 'string' && r.url.startsWith('/v1/')) trs[i].append(h('td', {}, h('a', { href: r.url, download: true }, 'download')));
+    if (typeof r.url !== 'string' || !r.url.startsWith('/v1/')) return;
+    const name = `${r.url.replace(/^\/v1\/jobs\/(\d+)\/checkpoints\/(\d+).*$/, 'job-$1-step-$2')}.ckpt`;
+    const failed = h('span', { class: 'error', role: 'status' });
+    const save = async () => {
+      failed.textContent = '';
+      try { await download(r.url, name); } catch (e) { failed.textContent = e.message; }
+    };
+    trs[i].append(h('td', {}, h('button', { type: 'button', onclick: save }, 'download'), failed));
   });
   if (rows.some((r) => typeof r.url === 'string')) table.querySelector('thead tr').append(h('th', { scope: 'col' }, ''));
   clear(el, table);
