@@ -57,6 +57,10 @@ struct DaemonConfig {
   // checkpoints (docs/recovery.md): the blob store under <data_dir>/checkpoints
   int64_t checkpoint_max_bytes = int64_t{1} << 30;  // largest checkpoint upload accepted
   int checkpoint_max_concurrent_uploads = 4;        // uploads received at once (503 past it)
+  int checkpoint_max_concurrent_downloads = 8;      // checkpoint and bundle downloads at once (503 past it)
+  // code bundles (docs/job-protocol.md): the blob store under <data_dir>/bundles
+  int64_t bundle_quota_bytes_per_user = int64_t{4} << 30;  // stored bundles' bytes per user (429 past it)
+  int64_t bundle_retention_s = 7 * 24 * 3600;  // an unreferenced bundle is deleted this long after its last use
   // web (the dashboard, docs/dashboard.md)
   std::string web_root;                 // empty: found next to the binary (static_files.h)
   std::string tls_cert_file;            // PEM certificate chain; with tls_key_file: HTTPS

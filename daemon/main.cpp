@@ -235,8 +235,15 @@ int main(int argc, char** argv) {
   else if (*removed > 0) LogLine() << "jobctld: removed " << *removed << " unreferenced checkpoint blob(s)";
 
   // Code bundles of command jobs (docs/job-protocol.md): blobs under <data_dir>/bundles.
-  store::BlobStore bundles((std::filesystem::path(cfg.data_dir) / "bundles").string());
-  if (auto st = bundles.prepare(); !st) return fail(st.error());
+  store::BlobStore bundle_blobs((std::filesystem::path(cfg.data_dir) / "bundles").string());
+  jobs::BundleOptions bundle_opts;
+  bundle_opts.quota_bytes_per_user = cfg.bundle_quota_bytes_per_user;
+  bundle_opts.retention_ms = cfg.bundle_retention_s * 1000;
+  jobs::BundleService bundles(db, bundle_blobs, clock, bundle_opts);
+  if (auto fixed = bundles.reconcile(); !fixed) return fail(fixed.error());
+  else if (*fixed > 0) LogLine() << "jobctld: matched " << *fixed << " code bundle row(s) with the files on disk";
+  // Checkpoint and bundle downloads share one cap (each is sent from its file, a piece at a time).
+  http::DownloadSlots download_slots(cfg.checkpoint_max_concurrent_downloads);
 
   // The dashboard (docs/dashboard.md): the progress history behind its curves, and its files.
   auto progress = jobs::ProgressHistory::open(std::filesystem::path(cfg.data_dir) / "progress", clock);
@@ -253,8 +260,8 @@ int main(int argc, char** argv) {
   net::Router router = http::make_api_router(svc, api_info);
   http::add_progress_routes(router, svc, **progress);
   http::add_log_routes(router, svc, job_logs);
-  http::add_checkpoint_routes(router, checkpoints);
-  http::add_bundle_routes(router, bundles);
+  http::add_checkpoint_routes(router, checkpoints, download_slots);
+  http::add_bundle_routes(router, bundles, download_slots);
   ledger::Ledger ledger(db);
   http::add_placement_routes(router, placement, ledger);
   http::add_instance_routes(router, provisioner.get());
@@ -339,9 +346,10 @@ int main(int argc, char** argv) {
     slurm_launcher->start();  // its first pass reconciles with Slurm's queue
   }
 
-  jobctl::Ticker ticker(std::chrono::milliseconds(cfg.tick_ms), [&svc, &checkpoints] {
+  jobctl::Ticker ticker(std::chrono::milliseconds(cfg.tick_ms), [&svc, &checkpoints, &bundles] {
     svc.tick();
     checkpoints.tick();
+    bundles.tick();
   });
 
   // The line scripts and tests wait for (docs/configuration.md, "Start-up line").

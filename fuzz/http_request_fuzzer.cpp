@@ -69,6 +69,7 @@ struct World {
   std::unique_ptr<jobs::JobService> svc;
   std::unique_ptr<store::BlobStore> blobs;
   std::unique_ptr<jobs::CheckpointService> checkpoints;
+  http::DownloadSlots downloads{4};
   net::Router open_router, auth_router;
   std::unique_ptr<http::Hardening> open_h, auth_h;
   int requests = 0;
@@ -120,10 +121,10 @@ struct World {
     on.limits.requests_per_s = 0;
     on.limits.max_waiting_jobs_per_user = 50;
     open_router = http::make_api_router(*svc);
-    http::add_checkpoint_routes(open_router, *checkpoints);
+    http::add_checkpoint_routes(open_router, *checkpoints, downloads);
     open_h = http::install_hardening(open_router, *svc, *db, clock, off);
     auth_router = http::make_api_router(*svc);
-    http::add_checkpoint_routes(auth_router, *checkpoints);
+    http::add_checkpoint_routes(auth_router, *checkpoints, downloads);
     auth_h = http::install_hardening(auth_router, *svc, *db, clock, on);
   }
   void close() {

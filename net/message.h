@@ -74,6 +74,12 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers (Allow, Location)
+  // When set, the body is this file's bytes instead of `body` (blob downloads): the server sends
+  // it a piece at a time, never whole in memory, each piece under the write timeout. A file that
+  // cannot be opened by then is answered 404.
+  std::string body_path;
+  // Kept alive until the answer is written or the connection is gone (a download slot).
+  std::shared_ptr<const void> held;
 };
 
 using Responder = std::function<void(HttpResponse)>;

@@ -516,6 +516,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   void send(HttpResponse r, bool close_after) {
+    if (!r.body_path.empty()) return send_file(std::move(r), close_after);
     auto res = std::make_shared<bhttp::response<bhttp::string_body>>(
         static_cast<bhttp::status>(r.status), version_);
     res->set(bhttp::field::server, srv_.options.server_name);
@@ -533,6 +534,43 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
                        [self = this->shared_from_this(), res, keep, close_after](beast::error_code ec, std::size_t) {
                          self->on_write(ec, keep, close_after);
                        });
+  }
+
+  // An answer whose body is a file: written piece by piece (file_body reads a small buffer at a
+  // time), the write timeout restarted for each piece so that a large body may take as long as
+  // it keeps moving.
+  void send_file(HttpResponse r, bool close_after) {
+    auto res = std::make_shared<bhttp::response<bhttp::file_body>>(static_cast<bhttp::status>(r.status), version_);
+    beast::error_code ec;
+    res->body().open(r.body_path.c_str(), beast::file_mode::scan, ec);
+    if (ec) {
+      HttpResponse gone = error_response(make_error(ErrorCode::not_found, "the file to send is gone"));
+      return send(std::move(gone), close_after);
+    }
+    res->set(bhttp::field::server, srv_.options.server_name);
+    if (!r.content_type.empty()) res->set(bhttp::field::content_type, r.content_type);
+    for (const auto& [k, v] : r.headers) res->set(k, v);
+    const bool keep = keep_alive_ && !close_after && !srv_.shutting_down.load();
+    res->keep_alive(keep);
+    res->prepare_payload();
+    auto serializer = std::make_shared<bhttp::response_serializer<bhttp::file_body>>(*res);
+    write_file_piece(std::move(res), std::move(serializer), std::move(r.held), keep, close_after);
+  }
+  void write_file_piece(std::shared_ptr<bhttp::response<bhttp::file_body>> res,
+                        std::shared_ptr<bhttp::response_serializer<bhttp::file_body>> serializer,
+                        std::shared_ptr<const void> held, bool keep, bool close_after) {
+    lowest().expires_after(std::chrono::milliseconds(srv_.options.write_timeout_ms));
+    auto& sr = *serializer;
+    bhttp::async_write_some(
+        stream_, sr,
+        [self = this->shared_from_this(), res = std::move(res), serializer = std::move(serializer),
+         held = std::move(held), keep, close_after](beast::error_code ec, std::size_t) mutable {
+          if (ec || serializer->is_done()) {
+            held.reset();
+            return self->on_write(ec, keep, close_after);
+          }
+          self->write_file_piece(std::move(res), std::move(serializer), std::move(held), keep, close_after);
+        });
   }
 
   void on_write(beast::error_code ec, bool keep, bool after_bad_request) {

@@ -1,9 +1,15 @@
 #include "daemon/auth/secret.h"
 
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <unistd.h>
 
 #include <array>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <vector>
 
 namespace jobctl::daemon::auth {
 
@@ -37,6 +43,31 @@ std::string sha256_hex(std::string_view text) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
   unsigned int len = 0;
   if (EVP_Digest(text.data(), text.size(), md.data(), &len, EVP_sha256(), nullptr) != 1) return {};
+  return to_hex(md.data(), len);
+}
+
+Expected<std::string> sha256_file_hex(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return make_error(ErrorCode::io, "cannot open " + path + ": " + std::strerror(errno));
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  bool ok = ctx && EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) == 1;
+  std::vector<char> buf(1 << 16);
+  int read_error = 0;
+  while (ok) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      read_error = errno;
+      break;
+    }
+    if (n == 0) break;
+    ok = EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(n)) == 1;
+  }
+  ::close(fd);
+  if (read_error != 0) return make_error(ErrorCode::io, "cannot read " + path + ": " + std::strerror(read_error));
+  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
+  unsigned int len = 0;
+  if (!ok || EVP_DigestFinal_ex(ctx.get(), md.data(), &len) != 1) return make_error(ErrorCode::internal, "SHA-256 failed");
   return to_hex(md.data(), len);
 }
 

@@ -87,7 +87,8 @@ void list(jobs::CheckpointService& svc, const net::HttpRequest& req, const net::
   respond(net::json_response(200, json{{"job_id", *id}, {"checkpoints", std::move(out)}}));
 }
 
-void download(jobs::CheckpointService& svc, const net::HttpRequest& req, const net::PathParams& p, const net::Responder& respond) {
+void download(jobs::CheckpointService& svc, DownloadSlots& slots, const net::HttpRequest& req, const net::PathParams& p,
+              const net::Responder& respond) {
   if (!req.query.empty())
     return respond(net::error_response(net::unknown_query_parameter(req.query[0].first)));
   auto id = net::parse_int_param(p.at(0), "id", 1, net::kMaxId);
@@ -98,17 +99,12 @@ void download(jobs::CheckpointService& svc, const net::HttpRequest& req, const n
     if (!s) return respond(net::error_response(s.error()));
     step = *s;
   }
-  auto got = svc.get(*id, step);
+  auto got = svc.locate(*id, step);
   if (!got) return respond(net::error_response(got.error()));
   char crc[9];
   std::snprintf(crc, sizeof crc, "%08x", got->first.crc32c);
-  net::HttpResponse res;
-  res.status = 200;
-  res.content_type = "application/octet-stream";
-  res.body = std::move(got->second);
-  res.headers.emplace_back("X-Checkpoint-Step", std::to_string(got->first.step));
-  res.headers.emplace_back("X-Checksum-CRC32C", crc);
-  respond(std::move(res));
+  respond(slots.file_answer(std::move(got->second), {{"X-Checkpoint-Step", std::to_string(got->first.step)},
+                                                      {"X-Checksum-CRC32C", crc}}));
 }
 
 // POST /v1/jobs/{id}/checkpoints/{step}/reject: the lease holder cannot resume from it.
@@ -154,13 +150,16 @@ bool is_checkpoint_upload(std::string_view method, std::string_view target) {
   return path.rfind("/v1/jobs/", 0) == 0 && path.find("/checkpoints/") != std::string_view::npos;
 }
 
-void add_checkpoint_routes(net::Router& r, jobs::CheckpointService& svc) {
+void add_checkpoint_routes(net::Router& r, jobs::CheckpointService& svc, DownloadSlots& slots) {
   auto P = [&svc](auto fn) {
     return [&svc, fn](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) { fn(svc, req, p, respond); };
   };
   r.add("PUT", "/v1/jobs/{id}/checkpoints/{step}", P(upload));
   r.add("GET", "/v1/jobs/{id}/checkpoints", P(list));
-  r.add("GET", "/v1/jobs/{id}/checkpoints/{step}", P(download));
+  r.add("GET", "/v1/jobs/{id}/checkpoints/{step}",
+        [&svc, &slots](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) {
+          download(svc, slots, req, p, respond);
+        });
   r.add("POST", "/v1/jobs/{id}/checkpoints/{step}/reject", P(reject));
 }
 

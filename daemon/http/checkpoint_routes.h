@@ -6,15 +6,18 @@
 // Who may call which is the gate's (auth_gate.h). An upload's body reaches the handler as the
 // file the server streamed it to (HttpRequest::body_file), which CheckpointService::put takes.
 //
-// Thread safety: as Router; the CheckpointService must outlive the router.
+// Downloads are sent from the blob's file under the shared download cap (blob_download.h).
+//
+// Thread safety: as Router; the CheckpointService and the DownloadSlots must outlive the router.
 #pragma once
 
 #include "net/router.h"
+#include "daemon/http/blob_download.h"
 #include "daemon/jobs/checkpoint_service.h"
 
 namespace jobctl::daemon::http {
 
-void add_checkpoint_routes(net::Router& router, jobs::CheckpointService& checkpoints);
+void add_checkpoint_routes(net::Router& router, jobs::CheckpointService& checkpoints, DownloadSlots& slots);
 
 // True for the one request that may carry a large body: a checkpoint upload. The server allows
 // it checkpoints.max_bytes instead of http.max_body_bytes and streams it to a file.

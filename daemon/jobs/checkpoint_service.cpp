@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
@@ -156,7 +157,7 @@ Expected<std::vector<CheckpointRow>> CheckpointService::list(int64_t job_id) {
       });
 }
 
-Expected<std::pair<CheckpointRow, std::string>> CheckpointService::get(int64_t job_id,
+Expected<std::pair<CheckpointRow, std::string>> CheckpointService::locate(int64_t job_id,
                                                                        std::optional<int64_t> step) {
   auto rows = list(job_id);
   if (!rows) return rows.error();
@@ -171,14 +172,12 @@ Expected<std::pair<CheckpointRow, std::string>> CheckpointService::get(int64_t j
     return make_error(ErrorCode::not_found, step ? job_text(job_id) + " has no checkpoint at step " + std::to_string(*step)
                                         : job_text(job_id) + " has no checkpoint",
                       step ? "step" : "");
-  auto bytes = blobs_.read(job_id, pick->file);
-  if (!bytes) {
-    if (bytes.error().code == ErrorCode::not_found)
-      return make_error(ErrorCode::io, job_text(job_id) + ": the blob of the checkpoint at step " +
-                                  std::to_string(pick->step) + " is missing from the blob store");
-    return bytes.error();
-  }
-  return std::make_pair(*pick, std::move(*bytes));
+  std::string path = blobs_.path_of(job_id, pick->file);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return make_error(ErrorCode::io, job_text(job_id) + ": the blob of the checkpoint at step " +
+                                std::to_string(pick->step) + " is missing from the blob store");
+  return std::make_pair(*pick, std::move(path));
 }
 
 Expected<int> CheckpointService::sweep_finished() {

@@ -87,9 +87,10 @@ class CheckpointService {
   Expected<std::vector<CheckpointRow>> reject(const CheckpointRejection& rejection);
   // Newest first; "not_found" when the job does not exist.
   Expected<std::vector<CheckpointRow>> list(int64_t job_id);
-  // One checkpoint's row and bytes; step nullopt: the newest. "not_found" when there is none.
-  // The bytes are served as stored (not re-verified): the receiver checks them against crc32c.
-  Expected<std::pair<CheckpointRow, std::string>> get(int64_t job_id, std::optional<int64_t> step);
+  // One checkpoint's row and the path of its blob; step nullopt: the newest. "not_found" when
+  // there is none. The bytes are served from the file as stored (not re-verified, never read
+  // whole): the receiver checks them against crc32c.
+  Expected<std::pair<CheckpointRow, std::string>> locate(int64_t job_id, std::optional<int64_t> step);
 
   // Removes the checkpoints (rows and blobs) of jobs that reached a terminal state. Rate-limited
   // to one pass per sweep_interval_ms; call it from the daemon's tick. A failed sweep is logged.

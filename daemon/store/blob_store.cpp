@@ -119,31 +119,6 @@ Status BlobStore::write(int64_t job_id, std::string_view name, std::string_view 
   return st;
 }
 
-Expected<std::string> BlobStore::read(int64_t job_id, std::string_view name) const {
-  if (auto st = check_name(name); !st) return st.error();
-  const std::string path = path_of(job_id, name);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return make_error(ErrorCode::not_found, "no blob " + path);
-    return io_error("cannot open " + path, errno);
-  }
-  std::string out;
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      return io_error("cannot read " + path, err);
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return out;
-}
-
 Status BlobStore::remove(int64_t job_id, std::string_view name) const {
   if (auto st = check_name(name); !st) return st;
   const std::string path = path_of(job_id, name);

@@ -45,8 +45,6 @@ class BlobStore {
   Status adopt(int64_t job_id, std::string_view name, const std::string& staged) const;
   // stage() then adopt().
   Status write(int64_t job_id, std::string_view name, std::string_view bytes) const;
-  // The whole blob; code "not_found" when absent.
-  Expected<std::string> read(int64_t job_id, std::string_view name) const;
   // Removes one blob (absent is fine).
   Status remove(int64_t job_id, std::string_view name) const;
   // Removes the job's folder and everything in it (absent is fine).

@@ -227,6 +227,21 @@ ALTER TABLE job_placements ADD COLUMN unplaceable_key TEXT;
 CREATE INDEX job_placements_unplaceable_key ON job_placements(unplaceable_key) WHERE unplaceable_key IS NOT NULL;
 )sql";
 
+// Version 14 (blobs): who stored which code bundle, and how many bytes (per-user quotas, deletion
+// after a retention period); the calibration's recent runs, so that its robust estimate (a
+// weighted median over a window, cost/efficiency_calibrator.h) survives a restart.
+constexpr std::string_view kV14 = R"sql(
+CREATE TABLE bundles (
+  sha256    TEXT    NOT NULL,
+  user      TEXT    NOT NULL,            -- who uploaded it ('' with auth off, or found on disk)
+  bytes     INTEGER NOT NULL,
+  stored_ms INTEGER NOT NULL,
+  PRIMARY KEY (sha256, user)
+);
+CREATE INDEX bundles_user ON bundles(user);
+ALTER TABLE calibration ADD COLUMN window TEXT NOT NULL DEFAULT '';
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -244,6 +259,7 @@ const std::vector<Migration>& migrations() {
       {11, "api_tokens.permissions", kV11},
       {12, "jobs_name_state", kV12},
       {13, "job_placements.unplaceable_key", kV13},
+      {14, "bundles, calibration.window", kV14},
   };
   return list;
 }

@@ -135,6 +135,16 @@ struct CalibrationRecord {
   int64_t updated_ms = 0;
   double overhead_seconds = 0;   // per run, outside its steps (migration 9)
   int64_t overhead_samples = 0;
+  std::string window_json;       // the recent runs (cost::EfficiencyCalibrator's JSON; migration 14)
+};
+
+// A stored code bundle, per user who uploaded it (migration 14): the blob itself is
+// `<data_dir>/bundles/job-0/<sha256>.bundle`, shared by every user who stored the same bytes.
+struct BundleRow {
+  std::string sha256;
+  std::string user;
+  int64_t bytes = 0;
+  int64_t stored_ms = 0;
 };
 
 // An API token (docs/security.md): only the SHA-256 of the secret is stored.

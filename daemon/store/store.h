@@ -140,6 +140,18 @@ class WriteTxn {
   Expected<std::vector<LedgerRecord>> open_ledger_rows(int64_t job_id);
   Status put_calibration(const CalibrationRecord& row);
 
+  // ---- code bundles (store_bundles.cpp, migration 14)
+  // Bytes of the bundles stored by `user` (each bundle counted once per user).
+  Expected<int64_t> bundle_bytes_of(const std::string& user);
+  // Adds (sha256, user) unless that user already stored it; true when added.
+  Expected<bool> put_bundle(const BundleRow& row);
+  // Every stored bundle's SHA-256.
+  Expected<std::vector<std::string>> bundle_shas();
+  // The bundles no unfinished job names, last stored and last named by a job before cutoff_ms.
+  Expected<std::vector<std::string>> bundles_unused_since(int64_t cutoff_ms);
+  // Removes a bundle's rows: every user's, or only `user`'s.
+  Status delete_bundle(const std::string& sha256, const std::optional<std::string>& user = std::nullopt);
+
   // ---- cloud instances (store_instances.cpp, migration 4)
   Expected<std::optional<InstanceRow>> instance(const std::string& id);
   // Inserts or replaces the row with this id.

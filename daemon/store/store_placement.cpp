@@ -10,14 +10,15 @@ namespace jobctl::daemon::store {
 Status WriteTxn::put_calibration(const CalibrationRecord& row) {
   auto p = db_.prepare(
       "INSERT INTO calibration(gpu_model, model_kind, log_efficiency, samples, updated_ms, overhead_s, "
-      "overhead_samples) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(gpu_model, model_kind) DO UPDATE SET "
+      "overhead_samples, window) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(gpu_model, model_kind) DO UPDATE SET "
       "log_efficiency = excluded.log_efficiency, samples = excluded.samples, "
       "updated_ms = excluded.updated_ms, overhead_s = excluded.overhead_s, "
-      "overhead_samples = excluded.overhead_samples");
+      "overhead_samples = excluded.overhead_samples, window = excluded.window");
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, row.gpu_model).bind(2, row.model_kind).bind(3, row.log_efficiency).bind(4, row.samples)
-      .bind(5, row.updated_ms).bind(6, row.overhead_seconds).bind(7, row.overhead_samples);
+      .bind(5, row.updated_ms).bind(6, row.overhead_seconds).bind(7, row.overhead_samples)
+      .bind(8, row.window_json);
   return s->run();
 }
 
@@ -25,7 +26,7 @@ Expected<std::vector<CalibrationRecord>> Store::calibrations() {
   auto r = reader();
   if (!r) return r.error();
   auto p = (**r).prepare(
-      "SELECT gpu_model, model_kind, log_efficiency, samples, updated_ms, overhead_s, overhead_samples "
+      "SELECT gpu_model, model_kind, log_efficiency, samples, updated_ms, overhead_s, overhead_samples, window "
       "FROM calibration "
       "ORDER BY gpu_model, model_kind");
   if (!p) return p.error();
@@ -37,7 +38,7 @@ Expected<std::vector<CalibrationRecord>> Store::calibrations() {
     if (!*row) break;
     const Statement& st = **p;
     out.push_back(CalibrationRecord{st.column_text(0), st.column_text(1), st.column_double(2), st.column_int64(3),
-                                    st.column_int64(4), st.column_double(5), st.column_int64(6)});
+                                    st.column_int64(4), st.column_double(5), st.column_int64(6), st.column_text(7)});
   }
   return out;
 }

@@ -12,6 +12,7 @@
 #include "daemon/http/bundle_routes.h"
 #include "daemon/http/auth_setup.h"
 #include "net/json_body.h"
+#include "base/text_file.h"
 #include "tests/daemon/service_support.h"
 #include "tests/support/temp_dir.h"
 
@@ -390,9 +391,11 @@ TEST(Target, ParsesPathAndDecodesQuery) {
 
 TEST_F(Api, CodeBundlesAreStoredByTheirSha256AndReadBack) {
   jobctl::testing::TempDir dir;
-  store::BlobStore bundles(dir.file("bundles"));
-  ASSERT_TRUE(bundles.prepare());
-  add_bundle_routes(router_, bundles);
+  store::BlobStore blobs(dir.file("bundles"));
+  jobs::BundleService bundles(*f_.db, blobs, f_.clock, {});
+  ASSERT_TRUE(bundles.reconcile());
+  DownloadSlots downloads(4);
+  add_bundle_routes(router_, bundles, downloads);
   const std::string bundle = std::string("JCBUNDL1") + std::string(32, '\0') + "payload";
   net::HttpResponse r = call("POST", "/v1/bundles", bundle, "application/octet-stream");
   ASSERT_EQ(r.status, 201) << r.body;
@@ -403,7 +406,9 @@ TEST_F(Api, CodeBundlesAreStoredByTheirSha256AndReadBack) {
   EXPECT_EQ(body_of(again)["bundle"], sha) << "content-addressed";
   net::HttpResponse got = call("GET", "/v1/bundles/" + sha);
   ASSERT_EQ(got.status, 200) << got.body;
-  EXPECT_EQ(got.body, bundle);
+  auto sent = read_text_file(got.body_path, "bundle");
+  ASSERT_TRUE(sent) << "sent from the bundle's file";
+  EXPECT_EQ(*sent, bundle);
 
   net::HttpResponse not_bundle = call("POST", "/v1/bundles", "just text", "application/octet-stream");
   EXPECT_EQ(not_bundle.status, 400);

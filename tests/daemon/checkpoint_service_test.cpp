@@ -11,6 +11,7 @@
 #include <future>
 
 #include "base/crc32c.h"
+#include "base/text_file.h"
 #include "daemon/auth/worker_credentials.h"
 #include "daemon/http/auth_gate.h"
 #include "daemon/http/checkpoint_routes.h"
@@ -32,6 +33,12 @@ using jobs::LeaseRef;
 std::string job_spec(const std::string& keep = "2") {
   return testing::mlp_spec(R"(,"train":{"epochs":10,"batch_size":8},"checkpoint":{"every_steps":10,"keep":)" + keep +
                            "}");
+}
+
+// A blob's bytes as stored (empty when it cannot be read).
+std::string file_bytes(const std::string& path) {
+  auto text = read_text_file(path, "blob");
+  return text ? *text : std::string();
 }
 
 // A checkpoint of the fixture's job at `step` (`params` floats of weights).
@@ -91,18 +98,16 @@ struct CheckpointFixture : testing::ServiceFixture {
   std::string secret;  // the worker's of leased_job()
 };
 
-TEST(BlobStore, WritesAtomicallyReadsAndRemoves) {
+TEST(BlobStore, WritesAtomicallyAndRemoves) {
   jobctl::testing::TempDir dir;
   store::BlobStore b((dir.path() / "blobs").string());
   ASSERT_TRUE(b.write(7, "a.ckpt", "hello"));
   ASSERT_TRUE(b.write(7, "a.ckpt", "hello again"));  // replaced whole
-  auto r = b.read(7, "a.ckpt");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(*r, "hello again");
+  EXPECT_EQ(file_bytes(b.path_of(7, "a.ckpt")), "hello again");
   EXPECT_FALSE(fs::exists(b.path_of(7, "a.ckpt") + ".tmp"));
   EXPECT_EQ(b.job_ids(), std::vector<int64_t>{7});
   EXPECT_EQ(b.names(7), std::vector<std::string>{"a.ckpt"});
-  EXPECT_EQ(b.read(7, "missing").error().code, ErrorCode::not_found);
+  EXPECT_FALSE(fs::exists(b.path_of(7, "missing")));
   EXPECT_EQ(b.write(7, "../escape", "x").error().code, ErrorCode::invalid_argument);
   EXPECT_EQ(b.write(7, ".hidden", "x").error().code, ErrorCode::invalid_argument);
   ASSERT_TRUE(b.remove(7, "a.ckpt"));
@@ -125,17 +130,17 @@ TEST(CheckpointService, StoresVerifiedUploadsAndKeepsTheNewestK) {
   EXPECT_EQ((*list)[0].step, 30);
   EXPECT_EQ((*list)[1].step, 20);
   EXPECT_EQ(f.files_of(job), 2u);  // the pruned blob is gone too
-  auto latest = f.ckpts.get(job, std::nullopt);
+  auto latest = f.ckpts.locate(job, std::nullopt);
   ASSERT_TRUE(latest);
   EXPECT_EQ(latest->first.step, 30);
-  EXPECT_EQ(latest->second, blob_bytes(30));
-  auto at20 = f.ckpts.get(job, 20);
+  EXPECT_EQ(file_bytes(latest->second), blob_bytes(30));
+  auto at20 = f.ckpts.locate(job, 20);
   ASSERT_TRUE(at20);
-  EXPECT_EQ(at20->second, blob_bytes(20));
-  EXPECT_EQ(f.ckpts.get(job, 10).error().code, ErrorCode::not_found);
+  EXPECT_EQ(file_bytes(at20->second), blob_bytes(20));
+  EXPECT_EQ(f.ckpts.locate(job, 10).error().code, ErrorCode::not_found);
   // The same step again replaces it (a retried upload).
   ASSERT_TRUE(f.put(job, 30, {w, epoch}, blob_bytes(30, 1001)));
-  EXPECT_EQ(f.ckpts.get(job, 30)->second, blob_bytes(30, 1001));
+  EXPECT_EQ(file_bytes(f.ckpts.locate(job, 30)->second), blob_bytes(30, 1001));
   EXPECT_EQ(f.files_of(job), 2u);
   EXPECT_EQ(f.incoming_files(), 0u);
 }
@@ -277,7 +282,7 @@ TEST(CheckpointService, ARejectedCheckpointIsDeletedWithAnEventAndTheLeaseFallsB
 
 struct Routes : CheckpointFixture {
   Routes() : workers(*db) {
-    http::add_checkpoint_routes(router, ckpts);
+    http::add_checkpoint_routes(router, ckpts, downloads);
     router.set_gate(http::make_request_gate({nullptr, nullptr, &workers, db.get()}, {}));
   }
   net::HttpResponse call(const std::string& method, const std::string& target, std::string body = "",
@@ -294,6 +299,7 @@ struct Routes : CheckpointFixture {
     return p.get_future().get();
   }
   auth::WorkerCredentials workers;
+  http::DownloadSlots downloads{4};
   net::Router router;
   std::string worker_secret;  // set: sent instead of the leased worker's
 };
@@ -323,7 +329,8 @@ TEST(CheckpointRoutes, UploadListDownload) {
     auto get = r.call("GET", base + "/" + std::string(which));
     ASSERT_EQ(get.status, 200) << get.body;
     EXPECT_EQ(get.content_type, "application/octet-stream");
-    EXPECT_EQ(get.body, bytes);
+    EXPECT_TRUE(get.body.empty()) << "sent from the blob's file, not from memory";
+    EXPECT_EQ(file_bytes(get.body_path), bytes);
   }
   EXPECT_EQ(r.call("GET", base + "/41").status, 404);
   EXPECT_EQ(r.call("GET", "/v1/jobs/999/checkpoints").status, 404);

@@ -1,0 +1,72 @@
+// The bundles table (migration 14): who stored which code bundle. WriteTxn methods: they run on
+// the writer thread inside its transaction (store.h).
+#include <string>
+
+#include "daemon/store/store.h"
+
+namespace jobctl::daemon::store {
+
+Expected<int64_t> WriteTxn::bundle_bytes_of(const std::string& user) {
+  auto p = db_.prepare("SELECT COALESCE(SUM(bytes), 0) FROM bundles WHERE user = ?1");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  s->bind(1, user);
+  auto row = s->step();
+  if (!row) return row.error();
+  return (*p)->column_int64(0);
+}
+
+Expected<bool> WriteTxn::put_bundle(const BundleRow& row) {
+  auto p = db_.prepare("INSERT OR IGNORE INTO bundles(sha256, user, bytes, stored_ms) VALUES (?1, ?2, ?3, ?4)");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  s->bind(1, row.sha256).bind(2, row.user).bind(3, row.bytes).bind(4, row.stored_ms);
+  if (auto st = s->run(); !st) return st.error();
+  return db_.changes() == 1;
+}
+
+Expected<std::vector<std::string>> WriteTxn::bundle_shas() {
+  auto p = db_.prepare("SELECT DISTINCT sha256 FROM bundles ORDER BY sha256");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  std::vector<std::string> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    out.push_back((*p)->column_text(0));
+  }
+  return out;
+}
+
+Expected<std::vector<std::string>> WriteTxn::bundles_unused_since(int64_t cutoff_ms) {
+  // A job names its bundle in its spec ("bundle": the SHA-256); any job whose spec holds the
+  // digest counts, which can only keep a bundle longer, never delete one still named. The scan of
+  // the jobs runs per stale bundle, in the housekeeping pass (a few times an hour).
+  auto p = db_.prepare(
+      "SELECT b.sha256 FROM bundles b GROUP BY b.sha256 HAVING MAX(b.stored_ms) < ?1 AND NOT EXISTS ("
+      "SELECT 1 FROM jobs j WHERE instr(j.spec, b.sha256) > 0 AND "
+      "(j.state NOT IN ('succeeded', 'failed', 'cancelled') OR j.updated_ms >= ?1)) ORDER BY b.sha256");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  s->bind(1, cutoff_ms);
+  std::vector<std::string> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    out.push_back((*p)->column_text(0));
+  }
+  return out;
+}
+
+Status WriteTxn::delete_bundle(const std::string& sha256, const std::optional<std::string>& user) {
+  auto p = db_.prepare(user ? "DELETE FROM bundles WHERE sha256 = ?1 AND user = ?2" : "DELETE FROM bundles WHERE sha256 = ?1");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  s->bind(1, sha256);
+  if (user) s->bind(2, *user);
+  return s->run();
+}
+
+}  // namespace jobctl::daemon::store
