@@ -224,6 +224,52 @@ TEST(JobIsolation, WhatAJobStartedEndsWithTheJobEvenOutsideItsSession) {
   expect_implant_ended(log, worker);
 }
 
+// The implant program, then a long sleep: the job is still running when its worker is killed.
+constexpr const char* kImplantThenSleep = R"(import os, time
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    if os.fork() > 0: os._exit(0)
+    os.write(w, str(os.getpid()).encode()); os.close(w)
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2): os.dup2(null, fd)
+    os.execvp("sleep", ["sleep", "300"])
+os.close(w)
+implant = os.read(r, 64).decode()
+os.waitpid(pid, 0)
+print("implant", implant, flush=True)
+time.sleep(300)
+)";
+
+TEST(JobIsolation, WhatAJobOfAKilledWorkerStartedEndsWhenTheNextWorkerStarts) {
+  Site site;
+  std::string first_output;
+  {
+    Process first(site.worker_argv({}), {.env = {"JOBCTL_TOKEN=" + site.worker_token}});
+    ASSERT_TRUE(first.ok());
+    const int64_t id = submit(site.url(), site.admin,
+                              json{{"name", "implant"}, {"command", {kPython, "-c", kImplantThenSleep}},
+                                   {"resources", {{"gpu", "cpu"}}}}.dump());
+    ASSERT_GT(id, 0);
+    ASSERT_TRUE(first.wait_for_output("] implant ", 60s)) << first.output();
+    if (first.output().find("no writable cgroup v2") != std::string::npos)
+      GTEST_SKIP() << "no writable cgroup v2 here: a killed worker's job processes are not tracked";
+    first.stop(SIGKILL, 10s);  // no chance to end its job
+    first_output = first.output();
+  }
+  const pid_t implant = implant_of(first_output.substr(first_output.find("] implant ") + 2));
+  ASSERT_GT(implant, 0) << first_output;
+  ASSERT_TRUE(process_alive(implant)) << "the implant ended with the worker; nothing to test";
+  Process second(site.worker_argv({}), {.env = {"JOBCTL_TOKEN=" + site.worker_token}});
+  ASSERT_TRUE(second.ok());
+  for (int i = 0; i < 500 && process_alive(implant); ++i) std::this_thread::sleep_for(20ms);
+  const bool alive = process_alive(implant);
+  if (alive) ::kill(implant, SIGKILL);
+  EXPECT_FALSE(alive) << "the killed worker's job implant (pid " << implant << ") outlived the next worker's start\n"
+                      << second.output();
+}
+
 TEST(JobIsolation, WithRunAsWithoutACgroupWhatAJobStartedEndsWithTheJob) {
   if (::geteuid() != 0) GTEST_SKIP() << "--run-as needs root (the worker changes the program's user)";
   Site site;
