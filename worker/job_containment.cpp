@@ -15,7 +15,9 @@
 #include <mutex>
 #include <ostream>
 #include <sstream>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 namespace jobctl::worker {
 
@@ -44,6 +46,20 @@ bool write_file(const std::string& path, const std::string& text) {
 bool cgroup_populated(const std::string& dir) {
   const std::string events = read_proc_file(dir + "/cgroup.events");
   return events.find("populated 1") != std::string::npos || (events.empty() && !read_proc_file(dir + "/cgroup.procs").empty());
+}
+
+// Kills every process in cgroup `dir` and waits (up to 10 s) for it to empty: cgroup.kill (Linux
+// 5.14) kills them all at once, forks racing it included; without it, each listed process, until
+// none is left.
+void kill_cgroup(const std::string& dir) {
+  const bool has_kill = write_file(dir + "/cgroup.kill", "1");
+  for (int round = 0; round < 1000 && cgroup_populated(dir); ++round) {
+    if (!has_kill) {
+      std::istringstream pids(read_proc_file(dir + "/cgroup.procs"));
+      for (pid_t pid; pids >> pid;) ::kill(pid, SIGKILL);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 // The session of /proc/<pid>/stat (its sixth field) and whether it is a zombie.
@@ -80,6 +96,34 @@ std::optional<std::string> own_cgroup_dir() {
     return mount_point + path;
   }
   return std::nullopt;
+}
+
+std::string job_cgroup_name(int64_t job_id, int64_t epoch) {
+  return "jobctl-" + std::to_string(::getpid()) + "-job-" + std::to_string(job_id) + "-" + std::to_string(epoch);
+}
+
+int end_orphaned_job_cgroups(const std::string& parent, std::ostream& log) {
+  DIR* d = ::opendir(parent.c_str());
+  if (d == nullptr) return 0;
+  std::vector<std::string> orphans;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    constexpr std::string_view prefix = "jobctl-";
+    const size_t dash = name.find("-job-");
+    if (name.rfind(prefix, 0) != 0 || dash == std::string::npos || dash <= prefix.size()) continue;
+    const std::string pid = name.substr(prefix.size(), dash - prefix.size());
+    if (pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) continue;
+    // Its worker still runs (or its pid went to another process: then left alone, to be safe).
+    if (::kill(static_cast<pid_t>(std::stol(pid)), 0) == 0 || errno == EPERM) continue;
+    orphans.push_back(parent + "/" + name);
+  }
+  ::closedir(d);
+  for (const auto& dir : orphans) {
+    kill_cgroup(dir);
+    log << "jobctl-worker: ended the processes of " << dir << ", left by a worker that is gone\n";
+    ::rmdir(dir.c_str());
+  }
+  return static_cast<int>(orphans.size());
 }
 
 std::unique_ptr<JobContainment> JobContainment::start(const std::string& cgroup_parent, const std::string& name,
@@ -129,16 +173,7 @@ void JobContainment::end_all() {
   if (!dir_.empty()) {
     if (procs_fd_ >= 0) ::close(procs_fd_);
     procs_fd_ = -1;
-    // cgroup.kill (Linux 5.14) kills every process in it at once, forks racing it included;
-    // without it, each listed process, until none is left.
-    const bool has_kill = write_file(dir_ + "/cgroup.kill", "1");
-    for (int round = 0; round < 1000 && cgroup_populated(dir_); ++round) {
-      if (!has_kill) {
-        std::istringstream pids(read_proc_file(dir_ + "/cgroup.procs"));
-        for (pid_t pid; pids >> pid;) ::kill(pid, SIGKILL);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    kill_cgroup(dir_);
     if (::rmdir(dir_.c_str()) != 0)
       log_ << "jobctl-worker: cannot remove the job's cgroup " << dir_ << ": " << std::strerror(errno) << "\n";
   } else {

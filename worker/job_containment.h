@@ -34,6 +34,14 @@ namespace jobctl::worker {
 // /proc/self/cgroup); nullopt when the machine has no cgroup v2.
 std::optional<std::string> own_cgroup_dir();
 
+// The name of a job run's cgroup: "jobctl-<worker pid>-job-<job id>-<epoch>".
+std::string job_cgroup_name(int64_t job_id, int64_t epoch);
+
+// Ends and removes the job cgroups under `parent` left by workers that are gone (killed before
+// they could end their jobs; PR_SET_PDEATHSIG reaches a program, not what it left behind): those
+// whose worker pid is no longer a running process. Returns how many; each is logged to `log`.
+int end_orphaned_job_cgroups(const std::string& parent, std::ostream& log);
+
 class JobContainment {
  public:
   // For one run. `cgroup_parent`: the folder under which its cgroup `name` is made; empty: no

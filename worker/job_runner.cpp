@@ -342,9 +342,8 @@ RunOutcome JobRunner::attempt(const Lease& lease, const fs::path& dir, const std
   // its session (and its user's processes, with --run-as), worker/job_containment.h. The SIGTERM
   // and the SIGKILL below go to its process group.
   auto containment = JobContainment::start(
-      options_.cgroup_parent,
-      "jobctl-" + std::to_string(::getpid()) + "-job-" + std::to_string(lease.job_id) + "-" + std::to_string(lease.epoch),
-      program->memory_limit_bytes, options_.run_as, log_);
+      options_.cgroup_parent, job_cgroup_name(lease.job_id, lease.epoch), program->memory_limit_bytes, options_.run_as,
+      log_);
   const std::optional<int64_t> oom_kills_before = oom_kill_count();
   bool worker_killed_it = false;  // a SIGKILL from the worker itself (kill_grace_ms passed)
   auto spawned = process::Child::spawn(program->argv, {.cwd = program->cwd.string(),

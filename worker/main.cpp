@@ -172,6 +172,7 @@ int main(int argc, char** argv) {
     }
     opts.runner.cgroup_parent = job_cgroup;
   }
+  if (!opts.runner.cgroup_parent.empty()) end_orphaned_job_cgroups(opts.runner.cgroup_parent, std::cerr);
 
   StopSource stop;
   stop.install_signal_handlers();

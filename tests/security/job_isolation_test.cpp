@@ -1,14 +1,14 @@
 // A command job's program against the worker that runs it (docs/security.md, "What a job program
 // can reach"), with real jobctld, jobctl-worker --allow-commands and real programs:
-//   A16 the program read the worker's API token from /proc/<worker>/environ (unsetenv in the child
-//       did not clear the worker's own block), and could read its memory (the worker secret)
-//       through /proc/<worker>/mem: the worker was dumpable; `--token` showed in its cmdline;
-//   A17 a program that left its process group (setsid, double fork) kept running after its job
-//       ended, seeing every later job;
-//   A18 there was no way to run job programs as a user other than the worker's.
+//   J1 the program read the worker's API token from /proc/<worker>/environ (unsetenv in the child
+//      did not clear the worker's own block), and could read its memory (the worker secret)
+//      through /proc/<worker>/mem: the worker was dumpable; `--token` showed in its cmdline;
+//   J2 a program that left its process group (setsid, double fork) kept running after its job
+//      ended, seeing every later job, and after its worker was killed;
+//   J3 there was no way to run job programs as a user other than the worker's.
 // A program running as root can read any process's memory, so where the tests run as root the
-// worker of A16 runs as a user the test creates (the same user as its job, as on a shared
-// machine); A18 and the run-as half of A17 need root and are skipped otherwise.
+// worker of J1 runs as a user the test creates (the same user as its job, as on a shared
+// machine); J3 and the run-as half of J2 need root and are skipped otherwise.
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -178,8 +178,9 @@ bool process_alive(pid_t pid) {
   return state != 'Z' && state != 'X';
 }
 
-// Leaves a `sleep 300` behind in a session of its own (double fork), prints its pid, exits 0.
-constexpr const char* kImplant = R"(import os
+// Leaves a `sleep 300` behind in a session of its own (double fork), prints its pid, then sleeps
+// argv[1] seconds (the job still running) and exits 0.
+constexpr const char* kImplant = R"(import os, sys, time
 r, w = os.pipe()
 pid = os.fork()
 if pid == 0:
@@ -193,6 +194,7 @@ os.close(w)
 implant = os.read(r, 64).decode()
 os.waitpid(pid, 0)
 print("implant", implant, flush=True)
+time.sleep(float(sys.argv[1]))
 )";
 
 // The implant's pid from a job's log; -1 when absent.
@@ -201,14 +203,14 @@ pid_t implant_of(const std::string& log) {
   return at == std::string::npos ? -1 : static_cast<pid_t>(std::stol(log.substr(at + 8)));
 }
 
-void expect_implant_ended(const std::string& log, const Process& worker) {
-  const pid_t implant = implant_of(log);
-  ASSERT_GT(implant, 0) << log;
-  // The job is reported once its processes are gone; a moment for the kernel to finish the kill.
-  for (int i = 0; i < 100 && process_alive(implant); ++i) std::this_thread::sleep_for(20ms);
+// Expects the implant to be gone (killed by then: a moment for the kernel to finish the kill);
+// `after`: what should have ended it, for the message. Kills it if not.
+void expect_implant_ended(pid_t implant, const std::string& after, const Process& worker) {
+  ASSERT_GT(implant, 0);
+  for (int i = 0; i < 500 && process_alive(implant); ++i) std::this_thread::sleep_for(20ms);
   const bool alive = process_alive(implant);
   if (alive) ::kill(implant, SIGKILL);
-  EXPECT_FALSE(alive) << "the job's implant (pid " << implant << ") outlived the job\n--- worker:\n"
+  EXPECT_FALSE(alive) << "the job's implant (pid " << implant << ") outlived " << after << "\n--- worker:\n"
                       << worker.output();
 }
 
@@ -218,10 +220,34 @@ TEST(JobIsolation, WhatAJobStartedEndsWithTheJobEvenOutsideItsSession) {
   // (which this program leaves, so the run-as test below holds that case).
   Process worker(site.worker_argv({}), {.env = {"JOBCTL_TOKEN=" + site.worker_token}});
   ASSERT_TRUE(worker.ok());
-  const auto [job, log] = site.run_job({kPython, "-c", kImplant}, worker);
+  const auto [job, log] = site.run_job({kPython, "-c", kImplant, "0"}, worker);
   if (worker.output().find("no writable cgroup v2") != std::string::npos)
     GTEST_SKIP() << "no writable cgroup v2 here: the run-as test holds the fallback";
-  expect_implant_ended(log, worker);
+  expect_implant_ended(implant_of(log), "the job", worker);
+}
+
+TEST(JobIsolation, WhatAJobOfAKilledWorkerStartedEndsWhenTheNextWorkerStarts) {
+  Site site;
+  std::string first_output;
+  {
+    Process first(site.worker_argv({}), {.env = {"JOBCTL_TOKEN=" + site.worker_token}});
+    ASSERT_TRUE(first.ok());
+    const int64_t id = submit(site.url(), site.admin,
+                              json{{"name", "implant"}, {"command", {kPython, "-c", kImplant, "300"}},
+                                   {"resources", {{"gpu", "cpu"}}}}.dump());
+    ASSERT_GT(id, 0);
+    ASSERT_TRUE(first.wait_for_output("] implant ", 60s)) << first.output();
+    if (first.output().find("no writable cgroup v2") != std::string::npos)
+      GTEST_SKIP() << "no writable cgroup v2 here: a killed worker's job processes are not tracked";
+    first.stop(SIGKILL, 10s);  // no chance to end its job
+    first_output = first.output();
+  }
+  const pid_t implant = implant_of(first_output.substr(first_output.find("] implant ") + 2));
+  ASSERT_GT(implant, 0) << first_output;
+  ASSERT_TRUE(process_alive(implant)) << "the implant ended with the worker; nothing to test";
+  Process second(site.worker_argv({}), {.env = {"JOBCTL_TOKEN=" + site.worker_token}});
+  ASSERT_TRUE(second.ok());
+  expect_implant_ended(implant, "the next worker's start", second);
 }
 
 TEST(JobIsolation, WithRunAsWithoutACgroupWhatAJobStartedEndsWithTheJob) {
@@ -231,8 +257,8 @@ TEST(JobIsolation, WithRunAsWithoutACgroupWhatAJobStartedEndsWithTheJob) {
   Process worker(site.worker_argv({"--run-as", user.name(), "--job-cgroup", "off"}),
                  {.env = {"JOBCTL_TOKEN=" + site.worker_token}});
   ASSERT_TRUE(worker.ok());
-  const auto [job, log] = site.run_job({kPython, "-c", kImplant}, worker);
-  expect_implant_ended(log, worker);
+  const auto [job, log] = site.run_job({kPython, "-c", kImplant, "0"}, worker);
+  expect_implant_ended(implant_of(log), "the job", worker);
 }
 
 // Prints its uid and tries to read the worker's token file (argv[1]).
