@@ -8,66 +8,27 @@
 // (VmRSS sampled every 5 ms, and the kernel's peak, VmHWM) before and during the flood.
 //
 // Usage: jobctl-bench-upload-flood [--clients N] [--mib M] [--jobctld PATH]   (20, 900, the built one)
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <map>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "process/child.h"
+#include "bench/security/bench_daemon.h"
 
 namespace {
 
-using jobctl::process::Child;
 using Clock = std::chrono::steady_clock;
+using jobctl::bench::connect_to;
+using jobctl::bench::send_all;
+using jobctl::bench::status_kb;
 using namespace std::chrono_literals;
-
-int64_t status_kb(pid_t pid, const char* key) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  const std::string prefix = std::string(key) + ":";
-  while (std::getline(in, line))
-    if (line.rfind(prefix, 0) == 0) return std::stoll(line.substr(prefix.size()));
-  return -1;
-}
-
-int connect_to(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-bool send_all(int fd, const char* p, size_t n) {
-  while (n > 0) {
-    const ssize_t k = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return false;
-    p += k;
-    n -= static_cast<size_t>(k);
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -88,44 +49,15 @@ int main(int argc, char** argv) {
   char tmpl[] = "/tmp/jobctl-bench-flood-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) return 1;
   const std::string dir = tmpl;
-  auto spawned = Child::spawn({jobctld, "--listen", "127.0.0.1:0", "--data-dir", dir + "/data", "--auth"},
-                              {.stderr_to = jobctl::process::Output::discard()});
-  if (!spawned) {
-    std::cerr << spawned.error().message << "\n";
-    return 1;
-  }
-  Child& d = **spawned;
-  // The start-up line: {"event":"listening",...,"port":N,...}
-  std::string out;
-  int port = 0;
-  char buf[4096];
-  const auto start_deadline = Clock::now() + 30s;
-  while (port == 0 && Clock::now() < start_deadline) {
-    pollfd p{d.stdout_fd(), POLLIN, 0};
-    if (::poll(&p, 1, 200) <= 0) continue;
-    const ssize_t n = ::read(d.stdout_fd(), buf, sizeof buf);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-    if (const size_t at = out.find("\"port\":"); at != std::string::npos && out.find('\n', at) != std::string::npos)
-      port = std::stoi(out.substr(at + 7));
-  }
-  if (port == 0) {
-    std::cerr << "jobctld did not start: " << out << "\n";
-    return 1;
-  }
+  auto started = jobctl::bench::start_jobctld({jobctld, "--listen", "127.0.0.1:0", "--data-dir", dir + "/data", "--auth"});
+  if (!started.child) return 1;
+  auto& d = *started.child;
+  const int port = started.port;
   std::this_thread::sleep_for(200ms);
   const pid_t pid = d.pid();
   const int64_t base_rss = status_kb(pid, "VmRSS");
 
-  std::atomic<bool> done{false};
-  std::atomic<int64_t> peak_rss{base_rss};
-  std::thread sampler([&] {
-    while (!done) {
-      const int64_t rss = status_kb(pid, "VmRSS");
-      if (rss > peak_rss) peak_rss = rss;
-      std::this_thread::sleep_for(5ms);
-    }
-  });
+  jobctl::bench::RssSampler sampler(pid, base_rss);
 
   const uint64_t declared = static_cast<uint64_t>(mib) << 20;
   std::atomic<uint64_t> sent{0};
@@ -159,8 +91,7 @@ int main(int argc, char** argv) {
   for (auto& t : threads) t.join();
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   std::this_thread::sleep_for(100ms);
-  done = true;
-  sampler.join();
+  const int64_t peak_rss = sampler.stop();
   const int64_t hwm = status_kb(pid, "VmHWM");
   d.terminate(SIGTERM, 10s);
   std::filesystem::remove_all(dir);
@@ -171,7 +102,7 @@ int main(int argc, char** argv) {
   std::printf("answers:");
   for (const auto& [status, n] : answers) std::printf(" %s x%d", status.c_str(), n);
   std::printf("\njobctld RSS before: %.1f MB; peak sampled RSS during: %.1f MB; peak (VmHWM): %.1f MB\n",
-              static_cast<double>(base_rss) / 1024, static_cast<double>(peak_rss.load()) / 1024,
+              static_cast<double>(base_rss) / 1024, static_cast<double>(peak_rss) / 1024,
               static_cast<double>(hwm) / 1024);
   return 0;
 }

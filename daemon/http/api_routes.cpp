@@ -258,6 +258,20 @@ void lease(jobs::JobService& svc, const net::HttpRequest& req, const net::PathPa
   }, std::move(free_gpus));
 }
 
+// A worker's timing figures must be possible at all (calibration learns from them: docs/cost-model.md);
+// whether they are plausible for the device is the calibrator's to judge. Absent or null is fine.
+Status check_timing(const json& obj, const char* object, const char* key, double max) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return {};
+  const std::string field = std::string(object) + "." + key;
+  if (!it->is_number() || !(it->get<double>() >= 0 && it->get<double>() <= max))
+    return make_error(ErrorCode::invalid_argument, field + " must be a number from 0 to " + std::to_string(static_cast<int64_t>(max)),
+                      field);
+  return {};
+}
+constexpr double kMaxStepMs = 24.0 * 3600 * 1000;       // a day per step
+constexpr double kMaxElapsedS = 365.0 * 24 * 3600;      // a year per run
+
 // The lease a report acts under, for the worker whose secret the request carries.
 Expected<jobs::LeaseRef> lease_ref(const net::HttpRequest& req, const json& body) {
   auto worker = net::int_field(body, "worker_id", 1);
@@ -307,7 +321,10 @@ void heartbeat(jobs::JobService& svc, const net::HttpRequest& req, const net::Pa
                            "progress is " + std::to_string(progress->size()) + " bytes of JSON, more than the " +
                                std::to_string(info.max_progress_bytes) + " a heartbeat may carry",
                            "progress"));
-  if (!progress->empty()) hb.progress_json = std::move(*progress);
+  if (!progress->empty()) {
+    if (auto st = check_timing(body->at("progress"), "progress", "step_ms", kMaxStepMs); !st) return fail(st.error());
+    hb.progress_json = std::move(*progress);
+  }
   // Answered from the store's completion (Dispatch::io: this never blocks); the progress history
   // records the point after the answer is on its way.
   svc.heartbeat_async(*id, hb, [respond, on_progress = info.on_progress, on_log = info.on_log, job_id = *id,
@@ -338,6 +355,7 @@ void complete(jobs::JobService& svc, const net::HttpRequest& req, const net::Pat
       if (r.contains(k) && !r[k].is_number() && !r[k].is_null())
         return make_error(ErrorCode::invalid_argument, std::string("result.") + k + " must be a number",
                           std::string("result.") + k);
+    if (auto st = check_timing(r, "result", "elapsed_s", kMaxElapsedS); !st) return st.error();
     rep.result_json = std::move(*result);
     auto job = svc.complete(*id, rep);
     if (!job) return job.error();

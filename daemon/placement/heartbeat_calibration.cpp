@@ -36,7 +36,16 @@ Status HeartbeatCalibration::load() {
   auto rows = store_.calibrations();
   if (!rows) return rows.error();
   json entries = json::array();
-  for (const auto& c : *rows)
+  for (const auto& c : *rows) {
+    // Since migration 14 the row carries its whole entry, window included; an older row is its
+    // figures alone (read as one run, when plausible).
+    if (!c.window_json.empty()) {
+      json entry = json::parse(c.window_json, nullptr, false);
+      if (entry.is_object()) {
+        entries.push_back(std::move(entry));
+        continue;
+      }
+    }
     entries.push_back({{"gpu", c.gpu_model},
                        {"model_kind", c.model_kind},
                        {"log_efficiency", c.log_efficiency},
@@ -44,6 +53,7 @@ Status HeartbeatCalibration::load() {
                        {"samples", c.samples},
                        {"overhead_s", c.overhead_seconds},
                        {"overhead_samples", c.overhead_samples}});
+  }
   auto calibrator = cost::EfficiencyCalibrator::from_json(json{{"version", 1}, {"entries", entries}});
   if (!calibrator) return calibrator.error();
   MutexLock lock(mu_);
@@ -142,8 +152,15 @@ Status HeartbeatCalibration::apply_recorded() {
     double steady_s = 0;
     double elapsed_s = 0;
     int64_t steps = 0;
+    int64_t job_id = 0;
+    int64_t worker_id = 0;
   };
   std::vector<Finished> finished;
+  auto note = [&result](int64_t job_id, int64_t worker_id, const Error& e) {
+    if (result)
+      result = make_error(e.code, "job " + std::to_string(job_id) + " on worker " + std::to_string(worker_id) + ": " +
+                                      e.message, e.field);
+  };
   for (const auto& r : batch) {
     if (!r.finished) {
       auto [at, added] = runs_.try_emplace(r.job_id);
@@ -158,12 +175,12 @@ Status HeartbeatCalibration::apply_recorded() {
     if (!steady) continue;
     auto shape = step_shape(r.job_id, r.worker_id, run.mapped().total_steps);
     if (!shape) {
-      if (result) result = make_error(shape.error().code, "job " + std::to_string(r.job_id) + ": " + shape.error().message);
+      note(r.job_id, r.worker_id, shape.error());
       continue;
     }
     if (!*shape) continue;
     const int64_t steps = r.steps > 0 ? r.steps : static_cast<int64_t>(run.mapped().total_steps);
-    finished.push_back(Finished{std::move(**shape), *steady, r.elapsed_s, steps});
+    finished.push_back(Finished{std::move(**shape), *steady, r.elapsed_s, steps, r.job_id, r.worker_id});
   }
   // Running jobs that never finish here (failed, cancelled, moved) leave with the next lease of
   // theirs; the map stays bounded all the same.
@@ -174,15 +191,30 @@ Status HeartbeatCalibration::apply_recorded() {
   {
     MutexLock lock(mu_);
     std::set<std::pair<std::string, std::string>> touched;
-    for (const auto& f : finished)
-      if (calibrator_.observe_run(f.shape.device, f.shape.model_kind, f.shape.step_flops, f.steady_s,
-                                  f.shape.peak_flops, f.elapsed_s, f.steps))
-        touched.emplace(cost::calibration_device(f.shape.device), f.shape.model_kind);
+    for (const auto& f : finished) {
+      // A worker's first runs count for little until it has a record (docs/cost-model.md).
+      int64_t& runs_before = accepted_runs_[f.worker_id];
+      const double weight = runs_before < kNewWorkerRuns ? kNewWorkerWeight : 1.0;
+      Status st = calibrator_.observe_run(f.shape.device, f.shape.model_kind, f.shape.step_flops, f.steady_s,
+                                          f.shape.peak_flops, f.elapsed_s, f.steps, weight);
+      if (!st) {  // an implausible report changes nothing; the reason goes to the log
+        note(f.job_id, f.worker_id, st.error());
+        continue;
+      }
+      ++runs_before;
+      touched.emplace(cost::calibration_device(f.shape.device), f.shape.model_kind);
+    }
+    if (accepted_runs_.size() > 100'000) accepted_runs_.clear();
     if (touched.empty()) return result;
+    const json state = calibrator_.to_json();
     for (const auto& [device, kind] : touched)
-      if (auto c = calibrator_.calibration(device, kind))
+      if (auto c = calibrator_.calibration(device, kind)) {
+        std::string window;
+        for (const auto& entry : state["entries"])
+          if (entry["gpu"] == device && entry["model_kind"] == kind) window = entry.dump();
         changed.push_back(store::CalibrationRecord{c->gpu_model, c->model_kind, std::log(c->efficiency), c->samples,
-                                                   now, c->overhead_seconds, c->overhead_samples});
+                                                   now, c->overhead_seconds, c->overhead_samples, std::move(window)});
+      }
     snapshot_ = Snapshot{std::make_shared<const cost::EfficiencyCalibrator>(calibrator_), snapshot_.generation + 1};
   }
   // One change for the whole batch: a persisted figure lags the calibrator by at most one tick.

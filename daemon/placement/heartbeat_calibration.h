@@ -40,6 +40,10 @@ namespace jobctl::daemon::placement {
 class HeartbeatCalibration {
  public:
   static constexpr size_t kMaxRecorded = 100'000;
+  // A worker's first kNewWorkerRuns accepted runs (since this daemon started) are observed with
+  // weight kNewWorkerWeight (cost/efficiency_calibrator.h: a weighted median), later ones with 1.
+  static constexpr int64_t kNewWorkerRuns = 3;
+  static constexpr double kNewWorkerWeight = 0.25;
 
   struct Snapshot {
     std::shared_ptr<const cost::EfficiencyCalibrator> calibrator;
@@ -60,8 +64,10 @@ class HeartbeatCalibration {
   // elapsed_s, steps). Returns as record() does. Does not touch the store.
   bool record_finished(int64_t job_id, int64_t worker_id, const std::string& result_json) JOBCTL_EXCLUDES(mu_);
   // Applies every queued report (the placement thread). A report whose job or worker is gone, or
-  // a run not seen whole, is skipped. Errors: reads or the write that failed (the observations
-  // are lost), or reports dropped because the queue was full.
+  // a run not seen whole, is skipped; a run whose figures are implausible
+  // (cost::EfficiencyCalibrator: faster than the device's peak, a day outside its steps) changes
+  // nothing and is named in the error. Errors: that, reads or the write that failed (the
+  // observations are lost), or reports dropped because the queue was full.
   Status apply_recorded() JOBCTL_EXCLUDES(mu_, apply_mu_);
   Snapshot snapshot() const JOBCTL_EXCLUDES(mu_);
   std::vector<cost::Calibration> calibrations() const JOBCTL_EXCLUDES(mu_);
@@ -101,6 +107,7 @@ class HeartbeatCalibration {
   const Clock& clock_;
   Mutex apply_mu_;  // one apply_recorded() at a time; taken before mu_
   std::map<int64_t, Run> runs_ JOBCTL_GUARDED_BY(apply_mu_);           // by job id: running jobs
+  std::map<int64_t, int64_t> accepted_runs_ JOBCTL_GUARDED_BY(mu_);    // by worker id
   mutable Mutex mu_;
   std::vector<Report> recorded_ JOBCTL_GUARDED_BY(mu_);
   size_t dropped_ JOBCTL_GUARDED_BY(mu_) = 0;

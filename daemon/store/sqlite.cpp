@@ -172,4 +172,16 @@ Expected<std::vector<int64_t>> first_column_ints(Statement* stmt) {
   return out;
 }
 
+Expected<std::vector<std::string>> first_column_texts(Statement* stmt) {
+  StatementUse s(stmt);
+  std::vector<std::string> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    out.push_back(s->column_text(0));
+  }
+  return out;
+}
+
 }  // namespace jobctl::daemon::store

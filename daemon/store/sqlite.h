@@ -87,6 +87,8 @@ class StatementUse {
 
 // The first column of every row of `stmt` (bound, not yet stepped), as integers; resets it.
 Expected<std::vector<int64_t>> first_column_ints(Statement* stmt);
+// The same for a text column.
+Expected<std::vector<std::string>> first_column_texts(Statement* stmt);
 
 class Connection {
  public:

@@ -28,15 +28,7 @@ Expected<bool> WriteTxn::put_bundle(const BundleRow& row) {
 Expected<std::vector<std::string>> WriteTxn::bundle_shas() {
   auto p = db_.prepare("SELECT DISTINCT sha256 FROM bundles ORDER BY sha256");
   if (!p) return p.error();
-  StatementUse s(*p);
-  std::vector<std::string> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    out.push_back((*p)->column_text(0));
-  }
-  return out;
+  return first_column_texts(*p);
 }
 
 Expected<std::vector<std::string>> WriteTxn::bundles_unused_since(int64_t cutoff_ms) {
@@ -48,16 +40,8 @@ Expected<std::vector<std::string>> WriteTxn::bundles_unused_since(int64_t cutoff
       "SELECT 1 FROM jobs j WHERE instr(j.spec, b.sha256) > 0 AND "
       "(j.state NOT IN ('succeeded', 'failed', 'cancelled') OR j.updated_ms >= ?1)) ORDER BY b.sha256");
   if (!p) return p.error();
-  StatementUse s(*p);
-  s->bind(1, cutoff_ms);
-  std::vector<std::string> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    out.push_back((*p)->column_text(0));
-  }
-  return out;
+  (*p)->bind(1, cutoff_ms);
+  return first_column_texts(*p);
 }
 
 Status WriteTxn::delete_bundle(const std::string& sha256, const std::optional<std::string>& user) {

@@ -84,22 +84,110 @@ TEST(EfficiencyCalibrator, LearnsFromStepTimes) {
   // Other keys are untouched.
   EXPECT_DOUBLE_EQ(cal.efficiency("V100", "cnn"), default_efficiency("V100", "cnn"));
   EXPECT_DOUBLE_EQ(cal.efficiency("A100", "mlp"), default_efficiency("A100", "mlp"));
-  // A geometric mean: one step at 40% and one at 10% average to 20%... after the first five at 10%.
+  // A weighted median of log-efficiency: one step at 40% and one at 10%, equal weights, meet at
+  // 20% (the middle of the two); a third at 10% holds it there, however wild the other.
   EfficiencyCalibrator two;
   ASSERT_TRUE(two.observe("V100", "cnn", 1.57e12 * 4, 1.0));
   ASSERT_TRUE(two.observe("V100", "cnn", 1.57e12, 1.0));
   EXPECT_NEAR(two.efficiency("V100", "cnn"), 0.20, 1e-12);
+  ASSERT_TRUE(two.observe("V100", "cnn", 1.57e12, 1.0));
+  EXPECT_NEAR(two.efficiency("V100", "cnn"), 0.10, 1e-12);
   ASSERT_TRUE(two.calibration("V100", "cnn"));
-  EXPECT_EQ(two.calibration("V100", "cnn")->samples, 2);
+  EXPECT_EQ(two.calibration("V100", "cnn")->samples, 3);
 }
 
 TEST(EfficiencyCalibrator, FollowsAChangeAfterTheWindow) {
   EfficiencyCalibrator cal;
   for (int i = 0; i < 100; ++i) ASSERT_TRUE(cal.observe("A100", "mlp", 19.5e12 * 0.05, 1.0));
-  for (int i = 0; i < 100; ++i) ASSERT_TRUE(cal.observe("A100", "mlp", 19.5e12 * 0.20, 1.0));
-  // After n observations at the new value the log-gap has shrunk by (1 - 1/20)^n.
-  EXPECT_NEAR(cal.efficiency("A100", "mlp"), 0.20 * std::exp(-std::log(4.0) * std::pow(0.95, 100)), 1e-9);
-  EXPECT_NEAR(cal.efficiency("A100", "mlp"), 0.20, 0.002);
+  // The window keeps the last 20 runs: with 9 at the new value the median is still the old one,
+  // with 10 of each it is between them, and once more than half the window is at the new value
+  // the estimate is the new value. (The running mean this replaced followed by (1 - 1/20)^n.)
+  for (int i = 0; i < 9; ++i) ASSERT_TRUE(cal.observe("A100", "mlp", 19.5e12 * 0.20, 1.0));
+  EXPECT_NEAR(cal.efficiency("A100", "mlp"), 0.05, 1e-12);
+  ASSERT_TRUE(cal.observe("A100", "mlp", 19.5e12 * 0.20, 1.0));
+  EXPECT_NEAR(cal.efficiency("A100", "mlp"), 0.10, 1e-12);
+  ASSERT_TRUE(cal.observe("A100", "mlp", 19.5e12 * 0.20, 1.0));
+  EXPECT_NEAR(cal.efficiency("A100", "mlp"), 0.20, 1e-12);
+  for (int i = 0; i < 89; ++i) ASSERT_TRUE(cal.observe("A100", "mlp", 19.5e12 * 0.20, 1.0));
+  EXPECT_NEAR(cal.efficiency("A100", "mlp"), 0.20, 1e-12);
+  EXPECT_EQ(cal.calibration("A100", "mlp")->samples, 200);
+}
+
+// Forged runs (a step faster than the GPU's peak, a run a day outside its steps) are refused
+// with their reason and change nothing, stored state included.
+TEST(EfficiencyCalibrator, ForgedRunsChangeNothing) {
+  EfficiencyCalibrator cal;
+  const double peak = 19.5e12;  // one A100 at fp32
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(cal.observe_run("A100", "mlp", 1e9, 1e9 / (peak * 0.06), peak, 60, 100));
+  const double eff = cal.efficiency("A100", "mlp");
+  const double hours = cal.expected_run_hours("A100", "mlp", 1e15, peak);
+  auto fast = cal.observe_run("A100", "mlp", 1e9, 1e-12, peak, 10, 100);
+  ASSERT_FALSE(fast);
+  EXPECT_EQ(fast.error().field, "step_seconds");
+  EXPECT_NE(fast.error().message.find("peak"), std::string::npos) << fast.error().message;
+  auto slow_run = cal.observe_run("A100", "mlp", 1e9, 1e9 / (peak * 0.06), peak, 1e300, 100);
+  ASSERT_FALSE(slow_run);
+  EXPECT_EQ(slow_run.error().field, "elapsed_seconds");
+  EXPECT_EQ(cal.observe_overhead("A100", "mlp", 1e300).error().field, "overhead_seconds");
+  EXPECT_EQ(cal.observe("A100", "mlp", 1e3, 1e9).error().field, "step_seconds") << "below 1e-8 of peak";
+  EXPECT_DOUBLE_EQ(cal.efficiency("A100", "mlp"), eff);
+  EXPECT_DOUBLE_EQ(cal.expected_run_hours("A100", "mlp", 1e15, peak), hours);
+  EXPECT_EQ(cal.calibration("A100", "mlp")->samples, 5);
+  // State written before these checks existed, with a poisoned overhead, loads without it.
+  auto old = EfficiencyCalibrator::from_json(nlohmann::json::parse(
+      R"({"version":1,"entries":[{"gpu":"A100","model_kind":"mlp","log_efficiency":0,"samples":2,)"
+      R"("overhead_s":1e300,"overhead_samples":2}]})"));
+  ASSERT_TRUE(old) << old.error().message;
+  EXPECT_EQ(old->overhead_seconds("A100", "mlp"), 0);
+  EXPECT_LT(old->expected_run_hours("A100", "mlp", 1e15, peak), 1.0);
+  // And a window with an implausible run is refused as a whole.
+  EXPECT_FALSE(EfficiencyCalibrator::from_json(nlohmann::json::parse(
+      R"({"version":1,"entries":[{"gpu":"A100","model_kind":"mlp","log_efficiency":-3,"samples":1,)"
+      R"("runs":[[5.0,1]]}]})")));
+}
+
+// An estimate more than kUnconfirmedFactor (4) from the model's own figure needs runs of total
+// weight kAgreeingRuns (3) that agree with it; until then it is held at that factor.
+TEST(EfficiencyCalibrator, AFarMoveNeedsSeveralAgreeingRuns) {
+  EfficiencyCalibrator cal;
+  const double prior = default_efficiency("A100", "mlp");  // 5%
+  const double peak = 19.5e12;
+  auto at = [&](double eff) { return cal.observe("A100", "mlp", peak * eff, 1.0); };
+  ASSERT_TRUE(at(0.9));
+  ASSERT_TRUE(at(0.9));
+  EXPECT_NEAR(cal.efficiency("A100", "mlp"), prior * 4, 1e-12) << "two runs: held at 4x the model's figure";
+  ASSERT_TRUE(at(0.9));
+  EXPECT_NEAR(cal.efficiency("A100", "mlp"), 0.9, 1e-12) << "three agreeing runs: the median stands";
+  ASSERT_TRUE(at(0.7));  // within 1.5x of the median: agrees, and moves it only inside the runs
+  EXPECT_NEAR(cal.efficiency("A100", "mlp"), 0.9, 1e-12);
+  // Low-weight runs (a new worker's) count for their weight in the agreement too.
+  EfficiencyCalibrator fresh;
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(fresh.observe("A100", "mlp", peak * 0.9, 1.0, 1, Precision::fp32, 0.25));
+  EXPECT_NEAR(fresh.efficiency("A100", "mlp"), prior * 4, 1e-12) << "8 x 0.25 = 2 < 3";
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(fresh.observe("A100", "mlp", peak * 0.9, 1.0, 1, Precision::fp32, 0.25));
+  EXPECT_NEAR(fresh.efficiency("A100", "mlp"), 0.9, 1e-12);
+  // The overhead: above 600 s it needs agreeing runs as well.
+  EfficiencyCalibrator over;
+  ASSERT_TRUE(over.observe_overhead("A100", "mlp", 20000));
+  ASSERT_TRUE(over.observe_overhead("A100", "mlp", 20000));
+  EXPECT_DOUBLE_EQ(over.overhead_seconds("A100", "mlp"), 600);
+  ASSERT_TRUE(over.observe_overhead("A100", "mlp", 21000));
+  EXPECT_DOUBLE_EQ(over.overhead_seconds("A100", "mlp"), 20000);
+}
+
+// A new worker's first runs are weighted low: three of them (0.25 each) do not move what two
+// trusted runs say, where a running mean would have followed them.
+TEST(EfficiencyCalibrator, ANewWorkersRunsWeighLittle) {
+  const double peak = 19.5e12;
+  EfficiencyCalibrator cal;
+  ASSERT_TRUE(cal.observe("A100", "mlp", peak * 0.1, 1.0));
+  ASSERT_TRUE(cal.observe("A100", "mlp", peak * 0.1, 1.0));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(cal.observe("A100", "mlp", peak * 0.18, 1.0, 1, Precision::fp32, 0.25));
+  EXPECT_NEAR(cal.efficiency("A100", "mlp"), 0.1, 1e-12);
+  ASSERT_TRUE(cal.observe("A100", "mlp", peak * 0.18, 1.0));
+  ASSERT_TRUE(cal.observe("A100", "mlp", peak * 0.18, 1.0));
+  EXPECT_NEAR(cal.efficiency("A100", "mlp"), 0.18, 1e-12) << "trusted runs that agree do move it";
+  EXPECT_EQ(cal.observe("A100", "mlp", peak * 0.1, 1.0, 1, Precision::fp32, 0).error().field, "weight");
 }
 
 TEST(EfficiencyCalibrator, RejectsBadObservations) {

@@ -263,6 +263,11 @@ TEST_F(Api, MalformedWorkerReportsAreRefusedAndChangeNothing) {
   const std::string complete = "/v1/jobs/" + std::to_string(job) + "/complete";
   expect_refused("POST", complete, R"({"worker_id":)" + ws + R"(,"epoch":1})", 400, "result");
   expect_refused("POST", complete, R"({"worker_id":)" + ws + R"(,"epoch":1,"result":{"test_accuracy":"high"}})", 400, "result.test_accuracy");
+  // Timing figures no run can have (calibration learns from them).
+  expect_refused("POST", hb, R"({"worker_id":)" + ws + R"(,"epoch":1,"progress":{"step_ms":-1}})", 400, "progress.step_ms");
+  expect_refused("POST", hb, R"({"worker_id":)" + ws + R"(,"epoch":1,"progress":{"step_ms":1e300}})", 400, "progress.step_ms");
+  expect_refused("POST", complete, R"({"worker_id":)" + ws + R"(,"epoch":1,"result":{"elapsed_s":1e300}})", 400, "result.elapsed_s");
+  expect_refused("POST", complete, R"({"worker_id":)" + ws + R"(,"epoch":1,"result":{"elapsed_s":-5}})", 400, "result.elapsed_s");
   expect_refused("POST", "/v1/jobs/" + std::to_string(job) + "/fail", R"({"worker_id":)" + ws + R"(,"epoch":1,"error":7})", 400, "error");
   expect_refused("POST", "/v1/workers/register", R"({"name":"x"})", 400, "capabilities");
   expect_refused("POST", "/v1/workers/register", R"({"capabilities":{"gpus":"many"}})", 400, "capabilities.gpus");

@@ -207,7 +207,8 @@ TEST(HeartbeatCalibration, IdenticalRunsAreEstimatedWithinFifteenPercent) {
   };
   // Per run: the steady step time (ms) and the elapsed seconds of 400 steps, with a start-up and
   // an evaluation outside them.
-  const std::vector<std::pair<double, double>> runs{{5.0, 3.40}, {5.4, 3.70}, {4.9, 3.35}, {5.2, 3.55}};
+  const std::vector<std::pair<double, double>> runs{{5.0, 3.40}, {5.4, 3.70}, {4.9, 3.35}, {5.2, 3.55},
+                                                    {5.0, 3.40}, {5.4, 3.70}, {4.9, 3.35}, {5.2, 3.55}};
   std::vector<double> errors;
   for (const auto& [step_ms, elapsed] : runs) {
     const double estimated = estimate();
@@ -224,7 +225,12 @@ TEST(HeartbeatCalibration, IdenticalRunsAreEstimatedWithinFifteenPercent) {
   }
   ASSERT_EQ(calibration.calibrations().size(), 1u);
   EXPECT_EQ(calibration.calibrations()[0].gpu_model, key) << "a CPU machine learns under its own key";
-  for (size_t i = 1; i < errors.size(); ++i)
+  // This CPU's efficiency is more than 4x from the model's own figure, and a new worker's first
+  // three runs weigh a quarter each: the estimate is held at 4x the figure until runs of weight 3
+  // agree (3 x 0.25 + 3 x 1: six runs), then follows them (docs/cost-model.md, "Calibration").
+  // (With the running mean this replaced, the second run's estimate was already within 15%.)
+  for (size_t i = 1; i < 6; ++i) EXPECT_NEAR(errors[i], errors[1], 0.1) << "run " << i + 1 << ": held at the bound";
+  for (size_t i = 6; i < errors.size(); ++i)
     EXPECT_LT(std::abs(errors[i]), 0.15) << "run " << i + 1 << ": estimate error " << errors[i];
 }
 

@@ -139,7 +139,7 @@ TEST(BundleQuota, AUserPastTheQuotaIsRefusedNamingItAndOthersAreNot) {
   r = post_bundle(d.url(), alice, three);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 429) << r->body;
-  EXPECT_EQ(body_of(*r)["error"].value("field", ""), "bundles.quota_bytes_per_user") << r->body;
+  EXPECT_EQ(error_field(*r), "bundles.quota_bytes_per_user") << r->body;
   EXPECT_NE(r->body.find("3000"), std::string::npos) << r->body;
   EXPECT_EQ(http_as(d.url(), alice).request("GET", "/v1/bundles/" + sha256_hex(three))->status, 404)
       << "a refused bundle is not stored";

@@ -94,6 +94,12 @@ inline json body_of(const client::HttpResult& r) {
   return j.is_discarded() ? json() : j;
 }
 
+// The `field` of an error answer ("" when the answer is not one).
+inline std::string error_field(const client::HttpResult& r) {
+  const json j = body_of(r);
+  return j.is_object() && j.contains("error") && j["error"].is_object() ? j["error"].value("field", "") : "";
+}
+
 // A registered worker: its id and secret.
 struct Worker {
   int64_t id = 0;
