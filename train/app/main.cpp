@@ -175,7 +175,9 @@ int run(const std::vector<std::string>& args, const KernelReport& kernels) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // First of all: it may execute the program again, with OpenBLAS told which kernels to load.
+  // First of all: it may execute the program again, with OpenBLAS told which kernels to load; a
+  // stop or checkpoint signal meanwhile waits for the handlers.
+  hold_signals();
   const KernelReport kernels = select_kernels(argv);
   // Before anything slow (data loading): a SIGTERM that arrives early is then honoured at the
   // first step boundary instead of killing the process without a checkpoint.

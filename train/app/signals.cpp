@@ -23,6 +23,24 @@ extern "C" void on_signal(int sig) {
 
 }  // namespace
 
+namespace {
+
+sigset_t handled_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGUSR1);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
+}
+
+}  // namespace
+
+void hold_signals() {
+  const sigset_t set = handled_signals();
+  sigprocmask(SIG_BLOCK, &set, nullptr);
+}
+
 void install_signal_handlers() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
@@ -31,6 +49,9 @@ void install_signal_handlers() {
   sigaction(SIGUSR1, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
+  // Signals held since start-up (hold_signals) are delivered to the handlers now.
+  const sigset_t set = handled_signals();
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
 }
 
 bool SignalControl::take_checkpoint_request() {

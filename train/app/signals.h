@@ -8,7 +8,11 @@
 
 namespace jobctl::train {
 
-// Installs the handlers (SA_RESTART, so interrupted system calls resume).
+// Blocks the three signals until install_signal_handlers(): one that arrives meanwhile stays
+// pending, also across the execve of the kernel selection (the signal mask and pending signals
+// survive it), instead of killing the process or being lost with a handler's flag.
+void hold_signals();
+// Installs the handlers (SA_RESTART, so interrupted system calls resume) and unblocks the signals.
 void install_signal_handlers();
 
 class SignalControl final : public RunControl {

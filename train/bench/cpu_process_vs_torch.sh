@@ -9,6 +9,12 @@
 # CNN >= 2x PyTorch).
 #
 #   bash train/bench/cpu_process_vs_torch.sh [--threads N] [--epochs E] [--data-dir DIR]
+#                                            [--torch-omp-wait active|passive]
+#
+# --torch-omp-wait sets OMP_WAIT_POLICY for PyTorch's process (default: PyTorch's own, spinning):
+# on a machine shared with other work, OpenMP threads that spin at every barrier while the other
+# thread is descheduled make PyTorch many times slower (bench/RESULTS.md); passive is its best
+# there, and the fair opponent.
 #
 # Uses jobctl-train from $JOBCTL_TRAIN_BUILD (default build-train, configured with train/ alone when
 # missing) and Debian's python3-torch (train/bench/torch_epoch.py).
@@ -17,12 +23,14 @@ cd "$(dirname "$0")/../.."
 threads=$(nproc)
 epochs=1
 data_dir=/usr/share/datasets/fashion-mnist
+torch_env=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --threads) threads=$2; shift 2 ;;
     --epochs) epochs=$2; shift 2 ;;
     --data-dir) data_dir=$2; shift 2 ;;
-    *) echo "usage: $0 [--threads N] [--epochs E] [--data-dir DIR]" >&2; exit 2 ;;
+    --torch-omp-wait) torch_env=("OMP_WAIT_POLICY=${2^^}"); shift 2 ;;
+    *) echo "usage: $0 [--threads N] [--epochs E] [--data-dir DIR] [--torch-omp-wait active|passive]" >&2; exit 2 ;;
   esac
 done
 
@@ -37,7 +45,7 @@ trap 'rm -rf "$out"' EXIT
 now() { date +%s.%N; }
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $threads threads"
 echo "flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx|avx2|fma|avx512f|avx512bw|avx512dq|avx512vl|avx512_bf16|amx_tile|amx_bf16)$' | tr '\n' ' ')"
-echo "load at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load at the start: $(cut -d' ' -f1-3 /proc/loadavg); PyTorch's environment: ${torch_env[*]:-as is}"
 
 # jobctl-train for one spec; prints its wall seconds and records its start event.
 run_jobctl() {  # model tag [ENV=VALUE...]
@@ -67,7 +75,7 @@ for model in mlp cnn; do
   [ -n "$own" ] || own=$(echo "$kernels" | sed -n 's/.*(\(.*\)).*/\1/p')
   before=$(run_jobctl "$model" library OPENBLAS_CORETYPE="$own")
   t0=$(now)
-  "$python" train/bench/torch_epoch.py --model "$model" --threads "$threads" --epochs "$epochs" --data-dir "$data_dir" \
+  env "${torch_env[@]}" "$python" train/bench/torch_epoch.py --model "$model" --threads "$threads" --epochs "$epochs" --data-dir "$data_dir" \
     >"$out/$model-torch.log"
   torch=$(echo "$(now) - $t0" | bc)
   echo "$model: jobctl-train $selected s on $kernels ($selection); $before s on OpenBLAS's own $own; PyTorch $torch s ($(cat "$out/$model-torch.log"))"

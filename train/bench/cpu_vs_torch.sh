@@ -2,8 +2,9 @@
 # jobctl-train's CPU training step against PyTorch's on the same machine, measured side by side in
 # one run: the same models (MLP 784-256-128-10 and CNN [32,64] + dense 128), batch 128, AdamW,
 # synthetic 28x28 data, the same number of threads. Prints both steps/s and their ratio with the
-# goals (MLP >= 3x, CNN >= 2x). The two run in turn, --rounds times (default 3), and each side's
-# best round counts: on a shared machine the best of a few runs is the least disturbed one.
+# goals (MLP >= 3x, CNN >= 2x). The two run in turn, --rounds times (default 3), PyTorch twice a
+# round (its default OpenMP waiting, and OMP_WAIT_POLICY=PASSIVE), and each side's best run counts:
+# on a shared machine the best of a few runs is the least disturbed one.
 #
 #   bash train/bench/cpu_vs_torch.sh [--threads N] [--seconds S] [--rounds R]   (from the repository root)
 #
@@ -34,14 +35,20 @@ fi
 build=${JOBCTL_TRAIN_BUILD:-build-train}
 [ -f "$build/build.ninja" ] || cmake -S train -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C "$build" jobctl-train-bench-cpu >/dev/null
+# build-train/bench/ alone, build/release/train/bench/ in the root build.
+bench_bin=$(find "$build" -name jobctl-train-bench-cpu -type f -perm -u+x | head -1)
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $threads threads, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq "$rounds"); do
   echo "== round $round"
-  "$build/bench/jobctl-train-bench-cpu" --quick --threads "$threads" --seconds "$seconds" | tee -a "$out/results.txt"
+  "$bench_bin" --quick --threads "$threads" --seconds "$seconds" | tee -a "$out/results.txt"
   "$python" train/bench/torch_bench.py --device cpu --threads "$threads" --seconds "$seconds" \
+    --models mlp_784_256_128_10_b128,cnn_32_64_128_b128 | tee -a "$out/results.txt"
+  # PyTorch again with OpenMP threads that sleep rather than spin at barriers: on a shared machine
+  # the default spinning collapses it (bench/RESULTS.md); each side's best round counts.
+  OMP_WAIT_POLICY=PASSIVE "$python" train/bench/torch_bench.py --device cpu --threads "$threads" --seconds "$seconds" \
     --models mlp_784_256_128_10_b128,cnn_32_64_128_b128 | tee -a "$out/results.txt"
 done
 

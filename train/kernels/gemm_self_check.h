@@ -1,5 +1,5 @@
 // The start-up check of the GEMM kernels in use: a few products of the shapes the models run
-// (MLP 784-256-128-10 and the CNN's im2col products at batch 128, every transpose the layers use)
+// (MLP 784-256-128-10 and the CNN's im2col products, every transpose the layers use)
 // through gemm_single_thread() — OpenBLAS with the kernels it loaded — against the portable GEMM
 // (gemm_portable.cpp) on the same inputs.
 //

@@ -12,8 +12,9 @@
 namespace jobctl::train {
 namespace {
 
-std::vector<uint8_t> sample_bytes() {
+std::vector<uint8_t> sample_bytes(const std::string& kernels = "") {
   TrainingState s;
+  s.kernels = kernels;
   s.fingerprint = 0x1234567890abcdefull;
   s.layout_hash = 0xfeedfacecafebeefull;
   s.global_step = 120;
@@ -36,6 +37,20 @@ Expected<CheckpointScan> scan(const std::vector<uint8_t>& bytes, size_t piece, u
   for (size_t at = 0; at < bytes.size(); at += piece) (void)s.feed(bytes.data() + at, std::min(piece, bytes.size() - at));
   if (crc) *crc = s.crc32c();
   return s.finish();
+}
+
+// What jobctl-train writes now: version 3, the kernels' section first; the daemon takes it.
+TEST(CheckpointScan, TakesVersion3WithItsKernels) {
+  const auto bytes = sample_bytes("OpenBLAS 0.3.21 (Cooperlake)");
+  for (size_t piece : {size_t{1}, size_t{5}, bytes.size()}) {
+    auto r = scan(bytes, piece);
+    ASSERT_TRUE(r) << "pieces of " << piece << ": " << r.error().message;
+    EXPECT_EQ(r->version, kCheckpointVersion);
+    EXPECT_EQ(r->meta.global_step, 120);
+    EXPECT_EQ(r->meta.fingerprint, 0x1234567890abcdefull);
+  }
+  auto cut = scan(std::vector<uint8_t>(bytes.begin(), bytes.begin() + 50), 7);
+  EXPECT_FALSE(cut);
 }
 
 TEST(CheckpointScan, AgreesWithDecodeInAnyPieces) {
