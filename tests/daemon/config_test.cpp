@@ -50,6 +50,12 @@ TEST(Config, FileValuesApplyAndUnknownKeysAreNamed) {
   EXPECT_EQ(c.data_dir, "/tmp/x");
   EXPECT_TRUE(validate(c));
 
+  for (const char* hosts : {R"({"http": {"allowed_hosts": "jobctld"}})", R"({"http": {"allowed_hosts": [""]}})",
+                            R"({"http": {"allowed_hosts": [1]}})"}) {
+    auto bad_hosts = apply_config_json(hosts, c);
+    ASSERT_FALSE(bad_hosts) << hosts;
+    EXPECT_EQ(bad_hosts.error().field, "http.allowed_hosts") << hosts;
+  }
   auto unknown = apply_config_json(R"({"http": {"io_thread": 3}})", c);
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error().field, "http.io_thread");
@@ -190,10 +196,14 @@ TEST(Config, ConnectionUploadAndProgressLimits) {
   DaemonConfig c;
   c.data_dir = "/tmp";
   ASSERT_TRUE(apply_config_json(R"({
-    "http": {"idle_timeout_s": 5, "max_connections": 300, "max_connections_per_client": 20},
+    "http": {"idle_timeout_s": 5, "max_connections": 300, "max_connections_per_client": 20,
+             "header_timeout_s": 2, "reserved_connections": 30, "allowed_hosts": ["jobctld", "gpu.example:443"]},
     "workers": {"max_progress_bytes": 4096},
     "checkpoints": {"max_concurrent_uploads": 2}})", c));
   EXPECT_EQ(c.idle_timeout_s, 5);
+  EXPECT_EQ(c.header_timeout_s, 2);
+  EXPECT_EQ(c.reserved_connections, 30);
+  EXPECT_EQ(c.allowed_hosts, (std::vector<std::string>{"jobctld", "gpu.example:443"}));
   EXPECT_EQ(c.max_connections, 300);
   EXPECT_EQ(c.max_connections_per_client, 20);
   EXPECT_EQ(c.max_progress_bytes, 4096);
@@ -203,6 +213,9 @@ TEST(Config, ConnectionUploadAndProgressLimits) {
   for (Bad b : {Bad{R"({"http": {"idle_timeout_s": 0}})", "http.idle_timeout_s"},
                 Bad{R"({"http": {"max_connections": 0}})", "http.max_connections"},
                 Bad{R"({"http": {"max_connections_per_client": -1}})", "http.max_connections_per_client"},
+                Bad{R"({"http": {"header_timeout_s": 0}})", "http.header_timeout_s"},
+                Bad{R"({"http": {"max_connections": 100, "reserved_connections": 100}})", "http.reserved_connections"},
+                Bad{R"({"http": {"reserved_connections": -2}})", "http.reserved_connections"},
                 Bad{R"({"workers": {"max_progress_bytes": 10}})", "workers.max_progress_bytes"},
                 Bad{R"({"checkpoints": {"max_concurrent_uploads": 0}})", "checkpoints.max_concurrent_uploads"}}) {
     DaemonConfig d;

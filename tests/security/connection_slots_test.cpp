@@ -40,12 +40,14 @@ TEST(ConnectionSlots, IdleConnectionsFromManyAddressesLeaveHealthzAndAuthenticat
       idle.push_back(std::make_unique<RawConnection>(d.port(), "127.0." + std::to_string(n) + "." + std::to_string(a)));
       ASSERT_TRUE(idle.back()->connected()) << "cannot connect from 127.0." << n << "." << a;
     }
-  for (int n = 1; n <= kNetworks; ++n)
-    for (int a = kPerNetwork + 1; a <= kAddresses; ++a) {
-      RawConnection& c = *idle[static_cast<size_t>((n - 1) * kAddresses + a - 1)];
-      EXPECT_EQ(status_of(c.read_response(10s)), 503)
-          << "connection from 127.0." << n << "." << a << " is past its network's cap of " << kPerNetwork;
-    }
+  [&] {  // the first connection not refused is reported, and the rest not waited for
+    for (int n = 1; n <= kNetworks; ++n)
+      for (int a = kPerNetwork + 1; a <= kAddresses; ++a) {
+        RawConnection& c = *idle[static_cast<size_t>((n - 1) * kAddresses + a - 1)];
+        ASSERT_EQ(status_of(c.read_response(10s)), 503)
+            << "connection from 127.0." << n << "." << a << " is past its network's cap of " << kPerNetwork;
+      }
+  }();
 
   // A client of another network is served on a kept-back slot: /healthz, and a request with a token.
   const std::string host = "127.0.0.1:" + std::to_string(d.port());
