@@ -15,7 +15,7 @@ void upload(jobs::BundleService& bundles, const net::HttpRequest& req, const net
   auto fail = [&](const Error& e) { respond(net::error_response(e)); };
   if (!req.query.empty())
     return fail(net::unknown_query_parameter(req.query[0].first));
-  // Any Content-Type (application/octet-stream is the right one): the body's magic says what it is.
+  // Sent as application/octet-stream (net::BrowserGuard refuses other types); the body's magic says what it is.
   // The bytes: the file the server streamed them to, or (no server: tests, tools) in memory.
   std::string staged;
   if (req.body_file) {

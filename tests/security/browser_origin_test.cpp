@@ -29,7 +29,7 @@ std::string header_value(const std::string& answer, const std::string& name) {
 }
 
 // The error field of a raw answer's JSON body.
-std::string error_field(const std::string& answer) {
+std::string raw_error_field(const std::string& answer) {
   const size_t body = answer.find("\r\n\r\n");
   if (body == std::string::npos) return "";
   const json j = json::parse(answer.substr(body + 4), nullptr, false);
@@ -63,7 +63,7 @@ TEST(BrowserOrigin, AHostThatIsNotJobctldsAddressIsRefusedOnEveryRoute) {
     for (const std::string& path : std::vector<std::string>{"/healthz", "/v1/jobs", "/", "/index.html"}) {
       const std::string a = send_one(port, "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n");
       EXPECT_EQ(status_of(a), 403) << host << " " << path << "\n" << a;
-      EXPECT_EQ(error_field(a), "Host") << a;
+      EXPECT_EQ(raw_error_field(a), "Host") << a;
     }
     const std::string a = send_one(port, "POST " + v.cancel_path() + " HTTP/1.1\r\nHost: " + host +
                                              "\r\nContent-Type: application/json\r\nContent-Length: 0\r\n\r\n");
@@ -98,13 +98,13 @@ TEST(BrowserOrigin, AStateChangingRequestFromAnotherOriginIsRefused) {
                                              "\r\nOrigin: " + origin +
                                              "\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
     EXPECT_EQ(status_of(a), 403) << origin << "\n" << a;
-    EXPECT_EQ(error_field(a), "Origin") << a;
+    EXPECT_EQ(raw_error_field(a), "Origin") << a;
   }
   const std::string cross = send_one(port, "POST " + v.cancel_path() + " HTTP/1.1\r\nHost: " + v.host +
                                                "\r\nSec-Fetch-Site: cross-site\r\nContent-Type: application/json\r\n"
                                                "Content-Length: 0\r\n\r\n");
   EXPECT_EQ(status_of(cross), 403) << cross;
-  EXPECT_EQ(error_field(cross), "Sec-Fetch-Site") << cross;
+  EXPECT_EQ(raw_error_field(cross), "Sec-Fetch-Site") << cross;
   EXPECT_EQ(v.state(), "queued");
   // The dashboard's own origin may.
   const std::string own = send_one(port, "POST " + v.cancel_path() + " HTTP/1.1\r\nHost: " + v.host +
@@ -143,7 +143,7 @@ TEST(BrowserOrigin, SimpleRequestsThatNeedNoPreflightAreRefused) {
   for (const Case& c : cases) {
     const std::string a = send_one(port, c.request);
     EXPECT_EQ(status_of(a), 415) << c.what << "\n" << a;
-    EXPECT_EQ(error_field(a), "Content-Type") << c.what << "\n" << a;
+    EXPECT_EQ(raw_error_field(a), "Content-Type") << c.what << "\n" << a;
   }
   EXPECT_EQ(v.state(), "queued");
   auto jobs = http_as(v.d.url()).request("GET", "/v1/jobs");
