@@ -82,6 +82,68 @@ Expected<json> parse_json_body(std::string_view text) {
   return result;
 }
 
+namespace {
+
+size_t skip_space(std::string_view t, size_t i) {
+  while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) ++i;
+  return i;
+}
+
+// The end of the string token that starts at t[i] == '"' (one past its closing quote).
+size_t skip_string(std::string_view t, size_t i) {
+  for (++i; i < t.size(); ++i) {
+    if (t[i] == '\\') ++i;
+    else if (t[i] == '"') return i + 1;
+  }
+  return t.size();
+}
+
+// The end of the value that starts at t[i]: strings skipped whole, brackets counted (no
+// recursion, so any depth is safe), a scalar up to the next delimiter.
+size_t skip_value(std::string_view t, size_t i) {
+  if (i < t.size() && t[i] == '"') return skip_string(t, i);
+  if (i < t.size() && (t[i] == '{' || t[i] == '[')) {
+    size_t depth = 0;
+    for (; i < t.size(); ++i) {
+      const char c = t[i];
+      if (c == '"') {
+        i = skip_string(t, i) - 1;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (--depth == 0) return i + 1;
+      }
+    }
+    return t.size();
+  }
+  while (i < t.size() && t[i] != ',' && t[i] != '}' && t[i] != ']' && t[i] != ' ' && t[i] != '\t' && t[i] != '\n' &&
+         t[i] != '\r')
+    ++i;
+  return i;
+}
+
+}  // namespace
+
+std::optional<std::string_view> member_text(std::string_view t, std::string_view key) {
+  size_t i = skip_space(t, 0);
+  if (i >= t.size() || t[i] != '{') return std::nullopt;
+  i = skip_space(t, i + 1);
+  while (i < t.size() && t[i] == '"') {
+    const size_t key_end = skip_string(t, i);
+    // A key may be written with escapes: compare what it says, not how it is spelt.
+    const json name = json::parse(t.substr(i, key_end - i), nullptr, /*allow_exceptions=*/false);
+    i = skip_space(t, key_end);
+    if (i >= t.size() || t[i] != ':') return std::nullopt;
+    const size_t value_begin = skip_space(t, i + 1);
+    const size_t value_end = skip_value(t, value_begin);
+    if (name.is_string() && name.get_ref<const std::string&>() == key)
+      return t.substr(value_begin, value_end - value_begin);
+    i = skip_space(t, value_end);
+    if (i < t.size() && t[i] == ',') i = skip_space(t, i + 1);
+  }
+  return std::nullopt;
+}
+
 Expected<json> json_object_body(const HttpRequest& request, bool required) {
   if (request.body.empty()) {
     if (required) return make_error(ErrorCode::invalid_argument, "a JSON body is required", "body");

@@ -37,6 +37,11 @@ inline constexpr size_t kMaxJsonDepth = 64;
 // invalid_argument for the depth.
 Expected<nlohmann::json> parse_json_body(std::string_view text);
 
+// The text of a top-level member's value exactly as received, in `object_text` (a JSON object
+// that parse_json_body accepted): the size of a part of a body is measured on the bytes that came,
+// never by serialising the parsed value again. nullopt when the object has no such member.
+std::optional<std::string_view> member_text(std::string_view object_text, std::string_view key);
+
 // The request body as a JSON object. `required`: an empty body is an error (else it reads as {}).
 // A non-empty body must be sent as application/json (415 otherwise) and be a JSON object (400),
 // parsed by parse_json_body.

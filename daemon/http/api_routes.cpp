@@ -314,13 +314,14 @@ void heartbeat(jobs::JobService& svc, const net::HttpRequest& req, const net::Pa
   auto ref = lease_ref(req, *body);
   if (!ref) return fail(ref.error());
   hb.lease = *ref;
-  auto progress = object_text(*body, "progress", false);
-  if (!progress) return fail(progress.error());
-  if (progress->size() > info.max_progress_bytes)
+  // The limit is on the bytes the worker sent, measured before anything is built from them.
+  if (const auto received = net::member_text(req.body, "progress"); received && received->size() > info.max_progress_bytes)
     return fail(make_error(ErrorCode::payload_too_large,
-                           "progress is " + std::to_string(progress->size()) + " bytes of JSON, more than the " +
+                           "progress is " + std::to_string(received->size()) + " bytes of JSON, more than the " +
                                std::to_string(info.max_progress_bytes) + " a heartbeat may carry",
                            "progress"));
+  auto progress = object_text(*body, "progress", false);
+  if (!progress) return fail(progress.error());
   if (!progress->empty()) {
     if (auto st = check_timing(body->at("progress"), "progress", "step_ms", kMaxStepMs); !st) return fail(st.error());
     hb.progress_json = std::move(*progress);

@@ -81,6 +81,21 @@ class Api : public ::testing::Test {
   std::string secret_;  // sent as X-Worker-Secret
 };
 
+TEST(JsonBody, MemberTextIsAValueExactlyAsReceived) {
+  const std::string body =
+      R"( { "worker_id" : 7, "log":"a \"}\" b", "pro\u0067ress" :  {"loss": [1, {"x": "]"}], "s": "{"} , "epoch":3 } )";
+  ASSERT_TRUE(net::parse_json_body(body));
+  EXPECT_EQ(net::member_text(body, "worker_id"), "7");
+  EXPECT_EQ(net::member_text(body, "log"), R"("a \"}\" b")");
+  // A key written with an escape is the key it spells; brackets inside strings do not count.
+  EXPECT_EQ(net::member_text(body, "progress"), R"({"loss": [1, {"x": "]"}], "s": "{"})");
+  EXPECT_EQ(net::member_text(body, "epoch"), "3");
+  EXPECT_EQ(net::member_text(body, "result"), std::nullopt);
+  // Any depth, without recursion.
+  const std::string deep = "{\"progress\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_EQ(net::member_text(deep, "progress")->size(), 200000u);
+}
+
 TEST_F(Api, SubmitReturns201WithIdAndLocation) {
   net::HttpResponse r = call("POST", "/v1/jobs", mlp_spec(R"(,"name":"x")"));
   ASSERT_EQ(r.status, 201) << r.body;
