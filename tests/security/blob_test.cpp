@@ -90,7 +90,7 @@ TEST(BlobStreaming, DownloadsPastTheCapAreAnswered503WithRetryAfter) {
   // A client that asks and does not read: the answer fills the socket buffers and stays in flight.
   RawConnection slow(d.port());
   ASSERT_TRUE(slow.connected());
-  slow.send("GET /v1/bundles/" + sha + " HTTP/1.1\r\nHost: jobctld\r\n\r\n");
+  slow.send("GET /v1/bundles/" + sha + " HTTP/1.1\r\nHost: " + slow.host() + "\r\n\r\n");
   // Its answer has begun (the slot is held): what fits in the socket buffers, then it waits.
   const std::string begun = slow.read_response(500ms);
   ASSERT_EQ(begun.rfind("HTTP/1.1 200", 0), 0u) << begun.substr(0, 200);
@@ -98,7 +98,7 @@ TEST(BlobStreaming, DownloadsPastTheCapAreAnswered503WithRetryAfter) {
   std::string busy;
   for (int i = 0; i < 20 && busy.empty(); ++i) {
     RawConnection second(d.port());
-    second.send("GET /v1/bundles/" + sha + " HTTP/1.1\r\nHost: jobctld\r\nConnection: close\r\n\r\n");
+    second.send("GET /v1/bundles/" + sha + " HTTP/1.1\r\nHost: " + second.host() + "\r\nConnection: close\r\n\r\n");
     std::string head = second.read_response();
     if (head.rfind("HTTP/1.1 503", 0) == 0) busy = head;
     if (busy.empty()) std::this_thread::sleep_for(50ms);

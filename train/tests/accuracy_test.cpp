@@ -3,6 +3,7 @@
 // in-process on the best device present (`auto`: the GPU where there is one, else all CPU cores)
 // and prints one "ACCURACY ..." line per model with epochs, time and device for bench/RESULTS.md.
 //
+// Kernels: those jobctl-train selects (main() below).
 // Data: $JOBCTL_FASHION_MNIST_DIR, else /usr/share/datasets/fashion-mnist; skipped when absent.
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "train/app/kernel_selection.h"
 #include "train/data/dataset.h"
 #include "train/kernels/make_backend.h"
 #include "train/trainer/trainer.h"
@@ -117,3 +119,12 @@ TEST_F(Accuracy, CnnReachesAtLeast092) {
 
 }  // namespace
 }  // namespace jobctl::train
+
+// This process trains as a job's jobctl-train would: on the kernels it selects for this CPU
+// (train/app/kernel_selection.h), not on a generic core OpenBLAS may have fallen back to.
+int main(int argc, char** argv) {
+  const jobctl::train::KernelReport kernels = jobctl::train::select_kernels(argv);
+  std::printf("KERNELS %s: %s; %s\n", kernels.kernels.c_str(), kernels.selection.c_str(), kernels.self_check.c_str());
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
