@@ -39,12 +39,9 @@ Status HeartbeatCalibration::load() {
   for (const auto& c : *rows) {
     // Since migration 14 the row carries its whole entry, window included; an older row is its
     // figures alone (read as one run, when plausible).
-    if (!c.window_json.empty()) {
-      json entry = json::parse(c.window_json, nullptr, false);
-      if (entry.is_object()) {
-        entries.push_back(std::move(entry));
-        continue;
-      }
+    if (c.window.is_object()) {
+      entries.push_back(c.window);
+      continue;
     }
     entries.push_back({{"gpu", c.gpu_model},
                        {"model_kind", c.model_kind},
@@ -209,9 +206,9 @@ Status HeartbeatCalibration::apply_recorded() {
     const json state = calibrator_.to_json();
     for (const auto& [device, kind] : touched)
       if (auto c = calibrator_.calibration(device, kind)) {
-        std::string window;
+        json window;
         for (const auto& entry : state["entries"])
-          if (entry["gpu"] == device && entry["model_kind"] == kind) window = entry.dump();
+          if (entry["gpu"] == device && entry["model_kind"] == kind) window = entry;
         changed.push_back(store::CalibrationRecord{c->gpu_model, c->model_kind, std::log(c->efficiency), c->samples,
                                                    now, c->overhead_seconds, c->overhead_samples, std::move(window)});
       }

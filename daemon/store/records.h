@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "scheduler/job_state.h"
 
 namespace jobctl::daemon::store {
@@ -135,7 +137,10 @@ struct CalibrationRecord {
   int64_t updated_ms = 0;
   double overhead_seconds = 0;   // per run, outside its steps (migration 9)
   int64_t overhead_samples = 0;
-  std::string window_json;       // the recent runs (cost::EfficiencyCalibrator's JSON; migration 14)
+  // The whole entry, recent runs included (cost::EfficiencyCalibrator's JSON; migration 14). Null
+  // for a row from before it, and for a stored window that is not a JSON object: the row's
+  // figures above stand then.
+  nlohmann::json window;
 };
 
 // A stored code bundle, per user who uploaded it (migration 14): the blob itself is

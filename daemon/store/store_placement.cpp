@@ -18,7 +18,7 @@ Status WriteTxn::put_calibration(const CalibrationRecord& row) {
   StatementUse s(*p);
   s->bind(1, row.gpu_model).bind(2, row.model_kind).bind(3, row.log_efficiency).bind(4, row.samples)
       .bind(5, row.updated_ms).bind(6, row.overhead_seconds).bind(7, row.overhead_samples)
-      .bind(8, row.window_json);
+      .bind(8, row.window.is_null() ? std::string() : row.window.dump());
   return s->run();
 }
 
@@ -37,8 +37,13 @@ Expected<std::vector<CalibrationRecord>> Store::calibrations() {
     if (!row) return row.error();
     if (!*row) break;
     const Statement& st = **p;
+    nlohmann::json window;
+    if (const std::string text = st.column_text(7); !text.empty()) {
+      window = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (!window.is_object()) window = nullptr;
+    }
     out.push_back(CalibrationRecord{st.column_text(0), st.column_text(1), st.column_double(2), st.column_int64(3),
-                                    st.column_int64(4), st.column_double(5), st.column_int64(6), st.column_text(7)});
+                                    st.column_int64(4), st.column_double(5), st.column_int64(6), std::move(window)});
   }
   return out;
 }
