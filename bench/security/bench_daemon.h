@@ -11,16 +11,69 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "process/child.h"
 
 namespace jobctl::bench {
+
+// A `--name value` flag and where its value goes.
+struct Flag {
+  const char* name;
+  std::variant<int*, int64_t*, std::string*> value;
+};
+
+// Reads `--name value` pairs into `flags`; false (with `usage` on stderr) for a flag it does not
+// know, a flag without a value, or a number that does not parse.
+inline bool parse_flags(int argc, char** argv, const char* usage, std::initializer_list<Flag> flags) {
+  for (int i = 1; i < argc; i += 2) {
+    const Flag* flag = nullptr;
+    for (const Flag& f : flags)
+      if (argv[i] == std::string(f.name)) flag = &f;
+    if (flag == nullptr || i + 1 >= argc) {
+      std::cerr << "usage: " << usage << "\n";
+      return false;
+    }
+    const std::string text = argv[i + 1];
+    try {
+      if (auto* n = std::get_if<int*>(&flag->value)) **n = std::stoi(text);
+      else if (auto* n64 = std::get_if<int64_t*>(&flag->value)) **n64 = std::stoll(text);
+      else *std::get<std::string*>(flag->value) = text;
+    } catch (const std::exception&) {
+      std::cerr << flag->name << ": not a number: " << text << "\nusage: " << usage << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+// A folder of its own under /tmp, removed with what it holds when this goes. path() is empty when
+// it could not be made.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& prefix) {
+    std::string tmpl = "/tmp/" + prefix + "-XXXXXX";
+    if (::mkdtemp(tmpl.data()) != nullptr) path_ = tmpl;
+  }
+  ~ScratchDir() {
+    if (!path_.empty()) std::filesystem::remove_all(path_);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 // A line's number from /proc/<pid>/status, in kB ("VmRSS", "VmHWM").
 inline int64_t status_kb(pid_t pid, const char* key) {

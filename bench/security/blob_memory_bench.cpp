@@ -63,7 +63,7 @@ std::pair<std::string, uint64_t> read_answer(int fd) {
 std::string upload_bundle(int port, uint64_t bytes, char seed) {
   const int fd = connect_to(port);
   if (fd < 0) return "cannot connect";
-  const std::string head = "POST /v1/bundles HTTP/1.1\r\nHost: jobctld\r\nContent-Type: application/octet-stream\r\n"
+  const std::string head = "POST /v1/bundles HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\nContent-Type: application/octet-stream\r\n"
                            "Content-Length: " + std::to_string(bytes) + "\r\n\r\n";
   std::vector<char> chunk(1 << 20);
   for (size_t i = 0; i < chunk.size(); ++i) chunk[i] = static_cast<char>(seed + i * 131);
@@ -87,19 +87,12 @@ int main(int argc, char** argv) {
   int downloaders = 6;
   int64_t mib = 256;
   std::string jobctld = JOBCTLD_PATH;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--downloaders") downloaders = std::stoi(argv[i + 1]);
-    else if (flag == "--mib") mib = std::stoll(argv[i + 1]);
-    else if (flag == "--jobctld") jobctld = argv[i + 1];
-    else {
-      std::cerr << "usage: jobctl-bench-blob-memory [--downloaders N] [--mib M] [--jobctld PATH]\n";
-      return 2;
-    }
-  }
-  char tmpl[] = "/tmp/jobctl-bench-blobs-XXXXXX";
-  if (::mkdtemp(tmpl) == nullptr) return 1;
-  const std::string dir = tmpl;
+  if (!jobctl::bench::parse_flags(argc, argv, "jobctl-bench-blob-memory [--downloaders N] [--mib M] [--jobctld PATH]",
+                                  {{"--downloaders", &downloaders}, {"--mib", &mib}, {"--jobctld", &jobctld}}))
+    return 2;
+  const jobctl::bench::ScratchDir scratch("jobctl-bench-blobs");
+  if (scratch.path().empty()) return 1;
+  const std::string& dir = scratch.path();
   auto started = jobctl::bench::start_jobctld({jobctld, "--listen", "127.0.0.1:0", "--data-dir", dir + "/data"});
   if (!started.child) return 1;
   auto& d = *started.child;
@@ -114,7 +107,6 @@ int main(int argc, char** argv) {
   if (first.rfind("HTTP/1.1 201", 0) != 0 || at == std::string::npos) {
     std::cerr << "the first upload failed: " << first << "\n";
     d.terminate(SIGTERM, 10s);
-    std::filesystem::remove_all(dir);
     return 1;
   }
   const std::string sha = first.substr(at + 10, 64);
@@ -131,7 +123,7 @@ int main(int argc, char** argv) {
     threads.emplace_back([&, c] {
       const int fd = connect_to(port);
       if (fd < 0) return;
-      const std::string req = "GET /v1/bundles/" + sha + " HTTP/1.1\r\nHost: jobctld\r\nConnection: close\r\n\r\n";
+      const std::string req = "GET /v1/bundles/" + sha + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\nConnection: close\r\n\r\n";
       if (send_all(fd, req.data(), req.size())) {
         auto [status, n] = read_answer(fd);
         statuses[static_cast<size_t>(c)] = status.substr(0, 12);
@@ -146,7 +138,6 @@ int main(int argc, char** argv) {
   const int64_t peak_rss = sampler.stop();
   const int64_t hwm = status_kb(pid, "VmHWM");
   d.terminate(SIGTERM, 10s);
-  std::filesystem::remove_all(dir);
 
   std::printf("%d downloads of a %lld MiB bundle and one %lld MiB upload at once (%s)\n", downloaders,
               static_cast<long long>(mib), static_cast<long long>(mib), jobctld.c_str());

@@ -36,19 +36,12 @@ int main(int argc, char** argv) {
   int clients = 20;
   int64_t mib = 900;
   std::string jobctld = JOBCTLD_PATH;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--clients") clients = std::stoi(argv[i + 1]);
-    else if (flag == "--mib") mib = std::stoll(argv[i + 1]);
-    else if (flag == "--jobctld") jobctld = argv[i + 1];
-    else {
-      std::cerr << "usage: jobctl-bench-upload-flood [--clients N] [--mib M] [--jobctld PATH]\n";
-      return 2;
-    }
-  }
-  char tmpl[] = "/tmp/jobctl-bench-flood-XXXXXX";
-  if (::mkdtemp(tmpl) == nullptr) return 1;
-  const std::string dir = tmpl;
+  if (!jobctl::bench::parse_flags(argc, argv, "jobctl-bench-upload-flood [--clients N] [--mib M] [--jobctld PATH]",
+                                  {{"--clients", &clients}, {"--mib", &mib}, {"--jobctld", &jobctld}}))
+    return 2;
+  const jobctl::bench::ScratchDir scratch("jobctl-bench-flood");
+  if (scratch.path().empty()) return 1;
+  const std::string& dir = scratch.path();
   auto started = jobctl::bench::start_jobctld({jobctld, "--listen", "127.0.0.1:0", "--data-dir", dir + "/data", "--auth"});
   if (!started.child) return 1;
   auto& d = *started.child;
@@ -94,7 +87,6 @@ int main(int argc, char** argv) {
   const int64_t peak_rss = sampler.stop();
   const int64_t hwm = status_kb(pid, "VmHWM");
   d.terminate(SIGTERM, 10s);
-  std::filesystem::remove_all(dir);
 
   std::printf("clients %d, each declaring %lld MiB (%s)\n", clients, static_cast<long long>(mib), jobctld.c_str());
   std::printf("sent before the daemon closed: %.0f MiB in %.2f s\n", static_cast<double>(sent.load()) / (1 << 20),
