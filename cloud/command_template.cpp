@@ -62,4 +62,8 @@ bool has_placeholders(std::string_view t) {
   return false;
 }
 
+std::string job_flags(int64_t for_job) {
+  return for_job > 0 ? " --for-job " + std::to_string(for_job) + " --allow-commands" : std::string();
+}
+
 }  // namespace jobctl::cloud

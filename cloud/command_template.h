@@ -32,4 +32,8 @@ Expected<std::string> expand_command(std::string_view tmpl, const Placeholders& 
 // True when the template contains at least one {placeholder}.
 bool has_placeholders(std::string_view tmpl);
 
+// The worker flags that dedicate an instance's worker to one command job, `for_job` ("" for 0):
+// the {job_flags} placeholder of the worker command templates (cloud/provider.h LaunchRequest).
+std::string job_flags(int64_t for_job);
+
 }  // namespace jobctl::cloud

@@ -10,7 +10,7 @@
 //                  derived from describe (instances that report notice_ms)
 //
 // {worker_command} is the command line an instance runs to start its worker (cloud.exec.
-// worker_command, itself a template over {server} {instance_type} {spot_flag} {tag}).
+// worker_command, itself a template over {server} {instance_type} {spot_flag} {job_flags} {tag}).
 // docs/clouds.md shows the commands for AWS EC2 spot.
 //
 // A command that exits non-zero, times out or prints no valid JSON is an error naming the
@@ -34,7 +34,7 @@ struct ExecProviderOptions {
   std::string terminate;
   std::string describe;
   std::string interruptions;   // optional
-  std::string worker_command = "jobctl-worker --server {server} --instance-type {instance_type}{spot_flag}";
+  std::string worker_command = "jobctl-worker --server {server} --instance-type {instance_type}{spot_flag}{job_flags}";
   int timeout_s = 300;         // per command
   std::vector<cost::Offer> offers;  // what list_offers() answers (the daemon's catalog)
 };

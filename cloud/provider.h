@@ -35,6 +35,10 @@ struct LaunchRequest {
   std::string server_url;       // jobctld's URL, which the instance's worker connects to
   std::string tag;              // the launching daemon's tag (cloud.tag)
   std::string name;             // a human label, e.g. "jobctl-job-12"
+  // Non-zero: the instance is launched for this one job, a command job (the user's own program),
+  // and its worker runs that job alone, command jobs allowed (jobctl-worker --for-job N
+  // --allow-commands): one user's program never shares a machine with another's.
+  int64_t for_job = 0;
 };
 
 struct Instance {

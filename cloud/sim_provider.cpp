@@ -51,6 +51,7 @@ Expected<Instance> SimProvider::launch(const LaunchRequest& r) {
             {"name", r.name}};
   if (!r.offer.region.empty()) body["region"] = r.offer.region;
   if (!r.offer.zone.empty()) body["zone"] = r.offer.zone;
+  if (r.for_job > 0) body["for_job"] = r.for_job;
   auto j = call("POST", "/instances", body.dump());
   if (!j) return j.error();
   return instance_from_json(*j, "cloudsim launch answer");

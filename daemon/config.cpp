@@ -38,6 +38,9 @@ Status apply_config_json(std::string_view text, DaemonConfig& c) {
   if (c.placement.cloud_provider.empty()) c.placement.cloud_provider = c.cloud.provider;
   // A Slurm cluster's partitions may be chosen: jobctld submits their batch jobs (daemon/slurm/).
   c.placement.slurm_launchable = c.slurm.enabled;
+  // An exec cloud starts a worker able to run a command job only through its {job_flags}.
+  c.placement.cloud_runs_commands =
+      c.cloud.provider != "exec" || c.cloud.exec.worker_command.find("{job_flags}") != std::string::npos;
   if (auto it = j.find("listen"); it != j.end()) {
     if (!it->is_string()) return bad("listen", "must be a string");
     if (auto st = apply_listen(it->get<std::string>(), c); !st) return st;

@@ -19,6 +19,7 @@ Job job_from_spec(std::string id, const train::JobSpec& spec, const train::Model
   j.spot = spec.placement.spot;
   j.max_usd_per_hour = spec.placement.max_usd_per_hour;
   j.deadline_hours = spec.placement.deadline_hours;
+  j.command = spec.is_command();
   return j;
 }
 

@@ -25,6 +25,8 @@ struct Job {
   train::SpotMode spot = train::SpotMode::auto_;
   std::optional<double> max_usd_per_hour;
   std::optional<double> deadline_hours;  // from submission
+  // The user's own program (a command job): it runs only where a worker runs command jobs.
+  bool command = false;
 };
 
 // The scheduler's view of a validated spec. `stats` is train::model_stats(spec).

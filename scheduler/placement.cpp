@@ -50,6 +50,7 @@ std::string_view to_string(Rejection r) {
     case Rejection::memory: return "memory";
     case Rejection::price_cap: return "price_cap";
     case Rejection::no_provider: return "no_provider";
+    case Rejection::no_commands: return "no_commands";
   }
   return "";
 }
@@ -221,6 +222,7 @@ struct RejectionInputs {
   int kind = 0;       // model_kind_index
   int precision = 0;  // cost::Precision
   std::optional<double> max_usd_per_hour;
+  bool command = false;
 };
 
 RejectionInputs rejection_inputs(const Job& job) {
@@ -233,7 +235,8 @@ RejectionInputs rejection_inputs(const Job& job) {
           w.vram_bytes_per_gpu,
           model_kind_index(w.model_kind),
           static_cast<int>(w.precision),
-          job.max_usd_per_hour};
+          job.max_usd_per_hour,
+          job.command};
 }
 
 // What one option offers a job, as reject() needs it.
@@ -245,11 +248,12 @@ struct OptionFacts {
   double usd_per_hour = 0;     // what the job would pay there
   bool launchable = true;      // something can start the job there
   bool spot_market = true;     // spot: the offer has a spot price
+  bool runs_commands = true;   // a command job can run there
 };
 
 // The rejection rules, in the order their reasons are reported: the first that applies wins.
 Rejection reject(const RejectionInputs& in, const OptionFacts& o, const PlacementContext& ctx) {
-  static_assert(kRejectionCount == 10,
+  static_assert(kRejectionCount == 11,
                 "a new rejection belongs in reject(), to_string(Rejection) and rejection_text()");
   const bool cloud = o.kind == OptionKind::on_demand || o.kind == OptionKind::spot;
   const bool owned_wanted = in.mode != train::PlacementMode::cloud;
@@ -274,9 +278,11 @@ Rejection reject(const RejectionInputs& in, const OptionFacts& o, const Placemen
   if (!cloud) {
     if (o.usd_per_hour > cap) return Rejection::price_cap;
     if (!o.launchable) return Rejection::no_provider;
+    if (in.command && !o.runs_commands) return Rejection::no_commands;
     return Rejection::none;
   }
   if (!o.launchable) return Rejection::no_provider;
+  if (in.command && !o.runs_commands) return Rejection::no_commands;
   if (o.kind == OptionKind::on_demand && in.spot == train::SpotMode::always) return Rejection::spot_mode;
   if (o.kind == OptionKind::spot && in.spot == train::SpotMode::never) return Rejection::spot_mode;
   if (o.kind == OptionKind::spot && !o.spot_market) return Rejection::no_spot_market;
@@ -290,7 +296,7 @@ std::string rejection_key(const Job& job) {
   const RejectionInputs in = rejection_inputs(job);
   std::string key = std::string(train::to_string(in.mode)) + "|" + std::string(train::to_string(in.spot)) + "|" +
                     std::string(in.gpu) + "|" + std::to_string(in.gpus) + "|" + std::to_string(in.vram_bytes_per_gpu) + "|" +
-                    std::to_string(in.kind) + "|" + std::to_string(in.precision) + "|";
+                    std::to_string(in.kind) + "|" + std::to_string(in.precision) + "|" + (in.command ? "command|" : "|");
   if (in.max_usd_per_hour) {
     char cap[32];
     std::snprintf(cap, sizeof cap, "%a", *in.max_usd_per_hour);  // exact: the cap compares prices exactly
@@ -353,7 +359,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   // `launchable`: something can start the job there; `wait()`: the queue wait, asked only when the
   // run can be timed.
   auto owned = [&](OptionKind option, uint32_t source, std::string_view gpu_model, int gpu_count, double memory_gb,
-                   bool idle, bool launchable, auto wait) {
+                   bool idle, bool launchable, bool runs_commands, auto wait) {
     Candidate c;
     c.kind = option;
     c.source = source;
@@ -363,7 +369,8 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
       const double per_gpu = ctx.local_price_[static_cast<size_t>(model)];
       c.usd_per_hour = std::max(per_gpu, 0.0) * std::min(gpus, std::max(gpu_count, 1));
     }
-    c.rejection = reject(in, {option, model, gpu_count, memory_gb * kGiB, c.usd_per_hour, launchable, true}, ctx);
+    c.rejection =
+        reject(in, {option, model, gpu_count, memory_gb * kGiB, c.usd_per_hour, launchable, true, runs_commands}, ctx);
     if (model >= 0) {
       const double rate = ctx.flops_per_hour(model, kind, precision) * gpus;
       if (rate > 0) {
@@ -381,7 +388,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   for (uint32_t p = 0; p < pools.size(); ++p) {
     const auto& pool = pools[p];
     owned(OptionKind::local, p, pool.gpu_model, pool.gpu_count, pool.gpu_memory_gb, capacity.has_free(p, gpus), true,
-          [&] { return capacity.expected_wait_hours(p, now_ms, gpus); });
+          pool.runs_commands, [&] { return capacity.expected_wait_hours(p, now_ms, gpus); });
   }
 
   // Slurm partitions: waiting in Slurm's queue rather than for a worker; a job takes one node of
@@ -392,7 +399,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     const int startable = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(part.gpus_per_node, 0)),
                                                             part.wait_hours.size()));
     owned(OptionKind::slurm, p, part.gpu_model, startable, part.gpu_memory_gb, false, ctx.config_.slurm_launchable,
-          [&] { return gpus >= 1 && gpus <= startable ? part.wait_hours[static_cast<size_t>(gpus - 1)] : 0.0; });
+          true, [&] { return gpus >= 1 && gpus <= startable ? part.wait_hours[static_cast<size_t>(gpus - 1)] : 0.0; });
   }
 
   // Cloud offers: on-demand, then spot.
@@ -409,7 +416,8 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     od.kind = OptionKind::on_demand;
     od.source = i;
     od.usd_per_hour = f.on_demand;
-    od.rejection = reject(in, {od.kind, f.model, f.gpu_count, f.memory_bytes, od.usd_per_hour, cloud_launchable, true}, ctx);
+    od.rejection = reject(in, {od.kind, f.model, f.gpu_count, f.memory_bytes, od.usd_per_hour, cloud_launchable, true,
+                                  ctx.config_.cloud_runs_commands}, ctx);
     if (rate > 0) {
       od.queue_wait_hours = provision;
       od.estimated_hours = t;
@@ -423,7 +431,8 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     sp.source = i;
     sp.usd_per_hour = std::max(f.spot, 0.0);
     sp.rejection =
-        reject(in, {sp.kind, f.model, f.gpu_count, f.memory_bytes, sp.usd_per_hour, cloud_launchable, f.spot >= 0}, ctx);
+        reject(in, {sp.kind, f.model, f.gpu_count, f.memory_bytes, sp.usd_per_hour, cloud_launchable, f.spot >= 0,
+                    ctx.config_.cloud_runs_commands}, ctx);
     if (rate > 0 && f.spot >= 0) {
       const double ts = t * spot_factor[f.lambda_index];
       sp.queue_wait_hours = provision;
@@ -546,6 +555,11 @@ std::string rejection_text(const Candidate& c, const Job& job, const PlacementCo
     case Rejection::no_provider:
       return c.kind == OptionKind::slurm ? "no Slurm cluster is configured to submit it"
                                          : "no cloud provider is configured to launch it";
+    case Rejection::no_commands:
+      return c.kind == OptionKind::local
+                 ? "a command job, and no worker here runs them (start one with jobctl-worker --allow-commands)"
+                 : "a command job, and the cloud's worker command cannot start a worker for it "
+                   "(cloud.exec.worker_command has no {job_flags})";
   }
   return "";
 }

@@ -70,8 +70,9 @@ enum class Rejection : uint8_t {
   price_cap,        // above max_usd_per_hour
   no_provider,      // a cloud offer, and no cloud provider is configured to launch it; a Slurm
                     // partition, and nothing submits Slurm jobs
+  no_commands,      // a command job, and nothing there runs command jobs
 };
-inline constexpr size_t kRejectionCount = 10;
+inline constexpr size_t kRejectionCount = 11;
 std::string_view to_string(Rejection r);
 
 struct PlacementConfig {
@@ -93,6 +94,10 @@ struct PlacementConfig {
   // False when nothing submits Slurm jobs for placement (no slurm section): partitions are
   // evaluated and shown (with their queue wait), but rejected with no_provider.
   bool slurm_launchable = false;
+  // Whether the cloud instances jobctld launches can run a command job (the provider starts their
+  // worker dedicated to that job, with command jobs allowed); false: command jobs are rejected
+  // there with no_commands. Slurm batch jobs always can (their worker runs the one job).
+  bool cloud_runs_commands = true;
   // CPU machines by their device key (cost/cpu_peak.h, "cpu/AMD EPYC/2") and their peak FP32
   // TFLOPS: a local pool of that name is timed at that peak (and calibrated under that key),
   // not at the generic "cpu" row's.

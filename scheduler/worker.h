@@ -17,6 +17,7 @@ struct Worker {
   std::string gpu_model = "cpu";   // canonical GPU model, or "cpu" for a CPU-only machine
   int gpu_count = 1;               // devices (1 for a CPU-only machine)
   double gpu_memory_gb = 0;        // per device, GiB as the driver reports it (RAM for "cpu")
+  bool runs_commands = false;      // runs command jobs (jobctl-worker --allow-commands)
   // GPUs held by running jobs: one entry per GPU, when the job holding it is expected to end.
   // Fewer entries than gpu_count: the rest are free.
   std::vector<int64_t> held_until;

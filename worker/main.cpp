@@ -104,7 +104,8 @@ int main(int argc, char** argv) {
   app.add_flag("--spot", spot, "the instance is a spot instance");
   app.add_option("--for-job", for_job,
                  "the one job this instance was started for: registered with it, so jobctld offers this worker "
-                 "no other (jobctld's Slurm batch jobs pass it)")
+                 "no other (jobctld's Slurm batch jobs pass it, and the cloud instances it launches for a "
+                 "command job)")
       ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));
   int upload_attempts = 5;
   app.add_option("--upload-attempts", upload_attempts, "tries per checkpoint upload (pauses from 0.25 s doubling, with jitter)")

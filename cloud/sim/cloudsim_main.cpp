@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   app.add_option("--notice-seconds", o.notice_seconds, "simulated seconds from notice to reclaim (default 120)");
   app.add_option("--worker-command", o.worker_command,
                  "an instance's command: a template with {server} {notice_url} {instance_id} "
-                 "{instance_type} {spot} {spot_flag} {region} {work_dir} {name} {tag}; without "
+                 "{instance_type} {spot} {spot_flag} {job_flags} {region} {work_dir} {name} {tag}; without "
                  "placeholders the standard worker flags are appended (default: the build tree's "
                  "jobctl-worker --device cpu --simulated)");
   app.add_option("--server", o.default_server, "jobctld URL for instances whose launch names none");

@@ -22,7 +22,7 @@ namespace {
 // The standard worker flags, appended to a --worker-command that names no placeholder.
 constexpr const char* kWorkerFlags =
     " --server {server} --name {name} --notice-url {notice_url} --instance-id {instance_id}"
-    " --instance-type {instance_type}{spot_flag} --work-dir {work_dir}";
+    " --instance-type {instance_type}{spot_flag}{job_flags} --work-dir {work_dir}";
 
 Error not_found(const std::string& id) {
   return make_error(ErrorCode::not_found, "no instance " + id, "id");
@@ -195,7 +195,7 @@ Expected<json> SimCloud::launch(const SimLaunch& r) {
                              {"work_dir", inst->dir + "/work"},
                              {"name", inst->info.id},
                              {"tag", r.tag}},
-                            "worker_command", {{"spot_flag", r.spot ? " --spot" : ""}});
+                            "worker_command", {{"spot_flag", r.spot ? " --spot" : ""}, {"job_flags", job_flags(r.for_job)}});
   if (!cmd) return cmd.error();
   {
     std::ofstream log(inst->dir + "/worker.log", std::ios::app);

@@ -60,7 +60,7 @@ struct SimCloudOptions {
   uint64_t seed = 1;
   std::string state_dir;                       // required
   // The instance's command (command_template.h placeholders: {server} {notice_url}
-  // {instance_id} {instance_type} {spot} {spot_flag} {region} {work_dir} {name} {tag}); without
+  // {instance_id} {instance_type} {spot} {spot_flag} {job_flags} {region} {work_dir} {name} {tag}); without
   // any placeholder, the standard worker flags are appended.
   std::string worker_command;
   std::string default_server;                  // used when a launch names no server
@@ -76,6 +76,7 @@ struct SimLaunch {
   std::string server;        // jobctld URL for the worker
   std::string tag;
   std::string name;
+  int64_t for_job = 0;       // non-zero: the worker runs this command job alone (LaunchRequest)
 };
 
 class SimCloud {

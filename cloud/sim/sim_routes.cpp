@@ -27,7 +27,7 @@ void answer(const Responder& respond, int ok, const Expected<json>& r) {
 void launch(SimCloud& c, const HttpRequest& req, const Responder& respond) {
   auto body = json_object_body(req, /*required=*/true);
   if (!body) return respond(error_response(body.error()));
-  if (auto st = only_keys(*body, {"instance_type", "region", "zone", "spot", "server", "tag", "name"}); !st)
+  if (auto st = only_keys(*body, {"instance_type", "region", "zone", "spot", "server", "tag", "name", "for_job"}); !st)
     return respond(error_response(st.error()));
   SimLaunch l;
   auto type = string_field(*body, "instance_type", 100);
@@ -55,6 +55,11 @@ void launch(SimCloud& c, const HttpRequest& req, const Responder& respond) {
   auto name = string_field(*body, "name", 200, std::string());
   if (!name) return respond(error_response(name.error()));
   l.name = *name;
+  if (auto it = body->find("for_job"); it != body->end()) {
+    if (!it->is_number_integer() || it->get<int64_t>() < 0)
+      return respond(error_response(make_error(ErrorCode::invalid_argument, "for_job must be a job id (an integer >= 0)", "for_job")));
+    l.for_job = it->get<int64_t>();
+  }
   answer(respond, 201, c.launch(l));
 }
 

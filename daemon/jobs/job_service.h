@@ -136,9 +136,10 @@ class JobService {
   // long-poll now, is marked lost, which takes it out of placement until it asks again. Returns
   // how many were marked.
   Expected<int> mark_silent_workers_lost();
-  // A job placed on a local pool that no worker has taken within lease_timeout_s after the wait
-  // its placement expected is unplaced (event `unplaced`, the reason naming the pool and the
-  // time), so placement places it again among the workers still alive. Returns how many.
+  // A job placed on a local pool or a cloud offer that no worker has taken within lease_timeout_s
+  // after the wait its placement expected (a busy pool, an instance's boot) is unplaced (event
+  // `unplaced`, the reason naming the pool or instance kind and the time), so placement places it
+  // again among the workers and offers there are then. Returns how many.
   Expected<int> unplace_unclaimed();
   // Completes every waiting long-poll with "no job" and refuses new waits. Idempotent.
   void shutdown();

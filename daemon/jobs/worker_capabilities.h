@@ -38,7 +38,8 @@ struct GpuDevice {
 // (local) machine. Wire form: "instance": {"id": "...", "provider": "sim", "instance_type":
 // "p3.2xlarge", "spot": true}. A Slurm batch job jobctld submitted for one job registers
 // {"id": "<Slurm job id>", "provider": "slurm", "instance_type": "<partition>", "job_id": N}:
-// `job_id` ties the worker to that one job (placement_matcher.h).
+// `job_id` ties the worker to that one job (placement_matcher.h); so does it for a cloud instance
+// jobctld launched for one command job (cloud/provider.h, LaunchRequest::for_job).
 struct WorkerInstance {
   std::string id;
   std::string provider;

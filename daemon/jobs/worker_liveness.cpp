@@ -52,8 +52,10 @@ Expected<int> JobService::unplace_unclaimed() {
   if (!placed) return placed.error();
   int unplaced = 0;
   for (const auto& q : *placed) {
-    // Cloud placements wait for an instance to boot; the provisioner unplaces those it cannot launch.
-    if (q.placement_option != "local") continue;
+    // A Slurm placement waits in Slurm's queue, which the launcher watches. A cloud placement's
+    // expected wait is its instance's boot (the provisioner unplaces those it cannot launch); one
+    // whose instance booted but whose worker never took it is placed again like a local one.
+    if (q.placement_option != "local" && q.placement_option != "on_demand" && q.placement_option != "spot") continue;
     auto row = store_.get_job(q.id);
     if (!row) return row.error();
     if (!*row || !(*row)->chosen_json) continue;
@@ -65,7 +67,11 @@ Expected<int> JobService::unplace_unclaimed() {
     const std::string pool = chosen.is_object() ? chosen.value("gpu", std::string("?")) + " x" +
                                                       std::to_string(chosen.value("gpus", 1))
                                                 : std::string("?");
-    const std::string reason = "no worker of the local pool " + pool + " took it within " +
+    const std::string where = q.placement_option == "local"
+                                  ? "of the local pool " + pool
+                                  : "of a " + q.placement_instance_type + (q.placement_option == "spot" ? " spot" : " on-demand") +
+                                        " instance";
+    const std::string reason = "no worker " + where + " took it within " +
                                std::to_string((now - (*row)->updated_ms) / 1000) + " s (bound: the lease timeout, " +
                                std::to_string(options_.lease_timeout_s) + " s, after the expected wait); placing it again";
     auto done = unplace(q.id, reason);

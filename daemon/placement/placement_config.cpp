@@ -143,6 +143,7 @@ scheduler::PlacementConfig placement_config(const PlacementSettings& s) {
   c.default_electricity_usd_per_kwh = s.default_electricity_usd_per_kwh;
   c.cloud_launchable = !s.cloud_provider.empty();
   c.slurm_launchable = s.slurm_launchable;
+  c.cloud_runs_commands = s.cloud_runs_commands;
   return c;
 }
 

@@ -46,6 +46,8 @@ struct PlacementSettings {
   std::vector<std::string> clouds;     // only offers of these clouds (empty: all)
   bool slurm_launchable = false;       // a "slurm" section is configured: jobctld submits the
                                        // batch jobs of jobs placed on its partitions
+  bool cloud_runs_commands = true;     // the instances jobctld launches can run command jobs (the
+                                       // provider starts their worker for the job: {job_flags})
   double provision_hours = 0.05;
   // What a restart and a checkpoint cost besides their bytes (scheduler::PlacementConfig): the
   // spot time model's C and R, and the price of a move.

@@ -53,6 +53,8 @@ bool placement_allows(const jobs::QueuedJob& job, const jobs::WorkerCapabilities
   const bool slurm_worker = worker.instance->provider == "slurm";
   if (job.placement_option == "slurm") return slurm_worker && worker.instance->job_id == job.id;
   if (slurm_worker) return false;
+  // A cloud instance launched for one command job runs that job alone.
+  if (worker.instance->job_id != 0 && worker.instance->job_id != job.id) return false;
   const bool spot = job.placement_option == "spot";
   return worker.instance->spot == spot && worker.instance->instance_type == job.placement_instance_type;
 }

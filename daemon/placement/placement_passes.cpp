@@ -223,6 +223,7 @@ Expected<scheduler::LocalCapacity> PlacementPasses::local_capacity() {
           }
         }
         sw.gpu_count = caps->gpus.empty() ? 1 : static_cast<int>(caps->gpus.size());
+        sw.runs_commands = caps->commands;
         const int64_t mem_mb = caps->gpus.empty() ? caps->memory_mb : caps->gpus.front().memory_mb;
         sw.gpu_memory_gb = mem_mb > 0 ? static_cast<double>(mem_mb) / 1024.0 : 1e6;  // 0: not reported
         parsed = std::move(sw);
@@ -377,7 +378,8 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
   // otherwise cost a decision and a write each, every pass).
   std::string inputs = std::to_string(offers_generation) + ";";
   for (const auto& pool : capacity->pools())
-    inputs += pool.gpu_model + "x" + std::to_string(pool.gpu_count) + ":" + std::to_string(pool.gpu_memory_gb) + ";";
+    inputs += pool.gpu_model + "x" + std::to_string(pool.gpu_count) + ":" + std::to_string(pool.gpu_memory_gb) +
+              (pool.runs_commands ? ":commands;" : ";");
   for (const auto& partition : capacity->partitions())
     inputs += "slurm:" + partition.name + ":" + std::to_string(partition.wait_hours.size()) + ";";
   if (inputs != inputs_) {

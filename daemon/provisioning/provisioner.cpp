@@ -90,12 +90,21 @@ struct Provisioner::Workers {
     auto it = job_of.find(*w);
     return it == job_of.end() ? std::nullopt : std::optional<int64_t>(it->second);
   }
-  // Placed jobs waiting for an instance of this kind.
+  // Placed jobs waiting for an instance of this kind (an instance shared between jobs: command
+  // jobs wait for an instance of their own).
   int waiting_for(const std::string& type, bool spot) const {
     int n = 0;
     for (const auto& q : waiting)
-      if (q.placement_instance_type == type && (q.placement_option == "spot") == spot) ++n;
+      if (!q.command && q.placement_instance_type == type && (q.placement_option == "spot") == spot) ++n;
     return n;
+  }
+  // Whether a placed job waits for the instance launched for it alone.
+  bool waits_for(const InstanceRow& dedicated) const {
+    for (const auto& q : waiting)
+      if (q.id == dedicated.job_id && q.placement_instance_type == dedicated.instance_type &&
+          (q.placement_option == "spot") == dedicated.spot)
+        return true;
+    return false;
   }
 };
 
@@ -402,10 +411,13 @@ Status Provisioner::stop_idle(Workers& w, ProvisionerPass& pass, int64_t now) {
     if (r.notice_ms && !w.job(r.id)) {
       // Being reclaimed and its job handed back (or none taken): every second more is waste.
       why = "interruption notice, and no job left on it";
+    } else if (r.dedicated && !w.job(r.id) && !w.waits_for(r)) {
+      // Launched for one command job, which has ended or gone elsewhere: no other job may use it.
+      why = "launched for job " + std::to_string(r.job_id) + " alone, which no longer runs or waits here";
     } else if (!worker) {
       if (now - r.launched_ms >= int64_t{settings_.boot_timeout_s} * 1000)
         why = "its worker did not register within " + std::to_string(settings_.boot_timeout_s) + " s";
-    } else if (w.job(r.id) || w.waiting_for(r.instance_type, r.spot) > 0) {
+    } else if (w.job(r.id) || (r.dedicated ? w.waits_for(r) : w.waiting_for(r.instance_type, r.spot) > 0)) {
       r.idle_since_ms.reset();  // busy, or about to be
     } else {
       if (!r.idle_since_ms) r.idle_since_ms = now;
@@ -441,10 +453,15 @@ Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pa
   }
   int live = 0;
   std::map<std::pair<std::string, bool>, int> free;  // (type, spot) -> booting or idle instances
+  std::set<int64_t> dedicated_to;  // command jobs whose own instance is booting or idle
   for (const auto& r : w.rows) {
     if (!r.live() || ending(r)) continue;
     ++live;
     if (r.notice_ms) continue;  // being reclaimed: it will take no new job
+    if (r.dedicated) {
+      if (w.waits_for(r)) dedicated_to.insert(r.job_id);  // booting, or its worker about to lease
+      continue;
+    }
     if (!w.job(r.id)) ++free[{r.instance_type, r.spot}];
   }
   const auto offers = placement_.offers();
@@ -452,9 +469,11 @@ Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pa
   for (const auto& q : w.waiting) still_waiting.insert(q.id);
   for (const auto& q : w.waiting) {
     const bool spot = q.placement_option == "spot";
-    int& available = free[{q.placement_instance_type, spot}];
-    if (available > 0) {  // an instance of its kind is booting or idle: its worker will take it
-      --available;
+    if (q.command) {
+      // A command job runs on an instance launched for it alone (its worker runs that job only).
+      if (dedicated_to.count(q.id)) continue;
+    } else if (int& available = free[{q.placement_instance_type, spot}]; available > 0) {
+      --available;  // an instance of its kind is booting or idle: its worker will take it
       continue;
     }
     if (live >= settings_.max_instances) break;  // at the cap: the rest wait for a free instance
@@ -474,6 +493,7 @@ Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pa
       req.server_url = server;
       req.tag = settings_.tag;
       req.name = "jobctl-job-" + std::to_string(q.id);
+      if (q.command) req.for_job = q.id;
       inst = provider_->launch(req);
     }
     if (!inst) {
@@ -511,6 +531,7 @@ Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pa
     r.spot = choice->spot;
     r.state = inst->state.empty() ? "pending" : inst->state;
     r.job_id = q.id;
+    r.dedicated = q.command;
     // Billed at the price of the zone the instance runs in: the one asked for, unless the cloud put
     // it elsewhere and did not say at what price.
     const cost::Offer* billed = offer;

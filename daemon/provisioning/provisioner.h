@@ -16,10 +16,12 @@
 //     under the job's lease, so they are the job's); idle time is booked to no job.
 //  4. Idle and boot limits: an instance whose worker holds no job while no placed job wants its
 //     kind is stopped after cloud.idle_timeout_s; one whose worker never registers, after
-//     cloud.boot_timeout_s.
+//     cloud.boot_timeout_s. An instance launched for one command job is stopped as soon as that
+//     job neither runs on it nor waits for it.
 //  5. Launches: for placed jobs whose chosen option is a cloud offer, as many instances of that
 //     (type, spot) as there are such jobs beyond the live instances of the kind that are free
-//     (booting or idle), up to cloud.max_instances. A launch that fails is retried on later
+//     (booting or idle), up to cloud.max_instances. A command job (the user's own program) gets an
+//     instance of its own, whose worker runs that job alone (cloud::LaunchRequest::for_job). A launch that fails is retried on later
 //     passes; after cloud.launch_attempts failures the offer (its spot market, for spot) is set
 //     aside by placement for cloud.unavailable_cooldown_s and the job is unplaced, so placement
 //     chooses again without it (on demand, say, when spot has no capacity).

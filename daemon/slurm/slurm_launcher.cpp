@@ -369,9 +369,11 @@ Status SlurmLauncher::submit_placed(Pass& p) {
     b.extra = settings_.sbatch_options;
     auto worker = cloud::expand_command(settings_.worker_command, {{"server", server_url()}}, "slurm.worker_command");
     if (!worker) return worker.error();
-    // The batch shell expands $SLURM_JOB_ID: the worker registers as this Slurm job, for this job.
+    // The batch shell expands $SLURM_JOB_ID: the worker registers as this Slurm job, for this job
+    // alone (a command job included: it runs nothing else).
     b.command = *worker + " --instance-provider slurm --instance-id \"$SLURM_JOB_ID\" --instance-type " +
-                cloud::shell_quote(b.partition) + " --for-job " + std::to_string(q.id) + " --max-jobs 1";
+                cloud::shell_quote(b.partition) + " --for-job " + std::to_string(q.id) + " --max-jobs 1" +
+                (q.command ? " --allow-commands" : "");
 
     auto submitted = commands_.submit(b);
     const int64_t now = p.now;

@@ -242,6 +242,11 @@ CREATE INDEX bundles_user ON bundles(user);
 ALTER TABLE calibration ADD COLUMN window TEXT NOT NULL DEFAULT '';
 )sql";
 
+// An instance launched for one command job runs that job alone (cloud/provider.h, for_job).
+constexpr std::string_view kV15 = R"sql(
+ALTER TABLE instances ADD COLUMN dedicated INTEGER NOT NULL DEFAULT 0;  -- 1: runs job_id alone
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -260,6 +265,7 @@ const std::vector<Migration>& migrations() {
       {12, "jobs_name_state", kV12},
       {13, "job_placements.unplaceable_key", kV13},
       {14, "bundles, calibration.window", kV14},
+      {15, "instances.dedicated", kV15},
   };
   return list;
 }

@@ -188,6 +188,7 @@ struct InstanceRow {
   bool spot = false;
   std::string state = "pending";  // pending | running | shutting-down | terminated | ...
   int64_t job_id = 0;             // the job it was launched for (0: adopted, none)
+  bool dedicated = false;         // it runs job_id alone, a command job (migration 15)
   double usd_per_hour = 0;        // what it is billed at
   double on_demand_usd_per_hour = 0;  // the same offer on demand (the spend report's reference)
   int64_t launched_ms = 0;

@@ -9,7 +9,7 @@ namespace {
 constexpr const char* kInstanceColumns =
     "id, provider, instance_type, region, zone, spot, state, job_id, usd_per_hour, "
     "on_demand_usd_per_hour, launched_ms, ended_ms, idle_since_ms, notice_ms, reason, "
-    "segment_start_ms, segment_job_id, segment_user";
+    "segment_start_ms, segment_job_id, segment_user, dedicated";
 
 InstanceRow read_instance(const Statement& st) {
   InstanceRow r;
@@ -31,6 +31,7 @@ InstanceRow read_instance(const Statement& st) {
   r.segment_start_ms = st.column_int64(15);
   r.segment_job_id = st.column_int64(16);
   r.segment_user = st.column_text(17);
+  r.dedicated = st.column_int64(18) != 0;
   return r;
 }
 
@@ -50,14 +51,14 @@ Expected<std::optional<InstanceRow>> WriteTxn::instance(const std::string& id) {
 Status WriteTxn::put_instance(const InstanceRow& r) {
   auto p = db_.prepare(std::string("INSERT OR REPLACE INTO instances(") + kInstanceColumns +
                        ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
-                       "?17, ?18)");
+                       "?17, ?18, ?19)");
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, r.id).bind(2, r.provider).bind(3, r.instance_type).bind(4, r.region).bind(5, r.zone)
       .bind(6, int64_t{r.spot ? 1 : 0}).bind(7, r.state).bind(8, r.job_id).bind(9, r.usd_per_hour)
       .bind(10, r.on_demand_usd_per_hour).bind(11, r.launched_ms).bind(12, r.ended_ms)
       .bind(13, r.idle_since_ms).bind(14, r.notice_ms).bind(15, r.reason).bind(16, r.segment_start_ms)
-      .bind(17, r.segment_job_id).bind(18, r.segment_user);
+      .bind(17, r.segment_job_id).bind(18, r.segment_user).bind(19, int64_t{r.dedicated ? 1 : 0});
   return s->run();
 }
 

@@ -145,6 +145,32 @@ TEST(SimCloud, LaunchesInTheZoneAskedForAtThatZonesPrice) {
   EXPECT_EQ(nowhere.error().field, "zone");
 }
 
+// An instance launched for one command job starts its worker for that job alone, command jobs
+// allowed ({job_flags}); any other instance's worker gets neither flag.
+TEST(SimCloud, AnInstanceForACommandJobStartsItsWorkerForThatJob) {
+  jobctl::testing::TempDir dir;
+  ManualClock clock;
+  SimCloudOptions o = base_options(dir.path().string());
+  o.worker_command = "sleep 600 # {instance_id}{job_flags}";
+  auto c = SimCloud::create(std::move(o), clock);
+  ASSERT_TRUE(c) << c.error().message;
+  SimLaunch dedicated{"p3.2xlarge", "us-east-1", "", true, "", "t", "job-7"};
+  dedicated.for_job = 7;
+  auto one = (*c)->launch(dedicated);
+  ASSERT_TRUE(one) << one.error().message;
+  auto shared = (*c)->launch({"p3.2xlarge", "us-east-1", "", true, "", "t", "job-8"});
+  ASSERT_TRUE(shared) << shared.error().message;
+  auto command_of = [&](const json& inst) {
+    std::ifstream log(dir.path() / "instances" / inst["id"].get<std::string>() / "worker.log");
+    std::string first;
+    std::getline(log, first);
+    return first;
+  };
+  const std::string id = (*one)["id"].get<std::string>();
+  EXPECT_EQ(command_of(*one), "cloudsim: sleep 600 # '" + id + "' --for-job 7 --allow-commands");
+  EXPECT_EQ(command_of(*shared), "cloudsim: sleep 600 # '" + (*shared)["id"].get<std::string>() + "'");
+}
+
 TEST(SimCloud, RateInterruptionsFollowTheSeed) {
   auto schedule = [](uint64_t seed) {
     jobctl::testing::TempDir dir;

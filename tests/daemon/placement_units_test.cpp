@@ -63,6 +63,13 @@ TEST(PlacementMatcher, ASlurmJobsWorkerTakesItsOneJobOnly) {
   jobs::WorkerCapabilities instance = owned;  // a cloud instance's worker
   instance.instance = jobs::WorkerInstance{"i-1", "sim", "gpu", false, 7};
   EXPECT_FALSE(placement::placement_allows(mine, instance));
+  // A cloud instance launched for job 7 alone (a command job's) takes no other job of its kind...
+  EXPECT_FALSE(placement::placement_allows(cloud, instance));
+  jobs::QueuedJob seven_on_cloud = cloud;
+  seven_on_cloud.id = 7;
+  EXPECT_TRUE(placement::placement_allows(seven_on_cloud, instance));
+  // ...while one launched for any job of its kind takes it.
+  instance.instance->job_id = 0;
   EXPECT_TRUE(placement::placement_allows(cloud, instance));
 }
 

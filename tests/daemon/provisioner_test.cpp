@@ -42,7 +42,7 @@ class MemoryCloud final : public cloud::Provider {
     i.state = "running";
     i.launched_ms = clock_.now_ms();
     i.usd_per_hour = r.spot && r.offer.spot_usd_per_hour ? *r.offer.spot_usd_per_hour : r.offer.on_demand_usd_per_hour;
-    instances[i.id] = Entry{i, r.tag, r.server_url};
+    instances[i.id] = Entry{i, r.tag, r.server_url, r.for_job};
     return i;
   }
   Status terminate(const std::string& id) override {
@@ -68,6 +68,7 @@ class MemoryCloud final : public cloud::Provider {
     cloud::Instance instance;
     std::string tag;
     std::string server;
+    int64_t for_job = 0;
   };
   std::map<std::string, Entry> instances;
   std::vector<cloud::InterruptionNotice> notices;
@@ -253,6 +254,58 @@ TEST(Provisioner, LaunchesInTheZoneItPricedAndBillsThatZonesPrice) {
   EXPECT_DOUBLE_EQ(rows[0].usd_per_hour, 0.3635);
   EXPECT_DOUBLE_EQ(rows[0].usd_per_hour, chosen["usd_per_hour"].get<double>());
   EXPECT_EQ(f.cloud->instances.at(rows[0].id).instance.zone, "use2-az2");
+}
+
+// A command job (the user's own program) gets an instance of its own, launched for it: its worker
+// runs that job alone with command jobs allowed, so a user's program never shares a machine with
+// another job. The instance is never counted as free for other jobs, and it is stopped as soon as
+// its job is over.
+TEST(Provisioner, ACommandJobGetsAnInstanceOfItsOwnStoppedWhenItsJobEnds) {
+  ProvisionerFixture f;
+  const int64_t command = f.submit(
+      R"({"name":"own","command":["python3","train.py"],"estimate":{"hours":1,"gpu":"V100"},"resources":{"gpu":"V100"}})");
+  ASSERT_EQ(f.placement_of(command)["chosen"]["option"], "spot");
+  ASSERT_EQ(f.pass().launched, 1);
+  auto rows = f.rows();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(rows[0].dedicated);
+  EXPECT_EQ(rows[0].job_id, command);
+  EXPECT_EQ(f.cloud->instances.at(rows[0].id).for_job, command);
+  const std::string own = rows[0].id;
+
+  // A built-in job placed on the same kind while the command job's instance boots gets its own
+  // instance: the booting one is not free for it.
+  const int64_t other = f.spot_job();
+  ASSERT_EQ(f.pass().launched, 1);
+  ASSERT_EQ(f.rows().size(), 2u);
+  // Nor does the command job get a second one while its own boots.
+  f.clock.advance_ms(30'000);
+  EXPECT_EQ(f.pass().launched, 0);
+
+  // Its worker registers as the instance's, for that job, running commands; the built-in job's
+  // instance's worker never gets the command job, nor the command job's worker the other job.
+  jobs::WorkerRegistration reg;
+  reg.name = "own";
+  reg.capabilities.gpus = {{"Tesla V100-SXM2-16GB", 16384}};
+  reg.capabilities.cpu_cores = 4;
+  reg.capabilities.memory_mb = 16384;
+  reg.capabilities.commands = true;
+  reg.capabilities.instance = jobs::WorkerInstance{own, "sim", "p3.2xlarge", true, command};
+  auto registered = f.svc->register_worker(reg);
+  ASSERT_TRUE(registered) << registered.error().message;
+  const int64_t own_worker = registered->worker_id;
+  std::string shared;
+  for (const auto& r : f.rows())
+    if (r.id != own) shared = r.id;
+  const int64_t shared_worker = f.boot(shared);
+  EXPECT_EQ(f.lease(shared_worker), other);
+  EXPECT_EQ(f.lease(own_worker), command);
+
+  // The command job ends: its instance stops at the next pass, with no idle timeout.
+  auto done = f.svc->complete(command, jobs::CompletionReport{{own_worker, 1}, R"({"steps":1})"});
+  ASSERT_TRUE(done) << done.error().message;
+  EXPECT_EQ(f.pass().terminated, 1);
+  EXPECT_EQ(f.cloud->terminated, std::vector<std::string>{own});
 }
 
 TEST(Provisioner, AnIdleInstanceIsStoppedAfterTheIdleTimeoutAndItsIdleTimeIsNobodys) {

@@ -623,5 +623,52 @@ TEST(Placement, QuoteJsonHasTheTable) {
   EXPECT_EQ(chosen, 1);
 }
 
+
+// A command job (the user's own program) runs only where a worker runs command jobs: a local pool
+// whose workers were started without --allow-commands is rejected with that reason, never chosen
+// to wait on; the cloud, whose instances jobctld starts for the job with commands allowed, is
+// chosen instead, unless the provider cannot start such a worker. Workers that do run commands
+// form their own pool.
+TEST(Placement, ACommandJobGoesOnlyWhereCommandsRun) {
+  Scenario s;
+  Job j = job();
+  j.command = true;
+  auto d = s.decide(j);
+  ASSERT_FALSE(s.table.empty());
+  EXPECT_EQ(s.table[0].kind, OptionKind::local);
+  EXPECT_EQ(s.table[0].rejection, Rejection::no_commands);
+  EXPECT_NE(d.choice.kind, OptionKind::local);
+  EXPECT_EQ(d.rejected[static_cast<size_t>(Rejection::no_commands)], 1u);
+  EXPECT_NE(s.json["candidates"][0]["rejected"].get<std::string>().find("--allow-commands"), std::string::npos)
+      << s.json["candidates"][0].dump();
+  // The same job that is not a command job runs on the local pool.
+  j.command = false;
+  EXPECT_EQ(s.decide(j).choice.kind, OptionKind::local);
+  // A rejection key tells the two apart: a job that was unplaceable as one is not as the other.
+  Job as_command = j;
+  as_command.command = true;
+  EXPECT_NE(rejection_key(j), rejection_key(as_command));
+
+  // One worker that runs commands: a pool of its own, chosen.
+  Worker runs = worker("w3");
+  runs.runs_commands = true;
+  s.capacity.add_worker(runs);
+  ASSERT_EQ(s.capacity.pools().size(), 2u);
+  j.command = true;
+  d = s.decide(j);
+  EXPECT_EQ(d.choice.kind, OptionKind::local);
+  EXPECT_EQ(d.outcome, Outcome::run_local);
+  EXPECT_TRUE(s.capacity.pools()[d.choice.source].runs_commands);
+
+  // Without a cloud that can start a worker for it and without such a worker, nothing runs it.
+  s.capacity = LocalCapacity{{worker("w1")}};
+  s.config.cloud_runs_commands = false;
+  d = s.decide(j);
+  EXPECT_EQ(d.outcome, Outcome::unplaceable);
+  for (const Candidate& c : s.table)
+    if (c.kind != OptionKind::local && c.rejection != Rejection::no_spot_market)
+      EXPECT_EQ(c.rejection, Rejection::no_commands) << to_string(c.kind);
+}
+
 }  // namespace
 }  // namespace jobctl::scheduler
