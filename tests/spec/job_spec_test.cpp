@@ -353,6 +353,20 @@ TEST(JobSpec, EstimateModelDescribesATransformerAndNamesItsFields) {
             "estimate.model.tensor_parallel");
   EXPECT_EQ(parse_error(R"({"command": ["x"], "estimate": {"gpu": "V100"}})").field, "estimate.hours");
   EXPECT_EQ(parse_error(R"({"command": ["x"], "estimate": {"model": 7}})").field, "estimate.model");
+
+  // resources.gpus "auto": with estimate.model only; kept in the canonical form.
+  auto a = parse_job_spec(R"({"command": ["x"], "resources": {"gpus": "auto"}, "estimate": {"model": {)" + shape +
+                          R"("tokens": 5, "tensor_parallel": 2}}})");
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_TRUE(a->resources.gpus_auto);
+  EXPECT_EQ(a->resources.gpus, 1);
+  auto a2 = parse_job_spec(to_json(*a));
+  ASSERT_TRUE(a2) << a2.error().message;
+  EXPECT_EQ(*a2, *a);
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "resources": {"gpus": "auto"}})").field, "resources.gpus");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "resources": {"gpus": "many"}})").field, "resources.gpus");
+  EXPECT_EQ(parse_error(R"({"model": {"kind": "mlp"}, "data": {"dataset": "synthetic"}, "resources": {"gpus": "auto"}})").field,
+            "resources.gpus");
 }
 
 }  // namespace

@@ -319,7 +319,13 @@ Status parse_resources(const Value& v, ResourcesSpec& r) {
   if (auto st = f.get_string("gpu", r.gpu, 64); !st) return st;
   if (!valid_gpu_name(r.gpu))
     return f.error("gpu", "must be \"any\", \"cpu\" or a GPU model name (letters, digits, space, '-', '_', '.')");
-  if (auto st = f.get_int("gpus", r.gpus, 1, 64); !st) return st;
+  if (const Value* g = v.find("gpus"); g && g->is_string()) {
+    f.take("gpus");
+    if (g->as_string() != "auto") return f.error("gpus", "must be an integer from 1 to 64 or \"auto\"");
+    r.gpus_auto = true;
+  } else if (auto st = f.get_int("gpus", r.gpus, 1, 64); !st) {
+    return st;
+  }
   if (r.gpu == "cpu" && r.gpus != 1) return f.error("gpus", "must be 1 when resources.gpu is \"cpu\"");
   if (auto st = f.get_int("memory_mb", r.memory_mb, 64, int64_t{1} << 30); !st) return st;
   return f.finish();
@@ -606,7 +612,12 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
   JOBCTL_TRY(f.get_string("user", spec.user, 128));
   JOBCTL_TRY(f.finish());
   if (!command_job) JOBCTL_TRY(check_consistency(spec));
-  if (spec.estimate && spec.estimate->model && spec.resources.gpus % spec.estimate->model->tensor_parallel != 0)
+  if (spec.resources.gpus_auto && !(spec.estimate && spec.estimate->model))
+    return Unexpected{make_error(ErrorCode::invalid_argument,
+                                 "resources.gpus \"auto\" needs estimate.model (the workload whose memory decides the count)",
+                                 "resources.gpus")};
+  if (spec.estimate && spec.estimate->model && !spec.resources.gpus_auto &&
+      spec.resources.gpus % spec.estimate->model->tensor_parallel != 0)
     return Unexpected{make_error(ErrorCode::invalid_argument,
                                  "estimate.model.tensor_parallel must divide resources.gpus (" +
                                      std::to_string(spec.resources.gpus) + ")",
@@ -628,7 +639,8 @@ std::string to_json(const JobSpec& s) {
                           {"every_seconds", Value(s.checkpoint.every_seconds)},
                           {"keep", Value(s.checkpoint.keep)}};
   if (s.checkpoint.grace_s != CheckpointSpec{}.grace_s) checkpoint.push_back({"grace_s", Value(s.checkpoint.grace_s)});
-  json::Object resources{{"gpu", Value(s.resources.gpu)}, {"gpus", Value(s.resources.gpus)}};
+  json::Object resources{{"gpu", Value(s.resources.gpu)},
+                         {"gpus", s.resources.gpus_auto ? Value("auto") : Value(s.resources.gpus)}};
   if (s.resources.memory_mb > 0) resources.push_back({"memory_mb", Value(s.resources.memory_mb)});
   json::Object root{{"name", Value(s.name)}};
   if (s.is_command()) {
@@ -731,7 +743,7 @@ bool operator==(const CheckpointSpec& a, const CheckpointSpec& b) {
          a.grace_s == b.grace_s;
 }
 bool operator==(const ResourcesSpec& a, const ResourcesSpec& b) {
-  return a.gpu == b.gpu && a.gpus == b.gpus && a.memory_mb == b.memory_mb;
+  return a.gpu == b.gpu && a.gpus == b.gpus && a.gpus_auto == b.gpus_auto && a.memory_mb == b.memory_mb;
 }
 bool operator==(const RuntimeEstimate& a, const RuntimeEstimate& b) {
   return a.hours == b.hours && a.gpu == b.gpu && a.model == b.model;

@@ -93,6 +93,9 @@ struct CheckpointSpec {
 struct ResourcesSpec {
   std::string gpu = "any";     // "any", "cpu" (no GPU needed) or a GPU model such as "A100"
   int gpus = 1;
+  // "gpus": "auto" (a command job with estimate.model): placement picks, per GPU model, the
+  // smallest count whose memory per GPU holds the workload; `gpus` is then 1.
+  bool gpus_auto = false;
   int64_t memory_mb = 0;       // the program's address-space limit (RLIMIT_AS); 0: none
 };
 
