@@ -20,7 +20,6 @@
 #include "base/terminal_text.h"
 #include "cli/commands.h"
 #include "cost/transformer_estimate.h"
-#include "train/spec/job_spec.h"
 
 namespace jobctl::cli {
 
@@ -52,11 +51,9 @@ void run_estimate(CliContext& ctx, const std::string& file, int gpus) {
   if (!in) estimate_fail(ctx, "cannot read job spec '" + file + "': " + std::strerror(errno), 1);
   std::ostringstream text;
   text << in.rdbuf();
-  auto spec = train::parse_job_spec(text.str());
-  if (!spec) estimate_fail(ctx, spec.error().message, 2);
-  if (!spec->estimate || !spec->estimate->model)
-    estimate_fail(ctx, "estimate.model: the spec does not describe its workload (docs/job-spec.md)", 2);
-  const cost::TransformerEstimate e = cost::estimate_transformer(*spec->estimate->model, gpus > 0 ? gpus : spec->resources.gpus);
+  auto estimate = cost::estimate_transformer_spec(text.str(), gpus);
+  if (!estimate) estimate_fail(ctx, estimate.error().message, 2);
+  const cost::TransformerEstimate& e = *estimate;
   if (ctx.output == "json") {
     *ctx.out << estimate_json(e).dump(2) << "\n";
     return;

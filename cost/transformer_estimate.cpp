@@ -5,6 +5,7 @@
 
 #include "cost/activation_memory.h"
 #include "cost/vram_estimate.h"
+#include "train/spec/job_spec.h"
 
 namespace jobctl::cost {
 
@@ -12,6 +13,16 @@ double transformer_parameters(const train::TransformerWorkload& m) {
   if (m.parameters > 0) return static_cast<double>(m.parameters);
   const double l = m.layers, h = m.hidden, v = m.vocab, s = m.seq_len;
   return 12 * l * h * h + 13 * l * h + 2 * v * h + s * h + 2 * h;
+}
+
+Expected<TransformerEstimate> estimate_transformer_spec(std::string_view spec_json, int gpus) {
+  auto spec = train::parse_job_spec(spec_json);
+  if (!spec) return Unexpected{std::move(spec).error()};
+  if (!spec->estimate || !spec->estimate->model)
+    return Unexpected{make_error(ErrorCode::invalid_argument,
+                                 "estimate.model: the spec does not describe its workload (docs/job-spec.md)",
+                                 "estimate.model")};
+  return estimate_transformer(*spec->estimate->model, gpus > 0 ? gpus : spec->resources.gpus);
 }
 
 std::string parallelism_text(const train::TransformerWorkload& m, int gpus) {

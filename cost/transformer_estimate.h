@@ -22,7 +22,9 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
+#include "base/expected.h"
 #include "cost/gpu_specs.h"
 #include "cost/model_state_memory.h"
 #include "train/spec/transformer_workload.h"
@@ -47,6 +49,11 @@ double transformer_parameters(const train::TransformerWorkload& m);
 // The estimate for the workload on `gpus` GPUs (at least its tensor_parallel; the data-parallel
 // degree is gpus / tensor_parallel, rounded down, at least 1).
 TransformerEstimate estimate_transformer(const train::TransformerWorkload& m, int gpus);
+
+// The estimate of a job spec's estimate.model (JSON text) on `gpus` GPUs (0: its resources.gpus).
+// Errors: the spec's own (the field named), or invalid_argument on "estimate.model" when the spec
+// does not describe its workload.
+[[nodiscard]] Expected<TransformerEstimate> estimate_transformer_spec(std::string_view spec_json, int gpus = 0);
 
 // How the workload is spread over `gpus` GPUs, for messages: "on 1 GPU", "with ZeRO-2 on 2 GPUs",
 // "with tensor parallel 2 on 4 GPUs".
