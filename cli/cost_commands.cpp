@@ -691,13 +691,17 @@ void print_placement(std::ostream& out, const nlohmann::json& p, bool all) {
                                                                                     : std::numeric_limits<double>::infinity();
   };
   // "wait": until the job starts (a local worker freeing, a cloud instance booting, a Slurm queue).
-  std::vector<std::string> header{"option", "GPU", "$/h", "wait", "est. time", "est. cost", "meets deadline", "chosen"};
+  // "uses": the GPUs the job takes there, "GiB/GPU" its memory on each.
+  std::vector<std::string> header{"option", "GPU", "uses", "GiB/GPU", "$/h", "wait", "est. time", "est. cost",
+                                  "meets deadline", "chosen"};
   if (all) header.push_back("rejected");
   Table t(header, 48);
   auto add = [&](const nlohmann::json& c) {
     auto number = [&](const char* k) { return c.contains(k) && c[k].is_number() ? c[k].get<double>() : std::nan(""); };
     std::vector<std::string> row{c.value("label", c.value("option", "")),
                                  c.value("gpu", "") + " x" + std::to_string(c.value("gpus", 1)),
+                                 std::to_string(c.value("job_gpus", c.value("gpus", 1))),
+                                 std::isnan(number("memory_gib_per_gpu")) ? "-" : fixed_decimal(number("memory_gib_per_gpu"), 1),
                                  readable::usd_per_hour(number("usd_per_hour")),
                                  readable::duration_hours(number("queue_wait_hours")),
                                  readable::duration_hours(number("estimated_hours")),

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <limits>
 
+#include "cost/model_flops_utilisation.h"
+#include "cost/workload.h"
+
 namespace jobctl::cost {
 
 double default_efficiency(std::string_view gpu_model, std::string_view model_kind) {
@@ -11,6 +14,8 @@ double default_efficiency(std::string_view gpu_model, std::string_view model_kin
   // percent of peak (convolutions more than dense layers); BLAS on a CPU gets much closer to its
   // (far lower) peak.
   const bool cpu = gpu_model == "cpu" || gpu_model.starts_with("cpu/");
+  // A large transformer keeps a GPU busy: the published utilisation of its family.
+  if (model_kind == kTransformerModelKind && !cpu) return default_transformer_utilisation(gpu_model);
   if (model_kind == "cnn") return cpu ? 0.20 : 0.10;
   if (model_kind == "mlp") return cpu ? 0.30 : 0.05;
   return cpu ? 0.20 : 0.05;

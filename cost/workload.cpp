@@ -1,14 +1,40 @@
 #include "cost/workload.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "base/fixed_decimal.h"
 #include "cost/runtime_estimate.h"
+#include "cost/transformer_estimate.h"
 #include "cost/vram_estimate.h"
 
 namespace jobctl::cost {
 
 namespace {
 
+// A command job whose estimate.model describes a transformer: compute 6PD (8PD), memory per GPU
+// from its state, activations and sharding (cost/transformer_estimate.h).
+Workload transformer_workload(const train::JobSpec& spec, const train::TransformerWorkload& m) {
+  Workload w;
+  w.model_kind = kTransformerModelKind;
+  w.gpus_auto = spec.resources.gpus_auto;
+  w.gpus = w.gpus_auto ? std::max(m.tensor_parallel, 1) : std::max(spec.resources.gpus, 1);
+  const TransformerEstimate e = estimate_transformer(m, w.gpus);
+  w.training_flops = e.training_flops;
+  w.precision = compute_precision(m.precision);
+  w.vram_bytes_per_gpu = static_cast<int64_t>(std::ceil(e.total_bytes));
+  // A checkpoint holds the weights and the optimizer state (the master copy and moments).
+  const BytesPerParameter b = bytes_per_parameter(m.precision, m.optimizer);
+  w.checkpoint_bytes = static_cast<int64_t>(e.parameters * (b.weights + b.optimizer));
+  w.transformer = m;
+  w.runtime_note = "runtime from estimate.model: " + fixed_decimal(e.parameters / 1e9, 2) + "B parameters x " +
+                   fixed_decimal(e.tokens / 1e9, 3) + "B tokens x " +
+                   (m.recompute == train::Recompute::full ? "8" : "6") + " FLOPs";
+  return w;
+}
+
 Workload command_workload(const train::JobSpec& spec) {
+  if (spec.estimate && spec.estimate->model) return transformer_workload(spec, *spec.estimate->model);
   Workload w;
   w.model_kind = kCommandModelKind;
   w.gpus = spec.resources.gpus < 1 ? 1 : spec.resources.gpus;
@@ -29,6 +55,11 @@ Workload command_workload(const train::JobSpec& spec) {
 }
 
 }  // namespace
+
+int64_t vram_bytes_for(const Workload& w, int gpus) {
+  if (!w.transformer) return w.vram_bytes_per_gpu;
+  return static_cast<int64_t>(std::ceil(estimate_transformer(*w.transformer, gpus).total_bytes));
+}
 
 Workload workload_from_spec(const train::JobSpec& spec, const train::ModelStats& stats) {
   if (spec.is_command()) return command_workload(spec);

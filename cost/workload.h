@@ -27,11 +27,24 @@ struct Workload {
   // without one, `assumed_hours` is the runtime on every GPU (priced per hour).
   std::optional<double> assumed_hours;
   std::string runtime_note;         // how a command job's runtime was estimated, for the reason
+  // A command job's estimate.model: its memory per GPU depends on the GPUs it is given (ZeRO
+  // shards over them), which placement may choose (vram_bytes_for).
+  std::optional<train::TransformerWorkload> transformer;
+  // resources.gpus "auto": placement gives the job, per option, the smallest count that holds it
+  // (cost/gpu_count_fit.h); `gpus` is then the least it can take (its tensor-parallel degree).
+  bool gpus_auto = false;
 };
+
+// The memory per GPU of the workload on `gpus` GPUs: the transformer's estimate on that many, or
+// vram_bytes_per_gpu (estimated for the spec's GPUs).
+int64_t vram_bytes_for(const Workload& w, int gpus);
 
 // The model kind of a command job's workload: its own efficiency class, never calibrated from
 // (or into) the built-in models'.
 inline constexpr const char* kCommandModelKind = "command";
+// The model kind of a command job that describes its workload as a transformer (estimate.model):
+// its own efficiency class (cost/model_flops_utilisation.h), calibrated from such runs only.
+inline constexpr const char* kTransformerModelKind = "transformer";
 // The hours assumed for a command job with no runtime estimate.
 inline constexpr double kAssumedCommandHours = 1.0;
 

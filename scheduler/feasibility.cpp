@@ -5,6 +5,9 @@
 #include <map>
 #include <vector>
 
+#include "cost/gpu_count_fit.h"
+#include "cost/transformer_estimate.h"
+
 namespace jobctl::scheduler {
 
 namespace {
@@ -18,6 +21,11 @@ std::string gib(double v) {
 }
 
 std::string device_of(const Machine& m) { return m.gpu ? std::string(m.gpu->name) : m.gpu_name; }
+
+// "an A10G", "a V100": the article as the name is spoken (letters whose names start with a vowel).
+std::string with_article(const std::string& name) {
+  return (!name.empty() && std::string_view("AEFHILMNORSX").find(name[0]) != std::string_view::npos ? "an " : "a ") + name;
+}
 
 // "V100-16GB x4, RTX4090 x2, cpu" — what there is, each kind once, for the messages.
 std::string fleet_summary(std::span<const Machine> machines) {
@@ -69,6 +77,24 @@ Status check_feasible(const Job& job, std::span<const Machine> machines) {
                           " (there is: " + fleet_summary(all) + ")" + hint,
                       "resources.gpu");
 
+  // gpus "auto": feasible when some machine holds the workload at some count of its GPUs.
+  if (job.workload.gpus_auto) {
+    const Machine* largest = model.front();
+    for (const Machine* m : model) {
+      if (m->memory_gib <= 0 || cost::smallest_fitting_gpus(job.workload, m->gpu_count, m->memory_gib * kBytesPerGiB) > 0)
+        return {};
+      if (m->gpu_count * m->memory_gib > largest->gpu_count * largest->memory_gib) largest = m;
+    }
+    const int n = std::max(largest->gpu_count, job.workload.gpus);
+    return make_error(ErrorCode::invalid_argument,
+                      "fits no machine at any count of its GPUs: on the largest (" + largest->name + ", " +
+                          std::to_string(largest->gpu_count) + " x " + device_of(*largest) + ") it needs " +
+                          gib(static_cast<double>(cost::vram_bytes_for(job.workload, n)) / kBytesPerGiB) + " per GPU " +
+                          cost::parallelism_text(*job.workload.transformer, n) + "; " + with_article(device_of(*largest)) +
+                          " has " + gib(largest->memory_gib) + hint,
+                      "resources.gpus");
+  }
+
   const int gpus = std::max(job.workload.gpus, 1);
   std::vector<const Machine*> counted;
   const Machine* most = model.front();
@@ -88,6 +114,13 @@ Status check_feasible(const Job& job, std::span<const Machine> machines) {
     if (m->memory_gib <= 0 || m->memory_gib >= need) return {};
     if (m->memory_gib > largest->memory_gib) largest = m;
   }
+  // A described workload says how it was spread over its GPUs: "with ZeRO-2 on 2 GPUs".
+  if (job.workload.transformer)
+    return make_error(ErrorCode::invalid_argument,
+                      "needs " + gib(need) + " per GPU " + cost::parallelism_text(*job.workload.transformer, gpus) +
+                          " (model state, one micro-batch's activations and the allowance); " +
+                          with_article(device_of(*largest)) + " has " + gib(largest->memory_gib) + " (" + largest->name + ", the most any machine has)" + hint,
+                      "resources.gpus");
   return make_error(ErrorCode::invalid_argument,
                     "needs " + gib(need) + " of memory per GPU (weights, gradients, optimizer state and the "
                     "activations of one batch); the most any " +

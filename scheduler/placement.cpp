@@ -8,9 +8,11 @@
 #include "base/fixed_decimal.h"
 #include "base/readable.h"
 #include "cost/cpu_peak.h"
+#include "cost/gpu_count_fit.h"
 #include "cost/gpu_specs.h"
 #include "cost/runtime_estimate.h"
 #include "cost/spot_risk.h"
+#include "cost/transformer_estimate.h"
 
 namespace jobctl::scheduler {
 
@@ -18,7 +20,7 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr std::array<std::string_view, 3> kKinds{"mlp", "cnn", "other"};
+constexpr std::array<std::string_view, kModelKindCount> kKinds{"mlp", "cnn", "other", "transformer"};
 // Distinct interruption rates get their spot factor computed once per job, not once per offer.
 constexpr size_t kMaxCachedLambdas = 64;
 
@@ -81,6 +83,7 @@ std::string_view to_string(ReasonCode r) {
 int model_kind_index(std::string_view kind) {
   if (kind == "mlp") return 0;
   if (kind == "cnn") return 1;
+  if (kind == "transformer") return 3;
   return 2;
 }
 
@@ -97,7 +100,7 @@ int PlacementContext::intern_model(const std::string& canonical, const cost::Eff
   models_.push_back(canonical);
   specs_.push_back(spec);
   model_ids_.emplace(canonical, id);
-  std::array<std::array<double, 4>, 3> r{};
+  std::array<std::array<double, 4>, kModelKindCount> r{};
   for (size_t k = 0; k < kKinds.size(); ++k) {
     for (size_t p = 0; p < 4; ++p) {
       r[k][p] = spec ? cost::effective_flops_per_hour(*spec, static_cast<cost::Precision>(p),
@@ -106,7 +109,7 @@ int PlacementContext::intern_model(const std::string& canonical, const cost::Eff
     }
   }
   rates_.push_back(r);
-  std::array<double, 3> overhead{};
+  std::array<double, kModelKindCount> overhead{};
   for (size_t k = 0; k < kKinds.size(); ++k) overhead[k] = cal.overhead_seconds(canonical, kKinds[k]) / 3600.0;
   overhead_hours_.push_back(overhead);
   // Local price: the first inventory entry whose gpu_model names this device (read as a request:
@@ -297,6 +300,17 @@ std::string rejection_key(const Job& job) {
   std::string key = std::string(train::to_string(in.mode)) + "|" + std::string(train::to_string(in.spot)) + "|" +
                     std::string(in.gpu) + "|" + std::to_string(in.gpus) + "|" + std::to_string(in.vram_bytes_per_gpu) + "|" +
                     std::to_string(in.kind) + "|" + std::to_string(in.precision) + "|" + (in.command ? "command|" : "|");
+  // gpus "auto": the count, and so the memory per GPU, follows each option's GPUs from the
+  // described workload; everything of it that sizes the memory is in the key.
+  if (job.workload.gpus_auto && job.workload.transformer) {
+    const auto& m = *job.workload.transformer;
+    for (int64_t v : {int64_t{m.layers}, int64_t{m.hidden}, int64_t{m.heads}, int64_t{m.vocab}, m.parameters,
+                      int64_t{m.seq_len}, int64_t{m.micro_batch}, int64_t{static_cast<int>(m.precision)},
+                      int64_t{static_cast<int>(m.optimizer)}, int64_t{static_cast<int>(m.recompute)},
+                      int64_t{m.zero_stage}, int64_t{m.tensor_parallel}})
+      key += std::to_string(v) + ",";
+    key += "auto|";
+  }
   if (in.max_usd_per_hour) {
     char cap[32];
     std::snprintf(cap, sizeof cap, "%a", *in.max_usd_per_hour);  // exact: the cap compares prices exactly
@@ -314,6 +328,18 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   const int kind = in.kind;
   const int precision = in.precision;
   const int gpus = in.gpus;
+  // The GPUs the job takes on a machine of `gpu_count` GPUs of `memory_bytes` each: its own count,
+  // or with gpus "auto" the smallest that holds it (all the machine's when none does: rejected for
+  // memory with that count's figure).
+  auto sized = [&](int gpu_count, double memory_bytes) {
+    RejectionInputs r = in;
+    if (w.gpus_auto) {
+      const int n = cost::smallest_fitting_gpus(w, gpu_count, memory_bytes);
+      r.gpus = n > 0 ? n : std::max(gpu_count, gpus);
+      r.vram_bytes_per_gpu = cost::vram_bytes_for(w, r.gpus);
+    }
+    return r;
+  };
   const bool any_device = in.request && in.request->kind == cost::GpuRequest::Kind::any;
   // For "any": 0 a GPU option, 1 a CPU one (chosen only when no GPU option fits).
   auto device_class = [&](int model) {
@@ -359,36 +385,40 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   // `launchable`: something can start the job there; `wait()`: the queue wait, asked only when the
   // run can be timed.
   auto owned = [&](OptionKind option, uint32_t source, std::string_view gpu_model, int gpu_count, double memory_gb,
-                   bool idle, bool launchable, bool runs_commands, auto wait) {
+                   auto idle, bool launchable, bool runs_commands, auto wait) {
     Candidate c;
     c.kind = option;
     c.source = source;
+    const RejectionInputs sin = sized(gpu_count, memory_gb * kGiB);
+    c.gpus = sin.gpus;
+    c.vram_bytes_per_gpu = sin.vram_bytes_per_gpu;
     const int model = ctx.device_model_id(gpu_model, memory_gb);
     if (model >= 0) {
       // A job pays for the GPUs it takes, not the whole machine: the rest run other jobs.
       const double per_gpu = ctx.local_price_[static_cast<size_t>(model)];
-      c.usd_per_hour = std::max(per_gpu, 0.0) * std::min(gpus, std::max(gpu_count, 1));
+      c.usd_per_hour = std::max(per_gpu, 0.0) * std::min(c.gpus, std::max(gpu_count, 1));
     }
     c.rejection =
-        reject(in, {option, model, gpu_count, memory_gb * kGiB, c.usd_per_hour, launchable, true, runs_commands}, ctx);
+        reject(sin, {option, model, gpu_count, memory_gb * kGiB, c.usd_per_hour, launchable, true, runs_commands}, ctx);
     if (model >= 0) {
-      const double rate = ctx.flops_per_hour(model, kind, precision) * gpus;
+      const double rate = ctx.flops_per_hour(model, kind, precision) * c.gpus;
       if (rate > 0) {
-        c.queue_wait_hours = wait();
+        c.queue_wait_hours = wait(c.gpus);
         c.estimated_hours = w.assumed_hours ? *w.assumed_hours : w.training_flops / rate + ctx.run_overhead_hours(model, kind);
         c.estimated_cost_usd = c.usd_per_hour * c.estimated_hours;
         c.completion_hours = c.queue_wait_hours + c.estimated_hours;
       }
     }
-    consider(c, device_class(model), idle);
+    consider(c, device_class(model), idle(c.gpus));
   };
 
   // Local pools.
   const auto pools = capacity.pools();
   for (uint32_t p = 0; p < pools.size(); ++p) {
     const auto& pool = pools[p];
-    owned(OptionKind::local, p, pool.gpu_model, pool.gpu_count, pool.gpu_memory_gb, capacity.has_free(p, gpus), true,
-          pool.runs_commands, [&] { return capacity.expected_wait_hours(p, now_ms, gpus); });
+    owned(OptionKind::local, p, pool.gpu_model, pool.gpu_count, pool.gpu_memory_gb,
+          [&](int g) { return capacity.has_free(p, g); }, true, pool.runs_commands,
+          [&](int g) { return capacity.expected_wait_hours(p, now_ms, g); });
   }
 
   // Slurm partitions: waiting in Slurm's queue rather than for a worker; a job takes one node of
@@ -398,8 +428,9 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     const auto& part = partitions[p];
     const int startable = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(part.gpus_per_node, 0)),
                                                             part.wait_hours.size()));
-    owned(OptionKind::slurm, p, part.gpu_model, startable, part.gpu_memory_gb, false, ctx.config_.slurm_launchable,
-          true, [&] { return gpus >= 1 && gpus <= startable ? part.wait_hours[static_cast<size_t>(gpus - 1)] : 0.0; });
+    owned(OptionKind::slurm, p, part.gpu_model, startable, part.gpu_memory_gb, [](int) { return false; },
+          ctx.config_.slurm_launchable, true,
+          [&](int g) { return g >= 1 && g <= startable ? part.wait_hours[static_cast<size_t>(g - 1)] : 0.0; });
   }
 
   // Cloud offers: on-demand, then spot.
@@ -407,7 +438,8 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   const bool cloud_launchable = ctx.config_.cloud_launchable;
   for (uint32_t i = 0; i < ctx.figures_.size(); ++i) {
     const auto& f = ctx.figures_[i];
-    const double rate = f.model >= 0 ? ctx.flops_per_hour(f.model, kind, precision) * gpus : 0.0;
+    const RejectionInputs sin = sized(f.gpu_count, f.memory_bytes);
+    const double rate = f.model >= 0 ? ctx.flops_per_hour(f.model, kind, precision) * sin.gpus : 0.0;
     const double t = rate <= 0 ? 0.0
                      : w.assumed_hours ? *w.assumed_hours
                                        : w.training_flops / rate + ctx.run_overhead_hours(f.model, kind);
@@ -416,8 +448,10 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     od.kind = OptionKind::on_demand;
     od.source = i;
     od.usd_per_hour = f.on_demand;
-    od.rejection = reject(in, {od.kind, f.model, f.gpu_count, f.memory_bytes, od.usd_per_hour, cloud_launchable, true,
-                                  ctx.config_.cloud_runs_commands}, ctx);
+    od.gpus = sin.gpus;
+    od.vram_bytes_per_gpu = sin.vram_bytes_per_gpu;
+    od.rejection = reject(sin, {od.kind, f.model, f.gpu_count, f.memory_bytes, od.usd_per_hour, cloud_launchable, true,
+                                ctx.config_.cloud_runs_commands}, ctx);
     if (rate > 0) {
       od.queue_wait_hours = provision;
       od.estimated_hours = t;
@@ -430,9 +464,11 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     sp.kind = OptionKind::spot;
     sp.source = i;
     sp.usd_per_hour = std::max(f.spot, 0.0);
+    sp.gpus = sin.gpus;
+    sp.vram_bytes_per_gpu = sin.vram_bytes_per_gpu;
     sp.rejection =
-        reject(in, {sp.kind, f.model, f.gpu_count, f.memory_bytes, sp.usd_per_hour, cloud_launchable, f.spot >= 0,
-                    ctx.config_.cloud_runs_commands}, ctx);
+        reject(sin, {sp.kind, f.model, f.gpu_count, f.memory_bytes, sp.usd_per_hour, cloud_launchable, f.spot >= 0,
+                     ctx.config_.cloud_runs_commands}, ctx);
     if (rate > 0 && f.spot >= 0) {
       const double ts = t * spot_factor[f.lambda_index];
       sp.queue_wait_hours = provision;
@@ -461,7 +497,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   }
   // The idle-worker rule: a job does not wait for a busy pool while a worker that fits it is
   // idle, unless waiting is cheaper and the busy pool frees in time for the job's deadline.
-  if (pick->c.kind == OptionKind::local && !capacity.has_free(pick->c.source, gpus) && best_idle.set) {
+  if (pick->c.kind == OptionKind::local && !capacity.has_free(pick->c.source, pick->c.gpus) && best_idle.set) {
     const bool wait = job.deadline_hours && pick->c.meets_deadline &&
                       pick->c.estimated_cost_usd < best_idle.c.estimated_cost_usd;
     d.idle_alternative = wait ? best_idle.c : pick->c;
@@ -474,7 +510,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   if (table) (*table)[static_cast<size_t>(pick->row)].chosen = true;
   switch (d.choice.kind) {
     case OptionKind::local:
-      d.outcome = capacity.has_free(d.choice.source, gpus) ? Outcome::run_local : Outcome::wait_local;
+      d.outcome = capacity.has_free(d.choice.source, d.choice.gpus) ? Outcome::run_local : Outcome::wait_local;
       break;
     case OptionKind::on_demand: d.outcome = Outcome::launch_on_demand; break;
     case OptionKind::spot: d.outcome = Outcome::launch_spot; break;
@@ -532,7 +568,8 @@ std::string option_label(const Candidate& c, const PlacementContext& ctx, const 
 
 std::string rejection_text(const Candidate& c, const Job& job, const PlacementContext& ctx,
                            const LocalCapacity& capacity) {
-  const double need_gib = static_cast<double>(job.workload.vram_bytes_per_gpu) / kGiB;
+  const int64_t need_bytes = c.gpus > 0 ? c.vram_bytes_per_gpu : job.workload.vram_bytes_per_gpu;
+  const double need_gib = static_cast<double>(need_bytes) / kGiB;
   const CandidateMachine machine = machine_of(c, ctx, capacity);
   const double have_gib = machine.gpu_memory_gb;
   const int have_gpus = machine.gpus;
@@ -546,9 +583,14 @@ std::string rejection_text(const Candidate& c, const Job& job, const PlacementCo
     case Rejection::spot_mode: return std::string("spot is ") + std::string(train::to_string(job.spot));
     case Rejection::no_spot_market: return "no spot price for this offer";
     case Rejection::too_few_gpus:
-      return "needs " + std::to_string(job.workload.gpus) + " GPUs; has " + std::to_string(have_gpus);
+      return "needs " + std::to_string(c.gpus > 0 ? c.gpus : job.workload.gpus) + " GPUs; has " + std::to_string(have_gpus);
     case Rejection::unknown_gpu: return "no specs for GPU model '" + model + "': runtime cannot be estimated";
     case Rejection::memory:
+      // A described workload says how it was spread: "with ZeRO-2 on 2 GPUs".
+      if (job.workload.transformer)
+        return "needs " + fixed_decimal(need_gib, 2) + " GiB per GPU " +
+               cost::parallelism_text(*job.workload.transformer, c.gpus > 0 ? c.gpus : job.workload.gpus) + "; " +
+               model + " has " + fixed_decimal(have_gib, 1) + " GiB";
       return "needs " + fixed_decimal(need_gib, 2) + " GiB per GPU; has " + fixed_decimal(have_gib, 1);
     case Rejection::price_cap:
       return usd_per_hour(c.usd_per_hour) + " is above the cap of " + "$" + fixed_decimal(job.max_usd_per_hour.value_or(0), 2) + "/h";

@@ -55,6 +55,9 @@
 
 namespace jobctl::scheduler {
 
+// Model kinds with an efficiency of their own: "mlp", "cnn", other (command jobs), "transformer".
+inline constexpr size_t kModelKindCount = 4;
+
 enum class OptionKind : uint8_t { local, on_demand, spot, slurm };
 std::string_view to_string(OptionKind k);
 
@@ -173,8 +176,8 @@ class PlacementContext {
   // and their names, which the specs' string_views point into (deques: stable addresses).
   std::deque<std::string> cpu_names_;
   std::deque<cost::GpuSpec> cpu_specs_;
-  std::vector<std::array<std::array<double, 4>, 3>> rates_;  // [model][kind][precision], one GPU
-  std::vector<std::array<double, 3>> overhead_hours_;          // [model][kind]
+  std::vector<std::array<std::array<double, 4>, kModelKindCount>> rates_;  // [model][kind][precision], one GPU
+  std::vector<std::array<double, kModelKindCount>> overhead_hours_;          // [model][kind]
   std::vector<double> local_price_;                           // [model] $/GPU-hour, < 0: not set
   std::vector<cost::LocalGpuInventory> inventory_;
 };
@@ -191,6 +194,9 @@ struct Candidate {
   double estimated_hours = 0;     // running time (spot: expected, interruptions included)
   double estimated_cost_usd = 0;  // what the run is billed (cloud: provisioning included)
   double completion_hours = 0;    // from now: queue wait + running
+  int gpus = 0;                   // GPUs the job takes there (resources.gpus, or with "auto" the
+                                  // smallest count that holds it)
+  int64_t vram_bytes_per_gpu = 0; // the job's memory per GPU on that many
 };
 
 // wait_spot is never place()'s answer: the daemon's spot deadline policy, asked over place()'s
@@ -260,7 +266,8 @@ std::string rejection_key(const Job& job);
 // decision keeps the option it would otherwise have taken (its choice) for the reason's words.
 void hold_for_spot(PlacementDecision& d, std::vector<Candidate>* table);
 
-// The index of the model kind ("mlp" 0, "cnn" 1, anything else 2) used by flops_per_hour.
+// The index of the model kind ("mlp" 0, "cnn" 1, "transformer" 3, anything else 2) used by
+// flops_per_hour.
 int model_kind_index(std::string_view kind);
 
 // Words for people: the option ("spot aws:p3.2xlarge us-east-1/use1-az1", "local V100 x1"), why a

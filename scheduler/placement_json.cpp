@@ -49,6 +49,10 @@ json candidate_json(const Candidate& c, const Job& job, const PlacementContext& 
     r["gpu"] = cost::canonical_gpu_name(o.gpu_model, o.gpu_memory_gb);
     r["gpus"] = o.gpu_count;
   }
+  // What the job takes there: its GPUs (resources.gpus, or with "auto" the count chosen to fit)
+  // and its estimated memory on each.
+  r["job_gpus"] = c.gpus;
+  r["memory_gib_per_gpu"] = static_cast<double>(c.vram_bytes_per_gpu) / (1024.0 * 1024.0 * 1024.0);
   r["usd_per_hour"] = c.usd_per_hour;
   r["queue_wait_hours"] = c.queue_wait_hours;
   r["estimated_hours"] = c.estimated_hours;

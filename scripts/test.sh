@@ -10,7 +10,8 @@
 #     worker and store tests (target jobctl-tsan-tests) and runs them (`ctest -L tsan`).
 #  5. The release build runs every other label: integration, e2e, accuracy, fuzz, browser, slurm
 #     (a one-node Slurm cluster per test program: scripts/slurm-cluster.sh), cuda (CUDA tests
-#     skip, saying so, on a machine without a GPU).
+#     skip, saying so, on a machine without a GPU), torch (the memory estimate against Debian's
+#     python3-torch).
 #
 # Environment: JOBCTL_JOBS (parallel jobs, default: cores), JOBCTL_BUILD_DIR (default: build).
 set -euo pipefail

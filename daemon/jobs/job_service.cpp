@@ -128,6 +128,13 @@ void JobService::submit_job_async(std::string_view spec_json, const SubmitContex
   // check it); the stored request is its canonical text ("rtx 4090" -> "RTX4090").
   auto gpu = cost::parse_gpu_request(spec->resources.gpu);
   if (!gpu) return done(gpu.error());
+  // A worker runs a job on resources.gpus GPUs; the count "auto" chooses per option is quoted, not
+  // yet carried to the lease.
+  if (spec->resources.gpus_auto)
+    return done(make_error(ErrorCode::invalid_argument,
+                           "resources.gpus \"auto\" is for quotes (jobctl quote): submit with the count the chosen "
+                           "option needs",
+                           "resources.gpus"));
   // Nothing could ever run it (no machine has the model, enough GPUs or the memory): refused now,
   // with the field and the reason, unless the spec asks to wait for a machine that may come.
   if (feasibility_ && !spec->placement.queue_if_unplaceable)

@@ -105,8 +105,9 @@ Expected<std::optional<HeartbeatCalibration::StepShape>> HeartbeatCalibration::s
   // A simulated worker (fake GPUs, or a simulated cloud's instance) trains on the CPU whatever it
   // claims: its step times say nothing about the GPU it names, and must never calibrate it.
   if (caps->simulated) return std::optional<StepShape>{};
-  // A command job's steps are the program's own, not a model's FLOPs: nothing to calibrate.
-  if (spec->is_command()) return std::optional<StepShape>{};
+  // A command job's steps are the program's own, not a model's FLOPs: nothing to calibrate, unless
+  // estimate.model says what its work is (a "transformer" run calibrates that class only).
+  if (spec->is_command() && !(spec->estimate && spec->estimate->model)) return std::optional<StepShape>{};
   const train::ModelStats stats = train::model_stats(*spec);
   const cost::Workload w = cost::workload_from_spec(*spec, stats);
   StepShape shape;

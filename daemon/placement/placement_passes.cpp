@@ -257,7 +257,7 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
     if (!history) return history.error();
     if (*history) {
       with_history = spec;
-      with_history.estimate = train::RuntimeEstimate{(*history)->hours, (*history)->gpu};
+      with_history.estimate = train::RuntimeEstimate{(*history)->hours, (*history)->gpu, std::nullopt};
       priced = &with_history;
       runtime_note = command_runtime_note(spec.name, **history);
     }

@@ -356,5 +356,22 @@ TEST(PrintPlacement, CheapestFittingOptionsAndRejectionCounts) {
   EXPECT_EQ(all.str().find("fitting options"), std::string::npos);
 }
 
+// Each option shows the GPUs the job takes there and its memory on each (resources.gpus "auto"
+// picks the count per option).
+TEST(PrintPlacement, GpusUsedAndMemoryPerGpu) {
+  nlohmann::json p = {{"reason", "cheapest option (no deadline)"}, {"candidates", nlohmann::json::array()}};
+  p["candidates"].push_back({{"label", "on-demand aws:p5.48xlarge"}, {"gpu", "H100-SXM"}, {"gpus", 8}, {"job_gpus", 2},
+                             {"memory_gib_per_gpu", 65.19}, {"usd_per_hour", 98.32}, {"estimated_hours", 13.8},
+                             {"estimated_cost_usd", 1361.69}, {"chosen", true}});
+  std::ostringstream out;
+  print_placement(out, p);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("uses"), std::string::npos) << text;
+  EXPECT_NE(text.find("GiB/GPU"), std::string::npos) << text;
+  EXPECT_NE(text.find("H100-SXM x8"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 2 "), std::string::npos) << text;
+  EXPECT_NE(text.find("65.2"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace jobctl::cli

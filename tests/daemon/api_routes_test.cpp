@@ -169,6 +169,40 @@ TEST_F(Api, WhatNothingCouldRunIsRefusedAtSubmit) {
   f_.svc->set_feasibility(nullptr);
 }
 
+// A command job that describes a 7B full fine-tune (bf16, AdamW, seq 2048, selective
+// recomputation, ZeRO-3): on one 24 GB A10G it is refused at submit with the figures; on two H100
+// 80 GB it fits (65.19 GiB each) and is accepted.
+TEST_F(Api, AFixedGpuCountThatCannotHoldTheDescribedWorkloadIsRefusedWithTheFigures) {
+  cost::Offer g5;
+  g5.cloud = "aws";
+  g5.instance_type = "g5.xlarge";
+  g5.region = "us-east-1";
+  g5.gpu_model = "A10G";
+  g5.gpu_count = 1;
+  g5.gpu_memory_gb = 24;
+  g5.on_demand_usd_per_hour = 1.006;
+  cost::Offer p5 = g5;
+  p5.instance_type = "p5.48xlarge";
+  p5.gpu_model = "H100-SXM";
+  p5.gpu_count = 8;
+  p5.gpu_memory_gb = 80;
+  p5.on_demand_usd_per_hour = 98.32;
+  jobs::Feasibility feasibility({g5, p5});
+  f_.svc->set_feasibility(&feasibility);
+  const auto spec = [](const std::string& resources) {
+    return R"({"command": ["python3", "finetune.py"], "resources": )" + resources +
+           R"(, "estimate": {"model": {"layers": 32, "hidden": 4096, "heads": 32, "vocab": 32000, "seq_len": 2048,
+           "tokens": 1000000000, "recompute": "selective", "zero_stage": 3}}})";
+  };
+  expect_refused("POST", "/v1/jobs", spec(R"({"gpu": "A10G", "gpus": 1})"), 400, "resources.gpus");
+  const std::string message =
+      body_of(call("POST", "/v1/jobs", spec(R"({"gpu": "A10G", "gpus": 1})")))["error"]["message"].get<std::string>();
+  EXPECT_NE(message.find("needs 120.22 GiB per GPU with ZeRO-3 on 1 GPU"), std::string::npos) << message;
+  EXPECT_NE(message.find("an A10G has 24.00 GiB"), std::string::npos) << message;
+  EXPECT_EQ(call("POST", "/v1/jobs", spec(R"({"gpu": "H100", "gpus": 2})")).status, 201);
+  f_.svc->set_feasibility(nullptr);
+}
+
 // The names the CLI's own examples and people use are accepted and stored in canonical form.
 TEST_F(Api, GpuNamesAreStoredCanonical) {
   for (auto [asked, stored] : {std::pair{"rtx 4090", "RTX4090"}, std::pair{"A100-80GB", "A100-80GB"},

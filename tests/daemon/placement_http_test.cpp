@@ -88,5 +88,63 @@ TEST(PlacementHttp, QuoteEqualsThePlacementOfTheSubmittedJob) {
   (*db)->close();
 }
 
+// A 7B full fine-tune (bf16, AdamW, seq 2048, selective recomputation, ZeRO-3) described by
+// estimate.model: the quote lists each GPU model of the seed catalog at the smallest count that
+// holds it, with its memory per GPU; a fixed count on a 24 GB card is rejected with the figures;
+// submitting "auto" is refused (the count is quoted, not carried to a lease).
+TEST(PlacementHttp, QuoteChoosesTheGpuCountThatHoldsASevenBillionParameterFineTune) {
+  jobctl::testing::TempDir dir;
+  SystemClock clock;
+  store::StoreOptions o;
+  o.path = dir.file("jobctl.db");
+  auto db = store::Store::open(o, clock);
+  ASSERT_TRUE(db);
+  PlacementApiServer api(**db, clock);
+  ASSERT_FALSE(api.url.empty());
+  client::HttpClient http(api.url);
+  const auto spec = [](const std::string& gpu, const std::string& gpus) {
+    return R"({"command": ["python3", "finetune.py"], "resources": {"gpu": ")" + gpu + R"(", "gpus": )" + gpus +
+           R"(}, "estimate": {"model": {"layers": 32, "hidden": 4096, "heads": 32, "vocab": 32000, "seq_len": 2048,
+           "tokens": 1000000000, "precision": "bf16", "optimizer": "adamw", "recompute": "selective",
+           "zero_stage": 3}}})";
+  };
+  auto q = http.request("POST", "/v1/quote", spec("any", R"("auto")"));
+  ASSERT_TRUE(q);
+  ASSERT_EQ(q->status, 200) << q->body;
+  const json quote = json::parse(q->body);
+  int seen = 0;
+  for (const auto& c : quote["candidates"]) {
+    if (c["option"] != "on_demand") continue;
+    const std::string type = c["instance_type"];
+    if (type == "p5.48xlarge") {  // 8 x H100 80 GB: 2 hold it (65.2 GiB each), 1 does not (120.2)
+      EXPECT_EQ(c["job_gpus"], 2) << c.dump();
+      EXPECT_NEAR(c["memory_gib_per_gpu"].get<double>(), 65.19, 0.01) << c.dump();
+      EXPECT_GT(c["estimated_cost_usd"].get<double>(), 0) << c.dump();
+      ++seen;
+    } else if (type == "p4d.24xlarge") {  // 8 x A100 40 GB: 4 (37.7 GiB each)
+      EXPECT_EQ(c["job_gpus"], 4) << c.dump();
+      EXPECT_NEAR(c["memory_gib_per_gpu"].get<double>(), 37.68, 0.01) << c.dump();
+      ++seen;
+    } else if (type == "g5.xlarge") {  // 1 x A10G: nothing holds it
+      EXPECT_EQ(c["rejection"], "memory") << c.dump();
+      EXPECT_NE(c["rejected"].get<std::string>().find("GiB per GPU with ZeRO-3 on 1 GPU"), std::string::npos) << c.dump();
+      ++seen;
+    }
+  }
+  EXPECT_EQ(seen, 3) << quote.dump(1);
+
+  // A fixed single A10G: every option rejected for memory, with the figures.
+  auto fixed = http.request("POST", "/v1/quote", spec("A10G", "1"));
+  ASSERT_TRUE(fixed);
+  const json f = json::parse(fixed->body);
+  EXPECT_EQ(f["outcome"], "unplaceable") << fixed->body;
+  EXPECT_NE(f["reason"].get<std::string>().find("memory (needs 120.22 GiB per GPU)"), std::string::npos) << fixed->body;
+
+  auto sub = http.request("POST", "/v1/jobs", spec("any", R"("auto")"));
+  ASSERT_TRUE(sub);
+  EXPECT_EQ(sub->status, 400) << sub->body;
+  EXPECT_EQ(json::parse(sub->body)["error"]["field"], "resources.gpus") << sub->body;
+}
+
 }  // namespace
 }  // namespace jobctl::daemon::testing

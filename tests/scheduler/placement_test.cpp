@@ -1,13 +1,20 @@
 #include "scheduler/placement.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include <gtest/gtest.h>
 
 #include "cost/cpu_peak.h"
+#include "cost/gpu_count_fit.h"
 #include "cost/runtime_estimate.h"
 #include "cost/spot_risk.h"
+#include "cost/transformer_estimate.h"
+#include "scheduler/feasibility.h"
+#include "scheduler/job.h"
 #include "scheduler/placement_json.h"
+#include "train/spec/job_spec.h"
+#include "train/spec/model_stats.h"
 
 namespace jobctl::scheduler {
 namespace {
@@ -668,6 +675,108 @@ TEST(Placement, ACommandJobGoesOnlyWhereCommandsRun) {
   for (const Candidate& c : s.table)
     if (c.kind != OptionKind::local && c.rejection != Rejection::no_spot_market)
       EXPECT_EQ(c.rejection, Rejection::no_commands) << to_string(c.kind);
+}
+
+// A 7B full fine-tune (bf16, AdamW, seq 2048) described by estimate.model: placement with
+// resources.gpus "auto" lists each GPU model at the smallest count that holds it, with its memory
+// per GPU and cost; a fixed count that cannot fit is refused at submit with the figures.
+// Llama-2-7B's shape, fully fine-tuned on 1B tokens: bf16, AdamW, selective recomputation, ZeRO-3.
+std::string seven_b_spec(const std::string& gpus, const std::string& gpu = "any") {
+  return R"({"command": ["python3", "finetune.py"], "resources": {"gpu": ")" + gpu + R"(", "gpus": )" + gpus + R"(},
+    "estimate": {"model": {"layers": 32, "hidden": 4096, "heads": 32, "vocab": 32000, "seq_len": 2048,
+      "micro_batch": 1, "tokens": 1000000000, "precision": "bf16", "optimizer": "adamw",
+      "recompute": "selective", "zero_stage": 3}}})";
+}
+
+Job seven_b_job(const std::string& text) {
+  auto spec = train::parse_job_spec(text);
+  EXPECT_TRUE(spec) << spec.error().message;
+  return job_from_spec("j7b", *spec, train::model_stats(*spec), 0);
+}
+
+// The seed catalog's prices (docs/cost-model.md), memory per GPU as the catalogs give it.
+std::vector<cost::Offer> seven_b_catalog() {
+  return {offer("aws", "p4d.24xlarge", "A100", 8, 40, 32.7726, std::nullopt),
+          offer("aws", "p5.48xlarge", "H100", 8, 80, 98.32, std::nullopt),
+          offer("aws", "g5.xlarge", "A10G", 1, 22888.0 / 1024, 1.006, std::nullopt),
+          offer("aws", "g5.48xlarge", "A10G", 8, 22888.0 / 1024, 16.288, std::nullopt)};
+}
+
+TEST(GpuCountFit, AutoListsEachGpuModelAtTheSmallestCountThatHoldsIt) {
+  const Job job = seven_b_job(seven_b_spec(R"("auto")"));
+  ASSERT_TRUE(job.workload.gpus_auto);
+  cost::EfficiencyCalibrator calibration;
+  PlacementConfig config;
+  config.cloud_launchable = true;
+  PlacementContext ctx(seven_b_catalog(), {}, calibration, config);
+  LocalCapacity capacity;
+  std::vector<Candidate> table;
+  const PlacementDecision d = place(job, ctx, capacity, 0, &table);
+  const nlohmann::json doc = placement_json(d, table, job, ctx, capacity, PlacementDocumentInfo{"sim", 0, 1.0});
+  ASSERT_NE(d.outcome, Outcome::unplaceable) << decision_reason(d, job, ctx, capacity);
+
+  int fitting = 0;
+  for (size_t i = 0; i < table.size(); ++i) {
+    const Candidate& c = table[i];
+    if (c.kind != OptionKind::on_demand) continue;
+    const cost::Offer& o = ctx.offers()[c.source];
+    const double memory = o.gpu_memory_gb * kGiB;
+    const auto& row = doc["candidates"][i];
+    if (o.gpu_model == "A10G") {
+      // 107.7 GB of model state and 9.1 GB of activations: not even eight 24 GB cards hold it.
+      EXPECT_EQ(c.rejection, Rejection::memory) << o.name();
+      EXPECT_EQ(c.gpus, o.gpu_count);
+      EXPECT_NE(row["rejected"].get<std::string>().find("GiB per GPU with ZeRO-3 on " + std::to_string(o.gpu_count)),
+                std::string::npos)
+          << row["rejected"];
+      continue;
+    }
+    ++fitting;
+    EXPECT_EQ(c.rejection, Rejection::none) << o.name();
+    // The smallest count: it fits, one fewer does not.
+    EXPECT_LE(static_cast<double>(c.vram_bytes_per_gpu), memory);
+    EXPECT_EQ(c.vram_bytes_per_gpu, cost::vram_bytes_for(job.workload, c.gpus));
+    EXPECT_GT(static_cast<double>(cost::vram_bytes_for(job.workload, c.gpus - 1)), memory);
+    EXPECT_EQ(row["job_gpus"], c.gpus);
+    EXPECT_NEAR(row["memory_gib_per_gpu"].get<double>(), static_cast<double>(c.vram_bytes_per_gpu) / kGiB, 1e-9);
+    // Priced at the instance's price for the time on that many GPUs.
+    const double flops = cost::estimate_transformer(*job.workload.transformer, c.gpus).training_flops;
+    const double rate = ctx.flops_per_hour(ctx.model_id(cost::canonical_gpu_name(o.gpu_model, o.gpu_memory_gb)),
+                                           model_kind_index("transformer"), static_cast<int>(cost::Precision::bf16));
+    EXPECT_NEAR(c.estimated_hours, flops / (rate * c.gpus), 1e-9);
+    EXPECT_NEAR(c.estimated_cost_usd, o.on_demand_usd_per_hour * (c.estimated_hours + config.provision_hours), 1e-9);
+  }
+  EXPECT_EQ(fitting, 2);  // the 8 x A100 40 GB and the 8 x H100 80 GB instances
+  // 80 GB GPUs need fewer than 40 GB ones.
+  int a100 = 0, h100 = 0;
+  for (const Candidate& c : table)
+    if (c.kind == OptionKind::on_demand && c.rejection == Rejection::none)
+      (ctx.offers()[c.source].gpu_model == "A100" ? a100 : h100) = c.gpus;
+  EXPECT_EQ(a100, 4);
+  EXPECT_EQ(h100, 2);
+}
+
+TEST(GpuCountFit, AFixedCountThatCannotFitIsRefusedWithTheFigures) {
+  const Job job = seven_b_job(seven_b_spec("1", "A10G"));
+  const std::vector<Machine> fleet{Machine{"aws:g5.xlarge", cost::find_gpu("A10G"), "A10G", 1, 24, true}};
+  const auto st = check_feasible(job, fleet);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().field, "resources.gpus");
+  const double need = static_cast<double>(job.workload.vram_bytes_per_gpu) / kGiB;
+  EXPECT_GT(need, 100.0);  // 16 bytes x 6.74B parameters on one GPU, before activations
+  char figure[32];
+  std::snprintf(figure, sizeof figure, "%.2f GiB", need);
+  const std::string& m = st.error().message;
+  EXPECT_NE(m.find(std::string("needs ") + figure + " per GPU with ZeRO-3 on 1 GPU"), std::string::npos) << m;
+  EXPECT_NE(m.find("an A10G has 24.00 GiB"), std::string::npos) << m;
+  // "auto" on the same fleet: no count of its one GPU holds it either, and the message says so.
+  const auto auto_st = check_feasible(seven_b_job(seven_b_spec(R"("auto")", "A10G")), fleet);
+  ASSERT_FALSE(auto_st);
+  EXPECT_NE(auto_st.error().message.find("fits no machine at any count of its GPUs"), std::string::npos)
+      << auto_st.error().message;
+  // On an 8 x H100 machine "auto" is feasible.
+  EXPECT_TRUE(check_feasible(seven_b_job(seven_b_spec(R"("auto")")),
+                             std::vector<Machine>{Machine{"aws:p5", cost::find_gpu("H100"), "H100", 8, 80, true}}));
 }
 
 }  // namespace

@@ -300,5 +300,74 @@ TEST(JobSpec, NewFieldsLeaveOldCanonicalFormsAlone) {
   EXPECT_EQ(canonical.find("command"), std::string::npos);
 }
 
+TEST(JobSpec, EstimateModelDescribesATransformerAndNamesItsFields) {
+  auto r = parse_job_spec(R"({"command": ["python3", "train.py"], "resources": {"gpus": 4},
+    "estimate": {"model": {"layers": 32, "hidden": 4096, "heads": 32, "vocab": 32000, "seq_len": 2048,
+      "micro_batch": 2, "steps": 1000, "precision": "fp16", "optimizer": "adam8bit",
+      "recompute": "selective", "zero_stage": 2, "tensor_parallel": 2}}})");
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_TRUE(r->estimate && r->estimate->model);
+  const TransformerWorkload& m = *r->estimate->model;
+  EXPECT_EQ(r->estimate->hours, 0);
+  EXPECT_EQ(m.layers, 32);
+  EXPECT_EQ(m.micro_batch, 2);
+  EXPECT_EQ(m.steps, 1000);
+  EXPECT_EQ(m.precision, WorkloadPrecision::fp16);
+  EXPECT_EQ(m.optimizer, WorkloadOptimizer::adam8bit);
+  EXPECT_EQ(m.recompute, Recompute::selective);
+  EXPECT_EQ(m.zero_stage, 2);
+  EXPECT_EQ(m.tensor_parallel, 2);
+  const std::string canonical = to_json(*r);
+  auto again = parse_job_spec(canonical);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, *r);
+  EXPECT_EQ(to_json(*again), canonical);
+  // By parameter count: the vocabulary may be left out; defaults bf16, AdamW, no recomputation.
+  auto p = parse_job_spec(R"({"command": ["x"], "estimate": {"hours": 3, "model": {"parameters": 7000000000,
+    "layers": 32, "hidden": 4096, "heads": 32, "tokens": 1000}}})");
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(p->estimate->model->parameters, 7'000'000'000);
+  EXPECT_EQ(p->estimate->model->precision, WorkloadPrecision::bf16);
+  EXPECT_EQ(p->estimate->model->optimizer, WorkloadOptimizer::adamw);
+  EXPECT_EQ(p->estimate->model->recompute, Recompute::none);
+  EXPECT_EQ(p->estimate->hours, 3);
+
+  const auto field = [](const std::string& model, const std::string& resources = "{}") {
+    return parse_error(R"({"command": ["x"], "resources": )" + resources + R"(, "estimate": {"model": )" + model + "}}")
+        .field;
+  };
+  const std::string shape = R"("layers": 2, "hidden": 64, "heads": 4, "vocab": 10, )";
+  EXPECT_EQ(field(R"({"hidden": 64, "heads": 4, "vocab": 10, "tokens": 1})"), "estimate.model.layers");
+  EXPECT_EQ(field(R"({"layers": 2, "hidden": 64, "heads": 4, "tokens": 1})"), "estimate.model.vocab");
+  EXPECT_EQ(field(R"({"layers": 2, "hidden": 64, "heads": 5, "vocab": 10, "tokens": 1})"), "estimate.model.heads");
+  EXPECT_EQ(field("{" + shape + R"("layers_x": 1, "tokens": 1})"), "estimate.model.layers_x");
+  EXPECT_EQ(field("{" + shape + R"("seq_len": 0, "tokens": 1})"), "estimate.model.seq_len");
+  EXPECT_EQ(field("{" + shape + R"("micro_batch": 1})"), "estimate.model.tokens");
+  EXPECT_EQ(field("{" + shape + R"("tokens": 5, "steps": 5})"), "estimate.model.steps");
+  EXPECT_EQ(field("{" + shape + R"("tokens": 5, "precision": "int8"})"), "estimate.model.precision");
+  EXPECT_EQ(field("{" + shape + R"("tokens": 5, "optimizer": "lion"})"), "estimate.model.optimizer");
+  EXPECT_EQ(field("{" + shape + R"("tokens": 5, "recompute": true})"), "estimate.model.recompute");
+  EXPECT_EQ(field("{" + shape + R"("tokens": 5, "zero_stage": 4})"), "estimate.model.zero_stage");
+  EXPECT_EQ(field("{" + shape + R"("tokens": 5, "tensor_parallel": 3})"), "estimate.model.tensor_parallel");
+  EXPECT_EQ(field("{" + shape + R"("tokens": 5, "tensor_parallel": 2})", R"({"gpus": 3})"),
+            "estimate.model.tensor_parallel");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "estimate": {"gpu": "V100"}})").field, "estimate.hours");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "estimate": {"model": 7}})").field, "estimate.model");
+
+  // resources.gpus "auto": with estimate.model only; kept in the canonical form.
+  auto a = parse_job_spec(R"({"command": ["x"], "resources": {"gpus": "auto"}, "estimate": {"model": {)" + shape +
+                          R"("tokens": 5, "tensor_parallel": 2}}})");
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_TRUE(a->resources.gpus_auto);
+  EXPECT_EQ(a->resources.gpus, 1);
+  auto a2 = parse_job_spec(to_json(*a));
+  ASSERT_TRUE(a2) << a2.error().message;
+  EXPECT_EQ(*a2, *a);
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "resources": {"gpus": "auto"}})").field, "resources.gpus");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "resources": {"gpus": "many"}})").field, "resources.gpus");
+  EXPECT_EQ(parse_error(R"({"model": {"kind": "mlp"}, "data": {"dataset": "synthetic"}, "resources": {"gpus": "auto"}})").field,
+            "resources.gpus");
+}
+
 }  // namespace
 }  // namespace jobctl::train

@@ -33,6 +33,12 @@ constexpr std::array<EnumName<PlacementMode>, 3> kPlacementModes{
 constexpr std::array<EnumName<SpotMode>, 3> kSpotModes{
     {{SpotMode::auto_, "auto"}, {SpotMode::always, "always"}, {SpotMode::never, "never"}}};
 constexpr std::array<EnumName<Precision>, 2> kPrecisions{{{Precision::fp32, "fp32"}, {Precision::bf16, "bf16"}}};
+constexpr std::array<EnumName<WorkloadPrecision>, 3> kWorkloadPrecisions{
+    {{WorkloadPrecision::fp32, "fp32"}, {WorkloadPrecision::bf16, "bf16"}, {WorkloadPrecision::fp16, "fp16"}}};
+constexpr std::array<EnumName<WorkloadOptimizer>, 3> kWorkloadOptimizers{
+    {{WorkloadOptimizer::adamw, "adamw"}, {WorkloadOptimizer::sgd, "sgd"}, {WorkloadOptimizer::adam8bit, "adam8bit"}}};
+constexpr std::array<EnumName<Recompute>, 3> kRecomputes{
+    {{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}};
 
 template <class E, size_t N>
 std::string_view name_of(const std::array<EnumName<E>, N>& table, E v) {
@@ -313,7 +319,13 @@ Status parse_resources(const Value& v, ResourcesSpec& r) {
   if (auto st = f.get_string("gpu", r.gpu, 64); !st) return st;
   if (!valid_gpu_name(r.gpu))
     return f.error("gpu", "must be \"any\", \"cpu\" or a GPU model name (letters, digits, space, '-', '_', '.')");
-  if (auto st = f.get_int("gpus", r.gpus, 1, 64); !st) return st;
+  if (const Value* g = v.find("gpus"); g && g->is_string()) {
+    f.take("gpus");
+    if (g->as_string() != "auto") return f.error("gpus", "must be an integer from 1 to 64 or \"auto\"");
+    r.gpus_auto = true;
+  } else if (auto st = f.get_int("gpus", r.gpus, 1, 64); !st) {
+    return st;
+  }
   if (r.gpu == "cpu" && r.gpus != 1) return f.error("gpus", "must be 1 when resources.gpu is \"cpu\"");
   if (auto st = f.get_int("memory_mb", r.memory_mb, 64, int64_t{1} << 30); !st) return st;
   return f.finish();
@@ -375,12 +387,56 @@ Status parse_env(const Value* v, std::vector<std::pair<std::string, std::string>
   return ok_status();
 }
 
+// estimate.model: a transformer by shape (or by parameter count with the shape that sizes its
+// activations), its training set-up and the work.
+Status parse_transformer_workload(const Value& v, TransformerWorkload& m) {
+  Fields f(v, "estimate.model");
+  const bool by_parameters = v.find("parameters") != nullptr;
+  for (const char* key : {"layers", "hidden", "heads"})
+    if (!v.find(key)) return f.error(key, "is required (layers, hidden and heads size the activations)");
+  if (!by_parameters && !v.find("vocab"))
+    return f.error("vocab", "is required unless estimate.model.parameters gives the parameter count");
+  if (auto st = f.get_int("layers", m.layers, 1, 4096); !st) return st;
+  if (auto st = f.get_int("hidden", m.hidden, 1, 1 << 18); !st) return st;
+  if (auto st = f.get_int("heads", m.heads, 1, 4096); !st) return st;
+  if (m.hidden % m.heads != 0)
+    return f.error("heads", "must divide estimate.model.hidden (" + std::to_string(m.hidden) + ")");
+  if (auto st = f.get_int("vocab", m.vocab, 1, 1 << 24); !st) return st;
+  if (auto st = f.get_int("parameters", m.parameters, 1, int64_t{100'000'000'000'000}); !st) return st;
+  if (auto st = f.get_int("seq_len", m.seq_len, 1, 1 << 22); !st) return st;
+  if (auto st = f.get_int("micro_batch", m.micro_batch, 1, 1 << 16); !st) return st;
+  if (auto st = f.get_int("accumulate_steps", m.accumulate_steps, 1, 1 << 16); !st) return st;
+  const bool has_tokens = v.find("tokens") != nullptr;
+  const bool has_steps = v.find("steps") != nullptr;
+  if (has_tokens == has_steps)
+    return f.error(has_tokens ? "steps" : "tokens", has_tokens ? "cannot be given with estimate.model.tokens (give one)"
+                                                                : "or estimate.model.steps is required (the work to train)");
+  if (auto st = f.get_int("tokens", m.tokens, 1, int64_t{1} << 56); !st) return st;
+  if (auto st = f.get_int("steps", m.steps, 1, int64_t{1} << 40); !st) return st;
+  if (auto st = f.get_enum("precision", m.precision, kWorkloadPrecisions, false); !st) return st;
+  if (auto st = f.get_enum("optimizer", m.optimizer, kWorkloadOptimizers, false); !st) return st;
+  if (auto st = f.get_enum("recompute", m.recompute, kRecomputes, false); !st) return st;
+  if (auto st = f.get_int("zero_stage", m.zero_stage, 0, 3); !st) return st;
+  if (auto st = f.get_int("tensor_parallel", m.tensor_parallel, 1, 64); !st) return st;
+  if (m.heads % m.tensor_parallel != 0)
+    return f.error("tensor_parallel", "must divide estimate.model.heads (" + std::to_string(m.heads) + ")");
+  return f.finish();
+}
+
 Status parse_estimate(const Value& v, RuntimeEstimate& e) {
   Fields f(v, "estimate");
-  if (!v.find("hours")) return f.error("hours", "is required (the hours the job takes on estimate.gpu)");
+  if (!v.find("hours") && !v.find("model"))
+    return f.error("hours", "is required unless estimate.model describes the workload (the hours the job takes on estimate.gpu)");
   if (auto st = f.get_number("hours", e.hours, 0.0, 1e5, true); !st) return st;
   if (auto st = f.get_string("gpu", e.gpu, 64); !st) return st;
   if (!valid_gpu_name(e.gpu)) return f.error("gpu", "must be a GPU model name (letters, digits, space, '-', '_', '.')");
+  auto model = f.get_object("model");
+  if (!model) return model.error();
+  if (*model) {
+    TransformerWorkload m;
+    if (auto st = parse_transformer_workload(**model, m); !st) return st;
+    e.model = m;
+  }
   return f.finish();
 }
 
@@ -461,6 +517,23 @@ Value train_json(const TrainSpec& t, bool for_fingerprint) {
   return v;
 }
 
+Value transformer_workload_json(const TransformerWorkload& m) {
+  json::Object o{{"layers", Value(m.layers)}, {"hidden", Value(m.hidden)}, {"heads", Value(m.heads)}};
+  if (m.vocab > 0) o.push_back({"vocab", Value(m.vocab)});
+  if (m.parameters > 0) o.push_back({"parameters", Value(m.parameters)});
+  o.push_back({"seq_len", Value(m.seq_len)});
+  o.push_back({"micro_batch", Value(m.micro_batch)});
+  o.push_back({"accumulate_steps", Value(m.accumulate_steps)});
+  if (m.tokens > 0) o.push_back({"tokens", Value(m.tokens)});
+  if (m.steps > 0) o.push_back({"steps", Value(m.steps)});
+  o.push_back({"precision", Value(name_of(kWorkloadPrecisions, m.precision))});
+  o.push_back({"optimizer", Value(name_of(kWorkloadOptimizers, m.optimizer))});
+  o.push_back({"recompute", Value(name_of(kRecomputes, m.recompute))});
+  o.push_back({"zero_stage", Value(m.zero_stage)});
+  o.push_back({"tensor_parallel", Value(m.tensor_parallel)});
+  return Value(std::move(o));
+}
+
 // queue_if_unplaceable only when set: specs without it keep their canonical form.
 Value placement_json(const PlacementSpec& p) {
   json::Object o{{"mode", Value(name_of(kPlacementModes, p.mode))},
@@ -539,6 +612,16 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
   JOBCTL_TRY(f.get_string("user", spec.user, 128));
   JOBCTL_TRY(f.finish());
   if (!command_job) JOBCTL_TRY(check_consistency(spec));
+  if (spec.resources.gpus_auto && !(spec.estimate && spec.estimate->model))
+    return Unexpected{make_error(ErrorCode::invalid_argument,
+                                 "resources.gpus \"auto\" needs estimate.model (the workload whose memory decides the count)",
+                                 "resources.gpus")};
+  if (spec.estimate && spec.estimate->model && !spec.resources.gpus_auto &&
+      spec.resources.gpus % spec.estimate->model->tensor_parallel != 0)
+    return Unexpected{make_error(ErrorCode::invalid_argument,
+                                 "estimate.model.tensor_parallel must divide resources.gpus (" +
+                                     std::to_string(spec.resources.gpus) + ")",
+                                 "estimate.model.tensor_parallel")};
   if (spec.name.empty() && command_job) {
     const std::string& program = spec.command.front();
     spec.name = program.substr(program.find_last_of('/') == std::string::npos ? 0 : program.find_last_of('/') + 1);
@@ -556,7 +639,8 @@ std::string to_json(const JobSpec& s) {
                           {"every_seconds", Value(s.checkpoint.every_seconds)},
                           {"keep", Value(s.checkpoint.keep)}};
   if (s.checkpoint.grace_s != CheckpointSpec{}.grace_s) checkpoint.push_back({"grace_s", Value(s.checkpoint.grace_s)});
-  json::Object resources{{"gpu", Value(s.resources.gpu)}, {"gpus", Value(s.resources.gpus)}};
+  json::Object resources{{"gpu", Value(s.resources.gpu)},
+                         {"gpus", s.resources.gpus_auto ? Value("auto") : Value(s.resources.gpus)}};
   if (s.resources.memory_mb > 0) resources.push_back({"memory_mb", Value(s.resources.memory_mb)});
   json::Object root{{"name", Value(s.name)}};
   if (s.is_command()) {
@@ -570,8 +654,10 @@ std::string to_json(const JobSpec& s) {
       root.push_back({"env", Value(std::move(env))});
     }
     if (s.estimate) {
-      json::Object e{{"hours", Value(s.estimate->hours)}};
+      json::Object e;
+      if (s.estimate->hours > 0) e.push_back({"hours", Value(s.estimate->hours)});
       if (!s.estimate->gpu.empty()) e.push_back({"gpu", Value(s.estimate->gpu)});
+      if (s.estimate->model) e.push_back({"model", transformer_workload_json(*s.estimate->model)});
       root.push_back({"estimate", Value(std::move(e))});
     }
   } else {
@@ -631,6 +717,9 @@ std::string_view to_string(ScheduleKind v) { return name_of(kSchedules, v); }
 std::string_view to_string(PlacementMode v) { return name_of(kPlacementModes, v); }
 std::string_view to_string(SpotMode v) { return name_of(kSpotModes, v); }
 std::string_view to_string(Precision v) { return name_of(kPrecisions, v); }
+std::string_view to_string(WorkloadPrecision v) { return name_of(kWorkloadPrecisions, v); }
+std::string_view to_string(WorkloadOptimizer v) { return name_of(kWorkloadOptimizers, v); }
+std::string_view to_string(Recompute v) { return name_of(kRecomputes, v); }
 
 bool operator==(const ModelSpec& a, const ModelSpec& b) {
   return a.kind == b.kind && a.hidden == b.hidden && a.activation == b.activation && a.channels == b.channels;
@@ -654,9 +743,18 @@ bool operator==(const CheckpointSpec& a, const CheckpointSpec& b) {
          a.grace_s == b.grace_s;
 }
 bool operator==(const ResourcesSpec& a, const ResourcesSpec& b) {
-  return a.gpu == b.gpu && a.gpus == b.gpus && a.memory_mb == b.memory_mb;
+  return a.gpu == b.gpu && a.gpus == b.gpus && a.gpus_auto == b.gpus_auto && a.memory_mb == b.memory_mb;
 }
-bool operator==(const RuntimeEstimate& a, const RuntimeEstimate& b) { return a.hours == b.hours && a.gpu == b.gpu; }
+bool operator==(const RuntimeEstimate& a, const RuntimeEstimate& b) {
+  return a.hours == b.hours && a.gpu == b.gpu && a.model == b.model;
+}
+bool operator==(const TransformerWorkload& a, const TransformerWorkload& b) {
+  return a.layers == b.layers && a.hidden == b.hidden && a.heads == b.heads && a.vocab == b.vocab &&
+         a.parameters == b.parameters && a.seq_len == b.seq_len && a.micro_batch == b.micro_batch &&
+         a.accumulate_steps == b.accumulate_steps && a.tokens == b.tokens && a.steps == b.steps &&
+         a.precision == b.precision && a.optimizer == b.optimizer && a.recompute == b.recompute &&
+         a.zero_stage == b.zero_stage && a.tensor_parallel == b.tensor_parallel;
+}
 bool operator==(const PlacementSpec& a, const PlacementSpec& b) {
   return a.mode == b.mode && a.spot == b.spot && a.max_usd_per_hour == b.max_usd_per_hour &&
          a.deadline_hours == b.deadline_hours && a.queue_if_unplaceable == b.queue_if_unplaceable;

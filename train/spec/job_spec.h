@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/expected.h"
+#include "train/spec/transformer_workload.h"
 
 namespace jobctl::train {
 
@@ -92,13 +93,19 @@ struct CheckpointSpec {
 struct ResourcesSpec {
   std::string gpu = "any";     // "any", "cpu" (no GPU needed) or a GPU model such as "A100"
   int gpus = 1;
+  // "gpus": "auto" (a command job with estimate.model): placement picks, per GPU model, the
+  // smallest count whose memory per GPU holds the workload; `gpus` is then 1.
+  bool gpus_auto = false;
   int64_t memory_mb = 0;       // the program's address-space limit (RLIMIT_AS); 0: none
 };
 
-// A command job's runtime hint: about `hours` on one `gpu` (a GPU model; empty: any).
+// A command job's runtime hint: about `hours` on one `gpu` (a GPU model; empty: any), and/or the
+// workload as a transformer (`model`), from which the cost model estimates memory and compute.
+// hours = 0 only with a model.
 struct RuntimeEstimate {
   double hours = 0;
   std::string gpu;
+  std::optional<TransformerWorkload> model;
 };
 
 struct PlacementSpec {
