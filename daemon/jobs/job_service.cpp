@@ -378,32 +378,18 @@ bool JobService::try_assign_locked(Waiter& waiter, Completions& later) {
                  indices = waiter.gpu_indices](WriteTxn& txn) -> Status {
     auto found = txn.job(job_id);
     if (!found) return found.error();
-    // Queued (no placement), or placed by the placement service and not leased yet.
-    const bool placed_waiting = *found && (*found)->state == JobState::placed && !(*found)->worker_id;
-    if (!*found || ((*found)->state != JobState::queued && !placed_waiting))
-      return make_error(ErrorCode::conflict, job_ref(job_id) + " is no longer queued");
-    auto w = txn.worker(worker_id);
-    if (!w) return w.error();
-    if (!*w) return worker_not_found(worker_id);
+    if (!*found) return make_error(ErrorCode::conflict, job_ref(job_id) + " no longer exists");
     JobRow job = std::move(**found);
     if (lease_observer_)  // queue wait: since it was queued (submitted or requeued) until now
       txn.on_commit([this, wait = now - job.updated_ms] { lease_observer_(wait); });
-    job.lease_epoch += 1;
-    job.worker_id = worker_id;
-    job.lease_expires_ms = expires;
-    job.progress_json.reset();
-    const LeaseRef ref{worker_id, job.lease_epoch};
     const std::vector<int> gpus = gpus_taken(job.resource_gpu, job.resource_gpus, caps, indices);
-    json detail = lease_detail(ref);
-    detail["gpus"] = gpus;  // which of the worker's GPUs: what the ledger bills
-    if (placed_waiting) {  // already placed: the lease is an event, not a change of state
-      job.updated_ms = now;
-      if (auto st = txn.update_job(job); !st) return st;
-      store::JobEventRow ev{job.id, 0, now, "leased", JobState::placed, JobState::placed, detail.dump()};
-      if (auto seq = txn.append_event(ev); !seq) return seq.error();
-    } else if (auto st = transition_job(txn, job, JobState::placed, "leased", detail, now); !st) {
+    // which of the worker's GPUs: what the ledger bills. The lease edge refuses (conflict) a job
+    // that is no longer queued or placed, or that another worker holds.
+    if (auto st = transition_job(txn, job, LeaseTaken{worker_id, expires}, "leased", json{{"gpus", gpus}}, now); !st)
       return st;
-    }
+    auto w = txn.worker(worker_id);
+    if (!w) return w.error();
+    if (!*w) return worker_not_found(worker_id);
     (*w)->last_seen_ms = now;
     if (auto st = txn.update_worker(**w); !st) return st;
     if (lease_recorder_)

@@ -9,6 +9,9 @@
 #include <future>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
+#include "daemon/jobs/job_transition.h"
 #include "tests/daemon/service_support.h"
 #include "train/spec/job_spec.h"
 
@@ -112,6 +115,41 @@ TEST(Lease, CompletingAPlacedJobPassesThroughRunning) {
   auto d = f.svc->get_job(job);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->job.error, "exit code 3: no data");
+}
+
+// The lease is a checked edge of the lifecycle (scheduler/job_state.h): a job a worker holds,
+// placed or running, is not leased again, and the refusal writes nothing.
+TEST(Lease, LeasingAJobAWorkerHoldsIsRefusedByTheLifecycleAndWritesNothing) {
+  ServiceFixture f;
+  const int64_t job = f.submit();
+  const int64_t w1 = f.register_worker({}, "w1");
+  const int64_t w2 = f.register_worker({}, "w2");
+  auto lease = f.lease_now(w1);
+  ASSERT_TRUE(lease && *lease);
+  auto lease_again = [&] {
+    return f.db->write([&](store::WriteTxn& txn) -> Status {
+      auto found = txn.job(job);
+      if (!found) return found.error();
+      if (!*found) return make_error(ErrorCode::not_found, "no job");
+      return jobs::transition_job(txn, **found, jobs::LeaseTaken{w2, f.clock.now_ms() + 60'000}, "leased",
+                                  nlohmann::json::object(), f.clock.now_ms());
+    });
+  };
+  for (const bool running : {false, true}) {
+    if (running) ASSERT_TRUE(f.svc->heartbeat(job, jobs::HeartbeatReport{{w1, 1}, std::nullopt}));
+    const std::string before = f.dump();
+    auto st = lease_again();
+    ASSERT_FALSE(st) << (running ? "running" : "placed");
+    EXPECT_EQ(st.error().code, ErrorCode::conflict);
+    EXPECT_NE(st.error().message.find("cannot be leased"), std::string::npos) << st.error().message;
+    EXPECT_EQ(f.dump(), before);
+  }
+  // The one lease the job had is its `leased` event, placed under worker 1 and epoch 1.
+  auto d = f.svc->get_job(job);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->job.worker_id, w1);
+  EXPECT_EQ(d->job.lease_epoch, 1);
+  EXPECT_EQ(event_types(*f.svc, job), (std::vector<std::string>{"submitted", "leased", "started"}));
 }
 
 TEST(Fencing, StaleOrForeignReportsAreRefusedAndChangeNothing) {
