@@ -152,6 +152,50 @@ TEST(Lease, LeasingAJobAWorkerHoldsIsRefusedByTheLifecycleAndWritesNothing) {
   EXPECT_EQ(event_types(*f.svc, job), (std::vector<std::string>{"submitted", "leased", "started"}));
 }
 
+// Refuses the first lease it is told of, as billing that cannot record it would.
+class RefusesTheFirstLease final : public jobs::LeaseRecorder {
+ public:
+  Status lease_granted(store::WriteTxn&, const store::JobRow&, const store::WorkerRow&, const std::vector<int>&,
+                       int64_t) override {
+    if (refused_.exchange(true)) return {};
+    return make_error(ErrorCode::io, "the lease cannot be billed now");
+  }
+  Status lease_ended(store::WriteTxn&, const store::JobRow&, int64_t) override { return {}; }
+
+ private:
+  std::atomic<bool> refused_{false};
+};
+
+// A lease whose change fails leaves the job as it was and back in the queue for the next lease:
+// the broker puts back the entry it reserved (its completion runs on the store's writer thread,
+// which must not read the store).
+TEST(Lease, AFailedLeaseChangeLeavesTheJobQueuedForTheNextLease) {
+  ServiceFixture f;
+  RefusesTheFirstLease recorder;
+  f.svc->shutdown();
+  f.svc = std::make_unique<jobs::JobService>(*f.db, f.clock, std::make_unique<jobs::FifoMatcher>(),
+                                             jobs::ServiceOptions{},
+                                             jobs::ServiceDependencies{.log = nullptr, .lease_recorder = &recorder});
+  ASSERT_TRUE(f.svc->start());
+  const int64_t job = f.submit();
+  const int64_t w = f.register_worker();
+  auto refused = f.lease_now(w);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::io);
+  EXPECT_EQ(f.svc->queued_count(), 1u);
+  auto d = f.svc->get_job(job);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->job.state, jobs::JobState::queued);
+  EXPECT_EQ(d->job.lease_epoch, 0);
+  EXPECT_EQ(event_types(*f.svc, job), (std::vector<std::string>{"submitted"}));
+  auto granted = f.lease_now(w);
+  ASSERT_TRUE(granted) << granted.error().message;
+  ASSERT_TRUE(*granted);
+  EXPECT_EQ((*granted)->job_id, job);
+  EXPECT_EQ((*granted)->epoch, 1);
+  EXPECT_EQ(f.svc->queued_count(), 0u);
+}
+
 TEST(Fencing, StaleOrForeignReportsAreRefusedAndChangeNothing) {
   ServiceFixture f;
   const int64_t job = f.submit();
