@@ -157,11 +157,10 @@ int main(int argc, char** argv) {
   else matcher = std::make_unique<jobs::FifoMatcher>();
   // Failed background passes (placement, lease expiry, checkpoint sweeps) go to stderr: the log.
   StderrLog log("jobctld: ");
-  jobs::JobService svc(db, clock, std::move(matcher), svc_opts);
-  svc.set_log(&log);
   // Owned-GPU time is billed per lease, at the lease's own events (docs/cost-model.md, "The ledger").
   placement::OwnedGpuBilling owned_gpu_billing(cfg.placement);
-  svc.set_lease_recorder(&owned_gpu_billing);
+  jobs::JobService svc(db, clock, std::move(matcher), svc_opts,
+                       jobs::ServiceDependencies{.log = &log, .lease_recorder = &owned_gpu_billing});
   if (auto st = svc.start(); !st) return fail(st.error());
   cfg.placement.catalog_dir = (std::filesystem::path(cfg.data_dir) / "catalog").string();
   placement::PlacementService placement(db, clock, svc, cfg.placement);

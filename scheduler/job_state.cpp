@@ -6,6 +6,7 @@
 namespace jobctl::scheduler {
 
 namespace {
+
 constexpr std::array<std::pair<JobState, std::string_view>, 8> kStateNames{{
     {JobState::queued, "queued"},
     {JobState::held, "held"},
@@ -16,6 +17,43 @@ constexpr std::array<std::pair<JobState, std::string_view>, 8> kStateNames{{
     {JobState::failed, "failed"},
     {JobState::cancelled, "cancelled"},
 }};
+
+// Which holder an edge needs.
+enum class NeedsHolder { any, none, worker };
+
+struct Edge {
+  JobState from;
+  JobState to;
+  EdgeKind kind;
+  NeedsHolder holder;
+};
+
+// Every edge of the lifecycle but the cancels (any non-terminal state -> cancelled, any holder).
+constexpr Edge kEdges[] = {
+    {JobState::queued, JobState::placed, EdgeKind::change, NeedsHolder::none},      // placement placed it
+    {JobState::queued, JobState::held, EdgeKind::change, NeedsHolder::any},
+    {JobState::held, JobState::queued, EdgeKind::change, NeedsHolder::any},
+    {JobState::placed, JobState::running, EdgeKind::change, NeedsHolder::worker},   // its worker started it
+    {JobState::placed, JobState::preempted, EdgeKind::change, NeedsHolder::any},
+    {JobState::placed, JobState::queued, EdgeKind::change, NeedsHolder::none},      // unplaced: nobody took it
+    {JobState::running, JobState::succeeded, EdgeKind::change, NeedsHolder::any},
+    {JobState::running, JobState::failed, EdgeKind::change, NeedsHolder::any},
+    {JobState::running, JobState::preempted, EdgeKind::change, NeedsHolder::any},
+    {JobState::preempted, JobState::queued, EdgeKind::change, NeedsHolder::any},
+    {JobState::preempted, JobState::failed, EdgeKind::change, NeedsHolder::any},
+    {JobState::queued, JobState::placed, EdgeKind::lease, NeedsHolder::none},
+    {JobState::placed, JobState::placed, EdgeKind::lease, NeedsHolder::none},
+};
+
+bool holder_fits(NeedsHolder needs, Holder holder) {
+  switch (needs) {
+    case NeedsHolder::any: return true;
+    case NeedsHolder::none: return holder == Holder::none;
+    case NeedsHolder::worker: return holder == Holder::worker;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string_view to_string(JobState s) {
@@ -34,18 +72,25 @@ bool is_terminal(JobState s) {
   return s == JobState::succeeded || s == JobState::failed || s == JobState::cancelled;
 }
 
-bool can_transition(JobState from, JobState to) {
-  using S = JobState;
-  if (is_terminal(from)) return false;
-  if (to == S::cancelled) return true;
-  switch (from) {
-    case S::queued: return to == S::placed || to == S::held;
-    case S::held: return to == S::queued;
-    case S::placed: return to == S::running || to == S::preempted || to == S::queued;
-    case S::running: return to == S::succeeded || to == S::failed || to == S::preempted;
-    case S::preempted: return to == S::queued || to == S::failed;
-    default: return false;
+std::string_view to_string(EdgeKind k) {
+  switch (k) {
+    case EdgeKind::change: return "change";
+    case EdgeKind::lease: return "lease";
   }
+  return "unknown";
+}
+
+bool can_transition(JobState from, JobState to, EdgeKind kind, Holder holder) {
+  if (is_terminal(from)) return false;
+  if (kind == EdgeKind::change && to == JobState::cancelled) return true;
+  for (const Edge& e : kEdges)
+    if (e.from == from && e.to == to && e.kind == kind && holder_fits(e.holder, holder)) return true;
+  return false;
+}
+
+bool can_transition(JobState from, JobState to) {
+  return can_transition(from, to, EdgeKind::change, Holder::none) ||
+         can_transition(from, to, EdgeKind::change, Holder::worker);
 }
 
 }  // namespace jobctl::scheduler

@@ -41,7 +41,7 @@ std::unique_ptr<Hardening> install_hardening(net::Router& router, jobs::JobServi
     router.set_observer([m](const std::string& method, const std::string& route, int status, double s) {
       m->observe_http(method, route, status, s);
     });
-    svc.set_lease_observer([m](int64_t wait_ms) { m->observe_queue_wait(static_cast<double>(wait_ms) / 1000.0); });
+    h->queue_wait = std::make_unique<QueueWaitMetric>(svc, *m);
     add_metrics_route(router, *m);
   }
   return h;

@@ -25,6 +25,24 @@
 
 namespace jobctl::daemon::http {
 
+// Observes how long each leased job waited in the queue, into the metrics, while it lives.
+class QueueWaitMetric final : public jobs::JobObserver {
+ public:
+  QueueWaitMetric(jobs::JobService& jobs, metrics::Metrics& metrics) : jobs_(jobs), metrics_(metrics) {
+    jobs_.add_observer(this);
+  }
+  ~QueueWaitMetric() override { jobs_.remove_observer(this); }
+  QueueWaitMetric(const QueueWaitMetric&) = delete;
+  QueueWaitMetric& operator=(const QueueWaitMetric&) = delete;
+  void job_leased(int64_t queue_wait_ms) override {
+    metrics_.observe_queue_wait(static_cast<double>(queue_wait_ms) / 1000.0);
+  }
+
+ private:
+  jobs::JobService& jobs_;
+  metrics::Metrics& metrics_;
+};
+
 struct Hardening {
   Hardening(store::Store& store, const Clock& clock, const auth::SecurityOptions& options,
             auth::SpendSource* spend)
@@ -39,6 +57,7 @@ struct Hardening {
   auth::RateLimiter limiter;
   auth::UserLimitsAdmission admission;
   std::unique_ptr<metrics::Metrics> metrics;
+  std::unique_ptr<QueueWaitMetric> queue_wait;  // after `metrics`: stops observing before it goes
 };
 
 // `spend`: where users' spend comes from; null: the cost ledger (LedgerSpend). Not owned.

@@ -1,8 +1,8 @@
 // Which queued job a worker asking for work is offered: the one seam where placement plugs in.
 // The daemon ships FifoMatcher (the first job in queue order that fits the worker); cost-based
-// placement from scheduler/ implements the same interface later and JobService does not change.
+// placement from scheduler/ implements the same interface and the lease broker does not change.
 //
-// Thread safety: pick() is called with JobService's mutex held; implementations must not call
+// Thread safety: pick() is called with the lease broker's mutex held; implementations must not call
 // back into the service, and should be quick.
 #pragma once
 

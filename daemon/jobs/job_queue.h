@@ -4,7 +4,7 @@
 // store stays the truth: a lease re-checks the job's state inside its transaction, so a stale
 // entry costs one refused attempt, never a wrong state.
 //
-// Thread safety: none; JobService guards it with its mutex.
+// Thread safety: none; the lease broker (lease_broker.h) guards it with its mutex.
 #pragma once
 
 #include "daemon/jobs/worker_capabilities.h"

@@ -7,7 +7,7 @@
 // the store is written when a lease's stored expiry has come within `store_every_ms` of the newest
 // one (by default half the lease timeout), and here in between. What reads a lease's liveness or
 // progress asks here first:
-//   - lease expiry (JobService::expire_leases): a lease whose stored expiry has passed but which
+//   - lease expiry (Housekeeping::expire_leases): a lease whose stored expiry has passed but which
 //     was heard from within the timeout here is renewed in the store, not expired — expiry stays
 //     "lease_timeout_s after the last heartbeat", exact in a running daemon;
 //   - the job views (get_job, list_jobs) show the newest progress and expiry;

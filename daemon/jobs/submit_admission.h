@@ -14,7 +14,7 @@ namespace jobctl::daemon::jobs {
 class SubmitAdmission {
  public:
   virtual ~SubmitAdmission() = default;
-  // Called by JobService::submit_job after the job row and its "submitted" event are written, in
+  // Called by JobCommands::submit_job_async after the job row and its "submitted" event are written, in
   // the same transaction. An error refuses the submit (the transaction part rolls back); holding
   // sets row.state = held and writes the "held" event.
   virtual Status admit(store::WriteTxn& txn, store::JobRow& row, const SubmitContext& context) = 0;

@@ -1,28 +1,25 @@
-// JobService::mark_silent_workers_lost and unplace_unclaimed (docs/recovery.md, "A worker goes
+// Housekeeping::mark_silent_workers_lost and unplace_unclaimed (docs/recovery.md, "A worker goes
 // silent"): a worker that stops asking is taken out of placement, and a job placed on a pool that
-// nobody takes is placed again. Separate from job_service.cpp, as lease_expiry.cpp is.
+// nobody takes is placed again. Separate from housekeeping.cpp, as lease_expiry.cpp is.
+#include <algorithm>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/jobs/job_service.h"
-#include "daemon/jobs/job_transition.h"
+#include "daemon/jobs/housekeeping.h"
 
 namespace jobctl::daemon::jobs {
 
 using nlohmann::json;
 using store::WriteTxn;
 
-Expected<int> JobService::mark_silent_workers_lost() {
+Expected<int> Housekeeping::mark_silent_workers_lost() {
   const int64_t now = clock_.now_ms();
   const int64_t silence_ms = int64_t{options_.lease_timeout_s} * 1000;
   std::set<int64_t> alive;  // a worker in a long-poll is alive, however long the poll
-  {
-    MutexLock lock(mu_);
-    for (const auto& w : waiters_) alive.insert(w.worker_id);
-  }
+  for (int64_t id : broker_.waiting_worker_ids()) alive.insert(id);
   // A worker whose heartbeats were answered from memory is as alive (live_leases.h).
-  for (const auto& [worker_id, last_ms] : live_.last_heard_by_worker())
+  for (const auto& [worker_id, last_ms] : reports_.live().last_heard_by_worker())
     if (now - last_ms <= silence_ms) alive.insert(worker_id);
   auto workers = store_.list_workers();
   if (!workers) return workers.error();
@@ -45,7 +42,7 @@ Expected<int> JobService::mark_silent_workers_lost() {
   });
 }
 
-Expected<int> JobService::unplace_unclaimed() {
+Expected<int> Housekeeping::unplace_unclaimed() {
   const int64_t now = clock_.now_ms();
   const int64_t bound_ms = int64_t{options_.lease_timeout_s} * 1000;
   auto placed = store_.placed_waiting_jobs();
@@ -74,7 +71,7 @@ Expected<int> JobService::unplace_unclaimed() {
     const std::string reason = "no worker " + where + " took it within " +
                                std::to_string((now - (*row)->updated_ms) / 1000) + " s (bound: the lease timeout, " +
                                std::to_string(options_.lease_timeout_s) + " s, after the expected wait); placing it again";
-    auto done = unplace(q.id, reason);
+    auto done = commands_.unplace(q.id, reason);
     if (!done) return done.error();
     unplaced += *done ? 1 : 0;
   }

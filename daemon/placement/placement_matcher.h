@@ -9,7 +9,7 @@
 //     "instance" has provider "slurm" and this job's id as job_id: daemon/slurm/slurm_launcher.h).
 // Jobs not placed yet (queued, placement pending or nothing can run them) are offered to no one.
 //
-// Thread safety: pick() is pure (JobService calls it under its mutex).
+// Thread safety: pick() is pure (the lease broker calls it under its mutex).
 #pragma once
 
 #include "daemon/jobs/job_matcher.h"

@@ -23,25 +23,32 @@ Status PlacementService::start() {
   if (!offers) return offers.error();
   offers_.reset(std::move(*offers));
   if (auto st = calibration_.load(); !st) return st;
-  // The hooks run on writer-thread commits and request threads: they record, the tick works.
-  jobs_.set_queued_observer([this](int64_t id) {
-    if (passes_.request(id)) wake();
-  });
-  jobs_.set_heartbeat_observer([this](int64_t job, int64_t worker, const std::string& progress) {
-    if (calibration_.record(job, worker, progress)) wake();
-  });
-  jobs_.set_completion_observer([this](int64_t job, int64_t worker, const std::string& result) {
-    passes_.job_finished();
-    if (calibration_.record_finished(job, worker, result)) wake();
-  });
-  jobs_.set_worker_observer([this](int64_t) {
-    if (passes_.capacity_changed()) wake();
-  });
+  jobs_.add_observer(this);
   // Jobs queued before this start (or while placement was off) are decided on the first tick;
   // those a decision found unplaceable, one per what they need (PlacementPasses::load_queue).
   if (auto st = passes_.load_queue(); !st) return st;
   started_ = true;
   return {};
+}
+
+PlacementService::~PlacementService() { jobs_.remove_observer(this); }
+
+// The observer's methods run on writer-thread commits and request threads: they record, the tick works.
+void PlacementService::job_needs_placement(int64_t job_id) {
+  if (passes_.request(job_id)) wake();
+}
+
+void PlacementService::job_progressed(int64_t job_id, int64_t worker_id, const std::string& progress_json) {
+  if (calibration_.record(job_id, worker_id, progress_json)) wake();
+}
+
+void PlacementService::job_succeeded(int64_t job_id, int64_t worker_id, const std::string& result_json) {
+  passes_.job_finished();
+  if (calibration_.record_finished(job_id, worker_id, result_json)) wake();
+}
+
+void PlacementService::worker_available(int64_t) {
+  if (passes_.capacity_changed()) wake();
 }
 
 void PlacementService::wake() {

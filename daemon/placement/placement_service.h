@@ -52,14 +52,16 @@
 
 namespace jobctl::daemon::placement {
 
-class PlacementService {
+class PlacementService final : private jobs::JobObserver {
  public:
   PlacementService(store::Store& store, const Clock& clock, jobs::JobService& jobs, PlacementSettings settings);
+  // Stops observing the job service.
+  ~PlacementService() override;
   PlacementService(const PlacementService&) = delete;
   PlacementService& operator=(const PlacementService&) = delete;
 
-  // Loads the offers and the persisted calibration, hooks into the job service (queued,
-  // heartbeat and worker observers) and requests a decision for every job already queued. Call
+  // Loads the offers and the persisted calibration, observes the job service (jobs queued
+  // unplaced, heartbeats, successes, workers) and requests a decision for every job already queued. Call
   // once before serving; a tick() before it does nothing.
   Status start() JOBCTL_EXCLUDES(tick_mu_);
 
@@ -106,6 +108,12 @@ class PlacementService {
   void set_log(Log* log) { log_ = log; }
 
  private:
+  // What the job service tells placement (job_observer.h): recorded, and the placement thread woken.
+  void job_needs_placement(int64_t job_id) override;
+  void job_progressed(int64_t job_id, int64_t worker_id, const std::string& progress_json) override;
+  void job_succeeded(int64_t job_id, int64_t worker_id, const std::string& result_json) override;
+  void worker_available(int64_t worker_id) override;
+
   void wake() JOBCTL_EXCLUDES(wake_mu_);
   Status reevaluate_locked() JOBCTL_REQUIRES(tick_mu_);
 

@@ -31,10 +31,10 @@ struct PlacementFixture {
     if (!s) ADD_FAILURE() << s.error().message;
     db = std::move(*s);
     ledger = std::make_unique<ledger::Ledger>(*db);
-    svc = std::make_unique<jobs::JobService>(*db, clock, std::make_unique<placement::PlacementMatcher>());
-    svc->set_log(&log);
     billing = std::make_unique<placement::OwnedGpuBilling>(settings);
-    svc->set_lease_recorder(billing.get());
+    svc = std::make_unique<jobs::JobService>(*db, clock, std::make_unique<placement::PlacementMatcher>(),
+                                             jobs::ServiceOptions{},
+                                             jobs::ServiceDependencies{.log = &log, .lease_recorder = billing.get()});
     EXPECT_TRUE(svc->start());
     placement = std::make_unique<placement::PlacementService>(*db, clock, *svc, std::move(settings));
     placement->set_log(&log);

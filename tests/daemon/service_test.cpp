@@ -9,6 +9,9 @@
 #include <future>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
+#include "daemon/jobs/job_transition.h"
 #include "tests/daemon/service_support.h"
 #include "train/spec/job_spec.h"
 
@@ -112,6 +115,85 @@ TEST(Lease, CompletingAPlacedJobPassesThroughRunning) {
   auto d = f.svc->get_job(job);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->job.error, "exit code 3: no data");
+}
+
+// The lease is a checked edge of the lifecycle (scheduler/job_state.h): a job a worker holds,
+// placed or running, is not leased again, and the refusal writes nothing.
+TEST(Lease, LeasingAJobAWorkerHoldsIsRefusedByTheLifecycleAndWritesNothing) {
+  ServiceFixture f;
+  const int64_t job = f.submit();
+  const int64_t w1 = f.register_worker({}, "w1");
+  const int64_t w2 = f.register_worker({}, "w2");
+  auto lease = f.lease_now(w1);
+  ASSERT_TRUE(lease && *lease);
+  auto lease_again = [&] {
+    return f.db->write([&](store::WriteTxn& txn) -> Status {
+      auto found = txn.job(job);
+      if (!found) return found.error();
+      if (!*found) return make_error(ErrorCode::not_found, "no job");
+      return jobs::transition_job(txn, **found, jobs::LeaseTaken{w2, f.clock.now_ms() + 60'000}, "leased",
+                                  nlohmann::json::object(), f.clock.now_ms());
+    });
+  };
+  for (const bool running : {false, true}) {
+    if (running) ASSERT_TRUE(f.svc->heartbeat(job, jobs::HeartbeatReport{{w1, 1}, std::nullopt}));
+    const std::string before = f.dump();
+    auto st = lease_again();
+    ASSERT_FALSE(st) << (running ? "running" : "placed");
+    EXPECT_EQ(st.error().code, ErrorCode::conflict);
+    EXPECT_NE(st.error().message.find("cannot be leased"), std::string::npos) << st.error().message;
+    EXPECT_EQ(f.dump(), before);
+  }
+  // The one lease the job had is its `leased` event, placed under worker 1 and epoch 1.
+  auto d = f.svc->get_job(job);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->job.worker_id, w1);
+  EXPECT_EQ(d->job.lease_epoch, 1);
+  EXPECT_EQ(event_types(*f.svc, job), (std::vector<std::string>{"submitted", "leased", "started"}));
+}
+
+// Refuses the first lease it is told of, as billing that cannot record it would.
+class RefusesTheFirstLease final : public jobs::LeaseRecorder {
+ public:
+  Status lease_granted(store::WriteTxn&, const store::JobRow&, const store::WorkerRow&, const std::vector<int>&,
+                       int64_t) override {
+    if (refused_.exchange(true)) return {};
+    return make_error(ErrorCode::io, "the lease cannot be billed now");
+  }
+  Status lease_ended(store::WriteTxn&, const store::JobRow&, int64_t) override { return {}; }
+
+ private:
+  std::atomic<bool> refused_{false};
+};
+
+// A lease whose change fails leaves the job as it was and back in the queue for the next lease:
+// the broker puts back the entry it reserved (its completion runs on the store's writer thread,
+// which must not read the store).
+TEST(Lease, AFailedLeaseChangeLeavesTheJobQueuedForTheNextLease) {
+  ServiceFixture f;
+  RefusesTheFirstLease recorder;
+  f.svc->shutdown();
+  f.svc = std::make_unique<jobs::JobService>(*f.db, f.clock, std::make_unique<jobs::FifoMatcher>(),
+                                             jobs::ServiceOptions{},
+                                             jobs::ServiceDependencies{.log = nullptr, .lease_recorder = &recorder});
+  ASSERT_TRUE(f.svc->start());
+  const int64_t job = f.submit();
+  const int64_t w = f.register_worker();
+  auto refused = f.lease_now(w);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::io);
+  EXPECT_EQ(f.svc->queued_count(), 1u);
+  auto d = f.svc->get_job(job);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->job.state, jobs::JobState::queued);
+  EXPECT_EQ(d->job.lease_epoch, 0);
+  EXPECT_EQ(event_types(*f.svc, job), (std::vector<std::string>{"submitted"}));
+  auto granted = f.lease_now(w);
+  ASSERT_TRUE(granted) << granted.error().message;
+  ASSERT_TRUE(*granted);
+  EXPECT_EQ((*granted)->job_id, job);
+  EXPECT_EQ((*granted)->epoch, 1);
+  EXPECT_EQ(f.svc->queued_count(), 0u);
 }
 
 TEST(Fencing, StaleOrForeignReportsAreRefusedAndChangeNothing) {

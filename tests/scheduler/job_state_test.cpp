@@ -26,6 +26,37 @@ TEST(JobState, LifecycleEdges) {
   }
 }
 
+// The lease is an edge like the others: only a job no worker holds, queued or placed, is leased.
+TEST(JobState, LeaseEdges) {
+  using S = JobState;
+  EXPECT_TRUE(can_transition(S::queued, S::placed, EdgeKind::lease, Holder::none));
+  EXPECT_TRUE(can_transition(S::placed, S::placed, EdgeKind::lease, Holder::none));
+  // A job a worker holds is not leased again until its lease ends.
+  EXPECT_FALSE(can_transition(S::placed, S::placed, EdgeKind::lease, Holder::worker));
+  for (S from : {S::held, S::running, S::preempted, S::succeeded, S::failed, S::cancelled})
+    for (Holder h : {Holder::none, Holder::worker})
+      EXPECT_FALSE(can_transition(from, S::placed, EdgeKind::lease, h)) << to_string(from);
+  // A lease leaves the job placed; it is not a way into any other state.
+  for (S to : {S::queued, S::held, S::running, S::preempted, S::succeeded, S::failed, S::cancelled})
+    EXPECT_FALSE(can_transition(S::queued, to, EdgeKind::lease, Holder::none)) << to_string(to);
+  // placed -> placed is the lease, not a change of state.
+  EXPECT_FALSE(can_transition(S::placed, S::placed, EdgeKind::change, Holder::none));
+  EXPECT_FALSE(can_transition(S::placed, S::placed));
+}
+
+// A placed job waiting for its worker and one held by it have different ways out.
+TEST(JobState, PlacedEdgesDependOnTheHolder) {
+  using S = JobState;
+  EXPECT_TRUE(can_transition(S::placed, S::running, EdgeKind::change, Holder::worker));
+  EXPECT_FALSE(can_transition(S::placed, S::running, EdgeKind::change, Holder::none));  // nobody to run it
+  EXPECT_TRUE(can_transition(S::placed, S::queued, EdgeKind::change, Holder::none));    // unplaced
+  EXPECT_FALSE(can_transition(S::placed, S::queued, EdgeKind::change, Holder::worker)); // only via preempted
+  EXPECT_TRUE(can_transition(S::placed, S::preempted, EdgeKind::change, Holder::worker));
+  EXPECT_TRUE(can_transition(S::placed, S::cancelled, EdgeKind::change, Holder::worker));
+  EXPECT_TRUE(can_transition(S::placed, S::cancelled, EdgeKind::change, Holder::none));
+  EXPECT_EQ(to_string(EdgeKind::lease), "lease");
+}
+
 TEST(JobState, Names) {
   for (JobState s : {JobState::queued, JobState::held, JobState::placed, JobState::running, JobState::preempted,
                      JobState::succeeded, JobState::failed, JobState::cancelled})

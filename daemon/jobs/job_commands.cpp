@@ -1,0 +1,221 @@
+#include "daemon/jobs/job_commands.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "cost/gpu_specs.h"
+#include "daemon/jobs/job_service_support.h"
+#include "daemon/jobs/job_transition.h"
+#include "scheduler/job_state.h"
+#include "train/spec/job_spec.h"
+
+namespace jobctl::daemon::jobs {
+
+using nlohmann::json;
+using scheduler::is_terminal;
+using scheduler::to_string;
+using store::WriteTxn;
+
+JobCommands::JobCommands(store::Store& store, const Clock& clock, const ServiceOptions& options, LeaseBroker& broker,
+                         LeaseReports& reports, JobMoves& moves, JobObserver& observer)
+    : store_(store),
+      clock_(clock),
+      options_(options),
+      broker_(broker),
+      reports_(reports),
+      moves_(moves),
+      observer_(observer) {}
+
+// ------------------------------------------------------------------ jobs
+
+void JobCommands::submit_job_async(std::string_view spec_json, const SubmitContext& context,
+                                   std::function<void(Expected<JobRow>)> done) {
+  auto spec = train::parse_job_spec(spec_json);
+  if (!spec) return done(spec.error());
+  // The GPU name must be one the table knows (train/ builds alone, so the spec parser cannot
+  // check it); the stored request is its canonical text ("rtx 4090" -> "RTX4090").
+  auto gpu = cost::parse_gpu_request(spec->resources.gpu);
+  if (!gpu) return done(gpu.error());
+  // A worker runs a job on resources.gpus GPUs; the count "auto" chooses per option is quoted, not
+  // yet carried to the lease.
+  if (spec->resources.gpus_auto)
+    return done(make_error(ErrorCode::invalid_argument,
+                           "resources.gpus \"auto\" is for quotes (jobctl quote): submit with the count the chosen "
+                           "option needs",
+                           "resources.gpus"));
+  // Nothing could ever run it (no machine has the model, enough GPUs or the memory): refused now,
+  // with the field and the reason, unless the spec asks to wait for a machine that may come.
+  if (Feasibility* feasibility = feasibility_.load(); feasibility && !spec->placement.queue_if_unplaceable)
+    if (auto st = feasibility->check(*spec); !st) return done(st.error());
+  store::JobRow row;
+  row.name = spec->name;
+  row.spec_json = train::to_json(*spec);
+  row.state = JobState::queued;
+  row.priority = spec->priority;
+  row.resource_gpu = gpu->name();
+  row.resource_gpus = spec->resources.gpus;
+  row.created_ms = row.updated_ms = clock_.now_ms();
+  auto change = [this, row = std::move(row), context, admission = admission_.load()](WriteTxn& txn) -> Expected<JobRow> {
+    if (!context.idempotency_key.empty()) {  // a retried submit: the first job, unchanged
+      auto prior = txn.job_by_idempotency_key(context.owner, context.idempotency_key);
+      if (!prior) return prior.error();
+      if (*prior) {
+        auto first = txn.job(**prior);
+        if (!first) return first.error();
+        if (*first) return std::move(**first);
+      }
+    }
+    JobRow r = row;
+    auto id = txn.insert_job(r);
+    if (!id) return id.error();
+    r.id = *id;
+    store::JobEventRow ev;
+    ev.job_id = r.id;
+    ev.time_ms = r.created_ms;
+    ev.type = "submitted";
+    ev.to_state = JobState::queued;
+    ev.detail_json = json{{"priority", r.priority}, {"gpu", r.resource_gpu}}.dump();
+    if (auto seq = txn.append_event(ev); !seq) return seq.error();
+    if (!context.owner.empty() || !context.idempotency_key.empty())
+      if (auto st = txn.set_job_submitter(r.id, context.owner, context.idempotency_key); !st) return st.error();
+    if (admission)  // per-user limits may refuse (rolls back) or hold the job (auth_admission.h)
+      if (auto st = admission->admit(txn, r, context); !st) return st.error();
+    if (r.state == JobState::queued) txn.on_commit([this, q = queued_from(r)] { broker_.job_queued(q); });
+    return r;
+  };
+  store_.write_value_async<JobRow>(std::move(change), std::move(done));
+}
+
+Expected<JobPage> JobCommands::list_jobs(const JobListRequest& request) {
+  store::JobQuery q;
+  q.state = request.state;
+  q.after_id = request.after_id;
+  q.owner = request.owner;
+  q.limit = std::clamp(request.limit, 1, options_.max_list_limit) + 1;  // one more: is there a next page?
+  auto rows = store_.list_jobs(q);
+  if (!rows) return rows.error();
+  JobPage page;
+  page.jobs = std::move(*rows);
+  for (auto& job : page.jobs) reports_.add_newest_heartbeat(job);
+  if (static_cast<int>(page.jobs.size()) == q.limit) {
+    page.jobs.pop_back();
+    page.next_after = page.jobs.back().id;
+  }
+  return page;
+}
+
+Expected<JobDetail> JobCommands::get_job(int64_t id) {
+  auto r = store_.get_job_with_events(id);
+  if (!r) return r.error();
+  if (!*r) return job_not_found(id);
+  auto ledger = store_.ledger_rows_of_job(id);
+  if (!ledger) return ledger.error();
+  reports_.add_newest_heartbeat((*r)->first);
+  return JobDetail{std::move((*r)->first), std::move((*r)->second), std::move(*ledger)};
+}
+
+Expected<JobRow> JobCommands::cancel_job(int64_t id) {
+  const int64_t now = clock_.now_ms();
+  return store_.write_value<JobRow>([this, id, now](WriteTxn& txn) -> Expected<JobRow> {
+    auto found = txn.job(id);
+    if (!found) return found.error();
+    if (!*found) return job_not_found(id);
+    JobRow job = std::move(**found);
+    if (job.state == JobState::cancelled) return job;  // already done: cancelling is idempotent
+    if (is_terminal(job.state))
+      return make_error(ErrorCode::conflict, job_ref(id) + " already " +
+                                        std::string(to_string(job.state)) + "; it cannot be cancelled");
+    // Queued and placed-but-not-leased jobs are both in the in-memory queue.
+    const bool was_queued = job.state == JobState::queued || (job.state == JobState::placed && !job.worker_id);
+    if (!was_queued)
+      if (auto st = reports_.end_lease_in(txn, job, now); !st) return st.error();
+    job.lease_expires_ms.reset();
+    if (auto st = transition_job(txn, job, JobState::cancelled, "cancelled", json{{"by", "user"}}, now); !st)
+      return st.error();
+    if (was_queued) txn.on_commit([this, id] { broker_.job_left_queue(id); });
+    txn.on_commit([this, id] { moves_.forget(id); });
+    return job;
+  });
+}
+
+Expected<bool> JobCommands::unplace(int64_t job_id, const std::string& reason) {
+  const int64_t now = clock_.now_ms();
+  return store_.write_value<bool>([this, job_id, reason, now](WriteTxn& txn) -> Expected<bool> {
+    auto found = txn.job(job_id);
+    if (!found) return found.error();
+    if (!*found || (*found)->state != JobState::placed || (*found)->worker_id) return false;
+    JobRow job = std::move(**found);
+    if (auto st = transition_job(txn, job, JobState::queued, "unplaced", json{{"reason", reason}}, now); !st)
+      return st.error();
+    txn.on_commit([this, q = queued_from(job)] { broker_.job_queued(q); });
+    return true;
+  });
+}
+
+Expected<JobRow> JobCommands::request_move(int64_t job_id, const MoveRequest& request) {
+  const int64_t now = clock_.now_ms();
+  auto asked = store_.write_value<JobRow>([job_id, request, now](WriteTxn& txn) -> Expected<JobRow> {
+    auto found = txn.job(job_id);
+    if (!found) return found.error();
+    if (!*found) return job_not_found(job_id);
+    const JobRow& job = **found;
+    if (!((job.state == JobState::placed || job.state == JobState::running) && job.worker_id))
+      return make_error(ErrorCode::conflict,
+                        job_ref(job_id) + " is " + std::string(to_string(job.state)) +
+                            (job.state == JobState::placed ? " but not yet leased" : "") +
+                            ": only a job a worker holds can move (a queued job is placed anew by itself)");
+    json detail{{"to", to_string(request.target)}, {"worker_id", *job.worker_id}, {"epoch", job.lease_epoch}};
+    if (!request.reason.empty()) detail["reason"] = request.reason;
+    for (const auto& [name, value] : request.figures) detail[name] = value;
+    if (auto st = note_job_event(txn, job_id, "move_requested", detail, now); !st) return st.error();
+    return job;
+  });
+  if (asked) moves_.request(job_id, request);
+  return asked;
+}
+
+// ------------------------------------------------------------------ workers
+
+Expected<WorkerRegistered> JobCommands::register_worker(const WorkerRegistration& request) {
+  store::WorkerRow row;
+  row.name = request.name;
+  row.capabilities_json = to_json(request.capabilities).dump();
+  row.registered_ms = row.last_seen_ms = clock_.now_ms();
+  row.state = "active";
+  row.secret_hash = request.secret_hash;
+  auto id = store_.write_value<int64_t>([row](WriteTxn& txn) { return txn.insert_worker(row); });
+  if (!id) return id.error();
+  broker_.remember_worker(*id, request.capabilities);
+  if (Feasibility* feasibility = feasibility_.load()) feasibility->add_worker(*id, request.name, request.capabilities);
+  observer_.worker_available(*id);
+  return WorkerRegistered{*id, options_.heartbeat_interval_s, options_.lease_timeout_s,
+                          options_.max_lease_wait_s};
+}
+
+Expected<std::vector<WorkerInfo>> JobCommands::list_workers(const std::optional<std::string>& owner,
+                                                            int64_t after_id, int64_t limit) {
+  auto rows = store_.list_workers(after_id, limit);
+  if (!rows) return rows.error();
+  auto leases = store_.active_leases(owner);
+  if (!leases) return leases.error();
+  std::unordered_map<int64_t, std::vector<int64_t>> jobs_of;
+  for (const auto& [job_id, worker_id] : *leases) jobs_of[worker_id].push_back(job_id);
+  const auto heard = reports_.live().last_heard_by_worker();  // newer than the stored last_seen_ms (live_leases.h)
+  std::vector<WorkerInfo> out;
+  out.reserve(rows->size());
+  for (auto& row : *rows) {
+    WorkerInfo info;
+    auto caps = capabilities_from_json(json::parse(row.capabilities_json, nullptr, false), "capabilities");
+    if (caps) info.capabilities = std::move(*caps);
+    info.job_ids = jobs_of[row.id];
+    if (auto h = heard.find(row.id); h != heard.end()) row.last_seen_ms = std::max(row.last_seen_ms, h->second);
+    info.row = std::move(row);
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+}  // namespace jobctl::daemon::jobs

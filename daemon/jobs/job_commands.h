@@ -1,0 +1,72 @@
+// The commands on jobs and workers that are not a worker's lease reports: submit, list, show,
+// cancel, move and unplace jobs; register and list workers (docs/api.md).
+//
+// Ownership: borrows the Store, the Clock, the broker, the lease reports, the moves and the
+// observer (all outlive it); the submit checks (admission, feasibility) are borrowed too, may be
+// null, and must outlive the commands once set.
+// Thread safety: every method is safe from any thread. The submit checks are set before serving
+// (their owners are built after the service) and read through atomics, so a submit on another
+// thread sees either the old check or the new one, never a torn pointer.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/expected.h"
+#include "daemon/jobs/feasibility.h"
+#include "daemon/jobs/job_moves.h"
+#include "daemon/jobs/job_observer.h"
+#include "daemon/jobs/lease_broker.h"
+#include "daemon/jobs/lease_reports.h"
+#include "daemon/jobs/protocol.h"
+#include "daemon/jobs/service_options.h"
+#include "daemon/jobs/submit_admission.h"
+#include "daemon/store/store.h"
+
+namespace jobctl::daemon::jobs {
+
+class JobCommands {
+ public:
+  JobCommands(store::Store& store, const Clock& clock, const ServiceOptions& options, LeaseBroker& broker,
+              LeaseReports& reports, JobMoves& moves, JobObserver& observer);
+  JobCommands(const JobCommands&) = delete;
+  JobCommands& operator=(const JobCommands&) = delete;
+
+  // Limits and budget holds checked inside every submit's transaction (submit_admission.h), and
+  // the refusal of what nothing could ever run (feasibility.h, told of every registration).
+  void set_admission(SubmitAdmission* admission) { admission_.store(admission); }
+  void set_feasibility(Feasibility* feasibility) { feasibility_.store(feasibility); }
+
+  // `done` runs on the store's writer thread once the job is durable (or with the error), or on
+  // the calling thread when the spec is refused. It must be quick.
+  void submit_job_async(std::string_view spec_json, const SubmitContext& context,
+                        std::function<void(Expected<JobRow>)> done);
+  Expected<JobPage> list_jobs(const JobListRequest& request);
+  Expected<JobDetail> get_job(int64_t id);
+  Expected<JobRow> cancel_job(int64_t id);
+  Expected<JobRow> request_move(int64_t job_id, const MoveRequest& request);
+  Expected<bool> unplace(int64_t job_id, const std::string& reason);
+
+  Expected<WorkerRegistered> register_worker(const WorkerRegistration& request);
+  Expected<std::vector<WorkerInfo>> list_workers(const std::optional<std::string>& owner, int64_t after_id,
+                                                 int64_t limit);
+
+ private:
+  store::Store& store_;
+  const Clock& clock_;
+  const ServiceOptions options_;
+  LeaseBroker& broker_;
+  LeaseReports& reports_;
+  JobMoves& moves_;
+  JobObserver& observer_;
+  std::atomic<SubmitAdmission*> admission_{nullptr};
+  std::atomic<Feasibility*> feasibility_{nullptr};
+};
+
+}  // namespace jobctl::daemon::jobs

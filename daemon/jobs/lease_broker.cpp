@@ -1,0 +1,318 @@
+#include "daemon/jobs/lease_broker.h"
+
+#include <algorithm>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "cost/gpu_specs.h"
+#include "daemon/jobs/job_service_support.h"
+#include "daemon/jobs/job_transition.h"
+
+namespace jobctl::daemon::jobs {
+
+using nlohmann::json;
+using store::WriteTxn;
+
+namespace {
+
+// The GPUs a leased job takes on the worker: resources.gpus of the offered ones (`caps.gpus`, the
+// worker's GPUs `indices`) that its request names — all of them match a model request, since
+// the matcher chose the job for them — none for a CPU job or a CPU-only worker.
+std::vector<int> gpus_taken(const std::string& resource_gpu, int resource_gpus, const WorkerCapabilities& caps,
+                            const std::vector<int>& indices) {
+  std::vector<int> out;
+  auto request = cost::parse_gpu_request(resource_gpu);
+  if (!request || request->kind == cost::GpuRequest::Kind::cpu || caps.gpus.empty()) return out;
+  const size_t want = static_cast<size_t>(std::max(resource_gpus, 1));
+  for (size_t k = 0; k < caps.gpus.size() && k < indices.size() && out.size() < want; ++k) {
+    const cost::GpuSpec* spec = caps.gpus[k].identity();
+    if (request->kind == cost::GpuRequest::Kind::any || (spec && request->matches(*spec))) out.push_back(indices[k]);
+  }
+  return out;
+}
+
+}  // namespace
+
+LeaseBroker::LeaseBroker(store::Store& store, const Clock& clock, std::unique_ptr<JobMatcher> matcher,
+                         const ServiceOptions& options, LeaseRecorder* recorder, JobMoves& moves, JobObserver& observer)
+    : store_(store),
+      clock_(clock),
+      matcher_(std::move(matcher)),
+      options_(options),
+      recorder_(recorder),
+      moves_(moves),
+      observer_(observer) {}
+
+Status LeaseBroker::load() {
+  auto queued = store_.queued_jobs();
+  if (!queued) return queued.error();
+  auto placed = store_.placed_waiting_jobs();  // placed, not leased yet (placement_passes.h)
+  if (!placed) return placed.error();
+  MutexLock lock(mu_);
+  for (const auto& q : *queued) queue_.insert(q);
+  for (const auto& q : *placed) queue_.insert(q);
+  return {};
+}
+
+size_t LeaseBroker::queued_count() const {
+  MutexLock lock(mu_);
+  return queue_.size();
+}
+
+size_t LeaseBroker::waiting_workers() const {
+  MutexLock lock(mu_);
+  return waiters_.size();
+}
+
+std::vector<int64_t> LeaseBroker::waiting_worker_ids() const {
+  MutexLock lock(mu_);
+  std::vector<int64_t> out;
+  out.reserve(waiters_.size());
+  for (const auto& w : waiters_) out.push_back(w.worker_id);
+  return out;
+}
+
+bool LeaseBroker::shutting_down() const {
+  MutexLock lock(mu_);
+  return shutting_down_;
+}
+
+void LeaseBroker::remember_worker(int64_t worker_id, const WorkerCapabilities& caps) {
+  MutexLock lock(mu_);
+  workers_[worker_id] = caps;
+}
+
+Expected<WorkerCapabilities> LeaseBroker::worker_capabilities(int64_t worker_id) {
+  {
+    MutexLock lock(mu_);
+    auto it = workers_.find(worker_id);
+    if (it != workers_.end()) return it->second;
+  }
+  // Registered before this daemon started: read it back (on the asking worker's thread).
+  auto row = store_.get_worker(worker_id);
+  if (!row) return row.error();
+  if (!*row) return worker_not_found(worker_id);
+  auto caps = capabilities_from_json(json::parse((*row)->capabilities_json, nullptr, false),
+                                     "capabilities");
+  if (!caps) return make_error(ErrorCode::io, "worker " + std::to_string(worker_id) +
+                                         " has unreadable capabilities: " + caps.error().message);
+  MutexLock lock(mu_);
+  workers_[worker_id] = *caps;
+  return *caps;
+}
+
+void LeaseBroker::touch_worker(int64_t worker_id) {
+  const int64_t now = clock_.now_ms();
+  store_.write_async(
+      [this, worker_id, now](WriteTxn& txn) -> Status {
+        auto w = txn.worker(worker_id);
+        if (!w) return w.error();
+        if (!*w) return {};
+        (*w)->last_seen_ms = now;
+        if ((*w)->state == "lost")  // a worker marked lost (lease expiry) that asks again is back
+          txn.on_commit([this, worker_id] { observer_.worker_available(worker_id); });
+        (*w)->state = "active";
+        return txn.update_worker(**w);
+      },
+      nullptr);
+}
+
+void LeaseBroker::lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done,
+                        std::optional<std::vector<int>> free_gpus) {
+  auto caps = worker_capabilities(worker_id);
+  if (!caps) {
+    done(caps.error());
+    return;
+  }
+  // What the worker has free now: matching sees only those GPUs.
+  std::vector<int> indices;
+  if (free_gpus) {
+    WorkerCapabilities free = *caps;
+    free.gpus.clear();
+    for (int k : *free_gpus) {
+      if (k < 0 || static_cast<size_t>(k) >= caps->gpus.size()) {
+        done(make_error(ErrorCode::invalid_argument,
+                        "free_gpus names GPU " + std::to_string(k) + "; worker " + std::to_string(worker_id) +
+                            " registered " + std::to_string(caps->gpus.size()),
+                        "free_gpus"));
+        return;
+      }
+      if (std::find(indices.begin(), indices.end(), k) != indices.end()) continue;
+      indices.push_back(k);
+      free.gpus.push_back(caps->gpus[static_cast<size_t>(k)]);
+    }
+    // A GPU worker with none free asks for nothing (a CPU-only worker has none to give).
+    if (!caps->gpus.empty() && free.gpus.empty()) {
+      done(std::optional<LeaseGrant>{});
+      return;
+    }
+    caps = std::move(free);
+  } else {
+    for (size_t k = 0; k < caps->gpus.size(); ++k) indices.push_back(static_cast<int>(k));
+  }
+  touch_worker(worker_id);
+  wait_ms = std::clamp<int64_t>(wait_ms, 0, int64_t{options_.max_lease_wait_s} * 1000);
+  Completions later;
+  {
+    MutexLock lock(mu_);
+    if (shutting_down_) {
+      later.push_back([d = std::move(done)] { d(std::optional<LeaseGrant>{}); });
+    } else {
+      // A worker has one long-poll at a time: a new one replaces (and answers) the old.
+      for (auto it = waiters_.begin(); it != waiters_.end();) {
+        if (it->worker_id == worker_id) {
+          later.push_back([d = std::move(it->done)] { d(std::optional<LeaseGrant>{}); });
+          it = waiters_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      Waiter w{next_waiter_id_++, worker_id, std::move(*caps), std::move(indices), clock_.now_ms() + wait_ms,
+               std::move(done)};
+      if (!try_assign_locked(w, later)) {
+        if (wait_ms == 0)
+          later.push_back([d = std::move(w.done)] { d(std::optional<LeaseGrant>{}); });
+        else
+          waiters_.push_back(std::move(w));
+      }
+    }
+  }
+  for (auto& f : later) f();
+}
+
+bool LeaseBroker::try_assign_locked(Waiter& waiter, Completions& later) {
+  auto pick = matcher_->pick(waiter.worker_id, waiter.caps, queue_);
+  if (!pick) return false;
+  const int64_t job_id = *pick;
+  auto entry = queue_.find(job_id);
+  if (entry == queue_.end()) return false;
+  QueuedJob reserved = *entry;
+  queue_.erase(job_id);  // reserved: no other worker is offered it while the lease commits
+  const int64_t now = clock_.now_ms();
+  const int64_t expires = now + int64_t{options_.lease_timeout_s} * 1000;
+  auto grant = std::make_shared<LeaseGrant>();
+  const int64_t worker_id = waiter.worker_id;
+  auto change = [this, job_id, worker_id, now, expires, grant, caps = waiter.caps,
+                 indices = waiter.gpu_indices](WriteTxn& txn) -> Status {
+    auto found = txn.job(job_id);
+    if (!found) return found.error();
+    if (!*found) return make_error(ErrorCode::conflict, job_ref(job_id) + " no longer exists");
+    JobRow job = std::move(**found);
+    const int64_t queue_wait_ms = now - job.updated_ms;  // since it was queued (submitted or requeued)
+    const std::vector<int> gpus = gpus_taken(job.resource_gpu, job.resource_gpus, caps, indices);
+    // which of the worker's GPUs: what the ledger bills. The lease edge refuses (conflict) a job
+    // that is no longer queued or placed, or that another worker holds.
+    if (auto st = transition_job(txn, job, LeaseTaken{worker_id, expires}, "leased", json{{"gpus", gpus}}, now); !st)
+      return st;
+    auto w = txn.worker(worker_id);
+    if (!w) return w.error();
+    if (!*w) return worker_not_found(worker_id);
+    (*w)->last_seen_ms = now;
+    if (auto st = txn.update_worker(**w); !st) return st;
+    if (recorder_)
+      if (auto st = recorder_->lease_granted(txn, job, **w, gpus, now); !st) return st;
+    *grant = LeaseGrant{job.id, job.lease_epoch, job.name, job.spec_json, expires, std::nullopt, gpus};
+    // Resume from the newest stored checkpoint: the worker downloads it.
+    auto checkpoints = txn.checkpoints(job.id);
+    if (!checkpoints) return checkpoints.error();
+    if (!checkpoints->empty()) grant->resume = checkpoints->front();
+    txn.on_commit([this, queue_wait_ms] { observer_.job_leased(queue_wait_ms); });
+    return {};
+  };
+  // The waiter moves into the completion; the caller must not use it afterwards.
+  auto done = [this, w = std::move(waiter), reserved = std::move(reserved), grant](Status st) mutable {
+    on_lease_done(std::move(w), reserved, std::move(st), grant);
+  };
+  later.push_back([this, change = std::move(change), done = std::move(done)]() mutable {
+    store_.write_async(std::move(change), std::move(done));
+  });
+  return true;
+}
+
+void LeaseBroker::on_lease_done(Waiter waiter, const QueuedJob& reserved, Status st,
+                                const std::shared_ptr<LeaseGrant>& grant) {
+  if (st) {
+    moves_.leased(reserved.id);
+    waiter.done(std::optional<LeaseGrant>(*grant));
+    return;
+  }
+  if (st.error().code != ErrorCode::conflict) {
+    // The change rolled back: the job is as it was. Its reserved entry goes back in the queue
+    // without reading the store (this is the writer thread); if the job changed meanwhile (a
+    // cancel), the next lease's change finds out and drops the entry.
+    {
+      MutexLock lock(mu_);
+      queue_.insert(reserved);
+    }
+    waiter.done(std::move(st).error());
+    return;
+  }
+  // The job was taken out of the queue by something else (e.g. cancelled): try the next one.
+  Completions later;
+  {
+    MutexLock lock(mu_);
+    if (shutting_down_ || clock_.now_ms() >= waiter.deadline_ms) {
+      later.push_back([d = std::move(waiter.done)] { d(std::optional<LeaseGrant>{}); });
+    } else if (!try_assign_locked(waiter, later)) {
+      waiters_.push_front(std::move(waiter));
+    }
+  }
+  for (auto& f : later) f();
+}
+
+void LeaseBroker::dispatch_locked(Completions& later) {
+  for (auto it = waiters_.begin(); it != waiters_.end() && !queue_.empty();) {
+    if (try_assign_locked(*it, later))
+      it = waiters_.erase(it);  // moved into the lease completion
+    else
+      ++it;
+  }
+}
+
+void LeaseBroker::job_queued(const QueuedJob& job) {
+  Completions later;
+  {
+    MutexLock lock(mu_);
+    queue_.insert(job);
+    dispatch_locked(later);
+  }
+  for (auto& f : later) f();
+  // Not placed yet: ask the placement service (it places on its next tick).
+  if (job.placement_option.empty()) observer_.job_needs_placement(job.id);
+}
+
+void LeaseBroker::job_left_queue(int64_t job_id) {
+  MutexLock lock(mu_);
+  queue_.erase(job_id);
+}
+
+void LeaseBroker::expire_waits(int64_t now_ms) {
+  Completions later;
+  {
+    MutexLock lock(mu_);
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+      if (it->deadline_ms <= now_ms) {
+        later.push_back([d = std::move(it->done)] { d(std::optional<LeaseGrant>{}); });
+        it = waiters_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& f : later) f();
+}
+
+void LeaseBroker::shutdown() {
+  Completions later;
+  {
+    MutexLock lock(mu_);
+    shutting_down_ = true;
+    for (auto& w : waiters_)
+      later.push_back([d = std::move(w.done)] { d(std::optional<LeaseGrant>{}); });
+    waiters_.clear();
+  }
+  for (auto& f : later) f();
+}
+
+}  // namespace jobctl::daemon::jobs

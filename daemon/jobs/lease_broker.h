@@ -1,0 +1,122 @@
+// The lease broker: matches workers asking for work with the jobs waiting for one, and grants
+// leases (docs/api.md, "The worker protocol").
+//
+// It holds the in-memory queue (job_queue.h: queued jobs and placed ones no worker holds yet, in
+// offer order), the long-polls of the workers waiting for a job, and the capabilities of the
+// registered workers. Leases are long-polls that hold no thread: lease() registers a waiter that
+// is completed when a fitting job is queued (job_queued(), from a store commit hook), with "no job"
+// by expire_waits() once its deadline has passed, or by shutdown().
+//
+// A grant is the lease edge of the lifecycle (job_transition.h), written in one store change with
+// the worker's last_seen_ms, the lease recorder's billing and the resume checkpoint. The job is
+// taken out of the queue while that change commits, so no other worker is offered it; the change
+// re-checks the job inside its transaction, so a stale queue entry costs one refused attempt.
+//
+// Ownership: borrows the Store, the Clock, the lease recorder (may be null), the moves and the
+// observer (all outlive the broker); owns the matcher, the queue and the waiters.
+// Thread safety: every method is safe from any thread. Lease callbacks run on whichever thread
+// completes them (a writer-thread commit, expire_waits(), or the caller) and must be quick; they
+// are never called with the broker's mutex held. Nothing here reads the store on the writer
+// thread: a lease's completion works from what its change recorded.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/expected.h"
+#include "base/mutex.h"
+#include "daemon/jobs/job_matcher.h"
+#include "daemon/jobs/job_moves.h"
+#include "daemon/jobs/job_observer.h"
+#include "daemon/jobs/job_queue.h"
+#include "daemon/jobs/lease_recorder.h"
+#include "daemon/jobs/protocol.h"
+#include "daemon/jobs/service_options.h"
+#include "daemon/store/store.h"
+
+namespace jobctl::daemon::jobs {
+
+class LeaseBroker {
+ public:
+  // Callback of lease(): a grant, nullopt (no job before the deadline), or an Error.
+  using LeaseCallback = std::function<void(Expected<std::optional<LeaseGrant>>)>;
+
+  LeaseBroker(store::Store& store, const Clock& clock, std::unique_ptr<JobMatcher> matcher, const ServiceOptions& options,
+              LeaseRecorder* recorder, JobMoves& moves, JobObserver& observer);
+  LeaseBroker(const LeaseBroker&) = delete;
+  LeaseBroker& operator=(const LeaseBroker&) = delete;
+
+  // Loads the queue from the store (queued jobs, and placed ones no worker holds). Call once
+  // before serving.
+  Status load() JOBCTL_EXCLUDES(mu_);
+
+  // Offers the worker a fitting job now, or waits up to wait_ms for one (0: do not wait).
+  // `free_gpus`: the indices (into its registered GPUs) of the GPUs it has free now (none: all).
+  void lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done, std::optional<std::vector<int>> free_gpus)
+      JOBCTL_EXCLUDES(mu_);
+
+  // The job entered the queue (submitted, requeued, unplaced, or placed by the placement
+  // service): waiting workers are offered it, and an unplaced one is announced to the observer.
+  void job_queued(const QueuedJob& job) JOBCTL_EXCLUDES(mu_);
+  // The job left the queue other than by a lease (cancelled).
+  void job_left_queue(int64_t job_id) JOBCTL_EXCLUDES(mu_);
+
+  // A worker registered with these capabilities (what its leases are matched against).
+  void remember_worker(int64_t worker_id, const WorkerCapabilities& caps) JOBCTL_EXCLUDES(mu_);
+
+  // Completes the long-polls whose deadline has passed with "no job".
+  void expire_waits(int64_t now_ms) JOBCTL_EXCLUDES(mu_);
+  // Completes every waiting long-poll with "no job" and refuses new waits. Idempotent.
+  void shutdown() JOBCTL_EXCLUDES(mu_);
+  bool shutting_down() const JOBCTL_EXCLUDES(mu_);
+
+  size_t queued_count() const JOBCTL_EXCLUDES(mu_);
+  size_t waiting_workers() const JOBCTL_EXCLUDES(mu_);
+  // The workers in a long-poll now (alive, however long the poll).
+  std::vector<int64_t> waiting_worker_ids() const JOBCTL_EXCLUDES(mu_);
+
+ private:
+  struct Waiter {
+    uint64_t id = 0;
+    int64_t worker_id = 0;
+    WorkerCapabilities caps;       // for matching: its free GPUs only
+    std::vector<int> gpu_indices;  // caps.gpus[k] is the worker's GPU gpu_indices[k]
+    int64_t deadline_ms = 0;
+    LeaseCallback done;
+  };
+  using Completions = std::vector<std::function<void()>>;
+
+  Expected<WorkerCapabilities> worker_capabilities(int64_t worker_id) JOBCTL_EXCLUDES(mu_);
+  void touch_worker(int64_t worker_id);
+  // Offers jobs to waiting workers while both remain.
+  void dispatch_locked(Completions& later) JOBCTL_REQUIRES(mu_);
+  // Reserves a job for the waiter and adds its lease change to `later`, which the caller runs
+  // once mu_ is released (a store completion may need mu_ itself).
+  bool try_assign_locked(Waiter& waiter, Completions& later) JOBCTL_REQUIRES(mu_);
+  // On the writer thread: the lease of `reserved` committed (st ok) or not.
+  void on_lease_done(Waiter waiter, const QueuedJob& reserved, Status st, const std::shared_ptr<LeaseGrant>& grant)
+      JOBCTL_EXCLUDES(mu_);
+
+  store::Store& store_;
+  const Clock& clock_;
+  const std::unique_ptr<JobMatcher> matcher_;
+  const ServiceOptions options_;
+  LeaseRecorder* const recorder_;
+  JobMoves& moves_;
+  JobObserver& observer_;
+
+  mutable Mutex mu_;
+  JobQueue queue_ JOBCTL_GUARDED_BY(mu_);
+  std::list<Waiter> waiters_ JOBCTL_GUARDED_BY(mu_);  // FIFO: the longest-waiting worker is offered first
+  std::unordered_map<int64_t, WorkerCapabilities> workers_ JOBCTL_GUARDED_BY(mu_);
+  uint64_t next_waiter_id_ JOBCTL_GUARDED_BY(mu_) = 1;
+  bool shutting_down_ JOBCTL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace jobctl::daemon::jobs

@@ -1,0 +1,92 @@
+// What a worker reports under its lease (docs/job-protocol.md): heartbeats, and the ends of a
+// lease — completed, failed, given back (preempted or moved). Every report names the lease it acts
+// under and is fenced (lease_fence.h): one that does not carry the job's current (worker, epoch)
+// is refused with code "stale_epoch" and changes nothing.
+//
+// It also keeps the newest heartbeat of every running lease in memory (live_leases.h), so most
+// heartbeats need no store change, and ends a lease for whoever ends one (end_lease_in: the
+// reports here, a cancel, a lost lease), storing its newest progress and telling the lease
+// recorder.
+//
+// Ownership: borrows the Store, the Clock, the lease recorder (may be null), the broker, the moves
+// and the observer (all outlive it); owns the live leases.
+// Thread safety: every method is safe from any thread. heartbeat_async's `done` runs on the
+// calling thread or the store's writer thread; *_in methods run inside a store change.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "base/clock.h"
+#include "base/expected.h"
+#include "daemon/jobs/job_moves.h"
+#include "daemon/jobs/job_observer.h"
+#include "daemon/jobs/lease_broker.h"
+#include "daemon/jobs/lease_recorder.h"
+#include "daemon/jobs/live_leases.h"
+#include "daemon/jobs/protocol.h"
+#include "daemon/jobs/service_options.h"
+#include "daemon/store/store.h"
+
+namespace jobctl::daemon::jobs {
+
+class LeaseReports {
+ public:
+  LeaseReports(store::Store& store, const Clock& clock, const ServiceOptions& options, LeaseRecorder* recorder,
+               LeaseBroker& broker, JobMoves& moves, JobObserver& observer);
+  LeaseReports(const LeaseReports&) = delete;
+  LeaseReports& operator=(const LeaseReports&) = delete;
+
+  // Most heartbeats are answered from memory, on the calling thread (live_leases.h); the others
+  // when their store change commits, on the store's writer thread. `done` must be quick either way.
+  void heartbeat_async(int64_t job_id, const HeartbeatReport& report,
+                       std::function<void(Expected<HeartbeatReply>)> done);
+  Expected<JobRow> complete(int64_t job_id, const CompletionReport& report);
+  Expected<JobRow> fail(int64_t job_id, const FailureReport& report);
+  // The worker gives the job back: running -> preempted -> queued, a recovery counted (failed
+  // past max_recoveries); a job asked to move is requeued with a `moved` event and no recovery.
+  Expected<JobRow> preempt(int64_t job_id, const PreemptionReport& report);
+
+  // `job`'s lease ends in this change: its newest progress (live_leases.h) goes into `job`, which
+  // the caller writes, and the lease recorder is told (nothing without one or a lease).
+  Status end_lease_in(store::WriteTxn& txn, store::JobRow& job, int64_t now);
+  // Writes `hb` (a heartbeat answered from memory) into `job`: its progress, and its lease's
+  // expiry moved to at least hb.last_ms + the timeout; the live leases learn it when this commits.
+  Status store_heartbeat_in(store::WriteTxn& txn, store::JobRow job, const LiveHeartbeat& hb);
+
+  // A job or a lease read from the store, given its running lease's newest heartbeat.
+  void add_newest_heartbeat(store::JobRow& job) const;
+  void add_newest_heartbeat(store::LeaseSummary& lease) const;
+  // Stores the newest heartbeat of every lease whose stored copy is older (at shutdown).
+  Status store_live_heartbeats();
+
+  LiveLeases& live() { return live_; }
+  const LiveLeases& live() const { return live_; }
+
+ private:
+  // How a worker's report ends its lease: succeeded with a result, or failed with an error.
+  struct Outcome {
+    JobState state = JobState::succeeded;
+    std::string result_json;  // succeeded
+    std::string error;        // failed
+  };
+  // complete() and fail(): the fenced report moves the job (started first, if it never heartbeat)
+  // to the outcome; a retried report of the same outcome returns the job unchanged.
+  Expected<JobRow> end_lease(int64_t job_id, const LeaseRef& lease, Outcome outcome);
+  // The reply to an accepted heartbeat, shared by both paths of heartbeat_async.
+  void answer_heartbeat(int64_t job_id, const HeartbeatReport& report, Expected<HeartbeatReply> reply,
+                        const std::function<void(Expected<HeartbeatReply>)>& done);
+
+  store::Store& store_;
+  const Clock& clock_;
+  const ServiceOptions options_;
+  LeaseRecorder* const recorder_;
+  LeaseBroker& broker_;
+  JobMoves& moves_;
+  JobObserver& observer_;
+  LiveLeases live_;  // its own lock
+};
+
+}  // namespace jobctl::daemon::jobs

@@ -1,0 +1,16 @@
+// The job service's limits and timings (jobctld's configuration sets them).
+//
+// Thread safety: a plain value; each part of the service keeps its own copy.
+#pragma once
+
+namespace jobctl::daemon::jobs {
+
+struct ServiceOptions {
+  int heartbeat_interval_s = 2;   // how often a worker should heartbeat a running job
+  int lease_timeout_s = 60;       // a lease not renewed for this long expires
+  int max_lease_wait_s = 60;      // longest long-poll a worker may ask for
+  int max_list_limit = 1000;      // largest page of GET /v1/jobs
+  int max_recoveries = 10;        // preemptions after which a job fails instead of requeueing
+};
+
+}  // namespace jobctl::daemon::jobs
