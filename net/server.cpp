@@ -258,7 +258,7 @@ bool is_storage_error(const beast::error_code& ec) {
 
 // The error that says the store's disk refused an upload (disk full, read-only, over a quota).
 Error storage_error(const beast::error_code& ec) {
-  return make_error(ErrorCode::unavailable, "the upload could not be stored: " + ec.message(), "store");
+  return make_error(ErrorCode::storage_unavailable, "the upload could not be stored: " + ec.message());
 }
 
 }  // namespace
