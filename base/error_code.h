@@ -1,5 +1,5 @@
 // The kinds of failure, one enum for the whole project: callers branch on them, the HTTP layer
-// maps each to one status (net/json_body.cpp, http_status_for) and writes its name into error
+// maps each to one status (net/http_status.h) and writes its name into error
 // bodies ({"error":{"code":"not_found",...}}, docs/api.md "Errors"); clients read the name back.
 // A compiler warning (-Wswitch) names any kind a mapping forgets.
 //
@@ -32,6 +32,7 @@ enum class ErrorCode {
   limit_exceeded,          // a per-user limit (429)
   header_too_large,        // request headers over their limit (431)
   unavailable,             // cannot be reached or cannot take it now: retry later (503)
+  storage_unavailable,     // the server's own disk or database refused a write: full, read-only (503)
   timeout,                 // an operation outlived its deadline (504)
   cancelled,               // stopped on request (a stopping worker)
   io,                      // a file or device failed
@@ -42,7 +43,7 @@ enum class ErrorCode {
   internal,                // a bug or an unexpected failure (500)
 };
 
-inline constexpr std::array<std::pair<ErrorCode, std::string_view>, 24> kErrorCodeNames{{
+inline constexpr std::array<std::pair<ErrorCode, std::string_view>, 25> kErrorCodeNames{{
     {ErrorCode::invalid_argument, "invalid_argument"},
     {ErrorCode::malformed_json, "malformed_json"},
     {ErrorCode::malformed_csv, "malformed_csv"},
@@ -59,6 +60,7 @@ inline constexpr std::array<std::pair<ErrorCode, std::string_view>, 24> kErrorCo
     {ErrorCode::limit_exceeded, "limit_exceeded"},
     {ErrorCode::header_too_large, "header_too_large"},
     {ErrorCode::unavailable, "unavailable"},
+    {ErrorCode::storage_unavailable, "storage_unavailable"},
     {ErrorCode::timeout, "timeout"},
     {ErrorCode::cancelled, "cancelled"},
     {ErrorCode::io, "io"},
@@ -83,54 +85,5 @@ constexpr std::optional<ErrorCode> error_code_from_string(std::string_view name)
 }
 
 inline std::ostream& operator<<(std::ostream& os, ErrorCode code) { return os << to_string(code); }
-
-// The HTTP status of each kind (every error answer of jobctld and jobctl-cloudsim).
-constexpr int http_status_for(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::invalid_argument:
-    case ErrorCode::malformed_json:
-    case ErrorCode::malformed_csv:
-    case ErrorCode::usage:
-    case ErrorCode::data:
-    case ErrorCode::corrupt_checkpoint:
-    case ErrorCode::checkpoint_mismatch: return 400;
-    case ErrorCode::unauthenticated: return 401;
-    case ErrorCode::permission_denied: return 403;
-    case ErrorCode::not_found: return 404;
-    case ErrorCode::method_not_allowed: return 405;
-    case ErrorCode::conflict:
-    case ErrorCode::stale_epoch: return 409;
-    case ErrorCode::payload_too_large: return 413;
-    case ErrorCode::unsupported_media_type: return 415;
-    case ErrorCode::rate_limited:
-    case ErrorCode::limit_exceeded: return 429;
-    case ErrorCode::header_too_large: return 431;
-    case ErrorCode::unavailable:
-    case ErrorCode::device_unavailable: return 503;
-    case ErrorCode::timeout: return 504;
-    case ErrorCode::cancelled:
-    case ErrorCode::io:
-    case ErrorCode::internal: return 500;
-  }
-  return 500;
-}
-
-// The kind a client assumes for an error answer whose body names no code it knows.
-constexpr ErrorCode error_code_for_http_status(int status) {
-  switch (status) {
-    case 400: return ErrorCode::invalid_argument;
-    case 401: return ErrorCode::unauthenticated;
-    case 403: return ErrorCode::permission_denied;
-    case 404: return ErrorCode::not_found;
-    case 405: return ErrorCode::method_not_allowed;
-    case 409: return ErrorCode::conflict;
-    case 413: return ErrorCode::payload_too_large;
-    case 415: return ErrorCode::unsupported_media_type;
-    case 429: return ErrorCode::rate_limited;
-    case 431: return ErrorCode::header_too_large;
-    case 504: return ErrorCode::timeout;
-    default: return status >= 500 ? ErrorCode::unavailable : ErrorCode::invalid_argument;
-  }
-}
 
 }  // namespace jobctl

@@ -4,6 +4,28 @@ namespace jobctl::client {
 
 using nlohmann::json;
 
+namespace {
+
+// The kind a client assumes for an error answer whose body names no code it knows.
+ErrorCode error_code_for_http_status(long status) {
+  switch (status) {
+    case 400: return ErrorCode::invalid_argument;
+    case 401: return ErrorCode::unauthenticated;
+    case 403: return ErrorCode::permission_denied;
+    case 404: return ErrorCode::not_found;
+    case 405: return ErrorCode::method_not_allowed;
+    case 409: return ErrorCode::conflict;
+    case 413: return ErrorCode::payload_too_large;
+    case 415: return ErrorCode::unsupported_media_type;
+    case 429: return ErrorCode::rate_limited;
+    case 431: return ErrorCode::header_too_large;
+    case 504: return ErrorCode::timeout;
+    default: return status >= 500 ? ErrorCode::unavailable : ErrorCode::invalid_argument;
+  }
+}
+
+}  // namespace
+
 Error error_from_answer(long status, std::string_view body_text) {
   const json body = json::parse(body_text, nullptr, /*allow_exceptions=*/false);
   const std::string http = "HTTP " + std::to_string(status);
@@ -13,13 +35,13 @@ Error error_from_answer(long status, std::string_view body_text) {
     const auto named = e.contains("code") && e["code"].is_string()
                            ? error_code_from_string(e["code"].get<std::string>())
                            : std::nullopt;
-    err.code = named.value_or(error_code_for_http_status(static_cast<int>(status)));
+    err.code = named.value_or(error_code_for_http_status(status));
     err.message = e.contains("message") && e["message"].is_string() ? e["message"].get<std::string>() : http;
     if (e.contains("field") && e["field"].is_string()) err.field = e["field"].get<std::string>();
     return err;
   }
   const std::string snippet(body_text.substr(0, 200));
-  return make_error(error_code_for_http_status(static_cast<int>(status)),
+  return make_error(error_code_for_http_status(status),
                     "the server answered " + http + (snippet.empty() ? "" : ": " + snippet));
 }
 

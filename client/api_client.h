@@ -21,7 +21,7 @@ namespace jobctl::client {
 
 // The Error an error answer carries: the server's own code, message and field
 // ({"error":{...}}); a code this client does not know, or a body that is not that JSON, gives the
-// code for the status (base/error_code.h, error_code_for_http_status).
+// code for the status (api_client.cpp, error_code_for_http_status).
 Error error_from_answer(long status, std::string_view body);
 
 // Turns an HTTP answer into JSON: 2xx with a JSON body (or 204: null) is a value; any other

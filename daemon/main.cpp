@@ -18,20 +18,15 @@
 #include "daemon/config.h"
 #include "daemon/data_dir.h"
 #include "net/listen_address.h"
-#include "daemon/http/api_routes.h"
 #include "daemon/http/auth_gate.h"
 #include "daemon/http/auth_setup.h"
-#include "daemon/http/bundle_routes.h"
-#include "daemon/http/checkpoint_routes.h"
+#include "daemon/http/daemon_router.h"
 #include "daemon/jobs/checkpoint_service.h"
 #include "daemon/store/blob_store.h"
 #include "net/server.h"
-#include "daemon/http/progress_routes.h"
 #include "daemon/http/static_files.h"
 #include "daemon/jobs/progress_history.h"
 #include "daemon/jobs/job_matcher.h"
-#include "daemon/http/instance_routes.h"
-#include "daemon/http/placement_routes.h"
 #include "daemon/ledger/ledger.h"
 #include "daemon/placement/owned_gpu_billing.h"
 #include "daemon/placement/placement_matcher.h"
@@ -256,14 +251,11 @@ int main(int argc, char** argv) {
   jobs::JobLogs job_logs;
   api_info.on_log = [&job_logs](int64_t job_id, const std::string& text) { job_logs.append(job_id, text); };
   api_info.max_progress_bytes = static_cast<size_t>(cfg.max_progress_bytes);
-  net::Router router = http::make_api_router(svc, api_info);
-  http::add_progress_routes(router, svc, **progress);
-  http::add_log_routes(router, svc, job_logs);
-  http::add_checkpoint_routes(router, checkpoints, download_slots);
-  http::add_bundle_routes(router, bundles, download_slots);
   ledger::Ledger ledger(db);
-  http::add_placement_routes(router, placement, ledger);
-  http::add_instance_routes(router, provisioner.get());
+  net::Router router = http::make_daemon_router(
+      http::RouteServices{svc, **progress, job_logs, checkpoints, bundles, download_slots, placement, ledger,
+                          provisioner.get()},
+      api_info);
   std::error_code exe_ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", exe_ec);
   const auto found_web = http::find_web_root(cfg.web_root, exe_ec ? std::filesystem::path(".") : exe.parent_path());
@@ -272,8 +264,11 @@ int main(int argc, char** argv) {
     web_files.emplace(*found_web);
     router.set_fallback(web_files->as_fallback());
   }
-  // Auth, limits, metrics (docs/security.md): the gate in front of the routes.
-  auto hardening = http::install_hardening(router, svc, db, clock, cfg.security);
+  // Auth, limits, metrics (docs/security.md): the gate in front of the routes. A route that
+  // declares no access stops the start here (deny by default).
+  auto installed = http::install_hardening(router, svc, db, clock, cfg.security);
+  if (!installed) return fail(installed.error());
+  std::unique_ptr<http::Hardening> hardening = std::move(*installed);
   if (hardening->metrics) {
     placement.set_decision_observer([m = hardening->metrics.get()](double s) { m->observe_placement(s); });
     // The writer's commits and WAL checkpoints: what a write's latency is made of under load.
@@ -316,9 +311,6 @@ int main(int argc, char** argv) {
   }
   ho.shutdown_grace_ms = cfg.shutdown_grace_s * 1000;
   ho.max_upload_bytes = static_cast<size_t>(cfg.checkpoint_max_bytes);
-  ho.is_upload = [](std::string_view method, std::string_view target) {
-    return http::is_checkpoint_upload(method, target) || http::is_bundle_upload(method, target);
-  };
   ho.upload_dir = checkpoints.incoming_dir();  // prepared by reconcile() above
   ho.max_concurrent_uploads = cfg.checkpoint_max_concurrent_uploads;
   ho.tls_cert_file = cfg.tls_cert_file;

@@ -122,10 +122,14 @@ struct World {
     on.limits.max_waiting_jobs_per_user = 50;
     open_router = http::make_api_router(*svc);
     http::add_checkpoint_routes(open_router, *checkpoints, downloads);
-    open_h = http::install_hardening(open_router, *svc, *db, clock, off);
+    auto open_installed = http::install_hardening(open_router, *svc, *db, clock, off);
+    if (!open_installed) std::abort();
+    open_h = std::move(*open_installed);
     auth_router = http::make_api_router(*svc);
     http::add_checkpoint_routes(auth_router, *checkpoints, downloads);
-    auth_h = http::install_hardening(auth_router, *svc, *db, clock, on);
+    auto auth_installed = http::install_hardening(auth_router, *svc, *db, clock, on);
+    if (!auth_installed) std::abort();
+    auth_h = std::move(*auth_installed);
   }
   void close() {
     svc->shutdown();
@@ -175,9 +179,7 @@ bool parse_input(std::string_view in, net::HttpRequest& req) {
     if (colon == std::string_view::npos) continue;
     const std::string_view name = line.substr(0, colon), value = line.substr(colon + 2);
     if (name == "Content-Type") req.content_type = std::string(value);
-    else if (name == "Authorization") req.authorization = std::string(value);
-    else if (name == "Idempotency-Key") req.idempotency_key = std::string(value);
-    else if (name == "X-Worker-Secret") req.worker_secret = std::string(value);
+    else req.headers.emplace_back(std::string(name), std::string(value));
     if (e == std::string_view::npos) break;
   }
   req.body = std::string(in);
@@ -227,7 +229,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   w.maybe_reset();
   net::HttpRequest req;
   if (!parse_input(std::string_view(reinterpret_cast<const char*>(data), size), req)) return 0;
-  const bool with_auth = !req.authorization.empty() || (size % 2 == 1);
+  const bool with_auth = req.header("Authorization").has_value() || (size % 2 == 1);
   net::HttpResponse res;
   // Changes an earlier request queued without waiting (a lease's touch of its worker's
   // last_seen_ms) land first: a no-op change waits for every change queued before it.
@@ -236,10 +238,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto st = net::parse_target(req.target, req); !st) {
     res = net::error_response(st.error());
   } else {
-    if (http::is_checkpoint_upload(req.method, req.target)) stream_to_file(w, req);
+    const net::Router& router = with_auth ? w.auth_router : w.open_router;
+    if (router.match(req.method, req.path).body().kind == net::RequestBody::Kind::file) stream_to_file(w, req);
     std::promise<net::HttpResponse> p;
     auto f = p.get_future();
-    (with_auth ? w.auth_router : w.open_router).handle(req, [&p](net::HttpResponse r) { p.set_value(std::move(r)); });
+    router.handle(req, [&p](net::HttpResponse r) { p.set_value(std::move(r)); });
     res = f.get();
   }
   w.clock.advance_ms(7);

@@ -118,19 +118,22 @@ bool BrowserGuard::host_allowed(const Authority& a) const {
 }
 
 std::optional<Error> BrowserGuard::check(const HttpRequest& request, bool has_body, bool upload) const {
-  if (request.host.empty())
+  const std::string host_header = request.header_or_empty("Host");
+  const std::string origin_header = request.header_or_empty("Origin");
+  const std::string fetch_site = request.header_or_empty("Sec-Fetch-Site");
+  if (host_header.empty())
     return make_error(ErrorCode::invalid_argument, "a Host header is required", "Host");
-  const auto host = parse_authority(request.host);
-  if (!host) return make_error(ErrorCode::invalid_argument, "the Host header '" + shown(request.host) + "' is malformed", "Host");
+  const auto host = parse_authority(host_header);
+  if (!host) return make_error(ErrorCode::invalid_argument, "the Host header '" + shown(host_header) + "' is malformed", "Host");
   if (!host_allowed(*host))
     return make_error(ErrorCode::permission_denied,
-                      "Host '" + shown(request.host) +
+                      "Host '" + shown(host_header) +
                           "' is not this server's address (a name clients use must be configured: http.allowed_hosts)",
                       "Host");
   if (!is_state_changing(request.method)) return std::nullopt;
 
-  if (!request.origin.empty()) {
-    const std::string origin = lower(request.origin);
+  if (!origin_header.empty()) {
+    const std::string origin = lower(origin_header);
     const std::string scheme = tls_ ? "https://" : "http://";
     std::optional<Authority> from;
     if (origin.rfind(scheme, 0) == 0) from = parse_authority(std::string_view(origin).substr(scheme.size()));
@@ -139,16 +142,16 @@ std::optional<Error> BrowserGuard::check(const HttpRequest& request, bool has_bo
                       (from->port >= 0 ? from->port : default_port) == (host->port >= 0 ? host->port : default_port);
     if (!same)
       return make_error(ErrorCode::permission_denied,
-                        "a " + request.method + " from the web page of another origin ('" + shown(request.origin) +
+                        "a " + request.method + " from the web page of another origin ('" + shown(origin_header) +
                             "') is refused",
                         "Origin");
   }
-  if (!request.sec_fetch_site.empty()) {
-    const std::string site = lower(request.sec_fetch_site);
+  if (!fetch_site.empty()) {
+    const std::string site = lower(fetch_site);
     if (site != "same-origin" && site != "none")
       return make_error(ErrorCode::permission_denied,
                         "a " + request.method + " that a browser sent for another site (Sec-Fetch-Site: " +
-                            shown(request.sec_fetch_site) + ") is refused",
+                            shown(fetch_site) + ") is refused",
                         "Sec-Fetch-Site");
   }
   if (request.method == "POST" || has_body) {

@@ -2,11 +2,13 @@
 
 #include <charconv>
 
+#include "net/http_status.h"
+
 namespace jobctl::net {
 
 using nlohmann::json;
 
-int http_status_for(const Error& e) { return jobctl::http_status_for(e.code); }
+int http_status_for(const Error& e) { return http_status_for(e.code); }
 
 HttpResponse error_response(const Error& e) {
   json body = {{"error",

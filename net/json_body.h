@@ -2,7 +2,7 @@
 // types are errors that name the field), and encoding answers and errors.
 //
 // Error answers are {"error":{"code":..., "message":..., "field":... or null}} with the status
-// http_status_for(code) (docs/api.md, "Errors").
+// http_status_for(code) (net/http_status.h; docs/api.md, "Errors").
 //
 // Thread safety: pure functions.
 #pragma once

@@ -16,6 +16,13 @@ int hex_value(char c) {
   return -1;
 }
 
+// Header names compare without case (RFC 9110, 5.1).
+bool same_header_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
+           return std::tolower(x) == std::tolower(y);
+         });
+}
+
 Expected<std::string> decode(std::string_view s, bool plus_is_space) {
   std::string out;
   out.reserve(s.size());
@@ -50,6 +57,21 @@ std::optional<std::string> HttpRequest::query_param(std::string_view name) const
   for (const auto& [k, v] : query)
     if (k == name) found = v;
   return found;
+}
+
+std::optional<std::string_view> HttpRequest::header(std::string_view name) const {
+  for (const auto& [k, v] : headers)
+    if (same_header_name(k, name)) return std::string_view(v);
+  return std::nullopt;
+}
+
+void HttpRequest::set_header(std::string_view name, std::string value) {
+  std::erase_if(headers, [name](const auto& h) { return same_header_name(h.first, name); });
+  headers.emplace_back(std::string(name), std::move(value));
+}
+
+std::string HttpRequest::header_or_empty(std::string_view name) const {
+  return std::string(header(name).value_or(std::string_view()));
 }
 
 Status parse_target(std::string_view target, HttpRequest& out) {

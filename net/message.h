@@ -4,6 +4,7 @@
 // Thread safety: plain values. A Responder is called exactly once, from any thread.
 #pragma once
 
+#include <any>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -18,8 +19,8 @@
 
 namespace jobctl::net {
 
-// A request body the server streamed to a file instead of holding it in memory (uploads:
-// ServerOptions::is_upload). The file is removed when the last copy of the request is gone,
+// A request body the server streamed to a file instead of holding it in memory (routes whose
+// body mode is RequestBody::Kind::file: router.h). The file is removed when the last copy of the request is gone,
 // unless a handler took it first (take(): it renamed the file elsewhere).
 //
 // Thread safety: take() may race with the destructor of another copy's owner; it is atomic.
@@ -49,24 +50,23 @@ struct HttpRequest {
   std::string path;            // without the query, percent-decoded
   std::vector<std::pair<std::string, std::string>> query;  // decoded, in order
   std::string content_type;    // the Content-Type header, as sent
-  std::string authorization;   // the Authorization header (reserved for API tokens)
-  std::string idempotency_key; // the Idempotency-Key header (POST /v1/jobs retries)
-  std::string if_none_match;   // the If-None-Match header (static files: 304)
-  std::string worker_secret;   // the X-Worker-Secret header (the worker protocol: docs/security.md)
-  std::string host;            // the Host header (browser_guard.h)
-  std::string origin;          // the Origin header, sent by browsers (browser_guard.h)
-  std::string sec_fetch_site;  // the Sec-Fetch-Site header, sent by browsers (browser_guard.h)
+  // Every header as received (names as the client spelt them), in order; read with header().
+  std::vector<std::pair<std::string, std::string>> headers;
   std::string remote_address;  // the client's IP address ("" in tests without sockets)
   std::string body;            // empty when the body went to body_file
   std::shared_ptr<BodyFile> body_file;  // uploads: the body, on disk
-  // Set by the gate (daemon/http/auth_gate.h); empty/0 otherwise.
-  std::string user;            // the token's user (auth on)
-  std::string role;            // admin | user | worker (auth on)
-  std::string permissions;     // the token's permissions beyond its role (auth on)
-  int64_t worker_id = 0;       // the worker whose secret the request carries (worker routes)
+  // What the router's gate learnt about the caller, for the handlers (jobctld: http::Caller,
+  // daemon/http/caller.h); empty without a gate. net/ never looks inside.
+  std::any context;
 
   // The last value of a query parameter, if present.
   std::optional<std::string> query_param(std::string_view name) const;
+  // The value of a header (name compared without case; the first when sent twice), if present.
+  std::optional<std::string_view> header(std::string_view name) const;
+  // header(name), or "" when absent.
+  std::string header_or_empty(std::string_view name) const;
+  // Sets a header, replacing any of the same name (tests and tools that build requests).
+  void set_header(std::string_view name, std::string value);
 };
 
 struct HttpResponse {

@@ -47,18 +47,33 @@ HttpResponse method_not_allowed_answer(const HttpRequest& request, const std::st
 
 }  // namespace
 
-void Router::add(std::string_view method, std::string_view pattern, Handler handler, Dispatch dispatch) {
+void Router::add(RouteSpec spec) {
   Route r;
-  r.dispatch = dispatch;
-  r.method = std::string(method);
-  r.pattern = std::string(pattern);
-  for (auto& seg : split_path(pattern))
+  for (auto& seg : split_path(spec.pattern))
     r.segments.push_back(seg.size() >= 2 && seg.front() == '{' && seg.back() == '}' ? "{}" : seg);
-  r.handler = std::move(handler);
+  r.spec = std::move(spec);
   routes_.push_back(std::move(r));
 }
 
-Dispatch Router::Match::dispatch() const { return route_ ? route_->dispatch : Dispatch::pool; }
+void Router::add(std::string_view method, std::string_view pattern, Handler handler, Dispatch dispatch) {
+  RouteSpec spec;
+  spec.method = std::string(method);
+  spec.pattern = std::string(pattern);
+  spec.handler = std::move(handler);
+  spec.dispatch = dispatch;
+  add(std::move(spec));
+}
+
+std::vector<const RouteSpec*> Router::routes() const {
+  std::vector<const RouteSpec*> out;
+  out.reserve(routes_.size());
+  for (const Route& r : routes_) out.push_back(&r.spec);
+  return out;
+}
+
+Dispatch Router::Match::dispatch() const { return route_ ? route_->spec.dispatch : Dispatch::pool; }
+
+RequestBody Router::Match::body() const { return route_ ? route_->spec.body : RequestBody{}; }
 
 Router::Match Router::match(std::string_view method, std::string_view path) const {
   Match m;
@@ -66,8 +81,9 @@ Router::Match Router::match(std::string_view method, std::string_view path) cons
   PathParams params;
   for (const Route& r : routes_) {
     if (!match_segments(r.segments, segments, params)) continue;
-    if (r.method != method) {
-      if (m.allow_.find(r.method) == std::string::npos) m.allow_ += (m.allow_.empty() ? "" : ", ") + r.method;
+    if (r.spec.method != method) {
+      if (m.allow_.find(r.spec.method) == std::string::npos)
+        m.allow_ += (m.allow_.empty() ? "" : ", ") + r.spec.method;
       if (m.path_route_ == nullptr) {
         m.path_route_ = &r;
         m.params_ = params;
@@ -88,13 +104,13 @@ std::optional<HttpResponse> Router::admit(HttpRequest& request, const Match& m) 
   const auto start = std::chrono::steady_clock::now();
   std::optional<HttpResponse> answer;
   try {
-    if (gate_) answer = gate_(request, gated->pattern, m.params_);
+    if (gate_) answer = gate_(request, gated->spec, m.params_);
   } catch (const std::exception& e) {
     answer = error_response(make_error(ErrorCode::internal, std::string("internal error: ") + e.what()));
   }
   if (!answer && m.route_ == nullptr) answer = method_not_allowed_answer(request, m.allow_);
   if (answer && observer_)
-    observer_(request.method, m.route_ != nullptr ? gated->pattern : "unmatched", answer->status,
+    observer_(request.method, m.route_ != nullptr ? gated->spec.pattern : "unmatched", answer->status,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return answer;
 }
@@ -102,7 +118,7 @@ std::optional<HttpResponse> Router::admit(HttpRequest& request, const Match& m) 
 void Router::handle(const HttpRequest& request, const Match& m, Responder respond) const {
   // The pattern the observer reports (metrics by route).
   std::string pattern = "unmatched";
-  if (m.route_) pattern = m.route_->pattern;
+  if (m.route_) pattern = m.route_->spec.pattern;
   else if (m.allow_.empty() && fallback_) pattern = "static";
   // Whatever a handler does, the connection gets exactly one answer.
   auto once = std::make_shared<std::atomic<bool>>(false);
@@ -116,7 +132,7 @@ void Router::handle(const HttpRequest& request, const Match& m, Responder respon
   };
   if (const Route* r = m.route_) {
     try {
-      r->handler(request, m.params_, reply);
+      r->spec.handler(request, m.params_, reply);
     } catch (const std::exception& e) {
       reply(error_response(make_error(ErrorCode::internal, std::string("internal error: ") + e.what())));
     }

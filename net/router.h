@@ -5,12 +5,15 @@
 //
 // A request is served in two steps, so that the server can refuse it before reading its body:
 // admit() when the headers have arrived (the gate: credentials, roles, limits), handle() once the
-// body is there.
+// body is there. Each route is declared whole (RouteSpec): the server reads its dispatch and body
+// mode, and the gate its access, from the match, never from the path again.
 //
 // Thread safety: add() and the setters while building, before serving; the rest is then safe
 // from any thread.
 #pragma once
 
+#include <any>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,16 +26,6 @@ namespace jobctl::net {
 // The {placeholders} of the matched pattern, in order.
 using PathParams = std::vector<std::string>;
 using Handler = std::function<void(const HttpRequest&, const PathParams&, Responder)>;
-// Runs before the handler of every matched route (auth, rate limits: daemon/http/auth_gate.h),
-// with the route's pattern and its {placeholders}. It may fill in the request (request.user,
-// request.role) and let it through (nullopt), or answer it itself (401, 403, 429, ...), in which
-// case the handler is not called.
-using Gate = std::function<std::optional<HttpResponse>(HttpRequest& request, const std::string& pattern,
-                                                       const PathParams& params)>;
-// Told of every answer: the route pattern ("unmatched" for 404/405 paths), its status and the
-// seconds from dispatch to answer (metrics: daemon/metrics/metrics.h). Called on the answering
-// thread; must be quick and thread-safe.
-using Observer = std::function<void(const std::string& method, const std::string& pattern, int status, double seconds)>;
 
 // Where the server runs a route's handler. `pool`: on the handler threads, for handlers that may
 // block (a synchronous store write, a long computation). `io`: on the connection's I/O thread,
@@ -41,18 +34,64 @@ using Observer = std::function<void(const std::string& method, const std::string
 // routes (submits, heartbeats).
 enum class Dispatch { pool, io };
 
+// Where a route's request body goes: held in memory, or streamed to a file the handler receives
+// as HttpRequest::body_file (uploads, never whole in memory).
+struct RequestBody {
+  enum class Kind { memory, file };
+  Kind kind = Kind::memory;
+  // The most bytes accepted (413 past it); 0: the server's limit for the kind
+  // (ServerOptions::max_body_bytes, max_upload_bytes).
+  size_t max_bytes = 0;
+
+  static RequestBody in_memory(size_t max_bytes = 0) { return {Kind::memory, max_bytes}; }
+  static RequestBody to_file(size_t max_bytes = 0) { return {Kind::file, max_bytes}; }
+};
+
+// One route, everything about it declared in one place: what it matches, what runs it, where
+// it runs, where its body goes, and who may call it.
+struct RouteSpec {
+  std::string method;
+  std::string pattern;  // "/v1/jobs/{id}/cancel": {name} matches one path segment
+  Handler handler;
+  Dispatch dispatch = Dispatch::pool;
+  RequestBody body;
+  // Who may call it, in the terms of the gate that reads it (jobctld: http::RouteAccess,
+  // daemon/http/route_access.h). Opaque to net/. Empty: undeclared, which jobctld's gate refuses
+  // (and jobctld refuses to start with).
+  std::any access;
+};
+
+// Runs before the handler of every matched route (auth, rate limits: daemon/http/auth_gate.h),
+// with the matched route and its {placeholders}. It may attach what it learnt to the request
+// (HttpRequest::context) and let it through (nullopt), or answer it itself (401, 403, 429, ...),
+// in which case the handler is not called.
+using Gate = std::function<std::optional<HttpResponse>(HttpRequest& request, const RouteSpec& route,
+                                                       const PathParams& params)>;
+// Told of every answer: the route pattern ("unmatched" for 404/405 paths), its status and the
+// seconds from dispatch to answer (metrics: daemon/metrics/metrics.h). Called on the answering
+// thread; must be quick and thread-safe.
+using Observer = std::function<void(const std::string& method, const std::string& pattern, int status, double seconds)>;
+
 class Router {
   struct Route;  // below
 
  public:
+  void add(RouteSpec route);
+  // A route with only a method, pattern and handler (the rest as RouteSpec's defaults).
   void add(std::string_view method, std::string_view pattern, Handler handler, Dispatch dispatch = Dispatch::pool);
 
+  // Every route, in the order added (listings, start-up checks).
+  std::vector<const RouteSpec*> routes() const;
+
   // The route a request's method and path match, found once: the server reads where to run it
-  // (dispatch()), then hands it to handle(). Valid while the Router lives; copyable.
+  // (dispatch()) and where its body goes (body()), then hands it to handle(). Valid while the
+  // Router lives; copyable.
   class Match {
    public:
     // How the matched route runs (pool when none matches: 404, 405 and static files).
     Dispatch dispatch() const;
+    // Where the matched route's body goes (in memory, the server's limit, when none matches).
+    RequestBody body() const;
     // A route matched method and path (else: 405, a static file or 404).
     bool matched() const { return route_ != nullptr; }
 
@@ -67,8 +106,8 @@ class Router {
 
   // Step one, with the headers only (the body is not read yet): runs the gate of the matched
   // route, or of the path's route followed by the 405 when only the method is wrong. Returns the
-  // answer that ends the request (a refusal, the 405), or nullopt to go on; the gate may fill in
-  // the request (user, role, worker_id). Runs on the calling thread; the gate may block.
+  // answer that ends the request (a refusal, the 405), or nullopt to go on; the gate may attach
+  // the caller to the request. Runs on the calling thread; the gate may block.
   std::optional<HttpResponse> admit(HttpRequest& request, const Match& match) const;
   // Step two, with the body, for an admitted request: calls the matched route's handler (on the
   // calling thread), or answers a static file or 404; `respond` is called exactly once,
@@ -89,11 +128,8 @@ class Router {
 
  private:
   struct Route {
-    std::string method;
+    RouteSpec spec;
     std::vector<std::string> segments;  // "{}" for a placeholder
-    std::string pattern;
-    Handler handler;
-    Dispatch dispatch = Dispatch::pool;
   };
   std::vector<Route> routes_;
   Gate gate_;

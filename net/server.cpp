@@ -196,13 +196,7 @@ HttpRequest header_request(const bhttp::request<bhttp::empty_body>& r) {
   out.method = std::string(r.method_string());
   out.target = std::string(r.target());
   if (auto it = r.find(bhttp::field::content_type); it != r.end()) out.content_type = std::string(it->value());
-  if (auto it = r.find(bhttp::field::authorization); it != r.end()) out.authorization = std::string(it->value());
-  if (auto it = r.find("Idempotency-Key"); it != r.end()) out.idempotency_key = std::string(it->value());
-  if (auto it = r.find(bhttp::field::if_none_match); it != r.end()) out.if_none_match = std::string(it->value());
-  if (auto it = r.find("X-Worker-Secret"); it != r.end()) out.worker_secret = std::string(it->value());
-  if (auto it = r.find(bhttp::field::host); it != r.end()) out.host = std::string(it->value());
-  if (auto it = r.find(bhttp::field::origin); it != r.end()) out.origin = std::string(it->value());
-  if (auto it = r.find("Sec-Fetch-Site"); it != r.end()) out.sec_fetch_site = std::string(it->value());
+  for (const auto& field : r) out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
   return out;
 }
 
@@ -258,7 +252,7 @@ bool is_storage_error(const beast::error_code& ec) {
 
 // The error that says the store's disk refused an upload (disk full, read-only, over a quota).
 Error storage_error(const beast::error_code& ec) {
-  return make_error(ErrorCode::unavailable, "the upload could not be stored: " + ec.message(), "store");
+  return make_error(ErrorCode::storage_unavailable, "the upload could not be stored: " + ec.message());
 }
 
 }  // namespace
@@ -371,9 +365,9 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     request_ = header_request(h);
     request_.remote_address = address_;
     if (auto st = parse_target(request_.target, request_); !st) return send_error(st.error(), has_body_);
-    const bool upload_route = srv_.options.is_upload && srv_.options.is_upload(request_.method, request_.target);
-    if (auto refused = srv_.guard->check(request_, has_body_, upload_route)) return send_error(*refused, has_body_);
     route_ = srv_.router.match(request_.method, request_.path);
+    const bool upload_route = route_.body().kind == RequestBody::Kind::file;
+    if (auto refused = srv_.guard->check(request_, has_body_, upload_route)) return send_error(*refused, has_body_);
     upload_ = has_body_ && upload_route;
     lowest().expires_never();  // nothing is read while the gate runs
 
@@ -411,7 +405,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       close_after_answer_ = true;
       return run_handler();
     }
-    const size_t limit = upload_ ? srv_.options.max_upload_bytes : srv_.options.max_body_bytes;
+    const size_t limit = body_limit();
     if (auto length = header_parser_->content_length(); length && *length > limit)
       return send_error(too_large(limit));
     if (upload_) {
@@ -432,7 +426,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       file_parser_->body_limit(limit);
       beast::error_code ec;
       file_parser_->get().body().open(path.c_str(), beast::file_mode::write_new, ec);
-      if (ec) return send_error(make_error(ErrorCode::unavailable, "cannot create an upload file: " + ec.message(), "store"));
+      if (ec) return send_error(make_error(ErrorCode::storage_unavailable, "cannot create an upload file: " + ec.message()));
       body_file_ = std::make_shared<BodyFile>(path);
     } else {
       string_parser_.emplace(std::move(*header_parser_));
@@ -466,7 +460,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   void on_body(beast::error_code ec, std::size_t) {
     if (ec == bhttp::error::body_limit)
-      return send_error(too_large(upload_ ? srv_.options.max_upload_bytes : srv_.options.max_body_bytes));
+      return send_error(too_large(body_limit()));
     if (ec && upload_ && is_storage_error(ec)) return send_error(storage_error(ec));
     if (ec && ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category() &&
         ec != bhttp::error::partial_message)
@@ -500,6 +494,13 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
         self->send(std::move(r), /*close_after=*/self->close_after_answer_);
       });
     });
+  }
+
+  // The most bytes the admitted request's body may have: its route's limit, else the server's.
+  size_t body_limit() const {
+    const RequestBody body = route_.body();
+    if (body.max_bytes > 0) return body.max_bytes;
+    return upload_ ? srv_.options.max_upload_bytes : srv_.options.max_body_bytes;
   }
 
   Error too_large(size_t limit) const {
@@ -742,7 +743,10 @@ HttpServer::~HttpServer() { stop(); }
 Expected<uint16_t> HttpServer::start() {
   Impl& s = *impl_;
   if (auto st = s.load_tls(); !st) return st.error();
-  if (s.options.is_upload && s.options.upload_dir.empty())
+  const auto routes = s.router.routes();
+  const bool uploads = std::any_of(routes.begin(), routes.end(),
+                                   [](const RouteSpec* r) { return r->body.kind == RequestBody::Kind::file; });
+  if (uploads && s.options.upload_dir.empty())
     return make_error(ErrorCode::invalid_argument, "uploads need an upload folder", "upload_dir");
   beast::error_code ec;
   auto address = asio::ip::make_address(s.options.host, ec);

@@ -12,10 +12,11 @@
 // (at most max_header_bytes, 431 past it): the target is parsed, the route matched and its gate
 // run (Router::admit: credentials, roles, limits) before any body byte is read, so a refused
 // request costs no memory for its body; the refusal is sent and the connection closed after
-// a short drain. Then the body, limited to max_body_bytes (413, from Content-Length before
-// reading when it is given) and held in memory — except uploads (is_upload), which are streamed
-// to a new file in upload_dir (at most max_upload_bytes, at most max_concurrent_uploads at once:
-// 503 with Retry-After past it) and handed to the handler as HttpRequest::body_file. A
+// a short drain. Then the body, as the matched route declares it (router.h, RequestBody): held
+// in memory, limited to the route's max_bytes or max_body_bytes (413, from Content-Length before
+// reading when it is given) — or, for uploads, streamed to a new file in upload_dir (at most
+// the route's max_bytes or max_upload_bytes, at most max_concurrent_uploads at once: 503 with
+// Retry-After past it) and handed to the handler as HttpRequest::body_file. A
 // Transfer-Encoding whose last coding is not chunked, or one sent with Content-Length, is a 400
 // (either would let a proxy and this server disagree about where the request ends).
 //
@@ -73,17 +74,17 @@ struct ServerOptions {
   int max_connections_per_client = 1000;  // open at once from one client network (/24, /64)
   int reserved_connections = 0;           // of max_connections, kept for may_use_reserve requests
   // Whether a request on a reserved connection is served (called after the gate, which has
-  // filled in the request's user, role and worker id). Unset: none is.
+  // attached what it learnt of the caller: HttpRequest::context). Unset: none is.
   std::function<bool(const HttpRequest&)> may_use_reserve;
   // Names clients may send as Host besides the listen address (browser_guard.h).
   std::vector<std::string> allowed_hosts;
   int shutdown_grace_ms = 10000;
   std::string server_name = "jobctld";
-  // Requests for which is_upload(method, target) holds (checkpoint uploads) may carry up to
-  // max_upload_bytes instead of max_body_bytes, streamed to a file in upload_dir (which must
-  // exist; the file is created there with O_EXCL, and removed unless the handler takes it).
+  // Routes whose body goes to a file (RequestBody::Kind::file: checkpoint and bundle uploads) may
+  // carry up to max_upload_bytes (unless the route says) instead of max_body_bytes, streamed to a
+  // file in upload_dir (which must exist when such a route does; the file is created there with
+  // O_EXCL, and removed unless the handler takes it).
   size_t max_upload_bytes = 0;
-  std::function<bool(std::string_view method, std::string_view target)> is_upload;
   std::string upload_dir;
   int max_concurrent_uploads = 4;
   // TLS (docs/security.md): PEM certificate chain and private key. Both empty: plain HTTP.

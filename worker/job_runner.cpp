@@ -47,8 +47,8 @@ const char* exit_code_meaning(int code) {
 }
 
 bool is_transport_error(const Error& e) {
-  return e.code == ErrorCode::unavailable || e.code == ErrorCode::timeout || e.code == ErrorCode::io ||
-         e.code == ErrorCode::internal;
+  return e.code == ErrorCode::unavailable || e.code == ErrorCode::storage_unavailable ||
+         e.code == ErrorCode::timeout || e.code == ErrorCode::io || e.code == ErrorCode::internal;
 }
 
 // Gives `root` and everything under it (links themselves, never followed) to `who`.

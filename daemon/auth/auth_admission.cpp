@@ -38,6 +38,13 @@ std::string usd(double v) { return fixed_decimal(v, 2); }
 
 }  // namespace
 
+Status UserLimitsAdmission::admit_spec(const train::JobSpec& spec, const jobs::SubmitContext& context) {
+  if (!spec.is_command() || context.may_submit_commands) return {};
+  return make_error(ErrorCode::permission_denied,
+                    "this token may not submit command jobs (an admin grants the \"commands\" permission to a token)",
+                    "command");
+}
+
 Status UserLimitsAdmission::admit(store::WriteTxn& txn, store::JobRow& row, const jobs::SubmitContext& context) {
   if (context.owner.empty()) return {};
   if (limits_.max_waiting_jobs_per_user > 0) {

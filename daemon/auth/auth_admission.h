@@ -1,4 +1,6 @@
-// Per-user limits checked inside every submit's transaction (docs/security.md):
+// What a submit must pass with auth on (docs/security.md): before anything is written, a command
+// job only from a token that may submit one (403, field "command"); then per-user limits checked
+// inside the submit's transaction:
 //  - at most limits.max_waiting_jobs_per_user jobs queued or held per user: past it the submit is
 //    refused (code "limit_exceeded", HTTP 429) and nothing is stored;
 //  - a monthly budget per user: when the user's spend this calendar month (UTC, from the cost
@@ -36,6 +38,9 @@ class UserLimitsAdmission final : public jobs::SubmitAdmission {
   UserLimitsAdmission(LimitsOptions limits, const Clock& clock, SpendSource* spend)
       : limits_(std::move(limits)), clock_(clock), spend_(spend) {}
 
+  // A command job runs the submitter's own program on the workers: only a token allowed to
+  // (SubmitContext::may_submit_commands: an admin's, or one granted "commands") may submit one.
+  Status admit_spec(const train::JobSpec& spec, const jobs::SubmitContext& context) override;
   Status admit(store::WriteTxn& txn, store::JobRow& row, const jobs::SubmitContext& context) override;
 
   // The budget of a user this month (0: none).

@@ -25,11 +25,18 @@
 
 namespace jobctl::daemon::auth {
 
+// What a token may do: admin (everything), user (the user API; only their own jobs), worker (the
+// worker protocol only).
+enum class Role { admin, user, worker };
+std::string_view to_string(Role role);
+// nullopt for a name that is none of them.
+std::optional<Role> role_from_string(std::string_view name);
+
 // Whom a request acts for.
 struct Principal {
   int64_t token_id = 0;
   std::string user;
-  std::string role;  // admin | user | worker
+  Role role = Role::user;
   std::string permissions;  // granted beyond the role (TokenRow::permissions)
 };
 

@@ -2,10 +2,11 @@
 
 #include <limits>
 
-#include "daemon/auth/auth_service.h"
 #include "daemon/auth/worker_credentials.h"
 #include "daemon/http/api_json.h"
 #include "daemon/http/auth_gate.h"
+#include "daemon/http/caller.h"
+#include "daemon/http/route_access.h"
 #include "net/json_body.h"
 #include "scheduler/job_state.h"
 
@@ -37,22 +38,16 @@ void submit_job(jobs::JobService& svc, const net::HttpRequest& req, const net::R
         ErrorCode::unsupported_media_type,
         "the job spec must be sent with Content-Type: application/json", "Content-Type")));
   // Owner from the auth gate ("" without auth); a retry with the same Idempotency-Key returns
-  // the first job (docs/api.md).
-  // A command job runs the submitter's own program on the workers: with auth on, only an admin's
-  // token or one granted the "commands" permission may submit one (docs/security.md).
-  if (!req.role.empty() && req.role != "admin" && req.permissions.find(auth::kCommandsPermission) == std::string::npos) {
-    const auto spec = net::parse_json_body(req.body);
-    if (spec && spec->is_object() && spec->contains("command"))
-      return respond(net::error_response(make_error(
-          ErrorCode::permission_denied,
-          "this token may not submit command jobs (an admin grants the \"commands\" permission to a token)",
-          "command")));
-  }
-  if (req.idempotency_key.size() > 200)
+  // the first job (docs/api.md). Whether the caller may submit a command job is the admission
+  // step's to check against the parsed spec (auth/auth_admission.h).
+  const Caller& caller = caller_of(req);
+  std::string idempotency_key = req.header_or_empty("Idempotency-Key");
+  if (idempotency_key.size() > 200)
     return respond(net::error_response(make_error(ErrorCode::invalid_argument, "Idempotency-Key must be at most 200 bytes", "Idempotency-Key")));
   // Answered from the store's completion, once the job is durable (the route runs on the I/O
   // thread and never blocks: Dispatch::io).
-  svc.submit_job_async(req.body, jobs::SubmitContext{req.user, req.idempotency_key},
+  svc.submit_job_async(req.body,
+                       jobs::SubmitContext{caller.user, std::move(idempotency_key), caller.may_submit_commands()},
                        [respond](Expected<jobs::JobRow> job) {
                          if (!job) {
                            Error e = job.error();
@@ -72,7 +67,7 @@ void submit_job(jobs::JobService& svc, const net::HttpRequest& req, const net::R
 void list_jobs(jobs::JobService& svc, const net::HttpRequest& req, const net::Responder& respond) {
   answer(respond, 200, [&]() -> Expected<json> {
     jobs::JobListRequest lr;
-    if (req.role == "user") lr.owner = req.user;  // auth: a user lists only their own jobs
+    lr.owner = caller_of(req).job_scope();  // auth: a user lists only their own jobs
     for (const auto& [key, value] : req.query) {
       if (key == "state") {
         auto s = scheduler::parse_job_state(value);
@@ -203,8 +198,7 @@ void list_workers(jobs::JobService& svc, const net::HttpRequest& req, const net:
     }
     // A user sees every worker, but only their own jobs on them. One more than the page: is
     // there a next one?
-    auto ws = svc.list_workers(req.role == "user" ? std::optional<std::string>(req.user) : std::nullopt, after,
-                               limit + 1);
+    auto ws = svc.list_workers(caller_of(req).job_scope(), after, limit + 1);
     if (!ws) return ws.error();
     json next = nullptr;
     if (static_cast<int64_t>(ws->size()) > limit) {
@@ -414,10 +408,11 @@ net::Router make_api_router(jobs::JobService& svc, ApiInfo info) {
   auto P = [&svc](auto fn) {  // a handler with path parameters
     return [&svc, fn](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) { fn(svc, req, p, respond); };
   };
-  // ---- the route table (docs/api.md) ----
+  // ---- the route table (docs/api.md): each route with who may call it (route_access.h) ----
+  const RouteAccess user{Access::user}, own_job{Access::user, "id"}, worker{Access::worker};
   // Healthy, or "degraded" (503) while the store cannot write: a load balancer or a monitor
   // then stops sending work here, and the answer says why.
-  r.add("GET", "/healthz", [&svc, info](const net::HttpRequest&, const net::PathParams&, net::Responder respond) {
+  r.add(route("GET", "/healthz", {Access::anyone}, [&svc, info](const net::HttpRequest&, const net::PathParams&, net::Responder respond) {
     const std::optional<std::string> problem = info.store_problem ? info.store_problem() : std::nullopt;
     json body = {{"status", problem ? "degraded" : "ok"},
                  {"version", info.version},
@@ -425,23 +420,23 @@ net::Router make_api_router(jobs::JobService& svc, ApiInfo info) {
                  {"waiting_workers", svc.waiting_workers()}};
     if (problem) body["store"] = *problem;
     respond(net::json_response(problem ? 503 : 200, body));
-  });
+  }));
   // Submits and heartbeats, the hottest routes, never block (they answer from the store's
   // completion): they run on the I/O thread (router.h, Dispatch).
-  r.add("POST", "/v1/jobs", S(submit_job), net::Dispatch::io);
-  r.add("GET", "/v1/jobs", S(list_jobs));
-  r.add("GET", "/v1/jobs/{id}", P(get_job));
-  r.add("POST", "/v1/jobs/{id}/cancel", P(cancel_job));
-  r.add("POST", "/v1/jobs/{id}/move", P(move_job));
-  r.add("POST", "/v1/workers/register", S(register_worker));
-  r.add("GET", "/v1/workers", S(list_workers));
-  r.add("POST", "/v1/workers/{id}/lease", P(lease));
-  r.add("POST", "/v1/jobs/{id}/heartbeat", [&svc, info](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) {
+  r.add(route("POST", "/v1/jobs", user, S(submit_job), net::Dispatch::io));
+  r.add(route("GET", "/v1/jobs", user, S(list_jobs)));
+  r.add(route("GET", "/v1/jobs/{id}", own_job, P(get_job)));
+  r.add(route("POST", "/v1/jobs/{id}/cancel", own_job, P(cancel_job)));
+  r.add(route("POST", "/v1/jobs/{id}/move", own_job, P(move_job)));
+  r.add(route("POST", "/v1/workers/register", {Access::new_worker}, S(register_worker)));
+  r.add(route("GET", "/v1/workers", user, S(list_workers)));
+  r.add(route("POST", "/v1/workers/{id}/lease", {Access::worker, "", "id"}, P(lease)));
+  r.add(route("POST", "/v1/jobs/{id}/heartbeat", worker, [&svc, info](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) {
     heartbeat(svc, req, p, respond, info);
-  }, net::Dispatch::io);
-  r.add("POST", "/v1/jobs/{id}/complete", P(complete));
-  r.add("POST", "/v1/jobs/{id}/fail", P(fail));
-  r.add("POST", "/v1/jobs/{id}/preempt", P(preempt));
+  }, net::Dispatch::io));
+  r.add(route("POST", "/v1/jobs/{id}/complete", worker, P(complete)));
+  r.add(route("POST", "/v1/jobs/{id}/fail", worker, P(fail)));
+  r.add(route("POST", "/v1/jobs/{id}/preempt", worker, P(preempt)));
   return r;
 }
 

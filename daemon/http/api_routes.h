@@ -1,9 +1,10 @@
-// jobctld's REST API: the route table (in one place, in api_routes.cpp) and its thin handlers.
-// Each handler decodes the request, calls one JobService method and encodes the answer;
-// docs/api.md documents every route.
+// jobctld's REST API: the jobs' and workers' route table (in api_routes.cpp, each route with who
+// may call it: route_access.h) and its thin handlers. Each handler decodes the request, calls one
+// JobService method and encodes the answer; docs/api.md documents every route.
 //
 // The worker protocol's handlers act for the worker whose secret the request carries (the gate
-// sets HttpRequest::worker_id: auth_gate.h); a body naming another worker is refused (403).
+// sets the Caller's worker_id: caller.h, auth_gate.h); a body naming another worker is refused
+// (403).
 //
 // Ownership: the router's handlers borrow the service, which must outlive the router.
 #pragma once

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/http/caller.h"
+#include "daemon/http/route_access.h"
 #include "net/json_body.h"
 
 namespace jobctl::daemon::http {
@@ -31,7 +33,8 @@ Error auth_off() {
 }  // namespace
 
 void add_auth_routes(net::Router& router, auth::TokenService& tokens, bool enabled) {
-  router.add("POST", "/v1/tokens", [&tokens, enabled](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) {
+  const RouteAccess admin{Access::admin};
+  router.add(route("POST", "/v1/tokens", admin, [&tokens, enabled](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) {
     if (!enabled) return respond(net::error_response(auth_off()));
     auto body = net::json_object_body(req, true);
     if (!body) return respond(net::error_response(body.error()));
@@ -61,8 +64,8 @@ void add_auth_routes(net::Router& router, auth::TokenService& tokens, bool enabl
     net::HttpResponse res = net::json_response(201, out);
     res.headers.emplace_back("Location", "/v1/tokens/" + std::to_string(made->row.id));
     respond(std::move(res));
-  });
-  router.add("GET", "/v1/tokens", [&tokens, enabled](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) {
+  }));
+  router.add(route("GET", "/v1/tokens", admin, [&tokens, enabled](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) {
     if (!enabled) return respond(net::error_response(auth_off()));
     if (!req.query.empty())
       return respond(net::error_response(net::unknown_query_parameter(req.query[0].first)));
@@ -71,8 +74,8 @@ void add_auth_routes(net::Router& router, auth::TokenService& tokens, bool enabl
     json out = json::array();
     for (const auto& t : *list) out.push_back(token_json(t));
     respond(net::json_response(200, json{{"tokens", std::move(out)}}));
-  });
-  router.add("POST", "/v1/tokens/{id}/revoke", [&tokens, enabled](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) {
+  }));
+  router.add(route("POST", "/v1/tokens/{id}/revoke", admin, [&tokens, enabled](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) {
     if (!enabled) return respond(net::error_response(auth_off()));
     auto id = net::parse_int_param(p.at(0), "id", 1, std::numeric_limits<int64_t>::max());
     if (!id) return respond(net::error_response(id.error()));
@@ -82,22 +85,23 @@ void add_auth_routes(net::Router& router, auth::TokenService& tokens, bool enabl
     auto row = tokens.revoke(*id);
     if (!row) return respond(net::error_response(row.error()));
     respond(net::json_response(200, token_json(*row)));
-  });
-  router.add("GET", "/v1/auth/whoami", [enabled](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) {
+  }));
+  router.add(route("GET", "/v1/auth/whoami", {Access::any_token}, [enabled](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) {
+    const Caller& caller = caller_of(req);
     respond(net::json_response(200, json{{"auth", enabled},
-                                    {"user", req.user.empty() ? json(nullptr) : json(req.user)},
-                                    {"role", req.role.empty() ? json(nullptr) : json(req.role)}}));
-  });
+                                    {"user", caller.user.empty() ? json(nullptr) : json(caller.user)},
+                                    {"role", caller.role ? json(auth::to_string(*caller.role)) : json(nullptr)}}));
+  }));
 }
 
 void add_metrics_route(net::Router& router, const metrics::Metrics& metrics) {
-  router.add("GET", "/metrics", [&metrics](const net::HttpRequest&, const net::PathParams&, net::Responder respond) {
+  router.add(route("GET", "/metrics", {Access::metrics}, [&metrics](const net::HttpRequest&, const net::PathParams&, net::Responder respond) {
     net::HttpResponse r;
     r.status = 200;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     r.body = metrics.render();
     respond(std::move(r));
-  });
+  }));
 }
 
 }  // namespace jobctl::daemon::http

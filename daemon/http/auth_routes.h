@@ -4,7 +4,8 @@
 //   POST /v1/tokens/{id}/revoke   revoke one (idempotent)
 //   GET  /v1/auth/whoami          the calling token's user and role (jobctl login checks with it)
 //   GET  /metrics                 Prometheus text format
-// Who may call them is decided by the auth gate (auth_gate.h). With auth off the token routes
+// Each declares who may call it (route_access.h: the token routes an admin, whoami any token,
+// /metrics an admin unless metrics.require_token is false). With auth off the token routes
 // answer 403: tokens are then made with `jobctld --create-token`.
 //
 // Ownership: the handlers borrow the services (they must outlive the router).

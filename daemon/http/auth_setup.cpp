@@ -6,11 +6,12 @@
 
 #include "daemon/http/auth_gate.h"
 #include "daemon/http/auth_routes.h"
+#include "daemon/http/route_access.h"
 #include "scheduler/job_state.h"
 
 namespace jobctl::daemon::http {
 
-std::unique_ptr<Hardening> install_hardening(net::Router& router, jobs::JobService& svc,
+Expected<std::unique_ptr<Hardening>> install_hardening(net::Router& router, jobs::JobService& svc,
                                              store::Store& store, const Clock& clock,
                                              const auth::SecurityOptions& options,
                                              auth::SpendSource* spend) {
@@ -44,6 +45,7 @@ std::unique_ptr<Hardening> install_hardening(net::Router& router, jobs::JobServi
     h->queue_wait = std::make_unique<QueueWaitMetric>(svc, *m);
     add_metrics_route(router, *m);
   }
+  if (auto st = check_route_access(router); !st) return st.error();
   return h;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "base/clock.h"
+#include "base/expected.h"
 #include "net/router.h"
 #include "daemon/auth/auth_admission.h"
 #include "daemon/auth/auth_budget_ledger.h"
@@ -61,7 +62,9 @@ struct Hardening {
 };
 
 // `spend`: where users' spend comes from; null: the cost ledger (LedgerSpend). Not owned.
-std::unique_ptr<Hardening> install_hardening(net::Router& router, jobs::JobService& service,
+// Call once every other route is added: the whole table is then checked (check_route_access,
+// route_access.h), and a route without declared access is an error jobctld does not start with.
+Expected<std::unique_ptr<Hardening>> install_hardening(net::Router& router, jobs::JobService& service,
                                              store::Store& store, const Clock& clock,
                                              const auth::SecurityOptions& options,
                                              auth::SpendSource* spend = nullptr);

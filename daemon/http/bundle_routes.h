@@ -21,7 +21,4 @@ namespace jobctl::daemon::http {
 
 void add_bundle_routes(net::Router& router, jobs::BundleService& bundles, DownloadSlots& slots);
 
-// True for a bundle upload (streamed to a file like a checkpoint's).
-bool is_bundle_upload(std::string_view method, std::string_view target);
-
 }  // namespace jobctl::daemon::http

@@ -5,6 +5,7 @@
 
 #include "daemon/http/api_json.h"
 #include "daemon/http/auth_gate.h"
+#include "daemon/http/route_access.h"
 #include "net/json_body.h"
 
 namespace jobctl::daemon::http {
@@ -143,24 +144,21 @@ void reject(jobs::CheckpointService& svc, const net::HttpRequest& req, const net
 
 }  // namespace
 
-bool is_checkpoint_upload(std::string_view method, std::string_view target) {
-  if (method != "PUT") return false;
-  const size_t q = target.find('?');
-  const std::string_view path = target.substr(0, q);
-  return path.rfind("/v1/jobs/", 0) == 0 && path.find("/checkpoints/") != std::string_view::npos;
-}
-
 void add_checkpoint_routes(net::Router& r, jobs::CheckpointService& svc, DownloadSlots& slots) {
   auto P = [&svc](auto fn) {
     return [&svc, fn](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) { fn(svc, req, p, respond); };
   };
-  r.add("PUT", "/v1/jobs/{id}/checkpoints/{step}", P(upload));
-  r.add("GET", "/v1/jobs/{id}/checkpoints", P(list));
-  r.add("GET", "/v1/jobs/{id}/checkpoints/{step}",
-        [&svc, &slots](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) {
-          download(svc, slots, req, p, respond);
-        });
-  r.add("POST", "/v1/jobs/{id}/checkpoints/{step}/reject", P(reject));
+  const RouteAccess worker{Access::worker}, reader{Access::checkpoint_reader, "id"};
+  // An upload streams to a file (at most the server's upload limit: checkpoints.max_bytes), never
+  // whole in memory.
+  r.add(route("PUT", "/v1/jobs/{id}/checkpoints/{step}", worker, P(upload), net::Dispatch::pool,
+              net::RequestBody::to_file()));
+  r.add(route("GET", "/v1/jobs/{id}/checkpoints", reader, P(list)));
+  r.add(route("GET", "/v1/jobs/{id}/checkpoints/{step}", reader,
+              [&svc, &slots](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) {
+                download(svc, slots, req, p, respond);
+              }));
+  r.add(route("POST", "/v1/jobs/{id}/checkpoints/{step}/reject", worker, P(reject)));
 }
 
 }  // namespace jobctl::daemon::http

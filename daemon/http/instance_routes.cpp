@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/http/route_access.h"
 #include "net/json_body.h"
 
 namespace jobctl::daemon::http {
@@ -56,8 +57,10 @@ json instance_json(const provisioning::InstanceView& v) {
 }
 
 void add_instance_routes(net::Router& r, provisioning::Provisioner* p) {
-  r.add("GET", "/v1/instances",
-        [p](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) { list_instances(p, req, respond); });
+  r.add(route("GET", "/v1/instances", {Access::user},
+              [p](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) {
+                list_instances(p, req, respond);
+              }));
 }
 
 }  // namespace jobctl::daemon::http

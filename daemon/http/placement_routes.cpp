@@ -9,8 +9,10 @@
 #include "cost/cost_json.h"
 #include "cost/fleet_plan.h"
 #include "cost/gpu_specs.h"
-#include "net/json_body.h"
+#include "daemon/http/caller.h"
+#include "daemon/http/route_access.h"
 #include "daemon/ledger/ledger_report.h"
+#include "net/json_body.h"
 
 namespace jobctl::daemon::http {
 
@@ -59,8 +61,7 @@ void spend(ledger::Ledger& ledger, const net::HttpRequest& req, const net::Respo
     }
   }
   // A user sees only what was billed to them (their jobs); admins, and everyone without auth, all.
-  auto r = ledger::spend_report(ledger, from, to, group_by,
-                                req.role == "user" ? std::optional<std::string>(req.user) : std::nullopt);
+  auto r = ledger::spend_report(ledger, from, to, group_by, caller_of(req).job_scope());
   if (!r) return respond(net::error_response(r.error()));
   respond(net::json_response(200, cost::to_json(*r)));
 }
@@ -127,10 +128,6 @@ void breakeven(placement::PlacementService& p, const net::HttpRequest& req, cons
 // The fleet plan (cost/fleet_plan.h) from the daemon's history: the query names the period, the
 // model and the GPU that would be bought; each parameter's error names it.
 void plan(placement::PlacementService& p, const net::HttpRequest& req, const net::Responder& respond) {
-  // The plan sums every user's jobs: a user token (which sees only its own spend) may not read it.
-  if (req.role == "user")
-    return respond(net::error_response(make_error(ErrorCode::permission_denied,
-                                                  "the fleet plan covers every user's jobs: it needs an admin token")));
   placement::FleetPlanRequest r;
   struct NumberField { const char* name; std::optional<double>* target; };
   const NumberField numbers[] = {{"purchase_usd", &r.purchase_usd},
@@ -187,12 +184,14 @@ void add_placement_routes(net::Router& r, placement::PlacementService& p, ledger
   auto S = [&p](auto fn) {
     return [&p, fn](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) { fn(p, req, respond); };
   };
-  r.add("POST", "/v1/quote", S(quote));
-  r.add("GET", "/v1/reports/spend", [&ledger](const net::HttpRequest& req, const net::PathParams&,
-                                              net::Responder respond) { spend(ledger, req, respond); });
-  r.add("GET", "/v1/reports/breakeven", S(breakeven));
-  r.add("GET", "/v1/reports/plan", S(plan));
-  r.add("GET", "/v1/catalog", S(catalog));
+  const RouteAccess user{Access::user};
+  r.add(route("POST", "/v1/quote", user, S(quote)));
+  r.add(route("GET", "/v1/reports/spend", user, [&ledger](const net::HttpRequest& req, const net::PathParams&,
+                                                          net::Responder respond) { spend(ledger, req, respond); }));
+  r.add(route("GET", "/v1/reports/breakeven", user, S(breakeven)));
+  // The plan sums every user's jobs: a user token (which sees only its own spend) may not read it.
+  r.add(route("GET", "/v1/reports/plan", {Access::admin}, S(plan)));
+  r.add(route("GET", "/v1/catalog", user, S(catalog)));
 }
 
 }  // namespace jobctl::daemon::http

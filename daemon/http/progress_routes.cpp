@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "daemon/http/route_access.h"
 #include "net/json_body.h"
 
 namespace jobctl::daemon::http {
@@ -9,7 +10,7 @@ namespace jobctl::daemon::http {
 using nlohmann::json;
 
 void add_progress_routes(net::Router& router, jobs::JobService& svc, jobs::ProgressHistory& history) {
-  router.add("GET", "/v1/jobs/{id}/progress",
+  router.add(route("GET", "/v1/jobs/{id}/progress", {Access::user, "id"},
              [&svc, &history](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) {
                auto id = net::parse_int_param(p.at(0), "id", 1, std::numeric_limits<int64_t>::max());
                if (!id) return respond(net::error_response(id.error()));
@@ -26,11 +27,11 @@ void add_progress_routes(net::Router& router, jobs::JobService& svc, jobs::Progr
                auto points = history.read(*id, limit);
                if (!points) return respond(net::error_response(points.error()));
                respond(net::json_response(200, json{{"job_id", *id}, {"points", std::move(*points)}}));
-             });
+             }));
 }
 
 void add_log_routes(net::Router& router, jobs::JobService& svc, const jobs::JobLogs& logs) {
-  router.add("GET", "/v1/jobs/{id}/log",
+  router.add(route("GET", "/v1/jobs/{id}/log", {Access::user, "id"},
              [&svc, &logs](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) {
                auto id = net::parse_int_param(p.at(0), "id", 1, std::numeric_limits<int64_t>::max());
                if (!id) return respond(net::error_response(id.error()));
@@ -49,7 +50,7 @@ void add_log_routes(net::Router& router, jobs::JobService& svc, const jobs::JobL
                                                     {"text", c.text},
                                                     {"next", c.next},
                                                     {"dropped_bytes", c.dropped_bytes}}));
-             });
+             }));
 }
 
 }  // namespace jobctl::daemon::http

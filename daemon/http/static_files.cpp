@@ -147,7 +147,7 @@ net::HttpResponse StaticFiles::serve(const net::HttpRequest& request) const {
   res.headers.emplace_back("Content-Security-Policy", kContentSecurityPolicy);
   res.headers.emplace_back("X-Frame-Options", "DENY");
   res.headers.emplace_back("Referrer-Policy", "no-referrer");
-  if (etag_matches(request.if_none_match, etag)) {
+  if (etag_matches(request.header_or_empty("If-None-Match"), etag)) {
     res.status = 304;
     res.content_type.clear();
     return res;

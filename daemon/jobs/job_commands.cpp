@@ -35,6 +35,8 @@ void JobCommands::submit_job_async(std::string_view spec_json, const SubmitConte
                                    std::function<void(Expected<JobRow>)> done) {
   auto spec = train::parse_job_spec(spec_json);
   if (!spec) return done(spec.error());
+  if (auto* admission = admission_.load())  // what this submitter may not ask for (a command job: auth_admission.h)
+    if (auto st = admission->admit_spec(*spec, context); !st) return done(st.error());
   // The GPU name must be one the table knows (train/ builds alone, so the spec parser cannot
   // check it); the stored request is its canonical text ("rtx 4090" -> "RTX4090").
   auto gpu = cost::parse_gpu_request(spec->resources.gpu);

@@ -31,6 +31,7 @@ struct JobListRequest {
 struct SubmitContext {
   std::string owner;            // the token's user; stored in jobs.owner
   std::string idempotency_key;  // a retried submit with the same key returns the first job
+  bool may_submit_commands = true;  // the caller's token may submit command jobs (http/caller.h)
 };
 
 struct JobPage {

@@ -8,12 +8,16 @@
 #include "base/expected.h"
 #include "daemon/jobs/protocol.h"
 #include "daemon/store/store.h"
+#include "train/spec/job_spec.h"
 
 namespace jobctl::daemon::jobs {
 
 class SubmitAdmission {
  public:
   virtual ~SubmitAdmission() = default;
+  // Called by JobCommands::submit_job_async with the parsed spec, before anything is written (any
+  // thread): what the submitter may not ask for at all. An error refuses the submit.
+  virtual Status admit_spec(const train::JobSpec& spec, const SubmitContext& context) = 0;
   // Called by JobCommands::submit_job_async after the job row and its "submitted" event are written, in
   // the same transaction. An error refuses the submit (the transaction part rolls back); holding
   // sets row.state = held and writes the "held" event.

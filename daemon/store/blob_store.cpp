@@ -20,8 +20,8 @@ namespace {
 // A failure of the disk itself (full, read-only, over a quota) is the store's, not the request's.
 Error io_error(const std::string& what, int err) {
   if (err == ENOSPC || err == EDQUOT || err == EROFS || err == EFBIG || err == EIO)
-    return make_error(ErrorCode::unavailable, "the checkpoint store cannot write: " + what + ": " + std::strerror(err),
-                      "store");
+    return make_error(ErrorCode::storage_unavailable,
+                      "the checkpoint store cannot write: " + what + ": " + std::strerror(err));
   return make_error(ErrorCode::io, what + ": " + std::strerror(err));
 }
 

@@ -22,7 +22,7 @@ bool disk_refused(int rc) {
 
 Error sql_error(int rc, std::string message) {
   if (disk_refused(rc))
-    return make_error(ErrorCode::unavailable, "the store cannot write: " + message, "store");
+    return make_error(ErrorCode::storage_unavailable, "the store cannot write: " + message);
   return make_error(ErrorCode::io, std::move(message));
 }
 

@@ -118,11 +118,11 @@ class Connection {
   std::map<std::string, std::unique_ptr<Statement>, std::less<>> cache_;
 };
 
-// An Error carrying SQLite's message for `rc` on `db`: code "unavailable" with field "store"
-// when the disk refused (full, read-only, an I/O error: the store, not the request, is at
+// An Error carrying SQLite's message for `rc` on `db`: code "storage_unavailable" when the disk
+// refused (full, read-only, an I/O error: the store, not the request, is at
 // fault, and a retry may succeed), else code "io".
 Error sqlite_error(sqlite3* db, int rc, std::string_view what);
 // An error of that first kind: the disk under the store refused a write.
-inline bool is_storage_failure(const Error& e) { return e.code == ErrorCode::unavailable && e.field == "store"; }
+inline bool is_storage_failure(const Error& e) { return e.code == ErrorCode::storage_unavailable; }
 
 }  // namespace jobctl::daemon::store

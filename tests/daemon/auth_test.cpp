@@ -45,7 +45,9 @@ class Auth : public ::testing::Test {
   void SetUp() override { build(); }
   void build() {
     router_ = make_api_router(*f_.svc);
-    hardening_ = install_hardening(router_, *f_.svc, *f_.db, f_.clock, options_, &spend_);
+    auto installed = install_hardening(router_, *f_.svc, *f_.db, f_.clock, options_, &spend_);
+    ASSERT_TRUE(installed) << installed.error().message;
+    hardening_ = std::move(*installed);
   }
 
   std::string token(const std::string& user, const std::string& role) {
@@ -61,8 +63,8 @@ class Auth : public ::testing::Test {
     req.target = target;
     req.body = body;
     req.content_type = body.empty() ? "" : "application/json";
-    if (!token.empty()) req.authorization = "Bearer " + token;
-    req.idempotency_key = idempotency_key;
+    if (!token.empty()) req.set_header("Authorization", "Bearer " + token);
+    if (!idempotency_key.empty()) req.set_header("Idempotency-Key", idempotency_key);
     if (auto st = net::parse_target(target, req); !st) return net::error_response(st.error());
     std::promise<net::HttpResponse> p;
     auto fut = p.get_future();
@@ -300,7 +302,9 @@ TEST(AuthLedger, BudgetHoldsReadTheCostLedger) {
   o.limits.requests_per_s = 0;
   o.limits.monthly_budget_usd = 50;
   net::Router router = make_api_router(*f.svc);
-  auto h = install_hardening(router, *f.svc, *f.db, f.clock, o);  // spend: the ledger
+  auto installed = install_hardening(router, *f.svc, *f.db, f.clock, o);  // spend: the ledger
+  ASSERT_TRUE(installed) << installed.error().message;
+  auto& h = *installed;
   auto alice = h->tokens.create("alice", "user");
   ASSERT_TRUE(alice);
   auto submit = [&]() {
@@ -309,7 +313,7 @@ TEST(AuthLedger, BudgetHoldsReadTheCostLedger) {
     req.target = req.path = "/v1/jobs";
     req.body = mlp_spec();
     req.content_type = "application/json";
-    req.authorization = "Bearer " + alice->secret;
+    req.set_header("Authorization", "Bearer " + alice->secret);
     std::promise<net::HttpResponse> p;
     auto fut = p.get_future();
     router.handle(req, [&p](net::HttpResponse r) { p.set_value(std::move(r)); });

@@ -293,7 +293,7 @@ struct Routes : CheckpointFixture {
     EXPECT_TRUE(net::parse_target(target, req));
     req.body = std::move(body);
     req.content_type = std::move(content_type);
-    req.worker_secret = worker_secret.empty() ? secret : worker_secret;
+    req.set_header("X-Worker-Secret", worker_secret.empty() ? secret : worker_secret);
     std::promise<net::HttpResponse> p;
     router.handle(req, [&p](net::HttpResponse r) { p.set_value(std::move(r)); });
     return p.get_future().get();
@@ -412,11 +412,16 @@ TEST(CheckpointRoutes, BadUploadsAre4xxNamingTheFieldAndChangeNothing) {
   EXPECT_EQ(r.incoming_files(), 0u);
 }
 
+// The route table says which bodies go to a file: the checkpoint PUT's, no other of its routes.
 TEST(CheckpointRoutes, OnlyCheckpointPutsAreUploads) {
-  EXPECT_TRUE(http::is_checkpoint_upload("PUT", "/v1/jobs/3/checkpoints/100?worker_id=1"));
-  EXPECT_FALSE(http::is_checkpoint_upload("GET", "/v1/jobs/3/checkpoints/100"));
-  EXPECT_FALSE(http::is_checkpoint_upload("POST", "/v1/jobs"));
-  EXPECT_FALSE(http::is_checkpoint_upload("PUT", "/v1/jobs?x=/checkpoints/"));
+  Routes r;
+  auto file_body = [&r](const char* method, const char* path) {
+    return r.router.match(method, path).body().kind == net::RequestBody::Kind::file;
+  };
+  EXPECT_TRUE(file_body("PUT", "/v1/jobs/3/checkpoints/100"));
+  EXPECT_FALSE(file_body("GET", "/v1/jobs/3/checkpoints/100"));
+  EXPECT_FALSE(file_body("POST", "/v1/jobs/3/checkpoints/100/reject"));
+  EXPECT_FALSE(file_body("PUT", "/v1/jobs"));
 }
 
 }  // namespace

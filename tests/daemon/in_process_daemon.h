@@ -35,7 +35,9 @@ class Daemon {
     EXPECT_TRUE(svc_->start());
     router_ = http::make_api_router(*svc_);
     // The request gate, auth off: the worker protocol still needs each worker's own secret.
-    hardening_ = http::install_hardening(router_, *svc_, *db_, clock_, auth::SecurityOptions{});
+    auto installed = http::install_hardening(router_, *svc_, *db_, clock_, auth::SecurityOptions{});
+    EXPECT_TRUE(installed) << (installed ? "" : installed.error().message);
+    if (installed) hardening_ = std::move(*installed);
     so.host = "127.0.0.1";
     so.port = 0;
     server_ = std::make_unique<net::HttpServer>(so, router_);

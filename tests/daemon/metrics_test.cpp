@@ -22,7 +22,9 @@ using jobctl::daemon::testing::ServiceFixture;
 class MetricsRoute : public ::testing::Test {
  protected:
   MetricsRoute() : router_(make_api_router(*f_.svc)) {
-    hardening_ = install_hardening(router_, *f_.svc, *f_.db, f_.clock, options_);
+    auto installed = install_hardening(router_, *f_.svc, *f_.db, f_.clock, options_);
+    EXPECT_TRUE(installed) << (installed ? "" : installed.error().message);
+    if (installed) hardening_ = std::move(*installed);
   }
   net::HttpResponse call(const std::string& method, const std::string& target, const std::string& body = "") {
     net::HttpRequest req;

@@ -7,6 +7,7 @@
 //   A11 a user could not list their own job's checkpoints, but any worker token could read
 //       every job's;
 //   A15 a 1 MB heartbeat `progress` was stored.
+#include "net/http_status.h"
 #include "tests/security/security_support.h"
 #include "tests/support/checkpoint_bytes.h"
 #include "worker/checkpoint_transfer.h"
@@ -61,7 +62,7 @@ client::HttpResult put_checkpoint(const std::string& url, const std::string& tok
   worker::CheckpointTransfer t(o);
   auto st = t.upload(job, step, worker_id, epoch, path);
   client::HttpResult r;
-  r.status = st ? 201 : static_cast<long>(http_status_for(st.error().code));
+  r.status = st ? 201 : static_cast<long>(net::http_status_for(st.error().code));
   r.body = st ? "" : st.error().message + " (field " + st.error().field + ")";
   return r;
 }

@@ -48,7 +48,7 @@ class StaticFilesTest : public ::testing::Test {
     net::HttpRequest req;
     req.method = method;
     req.target = target;
-    req.if_none_match = inm;
+    if (!inm.empty()) req.set_header("If-None-Match", inm);
     EXPECT_TRUE(net::parse_target(target, req)) << target;
     return StaticFiles(root).serve(req);
   }

@@ -1,0 +1,22 @@
+#include "daemon/http/daemon_router.h"
+
+#include "daemon/http/bundle_routes.h"
+#include "daemon/http/checkpoint_routes.h"
+#include "daemon/http/instance_routes.h"
+#include "daemon/http/placement_routes.h"
+#include "daemon/http/progress_routes.h"
+
+namespace jobctl::daemon::http {
+
+net::Router make_daemon_router(const RouteServices& s, ApiInfo info) {
+  net::Router router = make_api_router(s.jobs, std::move(info));
+  add_progress_routes(router, s.jobs, s.progress);
+  add_log_routes(router, s.jobs, s.logs);
+  add_checkpoint_routes(router, s.checkpoints, s.downloads);
+  add_bundle_routes(router, s.bundles, s.downloads);
+  add_placement_routes(router, s.placement, s.ledger);
+  add_instance_routes(router, s.provisioner);
+  return router;
+}
+
+}  // namespace jobctl::daemon::http

@@ -1,0 +1,38 @@
+// jobctld's whole route table but the operator routes (auth_setup.h adds those): the API, the
+// progress and log reads, checkpoints, code bundles, placement and instances — every route with
+// who may call it (route_access.h). main.cpp serves it; the route-table listing test lists it.
+//
+// Ownership: the handlers borrow the services, which must outlive the router. Thread safety: as
+// net::Router.
+#pragma once
+
+#include "daemon/http/api_routes.h"
+#include "daemon/http/blob_download.h"
+#include "daemon/jobs/bundle_service.h"
+#include "daemon/jobs/checkpoint_service.h"
+#include "daemon/jobs/job_logs.h"
+#include "daemon/jobs/job_service.h"
+#include "daemon/jobs/progress_history.h"
+#include "daemon/ledger/ledger.h"
+#include "daemon/placement/placement_service.h"
+#include "daemon/provisioning/provisioner.h"
+#include "net/router.h"
+
+namespace jobctl::daemon::http {
+
+// What the routes call (borrowed). provisioner may be null (no cloud configured).
+struct RouteServices {
+  jobs::JobService& jobs;
+  jobs::ProgressHistory& progress;
+  jobs::JobLogs& logs;
+  jobs::CheckpointService& checkpoints;
+  jobs::BundleService& bundles;
+  DownloadSlots& downloads;
+  placement::PlacementService& placement;
+  ledger::Ledger& ledger;
+  provisioning::Provisioner* provisioner = nullptr;
+};
+
+net::Router make_daemon_router(const RouteServices& services, ApiInfo info);
+
+}  // namespace jobctl::daemon::http

@@ -1,0 +1,135 @@
+// The route table jobctld serves, each route with who may call it (daemon/http/route_access.h),
+// where its handler runs and where its body goes: listed here in full, so that any change to a
+// route's access shows in review. And deny by default: a route that declares no access stops
+// the start, and the gate refuses it should one slip through.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <string>
+
+#include "daemon/http/auth_setup.h"
+#include "daemon/http/daemon_router.h"
+#include "daemon/http/route_access.h"
+#include "daemon/placement/placement_matcher.h"
+#include "net/json_body.h"
+#include "tests/daemon/service_support.h"
+
+namespace jobctl::daemon::http {
+namespace {
+
+using jobctl::daemon::testing::ServiceFixture;
+
+// Every service jobctld's routes call, over the fixture's store.
+struct AllServices : ServiceFixture {
+  AllServices()
+      : progress(*jobs::ProgressHistory::open(dir.path() / "progress", clock)),
+        checkpoint_blobs(dir.file("checkpoints")),
+        checkpoints(*db, checkpoint_blobs, clock),
+        bundle_blobs(dir.file("bundles")),
+        bundles(*db, bundle_blobs, clock, jobs::BundleOptions{}),
+        downloads(2),
+        placement(*db, clock, *svc, placement::PlacementSettings{}),
+        ledger(*db) {}
+  net::Router router() {
+    return make_daemon_router(
+        RouteServices{*svc, *progress, logs, checkpoints, bundles, downloads, placement, ledger, nullptr}, ApiInfo{});
+  }
+
+  std::unique_ptr<jobs::ProgressHistory> progress;
+  jobs::JobLogs logs;
+  store::BlobStore checkpoint_blobs;
+  jobs::CheckpointService checkpoints;
+  store::BlobStore bundle_blobs;
+  jobs::BundleService bundles;
+  DownloadSlots downloads;
+  placement::PlacementService placement;
+  ledger::Ledger ledger;
+};
+
+TEST(RouteTable, EveryRouteDeclaresWhoMayCallIt) {
+  AllServices s;
+  net::Router router = s.router();
+  auth::SecurityOptions options;
+  options.auth.enabled = true;
+  auto installed = install_hardening(router, *s.svc, *s.db, s.clock, options);  // the operator routes
+  ASSERT_TRUE(installed) << installed.error().message;
+  // METHOD PATTERN ACCESS [job={the job a user token must own}] [worker={the worker acted for}]
+  // DISPATCH BODY
+  EXPECT_EQ(route_listing(router),
+            "GET /healthz anyone pool memory\n"
+            "POST /v1/jobs user io memory\n"
+            "GET /v1/jobs user pool memory\n"
+            "GET /v1/jobs/{id} user job={id} pool memory\n"
+            "POST /v1/jobs/{id}/cancel user job={id} pool memory\n"
+            "POST /v1/jobs/{id}/move user job={id} pool memory\n"
+            "POST /v1/workers/register new_worker pool memory\n"
+            "GET /v1/workers user pool memory\n"
+            "POST /v1/workers/{id}/lease worker worker={id} pool memory\n"
+            "POST /v1/jobs/{id}/heartbeat worker io memory\n"
+            "POST /v1/jobs/{id}/complete worker pool memory\n"
+            "POST /v1/jobs/{id}/fail worker pool memory\n"
+            "POST /v1/jobs/{id}/preempt worker pool memory\n"
+            "GET /v1/jobs/{id}/progress user job={id} pool memory\n"
+            "GET /v1/jobs/{id}/log user job={id} pool memory\n"
+            "PUT /v1/jobs/{id}/checkpoints/{step} worker pool file\n"
+            "GET /v1/jobs/{id}/checkpoints checkpoint_reader job={id} pool memory\n"
+            "GET /v1/jobs/{id}/checkpoints/{step} checkpoint_reader job={id} pool memory\n"
+            "POST /v1/jobs/{id}/checkpoints/{step}/reject worker pool memory\n"
+            "POST /v1/bundles user pool file\n"
+            "GET /v1/bundles/{sha256} any_token pool memory\n"
+            "POST /v1/quote user pool memory\n"
+            "GET /v1/reports/spend user pool memory\n"
+            "GET /v1/reports/breakeven user pool memory\n"
+            "GET /v1/reports/plan admin pool memory\n"
+            "GET /v1/catalog user pool memory\n"
+            "GET /v1/instances user pool memory\n"
+            "POST /v1/tokens admin pool memory\n"
+            "GET /v1/tokens admin pool memory\n"
+            "POST /v1/tokens/{id}/revoke admin pool memory\n"
+            "GET /v1/auth/whoami any_token pool memory\n"
+            "GET /metrics metrics pool memory\n");
+}
+
+net::Handler answers_ok() {
+  return [](const net::HttpRequest&, const net::PathParams&, net::Responder respond) {
+    respond(net::json_response(200, nlohmann::json::object()));
+  };
+}
+
+TEST(RouteTable, ARouteWithoutDeclaredAccessStopsTheStart) {
+  ServiceFixture f;
+  net::Router router = make_api_router(*f.svc);
+  router.add("POST", "/v1/workers/{id}/drain", answers_ok());  // no access declared
+  auto installed = install_hardening(router, *f.svc, *f.db, f.clock, auth::SecurityOptions{});
+  ASSERT_FALSE(installed) << "a route without declared access must stop the start";
+  EXPECT_EQ(installed.error().code, ErrorCode::internal);
+  EXPECT_EQ(installed.error().field, "POST /v1/workers/{id}/drain");
+  EXPECT_NE(installed.error().message.find("declares no access"), std::string::npos) << installed.error().message;
+
+  // Should one be served anyway, the gate refuses it: nobody may call an undeclared route.
+  net::HttpRequest req;
+  req.method = "POST";
+  req.target = req.path = "/v1/workers/1/drain";
+  std::promise<net::HttpResponse> answered;
+  router.handle(req, [&answered](net::HttpResponse r) { answered.set_value(std::move(r)); });
+  EXPECT_EQ(answered.get_future().get().status, 403);
+}
+
+TEST(RouteTable, ADeclaredPlaceholderMustBeThePatterns) {
+  ServiceFixture f;
+  net::Router router = make_api_router(*f.svc);
+  router.add(route("GET", "/v1/jobs/{job}/notes", {Access::user, "id"}, answers_ok()));
+  auto installed = install_hardening(router, *f.svc, *f.db, f.clock, auth::SecurityOptions{});
+  ASSERT_FALSE(installed);
+  EXPECT_EQ(installed.error().field, "GET /v1/jobs/{job}/notes");
+}
+
+TEST(RouteTable, PlaceholdersAreFoundByName) {
+  EXPECT_EQ(placeholder_index("/v1/jobs/{id}/checkpoints/{step}", "id"), 0u);
+  EXPECT_EQ(placeholder_index("/v1/jobs/{id}/checkpoints/{step}", "step"), 1u);
+  EXPECT_EQ(placeholder_index("/v1/jobs/{id}", "step"), std::nullopt);
+  EXPECT_EQ(placeholder_index("/healthz", "id"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace jobctl::daemon::http
