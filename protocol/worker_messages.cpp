@@ -162,6 +162,23 @@ Expected<PreemptionReport> preemption_report_from_json(const json& body) {
   return rep;
 }
 
+Expected<CheckpointRejection> checkpoint_rejection_from_json(const json& body) {
+  if (auto st = net::only_keys(body, {"worker_id", "epoch", "error", "fallback_step"}); !st) return st.error();
+  CheckpointRejection rep;
+  auto lease = lease_ref_from_json(body);
+  if (!lease) return lease.error();
+  rep.lease = *lease;
+  auto error = net::string_field(body, "error", kMaxRejectionBytes);
+  if (!error) return error.error();
+  rep.error = std::move(*error);
+  if (auto it = body.find("fallback_step"); it != body.end() && !it->is_null()) {
+    auto fallback = net::int_field(body, "fallback_step", 0);
+    if (!fallback) return fallback.error();
+    rep.fallback_step = *fallback;
+  }
+  return rep;
+}
+
 Expected<WorkerRegistered> worker_registered_from_json(const json& body) {
   WorkerRegistered m;
   auto id = answer_int(body, "worker_id");

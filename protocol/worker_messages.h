@@ -101,7 +101,7 @@ struct CheckpointRejection {
 // Limits jobctld holds reports to (the heartbeat's log has its own, configured one).
 inline constexpr size_t kMaxFailureBytes = 16384;
 inline constexpr size_t kMaxReasonBytes = 4096;
-inline constexpr size_t kMaxRejectionBytes = 4000;
+inline constexpr size_t kMaxRejectionBytes = 4096;
 
 // Encoders: the JSON body each message travels as.
 nlohmann::json to_json(const LeaseRef& m);
@@ -121,6 +121,7 @@ Expected<HeartbeatReport> heartbeat_report_from_json(const nlohmann::json& body,
 Expected<CompletionReport> completion_report_from_json(const nlohmann::json& body);
 Expected<FailureReport> failure_report_from_json(const nlohmann::json& body);
 Expected<PreemptionReport> preemption_report_from_json(const nlohmann::json& body);
+Expected<CheckpointRejection> checkpoint_rejection_from_json(const nlohmann::json& body);
 
 // The worker's decoders of the answers (lenient on extra fields; a missing or mistyped required
 // field is an error naming it).

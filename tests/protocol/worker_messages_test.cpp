@@ -92,6 +92,15 @@ TEST(WorkerMessages, ReportDecodersNameTheFieldTheyRefuse) {
   EXPECT_EQ(field_of(failure_report_from_json(
                 json{{"worker_id", 1}, {"epoch", 1}, {"error", std::string(kMaxFailureBytes + 1, 'e')}})),
             "error");
+  auto rejected = checkpoint_rejection_from_json(to_json(CheckpointRejection{{1, 2}, "resume refused", 100}));
+  ASSERT_TRUE(rejected) << rejected.error().message;
+  EXPECT_EQ(rejected->fallback_step, 100);
+  auto fresh = checkpoint_rejection_from_json(to_json(CheckpointRejection{{1, 2}, "corrupt", std::nullopt}));
+  ASSERT_TRUE(fresh);
+  EXPECT_FALSE(fresh->fallback_step);
+  EXPECT_EQ(field_of(checkpoint_rejection_from_json(
+                json{{"worker_id", 1}, {"epoch", 1}, {"error", "x"}, {"fallback_step", -1}})),
+            "fallback_step");
   // A preempt without a reason is a worker giving the job back.
   auto released = preemption_report_from_json(json{{"worker_id", 1}, {"epoch", 1}});
   ASSERT_TRUE(released);
