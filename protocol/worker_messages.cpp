@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
+#include <string_view>
 
 #include "net/json_body.h"
 
@@ -40,6 +42,24 @@ Expected<int64_t> answer_int(const json& body, const char* key) {
   if (it == body.end() || !it->is_number_integer())
     return make_error(ErrorCode::invalid_argument, std::string("the answer's ") + key + " is not an integer", key);
   return it->get<int64_t>();
+}
+
+}  // namespace
+
+Expected<LeaseRef> lease_ref_from_json(const json& body) {
+  auto worker = net::int_field(body, "worker_id", 1);
+  if (!worker) return worker.error();
+  auto epoch = net::int_field(body, "epoch", 1);
+  if (!epoch) return epoch.error();
+  return LeaseRef{*worker, *epoch};
+}
+
+namespace {
+
+// A report's keys checked against the ones it may carry, and the lease it acts under read.
+Expected<LeaseRef> report_lease(const json& body, std::initializer_list<std::string_view> keys) {
+  if (auto st = net::only_keys(body, keys); !st) return st.error();
+  return lease_ref_from_json(body);
 }
 
 }  // namespace
@@ -92,14 +112,6 @@ json to_json(const CheckpointRejection& m) {
                               {"fallback_step", m.fallback_step ? json(*m.fallback_step) : json(nullptr)}});
 }
 
-Expected<LeaseRef> lease_ref_from_json(const json& body) {
-  auto worker = net::int_field(body, "worker_id", 1);
-  if (!worker) return worker.error();
-  auto epoch = net::int_field(body, "epoch", 1);
-  if (!epoch) return epoch.error();
-  return LeaseRef{*worker, *epoch};
-}
-
 Expected<HeartbeatReport> heartbeat_report_from_json(const json& body, size_t max_log_bytes) {
   if (auto st = net::only_keys(body, {"worker_id", "epoch", "progress", "log"}); !st) return st.error();
   HeartbeatReport hb;
@@ -122,9 +134,8 @@ Expected<HeartbeatReport> heartbeat_report_from_json(const json& body, size_t ma
 }
 
 Expected<CompletionReport> completion_report_from_json(const json& body) {
-  if (auto st = net::only_keys(body, {"worker_id", "epoch", "result"}); !st) return st.error();
   CompletionReport rep;
-  auto lease = lease_ref_from_json(body);
+  auto lease = report_lease(body, {"worker_id", "epoch", "result"});
   if (!lease) return lease.error();
   rep.lease = *lease;
   auto result = object_text(body, "result", true);
@@ -139,9 +150,8 @@ Expected<CompletionReport> completion_report_from_json(const json& body) {
 }
 
 Expected<FailureReport> failure_report_from_json(const json& body) {
-  if (auto st = net::only_keys(body, {"worker_id", "epoch", "error"}); !st) return st.error();
   FailureReport rep;
-  auto lease = lease_ref_from_json(body);
+  auto lease = report_lease(body, {"worker_id", "epoch", "error"});
   if (!lease) return lease.error();
   rep.lease = *lease;
   auto error = net::string_field(body, "error", kMaxFailureBytes);
@@ -151,9 +161,8 @@ Expected<FailureReport> failure_report_from_json(const json& body) {
 }
 
 Expected<PreemptionReport> preemption_report_from_json(const json& body) {
-  if (auto st = net::only_keys(body, {"worker_id", "epoch", "reason"}); !st) return st.error();
   PreemptionReport rep;
-  auto lease = lease_ref_from_json(body);
+  auto lease = report_lease(body, {"worker_id", "epoch", "reason"});
   if (!lease) return lease.error();
   rep.lease = *lease;
   auto reason = net::string_field(body, "reason", kMaxReasonBytes, std::string("worker released the job"));
@@ -163,9 +172,8 @@ Expected<PreemptionReport> preemption_report_from_json(const json& body) {
 }
 
 Expected<CheckpointRejection> checkpoint_rejection_from_json(const json& body) {
-  if (auto st = net::only_keys(body, {"worker_id", "epoch", "error", "fallback_step"}); !st) return st.error();
   CheckpointRejection rep;
-  auto lease = lease_ref_from_json(body);
+  auto lease = report_lease(body, {"worker_id", "epoch", "error", "fallback_step"});
   if (!lease) return lease.error();
   rep.lease = *lease;
   auto error = net::string_field(body, "error", kMaxRejectionBytes);
