@@ -11,6 +11,7 @@
 #include "base/fixed_decimal.h"
 #include "base/mutex.h"
 #include "base/retry.h"
+#include "protocol/worker_messages.h"
 
 namespace jobctl::worker {
 
@@ -46,17 +47,17 @@ bool Agent::register_worker(client::ApiClient& api, std::initializer_list<client
       log_ << "jobctl-worker: registration refused: " << r.result.error().message << "\n";
     return false;
   }
-  const json& registered = *r.result;
-  if (!registered["worker_secret"].is_string()) {
-    log_ << "jobctl-worker: the daemon's registration answer has no worker_secret (an older jobctld?)\n";
+  auto registered = protocol::worker_registered_from_json(*r.result);
+  if (!registered) {
+    log_ << "jobctl-worker: unreadable registration answer: " << registered.error().message << "\n";
     return false;
   }
-  worker_id_ = registered["worker_id"].get<int64_t>();
+  worker_id_ = registered->worker_id;
   // Every later call carries the worker's own secret (docs/security.md).
-  worker_secret_ = registered["worker_secret"].get<std::string>();
+  worker_secret_ = registered->worker_secret;
   for (client::ApiClient* c : clients) c->set_worker_secret(worker_secret_);
-  heartbeat_interval_s_ = registered.value("heartbeat_interval_s", 2);
-  max_lease_wait_s_ = registered.value("max_lease_wait_s", 30);
+  heartbeat_interval_s_ = registered->heartbeat_interval_s;
+  max_lease_wait_s_ = registered->max_lease_wait_s;
   log_ << "jobctl-worker: registered with " << options_.server << " as worker " << worker_id_ << " ("
        << options_.name << ", " << options_.capabilities["gpus"].size() << " GPU(s), " << std::max(1, options_.slots)
        << " slot(s))\n";
@@ -141,12 +142,17 @@ int Agent::run() {
     }
     lease_backoff.reset();
     if (!*r) continue;  // no job this time
+    auto offered = JobRunner::lease_from_json(**r);
+    if (!offered) {
+      log_ << "jobctl-worker: unreadable lease answer: " << offered.error().message << "\n";
+      continue;
+    }
+    const Lease lease = std::move(*offered);
     ++leased;
     RunnerOptions ro = options_.runner;
     ro.heartbeat_interval_ms = std::min(ro.heartbeat_interval_ms, heartbeat_interval_s_ * 1000);
     ro.transfer.server = options_.server;
     ro.transfer.worker_secret = worker_secret_;
-    const Lease lease = JobRunner::lease_from_json(**r);
     {
       MutexLock lock(slots.mu);
       slots.busy[static_cast<size_t>(slot)] = true;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "daemon/ledger/job_segments.h"
+#include "protocol/worker_messages.h"
 #include "scheduler/job_state.h"
 
 namespace jobctl::daemon::http {
@@ -122,13 +123,18 @@ json worker_json(const jobs::WorkerInfo& info) {
 }
 
 json lease_json(const jobs::LeaseGrant& g) {
-  return {{"job_id", g.job_id},
-          {"epoch", g.epoch},
-          {"name", g.name},
-          {"spec", embedded(g.spec_json)},
-          {"lease_expires_ms", g.lease_expires_ms},
-          {"resume", g.resume ? checkpoint_json(*g.resume) : json(nullptr)},
-          {"gpus", g.gpus}};
+  protocol::LeaseOffer offer;
+  offer.job_id = g.job_id;
+  offer.epoch = g.epoch;
+  offer.name = g.name;
+  offer.spec_json = g.spec_json;
+  offer.lease_expires_ms = g.lease_expires_ms;
+  offer.gpus = g.gpus;
+  json j = protocol::to_json(offer);
+  // The checkpoint to resume from as every checkpoint answer shows it (the worker reads its
+  // step, size and CRC: protocol::ResumePoint).
+  j["resume"] = g.resume ? checkpoint_json(*g.resume) : json(nullptr);
+  return j;
 }
 
 json checkpoint_json(const store::CheckpointRow& c) {

@@ -8,6 +8,7 @@
 #include "daemon/http/caller.h"
 #include "daemon/http/route_access.h"
 #include "net/json_body.h"
+#include "protocol/worker_messages.h"
 #include "scheduler/job_state.h"
 
 namespace jobctl::daemon::http {
@@ -171,11 +172,11 @@ void register_worker(jobs::JobService& svc, const net::HttpRequest& req, const n
     reg.secret_hash = secret->hash_hex;
     auto r = svc.register_worker(reg);
     if (!r) return r.error();
-    return json{{"worker_id", r->worker_id},
-                {"worker_secret", secret->secret},
-                {"heartbeat_interval_s", r->heartbeat_interval_s},
-                {"lease_timeout_s", r->lease_timeout_s},
-                {"max_lease_wait_s", r->max_lease_wait_s}};
+    return protocol::to_json(protocol::WorkerRegistered{.worker_id = r->worker_id,
+                                                        .worker_secret = secret->secret,
+                                                        .heartbeat_interval_s = r->heartbeat_interval_s,
+                                                        .lease_timeout_s = r->lease_timeout_s,
+                                                        .max_lease_wait_s = r->max_lease_wait_s});
   });
 }
 
@@ -266,24 +267,9 @@ Status check_timing(const json& obj, const char* object, const char* key, double
 constexpr double kMaxStepMs = 24.0 * 3600 * 1000;       // a day per step
 constexpr double kMaxElapsedS = 365.0 * 24 * 3600;      // a year per run
 
-// The lease a report acts under, for the worker whose secret the request carries.
-Expected<jobs::LeaseRef> lease_ref(const net::HttpRequest& req, const json& body) {
-  auto worker = net::int_field(body, "worker_id", 1);
-  if (!worker) return worker.error();
-  auto epoch = net::int_field(body, "epoch", 1);
-  if (!epoch) return epoch.error();
-  if (auto st = check_acting_worker(req, *worker); !st) return st.error();
-  return jobs::LeaseRef{*worker, *epoch};
-}
-
-Expected<std::string> object_text(const json& body, const char* key, bool required) {
-  auto it = body.find(key);
-  if (it == body.end() || it->is_null()) {
-    if (required) return make_error(ErrorCode::invalid_argument, std::string(key) + " is required", key);
-    return std::string();
-  }
-  if (!it->is_object()) return make_error(ErrorCode::invalid_argument, std::string(key) + " must be an object", key);
-  return it->dump();
+// A report's lease must be the acting worker's own (the secret the request carries).
+Status check_reporter(const net::HttpRequest& req, const jobs::LeaseRef& lease) {
+  return check_acting_worker(req, lease.worker_id);
 }
 
 void heartbeat(jobs::JobService& svc, const net::HttpRequest& req, const net::PathParams& p, const net::Responder& respond,
@@ -293,40 +279,25 @@ void heartbeat(jobs::JobService& svc, const net::HttpRequest& req, const net::Pa
   if (!id) return fail(id.error());
   auto body = net::json_object_body(req, true);
   if (!body) return fail(body.error());
-  if (auto st = net::only_keys(*body, {"worker_id", "epoch", "progress", "log"}); !st) return fail(st.error());
-  std::string log;
-  if (auto it = body->find("log"); it != body->end()) {
-    if (!it->is_string()) return fail(make_error(ErrorCode::invalid_argument, "log must be a string", "log"));
-    log = it->get<std::string>();
-    if (log.size() > info.max_log_bytes)
-      return fail(make_error(ErrorCode::payload_too_large,
-                             "log is " + std::to_string(log.size()) + " bytes, more than the " +
-                                 std::to_string(info.max_log_bytes) + " a heartbeat may carry",
-                             "log"));
-  }
-  jobs::HeartbeatReport hb;
-  auto ref = lease_ref(req, *body);
-  if (!ref) return fail(ref.error());
-  hb.lease = *ref;
   // The limit is on the bytes the worker sent, measured before anything is built from them.
   if (const auto received = net::member_text(req.body, "progress"); received && received->size() > info.max_progress_bytes)
     return fail(make_error(ErrorCode::payload_too_large,
                            "progress is " + std::to_string(received->size()) + " bytes of JSON, more than the " +
                                std::to_string(info.max_progress_bytes) + " a heartbeat may carry",
                            "progress"));
-  auto progress = object_text(*body, "progress", false);
-  if (!progress) return fail(progress.error());
-  if (!progress->empty()) {
+  auto decoded = protocol::heartbeat_report_from_json(*body, info.max_log_bytes);
+  if (!decoded) return fail(decoded.error());
+  jobs::HeartbeatReport hb = std::move(*decoded);
+  if (auto st = check_reporter(req, hb.lease); !st) return fail(st.error());
+  if (hb.progress_json)
     if (auto st = check_timing(body->at("progress"), "progress", "step_ms", kMaxStepMs); !st) return fail(st.error());
-    hb.progress_json = std::move(*progress);
-  }
+  std::string log = std::move(hb.log);
   // Answered from the store's completion (Dispatch::io: this never blocks); the progress history
   // records the point after the answer is on its way.
   svc.heartbeat_async(*id, hb, [respond, on_progress = info.on_progress, on_log = info.on_log, job_id = *id,
                                 progress = hb.progress_json, log = std::move(log)](Expected<jobs::HeartbeatReply> r) {
     if (!r) return respond(net::error_response(r.error()));
-    respond(net::json_response(
-        200, json{{"cancel", r->cancel}, {"move", r->move}, {"lease_expires_ms", r->lease_expires_ms}}));
+    respond(net::json_response(200, protocol::to_json(*r)));
     if (on_progress && progress && !r->cancel) on_progress(job_id, *progress);
     if (on_log && !log.empty()) on_log(job_id, log);
   });
@@ -338,21 +309,11 @@ void complete(jobs::JobService& svc, const net::HttpRequest& req, const net::Pat
     if (!id) return id.error();
     auto body = net::json_object_body(req, true);
     if (!body) return body.error();
-    if (auto st = net::only_keys(*body, {"worker_id", "epoch", "result"}); !st) return st.error();
-    jobs::CompletionReport rep;
-    auto ref = lease_ref(req, *body);
-    if (!ref) return ref.error();
-    rep.lease = *ref;
-    auto result = object_text(*body, "result", true);
-    if (!result) return result.error();
-    const json& r = (*body)["result"];
-    for (const char* k : {"final_loss", "test_accuracy", "test_loss", "elapsed_s"})
-      if (r.contains(k) && !r[k].is_number() && !r[k].is_null())
-        return make_error(ErrorCode::invalid_argument, std::string("result.") + k + " must be a number",
-                          std::string("result.") + k);
-    if (auto st = check_timing(r, "result", "elapsed_s", kMaxElapsedS); !st) return st.error();
-    rep.result_json = std::move(*result);
-    auto job = svc.complete(*id, rep);
+    auto rep = protocol::completion_report_from_json(*body);
+    if (!rep) return rep.error();
+    if (auto st = check_reporter(req, rep->lease); !st) return st.error();
+    if (auto st = check_timing((*body)["result"], "result", "elapsed_s", kMaxElapsedS); !st) return st.error();
+    auto job = svc.complete(*id, *rep);
     if (!job) return job.error();
     return job_summary_json(*job);
   });
@@ -364,15 +325,10 @@ void fail(jobs::JobService& svc, const net::HttpRequest& req, const net::PathPar
     if (!id) return id.error();
     auto body = net::json_object_body(req, true);
     if (!body) return body.error();
-    if (auto st = net::only_keys(*body, {"worker_id", "epoch", "error"}); !st) return st.error();
-    jobs::FailureReport rep;
-    auto ref = lease_ref(req, *body);
-    if (!ref) return ref.error();
-    rep.lease = *ref;
-    auto err = net::string_field(*body, "error", 16384);
-    if (!err) return err.error();
-    rep.error = std::move(*err);
-    auto job = svc.fail(*id, rep);
+    auto rep = protocol::failure_report_from_json(*body);
+    if (!rep) return rep.error();
+    if (auto st = check_reporter(req, rep->lease); !st) return st.error();
+    auto job = svc.fail(*id, *rep);
     if (!job) return job.error();
     return job_summary_json(*job);
   });
@@ -384,15 +340,10 @@ void preempt(jobs::JobService& svc, const net::HttpRequest& req, const net::Path
     if (!id) return id.error();
     auto body = net::json_object_body(req, true);
     if (!body) return body.error();
-    if (auto st = net::only_keys(*body, {"worker_id", "epoch", "reason"}); !st) return st.error();
-    jobs::PreemptionReport rep;
-    auto ref = lease_ref(req, *body);
-    if (!ref) return ref.error();
-    rep.lease = *ref;
-    auto reason = net::string_field(*body, "reason", 4096, std::string("worker released the job"));
-    if (!reason) return reason.error();
-    rep.reason = std::move(*reason);
-    auto job = svc.preempt(*id, rep);
+    auto rep = protocol::preemption_report_from_json(*body);
+    if (!rep) return rep.error();
+    if (auto st = check_reporter(req, rep->lease); !st) return st.error();
+    auto job = svc.preempt(*id, *rep);
     if (!job) return job.error();
     return job_summary_json(*job);
   });

@@ -7,6 +7,7 @@
 #include "daemon/http/auth_gate.h"
 #include "daemon/http/route_access.h"
 #include "net/json_body.h"
+#include "protocol/worker_messages.h"
 
 namespace jobctl::daemon::http {
 
@@ -117,24 +118,15 @@ void reject(jobs::CheckpointService& svc, const net::HttpRequest& req, const net
   if (!step) return fail(step.error());
   auto body = net::json_object_body(req, /*required=*/true);
   if (!body) return fail(body.error());
-  if (auto st = net::only_keys(*body, {"worker_id", "epoch", "error", "fallback_step"}); !st) return fail(st.error());
+  auto rejection = protocol::checkpoint_rejection_from_json(*body);
+  if (!rejection) return fail(rejection.error());
+  if (auto st = check_acting_worker(req, rejection->lease.worker_id); !st) return fail(st.error());
   jobs::CheckpointRejection r;
   r.job_id = *id;
   r.step = *step;
-  auto worker = net::int_field(*body, "worker_id", 1);
-  if (!worker) return fail(worker.error());
-  auto epoch = net::int_field(*body, "epoch", 1);
-  if (!epoch) return fail(epoch.error());
-  if (auto st = check_acting_worker(req, *worker); !st) return fail(st.error());
-  r.lease = jobs::LeaseRef{*worker, *epoch};
-  auto error = net::string_field(*body, "error", 4096);
-  if (!error) return fail(error.error());
-  r.error = std::move(*error);
-  if (auto it = body->find("fallback_step"); it != body->end() && !it->is_null()) {
-    auto fallback = net::int_field(*body, "fallback_step", 0);
-    if (!fallback) return fail(fallback.error());
-    r.fallback_step = *fallback;
-  }
+  r.lease = rejection->lease;
+  r.error = std::move(rejection->error);
+  r.fallback_step = rejection->fallback_step;
   auto left = svc.reject(r);
   if (!left) return fail(left.error());
   json out = json::array();

@@ -1,5 +1,6 @@
 // The typed requests and answers of the service layer: what the HTTP handlers decode bodies into
-// and encode answers from (docs/api.md shows their JSON).
+// and encode answers from (docs/api.md shows their JSON). The worker protocol's reports are the
+// shared messages of protocol/worker_messages.h.
 //
 // Thread safety: plain values.
 #pragma once
@@ -11,6 +12,7 @@
 
 #include "daemon/jobs/worker_capabilities.h"
 #include "daemon/store/records.h"
+#include "protocol/worker_messages.h"
 
 namespace jobctl::daemon::jobs {
 
@@ -79,37 +81,13 @@ struct LeaseGrant {
   std::vector<int> gpus;
 };
 
-// Every report from a worker names the lease it acts under: the job (in the path), the worker and
-// the lease epoch. A report whose lease is not the job's current one is refused (409).
-struct LeaseRef {
-  int64_t worker_id = 0;
-  int64_t epoch = 0;
-};
-
-struct HeartbeatReport {
-  LeaseRef lease;
-  std::optional<std::string> progress_json;  // a JSON object
-};
-
-struct HeartbeatReply {
-  bool cancel = false;                 // the job was cancelled: stop it
-  bool move = false;                   // the job is to move: checkpoint now and give it back
-  int64_t lease_expires_ms = 0;
-};
-
-struct CompletionReport {
-  LeaseRef lease;
-  std::string result_json;             // a JSON object (final_loss, test_accuracy, ...)
-};
-
-struct FailureReport {
-  LeaseRef lease;
-  std::string error;
-};
-
-struct PreemptionReport {
-  LeaseRef lease;
-  std::string reason;
-};
+// The worker protocol's messages, shared with jobctl-worker (protocol/worker_messages.h: the
+// reports and answers with their JSON encoders and decoders).
+using protocol::CompletionReport;
+using protocol::FailureReport;
+using protocol::HeartbeatReply;
+using protocol::HeartbeatReport;
+using protocol::LeaseRef;
+using protocol::PreemptionReport;
 
 }  // namespace jobctl::daemon::jobs

@@ -1,0 +1,240 @@
+#include "protocol/worker_messages.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <initializer_list>
+#include <string_view>
+
+#include "net/json_body.h"
+
+namespace jobctl::protocol {
+
+using nlohmann::json;
+
+namespace {
+
+// An object member's text, or an error naming it ("" when absent and not required).
+Expected<std::string> object_text(const json& body, const char* key, bool required) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) {
+    if (required) return make_error(ErrorCode::invalid_argument, std::string(key) + " is required", key);
+    return std::string();
+  }
+  if (!it->is_object()) return make_error(ErrorCode::invalid_argument, std::string(key) + " must be an object", key);
+  return it->dump();
+}
+
+// A JSON object's text as a value to embed (text that does not parse travels as a string).
+json embedded(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  return j.is_discarded() ? json(text) : j;
+}
+
+json with_lease(const LeaseRef& lease, json fields) {
+  fields["worker_id"] = lease.worker_id;
+  fields["epoch"] = lease.epoch;
+  return fields;
+}
+
+// A required integer member of an answer.
+Expected<int64_t> answer_int(const json& body, const char* key) {
+  auto it = body.find(key);
+  if (it == body.end() || !it->is_number_integer())
+    return make_error(ErrorCode::invalid_argument, std::string("the answer's ") + key + " is not an integer", key);
+  return it->get<int64_t>();
+}
+
+}  // namespace
+
+Expected<LeaseRef> lease_ref_from_json(const json& body) {
+  auto worker = net::int_field(body, "worker_id", 1);
+  if (!worker) return worker.error();
+  auto epoch = net::int_field(body, "epoch", 1);
+  if (!epoch) return epoch.error();
+  return LeaseRef{*worker, *epoch};
+}
+
+namespace {
+
+// A report's keys checked against the ones it may carry, and the lease it acts under read.
+Expected<LeaseRef> report_lease(const json& body, std::initializer_list<std::string_view> keys) {
+  if (auto st = net::only_keys(body, keys); !st) return st.error();
+  return lease_ref_from_json(body);
+}
+
+}  // namespace
+
+json to_json(const LeaseRef& m) { return {{"worker_id", m.worker_id}, {"epoch", m.epoch}}; }
+
+json to_json(const WorkerRegistered& m) {
+  return {{"worker_id", m.worker_id},
+          {"worker_secret", m.worker_secret},
+          {"heartbeat_interval_s", m.heartbeat_interval_s},
+          {"lease_timeout_s", m.lease_timeout_s},
+          {"max_lease_wait_s", m.max_lease_wait_s}};
+}
+
+json to_json(const LeaseOffer& m) {
+  json resume = nullptr;
+  if (m.resume) {
+    char crc[9];
+    std::snprintf(crc, sizeof crc, "%08x", m.resume->crc32c);
+    resume = {{"step", m.resume->step}, {"bytes", m.resume->bytes}, {"crc32c", crc}};
+  }
+  return {{"job_id", m.job_id},
+          {"epoch", m.epoch},
+          {"name", m.name},
+          {"spec", embedded(m.spec_json)},
+          {"lease_expires_ms", m.lease_expires_ms},
+          {"resume", std::move(resume)},
+          {"gpus", m.gpus}};
+}
+
+json to_json(const HeartbeatReport& m) {
+  json j = to_json(m.lease);
+  if (m.progress_json) j["progress"] = embedded(*m.progress_json);
+  if (!m.log.empty()) j["log"] = m.log;
+  return j;
+}
+
+json to_json(const HeartbeatReply& m) {
+  return {{"cancel", m.cancel}, {"move", m.move}, {"lease_expires_ms", m.lease_expires_ms}};
+}
+
+json to_json(const CompletionReport& m) { return with_lease(m.lease, {{"result", embedded(m.result_json)}}); }
+
+json to_json(const FailureReport& m) { return with_lease(m.lease, {{"error", m.error}}); }
+
+json to_json(const PreemptionReport& m) { return with_lease(m.lease, {{"reason", m.reason}}); }
+
+json to_json(const CheckpointRejection& m) {
+  return with_lease(m.lease, {{"error", m.error.substr(0, kMaxRejectionBytes)},
+                              {"fallback_step", m.fallback_step ? json(*m.fallback_step) : json(nullptr)}});
+}
+
+Expected<HeartbeatReport> heartbeat_report_from_json(const json& body, size_t max_log_bytes) {
+  if (auto st = net::only_keys(body, {"worker_id", "epoch", "progress", "log"}); !st) return st.error();
+  HeartbeatReport hb;
+  if (auto it = body.find("log"); it != body.end()) {
+    if (!it->is_string()) return make_error(ErrorCode::invalid_argument, "log must be a string", "log");
+    hb.log = it->get<std::string>();
+    if (hb.log.size() > max_log_bytes)
+      return make_error(ErrorCode::payload_too_large,
+                        "log is " + std::to_string(hb.log.size()) + " bytes, more than the " +
+                            std::to_string(max_log_bytes) + " a heartbeat may carry",
+                        "log");
+  }
+  auto lease = lease_ref_from_json(body);
+  if (!lease) return lease.error();
+  hb.lease = *lease;
+  auto progress = object_text(body, "progress", false);
+  if (!progress) return progress.error();
+  if (!progress->empty()) hb.progress_json = std::move(*progress);
+  return hb;
+}
+
+Expected<CompletionReport> completion_report_from_json(const json& body) {
+  CompletionReport rep;
+  auto lease = report_lease(body, {"worker_id", "epoch", "result"});
+  if (!lease) return lease.error();
+  rep.lease = *lease;
+  auto result = object_text(body, "result", true);
+  if (!result) return result.error();
+  const json& r = body["result"];
+  for (const char* k : {"final_loss", "test_accuracy", "test_loss", "elapsed_s"})
+    if (r.contains(k) && !r[k].is_number() && !r[k].is_null())
+      return make_error(ErrorCode::invalid_argument, std::string("result.") + k + " must be a number",
+                        std::string("result.") + k);
+  rep.result_json = std::move(*result);
+  return rep;
+}
+
+Expected<FailureReport> failure_report_from_json(const json& body) {
+  FailureReport rep;
+  auto lease = report_lease(body, {"worker_id", "epoch", "error"});
+  if (!lease) return lease.error();
+  rep.lease = *lease;
+  auto error = net::string_field(body, "error", kMaxFailureBytes);
+  if (!error) return error.error();
+  rep.error = std::move(*error);
+  return rep;
+}
+
+Expected<PreemptionReport> preemption_report_from_json(const json& body) {
+  PreemptionReport rep;
+  auto lease = report_lease(body, {"worker_id", "epoch", "reason"});
+  if (!lease) return lease.error();
+  rep.lease = *lease;
+  auto reason = net::string_field(body, "reason", kMaxReasonBytes, std::string("worker released the job"));
+  if (!reason) return reason.error();
+  rep.reason = std::move(*reason);
+  return rep;
+}
+
+Expected<CheckpointRejection> checkpoint_rejection_from_json(const json& body) {
+  CheckpointRejection rep;
+  auto lease = report_lease(body, {"worker_id", "epoch", "error", "fallback_step"});
+  if (!lease) return lease.error();
+  rep.lease = *lease;
+  auto error = net::string_field(body, "error", kMaxRejectionBytes);
+  if (!error) return error.error();
+  rep.error = std::move(*error);
+  if (auto it = body.find("fallback_step"); it != body.end() && !it->is_null()) {
+    auto fallback = net::int_field(body, "fallback_step", 0);
+    if (!fallback) return fallback.error();
+    rep.fallback_step = *fallback;
+  }
+  return rep;
+}
+
+Expected<WorkerRegistered> worker_registered_from_json(const json& body) {
+  WorkerRegistered m;
+  auto id = answer_int(body, "worker_id");
+  if (!id) return id.error();
+  m.worker_id = *id;
+  auto secret = body.find("worker_secret");
+  if (secret == body.end() || !secret->is_string())
+    return make_error(ErrorCode::invalid_argument,
+                      "the registration answer has no worker_secret (an older jobctld?)", "worker_secret");
+  m.worker_secret = secret->get<std::string>();
+  m.heartbeat_interval_s = body.value("heartbeat_interval_s", m.heartbeat_interval_s);
+  m.lease_timeout_s = body.value("lease_timeout_s", m.lease_timeout_s);
+  m.max_lease_wait_s = body.value("max_lease_wait_s", m.max_lease_wait_s);
+  return m;
+}
+
+Expected<LeaseOffer> lease_offer_from_json(const json& body) {
+  LeaseOffer m;
+  auto job = answer_int(body, "job_id");
+  if (!job) return job.error();
+  m.job_id = *job;
+  auto epoch = answer_int(body, "epoch");
+  if (!epoch) return epoch.error();
+  m.epoch = *epoch;
+  m.name = body.value("name", std::string());
+  if (auto spec = body.find("spec"); spec != body.end() && spec->is_object()) m.spec_json = spec->dump();
+  m.lease_expires_ms = body.value("lease_expires_ms", int64_t{0});
+  if (auto r = body.find("resume"); r != body.end() && r->is_object()) {
+    ResumePoint p;
+    p.step = r->value("step", int64_t{0});
+    p.bytes = r->value("bytes", int64_t{0});
+    const std::string crc = r->value("crc32c", std::string("0"));
+    p.crc32c = static_cast<uint32_t>(std::strtoul(crc.c_str(), nullptr, 16));
+    m.resume = p;
+  }
+  if (auto g = body.find("gpus"); g != body.end() && g->is_array())
+    for (const auto& k : *g)
+      if (k.is_number_integer()) m.gpus.push_back(k.get<int>());
+  return m;
+}
+
+Expected<HeartbeatReply> heartbeat_reply_from_json(const json& body) {
+  if (!body.is_object()) return make_error(ErrorCode::invalid_argument, "the heartbeat answer is not an object");
+  HeartbeatReply m;
+  m.cancel = body.value("cancel", false);
+  m.move = body.value("move", false);
+  m.lease_expires_ms = body.value("lease_expires_ms", int64_t{0});
+  return m;
+}
+
+}  // namespace jobctl::protocol

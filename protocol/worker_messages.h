@@ -1,0 +1,132 @@
+// The worker protocol's messages (docs/api.md, "The worker protocol"): what jobctl-worker sends
+// and what jobctld answers, as typed values, each with its JSON encoder and a strict decoder. Both
+// sides use these, so the wire format is written once: the worker encodes its reports and decodes
+// the answers; jobctld decodes the reports and encodes the answers.
+//
+// Decoders are strict where jobctld reads (unknown keys and wrong types are errors that name the
+// field, as net/json_body.h's checks word them) and lenient where the worker reads an answer
+// (a newer jobctld may add fields).
+//
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/expected.h"
+
+namespace jobctl::protocol {
+
+// Every report from a worker names the lease it acts under: the job (in the path), the worker and
+// the lease epoch. A report whose lease is not the job's current one is refused (409).
+struct LeaseRef {
+  int64_t worker_id = 0;
+  int64_t epoch = 0;
+};
+
+// POST /v1/workers: the answer (the request carries the worker's name and capabilities).
+struct WorkerRegistered {
+  int64_t worker_id = 0;
+  std::string worker_secret;  // sent with every later call (docs/security.md)
+  int heartbeat_interval_s = 2;
+  int lease_timeout_s = 0;
+  int max_lease_wait_s = 30;
+};
+
+// A stored checkpoint a lease resumes from, as the lease names it.
+struct ResumePoint {
+  int64_t step = 0;
+  int64_t bytes = 0;
+  uint32_t crc32c = 0;  // on the wire: 8 hex digits
+};
+
+// POST /v1/workers/{id}/lease: the job offered.
+struct LeaseOffer {
+  int64_t job_id = 0;
+  int64_t epoch = 0;
+  std::string name;
+  std::string spec_json = "{}";       // the job's spec, canonical JSON text
+  int64_t lease_expires_ms = 0;
+  std::optional<ResumePoint> resume;  // none: a fresh start
+  std::vector<int> gpus;              // the worker's GPUs the job takes
+};
+
+// POST /v1/jobs/{id}/heartbeat.
+struct HeartbeatReport {
+  HeartbeatReport() = default;
+  // (A constructor rather than aggregate initialisation: callers that carry no log leave it out.)
+  HeartbeatReport(LeaseRef lease_ref, std::optional<std::string> progress = std::nullopt, std::string log_text = {})
+      : lease(lease_ref), progress_json(std::move(progress)), log(std::move(log_text)) {}
+
+  LeaseRef lease;
+  std::optional<std::string> progress_json;  // a JSON object's text
+  std::string log;                           // the job's output since the last delivered heartbeat
+};
+
+struct HeartbeatReply {
+  bool cancel = false;  // the job was cancelled: stop it
+  bool move = false;    // the job is to move: checkpoint now and give it back
+  int64_t lease_expires_ms = 0;
+};
+
+// POST /v1/jobs/{id}/complete, /fail, /preempt.
+struct CompletionReport {
+  LeaseRef lease;
+  std::string result_json;  // a JSON object (final_loss, test_accuracy, ...)
+};
+
+struct FailureReport {
+  LeaseRef lease;
+  std::string error;
+};
+
+struct PreemptionReport {
+  LeaseRef lease;
+  std::string reason;
+};
+
+// POST /v1/jobs/{id}/checkpoints/{step}/reject: the lease holder cannot resume from it.
+struct CheckpointRejection {
+  LeaseRef lease;
+  std::string error;
+  std::optional<int64_t> fallback_step;  // the checkpoint tried next; none: a fresh start
+};
+
+// Limits jobctld holds reports to (the heartbeat's log has its own, configured one).
+inline constexpr size_t kMaxFailureBytes = 16384;
+inline constexpr size_t kMaxReasonBytes = 4096;
+inline constexpr size_t kMaxRejectionBytes = 4096;
+
+// Encoders: the JSON body each message travels as.
+nlohmann::json to_json(const LeaseRef& m);
+nlohmann::json to_json(const WorkerRegistered& m);
+nlohmann::json to_json(const LeaseOffer& m);
+nlohmann::json to_json(const HeartbeatReport& m);
+nlohmann::json to_json(const HeartbeatReply& m);
+nlohmann::json to_json(const CompletionReport& m);
+nlohmann::json to_json(const FailureReport& m);
+nlohmann::json to_json(const PreemptionReport& m);
+nlohmann::json to_json(const CheckpointRejection& m);
+
+// jobctld's decoders of the reports (strict; errors name the field). `max_log_bytes` bounds the
+// heartbeat's log (payload_too_large past it).
+Expected<LeaseRef> lease_ref_from_json(const nlohmann::json& body);
+Expected<HeartbeatReport> heartbeat_report_from_json(const nlohmann::json& body, size_t max_log_bytes);
+Expected<CompletionReport> completion_report_from_json(const nlohmann::json& body);
+Expected<FailureReport> failure_report_from_json(const nlohmann::json& body);
+Expected<PreemptionReport> preemption_report_from_json(const nlohmann::json& body);
+Expected<CheckpointRejection> checkpoint_rejection_from_json(const nlohmann::json& body);
+
+// The worker's decoders of the answers (lenient on extra fields; a missing or mistyped required
+// field is an error naming it).
+Expected<WorkerRegistered> worker_registered_from_json(const nlohmann::json& body);
+Expected<LeaseOffer> lease_offer_from_json(const nlohmann::json& body);
+Expected<HeartbeatReply> heartbeat_reply_from_json(const nlohmann::json& body);
+
+}  // namespace jobctl::protocol

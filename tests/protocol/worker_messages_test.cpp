@@ -1,0 +1,119 @@
+// The worker protocol's messages: what one side encodes the other decodes to the same value, and
+// jobctld's decoders refuse what a report must not carry, naming the field.
+#include "protocol/worker_messages.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace jobctl::protocol {
+namespace {
+
+using nlohmann::json;
+
+TEST(WorkerMessages, ReportsRoundTrip) {
+  const HeartbeatReport hb{{7, 3}, R"({"step":12,"loss":0.5})", "line one\nline two\n"};
+  auto back = heartbeat_report_from_json(to_json(hb), 1024);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->lease.worker_id, 7);
+  EXPECT_EQ(back->lease.epoch, 3);
+  ASSERT_TRUE(back->progress_json);
+  EXPECT_EQ(json::parse(*back->progress_json), json::parse(*hb.progress_json));
+  EXPECT_EQ(back->log, hb.log);
+
+  auto bare = heartbeat_report_from_json(to_json(HeartbeatReport{{7, 3}, std::nullopt, ""}), 1024);
+  ASSERT_TRUE(bare);
+  EXPECT_FALSE(bare->progress_json);
+  EXPECT_TRUE(bare->log.empty());
+
+  auto done = completion_report_from_json(to_json(CompletionReport{{2, 5}, R"({"final_loss":0.25})"}));
+  ASSERT_TRUE(done) << done.error().message;
+  EXPECT_EQ(json::parse(done->result_json), json::parse(R"({"final_loss":0.25})"));
+  auto failed = failure_report_from_json(to_json(FailureReport{{2, 5}, "exit code 3"}));
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->error, "exit code 3");
+  auto given_back = preemption_report_from_json(to_json(PreemptionReport{{2, 5}, "SIGTERM: worker stopping"}));
+  ASSERT_TRUE(given_back);
+  EXPECT_EQ(given_back->reason, "SIGTERM: worker stopping");
+  EXPECT_EQ(given_back->lease.epoch, 5);
+}
+
+TEST(WorkerMessages, AnswersRoundTrip) {
+  LeaseOffer offer;
+  offer.job_id = 41;
+  offer.epoch = 2;
+  offer.name = "mnist";
+  offer.spec_json = R"({"name":"mnist","train":{"epochs":1}})";
+  offer.lease_expires_ms = 123456;
+  offer.resume = ResumePoint{300, 1234, 0x0a0b0c0du};
+  offer.gpus = {1, 3};
+  auto back = lease_offer_from_json(to_json(offer));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->job_id, 41);
+  EXPECT_EQ(back->epoch, 2);
+  EXPECT_EQ(back->name, "mnist");
+  EXPECT_EQ(json::parse(back->spec_json), json::parse(offer.spec_json));
+  EXPECT_EQ(back->lease_expires_ms, 123456);
+  ASSERT_TRUE(back->resume);
+  EXPECT_EQ(back->resume->step, 300);
+  EXPECT_EQ(back->resume->bytes, 1234);
+  EXPECT_EQ(back->resume->crc32c, 0x0a0b0c0du);
+  EXPECT_EQ(back->gpus, (std::vector<int>{1, 3}));
+
+  auto reply = heartbeat_reply_from_json(to_json(HeartbeatReply{.cancel = false, .move = true, .lease_expires_ms = 9}));
+  ASSERT_TRUE(reply);
+  EXPECT_FALSE(reply->cancel);
+  EXPECT_TRUE(reply->move);
+  EXPECT_EQ(reply->lease_expires_ms, 9);
+
+  auto registered = worker_registered_from_json(to_json(WorkerRegistered{5, "secret", 2, 30, 25}));
+  ASSERT_TRUE(registered);
+  EXPECT_EQ(registered->worker_id, 5);
+  EXPECT_EQ(registered->worker_secret, "secret");
+  EXPECT_EQ(registered->max_lease_wait_s, 25);
+}
+
+TEST(WorkerMessages, ReportDecodersNameTheFieldTheyRefuse) {
+  auto field_of = [](const auto& r) { return r ? std::string("(accepted)") : r.error().field; };
+  EXPECT_EQ(field_of(heartbeat_report_from_json(json{{"worker_id", 1}, {"epoch", 1}, {"extra", 1}}, 64)), "extra");
+  EXPECT_EQ(field_of(heartbeat_report_from_json(json{{"worker_id", 0}, {"epoch", 1}}, 64)), "worker_id");
+  EXPECT_EQ(field_of(heartbeat_report_from_json(json{{"worker_id", 1}}, 64)), "epoch");
+  EXPECT_EQ(field_of(heartbeat_report_from_json(json{{"worker_id", 1}, {"epoch", 1}, {"progress", "text"}}, 64)),
+            "progress");
+  EXPECT_EQ(field_of(heartbeat_report_from_json(json{{"worker_id", 1}, {"epoch", 1}, {"log", 5}}, 64)), "log");
+  auto too_long = heartbeat_report_from_json(json{{"worker_id", 1}, {"epoch", 1}, {"log", std::string(65, 'x')}}, 64);
+  ASSERT_FALSE(too_long);
+  EXPECT_EQ(too_long.error().code, ErrorCode::payload_too_large);
+  EXPECT_EQ(field_of(completion_report_from_json(json{{"worker_id", 1}, {"epoch", 1}})), "result");
+  EXPECT_EQ(field_of(completion_report_from_json(
+                json{{"worker_id", 1}, {"epoch", 1}, {"result", {{"final_loss", "low"}}}})),
+            "result.final_loss");
+  EXPECT_EQ(field_of(failure_report_from_json(json{{"worker_id", 1}, {"epoch", 1}})), "error");
+  EXPECT_EQ(field_of(failure_report_from_json(
+                json{{"worker_id", 1}, {"epoch", 1}, {"error", std::string(kMaxFailureBytes + 1, 'e')}})),
+            "error");
+  auto rejected = checkpoint_rejection_from_json(to_json(CheckpointRejection{{1, 2}, "resume refused", 100}));
+  ASSERT_TRUE(rejected) << rejected.error().message;
+  EXPECT_EQ(rejected->fallback_step, 100);
+  auto fresh = checkpoint_rejection_from_json(to_json(CheckpointRejection{{1, 2}, "corrupt", std::nullopt}));
+  ASSERT_TRUE(fresh);
+  EXPECT_FALSE(fresh->fallback_step);
+  EXPECT_EQ(field_of(checkpoint_rejection_from_json(
+                json{{"worker_id", 1}, {"epoch", 1}, {"error", "x"}, {"fallback_step", -1}})),
+            "fallback_step");
+  // A preempt without a reason is a worker giving the job back.
+  auto released = preemption_report_from_json(json{{"worker_id", 1}, {"epoch", 1}});
+  ASSERT_TRUE(released);
+  EXPECT_EQ(released->reason, "worker released the job");
+}
+
+TEST(WorkerMessages, AnswersWithoutTheirRequiredFieldsAreErrors) {
+  EXPECT_FALSE(lease_offer_from_json(json{{"epoch", 1}}));
+  EXPECT_FALSE(worker_registered_from_json(json{{"worker_id", 3}}));  // no secret: an older jobctld
+  EXPECT_FALSE(heartbeat_reply_from_json(json::array()));
+  // A newer jobctld's extra fields are ignored.
+  EXPECT_TRUE(heartbeat_reply_from_json(json{{"cancel", true}, {"later_field", 1}}));
+}
+
+}  // namespace
+}  // namespace jobctl::protocol

@@ -1,0 +1,89 @@
+#include "worker/job_launch.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <system_error>
+
+#include "worker/oom_kill.h"
+
+namespace jobctl::worker {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Gives `root` and everything under it (links themselves, never followed) to `who`.
+Status give_tree(const fs::path& root, const process::Credentials& who) {
+  auto give = [&](const fs::path& p) -> Status {
+    if (::lchown(p.c_str(), who.uid, who.gid) != 0)
+      return make_error(ErrorCode::io, "cannot give " + p.string() + " to uid " + std::to_string(who.uid) + ": " +
+                                           std::strerror(errno));
+    return {};
+  };
+  if (auto st = give(root); !st) return st;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec))
+    if (auto st = give(it->path()); !st) return st;
+  if (ec) return make_error(ErrorCode::io, "cannot list " + root.string() + ": " + ec.message());
+  return {};
+}
+
+// The job protocol's environment (docs/job-protocol.md); JOBCTL_RESUME_FROM only when resuming
+// (removed otherwise, so that one in the worker's own environment never leaks in).
+std::vector<std::string> job_environment(int64_t job_id, const JobProgram& program, const RunnerOptions& options,
+                                         const fs::path& out_dir, const std::optional<std::string>& resume_path) {
+  std::vector<std::string> env = program.env;
+  // The worker's credentials never reach the program (docs/security.md): its API token leaves
+  // the environment (the worker secret lives only in this process's memory).
+  env.push_back("JOBCTL_TOKEN");
+  env.push_back("JOBCTL_JOB_ID=" + std::to_string(job_id));
+  env.push_back("JOBCTL_CHECKPOINT_DIR=" + out_dir.string());
+  env.push_back(resume_path ? "JOBCTL_RESUME_FROM=" + *resume_path : std::string("JOBCTL_RESUME_FROM"));
+  if (!options.gpu_indices.empty()) {
+    // nvidia-smi numbers GPUs in PCI bus order; make CUDA agree before picking them.
+    env.push_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");
+    std::string visible;
+    for (int k : options.gpu_indices) visible += (visible.empty() ? "" : ",") + std::to_string(k);
+    env.push_back("CUDA_VISIBLE_DEVICES=" + visible);
+  }
+  return env;
+}
+
+}  // namespace
+
+Expected<LaunchedJob> launch_job(int64_t job_id, int64_t epoch, const JobProgram& program, const RunnerOptions& options,
+                                 const fs::path& dir, const std::optional<std::string>& resume_path, std::ostream& log) {
+  const fs::path out_dir = dir / "out";
+  const std::vector<std::string> env = job_environment(job_id, program, options, out_dir, resume_path);
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) return make_error(ErrorCode::io, "cannot create " + out_dir.string() + ": " + ec.message());
+  if (options.run_as) {
+    // The folders the program writes become its user's; the job's folder (its spec, the
+    // uploads' links) stays the worker's.
+    for (const fs::path& d : {out_dir, program.cwd})
+      if (d != dir)
+        if (auto st = give_tree(d, *options.run_as); !st) return st.error();
+  }
+  // Everything the program starts ends with it: its own cgroup where the machine has one, else
+  // its session (and its user's processes, with --run-as), worker/job_containment.h. The SIGTERM
+  // and the SIGKILL the runner sends go to its process group.
+  LaunchedJob job;
+  job.containment = JobContainment::start(options.cgroup_parent, job_cgroup_name(job_id, epoch),
+                                          program.memory_limit_bytes, options.run_as, log);
+  job.oom_kills_before = oom_kill_count();
+  auto spawned = process::Child::spawn(program.argv, {.cwd = program.cwd.string(),
+                                                      .env = env,
+                                                      .address_space_limit_bytes = program.memory_limit_bytes,
+                                                      .new_session = job.containment->procs_fd() < 0,
+                                                      .cgroup_procs_fd = job.containment->procs_fd(),
+                                                      .run_as = options.run_as});
+  if (!spawned) return make_error(ErrorCode::io, "cannot start " + program.label + ": " + spawned.error().message);
+  job.containment->set_session((*spawned)->pid());
+  job.child = std::move(*spawned);
+  return job;
+}
+
+}  // namespace jobctl::worker

@@ -1,0 +1,66 @@
+#include "worker/job_program.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+namespace jobctl::worker {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+Expected<JobProgram> program_for(const std::string& spec_json, const fs::path& spec_path, const RunnerOptions& options) {
+  const fs::path dir = spec_path.parent_path();
+  JobProgram p;
+  json spec = json::parse(spec_json, nullptr, false);
+  if (spec.is_discarded() || !spec.is_object())
+    return make_error(ErrorCode::invalid_argument, "the lease's spec is not a JSON object", "spec");
+  p.grace_ms = options.kill_grace_ms;
+  if (auto ck = spec.find("checkpoint"); ck != spec.end() && ck->is_object()) {
+    auto g = ck->find("grace_s");
+    if (g != ck->end() && g->is_number() && g->get<double>() > 0)
+      p.grace_ms = static_cast<int>(std::min(3600.0, g->get<double>()) * 1000);
+  }
+  if (auto mem = spec.find("resources"); mem != spec.end() && mem->is_object()) {
+    auto mb = mem->find("memory_mb");
+    if (mb != mem->end() && mb->is_number_integer() && mb->get<int64_t>() > 0)
+      p.memory_limit_bytes = static_cast<uint64_t>(mb->get<int64_t>()) * 1024 * 1024;
+  }
+  auto command = spec.find("command");
+  if (command == spec.end() || command->is_null()) {
+    // A built-in model: jobctl-train, which speaks the same protocol (its --out and --resume come
+    // from JOBCTL_CHECKPOINT_DIR and JOBCTL_RESUME_FROM).
+    p.label = "jobctl-train";
+    p.cwd = dir;
+    p.argv = {options.trainer, "--spec", spec_path.string(), "--device", options.device,
+              "--log-every", std::to_string(std::max(1, options.log_every))};
+    if (!options.data_dir.empty()) {
+      p.argv.push_back("--data-dir");
+      p.argv.push_back(options.data_dir);
+    }
+    if (options.threads > 0) {
+      p.argv.push_back("--threads");
+      p.argv.push_back(std::to_string(options.threads));
+    }
+    return p;
+  }
+  if (!options.allow_commands)
+    return make_error(ErrorCode::permission_denied,
+                      "this worker does not run command jobs (it was started without --allow-commands)", "command");
+  if (!command->is_array() || command->empty())
+    return make_error(ErrorCode::invalid_argument, "command must be a non-empty array of strings", "command");
+  for (const auto& a : *command) {
+    if (!a.is_string()) return make_error(ErrorCode::invalid_argument, "command must be an array of strings", "command");
+    p.argv.push_back(a.get<std::string>());
+  }
+  if (auto env = spec.find("env"); env != spec.end() && env->is_object())
+    for (const auto& [k, v] : env->items())
+      if (v.is_string()) p.env.push_back(k + "=" + v.get<std::string>());
+  p.command = true;
+  if (auto b = spec.find("bundle"); b != spec.end() && b->is_string()) p.bundle = b->get<std::string>();
+  p.label = p.argv.front();
+  p.cwd = dir / "work";
+  return p;
+}
+
+}  // namespace jobctl::worker

@@ -1,0 +1,32 @@
+// How the worker runs its leased jobs (the agent fills it from jobctl-worker's flags).
+//
+// Thread safety: a plain value.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "process/child.h"
+#include "worker/checkpoint_transfer.h"
+
+namespace jobctl::worker {
+
+struct RunnerOptions {
+  std::string trainer;             // path of jobctl-train
+  std::string work_dir;            // jobs run in <work_dir>/job-<id>-lease-<epoch>
+  std::string device = "auto";     // passed to jobctl-train --device
+  std::string data_dir;            // passed as --data-dir when not empty
+  int heartbeat_interval_ms = 2000;
+  int kill_grace_ms = 30000;       // after SIGTERM, how long before SIGKILL, unless the spec's checkpoint.grace_s says
+  int log_every = 10;              // jobctl-train --log-every
+  bool keep_work_dirs = false;     // keep a succeeded job's folder (failed ones are always kept)
+  bool allow_commands = false;     // run command jobs (--allow-commands); without it they fail here
+  int threads = 0;                 // jobctl-train --threads (0: its default, all cores)
+  std::vector<int> gpu_indices;    // the job sees only these GPUs (CUDA_VISIBLE_DEVICES); empty: all
+  TransferOptions transfer;        // jobctld's URL and credentials, checkpoint uploads and downloads (filled by the agent)
+  std::optional<process::Credentials> run_as;  // job programs run as this user (--run-as); nullopt: the worker's
+  std::string cgroup_parent;       // each run's cgroup v2 goes under this folder; empty: none (worker/job_containment.h)
+};
+
+}  // namespace jobctl::worker
