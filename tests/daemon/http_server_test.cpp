@@ -22,6 +22,7 @@
 #include "tests/daemon/service_support.h"
 #include "tests/support/raw_connection.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/poll.h"
 
 namespace jobctl::daemon::http {
 namespace {
@@ -173,8 +174,7 @@ TEST(HttpServer, ALongPollIsAnsweredBySubmissionWithoutHoldingAHandlerThread) {
     worker.set_worker_secret((*reg)["worker_secret"]);
     return worker.lease(w, 20);
   });
-  for (int i = 0; i < 200 && d.svc().waiting_workers() == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  jobctl::testing::poll_until([&] { return d.svc().waiting_workers() != 0; });
   ASSERT_EQ(d.svc().waiting_workers(), 1u);
   auto job = api.submit_job(mlp_spec());
   ASSERT_TRUE(job);
@@ -208,8 +208,7 @@ TEST(HttpServer, GracefulShutdownAnswersInFlightLongPollsAndStopsAccepting) {
     worker.set_worker_secret((*reg)["worker_secret"]);
     return worker.lease(w, 50);
   });
-  for (int i = 0; i < 200 && d.svc().waiting_workers() == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  jobctl::testing::poll_until([&] { return d.svc().waiting_workers() != 0; });
   const auto t0 = std::chrono::steady_clock::now();
   d.shutdown();
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
