@@ -58,7 +58,7 @@ void add_cost_commands(CLI::App& app, CliContext& ctx);
 // estimate (a spec's estimate.model: memory per GPU and compute; estimate_commands.cpp, no daemon)
 void add_estimate_commands(CLI::App& app, CliContext& ctx);
 // The candidate table and reason of a placement (POST /v1/quote, GET /v1/jobs/{id} "placement");
-// cost_commands.cpp. Used by `jobctl quote` and `jobctl show`. By default the chosen option and the
+// placement_table.cpp. Used by `jobctl quote` and `jobctl show`. By default the chosen option and the
 // cheapest fitting ones (at most kPlacementRows), then the rejected ones counted by reason; `all`:
 // every row in the daemon's order, rejected ones with their reason.
 inline constexpr size_t kPlacementRows = 10;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -210,6 +211,16 @@ Expected<std::string> read_spec_text(const std::string& path) {
   return text.str();
 }
 
+// `submit`'s usage line also shows what main.cpp takes after `--` (CLI11 never sees it).
+class CommandUsageFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    std::string line = CLI::Formatter::make_usage(app, std::move(name));
+    const size_t end = line.find_last_not_of('\n');
+    return line.substr(0, end + 1) + " [-- COMMAND...]\n";
+  }
+};
+
 void add_submit(CLI::App& app, CliContext& ctx) {
   struct Opts {
     std::string file;
@@ -219,7 +230,9 @@ void add_submit(CLI::App& app, CliContext& ctx) {
     int64_t workdir_limit_mb = static_cast<int64_t>(bundle::kDefaultMaxPackedInput >> 20);
   };
   auto o = std::make_shared<Opts>();
-  auto* cmd = app.add_subcommand("submit", "submit a job from a spec file (SPEC.json, - for stdin) and/or flags");
+  auto* cmd = app.add_subcommand("submit", "submit a job from a spec file (SPEC.json, - for stdin) and/or flags; "
+                                            "what follows -- is a command job's program and its arguments");
+  cmd->formatter(std::make_shared<CommandUsageFormatter>());
   cmd->add_option("SPEC", o->file, "job spec file (JSON); flags override its keys");
   cmd->add_option("--name", o->f.name, "job name");
   cmd->add_option("--model", o->f.model, "mlp or cnn");
@@ -238,6 +251,15 @@ void add_submit(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--gpu", o->f.gpu, "any, cpu, or a GPU model such as A100");
   cmd->add_option("--gpus", o->f.gpus, "GPUs per job");
   cmd->add_option("--priority", o->f.priority, "0..100, higher runs first");
+  cmd->add_option("--mode", o->f.mode, "placement.mode: auto (default), local or cloud");
+  cmd->add_option("--spot", o->f.spot, "placement.spot: auto (default), always or never");
+  cmd->add_option("--deadline-hours", o->f.deadline_hours, "placement.deadline_hours: finish within H hours of submission");
+  cmd->add_option("--max-usd-per-hour", o->f.max_usd_per_hour, "placement.max_usd_per_hour: the most an option may cost");
+  cmd->add_option("--env", o->f.env, "NAME=VALUE in a command job's environment (repeatable)")->allow_extra_args(false);
+  cmd->add_option("--setup", o->f.setup,
+                  "a shell command run in a command job's folder before its program (repeatable, in order)")
+      ->allow_extra_args(false);
+  cmd->add_option("--estimate-hours", o->f.estimate_hours, "a command job's runtime hint: hours on one estimate.gpu (V100)");
   cmd->add_flag("--wait", o->wait, "wait until the job finishes; exit 0 only if it succeeded");
   cmd->add_option("--workdir", o->workdir,
                   "a command job's code: pack this folder (without .git) into a bundle the worker unpacks into the "

@@ -1,6 +1,8 @@
 #include "cli/spec_builder.h"
 
 #include <charconv>
+#include <cmath>
+#include <string_view>
 
 #include "cost/gpu_specs.h"
 
@@ -27,6 +29,26 @@ Expected<std::vector<int>> parse_int_list(const std::string& text, const std::st
   }
   return out;
 }
+
+namespace {
+
+Status one_of(const std::optional<std::string>& value, const std::string& flag,
+              std::initializer_list<std::string_view> allowed) {
+  if (!value) return ok_status();
+  std::string list;
+  for (auto a : allowed) {
+    if (*value == a) return ok_status();
+    list += (list.empty() ? "" : ", ") + std::string(a);
+  }
+  return make_error(ErrorCode::invalid_argument, flag + " must be one of " + list + " (got '" + *value + "')", flag);
+}
+
+Status positive(const std::optional<double>& value, const std::string& flag) {
+  if (!value || (std::isfinite(*value) && *value > 0)) return ok_status();
+  return make_error(ErrorCode::invalid_argument, flag + " must be a number > 0", flag);
+}
+
+}  // namespace
 
 Expected<json> build_spec(json spec, const SpecFlags& f) {
   if (spec.is_null()) spec = json::object();
@@ -68,8 +90,34 @@ Expected<json> build_spec(json spec, const SpecFlags& f) {
     if (!gpu) return make_error(ErrorCode::invalid_argument, "--gpu: " + gpu.error().message, "--gpu");
     section("resources")["gpu"] = *f.gpu;
   }
-  if (f.gpus) section("resources")["gpus"] = *f.gpus;
+  if (f.gpus) {
+    if (*f.gpus < 1) return make_error(ErrorCode::invalid_argument, "--gpus must be at least 1", "--gpus");
+    section("resources")["gpus"] = *f.gpus;
+  }
   if (f.priority) spec["priority"] = *f.priority;
+
+  if (auto st = one_of(f.mode, "--mode", {"auto", "local", "cloud"}); !st) return st.error();
+  if (auto st = one_of(f.spot, "--spot", {"auto", "always", "never"}); !st) return st.error();
+  if (auto st = positive(f.deadline_hours, "--deadline-hours"); !st) return st.error();
+  if (auto st = positive(f.max_usd_per_hour, "--max-usd-per-hour"); !st) return st.error();
+  if (auto st = positive(f.estimate_hours, "--estimate-hours"); !st) return st.error();
+  if (f.mode) section("placement")["mode"] = *f.mode;
+  if (f.spot) section("placement")["spot"] = *f.spot;
+  if (f.deadline_hours) section("placement")["deadline_hours"] = *f.deadline_hours;
+  if (f.max_usd_per_hour) section("placement")["max_usd_per_hour"] = *f.max_usd_per_hour;
+
+  for (const std::string& setting : f.env) {
+    const size_t eq = setting.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return make_error(ErrorCode::invalid_argument, "--env takes NAME=VALUE (got '" + setting + "')", "--env");
+    section("env")[setting.substr(0, eq)] = setting.substr(eq + 1);
+  }
+  if (!f.setup.empty()) {
+    for (const std::string& command : f.setup)
+      if (command.empty()) return make_error(ErrorCode::invalid_argument, "--setup takes a command (got '')", "--setup");
+    spec["setup"] = f.setup;
+  }
+  if (f.estimate_hours) section("estimate")["hours"] = *f.estimate_hours;
   return spec;
 }
 

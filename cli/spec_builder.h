@@ -33,10 +33,21 @@ struct SpecFlags {
   std::optional<std::string> gpu;          // any | cpu | a GPU model
   std::optional<int> gpus;
   std::optional<int> priority;
+  // placement
+  std::optional<std::string> mode;         // auto | local | cloud
+  std::optional<std::string> spot;         // auto | always | never
+  std::optional<double> deadline_hours;
+  std::optional<double> max_usd_per_hour;
+  // a command job's
+  std::vector<std::string> env;            // "NAME=VALUE", each setting (or replacing) one variable
+  std::vector<std::string> setup;          // shell commands; when given, they replace the file's list
+  std::optional<double> estimate_hours;    // estimate.hours (estimate.gpu stays the file's)
 };
 
 // `base` is the spec file's JSON (or an empty object). With no model and no data anywhere, the
-// spec gets an MLP on Fashion-MNIST. Errors name the flag ("--hidden").
+// spec gets an MLP on Fashion-MNIST. Errors name the flag ("--hidden"): the values a flag alone
+// can get wrong (a list, a closed set, a positive number, NAME=VALUE) are checked here; the rest
+// is jobctld's.
 Expected<nlohmann::json> build_spec(nlohmann::json base, const SpecFlags& flags);
 
 // Parses "256,128" into integers; "" is an empty list.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 
@@ -17,9 +18,28 @@ void global_init_once() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
+// Where an answer's body goes, and how much of it may come.
+struct BodySink {
+  std::string* body;
+  uint64_t max_bytes;  // 0: no limit
+  bool too_large = false;
+};
+
 size_t append_body(char* data, size_t size, size_t n, void* user) {
-  static_cast<std::string*>(user)->append(data, size * n);
+  auto* sink = static_cast<BodySink*>(user);
+  if (sink->max_bytes != 0 && sink->body->size() + size * n > sink->max_bytes) {
+    sink->too_large = true;
+    return 0;  // less than was given aborts the transfer
+  }
+  sink->body->append(data, size * n);
   return size * n;
+}
+
+bool has_header(const std::vector<std::string>& headers, const char* name) {
+  const size_t len = std::strlen(name);
+  return std::any_of(headers.begin(), headers.end(), [&](const std::string& h) {
+    return h.size() >= len && strncasecmp(h.c_str(), name, len) == 0;
+  });
 }
 
 int check_cancel(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
@@ -59,15 +79,12 @@ Expected<HttpResult> HttpClient::request(std::string_view method, std::string_vi
   char errbuf[CURL_ERROR_SIZE] = {0};
 
   curl_slist* raw_headers = nullptr;
-  raw_headers = curl_slist_append(raw_headers, "Accept: application/json");
+  if (!has_header(extra_headers, "Accept:")) raw_headers = curl_slist_append(raw_headers, "Accept: application/json");
   // No "Expect: 100-continue" round trip: jobctld answers a too-large body with 413 anyway.
   raw_headers = curl_slist_append(raw_headers, "Expect:");
   // Every POST and PUT names its type (jobctld refuses one that does not: docs/security.md):
   // JSON unless the caller gives another (a bundle's application/octet-stream).
-  const bool own_type = std::any_of(extra_headers.begin(), extra_headers.end(), [](const std::string& h) {
-    return h.size() >= 13 && strncasecmp(h.c_str(), "Content-Type:", 13) == 0;
-  });
-  if (!own_type && (!json_body.empty() || method == "POST" || method == "PUT"))
+  if (!has_header(extra_headers, "Content-Type:") && (!json_body.empty() || method == "POST" || method == "PUT"))
     raw_headers = curl_slist_append(raw_headers, "Content-Type: application/json");
   std::string auth;
   if (!options_.bearer_token.empty()) {
@@ -91,7 +108,11 @@ Expected<HttpResult> HttpClient::request(std::string_view method, std::string_vi
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, options_.connect_timeout_ms);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : options_.timeout_ms);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &result.body);
+  BodySink sink{&result.body, options_.max_body_bytes};
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+  if (options_.follow_redirects) curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+  if (options_.max_body_bytes != 0)  // refused up front when the size is announced
+    curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options_.max_body_bytes));
   if (method == "POST" || method == "PUT" || !json_body.empty()) {
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, json_body.data());
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(json_body.size()));
@@ -106,6 +127,10 @@ Expected<HttpResult> HttpClient::request(std::string_view method, std::string_vi
   }
 
   const CURLcode rc = curl_easy_perform(curl);
+  if (sink.too_large || rc == CURLE_FILESIZE_EXCEEDED)
+    return make_error(ErrorCode::payload_too_large,
+                      method_str + " " + url + ": the answer is larger than " + std::to_string(options_.max_body_bytes) +
+                          " bytes");
   if (rc != CURLE_OK) {
     std::string detail = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc);
     switch (rc) {
@@ -130,6 +155,15 @@ Expected<HttpResult> HttpClient::request(std::string_view method, std::string_vi
   if (curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct != nullptr)
     result.content_type = ct;
   return result;
+}
+
+Expected<HttpResult> fetch_url(const std::string& url, long timeout_ms, uint64_t max_bytes) {
+  HttpClientOptions options;
+  options.timeout_ms = timeout_ms;
+  options.follow_redirects = true;
+  options.max_body_bytes = max_bytes;
+  HttpClient client(url, options);
+  return client.request("GET", "", {}, 0, {"Accept: */*"});
 }
 
 std::string url_encode(std::string_view value) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,6 +31,10 @@ struct HttpClientOptions {
   // jobctld's own certificate, say). Empty: $JOBCTL_CA_FILE when set, else the system's CAs.
   // Verification of the certificate and the host name is never turned off.
   std::string ca_file{};
+  // Downloads (fetch_url): follow HTTP redirects, and stop an answer whose body grows past
+  // max_body_bytes (0: no limit) with code "payload_too_large".
+  bool follow_redirects = false;
+  uint64_t max_body_bytes = 0;
 };
 
 struct HttpResult {
@@ -46,11 +51,13 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
-  // Sends one request. `path` starts with '/' and may carry a query string. A JSON body is sent
-  // with Content-Type application/json. timeout_ms 0 uses the client's default.
+  // Sends one request. `path` starts with '/' and may carry a query string (or is empty: the base
+  // URL names the whole resource). A JSON body is sent with Content-Type application/json.
+  // timeout_ms 0 uses the client's default.
   // Errors (transport only; any HTTP status is a result): code "unavailable" when the server
   // cannot be reached, "timeout", "cancelled", or "io".
-  // `extra_headers`: whole header lines ("Idempotency-Key: k-1") sent with this request only.
+  // `extra_headers`: whole header lines ("Idempotency-Key: k-1") sent with this request only; an
+  // Accept or Content-Type line there replaces the JSON default.
   Expected<HttpResult> request(std::string_view method, std::string_view path,
                                std::string_view json_body = {}, long timeout_ms = 0,
                                const std::vector<std::string>& extra_headers = {});
@@ -64,6 +71,11 @@ class HttpClient {
   HttpClientOptions options_;
   void* curl_ = nullptr;  // CURL*
 };
+
+// GETs one whole resource by its URL (http, https, or file: a file's status is 0), following
+// redirects, refusing a body over max_bytes: a download such as `jobctl catalog update`'s.
+// Errors as HttpClient::request's, plus "payload_too_large"; any HTTP status is a result.
+Expected<HttpResult> fetch_url(const std::string& url, long timeout_ms, uint64_t max_bytes);
 
 // Percent-encodes a query-string value.
 std::string url_encode(std::string_view value);

@@ -1,5 +1,6 @@
-// cli/cost_commands.cpp through CLI11 exactly as main.cpp will drive it: build an App, add the
-// cost commands, parse an argv. Trace and catalog files are written to a temporary folder.
+// The cost commands (cli/cost_commands.cpp and the files it registers) through CLI11 exactly as
+// main.cpp will drive them: build an App, add the cost commands, parse an argv. Trace and catalog
+// files are written to a temporary folder; a catalog is fetched from a server of the test's own.
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
@@ -13,7 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "client/http_client.h"
 #include "tests/support/cost_cli.h"
+#include "tests/support/recording_server.h"
 
 namespace jobctl::cli {
 namespace {
@@ -313,6 +316,70 @@ TEST_F(CostCommands, CatalogLsReadsTheCloudFromTheContent) {
   auto bad = jobctl({"catalog", "ls", "--dir", (dir_ / "cat").string(), "--gpu", "A1000"});
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--gpu"), std::string::npos) << bad.err;
+}
+
+// `catalog update` fetches through the CLI's HTTP client (client/http_client.h): over HTTP from
+// a server of the test's own (following its redirect), or from a file:// URL; it validates before
+// storing, and a failed fetch or an error answer stores nothing.
+TEST_F(CostCommands, CatalogUpdateFetchesValidatesAndStores) {
+  const std::string csv = "InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region\n"
+                          "gpu_1x_a10,A10,1,0.75,,us-east-1\n";
+  jobctl::testing::RecordingServer server([&](const std::string& head) {
+    using S = jobctl::testing::RecordingServer;
+    if (head.rfind("GET /moved/lambda_vms.csv ", 0) == 0)
+      return S::response(302, "text/plain", "", "Location: /catalogs/lambda_vms.csv\r\n");
+    if (head.rfind("GET /catalogs/lambda_vms.csv ", 0) == 0) return S::response(200, "text/csv", csv);
+    if (head.rfind("GET /catalogs/junk.csv ", 0) == 0) return S::response(200, "text/csv", "not,a\ncatalog\n");
+    return S::response(404, "text/plain", "no such file");
+  });
+  const std::string store = (dir_ / "store").string();
+  auto r = jobctl({"catalog", "update", "--from", server.url() + "/moved/lambda_vms.csv", "--dir", store});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("stored 1 offers for lambda in " + store + "/lambda.csv"), std::string::npos) << r.out;
+  std::stringstream stored;
+  stored << std::ifstream(store + "/lambda.csv").rdbuf();
+  EXPECT_EQ(stored.str(), csv);
+  EXPECT_NE(server.seen().find("GET /catalogs/lambda_vms.csv "), std::string::npos) << "the redirect was not followed";
+  EXPECT_EQ(server.seen().find("Accept: application/json"), std::string::npos) << server.seen();
+
+  auto listed = jobctl({"catalog", "ls", "--dir", store, "--gpu", "A10", "-o", "json"});
+  ASSERT_EQ(listed.code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("lambda.csv"), std::string::npos) << listed.out;
+
+  const std::string file = write("gcp_vms.csv", csv);
+  auto from_file = jobctl({"catalog", "update", "--from", "file://" + file, "--dir", store});
+  ASSERT_EQ(from_file.code, 0) << from_file.err;
+  EXPECT_TRUE(fs::exists(store + "/gcp.csv"));
+
+  auto missing = jobctl({"catalog", "update", "--from", server.url() + "/catalogs/none_vms.csv", "--dir", store});
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.err.find("answered HTTP 404"), std::string::npos) << missing.err;
+  auto junk = jobctl({"catalog", "update", "--from", server.url() + "/catalogs/junk.csv", "--cloud", "aws", "--dir", store});
+  EXPECT_EQ(junk.code, 2);
+  EXPECT_NE(junk.err.find("--from: " + server.url() + "/catalogs/junk.csv"), std::string::npos) << junk.err;
+  auto unreachable = jobctl({"catalog", "update", "--from", "http://127.0.0.1:1/aws_vms.csv", "--dir", store});
+  EXPECT_EQ(unreachable.code, 1);
+  EXPECT_NE(unreachable.err.find("cannot fetch"), std::string::npos) << unreachable.err;
+  EXPECT_FALSE(fs::exists(store + "/aws.csv")) << "a failed update stored a file";
+}
+
+// The download's bound: an answer over it is refused whether its size is announced up front or
+// only known once it has come (no Content-Length: read until the server closes).
+TEST(FetchUrl, RefusesABodyOverItsLimit) {
+  using jobctl::testing::RecordingServer;
+  RecordingServer server([](const std::string& head) {
+    if (head.rfind("GET /announced ", 0) == 0) return RecordingServer::response(200, "text/csv", std::string(5000, 'x'));
+    return "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + std::string(5000, 'y');
+  });
+  for (const char* path : {"/announced", "/streamed"}) {
+    auto over = client::fetch_url(server.url() + path, 30'000, 4096);
+    ASSERT_FALSE(over) << path;
+    EXPECT_EQ(over.error().code, ErrorCode::payload_too_large) << path << ": " << over.error().message;
+    auto fits = client::fetch_url(server.url() + path, 30'000, 5000);
+    ASSERT_TRUE(fits) << path << ": " << fits.error().message;
+    EXPECT_EQ(fits->status, 200);
+    EXPECT_EQ(fits->body.size(), 5000u) << path;
+  }
 }
 
 TEST_F(CostCommands, GpusListsTheTable) {

@@ -1,6 +1,7 @@
 // The job commands run in-process (as `jobctl` would run them) against an in-process jobctld.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -33,6 +34,11 @@ class Cli : public ::testing::Test {
     app.add_option("--server", ctx.server);
     app.add_option("-o,--output", ctx.output);
     add_job_commands(app, ctx);
+    // What follows `--` is the job's command, as main.cpp takes it.
+    if (auto dashes = std::find(args.begin(), args.end(), "--"); dashes != args.end()) {
+      ctx.after_dashes.assign(dashes + 1, args.end());
+      args.erase(dashes, args.end());
+    }
     args.insert(args.begin(), "jobctl");
     std::vector<const char*> argv;
     for (auto& a : args) argv.push_back(a.c_str());
@@ -120,6 +126,53 @@ TEST_F(Cli, ServerErrorsPrintTheMessageAndFieldAndExitNonZero) {
   Result malformed = run({"submit", bad_json});
   EXPECT_EQ(malformed.code, 1);
   EXPECT_NE(malformed.err.find("not valid JSON"), std::string::npos);
+}
+
+// The flags for the common fields reach the stored spec, over a spec file's; a bad value is
+// refused before anything is sent.
+TEST_F(Cli, SubmitFlagsForPlacementEnvironmentSetupAndEstimate) {
+  const std::string path = dir_.file("command.json");
+  std::ofstream(path) << R"({"name":"flagged","env":{"FROM_FILE":"1","OVER":"file"},
+    "placement":{"mode":"cloud","queue_if_unplaceable":true}})";
+  Result s = run({"submit", path, "--mode", "local", "--spot", "never", "--deadline-hours", "6", "--max-usd-per-hour",
+                  "2.5", "--gpu", "cpu", "--gpus", "1", "--env", "OVER=flag", "--env", "OMP_NUM_THREADS=1", "--setup",
+                  "python3 -m venv --system-site-packages .venv", "--setup", "true", "--estimate-hours", "0.25", "-o",
+                  "json", "--", "/bin/sh", "-c", "exit 0"});
+  ASSERT_EQ(s.code, 0) << s.err;
+  const json d = json::parse(run({"show", std::to_string(json::parse(s.out)["id"].get<int64_t>()), "-o", "json"}).out);
+  const json& spec = d["spec"];
+  EXPECT_EQ(spec["command"], json::array({"/bin/sh", "-c", "exit 0"}));
+  EXPECT_EQ(spec["placement"]["mode"], "local");
+  EXPECT_EQ(spec["placement"]["spot"], "never");
+  EXPECT_EQ(spec["placement"]["deadline_hours"], 6.0);
+  EXPECT_EQ(spec["placement"]["max_usd_per_hour"], 2.5);
+  EXPECT_EQ(spec["placement"]["queue_if_unplaceable"], true) << "the file's other fields stay";
+  EXPECT_EQ(spec["resources"]["gpu"], "cpu");
+  EXPECT_EQ(spec["env"], json::parse(R"({"FROM_FILE":"1","OVER":"flag","OMP_NUM_THREADS":"1"})")) << spec.dump();
+  EXPECT_EQ(spec["setup"], json::array({"python3 -m venv --system-site-packages .venv", "true"}));
+  EXPECT_EQ(spec["estimate"]["hours"], 0.25);
+
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--mode", "moon"}, {"--spot", "maybe"}, {"--deadline-hours", "0"},
+        {"--max-usd-per-hour", "-1"}, {"--env", "NOEQUALS"}, {"--estimate-hours", "0"}, {"--gpus", "0"}}) {
+    std::vector<std::string> args{"submit"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    args.insert(args.end(), {"--", "/bin/true"});
+    Result r = run(args);
+    EXPECT_EQ(r.code, 1) << bad[0];
+    EXPECT_NE(r.err.find(bad[0] + " "), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(json::parse(run({"ls", "-o", "json"}).out)["jobs"].size(), 1u) << "a refused flag submitted nothing";
+}
+
+TEST(CliUsage, SubmitShowsTheCommandAfterTheDashes) {
+  CLI::App app{"jobctl"};
+  std::ostringstream out, err;
+  CliContext ctx{"http://127.0.0.1:1", "", "table", &out, &err};
+  add_job_commands(app, ctx);
+  const std::string help = app.get_subcommand("submit")->help();
+  EXPECT_NE(help.find("[OPTIONS] [SPEC] [-- COMMAND...]\n"), std::string::npos) << help;
+  EXPECT_NE(help.find("--estimate-hours"), std::string::npos) << help;
 }
 
 TEST(CliToken, ASavedTokenGoesOnlyToTheServerItWasSavedFor) {

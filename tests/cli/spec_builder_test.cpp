@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace jobctl::cli {
 namespace {
 
@@ -54,6 +56,80 @@ TEST(SpecBuilder, BadListsNameTheFlag) {
   ASSERT_TRUE(empty);
   EXPECT_TRUE(empty->empty());
   EXPECT_FALSE(build_spec(json::array(), SpecFlags{}));
+}
+
+TEST(SpecBuilder, PlacementEnvSetupAndEstimateFlagsOverrideTheFile) {
+  json base = json::parse(R"({"command":["python3","train.py"],"env":{"KEEP":"1","OVER":"file"},
+    "setup":["echo from-file"],"estimate":{"hours":3,"gpu":"A100"},
+    "placement":{"mode":"cloud","spot":"always","queue_if_unplaceable":true}})");
+  SpecFlags f;
+  f.mode = "local";
+  f.spot = "never";
+  f.deadline_hours = 6;
+  f.max_usd_per_hour = 2.5;
+  f.gpu = "V100";
+  f.gpus = 2;
+  f.env = {"OVER=flag", "EMPTY=", "EQUALS=a=b"};
+  f.setup = {"python3 -m venv --system-site-packages .venv", "true"};
+  f.estimate_hours = 0.5;
+  auto s = build_spec(base, f);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ((*s)["placement"], json::parse(R"({"mode":"local","spot":"never","deadline_hours":6.0,
+    "max_usd_per_hour":2.5,"queue_if_unplaceable":true})"));
+  EXPECT_EQ((*s)["resources"], json::parse(R"({"gpu":"V100","gpus":2})"));
+  EXPECT_EQ((*s)["env"], json::parse(R"({"KEEP":"1","OVER":"flag","EMPTY":"","EQUALS":"a=b"})"));
+  EXPECT_EQ((*s)["setup"], json::array({"python3 -m venv --system-site-packages .venv", "true"}));
+  EXPECT_EQ((*s)["estimate"], json::parse(R"({"hours":0.5,"gpu":"A100"})"));
+  EXPECT_FALSE(s->contains("model")) << "a command job gets no default model";
+
+  // None of them given: the file's fields as they were.
+  auto kept = build_spec(base, SpecFlags{});
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(*kept, base);
+}
+
+TEST(SpecBuilder, BadPlacementEnvSetupAndEstimateFlagsNameTheFlag) {
+  auto field_of = [](const SpecFlags& f) {
+    auto s = build_spec(json::parse(R"({"command":["x"]})"), f);
+    return s ? std::string("(accepted)") : s.error().field;
+  };
+  SpecFlags f;
+  f.mode = "moon";
+  EXPECT_EQ(field_of(f), "--mode");
+  f = {};
+  f.spot = "sometimes";
+  EXPECT_EQ(field_of(f), "--spot");
+  for (double bad : {0.0, -1.0, std::nan(""), HUGE_VAL}) {
+    f = {};
+    f.deadline_hours = bad;
+    EXPECT_EQ(field_of(f), "--deadline-hours") << bad;
+    f = {};
+    f.max_usd_per_hour = bad;
+    EXPECT_EQ(field_of(f), "--max-usd-per-hour") << bad;
+    f = {};
+    f.estimate_hours = bad;
+    EXPECT_EQ(field_of(f), "--estimate-hours") << bad;
+  }
+  for (const char* bad : {"NOEQUALS", "=value"}) {
+    f = {};
+    f.env = {bad};
+    EXPECT_EQ(field_of(f), "--env") << bad;
+  }
+  f = {};
+  f.setup = {"true", ""};
+  EXPECT_EQ(field_of(f), "--setup");
+  f = {};
+  f.gpus = 0;
+  EXPECT_EQ(field_of(f), "--gpus");
+  f = {};
+  f.spot = "never";
+  auto s = build_spec(json::parse(R"({"command":["x"]})"), f);
+  ASSERT_FALSE(!s);
+  EXPECT_NE(s->dump().find("never"), std::string::npos);
+  f.mode = "moon";
+  auto message = build_spec(json::object(), f);
+  ASSERT_FALSE(message);
+  EXPECT_EQ(message.error().message, "--mode must be one of auto, local, cloud (got 'moon')");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "tests/support/process.h"
 #include "tests/support/shared_data.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/poll.h"
 
 namespace {
 
@@ -104,13 +105,14 @@ TEST(CloudsimHttp, LaunchBillNoticeReclaimTerminate) {
 
   // Reclaimed 2 real seconds after the notice.
   std::string state;
-  for (int i = 0; i < 100 && state != "terminated"; ++i) {
-    std::this_thread::sleep_for(100ms);
+  jobctl::testing::poll_until([&] {
     auto all = p.describe("e2e");
-    ASSERT_TRUE(all);
+    EXPECT_TRUE(all);
+    if (!all) return true;  // failed: stop asking
     for (const auto& i2 : *all)
       if (i2.id == spot->id) state = i2.state;
-  }
+    return state == "terminated";
+  });
   EXPECT_EQ(state, "terminated") << sim.log();
 
   ASSERT_TRUE(p.terminate(od->id));
@@ -147,18 +149,22 @@ TEST(CloudsimHttp, ReplaysARealTrace) {
   SimProvider p({sim.url(), 5000});
   std::string launched;
   bool refused = false, interrupted = false;
-  for (int i = 0; i < 300 && !(interrupted || refused); ++i) {
+  jobctl::testing::poll_until([&] {
     if (launched.empty()) {
       auto inst = p.launch(request("p3.2xlarge", true));
       if (inst) launched = inst->id;
       else if (inst.error().code == jobctl::ErrorCode::unavailable) refused = true;
-      else FAIL() << inst.error().message;
+      else {
+        ADD_FAILURE() << inst.error().message;
+        return true;  // failed: stop asking
+      }
     }
     auto feed = p.interruptions("e2e", 0);
-    ASSERT_TRUE(feed);
+    EXPECT_TRUE(feed);
+    if (!feed) return true;  // failed: stop asking
     interrupted = !feed->empty();
-    std::this_thread::sleep_for(50ms);
-  }
+    return interrupted || refused;
+  });
   EXPECT_TRUE(interrupted || refused) << sim.log();
 }
 

@@ -11,6 +11,7 @@
 #include "client/http_client.h"
 #include "tests/daemon/placement_api_server.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/poll.h"
 
 namespace jobctl::daemon::testing {
 namespace {
@@ -55,13 +56,11 @@ TEST(PlacementHttp, QuoteEqualsThePlacementOfTheSubmittedJob) {
   ASSERT_EQ(sub->status, 201) << sub->body;
   const int64_t id = json::parse(sub->body)["id"];
   json job;
-  for (int i = 0; i < 250; ++i) {  // placed on the next tick
+  jobctl::testing::poll_until([&] {  // placed on the next tick
     auto g = http.request("GET", "/v1/jobs/" + std::to_string(id));
-    ASSERT_TRUE(g);
-    job = json::parse(g->body);
-    if (job["state"] == "placed") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+    if (g) job = json::parse(g->body);
+    return job.is_object() && job["state"] == "placed";
+  });
   ASSERT_EQ(job["state"], "placed") << job.dump(2);
   EXPECT_EQ(job["placement"]["chosen"], quote["chosen"]);
   EXPECT_EQ(job["placement"]["candidates"], quote["candidates"]);

@@ -14,6 +14,7 @@
 #include "daemon/jobs/job_transition.h"
 #include "tests/daemon/service_support.h"
 #include "train/spec/job_spec.h"
+#include "tests/support/poll.h"
 
 namespace jobctl::daemon::service {
 namespace {
@@ -591,8 +592,7 @@ TEST(LongPoll, ManyWorkersRaceForFewJobsAndEachJobIsLeasedOnce) {
   std::vector<std::thread> submitters;
   for (int i = 0; i < kJobs; ++i) submitters.emplace_back([&] { f.submit(); });
   for (auto& t : submitters) t.join();
-  for (int i = 0; i < 200 && answered.load() < kJobs; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  jobctl::testing::poll_until([&] { return answered.load() >= kJobs; });
   f.db->close();
   std::unique_lock<std::mutex> lock(mu);
   std::sort(leased.begin(), leased.end());

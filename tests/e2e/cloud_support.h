@@ -17,6 +17,7 @@
 #include "tests/support/process.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/poll.h"
 
 namespace jobctl::e2e {
 
@@ -72,17 +73,14 @@ inline nlohmann::json instances(client::ApiClient& api) {
 inline bool all_instances_ended(client::ApiClient& api, cloud::SimProvider& sim, const std::string& tag,
                                 std::chrono::seconds timeout) {
   using namespace std::chrono_literals;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
+  return jobctl::testing::poll_until([&] {
     bool live = false;
     for (const auto& i : instances(api)) live |= i.value("state", "") != "terminated";
     auto d = sim.describe(tag);
     if (d)
       for (const auto& i : *d) live |= !i.terminated();
-    if (!live && d) return true;
-    std::this_thread::sleep_for(200ms);
-  }
-  return false;
+    return !live && d;
+  }, timeout, 200ms);
 }
 
 }  // namespace jobctl::e2e

@@ -15,6 +15,9 @@
 //
 // WorkerWithoutAllowCommands: a worker started without --allow-commands never leases a command
 // job (it takes a built-in model's job queued behind it); a worker with it then runs it.
+//
+// SubmitFlags: the jobctl binary's `submit` flags for the common fields (placement, resources,
+// env, setup, estimate) over a spec file reach the spec jobctld stored.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -243,6 +246,43 @@ TEST(CommandJobs, AWorkerWithoutAllowCommandsNeverLeasesOne) {
   cmd = wait_job(api, command_id, is_terminal, 60s);
   ASSERT_EQ(cmd.value("state", ""), "succeeded") << cmd.dump(2) << "\n--- worker:\n" << allowed.output();
   EXPECT_EQ(cmd["result"].value("said", ""), "hello");
+}
+
+TEST(CommandJobs, SubmitFlagsReachTheStoredSpec) {
+  jobctl::testing::TempDir tmp;
+  Daemon d(tmp.file("data"));
+  ASSERT_FALSE(d.url().empty());
+  const std::string file = tmp.file("spec.json");
+  std::ofstream(file) << R"({"name":"flags-e2e","env":{"FROM_FILE":"1","OVER":"file"},
+    "placement":{"mode":"cloud","queue_if_unplaceable":true}})";
+  const auto submitted = jobctl::testing::run_to_end(
+      {env_or_fail("JOBCTL_CLI"), "--server", d.url(), "-o", "json", "submit", file, "--mode", "local", "--spot", "never",
+       "--deadline-hours", "6", "--max-usd-per-hour", "2.5", "--gpu", "V100", "--gpus", "2", "--env", "OVER=flag",
+       "--env", "OMP_NUM_THREADS=1", "--setup", "python3 -m venv --system-site-packages .venv", "--setup", "true",
+       "--estimate-hours", "0.25", "--", "/bin/sh", "-c", "exit 0"},
+      60s);
+  ASSERT_TRUE(submitted.status.success()) << submitted.out << submitted.err;
+  client::ApiClient api(d.url());
+  auto job = api.get_job(json::parse(submitted.out)["id"].get<int64_t>());
+  ASSERT_TRUE(job) << job.error().message;
+  const json& spec = (*job)["spec"];
+  EXPECT_EQ(spec["command"], json::array({"/bin/sh", "-c", "exit 0"}));
+  EXPECT_EQ(spec["placement"], json::parse(R"({"mode":"local","spot":"never","max_usd_per_hour":2.5,
+    "deadline_hours":6.0,"queue_if_unplaceable":true})")) << spec.dump(2);
+  EXPECT_EQ(spec["resources"]["gpu"], "V100");
+  EXPECT_EQ(spec["resources"]["gpus"], 2);
+  EXPECT_EQ(spec["env"], json::parse(R"({"FROM_FILE":"1","OVER":"flag","OMP_NUM_THREADS":"1"})")) << spec.dump(2);
+  EXPECT_EQ(spec["setup"], json::array({"python3 -m venv --system-site-packages .venv", "true"}));
+  EXPECT_EQ(spec["estimate"]["hours"], 0.25);
+
+  // A bad value: a message naming the flag, a non-zero exit, nothing submitted.
+  const auto refused = jobctl::testing::run_to_end(
+      {env_or_fail("JOBCTL_CLI"), "--server", d.url(), "submit", "--mode", "moon", "--", "/bin/true"}, 60s);
+  EXPECT_FALSE(refused.status.success());
+  EXPECT_NE(refused.err.find("--mode must be one of auto, local, cloud"), std::string::npos) << refused.err;
+  auto all = api.list_jobs(std::nullopt, 10, "");
+  ASSERT_TRUE(all);
+  EXPECT_EQ((*all)["jobs"].size(), 1u);
 }
 
 }  // namespace

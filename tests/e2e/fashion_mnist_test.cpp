@@ -15,6 +15,7 @@
 
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/poll.h"
 
 namespace {
 
@@ -57,14 +58,11 @@ TEST(EndToEnd, FashionMnistMlpThroughDaemonWorkerAndCli) {
   ASSERT_TRUE(worker.ok());
   // Submitted before the worker has registered, the job would be decided against an empty fleet
   // first (an "unplaceable" event before "placed"): correct, but not the path this test follows.
-  bool registered = false;
-  for (const auto until = std::chrono::steady_clock::now() + 60s;
-       !registered && std::chrono::steady_clock::now() < until;) {
+  const bool registered = jobctl::testing::poll_until([&] {
     CliResult ws = jobctl(url, {"workers", "-o", "json"});
-    ASSERT_TRUE(ws.status.success()) << ws.err;
-    registered = !json::parse(ws.out)["workers"].empty();
-    if (!registered) std::this_thread::sleep_for(100ms);
-  }
+    EXPECT_TRUE(ws.status.success()) << ws.err;
+    return !ws.status.success() || !json::parse(ws.out)["workers"].empty();  // a failure stops asking
+  }, 60s, 100ms);
   ASSERT_TRUE(registered) << "jobctl-worker did not register\n" << worker.output();
 
   CliResult sub = jobctl(url, {"submit", "--name", "fmnist-e2e", "--model", "mlp", "--hidden",
@@ -73,16 +71,15 @@ TEST(EndToEnd, FashionMnistMlpThroughDaemonWorkerAndCli) {
   const int64_t id = json::parse(sub.out)["id"];
 
   json job;
-  const auto deadline = std::chrono::steady_clock::now() + 600s;
   std::string state;
-  while (std::chrono::steady_clock::now() < deadline) {
+  jobctl::testing::poll_until([&] {
     CliResult show = jobctl(url, {"show", std::to_string(id), "-o", "json"});
-    ASSERT_TRUE(show.status.success()) << show.err;
+    EXPECT_TRUE(show.status.success()) << show.err;
+    if (!show.status.success()) return true;  // failed: stop asking
     job = json::parse(show.out);
     state = job["state"];
-    if (state == "succeeded" || state == "failed" || state == "cancelled") break;
-    std::this_thread::sleep_for(1s);
-  }
+    return state == "succeeded" || state == "failed" || state == "cancelled";
+  }, 600s, 1s);
   ASSERT_EQ(state, "succeeded") << job.dump(2) << "\n--- worker:\n" << worker.output()
                                 << "\n--- daemon:\n" << daemon.output();
   ASSERT_TRUE(job["result"]["test_accuracy"].is_number()) << job.dump(2);

@@ -42,6 +42,7 @@
 #include "cost/local_gpu.h"
 #include "tests/e2e/recovery_support.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/poll.h"
 
 namespace jobctl::e2e {
 namespace {
@@ -336,11 +337,11 @@ TEST(FleetSoak, EveryJobRunsOrIsRefusedTrulyAndPaysTheRightPrice) {
   {  // the fleet is there before the stream: a spec is judged against the workers registered
     client::ApiClient api(fleet.url());
     size_t registered = 0;
-    for (int i = 0; i < 300 && registered < owned_fleet().size(); ++i) {
+    jobctl::testing::poll_until([&] {
       auto w = api.list_workers();
       registered = w ? (*w)["workers"].size() : 0;
-      if (registered < owned_fleet().size()) std::this_thread::sleep_for(100ms);
-    }
+      return registered >= owned_fleet().size();
+    }, 30s, 100ms);
     ASSERT_EQ(registered, owned_fleet().size()) << fleet.daemon_output();
   }
   std::mt19937_64 rng(opt.seed);

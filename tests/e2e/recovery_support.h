@@ -26,6 +26,7 @@
 #include "client/api_client.h"
 #include "tests/support/process.h"
 #include "tests/support/server_process.h"
+#include "tests/support/poll.h"
 
 namespace jobctl::e2e {
 
@@ -79,15 +80,11 @@ inline std::string recovery_spec(const std::string& name) {
 inline json wait_job(client::ApiClient& api, int64_t id, const std::function<bool(const json&)>& pred,
                      std::chrono::seconds timeout) {
   json last;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
+  jobctl::testing::poll_until([&] {
     auto r = api.get_job(id);
-    if (r) {
-      last = *r;
-      if (pred(last)) return last;
-    }
-    std::this_thread::sleep_for(50ms);
-  }
+    if (r) last = *r;
+    return r && pred(last);
+  }, timeout);
   return last;
 }
 

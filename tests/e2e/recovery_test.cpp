@@ -21,6 +21,7 @@
 
 #include "tests/e2e/recovery_support.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/poll.h"
 
 namespace jobctl::e2e {
 namespace {
@@ -323,14 +324,15 @@ TEST_F(RecoveryTest, CorruptNewestCheckpointIsDetectedAndThePreviousOneUsed) {
   // An upload worker A sent just before it died may still be being stored: wait until the list
   // stops changing, so that "newest" is the one worker B will be offered.
   json cps;
-  for (int i = 0; i < 50; ++i) {
+  jobctl::testing::poll_until([&] {
     auto listed = api.http().request("GET", "/v1/jobs/" + std::to_string(id) + "/checkpoints");
-    ASSERT_TRUE(listed);
+    EXPECT_TRUE(listed);
+    if (!listed) return true;  // failed: stop asking
     json now = json::parse(listed->body)["checkpoints"];
-    if (now == cps) break;
+    const bool settled = now == cps;
     cps = std::move(now);
-    std::this_thread::sleep_for(300ms);
-  }
+    return settled;
+  }, 15s, 300ms);
   ASSERT_GE(cps.size(), 2u) << cps.dump();
   const int64_t newest = cps[0]["step"], previous = cps[1]["step"];
   // Flip bytes in the middle of the newest blob on disk (its name starts with its step).

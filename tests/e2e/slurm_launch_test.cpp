@@ -33,6 +33,7 @@
 #include "tests/e2e/slurm_test_fixture.h"
 #include "tests/support/slurm_cluster.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/poll.h"
 
 namespace jobctl::e2e {
 namespace {
@@ -96,12 +97,10 @@ class SlurmLaunchTest : public SlurmClusterTest {
                                  "/tests/fixtures/nvidia-smi/h100-sxm";
     local_.emplace(worker_argv(url, "local-h100", tmp_.file("local"), {"--fake-gpus", fixtures}));
     ASSERT_TRUE(local_->ok());
-    for (auto until = std::chrono::steady_clock::now() + 20s; std::chrono::steady_clock::now() < until;) {
+    ASSERT_TRUE(jobctl::testing::poll_until([&] {
       auto w = api.list_workers();
-      if (w && w->value("workers", json::array()).size() == 1) return;
-      std::this_thread::sleep_for(50ms);
-    }
-    FAIL() << "the local worker did not register\n" << local_->output();
+      return w && w->value("workers", json::array()).size() == 1;
+    })) << "the local worker did not register\n" << local_->output();
   }
 
   std::string slurm_output(int64_t slurm_id) {
@@ -345,12 +344,10 @@ TEST_F(SlurmLaunchTest, ASlurmJobThatEndedWhileJobctldWasDownRequeuesTheJob) {
   // Past the checkpoint at step 200.
   auto r = kill_and_restart_mid_run("launch-down", 230, [this](int64_t slurm_id) {
     ASSERT_TRUE(slurm_->cancel(slurm_id));
-    bool ended = false;
-    for (auto until = std::chrono::steady_clock::now() + 60s; !ended && std::chrono::steady_clock::now() < until;) {
+    const bool ended = jobctl::testing::poll_until([&] {
       auto j = slurm_job(slurm_id);
-      ended = j && j->ended();
-      if (!ended) std::this_thread::sleep_for(200ms);
-    }
+      return j && j->ended();
+    }, 60s, 200ms);
     ASSERT_TRUE(ended) << cluster_->logs();
   });
   ASSERT_FALSE(HasFailure());

@@ -16,6 +16,7 @@
 #include "tests/e2e/recovery_support.h"
 #include "tests/support/slurm_cluster.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/poll.h"
 
 namespace jobctl::e2e {
 namespace {
@@ -74,21 +75,21 @@ TEST(SlurmQuote, ThePartitionIsQuotedWithTheQueueWaitOfTheRealCluster) {
   hog.command = "sleep 600";
   auto id = commands.submit(hog);
   ASSERT_TRUE(id) << id.error().message;
-  bool running = false;
-  for (auto until = std::chrono::steady_clock::now() + 30s; !running && std::chrono::steady_clock::now() < until;) {
+  const bool running = jobctl::testing::poll_until([&] {
+    bool seen = false;
     if (auto jobs = commands.jobs())
-      for (const auto& j : *jobs) running = running || (j.id == *id && j.running());
-    if (!running) std::this_thread::sleep_for(200ms);
-  }
+      for (const auto& j : *jobs) seen = seen || (j.id == *id && j.running());
+    return seen;
+  }, 30s, 200ms);
   ASSERT_TRUE(running) << cluster.logs();
 
   // Within a poll or two the quote waits for it: its time limit less the time it has run.
   double wait = 0;
-  for (auto until = std::chrono::steady_clock::now() + 20s; wait == 0 && std::chrono::steady_clock::now() < until;) {
+  jobctl::testing::poll_until([&] {
     row = partition_row(http, 1, "gpu");
     if (row.is_object()) wait = row["queue_wait_hours"].get<double>();
-    if (wait == 0) std::this_thread::sleep_for(250ms);
-  }
+    return wait != 0;
+  }, 20s, 250ms);
   EXPECT_GT(wait, 9.0 / 60) << row.dump(2);
   EXPECT_LE(wait, 10.0 / 60 + 1e-9) << row.dump(2);
   EXPECT_NEAR(partition_row(http, 2, "gpu")["queue_wait_hours"].get<double>(), wait, 2.0 / 3600);

@@ -23,6 +23,7 @@
 #include "tests/e2e/slurm_test_fixture.h"
 #include "tests/support/slurm_cluster.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/poll.h"
 
 namespace jobctl::e2e {
 namespace {
@@ -54,14 +55,12 @@ class SlurmWorkerTest : public SlurmClusterTest {
 
   slurm::SlurmJob wait_slurm(int64_t id, Phase phase, std::chrono::seconds timeout) {
     slurm::SlurmJob seen;
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (auto j = slurm_job(id)) {
-        seen = *j;
-        if (slurm::outcome_of(*j).phase == phase) return seen;
-      }
-      std::this_thread::sleep_for(100ms);
-    }
+    const bool reached = jobctl::testing::poll_until([&] {
+      auto j = slurm_job(id);
+      if (j) seen = *j;
+      return j && slurm::outcome_of(*j).phase == phase;
+    }, timeout, 100ms);
+    if (reached) return seen;
     ADD_FAILURE() << "Slurm job " << id << " stayed " << seen.state << "\n" << cluster_->logs();
     return seen;
   }

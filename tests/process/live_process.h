@@ -8,6 +8,8 @@
 #include <string>
 #include <thread>
 
+#include "tests/support/poll.h"
+
 namespace jobctl::process::testing {
 
 // True while `pid` is a live process: neither gone nor a zombie nobody has reaped yet (a killed
@@ -23,8 +25,7 @@ inline bool alive(pid_t pid) {
 // Waits up to 10 s (killing and reparenting take a moment) for `pid` to be gone.
 inline bool gone_soon(pid_t pid) {
   using namespace std::chrono_literals;
-  for (int i = 0; i < 1000 && alive(pid); ++i) std::this_thread::sleep_for(10ms);
-  return !alive(pid);
+  return jobctl::testing::poll_until([&] { return !alive(pid); }, 10s, 10ms);
 }
 
 }  // namespace jobctl::process::testing

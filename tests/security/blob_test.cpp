@@ -10,6 +10,7 @@
 #include <openssl/evp.h>
 
 #include "tests/security/security_support.h"
+#include "tests/support/poll.h"
 
 namespace jobctl::security {
 namespace {
@@ -96,25 +97,23 @@ TEST(BlobStreaming, DownloadsPastTheCapAreAnswered503WithRetryAfter) {
   ASSERT_EQ(begun.rfind("HTTP/1.1 200", 0), 0u) << begun.substr(0, 200);
   ASSERT_LT(begun.size(), bytes.size()) << "the whole blob fit in the socket buffers";
   std::string busy;
-  for (int i = 0; i < 20 && busy.empty(); ++i) {
+  jobctl::testing::poll_until([&] {
     RawConnection second(d.port());
     second.send("GET /v1/bundles/" + sha + " HTTP/1.1\r\nHost: " + second.host() + "\r\nConnection: close\r\n\r\n");
     std::string head = second.read_response();
     if (head.rfind("HTTP/1.1 503", 0) == 0) busy = head;
-    if (busy.empty()) std::this_thread::sleep_for(50ms);
-  }
+    return !busy.empty();
+  });
   ASSERT_FALSE(busy.empty()) << "a second download while one is in flight was not refused";
   EXPECT_NE(busy.find("\"code\":\"unavailable\""), std::string::npos) << busy;
   EXPECT_NE(busy.find("max_concurrent_downloads"), std::string::npos) << busy;
   EXPECT_NE(busy.find("Retry-After: 1"), std::string::npos) << busy;
   slow.close();
   // The slot comes back once that connection is gone.
-  bool served = false;
-  for (int i = 0; i < 200 && !served; ++i) {
+  const bool served = jobctl::testing::poll_until([&] {
     auto r = http_as(d.url()).request("GET", "/v1/bundles/" + sha, "", 60'000);
-    served = r && r->status == 200 && r->body == bytes;
-    if (!served) std::this_thread::sleep_for(50ms);
-  }
+    return r && r->status == 200 && r->body == bytes;
+  });
   EXPECT_TRUE(served);
 }
 
@@ -165,11 +164,9 @@ TEST(BundleRetention, AnUnusedBundleIsDeletedAndOneAQueuedJobNamesIsKept) {
     auto job = http_as(d.url()).request(
         "POST", "/v1/jobs", json{{"name", "uses-bundle"}, {"command", {"python3", "train.py"}}, {"bundle", kept_sha}}.dump());
     ASSERT_TRUE(job && job->status == 201) << (job ? job->body : "");
-    bool deleted = false;
-    for (int i = 0; i < 200 && !deleted; ++i) {  // the pass runs every second with a 1 s retention
-      deleted = http_as(d.url()).request("GET", "/v1/bundles/" + unused_sha)->status == 404;
-      if (!deleted) std::this_thread::sleep_for(100ms);
-    }
+    const bool deleted = jobctl::testing::poll_until([&] {  // the pass runs every second with a 1 s retention
+      return http_as(d.url()).request("GET", "/v1/bundles/" + unused_sha)->status == 404;
+    });
     EXPECT_TRUE(deleted) << "an unreferenced bundle outlived its retention";
     std::this_thread::sleep_for(2500ms);  // two more passes
     EXPECT_EQ(http_as(d.url()).request("GET", "/v1/bundles/" + kept_sha)->status, 200)
@@ -183,11 +180,7 @@ TEST(BundleRetention, AnUnusedBundleIsDeletedAndOneAQueuedJobNamesIsKept) {
   std::ofstream(data + "/bundles/job-0/" + stray_sha + ".bundle", std::ios::binary) << stray;
   Jobctld d(data, flags);
   ASSERT_TRUE(d.ok());
-  bool deleted = false;
-  for (int i = 0; i < 200 && !deleted; ++i) {
-    deleted = !std::filesystem::exists(data + "/bundles/job-0/" + stray_sha + ".bundle");
-    if (!deleted) std::this_thread::sleep_for(100ms);
-  }
+  const bool deleted = jobctl::testing::poll_until([&] { return !std::filesystem::exists(data + "/bundles/job-0/" + stray_sha + ".bundle"); });
   EXPECT_TRUE(deleted) << "a bundle file without rows was never deleted";
   EXPECT_EQ(http_as(d.url()).request("GET", "/v1/bundles/" + kept_sha)->status, 200);
 }

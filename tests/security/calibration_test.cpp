@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "tests/security/security_support.h"
+#include "tests/support/poll.h"
 
 namespace jobctl::security {
 namespace {
@@ -84,11 +85,11 @@ TEST(CalibrationPoisoning, AHostileWorkersForgedRunsLeaveOtherUsersEstimatesUnch
   // refused them (or, as before, until the estimate moved).
   std::vector<double> after = before;
   bool refused = false;
-  for (int i = 0; i < 200 && !refused && after == before; ++i) {
-    std::this_thread::sleep_for(100ms);
+  jobctl::testing::poll_until([&] {
     refused = d.process().output().find("implausible") != std::string::npos;
     after = estimated_hours(d.url(), bob);
-  }
+    return refused || after != before;
+  }, 60s, 100ms);
   EXPECT_TRUE(refused) << "no reason logged for the forged runs:\n" << d.process().output();
   after = estimated_hours(d.url(), bob);
   ASSERT_EQ(after.size(), before.size());

@@ -8,71 +8,17 @@
 #include <mutex>
 
 #include "tests/security/security_support.h"
+#include "tests/support/recording_server.h"
 
 namespace jobctl::security {
 namespace {
 
 // A server that records every request's head and answers an empty job list.
-class Recorder {
- public:
-  Recorder() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    ::listen(fd_, 16);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] { serve(); });
-  }
-  ~Recorder() {
-    stop_ = true;
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
-    thread_.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  std::string seen() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return seen_;
-  }
-
- private:
-  void serve() {
-    while (!stop_) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 100) <= 0) continue;
-      const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (c < 0) continue;
-      std::string head;
-      char buf[4096];
-      while (head.find("\r\n\r\n") == std::string::npos) {
-        pollfd q{c, POLLIN, 0};
-        if (::poll(&q, 1, 2000) <= 0) break;
-        const ssize_t n = ::recv(c, buf, sizeof buf, 0);
-        if (n <= 0) break;
-        head.append(buf, static_cast<size_t>(n));
-      }
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        seen_ += head;
-      }
-      const std::string body = R"({"jobs":[],"next":null})";
-      const std::string answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                                 "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-      (void)!::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
-      ::close(c);
-    }
-  }
-
-  int fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-  std::mutex mu_;
-  std::string seen_;
+struct Recorder : jobctl::testing::RecordingServer {
+  Recorder()
+      : RecordingServer([](const std::string&) {
+          return response(200, "application/json", R"({"jobs":[],"next":null})");
+        }) {}
 };
 
 TEST(CliLogin, ASavedTokenGoesOnlyToItsServerAndIsTheDefaultServer) {

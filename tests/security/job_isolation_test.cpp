@@ -17,6 +17,7 @@
 
 #include "process/user_credentials.h"
 #include "tests/security/security_support.h"
+#include "tests/support/poll.h"
 
 namespace jobctl::security {
 namespace {
@@ -207,8 +208,7 @@ pid_t implant_of(const std::string& log) {
 // `after`: what should have ended it, for the message. Kills it if not.
 void expect_implant_ended(pid_t implant, const std::string& after, const Process& worker) {
   ASSERT_GT(implant, 0);
-  for (int i = 0; i < 500 && process_alive(implant); ++i) std::this_thread::sleep_for(20ms);
-  const bool alive = process_alive(implant);
+  const bool alive = !jobctl::testing::poll_until([&] { return !process_alive(implant); }, 10s, 20ms);
   if (alive) ::kill(implant, SIGKILL);
   EXPECT_FALSE(alive) << "the job's implant (pid " << implant << ") outlived " << after << "\n--- worker:\n"
                       << worker.output();

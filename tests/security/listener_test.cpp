@@ -59,14 +59,13 @@ TEST(Listener, ConnectionsAreCappedPerClientSoOthersAreStillServed) {
 
 TEST(Listener, AKeptAliveConnectionThatStaysIdleIsClosed) {
   TempDir dir;
-  Jobctld d(dir.file("data"), config_flag(dir, {{"http", {{"idle_timeout_s", 1}, {"read_timeout_s", 30}}}}));
+  // The read timeout an hour away: only the idle timeout can close it within the wait.
+  Jobctld d(dir.file("data"), config_flag(dir, {{"http", {{"idle_timeout_s", 1}, {"read_timeout_s", 3600}}}}));
   ASSERT_TRUE(d.ok());
   RawConnection c(d.port());
   ASSERT_TRUE(c.send("GET /healthz HTTP/1.1\r\nHost: " + c.host() + "\r\n\r\n"));
   EXPECT_EQ(status_of(c.read_response(5s)), 200);
-  const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_TRUE(c.closed_by_peer(10s));
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s) << "closed by the read timeout, not the idle timeout";
+  EXPECT_TRUE(c.closed_by_peer(60s)) << "a kept-alive connection outlived the idle timeout";
 }
 
 TEST(RequestFraming, ATransferEncodingThatDoesNotEndInChunkedIsRefusedNotSmuggled) {

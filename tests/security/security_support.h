@@ -22,6 +22,7 @@
 #include "tests/support/raw_connection.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/poll.h"
 
 namespace jobctl::security {
 
@@ -172,15 +173,12 @@ template <class Pred>
 json wait_job(const std::string& url, const std::string& token, int64_t id, Pred pred, std::chrono::seconds timeout) {
   auto http = http_as(url, token);
   json last;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
+  jobctl::testing::poll_until([&] {
     auto r = http.request("GET", "/v1/jobs/" + std::to_string(id));
-    if (r && r->status == 200) {
-      last = body_of(*r);
-      if (pred(last)) return last;
-    }
-    std::this_thread::sleep_for(50ms);
-  }
+    const bool answered = r && r->status == 200;
+    if (answered) last = body_of(*r);
+    return answered && pred(last);
+  }, timeout);
   return last;
 }
 

@@ -17,6 +17,7 @@
 #include "slurm/queue_wait.h"
 #include "slurm/slurm_commands.h"
 #include "tests/support/slurm_cluster.h"
+#include "tests/support/poll.h"
 
 namespace jobctl::slurm {
 namespace {
@@ -49,7 +50,7 @@ class SlurmClusterTest : public ::testing::Test {
     if (!jobs) return;
     for (const auto& j : *jobs)
       if (!j.ended()) (void)slurm_->cancel(j.id);
-    wait_until([&] {
+    jobctl::testing::poll_until([&] {
       auto now = slurm_->jobs();
       if (!now) return false;
       for (const auto& j : *now)
@@ -71,15 +72,6 @@ class SlurmClusterTest : public ::testing::Test {
     return j;
   }
 
-  static bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (done()) return true;
-      std::this_thread::sleep_for(100ms);
-    }
-    return done();
-  }
-
   std::optional<SlurmJob> find(int64_t id) const {
     auto jobs = slurm_->jobs();
     EXPECT_TRUE(jobs) << jobs.error().message;
@@ -92,7 +84,7 @@ class SlurmClusterTest : public ::testing::Test {
   // Waits until the job's outcome reaches `phase`; the job as last seen.
   SlurmJob wait_for(int64_t id, Phase phase, std::chrono::seconds timeout = 30s) {
     SlurmJob seen;
-    const bool ok = wait_until([&] {
+    const bool ok = jobctl::testing::poll_until([&] {
       auto j = find(id);
       if (!j) return false;
       seen = *j;
@@ -111,7 +103,7 @@ class SlurmClusterTest : public ::testing::Test {
   }
 
   bool payload_saw(int64_t id, const std::string& text, std::chrono::milliseconds timeout = 40s) const {
-    return wait_until([&] { return payload_log(id).find(text) != std::string::npos; }, timeout);
+    return jobctl::testing::poll_until([&] { return payload_log(id).find(text) != std::string::npos; }, timeout);
   }
 
   static SlurmCluster* cluster_;
@@ -172,7 +164,7 @@ TEST_F(SlurmClusterTest, ScontrolRequeueIsSeenAsARequeue) {
   EXPECT_EQ(o.event, "slurm_requeued");
   EXPECT_TRUE(o.requeued);  // Slurm would run it again: jobctld cancels it
   ASSERT_TRUE(slurm_->cancel(*id));
-  ASSERT_TRUE(wait_until([&] { auto j = find(*id); return j && j->ended(); }, 30s));
+  ASSERT_TRUE(jobctl::testing::poll_until([&] { auto j = find(*id); return j && j->ended(); }, 30s));
 }
 
 TEST_F(SlurmClusterTest, PreemptionByAHigherTierPartition) {

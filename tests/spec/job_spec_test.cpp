@@ -291,6 +291,29 @@ TEST(JobSpec, CommandJobsParseRoundTripAndNameTheirFields) {
   EXPECT_EQ(parse_error(with(R"("estimate": {"hours": 1})")).field, "estimate");
 }
 
+TEST(JobSpec, ACommandJobsSetupIsAnOrderedListOfCommands) {
+  auto r = parse_job_spec(R"({"command": ["python3", "train.py"],
+    "setup": ["python3 -m venv --system-site-packages .venv", ".venv/bin/pip install -r requirements.txt"]})");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->setup, (std::vector<std::string>{"python3 -m venv --system-site-packages .venv",
+                                                ".venv/bin/pip install -r requirements.txt"}));
+  const std::string canonical = to_json(*r);
+  auto again = parse_job_spec(canonical);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, *r);
+  EXPECT_EQ(to_json(*again), canonical);
+  // None given: none in the canonical form (older specs keep theirs).
+  EXPECT_EQ(to_json(*parse_job_spec(R"({"command": ["x"]})")).find("setup"), std::string::npos);
+
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "setup": "pip install torch"})").field, "setup");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "setup": ["ok", 3]})").field, "setup[1]");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "setup": [""]})").field, "setup[0]");
+  std::string many = R"({"command": ["x"], "setup": [)";
+  for (int i = 0; i < 65; ++i) many += std::string(i ? "," : "") + "\"true\"";
+  EXPECT_EQ(parse_error(many + "]}").field, "setup");
+  EXPECT_EQ(parse_error(with(R"("setup": ["true"])")).field, "setup") << "a built-in model has no setup";
+}
+
 TEST(JobSpec, NewFieldsLeaveOldCanonicalFormsAlone) {
   auto r = parse_job_spec(kDesignExample);
   ASSERT_TRUE(r);

@@ -423,6 +423,25 @@ Status parse_transformer_workload(const Value& v, TransformerWorkload& m) {
   return f.finish();
 }
 
+Status parse_setup(const Value* v, std::vector<std::string>& out) {
+  auto bad = [](const std::string& field, const std::string& message) {
+    return make_error(ErrorCode::invalid_argument, field + " " + message, field);
+  };
+  if (!v->is_array()) return bad("setup", "must be an array of shell commands (strings)");
+  const auto& arr = v->as_array();
+  if (arr.size() > 64) return bad("setup", "must have at most 64 commands");
+  for (size_t i = 0; i < arr.size(); ++i) {
+    const std::string field = "setup[" + std::to_string(i) + "]";
+    if (!arr[i].is_string()) return bad(field, "must be a string, not " + std::string(json::type_name(arr[i].type())));
+    const std::string& c = arr[i].as_string();
+    if (c.empty()) return bad(field, "must not be empty");
+    if (c.size() > 8192) return bad(field, "must be at most 8192 bytes long");
+    if (c.find('\0') != std::string::npos) return bad(field, "must not contain a NUL byte");
+    out.push_back(c);
+  }
+  return ok_status();
+}
+
 Status parse_estimate(const Value& v, RuntimeEstimate& e) {
   Fields f(v, "estimate");
   if (!v.find("hours") && !v.find("model"))
@@ -563,6 +582,7 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
     for (const char* key : {"model", "data", "train"})
       JOBCTL_TRY(f.reject(key, "cannot be given with command (a command job runs its own program)"));
     if (const Value* env = f.take("env")) JOBCTL_TRY(parse_env(env, spec.env));
+    if (const Value* setup = f.take("setup")) JOBCTL_TRY(parse_setup(setup, spec.setup));
     if (const Value* b = f.take("bundle")) {
       const bool hex = b->is_string() && b->as_string().size() == 64 &&
                        b->as_string().find_first_not_of("0123456789abcdef") == std::string::npos;
@@ -581,6 +601,7 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
     }
   } else {
     JOBCTL_TRY(f.reject("env", "is only for a command job (give command)"));
+    JOBCTL_TRY(f.reject("setup", "is only for a command job (give command)"));
     JOBCTL_TRY(f.reject("bundle", "is only for a command job (give command)"));
     JOBCTL_TRY(f.reject("estimate", "is only for a command job (give command)"));
   }
@@ -652,6 +673,11 @@ std::string to_json(const JobSpec& s) {
       json::Object env;
       for (const auto& [k, v] : s.env) env.push_back({k, Value(v)});
       root.push_back({"env", Value(std::move(env))});
+    }
+    if (!s.setup.empty()) {
+      json::Array setup;
+      for (const auto& c : s.setup) setup.push_back(Value(c));
+      root.push_back({"setup", Value(std::move(setup))});
     }
     if (s.estimate) {
       json::Object e;
@@ -760,7 +786,7 @@ bool operator==(const PlacementSpec& a, const PlacementSpec& b) {
          a.deadline_hours == b.deadline_hours && a.queue_if_unplaceable == b.queue_if_unplaceable;
 }
 bool operator==(const JobSpec& a, const JobSpec& b) {
-  return a.name == b.name && a.command == b.command && a.bundle == b.bundle && a.env == b.env && a.estimate == b.estimate && a.model == b.model && a.data == b.data && a.train == b.train &&
+  return a.name == b.name && a.command == b.command && a.bundle == b.bundle && a.env == b.env && a.setup == b.setup && a.estimate == b.estimate && a.model == b.model && a.data == b.data && a.train == b.train &&
          a.checkpoint == b.checkpoint && a.resources == b.resources && a.placement == b.placement &&
          a.priority == b.priority && a.user == b.user;
 }

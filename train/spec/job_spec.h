@@ -122,6 +122,9 @@ struct JobSpec {
   // of jobctl-train; `model`, `data` and `train` are then not given. Empty: a built-in model.
   std::vector<std::string> command;
   std::vector<std::pair<std::string, std::string>> env;  // a command job's extra environment
+  // A command job's setup: shell commands run, in order, in the job's folder before its program
+  // (installing what it needs). Recorded and validated; the worker does not run them yet.
+  std::vector<std::string> setup;
   std::optional<RuntimeEstimate> estimate;                // a command job's runtime hint
   std::string bundle;  // a command job's code bundle: the SHA-256 (64 hex) POST /v1/bundles named; "" none
   bool is_command() const { return !command.empty(); }
