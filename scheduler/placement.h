@@ -52,11 +52,10 @@
 #include "cost/price_catalog.h"
 #include "scheduler/job.h"
 #include "scheduler/local_capacity.h"
+#include "scheduler/option_kind.h"
 
 namespace jobctl::scheduler {
 
-enum class OptionKind : uint8_t { local, on_demand, spot, slurm };
-std::string_view to_string(OptionKind k);
 
 enum class Rejection : uint8_t {
   none,

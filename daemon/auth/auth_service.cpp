@@ -15,7 +15,7 @@ Error unauthenticated() {
 }  // namespace
 
 bool TokenService::valid_role(std::string_view role) {
-  return role == "admin" || role == "user" || role == "worker";
+  return store::parse_token_role(role).has_value();
 }
 
 Status TokenService::check_user(std::string_view user, std::string_view field) {
@@ -51,7 +51,7 @@ Expected<CreatedToken> TokenService::create(const std::string& user, const std::
   CreatedToken out;
   out.secret = std::move(*secret);
   out.row.user = user;
-  out.row.role = role;
+  out.row.role = *store::parse_token_role(role);
   out.row.permissions = granted;
   out.row.hash_hex = sha256_hex(out.secret);
   out.row.prefix = out.secret.substr(0, kTokenPrefix.size() + 6);

@@ -29,7 +29,7 @@ namespace jobctl::daemon::auth {
 struct Principal {
   int64_t token_id = 0;
   std::string user;
-  std::string role;  // admin | user | worker
+  store::TokenRole role = store::TokenRole::user;
   std::string permissions;  // granted beyond the role (TokenRow::permissions)
 };
 

@@ -85,7 +85,7 @@ std::optional<net::HttpResponse> check_token(const GateServices& s, const auth::
                              "Authorization"));
   auto who = s.tokens->authenticate(secret);
   if (!who) return refuse(who.error());
-  const std::string& role = who->role;
+  const std::string role(store::to_string(who->role));
   const bool allowed = role == "admin" || need == Access::any_token ||
                        (need == Access::worker && role == "worker") || (need == Access::user && role == "user") ||
                        (need == Access::checkpoint_reader && (role == "user" || role == "worker"));

@@ -211,7 +211,7 @@ Expected<JobRow> JobService::cancel_job(int64_t id) {
       return make_error(ErrorCode::conflict, job_ref(id) + " already " +
                                         std::string(to_string(job.state)) + "; it cannot be cancelled");
     // Queued and placed-but-not-leased jobs are both in the in-memory queue.
-    const bool was_queued = job.state == JobState::queued || (job.state == JobState::placed && !job.worker_id);
+    const bool was_queued = job.state == JobState::queued || job.awaiting_lease();
     if (!was_queued)
       if (auto st = end_lease_in(txn, job, now); !st) return st.error();
     job.lease_expires_ms.reset();
@@ -228,9 +228,9 @@ Expected<JobRow> JobService::cancel_job(int64_t id) {
 Expected<WorkerRegistered> JobService::register_worker(const WorkerRegistration& request) {
   store::WorkerRow row;
   row.name = request.name;
-  row.capabilities_json = to_json(request.capabilities).dump();
+  row.capabilities = request.capabilities;
   row.registered_ms = row.last_seen_ms = clock_.now_ms();
-  row.state = "active";
+  row.state = store::WorkerState::active;
   row.secret_hash = request.secret_hash;
   auto id = store_.write_value<int64_t>([row](WriteTxn& txn) { return txn.insert_worker(row); });
   if (!id) return id.error();
@@ -257,8 +257,7 @@ Expected<std::vector<WorkerInfo>> JobService::list_workers(const std::optional<s
   out.reserve(rows->size());
   for (auto& row : *rows) {
     WorkerInfo info;
-    auto caps = capabilities_from_json(json::parse(row.capabilities_json, nullptr, false), "capabilities");
-    if (caps) info.capabilities = std::move(*caps);
+    info.capabilities = row.capabilities;
     info.job_ids = jobs_of[row.id];
     if (auto h = heard.find(row.id); h != heard.end()) row.last_seen_ms = std::max(row.last_seen_ms, h->second);
     info.row = std::move(row);
@@ -277,13 +276,9 @@ Expected<WorkerCapabilities> JobService::worker_capabilities(int64_t worker_id) 
   auto row = store_.get_worker(worker_id);
   if (!row) return row.error();
   if (!*row) return worker_not_found(worker_id);
-  auto caps = capabilities_from_json(json::parse((*row)->capabilities_json, nullptr, false),
-                                     "capabilities");
-  if (!caps) return make_error(ErrorCode::io, "worker " + std::to_string(worker_id) +
-                                         " has unreadable capabilities: " + caps.error().message);
   MutexLock lock(mu_);
-  workers_[worker_id] = *caps;
-  return *caps;
+  workers_[worker_id] = (*row)->capabilities;
+  return (*row)->capabilities;
 }
 
 void JobService::touch_worker(int64_t worker_id) {
@@ -294,9 +289,9 @@ void JobService::touch_worker(int64_t worker_id) {
         if (!w) return w.error();
         if (!*w) return {};
         (*w)->last_seen_ms = now;
-        if ((*w)->state == "lost" && worker_observer_)  // a worker marked lost (lease expiry) that asks again is back
+        if ((*w)->state == store::WorkerState::lost && worker_observer_)  // a worker marked lost (lease expiry) that asks again is back
           txn.on_commit([this, worker_id] { worker_observer_(worker_id); });
-        (*w)->state = "active";
+        (*w)->state = store::WorkerState::active;
         return txn.update_worker(**w);
       },
       nullptr);
@@ -379,7 +374,7 @@ bool JobService::try_assign_locked(Waiter& waiter, Completions& later) {
     auto found = txn.job(job_id);
     if (!found) return found.error();
     // Queued (no placement), or placed by the placement service and not leased yet.
-    const bool placed_waiting = *found && (*found)->state == JobState::placed && !(*found)->worker_id;
+    const bool placed_waiting = *found && (*found)->awaiting_lease();
     if (!*found || ((*found)->state != JobState::queued && !placed_waiting))
       return make_error(ErrorCode::conflict, job_ref(job_id) + " is no longer queued");
     auto w = txn.worker(worker_id);
@@ -435,8 +430,7 @@ void JobService::on_lease_done(Waiter waiter, int64_t job_id, Status st,
   if (st.error().code != ErrorCode::conflict) {
     // The job stays queued in the store; put it back in the index unless it changed meanwhile.
     auto row = store_.get_job(job_id);
-    if (row && *row && ((*row)->state == JobState::queued ||
-                        ((*row)->state == JobState::placed && !(*row)->worker_id))) {
+    if (row && *row && ((*row)->state == JobState::queued || (*row)->awaiting_lease())) {
       MutexLock lock(mu_);
       queue_.insert(queued_from(**row));
     }
@@ -474,7 +468,7 @@ void JobService::on_job_queued(const QueuedJob& job) {
   }
   for (auto& f : later) f();
   // Not placed yet: ask the placement service (it places on its next tick).
-  if (job.placement_option.empty() && queued_observer_) queued_observer_(job.id);
+  if (!job.placement_option && queued_observer_) queued_observer_(job.id);
 }
 
 void JobService::job_placed(const QueuedJob& job) { on_job_queued(job); }
@@ -603,7 +597,7 @@ Expected<bool> JobService::unplace(int64_t job_id, const std::string& reason) {
   return store_.write_value<bool>([this, job_id, reason, now](WriteTxn& txn) -> Expected<bool> {
     auto found = txn.job(job_id);
     if (!found) return found.error();
-    if (!*found || (*found)->state != JobState::placed || (*found)->worker_id) return false;
+    if (!*found || !(*found)->awaiting_lease()) return false;
     JobRow job = std::move(**found);
     if (auto st = transition_job(txn, job, JobState::queued, "unplaced", json{{"reason", reason}}, now); !st)
       return st.error();
@@ -669,7 +663,7 @@ Expected<JobRow> JobService::request_move(int64_t job_id, const MoveRequest& req
     if (!found) return found.error();
     if (!*found) return job_not_found(job_id);
     const JobRow& job = **found;
-    if (!((job.state == JobState::placed || job.state == JobState::running) && job.worker_id))
+    if (!job.lease())
       return make_error(ErrorCode::conflict,
                         job_ref(job_id) + " is " + std::string(to_string(job.state)) +
                             (job.state == JobState::placed ? " but not yet leased" : "") +

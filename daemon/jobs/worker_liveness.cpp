@@ -28,7 +28,7 @@ Expected<int> JobService::mark_silent_workers_lost() {
   if (!workers) return workers.error();
   std::vector<int64_t> silent;
   for (const auto& w : *workers)
-    if (w.state == "active" && now - w.last_seen_ms > silence_ms && !alive.count(w.id)) silent.push_back(w.id);
+    if (w.state == store::WorkerState::active && now - w.last_seen_ms > silence_ms && !alive.count(w.id)) silent.push_back(w.id);
   if (silent.empty()) return 0;
   return store_.write_value<int>([silent, now, silence_ms](WriteTxn& txn) -> Expected<int> {
     int lost = 0;
@@ -36,8 +36,8 @@ Expected<int> JobService::mark_silent_workers_lost() {
       auto w = txn.worker(id);
       if (!w) return w.error();
       // Re-checked inside the change: it may have asked for work meanwhile.
-      if (!*w || (*w)->state != "active" || now - (*w)->last_seen_ms <= silence_ms) continue;
-      (*w)->state = "lost";
+      if (!*w || (*w)->state != store::WorkerState::active || now - (*w)->last_seen_ms <= silence_ms) continue;
+      (*w)->state = store::WorkerState::lost;
       if (auto st = txn.update_worker(**w); !st) return st.error();
       ++lost;
     }
@@ -53,18 +53,16 @@ Expected<int> JobService::unplace_unclaimed() {
   int unplaced = 0;
   for (const auto& q : *placed) {
     // Cloud placements wait for an instance to boot; the provisioner unplaces those it cannot launch.
-    if (q.placement_option != "local") continue;
+    if (q.placement_option != store::OptionKind::local) continue;
     auto row = store_.get_job(q.id);
     if (!row) return row.error();
-    if (!*row || !(*row)->chosen_json) continue;
-    const json chosen = json::parse(*(*row)->chosen_json, nullptr, false);
+    if (!*row || !(*row)->chosen) continue;
+    const store::PlacementChoice& chosen = *(*row)->chosen;
     // The wait placement expected (a busy pool) is not a failure to claim it; the bound comes after.
-    const double expected_wait_h = chosen.is_object() ? chosen.value("queue_wait_hours", 0.0) : 0.0;
+    const double expected_wait_h = chosen.queue_wait_hours;
     const int64_t due = (*row)->updated_ms + bound_ms + static_cast<int64_t>(std::max(expected_wait_h, 0.0) * 3.6e6);
     if (now < due) continue;
-    const std::string pool = chosen.is_object() ? chosen.value("gpu", std::string("?")) + " x" +
-                                                      std::to_string(chosen.value("gpus", 1))
-                                                : std::string("?");
+    const std::string pool = (chosen.gpu.empty() ? std::string("?") : chosen.gpu) + " x" + std::to_string(chosen.gpus);
     const std::string reason = "no worker of the local pool " + pool + " took it within " +
                                std::to_string((now - (*row)->updated_ms) / 1000) + " s (bound: the lease timeout, " +
                                std::to_string(options_.lease_timeout_s) + " s, after the expected wait); placing it again";

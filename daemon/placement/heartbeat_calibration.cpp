@@ -100,8 +100,8 @@ Expected<std::optional<HeartbeatCalibration::StepShape>> HeartbeatCalibration::s
   if (!worker) return worker.error();
   if (!*job || !*worker) return std::optional<StepShape>{};  // gone meanwhile
   auto spec = train::parse_job_spec((*job)->spec_json);
-  auto caps = jobs::capabilities_from_json(json::parse((*worker)->capabilities_json, nullptr, false), "capabilities");
-  if (!spec || !caps) return std::optional<StepShape>{};
+  const jobs::WorkerCapabilities* caps = &(*worker)->capabilities;
+  if (!spec) return std::optional<StepShape>{};
   // A simulated worker (fake GPUs, or a simulated cloud's instance) trains on the CPU whatever it
   // claims: its step times say nothing about the GPU it names, and must never calibrate it.
   if (caps->simulated) return std::optional<StepShape>{};

@@ -50,9 +50,8 @@ Expected<int> SavingsMoves::check() {
   std::set<int64_t> leased;
   for (const auto& l : *leases) {
     leased.insert(l.job_id);
-    if (!l.chosen_json || !l.progress_json) continue;  // not started yet: nothing to save by moving
-    const json chosen = json::parse(*l.chosen_json, nullptr, false);
-    if (chosen.is_object() && on_cloud(chosen)) cloud_jobs.push_back(l.job_id);
+    if (!l.chosen || !l.progress_json) continue;  // not started yet: nothing to save by moving
+    if (l.chosen->on_cloud()) cloud_jobs.push_back(l.job_id);
   }
   std::erase_if(moves_ms_, [&leased](const auto& e) { return !leased.count(e.first) && e.second.empty(); });
   if (cloud_jobs.empty()) return 0;

@@ -19,12 +19,6 @@ namespace {
 
 constexpr double kHourMs = 3.6e6;
 
-std::string chosen_option(const std::optional<std::string>& chosen_json) {
-  if (!chosen_json) return "";
-  const json c = json::parse(*chosen_json, nullptr, false);
-  return c.is_object() ? c.value("option", "") : "";
-}
-
 }  // namespace
 
 SpotDeadlines::SpotDeadlines(store::Store& store, const Clock& clock, SpotDeadlineSettings settings,
@@ -66,24 +60,18 @@ Status SpotDeadlines::check_running(const SpotLaunchable& spot_launchable) {
   if (mover_)
     for (auto& l : *leases) mover_->add_newest_heartbeat(l);
   const int64_t now = clock_.now_ms();
-  // Only running jobs on spot, or on demand when they may go back (the lease's small chosen row
+  // Only running jobs on spot, or on demand when they may go back (the lease's chosen candidate
   // says which), need their row read.
   const bool back_to_spot = spot_launchable && mover_;
   std::vector<std::pair<int64_t, bool>> to_check;  // (job, runs on spot)
   {
     MutexLock lock(mu_);
-    std::map<int64_t, std::pair<int64_t, std::string>> seen;
     for (const auto& l : *leases) {
-      auto it = lease_option_.find(l.job_id);
-      const std::string option = it != lease_option_.end() && it->second.first == l.epoch
-                                     ? it->second.second
-                                     : chosen_option(l.chosen_json);
-      seen.emplace(l.job_id, std::make_pair(l.epoch, option));
-      if (!l.progress_json) continue;
-      if (option == "spot" && !flagged_.count(l.job_id)) to_check.emplace_back(l.job_id, true);
-      if (option == "on_demand" && back_to_spot) to_check.emplace_back(l.job_id, false);
+      if (!l.chosen || !l.progress_json) continue;
+      const store::OptionKind option = l.chosen->option;
+      if (option == store::OptionKind::spot && !flagged_.count(l.job_id)) to_check.emplace_back(l.job_id, true);
+      if (option == store::OptionKind::on_demand && back_to_spot) to_check.emplace_back(l.job_id, false);
     }
-    lease_option_ = std::move(seen);  // ended leases leave
   }
   Status result;
   auto keep_first = [&result](int64_t id, const Error& e) {

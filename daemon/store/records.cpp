@@ -1,0 +1,78 @@
+#include "daemon/store/records.h"
+
+namespace jobctl::daemon::store {
+
+using nlohmann::json;
+
+Expected<PlacementChoice> placement_choice_from_json(json row) {
+  if (!row.is_object()) return make_error(ErrorCode::io, "the chosen candidate is not a JSON object", "chosen");
+  PlacementChoice c;
+  auto bad = [](const char* key, const char* want) {
+    return make_error(ErrorCode::io, std::string("the chosen candidate's \"") + key + "\" is not " + want,
+                      std::string("chosen.") + key);
+  };
+  auto option = row.find("option");
+  if (option == row.end() || !option->is_string()) return bad("option", "a string");
+  auto kind = scheduler::parse_option_name(option->get<std::string>());
+  if (!kind) return bad("option", "local, on_demand, spot or slurm");
+  c.option = *kind;
+  for (auto [key, out] : {std::pair<const char*, std::string*>{"gpu", &c.gpu}, {"instance_type", &c.instance_type},
+                          {"region", &c.region}, {"zone", &c.zone}, {"partition", &c.partition}}) {
+    auto it = row.find(key);
+    if (it == row.end() || it->is_null()) continue;
+    if (!it->is_string()) return bad(key, "a string or null");
+    *out = it->get<std::string>();
+  }
+  for (auto [key, out] : {std::pair<const char*, double*>{"usd_per_hour", &c.usd_per_hour},
+                          {"queue_wait_hours", &c.queue_wait_hours}, {"estimated_hours", &c.estimated_hours},
+                          {"estimated_cost_usd", &c.estimated_cost_usd}}) {
+    auto it = row.find(key);
+    if (it == row.end()) continue;
+    if (!it->is_number()) return bad(key, "a number");
+    *out = it->get<double>();
+  }
+  if (auto it = row.find("gpus"); it != row.end()) {
+    if (!it->is_number_integer()) return bad("gpus", "an integer");
+    c.gpus = it->get<int>();
+  }
+  if (auto it = row.find("meets_deadline"); it != row.end()) {
+    if (!it->is_boolean()) return bad("meets_deadline", "true or false");
+    c.meets_deadline = it->get<bool>();
+  }
+  c.row = std::move(row);
+  return c;
+}
+
+std::string_view to_string(WorkerState s) {
+  switch (s) {
+    case WorkerState::active: return "active";
+    case WorkerState::lost: return "lost";
+    case WorkerState::gone: return "gone";
+  }
+  return "active";
+}
+
+std::optional<WorkerState> parse_worker_state(std::string_view name) {
+  for (WorkerState s : {WorkerState::active, WorkerState::lost, WorkerState::gone}) {
+    if (to_string(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(TokenRole r) {
+  switch (r) {
+    case TokenRole::admin: return "admin";
+    case TokenRole::user: return "user";
+    case TokenRole::worker: return "worker";
+  }
+  return "user";
+}
+
+std::optional<TokenRole> parse_token_role(std::string_view name) {
+  for (TokenRole r : {TokenRole::admin, TokenRole::user, TokenRole::worker}) {
+    if (to_string(r) == name) return r;
+  }
+  return std::nullopt;
+}
+
+}  // namespace jobctl::daemon::store
