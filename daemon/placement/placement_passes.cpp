@@ -47,9 +47,10 @@ void hold_to(scheduler::Job& job, jobs::MoveTarget held_to) {
 
 }  // namespace
 
-scheduler::Job remaining_work(const store::JobRow& row, const train::JobSpec& spec, jobs::MoveTarget held_to) {
+scheduler::Job remaining_work(const store::JobRow& row, const train::JobSpec& spec, double done,
+                              jobs::MoveTarget held_to) {
   scheduler::Job job = scheduler::job_from_spec(std::to_string(row.id), spec, train::model_stats(spec), row.created_ms);
-  const double left = std::max(1.0 - done_fraction(row.progress_json), 0.001);
+  const double left = std::max(1.0 - done, 0.001);
   job.workload.training_flops *= left;
   if (job.workload.assumed_hours) *job.workload.assumed_hours *= left;
   hold_to(job, held_to);
@@ -190,8 +191,10 @@ Expected<scheduler::LocalCapacity> PlacementPasses::local_capacity() {
     // A job leased without a placement (a matcher without cost-based placement) has no estimate:
     // its worker is taken to be busy for an hour.
     const double hours = l.chosen ? l.chosen->estimated_hours : 1.0;
+    auto done = done_fraction(l.progress_json, l.job_id);
+    if (!done) return done.error();
     auto& until = busy_until[l.worker_id];
-    until = std::max(until, now + static_cast<int64_t>(hours * (1.0 - done_fraction(l.progress_json)) * 3.6e6));  // hours -> ms
+    until = std::max(until, now + static_cast<int64_t>(hours * (1.0 - *done) * 3.6e6));  // hours -> ms
   }
   scheduler::LocalCapacity capacity;
   for (const auto& w : *workers) {
@@ -233,7 +236,9 @@ Expected<scheduler::LocalCapacity> PlacementPasses::local_capacity() {
 Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow& row, const train::JobSpec& spec,
                                                             int64_t now_ms, const scheduler::PlacementContext& ctx,
                                                             const scheduler::LocalCapacity& capacity) {
-  const double done = done_fraction(row.progress_json);
+  auto progressed = done_fraction(row.progress_json, row.id);
+  if (!progressed) return progressed.error();
+  const double done = *progressed;
   const double remaining = std::max(1.0 - done, 0.001);
   // A command job with no runtime hint is priced from the earlier runs of its name, when there
   // are some (daemon/placement/command_runtime_history.h).
@@ -252,7 +257,7 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
   }
   // A job moved to a named option is placed there only (daemon/jobs/job_moves.h).
   const jobs::MoveTarget target = jobs_.move_target(row.id);
-  scheduler::Job job = remaining_work(row, *priced, target);
+  scheduler::Job job = remaining_work(row, *priced, done, target);
   if (!runtime_note.empty()) job.workload.runtime_note = runtime_note;
   // Whether this job is unplaceable follows from its rejections, and (held to spot) from whether
   // it has a deadline for the policy below to weigh.

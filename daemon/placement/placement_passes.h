@@ -64,10 +64,12 @@
 
 namespace jobctl::daemon::placement {
 
-// The scheduler's job for the work `row` has left (its last progress report), held to the options
-// `held_to` names (local: owned workers only; on_demand, spot: that market only; anywhere: as
-// the spec says). What every decision about a queued or a running job starts from.
-scheduler::Job remaining_work(const store::JobRow& row, const train::JobSpec& spec, jobs::MoveTarget held_to);
+// The scheduler's job for the work `row` has left (`done`: the fraction done, done_fraction of its
+// last progress report), held to the options `held_to` names (local: owned workers only;
+// on_demand, spot: that market only; anywhere: as the spec says). What every decision about a
+// queued or a running job starts from.
+scheduler::Job remaining_work(const store::JobRow& row, const train::JobSpec& spec, double done,
+                              jobs::MoveTarget held_to);
 
 // Whether a spot offer that fits `job` (held to spot) can be launched now: a cloud provider is
 // configured and the offer was not set aside after a failed launch.

@@ -81,7 +81,12 @@ Expected<int> SavingsMoves::check() {
     if (!spec) continue;
 
     const json& chosen = doc["chosen"];
-    const double remaining = std::max(1.0 - done_fraction((*row)->progress_json), 0.001);
+    auto done = done_fraction((*row)->progress_json, id);
+    if (!done) {
+      keep_first(id, done.error());
+      continue;
+    }
+    const double remaining = std::max(1.0 - *done, 0.001);
     const double here_usd_per_hour = chosen.value("usd_per_hour", 0.0);
     const double remaining_at_placement = std::max(doc.value("remaining_fraction", 1.0), 0.001);
     const double here_cost =
@@ -92,7 +97,7 @@ Expected<int> SavingsMoves::check() {
     // that, spot_deadlines.h).
     std::optional<Move> best;
     auto consider = [&](jobs::MoveTarget target) {
-      scheduler::Job job = remaining_work(**row, *spec, target);
+      scheduler::Job job = remaining_work(**row, *spec, *done, target);
       if (target == jobs::MoveTarget::anywhere) {
         job.mode = train::PlacementMode::cloud;
         if (job.deadline_hours) job.spot = train::SpotMode::never;

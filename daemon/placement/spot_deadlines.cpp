@@ -95,7 +95,12 @@ Status SpotDeadlines::check_running(const SpotLaunchable& spot_launchable) {
     if (!spec || !spec->placement.deadline_hours) continue;
     // An on-demand job goes back to spot only where its spec lets it, and once per request.
     if (!on_spot && (spec->placement.spot == train::SpotMode::never || mover_->move_requested(id))) continue;
-    const double done = done_fraction((*row)->progress_json);
+    auto progressed = done_fraction((*row)->progress_json, id);
+    if (!progressed) {
+      keep_first(id, progressed.error());
+      continue;
+    }
+    const double done = *progressed;
     // The job's compute as the policy was told it at placement (the fastest on-demand option's);
     // the chosen option's own estimate is a spot one's, interruptions included.
     double total = 0;
@@ -104,7 +109,7 @@ Status SpotDeadlines::check_running(const SpotLaunchable& spot_launchable) {
       total = p["chosen"].value("estimated_hours", 0.0) / std::max(p.value("remaining_fraction", 1.0), 0.001);
     scheduler::ProgressState s = progress((*row)->created_ms, now, *spec->placement.deadline_hours, total, done,
                                           on_spot ? scheduler::Capacity::spot : scheduler::Capacity::on_demand);
-    if (!on_spot) s.spot_available = spot_launchable(**row, *spec);
+    if (!on_spot) s.spot_available = spot_launchable(**row, *spec, done);
     // A spot job leaves spot when the policy says on-demand; an on-demand job leaves on-demand when
     // it says anything else: spot (it can be launched now) or none (wait, queued, until it can).
     scheduler::Capacity decided = scheduler::Capacity::none;

@@ -50,7 +50,7 @@ struct SpotDeadlineSettings {
 class SpotDeadlines {
  public:
   // Whether a spot offer that fits the rest of this running job can be launched now.
-  using SpotLaunchable = std::function<bool(const store::JobRow& row, const train::JobSpec& spec)>;
+  using SpotLaunchable = std::function<bool(const store::JobRow& row, const train::JobSpec& spec, double done)>;
 
   // `mover`: the job service that moves running jobs and has their newest heartbeats (not owned,
   // outlives this); nullptr: none.

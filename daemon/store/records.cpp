@@ -1,5 +1,7 @@
 #include "daemon/store/records.h"
 
+#include <algorithm>
+
 namespace jobctl::daemon::store {
 
 using nlohmann::json;
@@ -41,6 +43,26 @@ Expected<PlacementChoice> placement_choice_from_json(json row) {
   }
   c.row = std::move(row);
   return c;
+}
+
+double JobProgress::done_fraction() const {
+  if (total_steps <= 0 || step <= 0) return 0;
+  return std::clamp(step / total_steps, 0.0, 1.0);
+}
+
+Expected<JobProgress> decode_progress(std::string_view text, const std::string& row) {
+  const json p = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!p.is_object()) return make_error(ErrorCode::io, row + ": the stored progress is not a JSON object", "progress");
+  JobProgress out;
+  for (auto [key, field] : {std::pair<const char*, double*>{"step", &out.step}, {"total_steps", &out.total_steps}}) {
+    auto it = p.find(key);
+    if (it == p.end()) continue;
+    if (!it->is_number())
+      return make_error(ErrorCode::io, row + ": the stored progress's \"" + key + "\" is not a number",
+                        std::string("progress.") + key);
+    *field = it->get<double>();
+  }
+  return out;
 }
 
 std::string_view to_string(WorkerState s) {

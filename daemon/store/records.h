@@ -50,6 +50,19 @@ struct PlacementChoice {
 // above have their types (a string field may be null). An error (code io) says which field.
 Expected<PlacementChoice> placement_choice_from_json(nlohmann::json row);
 
+// The figures the daemon reads from a job's progress: its worker's last heartbeat report, a JSON
+// object kept as the worker sent it (JobRow::progress_json). A figure the report leaves out reads
+// as 0 (a worker reports what it knows); one that is not a number is an error.
+struct JobProgress {
+  double step = 0;          // global steps done
+  double total_steps = 0;
+  // step / total_steps clamped to [0, 1]; 0 without both.
+  double done_fraction() const;
+};
+// Decodes progress text; an error (code io) naming `row` when it is not a JSON object or a figure
+// is not a number.
+Expected<JobProgress> decode_progress(std::string_view text, const std::string& row);
+
 // A job's lease: the worker that holds it, the epoch that fences its reports
 // (daemon/jobs/lease_fence.h) and when it expires.
 struct Lease {

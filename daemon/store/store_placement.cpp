@@ -115,8 +115,8 @@ Expected<std::vector<std::pair<int64_t, std::optional<std::string>>>> Store::que
                         "WHERE unplaceable_key IS NOT NULL");
     if (!p) return p.error();
     StatementUse s(*p);
-    Status read = for_each_row(*s, [&keys](const Statement& row) { keys.emplace(row.column_int64(0), row.column_text(1)); });
-    if (!read) return read;
+    Status keyed = for_each_row(*s, [&keys](const Statement& row) { keys.emplace(row.column_int64(0), row.column_text(1)); });
+    if (!keyed) return keyed;
     out.reserve(queued->size());
     for (int64_t id : *queued) {
       auto key = keys.find(id);  // a key of a job no longer queued is stale: left out

@@ -722,5 +722,25 @@ TEST(Store, TheDumpHoldsEveryTable) {
   EXPECT_NE(dump->find("c0ffee|ann|3|1|"), std::string::npos);
 }
 
+// A job's progress figures: a report that leaves a figure out reads it as 0; text that is not a
+// JSON object, or a figure that is not a number, is an error naming the job, never 0% done.
+TEST(Records, ProgressDecodesOrIsAnErrorNamingTheJob) {
+  auto p = decode_progress(R"({"step": 30, "total_steps": 120, "loss": 0.5})", "job 3");
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_DOUBLE_EQ(p->done_fraction(), 0.25);
+  auto early = decode_progress(R"({"epoch": 0})", "job 3");
+  ASSERT_TRUE(early);
+  EXPECT_EQ(early->done_fraction(), 0);
+  auto over = decode_progress(R"({"step": 200, "total_steps": 120})", "job 3");
+  ASSERT_TRUE(over);
+  EXPECT_EQ(over->done_fraction(), 1);
+  for (const char* bad : {"{torn", "[]", R"({"step": "30", "total_steps": 120})", R"({"step": 1, "total_steps": null})"}) {
+    auto e = decode_progress(bad, "job 3");
+    ASSERT_FALSE(e) << bad;
+    EXPECT_EQ(e.error().code, ErrorCode::io);
+    EXPECT_NE(e.error().message.find("job 3"), std::string::npos) << e.error().message;
+  }
+}
+
 }  // namespace
 }  // namespace jobctl::daemon::store
