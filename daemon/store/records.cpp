@@ -1,6 +1,8 @@
 #include "daemon/store/records.h"
 
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 
 namespace jobctl::daemon::store {
 
@@ -50,18 +52,39 @@ double JobProgress::done_fraction() const {
   return std::clamp(step / total_steps, 0.0, 1.0);
 }
 
-Expected<JobProgress> decode_progress(std::string_view text, const std::string& row) {
+namespace {
+
+// The named numbers of a report object (`what`: "progress" or "result"); a missing one stays 0.
+Status read_figures(std::string_view text, const std::string& row, const char* what,
+                    std::initializer_list<std::pair<const char*, double*>> figures) {
   const json p = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!p.is_object()) return make_error(ErrorCode::io, row + ": the stored progress is not a JSON object", "progress");
-  JobProgress out;
-  for (auto [key, field] : {std::pair<const char*, double*>{"step", &out.step}, {"total_steps", &out.total_steps}}) {
+  if (!p.is_object()) return make_error(ErrorCode::io, row + ": the stored " + what + " is not a JSON object", what);
+  for (auto [key, field] : figures) {
     auto it = p.find(key);
     if (it == p.end()) continue;
     if (!it->is_number())
-      return make_error(ErrorCode::io, row + ": the stored progress's \"" + key + "\" is not a number",
-                        std::string("progress.") + key);
+      return make_error(ErrorCode::io, row + ": the stored " + what + "'s \"" + key + "\" is not a number",
+                        std::string(what) + "." + key);
     *field = it->get<double>();
   }
+  return {};
+}
+
+}  // namespace
+
+Expected<JobProgress> decode_progress(std::string_view text, const std::string& row) {
+  JobProgress out;
+  Status st = read_figures(text, row, "progress",
+                           {{"step", &out.step}, {"total_steps", &out.total_steps}, {"step_ms", &out.step_ms},
+                            {"start_step", &out.start_step}});
+  if (!st) return std::move(st).error();
+  return out;
+}
+
+Expected<JobResult> decode_result(std::string_view text, const std::string& row) {
+  JobResult out;
+  Status st = read_figures(text, row, "result", {{"elapsed_s", &out.elapsed_s}, {"steps", &out.steps}});
+  if (!st) return std::move(st).error();
   return out;
 }
 

@@ -56,12 +56,22 @@ Expected<PlacementChoice> placement_choice_from_json(nlohmann::json row);
 struct JobProgress {
   double step = 0;          // global steps done
   double total_steps = 0;
+  double step_ms = 0;       // the last steps' mean time
+  double start_step = 0;    // the step this run resumed from
   // step / total_steps clamped to [0, 1]; 0 without both.
   double done_fraction() const;
 };
 // Decodes progress text; an error (code io) naming `row` when it is not a JSON object or a figure
 // is not a number.
 Expected<JobProgress> decode_progress(std::string_view text, const std::string& row);
+
+// The figures the daemon reads from a job's result (the worker's completion report, a JSON object
+// kept as sent: JobRow::result_json), under the same rules as JobProgress.
+struct JobResult {
+  double elapsed_s = 0;     // the run's wall time
+  double steps = 0;         // steps it ran
+};
+Expected<JobResult> decode_result(std::string_view text, const std::string& row);
 
 // A job's lease: the worker that holds it, the epoch that fences its reports
 // (daemon/jobs/lease_fence.h) and when it expires.

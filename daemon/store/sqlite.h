@@ -123,6 +123,21 @@ Expected<std::vector<T>> read_rows(Statement& stmt, Read&& read) {
   return out;
 }
 
+// The first row of `stmt`, read as read_rows reads each; nullopt when it has none.
+template <class T, class Read>
+Expected<std::optional<T>> read_first_row(Statement& stmt, Read&& read) {
+  auto row = stmt.step();
+  if (!row) return std::move(row).error();
+  if (!*row) return std::optional<T>{};
+  if constexpr (std::is_same_v<std::invoke_result_t<Read&, const Statement&>, Expected<T>>) {
+    auto v = read(std::as_const(stmt));
+    if (!v) return std::move(v).error();
+    return std::optional<T>(std::move(*v));
+  } else {
+    return std::optional<T>(read(std::as_const(stmt)));
+  }
+}
+
 // The first column of every row of `stmt` (bound, not yet stepped), as integers; resets it.
 Expected<std::vector<int64_t>> first_column_ints(Statement* stmt);
 // The same for a text column.

@@ -13,12 +13,7 @@ Expected<std::optional<JobRow>> query_job(Connection& db, int64_t id) {
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, id);
-  auto row = s->step();
-  if (!row) return row.error();
-  if (!*row) return std::optional<JobRow>{};
-  auto j = read_job(*s);
-  if (!j) return j.error();
-  return std::optional<JobRow>(std::move(*j));
+  return read_first_row<JobRow>(*s, read_job);
 }
 
 Expected<std::vector<JobEventRow>> query_events(Connection& db, int64_t id) {

@@ -31,12 +31,7 @@ Expected<std::optional<TokenRow>> query_token(Connection& db, const char* where,
   if (!p) return p.error();
   StatementUse s(*p);
   if (text.empty()) s->bind(1, id); else s->bind(1, text);
-  auto row = s->step();
-  if (!row) return row.error();
-  if (!*row) return std::optional<TokenRow>{};
-  auto t = read_token(**p);
-  if (!t) return t.error();
-  return std::optional<TokenRow>(std::move(*t));
+  return read_first_row<TokenRow>(*s, read_token);
 }
 
 }  // namespace

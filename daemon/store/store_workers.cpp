@@ -13,12 +13,7 @@ Expected<std::optional<WorkerRow>> query_worker(Connection& db, int64_t id) {
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, id);
-  auto row = s->step();
-  if (!row) return row.error();
-  if (!*row) return std::optional<WorkerRow>{};
-  auto w = read_worker(*s);
-  if (!w) return w.error();
-  return std::optional<WorkerRow>(std::move(*w));
+  return read_first_row<WorkerRow>(*s, read_worker);
 }
 
 }  // namespace

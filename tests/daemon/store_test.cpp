@@ -722,9 +722,9 @@ TEST(Store, TheDumpHoldsEveryTable) {
   EXPECT_NE(dump->find("c0ffee|ann|3|1|"), std::string::npos);
 }
 
-// A job's progress figures: a report that leaves a figure out reads it as 0; text that is not a
+// A job's progress and result figures: a report that leaves a figure out reads it as 0; text that is not a
 // JSON object, or a figure that is not a number, is an error naming the job, never 0% done.
-TEST(Records, ProgressDecodesOrIsAnErrorNamingTheJob) {
+TEST(Records, ProgressAndResultDecodeOrAreAnErrorNamingTheJob) {
   auto p = decode_progress(R"({"step": 30, "total_steps": 120, "loss": 0.5})", "job 3");
   ASSERT_TRUE(p) << p.error().message;
   EXPECT_DOUBLE_EQ(p->done_fraction(), 0.25);
@@ -734,6 +734,13 @@ TEST(Records, ProgressDecodesOrIsAnErrorNamingTheJob) {
   auto over = decode_progress(R"({"step": 200, "total_steps": 120})", "job 3");
   ASSERT_TRUE(over);
   EXPECT_EQ(over->done_fraction(), 1);
+  auto result = decode_result(R"({"elapsed_s": 90.5, "steps": 120, "final_loss": 0.1})", "job 3");
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->elapsed_s, 90.5);
+  EXPECT_EQ(result->steps, 120);
+  auto bad_result = decode_result(R"({"elapsed_s": "long"})", "job 3");
+  ASSERT_FALSE(bad_result);
+  EXPECT_EQ(bad_result.error().field, "result.elapsed_s");
   for (const char* bad : {"{torn", "[]", R"({"step": "30", "total_steps": 120})", R"({"step": 1, "total_steps": null})"}) {
     auto e = decode_progress(bad, "job 3");
     ASSERT_FALSE(e) << bad;

@@ -26,7 +26,6 @@ const std::set<std::string> kNotYetTyped = {
     "daemon/jobs/progress_history.cpp",          // progress reports
     "daemon/ledger/ledger.cpp",                  // the placement document's candidates
     "daemon/placement/fleet_plan_history.cpp",   // the stored spec's deadline
-    "daemon/placement/heartbeat_calibration.cpp",  // progress and result reports
     "daemon/placement/placement_passes.cpp",     // the placement document's reason
     "daemon/placement/priority_moves.cpp",       // the placement document
     "daemon/placement/savings_moves.cpp",        // the placement document
