@@ -98,7 +98,6 @@ struct World {
     if (!checkpoints->reconcile()) std::abort();
     store::WorkerRow worker;
     worker.name = "fuzz-worker";
-    worker.capabilities_json = "{}";
     worker.secret_hash = auth::sha256_hex(kWorkerSecret);
     if (!db->write([&worker](store::WriteTxn& txn) -> Status {
           auto id = txn.insert_worker(worker);

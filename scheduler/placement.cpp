@@ -30,16 +30,6 @@ std::string usd_per_hour(double v) { return readable::usd_per_hour(v); }
 
 }  // namespace
 
-std::string_view to_string(OptionKind k) {
-  switch (k) {
-    case OptionKind::local: return "local";
-    case OptionKind::on_demand: return "on-demand";
-    case OptionKind::spot: return "spot";
-    case OptionKind::slurm: return "slurm";
-  }
-  return "local";
-}
-
 std::string_view to_string(Rejection r) {
   switch (r) {
     case Rejection::none: return "";

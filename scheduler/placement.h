@@ -52,14 +52,12 @@
 #include "cost/price_catalog.h"
 #include "scheduler/job.h"
 #include "scheduler/local_capacity.h"
+#include "scheduler/option_kind.h"
 
 namespace jobctl::scheduler {
 
 // Model kinds with an efficiency of their own: "mlp", "cnn", other (command jobs), "transformer".
 inline constexpr size_t kModelKindCount = 4;
-
-enum class OptionKind : uint8_t { local, on_demand, spot, slurm };
-std::string_view to_string(OptionKind k);
 
 enum class Rejection : uint8_t {
   none,

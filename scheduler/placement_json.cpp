@@ -8,24 +8,13 @@ using nlohmann::json;
 
 namespace {
 
-// The document's names of the options (to_string(OptionKind) is for people: "on-demand").
-const char* option_name(OptionKind k) {
-  switch (k) {
-    case OptionKind::local: return "local";
-    case OptionKind::on_demand: return "on_demand";
-    case OptionKind::spot: return "spot";
-    case OptionKind::slurm: return "slurm";
-  }
-  return "local";
-}
-
 json candidate_json(const Candidate& c, const Job& job, const PlacementContext& ctx, const LocalCapacity& capacity,
                     const PlacementDocumentInfo& info) {
   json r;
-  r["option"] = option_name(c.kind);
+  r["option"] = std::string(option_name(c.kind));
   r["label"] = option_label(c, ctx, capacity);
   if (c.kind == OptionKind::local || c.kind == OptionKind::slurm) {
-    r["provider"] = option_name(c.kind);
+    r["provider"] = std::string(option_name(c.kind));
     r["cloud"] = nullptr;
     r["region"] = nullptr;
     r["instance_type"] = nullptr;

@@ -27,11 +27,7 @@ namespace {
 
 // The job's estimated cost from its placement (the placement contract: chosen.estimated_cost_usd).
 double estimated_cost(const store::JobRow& row) {
-  if (!row.chosen_json) return 0;
-  const json c = json::parse(*row.chosen_json, nullptr, false);
-  if (!c.is_object()) return 0;
-  auto e = c.find("estimated_cost_usd");
-  return e != c.end() && e->is_number() ? e->get<double>() : 0;
+  return row.chosen ? row.chosen->estimated_cost_usd : 0;
 }
 
 std::string usd(double v) { return fixed_decimal(v, 2); }

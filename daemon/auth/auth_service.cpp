@@ -14,19 +14,6 @@ Error unauthenticated() {
 
 }  // namespace
 
-std::string_view to_string(Role role) {
-  switch (role) {
-    case Role::admin: return "admin";
-    case Role::user: return "user";
-    case Role::worker: return "worker";
-  }
-  return "user";
-}
-
-std::optional<Role> role_from_string(std::string_view name) {
-  for (Role r : {Role::admin, Role::user, Role::worker})
-    if (to_string(r) == name) return r;
-  return std::nullopt;
 }
 
 bool TokenService::valid_role(std::string_view role) { return role_from_string(role).has_value(); }
@@ -64,7 +51,7 @@ Expected<CreatedToken> TokenService::create(const std::string& user, const std::
   CreatedToken out;
   out.secret = std::move(*secret);
   out.row.user = user;
-  out.row.role = role;
+  out.row.role = *store::parse_token_role(role);
   out.row.permissions = granted;
   out.row.hash_hex = sha256_hex(out.secret);
   out.row.prefix = out.secret.substr(0, kTokenPrefix.size() + 6);

@@ -26,11 +26,11 @@
 namespace jobctl::daemon::auth {
 
 // What a token may do: admin (everything), user (the user API; only their own jobs), worker (the
-// worker protocol only).
-enum class Role { admin, user, worker };
-std::string_view to_string(Role role);
+// worker protocol only). The stored token's role (records.h), one enum.
+using Role = store::TokenRole;
+using store::to_string;
 // nullopt for a name that is none of them.
-std::optional<Role> role_from_string(std::string_view name);
+inline std::optional<Role> role_from_string(std::string_view name) { return store::parse_token_role(name); }
 
 // Whom a request acts for.
 struct Principal {

@@ -27,11 +27,8 @@ constexpr double kHourMs = 3.6e6;
 }  // namespace
 
 json runtime_json(const store::JobRow& job, const std::vector<store::JobEventRow>& events) {
-  if (!job.chosen_json) return nullptr;
-  const json chosen = json::parse(*job.chosen_json, nullptr, false);
-  if (!chosen.is_object()) return nullptr;
-  auto estimated_it = chosen.find("estimated_hours");
-  const double estimated = estimated_it != chosen.end() && estimated_it->is_number() ? estimated_it->get<double>() : 0.0;
+  if (!job.chosen) return nullptr;
+  const double estimated = job.chosen->estimated_hours;
   json out = {{"estimated_hours", estimated}, {"actual_hours", nullptr}, {"error_fraction", nullptr}};
   if (job.state != store::JobState::succeeded) return out;
   double actual = -1;
@@ -113,7 +110,7 @@ json worker_json(const jobs::WorkerInfo& info) {
   }
   return {{"id", info.row.id},
           {"name", info.row.name},
-          {"state", info.row.state},
+          {"state", store::to_string(info.row.state)},
           {"simulated", info.capabilities.simulated},
           {"gpus", identified},
           {"capabilities", jobs::to_json(info.capabilities)},

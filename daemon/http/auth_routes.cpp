@@ -17,7 +17,7 @@ namespace {
 json token_json(const store::TokenRow& t) {
   return json{{"id", t.id},
               {"user", t.user},
-              {"role", t.role},
+              {"role", std::string(store::to_string(t.role))},
               {"permissions", t.permissions.empty() ? json::array() : json::array({t.permissions})},
               {"prefix", t.prefix},
               {"created_ms", t.created_ms},

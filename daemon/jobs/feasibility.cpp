@@ -35,9 +35,8 @@ Status Feasibility::load(store::Store& store) {
   auto workers = store.list_workers();
   if (!workers) return workers.error();
   for (const auto& w : *workers) {
-    if (w.state == "gone") continue;
-    auto caps = capabilities_from_json(nlohmann::json::parse(w.capabilities_json, nullptr, false), "capabilities");
-    if (caps) add_worker(w.id, w.name, *caps);
+    if (w.state == store::WorkerState::gone) continue;
+    add_worker(w.id, w.name, w.capabilities);
   }
   return {};
 }

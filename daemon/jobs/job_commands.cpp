@@ -131,7 +131,7 @@ Expected<JobRow> JobCommands::cancel_job(int64_t id) {
       return make_error(ErrorCode::conflict, job_ref(id) + " already " +
                                         std::string(to_string(job.state)) + "; it cannot be cancelled");
     // Queued and placed-but-not-leased jobs are both in the in-memory queue.
-    const bool was_queued = job.state == JobState::queued || (job.state == JobState::placed && !job.worker_id);
+    const bool was_queued = job.state == JobState::queued || job.awaiting_lease();
     if (!was_queued)
       if (auto st = reports_.end_lease_in(txn, job, now); !st) return st.error();
     job.lease_expires_ms.reset();
@@ -148,7 +148,7 @@ Expected<bool> JobCommands::unplace(int64_t job_id, const std::string& reason) {
   return store_.write_value<bool>([this, job_id, reason, now](WriteTxn& txn) -> Expected<bool> {
     auto found = txn.job(job_id);
     if (!found) return found.error();
-    if (!*found || (*found)->state != JobState::placed || (*found)->worker_id) return false;
+    if (!*found || !(*found)->awaiting_lease()) return false;
     JobRow job = std::move(**found);
     if (auto st = transition_job(txn, job, JobState::queued, "unplaced", json{{"reason", reason}}, now); !st)
       return st.error();
@@ -164,7 +164,7 @@ Expected<JobRow> JobCommands::request_move(int64_t job_id, const MoveRequest& re
     if (!found) return found.error();
     if (!*found) return job_not_found(job_id);
     const JobRow& job = **found;
-    if (!((job.state == JobState::placed || job.state == JobState::running) && job.worker_id))
+    if (!job.lease())
       return make_error(ErrorCode::conflict,
                         job_ref(job_id) + " is " + std::string(to_string(job.state)) +
                             (job.state == JobState::placed ? " but not yet leased" : "") +
@@ -184,9 +184,9 @@ Expected<JobRow> JobCommands::request_move(int64_t job_id, const MoveRequest& re
 Expected<WorkerRegistered> JobCommands::register_worker(const WorkerRegistration& request) {
   store::WorkerRow row;
   row.name = request.name;
-  row.capabilities_json = to_json(request.capabilities).dump();
+  row.capabilities = request.capabilities;
   row.registered_ms = row.last_seen_ms = clock_.now_ms();
-  row.state = "active";
+  row.state = store::WorkerState::active;
   row.secret_hash = request.secret_hash;
   auto id = store_.write_value<int64_t>([row](WriteTxn& txn) { return txn.insert_worker(row); });
   if (!id) return id.error();
@@ -210,8 +210,7 @@ Expected<std::vector<WorkerInfo>> JobCommands::list_workers(const std::optional<
   out.reserve(rows->size());
   for (auto& row : *rows) {
     WorkerInfo info;
-    auto caps = capabilities_from_json(json::parse(row.capabilities_json, nullptr, false), "capabilities");
-    if (caps) info.capabilities = std::move(*caps);
+    info.capabilities = row.capabilities;
     info.job_ids = jobs_of[row.id];
     if (auto h = heard.find(row.id); h != heard.end()) row.last_seen_ms = std::max(row.last_seen_ms, h->second);
     info.row = std::move(row);

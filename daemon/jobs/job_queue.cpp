@@ -5,16 +5,10 @@
 namespace jobctl::daemon::jobs {
 
 void set_placement_fields(const store::JobRow& row, QueuedJob& q) {
-  if (!row.chosen_json) return;
-  const auto c = nlohmann::json::parse(*row.chosen_json, nullptr, false);
-  if (!c.is_object()) return;
-  auto text = [&](const char* key) {  // null (e.g. a local option's instance_type) reads as ""
-    auto it = c.find(key);
-    return it != c.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  q.placement_option = text("option");
-  q.placement_gpu = text("gpu");
-  q.placement_instance_type = text("instance_type");
+  if (!row.chosen) return;
+  q.placement_option = row.chosen->option;
+  q.placement_gpu = row.chosen->gpu;
+  q.placement_instance_type = row.chosen->instance_type;
 }
 
 bool is_command_spec(const std::string& spec_json) {

@@ -93,13 +93,9 @@ Expected<WorkerCapabilities> LeaseBroker::worker_capabilities(int64_t worker_id)
   auto row = store_.get_worker(worker_id);
   if (!row) return row.error();
   if (!*row) return worker_not_found(worker_id);
-  auto caps = capabilities_from_json(json::parse((*row)->capabilities_json, nullptr, false),
-                                     "capabilities");
-  if (!caps) return make_error(ErrorCode::io, "worker " + std::to_string(worker_id) +
-                                         " has unreadable capabilities: " + caps.error().message);
   MutexLock lock(mu_);
-  workers_[worker_id] = *caps;
-  return *caps;
+  workers_[worker_id] = (*row)->capabilities;
+  return (*row)->capabilities;
 }
 
 void LeaseBroker::touch_worker(int64_t worker_id) {
@@ -110,9 +106,9 @@ void LeaseBroker::touch_worker(int64_t worker_id) {
         if (!w) return w.error();
         if (!*w) return {};
         (*w)->last_seen_ms = now;
-        if ((*w)->state == "lost")  // a worker marked lost (lease expiry) that asks again is back
+        if ((*w)->state == store::WorkerState::lost)  // a worker marked lost (lease expiry) that asks again is back
           txn.on_commit([this, worker_id] { observer_.worker_available(worker_id); });
-        (*w)->state = "active";
+        (*w)->state = store::WorkerState::active;
         return txn.update_worker(**w);
       },
       nullptr);
@@ -279,7 +275,7 @@ void LeaseBroker::job_queued(const QueuedJob& job) {
   }
   for (auto& f : later) f();
   // Not placed yet: ask the placement service (it places on its next tick).
-  if (job.placement_option.empty()) observer_.job_needs_placement(job.id);
+  if (!job.placement_option) observer_.job_needs_placement(job.id);
 }
 
 void LeaseBroker::job_left_queue(int64_t job_id) {

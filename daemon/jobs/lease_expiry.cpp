@@ -47,8 +47,8 @@ Status Housekeeping::lose_lease_in(WriteTxn& txn, store::JobRow job, const std::
   if (worker_id) {
     auto w = txn.worker(*worker_id);
     if (!w) return w.error();
-    if (*w && (*w)->state != "lost") {
-      (*w)->state = "lost";
+    if (*w && (*w)->state != store::WorkerState::lost) {
+      (*w)->state = store::WorkerState::lost;
       if (auto st = txn.update_worker(**w); !st) return st;
     }
   }

@@ -25,7 +25,7 @@ Expected<int> Housekeeping::mark_silent_workers_lost() {
   if (!workers) return workers.error();
   std::vector<int64_t> silent;
   for (const auto& w : *workers)
-    if (w.state == "active" && now - w.last_seen_ms > silence_ms && !alive.count(w.id)) silent.push_back(w.id);
+    if (w.state == store::WorkerState::active && now - w.last_seen_ms > silence_ms && !alive.count(w.id)) silent.push_back(w.id);
   if (silent.empty()) return 0;
   return store_.write_value<int>([silent, now, silence_ms](WriteTxn& txn) -> Expected<int> {
     int lost = 0;
@@ -33,8 +33,8 @@ Expected<int> Housekeeping::mark_silent_workers_lost() {
       auto w = txn.worker(id);
       if (!w) return w.error();
       // Re-checked inside the change: it may have asked for work meanwhile.
-      if (!*w || (*w)->state != "active" || now - (*w)->last_seen_ms <= silence_ms) continue;
-      (*w)->state = "lost";
+      if (!*w || (*w)->state != store::WorkerState::active || now - (*w)->last_seen_ms <= silence_ms) continue;
+      (*w)->state = store::WorkerState::lost;
       if (auto st = txn.update_worker(**w); !st) return st.error();
       ++lost;
     }
@@ -52,22 +52,22 @@ Expected<int> Housekeeping::unplace_unclaimed() {
     // A Slurm placement waits in Slurm's queue, which the launcher watches. A cloud placement's
     // expected wait is its instance's boot (the provisioner unplaces those it cannot launch); one
     // whose instance booted but whose worker never took it is placed again like a local one.
-    if (q.placement_option != "local" && q.placement_option != "on_demand" && q.placement_option != "spot") continue;
+    if (q.placement_option != store::OptionKind::local && q.placement_option != store::OptionKind::on_demand &&
+        q.placement_option != store::OptionKind::spot)
+      continue;
     auto row = store_.get_job(q.id);
     if (!row) return row.error();
-    if (!*row || !(*row)->chosen_json) continue;
-    const json chosen = json::parse(*(*row)->chosen_json, nullptr, false);
+    if (!*row || !(*row)->chosen) continue;
+    const store::PlacementChoice& chosen = *(*row)->chosen;
     // The wait placement expected (a busy pool) is not a failure to claim it; the bound comes after.
-    const double expected_wait_h = chosen.is_object() ? chosen.value("queue_wait_hours", 0.0) : 0.0;
+    const double expected_wait_h = chosen.queue_wait_hours;
     const int64_t due = (*row)->updated_ms + bound_ms + static_cast<int64_t>(std::max(expected_wait_h, 0.0) * 3.6e6);
     if (now < due) continue;
-    const std::string pool = chosen.is_object() ? chosen.value("gpu", std::string("?")) + " x" +
-                                                      std::to_string(chosen.value("gpus", 1))
-                                                : std::string("?");
-    const std::string where = q.placement_option == "local"
+    const std::string pool = (chosen.gpu.empty() ? std::string("?") : chosen.gpu) + " x" + std::to_string(chosen.gpus);
+    const std::string where = q.placement_option == store::OptionKind::local
                                   ? "of the local pool " + pool
-                                  : "of a " + q.placement_instance_type + (q.placement_option == "spot" ? " spot" : " on-demand") +
-                                        " instance";
+                                  : "of a " + q.placement_instance_type +
+                                        (q.placement_option == store::OptionKind::spot ? " spot" : " on-demand") + " instance";
     const std::string reason = "no worker " + where + " took it within " +
                                std::to_string((now - (*row)->updated_ms) / 1000) + " s (bound: the lease timeout, " +
                                std::to_string(options_.lease_timeout_s) + " s, after the expected wait); placing it again";

@@ -30,9 +30,8 @@ Expected<std::optional<CommandRuntime>> CommandRuntimeHistory::lookup(const std:
       auto worker = store_.get_worker(run.worker_id);
       if (!worker) return worker.error();
       if (*worker) {
-        auto caps = jobs::capabilities_from_json(nlohmann::json::parse((*worker)->capabilities_json, nullptr, false),
-                                                 "capabilities");
-        if (caps && !caps->gpus.empty()) {
+        const jobs::WorkerCapabilities* caps = &(*worker)->capabilities;
+        if (!caps->gpus.empty()) {
           const std::string device = worker_device(*caps);
           if (cost::find_gpu(device)) gpu = device;  // a CPU machine or an unknown GPU: no hint to scale
         }

@@ -49,12 +49,9 @@ std::optional<double> spec_deadline_hours(const std::string& spec_json) {
 }
 
 std::string chosen_gpu(const store::JobRow& row) {
-  if (row.chosen_json) {
-    const auto c = nlohmann::json::parse(*row.chosen_json, nullptr, false);
-    if (c.is_object() && c.contains("gpu") && c["gpu"].is_string()) {
-      std::string m = canonical(c["gpu"].get<std::string>());
-      if (!m.empty()) return m;
-    }
+  if (row.chosen && !row.chosen->gpu.empty()) {
+    std::string m = canonical(row.chosen->gpu);
+    if (!m.empty()) return m;
   }
   return canonical(row.resource_gpu);
 }
@@ -77,12 +74,10 @@ Expected<int> registered_owned_gpus(store::Store& store, const std::string& mode
   if (!workers) return workers.error();
   int n = 0;
   for (const auto& w : *workers) {
-    if (w.state == "gone") continue;
-    const auto doc = nlohmann::json::parse(w.capabilities_json, nullptr, false);
-    if (doc.is_discarded()) continue;
-    auto caps = jobs::capabilities_from_json(doc, "capabilities");
-    if (!caps || caps->instance || caps->simulated) continue;
-    for (const auto& g : caps->gpus)
+    if (w.state == store::WorkerState::gone) continue;
+    const jobs::WorkerCapabilities& caps = w.capabilities;
+    if (caps.instance || caps.simulated) continue;
+    for (const auto& g : caps.gpus)
       if (const cost::GpuSpec* s = g.identity(); s && s->name == model) ++n;
   }
   return n;

@@ -19,15 +19,6 @@ namespace jobctl::daemon::placement {
 
 using nlohmann::json;
 
-namespace {
-
-double number(const json& p, const char* key) {
-  auto it = p.find(key);
-  return it != p.end() && it->is_number() ? it->get<double>() : 0.0;
-}
-
-}  // namespace
-
 HeartbeatCalibration::HeartbeatCalibration(store::Store& store, const Clock& clock) : store_(store), clock_(clock) {
   snapshot_ = Snapshot{std::make_shared<const cost::EfficiencyCalibrator>(), 1};
 }
@@ -70,23 +61,24 @@ bool HeartbeatCalibration::enqueue(Report r) {
 }
 
 bool HeartbeatCalibration::record(int64_t job_id, int64_t worker_id, const std::string& progress_json) {
-  const json p = json::parse(progress_json, nullptr, false);
-  if (!p.is_object()) return false;
+  // A worker's report as it arrived: one that does not decode teaches nothing.
+  const auto p = store::decode_progress(progress_json, "job " + std::to_string(job_id));
+  if (!p) return false;
   Report r{.job_id = job_id, .worker_id = worker_id};
-  r.step = static_cast<int64_t>(number(p, "step"));
-  r.step_ms = number(p, "step_ms");
-  r.total_steps = number(p, "total_steps");
-  r.start_step = static_cast<int64_t>(number(p, "start_step"));
+  r.step = static_cast<int64_t>(p->step);
+  r.step_ms = p->step_ms;
+  r.total_steps = p->total_steps;
+  r.start_step = static_cast<int64_t>(p->start_step);
   if (!(r.step_ms > 0) || !(r.total_steps > 0) || r.step <= 0) return false;
   return enqueue(r);
 }
 
 bool HeartbeatCalibration::record_finished(int64_t job_id, int64_t worker_id, const std::string& result_json) {
-  const json p = json::parse(result_json, nullptr, false);
-  if (!p.is_object()) return false;
+  const auto p = store::decode_result(result_json, "job " + std::to_string(job_id));
+  if (!p) return false;
   Report r{.job_id = job_id, .worker_id = worker_id, .finished = true};
-  r.elapsed_s = number(p, "elapsed_s");
-  r.steps = static_cast<int64_t>(number(p, "steps"));
+  r.elapsed_s = p->elapsed_s;
+  r.steps = static_cast<int64_t>(p->steps);
   if (!(r.elapsed_s > 0)) return false;  // nothing to learn the overhead from
   return enqueue(r);
 }
@@ -100,8 +92,8 @@ Expected<std::optional<HeartbeatCalibration::StepShape>> HeartbeatCalibration::s
   if (!worker) return worker.error();
   if (!*job || !*worker) return std::optional<StepShape>{};  // gone meanwhile
   auto spec = train::parse_job_spec((*job)->spec_json);
-  auto caps = jobs::capabilities_from_json(json::parse((*worker)->capabilities_json, nullptr, false), "capabilities");
-  if (!spec || !caps) return std::optional<StepShape>{};
+  const jobs::WorkerCapabilities* caps = &(*worker)->capabilities;
+  if (!spec) return std::optional<StepShape>{};
   // A simulated worker (fake GPUs, or a simulated cloud's instance) trains on the CPU whatever it
   // claims: its step times say nothing about the GPU it names, and must never calibrate it.
   if (caps->simulated) return std::optional<StepShape>{};

@@ -16,12 +16,10 @@ OwnedGpuBilling::OwnedGpuBilling(const PlacementSettings& settings)
 
 Status OwnedGpuBilling::lease_granted(store::WriteTxn& txn, const store::JobRow& job, const store::WorkerRow& worker,
                                       const std::vector<int>& gpus, int64_t now_ms) {
-  auto caps =
-      jobs::capabilities_from_json(nlohmann::json::parse(worker.capabilities_json, nullptr, false), "capabilities");
-  // Unreadable capabilities never registered (registration parses them): nothing to bill. A cloud
-  // instance's time is billed by the provisioner. A Slurm batch job's worker runs on the team's
-  // own GPUs: billed here like any owned GPU.
-  if (!caps || (caps->instance && caps->instance->provider != "slurm")) return {};
+  // A cloud instance's time is billed by the provisioner. A Slurm batch job's worker runs on the
+  // team's own GPUs: billed here like any owned GPU.
+  const jobs::WorkerCapabilities* caps = &worker.capabilities;
+  if (caps->instance && caps->instance->provider != "slurm") return {};
   auto user = ledger::ledger_user_in(txn, job);
   if (!user) return user.error();
   ledger::OwnedLease lease;

@@ -36,11 +36,11 @@ double worker_cpu_peak_tflops(const jobs::WorkerCapabilities& worker) {
 }
 
 bool placement_allows(const jobs::QueuedJob& job, const jobs::WorkerCapabilities& worker) {
-  if (job.placement_option.empty()) return false;  // not placed yet
+  if (!job.placement_option) return false;  // not placed yet
   if (!jobs::worker_takes_kind(job, worker)) return false;
-  if (job.placement_option == "local") {
+  if (job.placement_option == store::OptionKind::local) {
     if (worker.instance) return false;
-    if (!job_fits_worker(job.resource_gpu == "any" && job.placement_gpu == "cpu" ? "any" : job.resource_gpu,
+    if (!jobs::job_fits_worker(job.resource_gpu == "any" && job.placement_gpu == "cpu" ? "any" : job.resource_gpu,
                          job.resource_gpus, worker))
       return false;
     // A CPU machine's key names that machine alone; a GPU model in any spelling names its model.
@@ -51,11 +51,11 @@ bool placement_allows(const jobs::QueuedJob& job, const jobs::WorkerCapabilities
   if (!worker.instance) return false;
   // A Slurm batch job's worker runs the one job it was submitted for, and nothing else runs there.
   const bool slurm_worker = worker.instance->provider == "slurm";
-  if (job.placement_option == "slurm") return slurm_worker && worker.instance->job_id == job.id;
+  if (job.placement_option == store::OptionKind::slurm) return slurm_worker && worker.instance->job_id == job.id;
   if (slurm_worker) return false;
   // A cloud instance launched for one command job runs that job alone.
   if (worker.instance->job_id != 0 && worker.instance->job_id != job.id) return false;
-  const bool spot = job.placement_option == "spot";
+  const bool spot = job.placement_option == store::OptionKind::spot;
   return worker.instance->spot == spot && worker.instance->instance_type == job.placement_instance_type;
 }
 

@@ -47,9 +47,10 @@ void hold_to(scheduler::Job& job, jobs::MoveTarget held_to) {
 
 }  // namespace
 
-scheduler::Job remaining_work(const store::JobRow& row, const train::JobSpec& spec, jobs::MoveTarget held_to) {
+scheduler::Job remaining_work(const store::JobRow& row, const train::JobSpec& spec, double done,
+                              jobs::MoveTarget held_to) {
   scheduler::Job job = scheduler::job_from_spec(std::to_string(row.id), spec, train::model_stats(spec), row.created_ms);
-  const double left = std::max(1.0 - done_fraction(row.progress_json), 0.001);
+  const double left = std::max(1.0 - done, 0.001);
   job.workload.training_flops *= left;
   if (job.workload.assumed_hours) *job.workload.assumed_hours *= left;
   hold_to(job, held_to);
@@ -186,32 +187,23 @@ Expected<scheduler::LocalCapacity> PlacementPasses::local_capacity() {
   const int64_t now = clock_.now_ms();
   MutexLock lock(cache_mu_);
   std::map<int64_t, int64_t> busy_until;  // worker -> expected end of the job it holds
-  std::set<int64_t> leased;
   for (const auto& l : *leases) {
-    leased.insert(l.job_id);
-    auto [it, added] = lease_choices_.try_emplace(l.job_id);
-    if (added || it->second.epoch != l.epoch) {
-      LeaseChoice choice;
-      choice.epoch = l.epoch;
-      if (l.chosen_json) {
-        const json c = json::parse(*l.chosen_json, nullptr, false);
-        if (c.is_object()) choice.estimated_hours = c.value("estimated_hours", 1.0);
-      }
-      it->second = choice;
-    }
+    // A job leased without a placement (a matcher without cost-based placement) has no estimate:
+    // its worker is taken to be busy for an hour.
+    const double hours = l.chosen ? l.chosen->estimated_hours : 1.0;
+    auto done = done_fraction(l.progress_json, l.job_id);
+    if (!done) return done.error();
     auto& until = busy_until[l.worker_id];
-    until = std::max(until, now + static_cast<int64_t>(it->second.estimated_hours *
-                                                       (1.0 - done_fraction(l.progress_json)) * 3.6e6));  // hours -> ms
+    until = std::max(until, now + static_cast<int64_t>(hours * (1.0 - *done) * 3.6e6));  // hours -> ms
   }
-  std::erase_if(lease_choices_, [&leased](const auto& entry) { return !leased.count(entry.first); });
   scheduler::LocalCapacity capacity;
   for (const auto& w : *workers) {
-    if (w.state != "active") continue;
+    if (w.state != store::WorkerState::active) continue;
     auto cached = worker_pools_.find(w.id);
     if (cached == worker_pools_.end()) {
       std::optional<scheduler::Worker> parsed;
-      auto caps = jobs::capabilities_from_json(json::parse(w.capabilities_json, nullptr, false), "capabilities");
-      if (caps && !caps->instance) {  // readable, and not a cloud instance's worker
+      const jobs::WorkerCapabilities* caps = &w.capabilities;
+      if (!caps->instance) {  // not a cloud instance's worker
         scheduler::Worker sw;
         sw.id = std::to_string(w.id);
         sw.gpu_model = worker_device(*caps);
@@ -245,7 +237,9 @@ Expected<scheduler::LocalCapacity> PlacementPasses::local_capacity() {
 Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow& row, const train::JobSpec& spec,
                                                             int64_t now_ms, const scheduler::PlacementContext& ctx,
                                                             const scheduler::LocalCapacity& capacity) {
-  const double done = done_fraction(row.progress_json);
+  auto progressed = done_fraction(row.progress_json, row.id);
+  if (!progressed) return progressed.error();
+  const double done = *progressed;
   const double remaining = std::max(1.0 - done, 0.001);
   // A command job with no runtime hint is priced from the earlier runs of its name, when there
   // are some (daemon/placement/command_runtime_history.h).
@@ -264,7 +258,7 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
   }
   // A job moved to a named option is placed there only (daemon/jobs/job_moves.h).
   const jobs::MoveTarget target = jobs_.move_target(row.id);
-  scheduler::Job job = remaining_work(row, *priced, target);
+  scheduler::Job job = remaining_work(row, *priced, done, target);
   if (!runtime_note.empty()) job.workload.runtime_note = runtime_note;
   // Whether this job is unplaceable follows from its rejections, and (held to spot) from whether
   // it has a deadline for the policy below to weigh.
@@ -460,11 +454,16 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
       keep_first(result, job_id, text.error());
       continue;
     }
-    std::optional<std::string> chosen;
+    std::optional<store::PlacementChoice> chosen;
     json detail = {{"reason", d->placement["reason"]}};
     if (placed) {
       const json& c = d->placement["chosen"];
-      chosen = c.dump();
+      auto decoded = store::placement_choice_from_json(c);
+      if (!decoded) {
+        keep_first(result, job_id, decoded.error());
+        continue;
+      }
+      chosen = std::move(*decoded);
       detail["option"] = c["option"];
       detail["gpu"] = c["gpu"];
       detail["usd_per_hour"] = c["usd_per_hour"];
@@ -480,7 +479,7 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
       // Changed meanwhile (cancelled, leased by a FIFO matcher): this decision is stale.
       if (!*cur || (*cur)->state != store::JobState::queued || (*cur)->updated_ms != expected_updated) return {};
       store::JobRow job = std::move(**cur);
-      job.chosen_json = chosen;
+      job.chosen = chosen;
       if (auto st = txn.put_placement(job.id, text, unplaceable_key); !st) return st;
       if (placed) {
         job.worker_id.reset();
@@ -490,8 +489,7 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
         jobs::set_placement_fields(job, q);
         txn.on_commit([this, q] {
           jobs_.job_placed(q);
-          if (q.placement_option != "spot" && q.placement_option != "on_demand" && q.placement_option != "slurm")
-            return;
+          if (!q.placement_option || *q.placement_option == store::OptionKind::local) return;
           MutexLock lock(observers_mu_);
           if (launch_observer_) launch_observer_(q.id);
         });

@@ -64,10 +64,12 @@
 
 namespace jobctl::daemon::placement {
 
-// The scheduler's job for the work `row` has left (its last progress report), held to the options
-// `held_to` names (local: owned workers only; on_demand, spot: that market only; anywhere: as
-// the spec says). What every decision about a queued or a running job starts from.
-scheduler::Job remaining_work(const store::JobRow& row, const train::JobSpec& spec, jobs::MoveTarget held_to);
+// The scheduler's job for the work `row` has left (`done`: the fraction done, done_fraction of its
+// last progress report), held to the options `held_to` names (local: owned workers only;
+// on_demand, spot: that market only; anywhere: as the spec says). What every decision about a
+// queued or a running job starts from.
+scheduler::Job remaining_work(const store::JobRow& row, const train::JobSpec& spec, double done,
+                              jobs::MoveTarget held_to);
 
 // Whether a spot offer that fits `job` (held to spot) can be launched now: a cloud provider is
 // configured and the offer was not set aside after a failed launch.
@@ -142,12 +144,6 @@ class PlacementPasses {
     std::set<int64_t> jobs;
     uint64_t tried_under = 0;  // the inputs generation one of them was last decided under (0: none)
   };
-  // What a lease's placement chose, parsed once per (job, epoch): the estimate the local pool's
-  // queue wait is computed from.
-  struct LeaseChoice {
-    int64_t epoch = 0;
-    double estimated_hours = 1.0;  // unknown estimate: assume an hour
-  };
 
   // The index of unplaceable jobs: a job's key and its group, kept in step.
   void index_unplaceable(int64_t job_id, const std::string& key, uint64_t tried_under) JOBCTL_REQUIRES(pass_mu_);
@@ -197,7 +193,6 @@ class PlacementPasses {
   // A worker's pool entry (nullopt: not a local worker): capabilities never change after a
   // worker registers, so they are parsed once.
   std::map<int64_t, std::optional<scheduler::Worker>> worker_pools_ JOBCTL_GUARDED_BY(cache_mu_);
-  std::map<int64_t, LeaseChoice> lease_choices_ JOBCTL_GUARDED_BY(cache_mu_);  // by job; ended leases leave
   // The CPU machines local workers are (device key -> peak FP32 TFLOPS), for the context's
   // PlacementConfig::cpu_peak_tflops: filled as workers are read (local_capacity(), which every
   // caller runs before context()); a new machine rebuilds the context.

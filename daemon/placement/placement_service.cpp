@@ -76,8 +76,8 @@ Status PlacementService::reevaluate_locked() {
   // Whether spot can run the rest of a job now.
   const auto ctx = passes_.context(nullptr);
   const int64_t now = clock_.now_ms();
-  auto spot_launchable = [&ctx, now](const store::JobRow& row, const train::JobSpec& spec) {
-    return spot_launchable_now(remaining_work(row, spec, jobs::MoveTarget::anywhere), *ctx, now);
+  auto spot_launchable = [&ctx, now](const store::JobRow& row, const train::JobSpec& spec, double done) {
+    return spot_launchable_now(remaining_work(row, spec, done, jobs::MoveTarget::anywhere), *ctx, now);
   };
   if (auto st = deadlines_.check_running(spot_launchable); !st && result) result = st;
   if (auto moved = savings_.check(); !moved && result) result = moved.error();

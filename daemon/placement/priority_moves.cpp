@@ -28,7 +28,7 @@ Expected<int> PriorityMoves::check() {
   std::vector<store::QueuedJobRow> late;  // local, missing its deadline there
   for (const auto& q : *waiting) {
     still_waiting.insert(q.id);
-    if (q.placement_option != "local" || made_room_for_.count(q.id)) continue;
+    if (q.placement_option != store::OptionKind::local || made_room_for_.count(q.id)) continue;
     auto row = store_.get_job(q.id);
     if (!row) return row.error();
     if (!*row || !(*row)->placement_json) continue;
@@ -46,13 +46,12 @@ Expected<int> PriorityMoves::check() {
   if (!leases) return leases.error();
   std::map<std::string, std::vector<Running>> running;  // local pool (GPU model) -> its jobs
   for (const auto& l : *leases) {
-    if (!l.chosen_json || jobs_.move_requested(l.job_id)) continue;
-    const json chosen = json::parse(*l.chosen_json, nullptr, false);
-    if (!chosen.is_object() || chosen.value("option", "") != "local") continue;
+    if (!l.chosen || jobs_.move_requested(l.job_id)) continue;
+    if (l.chosen->option != store::OptionKind::local) continue;
     auto row = store_.get_job(l.job_id);
     if (!row) return row.error();
     if (!*row || (*row)->state != store::JobState::running) continue;
-    running[chosen.value("gpu", "")].push_back(Running{l.job_id, (*row)->priority, (*row)->created_ms});
+    running[l.chosen->gpu].push_back(Running{l.job_id, (*row)->priority, (*row)->created_ms});
   }
 
   int asked = 0;

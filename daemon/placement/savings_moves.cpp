@@ -50,9 +50,8 @@ Expected<int> SavingsMoves::check() {
   std::set<int64_t> leased;
   for (const auto& l : *leases) {
     leased.insert(l.job_id);
-    if (!l.chosen_json || !l.progress_json) continue;  // not started yet: nothing to save by moving
-    const json chosen = json::parse(*l.chosen_json, nullptr, false);
-    if (chosen.is_object() && on_cloud(chosen)) cloud_jobs.push_back(l.job_id);
+    if (!l.chosen || !l.progress_json) continue;  // not started yet: nothing to save by moving
+    if (l.chosen->on_cloud()) cloud_jobs.push_back(l.job_id);
   }
   std::erase_if(moves_ms_, [&leased](const auto& e) { return !leased.count(e.first) && e.second.empty(); });
   if (cloud_jobs.empty()) return 0;
@@ -82,7 +81,12 @@ Expected<int> SavingsMoves::check() {
     if (!spec) continue;
 
     const json& chosen = doc["chosen"];
-    const double remaining = std::max(1.0 - done_fraction((*row)->progress_json), 0.001);
+    auto done = done_fraction((*row)->progress_json, id);
+    if (!done) {
+      keep_first(id, done.error());
+      continue;
+    }
+    const double remaining = std::max(1.0 - *done, 0.001);
     const double here_usd_per_hour = chosen.value("usd_per_hour", 0.0);
     const double remaining_at_placement = std::max(doc.value("remaining_fraction", 1.0), 0.001);
     const double here_cost =
@@ -93,7 +97,7 @@ Expected<int> SavingsMoves::check() {
     // that, spot_deadlines.h).
     std::optional<Move> best;
     auto consider = [&](jobs::MoveTarget target) {
-      scheduler::Job job = remaining_work(**row, *spec, target);
+      scheduler::Job job = remaining_work(**row, *spec, *done, target);
       if (target == jobs::MoveTarget::anywhere) {
         job.mode = train::PlacementMode::cloud;
         if (job.deadline_hours) job.spot = train::SpotMode::never;

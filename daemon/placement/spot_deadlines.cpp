@@ -19,12 +19,6 @@ namespace {
 
 constexpr double kHourMs = 3.6e6;
 
-std::string chosen_option(const std::optional<std::string>& chosen_json) {
-  if (!chosen_json) return "";
-  const json c = json::parse(*chosen_json, nullptr, false);
-  return c.is_object() ? c.value("option", "") : "";
-}
-
 }  // namespace
 
 SpotDeadlines::SpotDeadlines(store::Store& store, const Clock& clock, SpotDeadlineSettings settings,
@@ -66,24 +60,18 @@ Status SpotDeadlines::check_running(const SpotLaunchable& spot_launchable) {
   if (mover_)
     for (auto& l : *leases) mover_->add_newest_heartbeat(l);
   const int64_t now = clock_.now_ms();
-  // Only running jobs on spot, or on demand when they may go back (the lease's small chosen row
+  // Only running jobs on spot, or on demand when they may go back (the lease's chosen candidate
   // says which), need their row read.
   const bool back_to_spot = spot_launchable && mover_;
   std::vector<std::pair<int64_t, bool>> to_check;  // (job, runs on spot)
   {
     MutexLock lock(mu_);
-    std::map<int64_t, std::pair<int64_t, std::string>> seen;
     for (const auto& l : *leases) {
-      auto it = lease_option_.find(l.job_id);
-      const std::string option = it != lease_option_.end() && it->second.first == l.epoch
-                                     ? it->second.second
-                                     : chosen_option(l.chosen_json);
-      seen.emplace(l.job_id, std::make_pair(l.epoch, option));
-      if (!l.progress_json) continue;
-      if (option == "spot" && !flagged_.count(l.job_id)) to_check.emplace_back(l.job_id, true);
-      if (option == "on_demand" && back_to_spot) to_check.emplace_back(l.job_id, false);
+      if (!l.chosen || !l.progress_json) continue;
+      const store::OptionKind option = l.chosen->option;
+      if (option == store::OptionKind::spot && !flagged_.count(l.job_id)) to_check.emplace_back(l.job_id, true);
+      if (option == store::OptionKind::on_demand && back_to_spot) to_check.emplace_back(l.job_id, false);
     }
-    lease_option_ = std::move(seen);  // ended leases leave
   }
   Status result;
   auto keep_first = [&result](int64_t id, const Error& e) {
@@ -107,7 +95,12 @@ Status SpotDeadlines::check_running(const SpotLaunchable& spot_launchable) {
     if (!spec || !spec->placement.deadline_hours) continue;
     // An on-demand job goes back to spot only where its spec lets it, and once per request.
     if (!on_spot && (spec->placement.spot == train::SpotMode::never || mover_->move_requested(id))) continue;
-    const double done = done_fraction((*row)->progress_json);
+    auto progressed = done_fraction((*row)->progress_json, id);
+    if (!progressed) {
+      keep_first(id, progressed.error());
+      continue;
+    }
+    const double done = *progressed;
     // The job's compute as the policy was told it at placement (the fastest on-demand option's);
     // the chosen option's own estimate is a spot one's, interruptions included.
     double total = 0;
@@ -116,7 +109,7 @@ Status SpotDeadlines::check_running(const SpotLaunchable& spot_launchable) {
       total = p["chosen"].value("estimated_hours", 0.0) / std::max(p.value("remaining_fraction", 1.0), 0.001);
     scheduler::ProgressState s = progress((*row)->created_ms, now, *spec->placement.deadline_hours, total, done,
                                           on_spot ? scheduler::Capacity::spot : scheduler::Capacity::on_demand);
-    if (!on_spot) s.spot_available = spot_launchable(**row, *spec);
+    if (!on_spot) s.spot_available = spot_launchable(**row, *spec, done);
     // A spot job leaves spot when the policy says on-demand; an on-demand job leaves on-demand when
     // it says anything else: spot (it can be launched now) or none (wait, queued, until it can).
     scheduler::Capacity decided = scheduler::Capacity::none;

@@ -50,7 +50,7 @@ struct SpotDeadlineSettings {
 class SpotDeadlines {
  public:
   // Whether a spot offer that fits the rest of this running job can be launched now.
-  using SpotLaunchable = std::function<bool(const store::JobRow& row, const train::JobSpec& spec)>;
+  using SpotLaunchable = std::function<bool(const store::JobRow& row, const train::JobSpec& spec, double done)>;
 
   // `mover`: the job service that moves running jobs and has their newest heartbeats (not owned,
   // outlives this); nullptr: none.
@@ -80,9 +80,6 @@ class SpotDeadlines {
   Mutex mu_;
   std::map<int64_t, std::unique_ptr<scheduler::DeadlinePolicy>> policies_ JOBCTL_GUARDED_BY(mu_);  // by job
   std::set<int64_t> flagged_ JOBCTL_GUARDED_BY(mu_);  // jobs whose `deadline_policy` event is written
-  // What a lease runs on, by job: (epoch, option: "spot", "on_demand", "local"), read once per
-  // lease from its chosen row.
-  std::map<int64_t, std::pair<int64_t, std::string>> lease_option_ JOBCTL_GUARDED_BY(mu_);
 };
 
 }  // namespace jobctl::daemon::placement

@@ -53,22 +53,9 @@ struct CloudChoice {
 };
 
 std::optional<CloudChoice> cloud_choice(const store::JobRow& job) {
-  if (!job.chosen_json) return std::nullopt;
-  const json c = json::parse(*job.chosen_json, nullptr, false);
-  if (!c.is_object()) return std::nullopt;
-  const std::string option = c.value("option", "");
-  if (option != "on_demand" && option != "spot") return std::nullopt;
-  CloudChoice out;
-  auto text = [&](const char* key) {
-    auto it = c.find(key);
-    return it != c.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  out.instance_type = text("instance_type");
-  out.region = text("region");
-  out.zone = text("zone");
-  out.spot = option == "spot";
-  if (out.instance_type.empty()) return std::nullopt;
-  return out;
+  if (!job.chosen || !job.chosen->on_cloud() || job.chosen->instance_type.empty()) return std::nullopt;
+  const store::PlacementChoice& c = *job.chosen;
+  return CloudChoice{c.instance_type, c.region, c.zone, c.option == store::OptionKind::spot};
 }
 
 }  // namespace
@@ -95,14 +82,14 @@ struct Provisioner::Workers {
   int waiting_for(const std::string& type, bool spot) const {
     int n = 0;
     for (const auto& q : waiting)
-      if (!q.command && q.placement_instance_type == type && (q.placement_option == "spot") == spot) ++n;
+      if (!q.command && q.placement_instance_type == type && (q.placement_option == store::OptionKind::spot) == spot) ++n;
     return n;
   }
   // Whether a placed job waits for the instance launched for it alone.
   bool waits_for(const InstanceRow& dedicated) const {
     for (const auto& q : waiting)
       if (q.id == dedicated.job_id && q.placement_instance_type == dedicated.instance_type &&
-          (q.placement_option == "spot") == dedicated.spot)
+          (q.placement_option == store::OptionKind::spot) == dedicated.spot)
         return true;
     return false;
   }
@@ -231,8 +218,8 @@ Expected<Provisioner::Workers> Provisioner::snapshot() {
   auto workers = store_.list_workers();
   if (!workers) return workers.error();
   for (const auto& wr : *workers) {  // id order: a re-registration replaces the older worker
-    auto caps = jobs::capabilities_from_json(json::parse(wr.capabilities_json, nullptr, false), "capabilities");
-    if (caps && caps->instance && !caps->instance->id.empty()) w.worker_of[caps->instance->id] = wr.id;
+    const auto& instance = wr.capabilities.instance;
+    if (instance && !instance->id.empty()) w.worker_of[instance->id] = wr.id;
   }
   auto leases = store_.active_leases();
   if (!leases) return leases.error();
@@ -240,7 +227,7 @@ Expected<Provisioner::Workers> Provisioner::snapshot() {
   auto waiting = store_.placed_waiting_jobs();
   if (!waiting) return waiting.error();
   for (auto& q : *waiting)
-    if (q.placement_option == "spot" || q.placement_option == "on_demand") w.waiting.push_back(std::move(q));
+    if (q.placement_option && scheduler::is_cloud(*q.placement_option)) w.waiting.push_back(std::move(q));
   return w;
 }
 
@@ -468,7 +455,7 @@ Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pa
   std::set<int64_t> still_waiting;
   for (const auto& q : w.waiting) still_waiting.insert(q.id);
   for (const auto& q : w.waiting) {
-    const bool spot = q.placement_option == "spot";
+    const bool spot = q.placement_option == store::OptionKind::spot;
     if (q.command) {
       // A command job runs on an instance launched for it alone (its worker runs that job only).
       if (dedicated_to.count(q.id)) continue;

@@ -47,14 +47,9 @@ struct SlurmChoice {
 };
 
 std::optional<SlurmChoice> slurm_choice(const store::JobRow& job) {
-  if (!job.chosen_json) return std::nullopt;
-  const json c = json::parse(*job.chosen_json, nullptr, false);
-  if (!c.is_object() || c.value("option", "") != "slurm") return std::nullopt;
-  SlurmChoice out;
-  if (auto it = c.find("partition"); it != c.end() && it->is_string()) out.partition = it->get<std::string>();
-  if (auto it = c.find("estimated_hours"); it != c.end() && it->is_number()) out.estimated_hours = it->get<double>();
-  if (out.partition.empty()) return std::nullopt;
-  return out;
+  if (!job.chosen || job.chosen->option != store::OptionKind::slurm || job.chosen->partition.empty())
+    return std::nullopt;
+  return SlurmChoice{job.chosen->partition, job.chosen->estimated_hours};
 }
 
 }  // namespace
@@ -151,9 +146,9 @@ Expected<SlurmLaunchPass> SlurmLauncher::run_pass() {
   auto workers = store_.list_workers();
   if (!workers) return workers.error();
   for (const auto& w : *workers) {  // id order: a re-registration replaces the older worker
-    auto caps = jobs::capabilities_from_json(json::parse(w.capabilities_json, nullptr, false), "capabilities");
-    if (!caps || !caps->instance || caps->instance->provider != "slurm") continue;
-    const std::string& id = caps->instance->id;
+    const auto& instance = w.capabilities.instance;
+    if (!instance || instance->provider != "slurm") continue;
+    const std::string& id = instance->id;
     if (!id.empty() && id.size() <= 18 && id.find_first_not_of("0123456789") == std::string::npos)
       p.worker_of[std::stoll(id)] = w.id;
   }
@@ -229,7 +224,7 @@ Status SlurmLauncher::reconcile_row(Pass& p, SlurmJobRow row) {
       at_once = true;
     } else if (scheduler::is_terminal(j.state)) {
       unwanted = "job " + std::to_string(j.id) + " has " + std::string(scheduler::to_string(j.state));
-    } else if (j.state == store::JobState::placed && !j.worker_id && !slurm_choice(j)) {
+    } else if (j.awaiting_lease() && !slurm_choice(j)) {
       unwanted = "job " + std::to_string(j.id) + " is placed elsewhere now";
     } else if ((j.state == store::JobState::placed || j.state == store::JobState::running) && j.worker_id &&
                leased != j.id) {
@@ -293,7 +288,7 @@ Status SlurmLauncher::end_row(Pass& p, SlurmJobRow row, const std::string& event
   if (job_id > 0) {
     auto job = store_.get_job(job_id);
     if (!job) return job.error();
-    if (*job && (*job)->state == store::JobState::placed && !(*job)->worker_id && slurm_choice(**job)) {
+    if (*job && (*job)->awaiting_lease() && slurm_choice(**job)) {
       // A batch job that failed before its worker took the job (not one cancelled or requeued):
       // after a few, the partition cannot run it now.
       const bool failed_start = event == "slurm_failed" || event == "slurm_node_failure" || event == "slurm_ended";
@@ -347,7 +342,7 @@ Status SlurmLauncher::submit_placed(Pass& p) {
   if (!waiting) return waiting.error();
   std::set<int64_t> still_waiting;
   for (const auto& q : *waiting) {
-    if (q.placement_option != "slurm") continue;
+    if (q.placement_option != store::OptionKind::slurm) continue;
     still_waiting.insert(q.id);
     if (p.live_for_job.count(q.id)) continue;  // its Slurm job is queued, running or still ending
     auto job = store_.get_job(q.id);

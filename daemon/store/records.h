@@ -1,5 +1,8 @@
-// The rows the store keeps, as plain values. JSON columns are carried as JSON text: the store
-// neither parses nor builds JSON (the service and the HTTP layer do).
+// The rows the store keeps, as typed values. The store's row codecs (row_codecs.h) decode every
+// column once, when a row is read: a closed set is an enum, the placement's chosen candidate and a
+// worker's capabilities are parsed, and a stored value that does not decode is an error naming the
+// row (code io), never a default. What is still carried as JSON text (a job's spec, progress,
+// result and placement document, an event's detail) says so at its field.
 //
 // Thread safety: plain values.
 #pragma once
@@ -11,16 +14,88 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/expected.h"
+
+#include "daemon/store/worker_capabilities.h"
 #include "scheduler/job_state.h"
+#include "scheduler/option_kind.h"
 
 namespace jobctl::daemon::store {
 
 using scheduler::JobState;
+using scheduler::OptionKind;
+
+// The candidate a job's placement chose: the placement document's "chosen" row (docs/api.md, "The
+// placement document"), decoded. Every field below is checked when the row is read; a field the
+// row leaves out (a row written by an older jobctld) reads as the default shown.
+struct PlacementChoice {
+  OptionKind option = OptionKind::local;
+  std::string gpu;                 // the GPU model ("V100", "cpu"); "" when null
+  int gpus = 1;
+  std::string instance_type;       // cloud: the instance type; "" when null
+  std::string region;              // cloud: where; "" when null
+  std::string zone;
+  std::string partition;           // slurm: the partition; "" when null
+  double usd_per_hour = 0;
+  double queue_wait_hours = 0;     // local: until a worker of the pool frees; cloud: provisioning
+  double estimated_hours = 0;      // running time
+  double estimated_cost_usd = 0;
+  bool meets_deadline = true;
+  // The whole row as placement wrote it (what the store writes back, unchanged).
+  nlohmann::json row;
+
+  bool on_cloud() const { return scheduler::is_cloud(option); }
+};
+// Decodes a chosen row: an object whose "option" is one of OptionKind's names and whose fields
+// above have their types (a string field may be null). An error (code io) says which field.
+Expected<PlacementChoice> placement_choice_from_json(nlohmann::json row);
+
+// The figures the daemon reads from a job's progress: its worker's last heartbeat report, a JSON
+// object kept as the worker sent it (JobRow::progress_json). A figure the report leaves out reads
+// as 0 (a worker reports what it knows); one that is not a number is an error.
+struct JobProgress {
+  double step = 0;          // global steps done
+  double total_steps = 0;
+  double step_ms = 0;       // the last steps' mean time
+  double start_step = 0;    // the step this run resumed from
+  // step / total_steps clamped to [0, 1]; 0 without both.
+  double done_fraction() const;
+};
+// Decodes progress text; an error (code io) naming `row` when it is not a JSON object or a figure
+// is not a number.
+Expected<JobProgress> decode_progress(std::string_view text, const std::string& row);
+
+// The figures the daemon reads from a job's result (the worker's completion report, a JSON object
+// kept as sent: JobRow::result_json), under the same rules as JobProgress.
+struct JobResult {
+  double elapsed_s = 0;     // the run's wall time
+  double steps = 0;         // steps it ran
+};
+Expected<JobResult> decode_result(std::string_view text, const std::string& row);
+
+// A job's lease: the worker that holds it, the epoch that fences its reports
+// (daemon/jobs/lease_fence.h) and when it expires.
+struct Lease {
+  int64_t worker_id = 0;
+  int64_t epoch = 0;
+  std::optional<int64_t> expires_ms;
+};
+
+// A worker's state: registered and heard from (active), silent past the lease timeout (lost), or
+// deregistered (gone).
+enum class WorkerState : uint8_t { active, lost, gone };
+std::string_view to_string(WorkerState s);
+std::optional<WorkerState> parse_worker_state(std::string_view name);
+
+// An API token's role (docs/security.md).
+enum class TokenRole : uint8_t { admin, user, worker };
+std::string_view to_string(TokenRole r);
+std::optional<TokenRole> parse_token_role(std::string_view name);
 
 struct JobRow {
   int64_t id = 0;                 // assigned by the store on insert
   std::string name;
-  std::string spec_json;          // canonical (train::to_json)
+  std::string spec_json;          // canonical (train::to_json); JSON text
   JobState state = JobState::queued;
   int priority = 50;
   std::string resource_gpu = "any";
@@ -30,17 +105,25 @@ struct JobRow {
   std::optional<int64_t> worker_id;
   int64_t lease_epoch = 0;
   std::optional<int64_t> lease_expires_ms;
-  std::optional<std::string> progress_json;
-  std::optional<std::string> result_json;
+  std::optional<std::string> progress_json;  // JSON text
+  std::optional<std::string> result_json;    // JSON text
   std::optional<std::string> error;
   int recoveries = 0;
   // Placement: the decision's chosen candidate row (small: matching, estimates and the
   // ledger read it), on the job row; and the whole decision with its candidate table (kilobytes),
   // in the job_placements table so that the frequent updates of a job (every heartbeat) do not
-  // rewrite it. Single-job reads load placement_json; listings leave it empty. update_job writes
-  // chosen_json; WriteTxn::put_placement writes placement_json.
-  std::optional<std::string> chosen_json;
+  // rewrite it. Single-job reads load placement_json (JSON text); listings leave it empty.
+  // update_job writes chosen; WriteTxn::put_placement writes placement_json.
+  std::optional<PlacementChoice> chosen;
   std::optional<std::string> placement_json;
+
+  // The lease, while a worker holds the job (placed or running with a worker).
+  std::optional<Lease> lease() const {
+    if (!worker_id || (state != JobState::placed && state != JobState::running)) return std::nullopt;
+    return Lease{*worker_id, lease_epoch, lease_expires_ms};
+  }
+  // Placed on an option and waiting for a worker of it to take the lease.
+  bool awaiting_lease() const { return state == JobState::placed && !worker_id; }
 };
 
 struct JobEventRow {
@@ -56,10 +139,10 @@ struct JobEventRow {
 struct WorkerRow {
   int64_t id = 0;                 // assigned by the store on insert
   std::string name;
-  std::string capabilities_json;
+  WorkerCapabilities capabilities;
   int64_t registered_ms = 0;
   int64_t last_seen_ms = 0;
-  std::string state = "active";   // active | lost | gone
+  WorkerState state = WorkerState::active;
   // SHA-256 of the worker's secret, lowercase hex (auth/worker_credentials.h). Written by
   // insert_worker only; reads leave it empty (the secret's hash never leaves the store).
   std::string secret_hash;
@@ -80,9 +163,9 @@ struct QueuedJobRow {
   int64_t created_ms = 0;
   std::string resource_gpu;
   int resource_gpus = 1;
-  // Cost-based placement (daemon/placement/placement_passes.h). Empty option: not placed
+  // Cost-based placement (daemon/placement/placement_passes.h). No option: not placed
   // yet (a matcher without placement ignores these fields).
-  std::string placement_option;         // "" | "local" | "on_demand" | "spot"
+  std::optional<OptionKind> placement_option;
   std::string placement_gpu;            // local: the chosen pool's GPU model ("cpu", "V100")
   std::string placement_instance_type;  // cloud: the chosen instance type
   // A command job (the user's own program): offered only to workers that run them
@@ -96,8 +179,8 @@ struct LeaseSummary {
   int64_t job_id = 0;
   int64_t worker_id = 0;
   int64_t epoch = 0;
-  std::optional<std::string> chosen_json;    // the placement's chosen candidate
-  std::optional<std::string> progress_json;  // the last heartbeat's progress
+  std::optional<PlacementChoice> chosen;      // the placement's chosen candidate
+  std::optional<std::string> progress_json;  // the last heartbeat's progress (JSON text)
 };
 
 // A succeeded job's last run: the worker that ran it and when that run started and ended (its
@@ -156,7 +239,7 @@ struct BundleRow {
 struct TokenRow {
   int64_t id = 0;                 // assigned by the store on insert
   std::string user;               // whom it acts for; jobs it submits are owned by this user
-  std::string role;               // admin | user | worker
+  TokenRole role = TokenRole::user;
   std::string hash_hex;           // SHA-256 of the secret, lowercase hex
   std::string prefix;             // the secret's first characters, to recognise it in listings
   std::string permissions;        // granted beyond the role, comma-separated: "" or "commands"

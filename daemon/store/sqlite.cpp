@@ -162,26 +162,12 @@ int Connection::changes() const { return sqlite3_changes(db_); }
 
 Expected<std::vector<int64_t>> first_column_ints(Statement* stmt) {
   StatementUse s(stmt);
-  std::vector<int64_t> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    out.push_back(s->column_int64(0));
-  }
-  return out;
+  return read_rows<int64_t>(*s, [](const Statement& r) { return r.column_int64(0); });
 }
 
 Expected<std::vector<std::string>> first_column_texts(Statement* stmt) {
   StatementUse s(stmt);
-  std::vector<std::string> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    out.push_back(s->column_text(0));
-  }
-  return out;
+  return read_rows<std::string>(*s, [](const Statement& r) { return r.column_text(0); });
 }
 
 }  // namespace jobctl::daemon::store

@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "base/expected.h"
@@ -84,6 +86,57 @@ class StatementUse {
  private:
   Statement* s_;
 };
+
+// Steps `stmt` (bound, not yet stepped) through every row, calling `on_row(const Statement&)` on
+// each. The first error — of a step, or a Status that `on_row` returns — stops it and is returned.
+// The caller keeps its StatementUse: this neither resets nor finishes the statement early.
+template <class OnRow>
+Status for_each_row(Statement& stmt, OnRow&& on_row) {
+  for (;;) {
+    auto row = stmt.step();
+    if (!row) return std::move(row).error();
+    if (!*row) return {};
+    if constexpr (std::is_void_v<std::invoke_result_t<OnRow&, const Statement&>>) {
+      on_row(std::as_const(stmt));
+    } else if (Status st = on_row(std::as_const(stmt)); !st) {
+      return st;
+    }
+  }
+}
+
+// Every row of `stmt`, each read by `read(const Statement&)`, which returns T or Expected<T> (an
+// error stops the read and is returned).
+template <class T, class Read>
+Expected<std::vector<T>> read_rows(Statement& stmt, Read&& read) {
+  std::vector<T> out;
+  Status st = for_each_row(stmt, [&](const Statement& s) -> Status {
+    if constexpr (std::is_same_v<std::invoke_result_t<Read&, const Statement&>, Expected<T>>) {
+      auto v = read(s);
+      if (!v) return std::move(v).error();
+      out.push_back(std::move(*v));
+    } else {
+      out.push_back(read(s));
+    }
+    return {};
+  });
+  if (!st) return std::move(st).error();
+  return out;
+}
+
+// The first row of `stmt`, read as read_rows reads each; nullopt when it has none.
+template <class T, class Read>
+Expected<std::optional<T>> read_first_row(Statement& stmt, Read&& read) {
+  auto row = stmt.step();
+  if (!row) return std::move(row).error();
+  if (!*row) return std::optional<T>{};
+  if constexpr (std::is_same_v<std::invoke_result_t<Read&, const Statement&>, Expected<T>>) {
+    auto v = read(std::as_const(stmt));
+    if (!v) return std::move(v).error();
+    return std::optional<T>(std::move(*v));
+  } else {
+    return std::optional<T>(read(std::as_const(stmt)));
+  }
+}
 
 // The first column of every row of `stmt` (bound, not yet stepped), as integers; resets it.
 Expected<std::vector<int64_t>> first_column_ints(Statement* stmt);

@@ -13,23 +13,18 @@ Expected<std::vector<CheckpointRow>> WriteTxn::checkpoints(int64_t job_id) {
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, job_id);
-  std::vector<CheckpointRow> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return row.error();
-    if (!*row) break;
+  return read_rows<CheckpointRow>(*s, [](const Statement& row) {
     CheckpointRow c;
-    c.job_id = s->column_int64(0);
-    c.step = s->column_int64(1);
-    c.bytes = s->column_int64(2);
-    c.crc32c = static_cast<uint32_t>(s->column_int64(3));
-    c.file = s->column_text(4);
-    c.worker_id = s->column_int64(5);
-    c.epoch = s->column_int64(6);
-    c.created_ms = s->column_int64(7);
-    out.push_back(std::move(c));
-  }
-  return out;
+    c.job_id = row.column_int64(0);
+    c.step = row.column_int64(1);
+    c.bytes = row.column_int64(2);
+    c.crc32c = static_cast<uint32_t>(row.column_int64(3));
+    c.file = row.column_text(4);
+    c.worker_id = row.column_int64(5);
+    c.epoch = row.column_int64(6);
+    c.created_ms = row.column_int64(7);
+    return c;
+  });
 }
 
 Status WriteTxn::put_checkpoint(const CheckpointRow& c) {

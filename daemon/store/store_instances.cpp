@@ -69,14 +69,7 @@ Expected<std::vector<InstanceRow>> Store::list_instances() {
                          " FROM instances ORDER BY state = 'terminated', launched_ms, id");
   if (!p) return p.error();
   StatementUse s(*p);
-  std::vector<InstanceRow> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    out.push_back(read_instance(**p));
-  }
-  return out;
+  return read_rows<InstanceRow>(*s, read_instance);
 }
 
 }  // namespace jobctl::daemon::store

@@ -46,16 +46,11 @@ void bill_open_row(LedgerRecord& l, int64_t now_ms) {
 
 // Every row a bound statement selects (kLedgerColumns), open ones billed up to now_ms.
 Expected<std::vector<LedgerRecord>> billed_rows(Statement& st, int64_t now_ms) {
-  std::vector<LedgerRecord> out;
-  for (;;) {
-    auto row = st.step();
-    if (!row) return row.error();
-    if (!*row) break;
-    LedgerRecord l = read_row(st);
+  return read_rows<LedgerRecord>(st, [now_ms](const Statement& row) {
+    LedgerRecord l = read_row(row);
     bill_open_row(l, now_ms);
-    out.push_back(std::move(l));
-  }
-  return out;
+    return l;
+  });
 }
 
 }  // namespace
@@ -77,14 +72,7 @@ Expected<std::vector<LedgerRecord>> WriteTxn::open_ledger_rows(int64_t job_id) {
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, job_id);
-  std::vector<LedgerRecord> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    out.push_back(read_row(**p));
-  }
-  return out;
+  return read_rows<LedgerRecord>(*s, read_row);
 }
 
 Expected<std::vector<LedgerRecord>> Store::ledger_rows(int64_t from_ms, int64_t to_ms) {
@@ -133,12 +121,8 @@ Expected<std::map<std::string, double>> Store::ledger_totals_by_resource(std::st
   StatementUse s(*p);
   s->bind(1, clock_.now_ms()).bind(2, prefix);
   std::map<std::string, double> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    out[s->column_text(0)] = s->column_double(1);
-  }
+  Status read = for_each_row(*s, [&out](const Statement& row) { out[row.column_text(0)] = row.column_double(1); });
+  if (!read) return std::move(read).error();
   return out;
 }
 

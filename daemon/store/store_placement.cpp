@@ -31,21 +31,15 @@ Expected<std::vector<CalibrationRecord>> Store::calibrations() {
       "ORDER BY gpu_model, model_kind");
   if (!p) return p.error();
   StatementUse s(*p);
-  std::vector<CalibrationRecord> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    const Statement& st = **p;
+  return read_rows<CalibrationRecord>(*s, [](const Statement& st) {
     nlohmann::json window;
     if (const std::string text = st.column_text(7); !text.empty()) {
       window = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
       if (!window.is_object()) window = nullptr;
     }
-    out.push_back(CalibrationRecord{st.column_text(0), st.column_text(1), st.column_double(2), st.column_int64(3),
-                                    st.column_int64(4), st.column_double(5), st.column_int64(6), std::move(window)});
-  }
-  return out;
+    return CalibrationRecord{st.column_text(0), st.column_text(1), st.column_double(2), st.column_int64(3),
+                             st.column_int64(4), st.column_double(5), st.column_int64(6), std::move(window)};
+  });
 }
 
 namespace {
@@ -65,24 +59,24 @@ Expected<std::vector<QueuedJobRow>> waiting_jobs(Connection& db, bool placed) {
                                "FROM jobs WHERE state = 'queued' ORDER BY id");
   if (!p) return p.error();
   StatementUse s(*p);
-  std::vector<QueuedJobRow> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return row.error();
-    if (!*row) break;
+  return read_rows<QueuedJobRow>(*s, [](const Statement& row) -> Expected<QueuedJobRow> {
     QueuedJobRow q;
-    q.id = s->column_int64(0);
-    q.priority = static_cast<int>(s->column_int64(1));
-    q.created_ms = s->column_int64(2);
-    q.resource_gpu = s->column_text(3);
-    q.resource_gpus = static_cast<int>(s->column_int64(4));
-    q.placement_option = s->column_text(5);
-    q.placement_gpu = s->column_text(6);
-    q.placement_instance_type = s->column_text(7);
-    q.command = s->column_int64(8) != 0;  // a spec that is not JSON (never stored by submit) reads as no command
-    out.push_back(std::move(q));
-  }
-  return out;
+    q.id = row.column_int64(0);
+    q.priority = static_cast<int>(row.column_int64(1));
+    q.created_ms = row.column_int64(2);
+    q.resource_gpu = row.column_text(3);
+    q.resource_gpus = static_cast<int>(row.column_int64(4));
+    if (const std::string option = row.column_text(5); !option.empty()) {
+      q.placement_option = scheduler::parse_option_name(option);
+      if (!q.placement_option)
+        return make_error(ErrorCode::io, "job " + std::to_string(q.id) + ": the stored chosen.option '" + option +
+                                             "' is not local, on_demand, spot or slurm");
+    }
+    q.placement_gpu = row.column_text(6);
+    q.placement_instance_type = row.column_text(7);
+    q.command = row.column_int64(8) != 0;  // a spec that is not JSON (never stored by submit) reads as no command
+    return q;
+  });
 }
 
 }  // namespace
@@ -121,12 +115,8 @@ Expected<std::vector<std::pair<int64_t, std::optional<std::string>>>> Store::que
                         "WHERE unplaceable_key IS NOT NULL");
     if (!p) return p.error();
     StatementUse s(*p);
-    for (;;) {
-      auto step = s->step();
-      if (!step) return step.error();
-      if (!*step) break;
-      keys.emplace(s->column_int64(0), s->column_text(1));
-    }
+    Status keyed = for_each_row(*s, [&keys](const Statement& row) { keys.emplace(row.column_int64(0), row.column_text(1)); });
+    if (!keyed) return keyed;
     out.reserve(queued->size());
     for (int64_t id : *queued) {
       auto key = keys.find(id);  // a key of a job no longer queued is stale: left out

@@ -45,14 +45,7 @@ Expected<std::vector<SlurmJobRow>> Store::list_slurm_jobs(bool live_only) {
                          " ORDER BY state = 'ended', slurm_job_id");
   if (!p) return p.error();
   StatementUse s(*p);
-  std::vector<SlurmJobRow> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    out.push_back(read_slurm_job(**p));
-  }
-  return out;
+  return read_rows<SlurmJobRow>(*s, read_slurm_job);
 }
 
 }  // namespace jobctl::daemon::store

@@ -8,11 +8,15 @@ namespace {
 
 constexpr const char* kTokenColumns = "id, user, role, hash, prefix, created_ms, revoked_ms, permissions";
 
-TokenRow read_token(const Statement& s) {
+Expected<TokenRow> read_token(const Statement& s) {
   TokenRow t;
   t.id = s.column_int64(0);
   t.user = s.column_text(1);
-  t.role = s.column_text(2);
+  auto role = parse_token_role(s.column_text(2));
+  if (!role)
+    return make_error(ErrorCode::io, "token " + std::to_string(t.id) + ": the database holds an unknown role '" +
+                                         s.column_text(2) + "'");
+  t.role = *role;
   t.hash_hex = s.column_text(3);
   t.prefix = s.column_text(4);
   t.created_ms = s.column_int64(5);
@@ -27,10 +31,7 @@ Expected<std::optional<TokenRow>> query_token(Connection& db, const char* where,
   if (!p) return p.error();
   StatementUse s(*p);
   if (text.empty()) s->bind(1, id); else s->bind(1, text);
-  auto row = s->step();
-  if (!row) return row.error();
-  if (!*row) return std::optional<TokenRow>{};
-  return std::optional<TokenRow>(read_token(**p));
+  return read_first_row<TokenRow>(*s, read_token);
 }
 
 }  // namespace
@@ -91,7 +92,7 @@ Expected<int64_t> Store::insert_token(const TokenRow& row) {
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
     if (!p) return p.error();
     StatementUse s(*p);
-    s->bind(1, row.user).bind(2, row.role).bind(3, row.hash_hex).bind(4, row.prefix)
+    s->bind(1, row.user).bind(2, to_string(row.role)).bind(3, row.hash_hex).bind(4, row.prefix)
         .bind(5, row.created_ms).bind(6, row.revoked_ms).bind(7, row.permissions);
     if (auto st = s->run(); !st) return st.error();
     return txn.db_.last_insert_rowid();
@@ -111,17 +112,12 @@ Expected<std::optional<TokenRow>> Store::token_by_hash(const std::string& hash_h
 }
 
 Expected<std::vector<TokenRow>> Store::list_tokens() {
-  std::vector<TokenRow> out;
+  Expected<std::vector<TokenRow>> out = std::vector<TokenRow>{};
   Status st = with_reader([&](Connection& db) -> Status {
     auto p = db.prepare(std::string("SELECT ") + kTokenColumns + " FROM api_tokens ORDER BY id");
     if (!p) return p.error();
     StatementUse s(*p);
-    for (;;) {
-      auto row = s->step();
-      if (!row) return row.error();
-      if (!*row) break;
-      out.push_back(read_token(**p));
-    }
+    out = read_rows<TokenRow>(*s, read_token);
     return {};
   });
   if (!st) return st.error();

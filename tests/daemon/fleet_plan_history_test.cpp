@@ -77,7 +77,9 @@ class History {
   int64_t insert_worker() {
     store::WorkerRow w;
     w.name = "box";
-    w.capabilities_json = R"({"gpus":[{"model":"Tesla V100-SXM2-16GB","memory_mb":16384}],"cpu_cores":8,"memory_mb":65536})";
+    w.capabilities.gpus = {{"Tesla V100-SXM2-16GB", 16384}};
+    w.capabilities.cpu_cores = 8;
+    w.capabilities.memory_mb = 65536;
     w.registered_ms = day0_ms() - kDayMs;
     w.last_seen_ms = clock_.now_ms();
     auto id = db_->write_value<int64_t>([&](store::WriteTxn& txn) { return txn.insert_worker(w); });
@@ -97,7 +99,9 @@ class History {
     row.resource_gpus = 1;
     row.created_ms = start_ms;
     row.updated_ms = start_ms + hours * kHourMs;
-    row.chosen_json = json{{"option", kind == "local" ? "local" : kind}, {"gpu", gpu}, {"gpus", 1}}.dump();
+    auto chosen = store::placement_choice_from_json(json{{"option", kind == "local" ? "local" : kind}, {"gpu", gpu}, {"gpus", 1}});
+    ASSERT_TRUE(chosen) << chosen.error().message;
+    row.chosen = std::move(*chosen);
     auto id = db_->write_value<int64_t>([&](store::WriteTxn& txn) { return txn.insert_job(row); });
     ASSERT_TRUE(id) << id.error().message;
     ASSERT_TRUE(ledger.accrue({*id, resource, kind, start_ms, start_ms + hours * kHourMs, usd_per_hour, "", kOnDemand}));

@@ -49,7 +49,7 @@ TEST(LeaseExpiry, SilentWorkersJobIsRequeuedAndTheWorkerMarkedLost) {
   EXPECT_NE(d->events[3].detail_json.find("lease expired"), std::string::npos);
   auto ws = f.svc->list_workers();
   ASSERT_TRUE(ws);
-  EXPECT_EQ((*ws)[0].row.state, "lost");
+  EXPECT_EQ((*ws)[0].row.state, store::WorkerState::lost);
 
   // The presumed-dead worker is fenced off.
   auto late = f.svc->heartbeat(job, jobs::HeartbeatReport{{w, (*g)->epoch}, std::nullopt});
@@ -128,7 +128,7 @@ TEST(Liveness, SilentWorkersAreLost) {
     auto workers = f.svc->list_workers();
     if (workers)
       for (const auto& w : *workers)
-        if (w.row.id == id) return w.row.state;
+        if (w.row.id == id) return std::string(store::to_string(w.row.state));
     return std::string("?");
   };
   EXPECT_EQ(state(phantom), "lost");

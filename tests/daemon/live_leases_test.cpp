@@ -202,7 +202,7 @@ TEST(LiveLeasesLiveness, AWorkerHeardFromInMemoryIsNeitherSilentNorShownStale) {
   auto ws = f.svc->list_workers();
   ASSERT_TRUE(ws);
   ASSERT_EQ(ws->size(), 1u);
-  EXPECT_EQ((*ws)[0].row.state, "active");
+  EXPECT_EQ((*ws)[0].row.state, store::WorkerState::active);
   EXPECT_EQ((*ws)[0].row.last_seen_ms, t0 + 9'000);
   f.clock.set_ms(t0 + 19'001);  // silent for more than the timeout: lost after all
   EXPECT_EQ(*f.svc->expire_leases(), 1);

@@ -949,7 +949,7 @@ TEST(PlacementService, AWorkerThatComesBackWakesPlacement) {
   ASSERT_EQ(f.job(id).state, store::JobState::queued);
   auto workers = f.db->list_workers();
   ASSERT_TRUE(workers && workers->size() == 1);
-  EXPECT_EQ((*workers)[0].state, "lost");
+  EXPECT_EQ((*workers)[0].state, store::WorkerState::lost);
 
   const int wakes = f.wakes.load();
   EXPECT_EQ(f.lease(w), std::nullopt);  // the worker asks again: it is back; the job is not placed yet

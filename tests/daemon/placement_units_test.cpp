@@ -48,10 +48,10 @@ TEST(PlacementMatcher, ASlurmJobsWorkerTakesItsOneJobOnly) {
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().field, "capabilities.instance.job_id");
 
-  jobs::QueuedJob mine{7, 50, 0, "any", 1, "slurm", "V100", ""};
-  jobs::QueuedJob other{8, 50, 0, "any", 1, "slurm", "V100", ""};
-  jobs::QueuedJob local{9, 50, 0, "any", 1, "local", "cpu", ""};
-  jobs::QueuedJob cloud{10, 50, 0, "any", 1, "on_demand", "", "gpu"};  // an instance type named like the partition
+  jobs::QueuedJob mine{7, 50, 0, "any", 1, store::OptionKind::slurm, "V100", ""};
+  jobs::QueuedJob other{8, 50, 0, "any", 1, store::OptionKind::slurm, "V100", ""};
+  jobs::QueuedJob local{9, 50, 0, "any", 1, store::OptionKind::local, "cpu", ""};
+  jobs::QueuedJob cloud{10, 50, 0, "any", 1, store::OptionKind::on_demand, "", "gpu"};  // an instance type named like the partition
   EXPECT_TRUE(placement::placement_allows(mine, *caps));
   EXPECT_FALSE(placement::placement_allows(other, *caps));
   EXPECT_FALSE(placement::placement_allows(local, *caps));

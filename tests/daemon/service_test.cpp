@@ -21,6 +21,7 @@ namespace {
 
 using jobctl::daemon::testing::mlp_spec;
 using jobctl::daemon::testing::ServiceFixture;
+using jobs::job_fits_worker;
 
 std::vector<std::string> event_types(jobs::JobService& svc, int64_t id) {
   auto d = svc.get_job(id);

@@ -126,24 +126,27 @@ TEST(Migrations, Version6MovesThePlacementTableOutOfTheJobRow) {
   auto s = open_store(dir, clock);  // applies version 6
   auto a = s->get_job(1);
   ASSERT_TRUE(a && *a);
-  ASSERT_TRUE((*a)->chosen_json);
-  EXPECT_EQ(*(*a)->chosen_json, R"({"option":"spot","instance_type":"p3.2xlarge","gpu":"V100"})");
+  ASSERT_TRUE((*a)->chosen);
+  EXPECT_EQ((*a)->chosen->option, OptionKind::spot);
+  EXPECT_EQ((*a)->chosen->instance_type, "p3.2xlarge");
+  EXPECT_EQ((*a)->chosen->gpu, "V100");
+  EXPECT_EQ((*a)->chosen->row.dump(), R"({"gpu":"V100","instance_type":"p3.2xlarge","option":"spot"})");
   ASSERT_TRUE((*a)->placement_json);
   EXPECT_NE((*a)->placement_json->find("cheapest"), std::string::npos);
   auto waiting = s->placed_waiting_jobs();
   ASSERT_TRUE(waiting);
   ASSERT_EQ(waiting->size(), 1u);
-  EXPECT_EQ((*waiting)[0].placement_option, "spot");
+  EXPECT_EQ((*waiting)[0].placement_option, OptionKind::spot);
   EXPECT_EQ((*waiting)[0].placement_instance_type, "p3.2xlarge");
   auto b = s->get_job(2);
   ASSERT_TRUE(b && *b);
-  EXPECT_FALSE((*b)->chosen_json);
+  EXPECT_FALSE((*b)->chosen);
   EXPECT_FALSE((*b)->placement_json);
   // Listings carry the chosen row but not the placement document.
   auto listed = s->list_jobs(JobQuery{});
   ASSERT_TRUE(listed);
   ASSERT_EQ(listed->size(), 2u);
-  EXPECT_TRUE((*listed)[0].chosen_json);
+  EXPECT_TRUE((*listed)[0].chosen);
   EXPECT_FALSE((*listed)[0].placement_json);
 }
 
@@ -623,6 +626,127 @@ TEST(Store, DataSurvivesReopening) {
   auto j = s->get_job(id);
   ASSERT_TRUE(j && *j);
   EXPECT_EQ((*j)->name, "durable");
+}
+
+// A stored value that does not decode is an error naming its row, never a default: the chosen
+// candidate, a worker's capabilities and state, a token's role.
+TEST(Store, ACorruptStoredValueIsAnErrorNamingItsRow) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock);
+  JobRow placed = make_job("placed", JobState::placed);
+  placed.worker_id = 7;
+  const int64_t id = insert(*s, placed);
+  WorkerRow w;
+  w.name = "box";
+  w.capabilities.cpu_cores = 4;
+  auto wid = s->write_value<int64_t>([&](WriteTxn& txn) { return txn.insert_worker(w); });
+  ASSERT_TRUE(wid);
+  ASSERT_TRUE(s->get_worker(*wid) && *s->get_worker(*wid));
+  EXPECT_EQ((*s->get_worker(*wid))->capabilities.cpu_cores, 4);
+
+  auto raw = Connection::open(dir.file("jobctl.db"), false);
+  ASSERT_TRUE(raw);
+  auto expect_io = [](const Error& e, const std::string& names) {
+    EXPECT_EQ(e.code, ErrorCode::io) << e.message;
+    EXPECT_NE(e.message.find(names), std::string::npos) << e.message;
+  };
+  const std::string job = "job " + std::to_string(id);
+  for (const char* chosen : {"'{not json'", "'[1]'", "'{\"option\":\"boat\"}'", "'{\"option\":\"local\",\"estimated_hours\":\"x\"}'"}) {
+    ASSERT_TRUE((*raw)->exec(std::string("UPDATE jobs SET chosen = ") + chosen));
+    auto read = s->get_job(id);
+    ASSERT_FALSE(read) << chosen;
+    expect_io(read.error(), job);
+    auto leases = s->lease_summaries();
+    ASSERT_FALSE(leases) << chosen;
+    expect_io(leases.error(), job);
+  }
+  ASSERT_TRUE((*raw)->exec("UPDATE jobs SET chosen = '{\"option\":\"slurm\",\"partition\":\"gpu\",\"estimated_hours\":2}'"));
+  auto read = s->get_job(id);
+  ASSERT_TRUE(read && *read);
+  ASSERT_TRUE((*read)->chosen);
+  EXPECT_EQ((*read)->chosen->option, OptionKind::slurm);
+  EXPECT_EQ((*read)->chosen->partition, "gpu");
+  EXPECT_EQ((*read)->chosen->estimated_hours, 2);
+  ASSERT_TRUE((*raw)->exec("UPDATE jobs SET worker_id = NULL, chosen = '{\"option\":\"ferry\"}'"));
+  auto waiting = s->placed_waiting_jobs();
+  ASSERT_FALSE(waiting);
+  expect_io(waiting.error(), job);
+
+  const std::string worker = "worker " + std::to_string(*wid);
+  ASSERT_TRUE((*raw)->exec("UPDATE workers SET capabilities = '{\"gpus\": 3}'"));
+  auto caps = s->get_worker(*wid);
+  ASSERT_FALSE(caps);
+  expect_io(caps.error(), worker);
+  auto listed = s->list_workers();
+  ASSERT_FALSE(listed);
+  expect_io(listed.error(), worker);
+  ASSERT_TRUE((*raw)->exec("UPDATE workers SET capabilities = '{}', state = 'sleeping'"));
+  auto state = s->get_worker(*wid);
+  ASSERT_FALSE(state);
+  expect_io(state.error(), worker);
+
+  TokenRow t;
+  t.user = "ann";
+  t.role = TokenRole::worker;
+  t.hash_hex = "ab";
+  auto tid = s->insert_token(t);
+  ASSERT_TRUE(tid);
+  auto tokens = s->list_tokens();
+  ASSERT_TRUE(tokens);
+  ASSERT_EQ(tokens->size(), 1u);
+  EXPECT_EQ((*tokens)[0].role, TokenRole::worker);
+  ASSERT_TRUE((*raw)->exec("UPDATE api_tokens SET role = 'root'"));
+  tokens = s->list_tokens();
+  ASSERT_FALSE(tokens);
+  expect_io(tokens.error(), "token " + std::to_string(*tid));
+}
+
+// Every table is in the dump (the refused-request tests compare dumps), each with its rows.
+TEST(Store, TheDumpHoldsEveryTable) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock);
+  insert(*s, make_job("dumped"));
+  ASSERT_TRUE(s->write([](WriteTxn& txn) -> Status {
+    auto added = txn.put_bundle(BundleRow{"c0ffee", "ann", 3, 1});
+    if (!added) return added.error();
+    return {};
+  }));
+  auto dump = s->dump();
+  ASSERT_TRUE(dump) << dump.error().message;
+  for (const char* table : {"jobs", "job_events", "workers", "schema_version", "checkpoints", "api_tokens",
+                            "job_placements", "ledger", "calibration", "instances", "slurm_jobs", "bundles"})
+    EXPECT_NE(dump->find(std::string("FROM ") + table + " "), std::string::npos) << table;
+  EXPECT_NE(dump->find("dumped"), std::string::npos);
+  EXPECT_NE(dump->find("c0ffee|ann|3|1|"), std::string::npos);
+}
+
+// A job's progress and result figures: a report that leaves a figure out reads it as 0; text that is not a
+// JSON object, or a figure that is not a number, is an error naming the job, never 0% done.
+TEST(Records, ProgressAndResultDecodeOrAreAnErrorNamingTheJob) {
+  auto p = decode_progress(R"({"step": 30, "total_steps": 120, "loss": 0.5})", "job 3");
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_DOUBLE_EQ(p->done_fraction(), 0.25);
+  auto early = decode_progress(R"({"epoch": 0})", "job 3");
+  ASSERT_TRUE(early);
+  EXPECT_EQ(early->done_fraction(), 0);
+  auto over = decode_progress(R"({"step": 200, "total_steps": 120})", "job 3");
+  ASSERT_TRUE(over);
+  EXPECT_EQ(over->done_fraction(), 1);
+  auto result = decode_result(R"({"elapsed_s": 90.5, "steps": 120, "final_loss": 0.1})", "job 3");
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->elapsed_s, 90.5);
+  EXPECT_EQ(result->steps, 120);
+  auto bad_result = decode_result(R"({"elapsed_s": "long"})", "job 3");
+  ASSERT_FALSE(bad_result);
+  EXPECT_EQ(bad_result.error().field, "result.elapsed_s");
+  for (const char* bad : {"{torn", "[]", R"({"step": "30", "total_steps": 120})", R"({"step": 1, "total_steps": null})"}) {
+    auto e = decode_progress(bad, "job 3");
+    ASSERT_FALSE(e) << bad;
+    EXPECT_EQ(e.error().code, ErrorCode::io);
+    EXPECT_NE(e.error().message.find("job 3"), std::string::npos) << e.error().message;
+  }
 }
 
 }  // namespace

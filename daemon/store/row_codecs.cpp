@@ -1,0 +1,126 @@
+#include "daemon/store/row_codecs.h"
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/store/deflated_text.h"
+
+namespace jobctl::daemon::store {
+
+std::string job_state_name(JobState s) { return std::string(scheduler::to_string(s)); }
+
+Expected<JobState> stored_job_state(const std::string& name) {
+  auto s = scheduler::parse_job_state(name);
+  if (!s) return make_error(ErrorCode::io, "the database holds an unknown job state '" + name + "'");
+  return *s;
+}
+
+Error corrupt(const std::string& row, const Error& e) {
+  return make_error(ErrorCode::io, row + ": the stored " + (e.field.empty() ? std::string("value") : e.field) +
+                                       " does not decode: " + e.message);
+}
+
+Expected<std::optional<PlacementChoice>> stored_choice(const std::optional<std::string>& text, int64_t job_id) {
+  if (!text) return std::optional<PlacementChoice>{};
+  auto c = placement_choice_from_json(nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false));
+  if (!c) return corrupt("job " + std::to_string(job_id), c.error());
+  return std::optional<PlacementChoice>(std::move(*c));
+}
+
+std::optional<std::string> choice_text(const std::optional<PlacementChoice>& c) {
+  if (!c) return std::nullopt;
+  return c->row.dump();
+}
+
+Expected<JobRow> read_job(const Statement& s) {
+  JobRow r;
+  r.id = s.column_int64(0);
+  r.name = s.column_text(1);
+  r.spec_json = s.column_text(2);
+  auto st = stored_job_state(s.column_text(3));
+  if (!st) return st.error();
+  r.state = *st;
+  r.priority = static_cast<int>(s.column_int64(4));
+  r.resource_gpu = s.column_text(5);
+  r.resource_gpus = static_cast<int>(s.column_int64(6));
+  r.created_ms = s.column_int64(7);
+  r.updated_ms = s.column_int64(8);
+  r.worker_id = s.column_opt_int64(9);
+  r.lease_epoch = s.column_int64(10);
+  r.lease_expires_ms = s.column_opt_int64(11);
+  r.progress_json = s.column_opt_text(12);
+  r.result_json = s.column_opt_text(13);
+  r.error = s.column_opt_text(14);
+  r.recoveries = static_cast<int>(s.column_int64(15));
+  auto chosen = stored_choice(s.column_opt_text(16), r.id);
+  if (!chosen) return chosen.error();
+  r.chosen = std::move(*chosen);
+  if (s.is_blob(17)) {  // deflated (deflated_text.h); TEXT: written before documents were
+    auto text = inflate_text(s.column_text(17));
+    if (!text) return make_error(text.error().code, "job " + std::to_string(r.id) + ": " + text.error().message);
+    r.placement_json = std::move(*text);
+  } else {
+    r.placement_json = s.column_opt_text(17);
+  }
+  return r;
+}
+
+Expected<JobEventRow> read_event(const Statement& s) {
+  JobEventRow e;
+  e.job_id = s.column_int64(0);
+  e.seq = s.column_int64(1);
+  e.time_ms = s.column_int64(2);
+  e.type = s.column_text(3);
+  if (auto f = s.column_opt_text(4)) {
+    auto st = stored_job_state(*f);
+    if (!st) return st.error();
+    e.from_state = *st;
+  }
+  if (auto t = s.column_opt_text(5)) {
+    auto st = stored_job_state(*t);
+    if (!st) return st.error();
+    e.to_state = *st;
+  }
+  e.detail_json = s.column_opt_text(6).value_or("{}");
+  return e;
+}
+
+Expected<WorkerRow> read_worker(const Statement& s) {
+  WorkerRow w;
+  w.id = s.column_int64(0);
+  w.name = s.column_text(1);
+  const std::string what = "worker " + std::to_string(w.id);
+  auto caps = capabilities_from_json(nlohmann::json::parse(s.column_text(2), nullptr, /*allow_exceptions=*/false),
+                                     "capabilities");
+  if (!caps) return corrupt(what, caps.error());
+  w.capabilities = std::move(*caps);
+  w.registered_ms = s.column_int64(3);
+  w.last_seen_ms = s.column_int64(4);
+  auto state = parse_worker_state(s.column_text(5));
+  if (!state) return make_error(ErrorCode::io, what + ": the database holds an unknown worker state '" + s.column_text(5) + "'");
+  w.state = *state;
+  return w;
+}
+
+std::string capabilities_text(const WorkerCapabilities& c) { return to_json(c).dump(); }
+
+void bind_job_columns(Statement& s, const JobRow& r) {
+  // ?2.. in kJobColumns order (?1 is the id where one is bound).
+  s.bind(2, r.name)
+      .bind(3, r.spec_json)
+      .bind(4, job_state_name(r.state))
+      .bind(5, r.priority)
+      .bind(6, r.resource_gpu)
+      .bind(7, r.resource_gpus)
+      .bind(8, r.created_ms)
+      .bind(9, r.updated_ms)
+      .bind(10, r.worker_id)
+      .bind(11, r.lease_epoch)
+      .bind(12, r.lease_expires_ms)
+      .bind(13, r.progress_json)
+      .bind(14, r.result_json)
+      .bind(15, r.error)
+      .bind(16, r.recoveries)
+      .bind(17, choice_text(r.chosen));
+}
+
+}  // namespace jobctl::daemon::store

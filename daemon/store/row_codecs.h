@@ -1,0 +1,55 @@
+// The store's row codecs: how the jobs, job_events and workers tables' columns become the typed
+// rows of records.h and back. The one place those rows are decoded; the queries of each table
+// family (store_jobs.cpp, store_workers.cpp, ...) select the columns in the order these read.
+//
+// Internal to daemon/store/. Thread safety: pure functions over one statement.
+#pragma once
+
+#include <string>
+
+#include "base/expected.h"
+#include "daemon/store/records.h"
+#include "daemon/store/sqlite.h"
+
+namespace jobctl::daemon::store {
+
+std::string job_state_name(JobState s);
+// A stored job state; an unknown one is an error (code io), never a default.
+Expected<JobState> stored_job_state(const std::string& name);
+
+// The columns written by insert_job / update_job, in bind order (?2.. after the id).
+inline constexpr const char* kJobColumns =
+    "id, name, spec, state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
+    "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen";
+// A single job read: every column and the placement document of job_placements.
+inline constexpr const char* kJobReadColumns =
+    "id, name, spec, state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
+    "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen, "
+    "(SELECT placement FROM job_placements WHERE job_id = jobs.id)";
+// A listing: no spec, no placement document.
+inline constexpr const char* kJobListColumns =
+    "id, name, '', state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
+    "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen, NULL";
+// A worker read (never its secret's hash).
+inline constexpr const char* kWorkerColumns = "id, name, capabilities, registered_ms, last_seen_ms, state";
+inline constexpr const char* kEventColumns = "job_id, seq, time_ms, type, from_state, to_state, detail";
+
+// A row selected with kJobReadColumns or kJobListColumns.
+Expected<JobRow> read_job(const Statement& s);
+// Binds ?2.. in kJobColumns order (?1 is the id where one is bound).
+void bind_job_columns(Statement& s, const JobRow& r);
+// A row selected with kEventColumns.
+Expected<JobEventRow> read_event(const Statement& s);
+// A row selected with kWorkerColumns.
+Expected<WorkerRow> read_worker(const Statement& s);
+// The capabilities column's text.
+std::string capabilities_text(const WorkerCapabilities& c);
+
+// The chosen column (a job's PlacementChoice): decoded, an error naming the job when it does not
+// decode; and written back as the row placement wrote.
+Expected<std::optional<PlacementChoice>> stored_choice(const std::optional<std::string>& text, int64_t job_id);
+std::optional<std::string> choice_text(const std::optional<PlacementChoice>& c);
+// An error (code io) naming the row whose stored value `e` describes.
+Error corrupt(const std::string& row, const Error& e);
+
+}  // namespace jobctl::daemon::store

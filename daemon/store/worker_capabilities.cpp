@@ -1,0 +1,153 @@
+#include "daemon/store/worker_capabilities.h"
+
+#include "base/strings.h"
+#include "cost/gpu_specs.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <nlohmann/json.hpp>
+
+namespace jobctl::daemon::store {
+
+using nlohmann::json;
+
+namespace {
+
+Expected<int64_t> non_negative_int(const json& j, const std::string& field) {
+  if (!j.is_number_integer()) return make_error(ErrorCode::invalid_argument, field + " must be an integer", field);
+  const int64_t v = j.get<int64_t>();
+  if (v < 0) return make_error(ErrorCode::invalid_argument, field + " must be >= 0", field);
+  return v;
+}
+
+}  // namespace
+
+Expected<WorkerCapabilities> capabilities_from_json(const json& j, const std::string& prefix) {
+  if (!j.is_object()) return make_error(ErrorCode::invalid_argument, prefix + " must be an object", prefix);
+  WorkerCapabilities caps;
+  for (const auto& [key, value] : j.items()) {
+    const std::string field = prefix + "." + key;
+    if (key == "gpus") {
+      if (!value.is_array()) return make_error(ErrorCode::invalid_argument, field + " must be an array", field);
+      if (value.size() > 64) return make_error(ErrorCode::invalid_argument, field + " lists more than 64 GPUs", field);
+      for (size_t i = 0; i < value.size(); ++i) {
+        const std::string gf = field + "[" + std::to_string(i) + "]";
+        const json& g = value[i];
+        if (!g.is_object()) return make_error(ErrorCode::invalid_argument, gf + " must be an object", gf);
+        GpuDevice dev;
+        bool has_model = false;
+        for (const auto& [gk, gv] : g.items()) {
+          const std::string f = gf + "." + gk;
+          if (gk == "model") {
+            if (!gv.is_string() || gv.get<std::string>().empty() || gv.get<std::string>().size() > 200)
+              return make_error(ErrorCode::invalid_argument, f + " must be a non-empty string (at most 200 characters)", f);
+            dev.model = gv.get<std::string>();
+            has_model = true;
+          } else if (gk == "memory_mb") {
+            auto v = non_negative_int(gv, f);
+            if (!v) return v.error();
+            dev.memory_mb = *v;
+          } else {
+            return make_error(ErrorCode::invalid_argument, "unknown field " + f, f);
+          }
+        }
+        if (!has_model) return make_error(ErrorCode::invalid_argument, gf + ".model is required", gf + ".model");
+        caps.gpus.push_back(std::move(dev));
+      }
+    } else if (key == "cpu_cores") {
+      auto v = non_negative_int(value, field);
+      if (!v) return v.error();
+      if (*v > 1'000'000) return make_error(ErrorCode::invalid_argument, field + " is too large", field);
+      caps.cpu_cores = static_cast<int>(*v);
+    } else if (key == "memory_mb") {
+      auto v = non_negative_int(value, field);
+      if (!v) return v.error();
+      caps.memory_mb = *v;
+    } else if (key == "commands") {
+      if (!value.is_boolean()) return make_error(ErrorCode::invalid_argument, field + " must be true or false", field);
+      caps.commands = value.get<bool>();
+    } else if (key == "simulated") {
+      if (!value.is_boolean()) return make_error(ErrorCode::invalid_argument, field + " must be true or false", field);
+      caps.simulated = value.get<bool>();
+    } else if (key == "cpu") {
+      if (value.is_null()) continue;
+      if (!value.is_object()) return make_error(ErrorCode::invalid_argument, field + " must be an object", field);
+      cost::CpuFacts cpu;
+      for (const auto& [ck, cv] : value.items()) {
+        const std::string f = field + "." + ck;
+        if (ck == "model" || ck == "vendor") {
+          if (!cv.is_string() || cv.get<std::string>().size() > 200)
+            return make_error(ErrorCode::invalid_argument, f + " must be a string (at most 200 characters)", f);
+          (ck == "model" ? cpu.model : cpu.vendor) = cv.get<std::string>();
+        } else if (ck == "vector_bits") {
+          auto v = non_negative_int(cv, f);
+          if (!v) return v.error();
+          if (*v > 4096) return make_error(ErrorCode::invalid_argument, f + " must be at most 4096", f);
+          cpu.vector_bits = static_cast<int>(*v);
+        } else if (ck == "fma") {
+          if (!cv.is_boolean()) return make_error(ErrorCode::invalid_argument, f + " must be true or false", f);
+          cpu.fma = cv.get<bool>();
+        } else if (ck == "mhz") {
+          auto v = non_negative_int(cv, f);
+          if (!v) return v.error();
+          if (*v > 100000) return make_error(ErrorCode::invalid_argument, f + " must be at most 100000", f);
+          cpu.mhz = static_cast<double>(*v);
+        } else {
+          return make_error(ErrorCode::invalid_argument, "unknown field " + f, f);
+        }
+      }
+      caps.cpu = std::move(cpu);
+    } else if (key == "instance") {
+      if (value.is_null()) continue;
+      if (!value.is_object()) return make_error(ErrorCode::invalid_argument, field + " must be an object", field);
+      WorkerInstance inst;
+      for (const auto& [ik, iv] : value.items()) {
+        const std::string f = field + "." + ik;
+        if (ik == "spot") {
+          if (!iv.is_boolean()) return make_error(ErrorCode::invalid_argument, f + " must be true or false", f);
+          inst.spot = iv.get<bool>();
+        } else if (ik == "job_id") {
+          if (!iv.is_number_integer() || iv.get<int64_t>() < 1)
+            return make_error(ErrorCode::invalid_argument, f + " must be a job id (a positive integer)", f);
+          inst.job_id = iv.get<int64_t>();
+        } else if (ik == "id" || ik == "provider" || ik == "instance_type") {
+          if (!iv.is_string() || iv.get<std::string>().size() > 200)
+            return make_error(ErrorCode::invalid_argument, f + " must be a string (at most 200 characters)", f);
+          (ik == "id" ? inst.id : ik == "provider" ? inst.provider : inst.instance_type) = iv.get<std::string>();
+        } else {
+          return make_error(ErrorCode::invalid_argument, "unknown field " + f, f);
+        }
+      }
+      caps.instance = std::move(inst);
+    } else {
+      return make_error(ErrorCode::invalid_argument, "unknown field " + field, field);
+    }
+  }
+  if (caps.cpu) caps.cpu->cores = caps.cpu_cores;
+  return caps;
+}
+
+json to_json(const WorkerCapabilities& caps) {
+  json gpus = json::array();
+  for (const auto& g : caps.gpus) gpus.push_back({{"model", g.model}, {"memory_mb", g.memory_mb}});
+  json out = {{"gpus", gpus}, {"cpu_cores", caps.cpu_cores}, {"memory_mb", caps.memory_mb}};
+  if (caps.instance)
+    out["instance"] = {{"id", caps.instance->id},
+                       {"provider", caps.instance->provider},
+                       {"instance_type", caps.instance->instance_type},
+                       {"spot", caps.instance->spot}};
+  if (caps.instance && caps.instance->job_id > 0) out["instance"]["job_id"] = caps.instance->job_id;
+  if (caps.cpu)
+    out["cpu"] = {{"model", caps.cpu->model}, {"vendor", caps.cpu->vendor}, {"vector_bits", caps.cpu->vector_bits},
+                  {"fma", caps.cpu->fma}, {"mhz", static_cast<int64_t>(caps.cpu->mhz)}};
+  if (caps.simulated) out["simulated"] = true;
+  if (caps.commands) out["commands"] = true;
+  return out;
+}
+
+const cost::GpuSpec* GpuDevice::identity() const {
+  return cost::identify_gpu(model, static_cast<double>(memory_mb) / 1024.0);
+}
+
+}  // namespace jobctl::daemon::store

@@ -1,0 +1,87 @@
+// Where jobctld decodes JSON text: the store's row codecs (daemon/store/), the HTTP layer's wire
+// mapping (daemon/http/) and the configuration loader (daemon/config.cpp, daemon/config/). Every
+// other daemon folder works on the typed records those produce (daemon/store/records.h), so a
+// `json::parse` anywhere else fails here with the file and line named.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "tests/repo/source_tree.h"
+
+namespace jobctl::repo {
+namespace {
+
+bool may_decode_json(const std::string& path) {
+  return path.starts_with("daemon/store/") || path.starts_with("daemon/http/") || path == "daemon/config.cpp" ||
+         path == "daemon/config.h" || path.starts_with("daemon/config/");
+}
+
+// Files that still decode stored JSON text themselves (a job's progress, result, spec and
+// placement document are not typed records yet). The list only shrinks: a file that no longer
+// parses JSON must leave it.
+const std::set<std::string> kNotYetTyped = {
+    "daemon/jobs/job_queue.cpp",                 // is_command_spec: the stored spec
+    "daemon/jobs/progress_history.cpp",          // progress reports
+    "daemon/ledger/ledger.cpp",                  // the placement document's candidates
+    "daemon/placement/fleet_plan_history.cpp",   // the stored spec's deadline
+    "daemon/placement/placement_passes.cpp",     // the placement document's reason
+    "daemon/placement/priority_moves.cpp",       // the placement document
+    "daemon/placement/savings_moves.cpp",        // the placement document
+    "daemon/placement/spot_deadlines.cpp",       // the placement document
+};
+
+// The lines of `text` that call json::parse, as "path:line: text".
+std::vector<std::string> parse_calls(const std::string& path, const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream lines(text);
+  std::string line;
+  for (int n = 1; std::getline(lines, line); ++n) {
+    const auto at = line.find("json::parse");
+    const auto comment = line.find("//");
+    if (at != std::string::npos && (comment == std::string::npos || comment > at))
+      out.push_back(path + ":" + std::to_string(n) + ": " + line);
+  }
+  return out;
+}
+
+TEST(JsonDecodeSites, OnlyTheStoreTheHttpLayerAndTheConfigLoaderParseJson) {
+  const auto root = repo_root();
+  size_t daemon_sources = 0;
+  std::set<std::string> still_parsing;
+  std::string misplaced;
+  for (const auto& path : repo_files(root)) {
+    if (!path.starts_with("daemon/") || !is_source(path)) continue;
+    ++daemon_sources;
+    const auto calls = parse_calls(path, read_repo_file(root, path));
+    if (calls.empty() || may_decode_json(path)) continue;
+    if (kNotYetTyped.count(path)) {
+      still_parsing.insert(path);
+      continue;
+    }
+    for (const auto& c : calls) misplaced += "  " + c + "\n";
+  }
+  ASSERT_GT(daemon_sources, 50u) << "the daemon's sources were not found at " << root;
+  EXPECT_TRUE(misplaced.empty()) << "JSON decoded outside daemon/store/, daemon/http/ and the configuration loader "
+                                    "(decode it in the store's row codecs and carry the typed value):\n"
+                                 << misplaced;
+  for (const auto& path : kNotYetTyped)
+    EXPECT_TRUE(still_parsing.count(path)) << path << " no longer parses JSON: take it off kNotYetTyped";
+}
+
+// The check itself, on made-up text.
+TEST(JsonDecodeSites, TheScanFindsCallsAndSkipsComments) {
+  EXPECT_EQ(parse_calls("a.cpp", "x\n  auto j = nlohmann::json::parse(t);\n").size(), 1u);
+  EXPECT_EQ(parse_calls("a.cpp", "auto j = json::parse(t, nullptr, false);").front(),
+            "a.cpp:1: auto j = json::parse(t, nullptr, false);");
+  EXPECT_TRUE(parse_calls("a.cpp", "// never json::parse here\nint x;\n").empty());
+  EXPECT_TRUE(may_decode_json("daemon/store/row_codecs.cpp"));
+  EXPECT_TRUE(may_decode_json("daemon/http/api_routes.cpp"));
+  EXPECT_TRUE(may_decode_json("daemon/config.cpp"));
+  EXPECT_FALSE(may_decode_json("daemon/placement/placement_passes.cpp"));
+  EXPECT_FALSE(may_decode_json("daemon/configure.cpp"));
+}
+
+}  // namespace
+}  // namespace jobctl::repo
