@@ -25,7 +25,7 @@
 #include "daemon/store/blob_store.h"
 #include "net/server.h"
 #include "daemon/http/static_files.h"
-#include "daemon/jobs/progress_history.h"
+#include "daemon/store/progress_history.h"
 #include "daemon/jobs/job_matcher.h"
 #include "daemon/ledger/ledger.h"
 #include "daemon/placement/owned_gpu_billing.h"
@@ -240,7 +240,7 @@ int main(int argc, char** argv) {
   http::DownloadSlots download_slots(cfg.checkpoint_max_concurrent_downloads);
 
   // The dashboard (docs/dashboard.md): the progress history behind its curves, and its files.
-  auto progress = jobs::ProgressHistory::open(std::filesystem::path(cfg.data_dir) / "progress", clock);
+  auto progress = store::ProgressHistory::open(std::filesystem::path(cfg.data_dir) / "progress", clock);
   if (!progress) return fail(progress.error());
   http::ApiInfo api_info;
   api_info.on_progress = [&history = **progress](int64_t job_id, const std::string& p) {

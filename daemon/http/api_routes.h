@@ -22,7 +22,7 @@ namespace jobctl::daemon::http {
 struct ApiInfo {
   std::string version = "0.1.0";
   // Told of every accepted heartbeat's progress (job id, the progress object as JSON text), after
-  // the service took it: the dashboard's progress history (daemon/jobs/progress_history.h).
+  // the service took it: the dashboard's progress history (daemon/store/progress_history.h).
   std::function<void(int64_t job_id, const std::string& progress_json)> on_progress;
   // Why the store cannot write now, if it cannot (store::Store::write_problem): /healthz then
   // answers 503 "degraded" naming it. Unset: always healthy.

@@ -12,7 +12,7 @@
 #include "daemon/jobs/checkpoint_service.h"
 #include "daemon/jobs/job_logs.h"
 #include "daemon/jobs/job_service.h"
-#include "daemon/jobs/progress_history.h"
+#include "daemon/store/progress_history.h"
 #include "daemon/ledger/ledger.h"
 #include "daemon/placement/placement_service.h"
 #include "daemon/provisioning/provisioner.h"
@@ -23,7 +23,7 @@ namespace jobctl::daemon::http {
 // What the routes call (borrowed). provisioner may be null (no cloud configured).
 struct RouteServices {
   jobs::JobService& jobs;
-  jobs::ProgressHistory& progress;
+  store::ProgressHistory& progress;
   jobs::JobLogs& logs;
   jobs::CheckpointService& checkpoints;
   jobs::BundleService& bundles;

@@ -9,7 +9,7 @@ namespace jobctl::daemon::http {
 
 using nlohmann::json;
 
-void add_progress_routes(net::Router& router, jobs::JobService& svc, jobs::ProgressHistory& history) {
+void add_progress_routes(net::Router& router, jobs::JobService& svc, store::ProgressHistory& history) {
   router.add(route("GET", "/v1/jobs/{id}/progress", {Access::user, "id"},
              [&svc, &history](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) {
                auto id = net::parse_int_param(p.at(0), "id", 1, std::numeric_limits<int64_t>::max());

@@ -1,6 +1,6 @@
 #include "daemon/jobs/job_queue.h"
 
-#include <nlohmann/json.hpp>
+#include "train/spec/job_spec.h"
 
 namespace jobctl::daemon::jobs {
 
@@ -12,8 +12,10 @@ void set_placement_fields(const store::JobRow& row, QueuedJob& q) {
 }
 
 bool is_command_spec(const std::string& spec_json) {
-  const auto spec = nlohmann::json::parse(spec_json, nullptr, false);
-  return spec.is_object() && spec.contains("command") && !spec["command"].is_null();
+  // The stored spec is submit's canonical text: its one decoder reads it (a spec that does not
+  // decode, never stored by submit, reads as no command, as the store's waiting-jobs query does).
+  const auto spec = train::parse_job_spec(spec_json);
+  return spec && spec->is_command();
 }
 
 bool worker_takes_kind(const QueuedJob& job, const WorkerCapabilities& worker) {

@@ -32,8 +32,9 @@ double number(const json& j, const char* key, double fallback = 0) {
 // The cheapest fitting on-demand candidate's compute cost (its price times its estimated hours)
 // over the chosen candidate's estimated hours.
 std::optional<double> ledger_on_demand_reference(const std::string& placement_text) {
-  json p = json::parse(placement_text, nullptr, false);
-  if (!p.is_object()) return std::nullopt;
+  auto decoded = store::decode_placement_document(placement_text, "placement");
+  if (!decoded) return std::nullopt;  // no reference: the savings read as unknown
+  const json& p = *decoded;
   auto chosen = p.find("chosen");
   auto cands = p.find("candidates");
   if (chosen == p.end() || !chosen->is_object() || cands == p.end() || !cands->is_array())

@@ -10,6 +10,7 @@
 #include "cost/gpu_specs.h"
 #include "daemon/jobs/worker_capabilities.h"
 #include "daemon/ledger/job_segments.h"
+#include "train/spec/job_spec.h"
 
 namespace jobctl::daemon::placement {
 
@@ -39,13 +40,8 @@ struct HistoryJob {
 };
 
 std::optional<double> spec_deadline_hours(const std::string& spec_json) {
-  const auto spec = nlohmann::json::parse(spec_json, nullptr, false);
-  if (!spec.is_object()) return std::nullopt;
-  auto p = spec.find("placement");
-  if (p == spec.end() || !p->is_object()) return std::nullopt;
-  auto d = p->find("deadline_hours");
-  if (d == p->end() || !d->is_number()) return std::nullopt;
-  return d->get<double>();
+  const auto spec = train::parse_job_spec(spec_json);  // the stored spec's one decoder
+  return spec ? spec->placement.deadline_hours : std::nullopt;
 }
 
 std::string chosen_gpu(const store::JobRow& row) {

@@ -446,8 +446,9 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
     // commits), so the row read above holds the document the change below replaces.
     std::string previous_reason;
     if (row.placement_json) {
-      const json p = json::parse(*row.placement_json, nullptr, false);
-      if (p.is_object()) previous_reason = p.value("reason", "");
+      // An unreadable earlier document is replaced below; only its reason is compared.
+      if (auto p = store::decode_placement_document(*row.placement_json, "job " + std::to_string(job_id)))
+        previous_reason = p->value("reason", "");
     }
     auto text = store::deflate_text(d->placement.dump());
     if (!text) {

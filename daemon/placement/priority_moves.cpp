@@ -32,8 +32,10 @@ Expected<int> PriorityMoves::check() {
     auto row = store_.get_job(q.id);
     if (!row) return row.error();
     if (!*row || !(*row)->placement_json) continue;
-    const json doc = json::parse(*(*row)->placement_json, nullptr, false);
-    if (!doc.is_object() || !doc["chosen"].is_object() || doc.value("deadline_left_hours", json()).is_null()) continue;
+    auto decoded = store::decode_placement_document(*(*row)->placement_json, "job " + std::to_string(q.id));
+    if (!decoded) return decoded.error();
+    const json& doc = *decoded;
+    if (!doc["chosen"].is_object() || doc.value("deadline_left_hours", json()).is_null()) continue;
     if (!doc["chosen"].value("meets_deadline", true)) late.push_back(q);
   }
   std::erase_if(made_room_for_, [&still_waiting](int64_t id) { return !still_waiting.count(id); });

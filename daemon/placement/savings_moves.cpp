@@ -75,8 +75,13 @@ Expected<int> SavingsMoves::check() {
     }
     if (!*row || (*row)->state != store::JobState::running || !(*row)->placement_json) continue;
     jobs_.add_newest_heartbeat(**row);
-    const json doc = json::parse(*(*row)->placement_json, nullptr, false);
-    if (!doc.is_object() || !doc["chosen"].is_object() || !on_cloud(doc["chosen"])) continue;
+    auto decoded = store::decode_placement_document(*(*row)->placement_json, "job " + std::to_string(id));
+    if (!decoded) {
+      keep_first(id, decoded.error());
+      continue;
+    }
+    const json& doc = *decoded;
+    if (!doc["chosen"].is_object() || !on_cloud(doc["chosen"])) continue;
     auto spec = train::parse_job_spec((*row)->spec_json);
     if (!spec) continue;
 

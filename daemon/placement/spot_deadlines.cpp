@@ -87,8 +87,13 @@ Status SpotDeadlines::check_running(const SpotLaunchable& spot_launchable) {
     }
     if (!*row || (*row)->state != store::JobState::running || !(*row)->placement_json) continue;
     if (mover_) mover_->add_newest_heartbeat(**row);
-    const json p = json::parse(*(*row)->placement_json, nullptr, false);
-    if (!p.is_object() || !p["chosen"].is_object() ||
+    auto decoded = store::decode_placement_document(*(*row)->placement_json, "job " + std::to_string(id));
+    if (!decoded) {
+      keep_first(id, decoded.error());
+      continue;
+    }
+    const json& p = *decoded;
+    if (!p["chosen"].is_object() ||
         p["chosen"].value("option", "") != (on_spot ? "spot" : "on_demand"))
       continue;
     auto spec = train::parse_job_spec((*row)->spec_json);

@@ -81,6 +81,15 @@ Expected<JobProgress> decode_progress(std::string_view text, const std::string& 
   return out;
 }
 
+Expected<nlohmann::json> decode_placement_document(std::string_view text, const std::string& row) {
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  if (!doc.is_object())
+    return make_error(ErrorCode::io, row + ": the stored placement document is not a JSON object");
+  if (auto c = doc.find("chosen"); c != doc.end() && !c->is_object() && !c->is_null())
+    return make_error(ErrorCode::io, row + ": the stored placement document's chosen is not an object");
+  return doc;
+}
+
 Expected<JobResult> decode_result(std::string_view text, const std::string& row) {
   JobResult out;
   Status st = read_figures(text, row, "result", {{"elapsed_s", &out.elapsed_s}, {"steps", &out.steps}});

@@ -73,6 +73,11 @@ struct JobResult {
 };
 Expected<JobResult> decode_result(std::string_view text, const std::string& row);
 
+// A job's whole placement document (JobRow::placement_json, the placement passes' decision with
+// its candidate table: docs/api.md, "The placement document"), decoded; an error (code io) naming
+// `row` when it is not a JSON object with a `chosen` object (null when nothing was chosen).
+Expected<nlohmann::json> decode_placement_document(std::string_view text, const std::string& row);
+
 // A job's lease: the worker that holds it, the epoch that fences its reports
 // (daemon/jobs/lease_fence.h) and when it expires.
 struct Lease {

@@ -22,7 +22,7 @@ using jobctl::daemon::testing::ServiceFixture;
 // Every service jobctld's routes call, over the fixture's store.
 struct AllServices : ServiceFixture {
   AllServices()
-      : progress(*jobs::ProgressHistory::open(dir.path() / "progress", clock)),
+      : progress(*store::ProgressHistory::open(dir.path() / "progress", clock)),
         checkpoint_blobs(dir.file("checkpoints")),
         checkpoints(*db, checkpoint_blobs, clock),
         bundle_blobs(dir.file("bundles")),
@@ -35,7 +35,7 @@ struct AllServices : ServiceFixture {
         RouteServices{*svc, *progress, logs, checkpoints, bundles, downloads, placement, ledger, nullptr}, ApiInfo{});
   }
 
-  std::unique_ptr<jobs::ProgressHistory> progress;
+  std::unique_ptr<store::ProgressHistory> progress;
   jobs::JobLogs logs;
   store::BlobStore checkpoint_blobs;
   jobs::CheckpointService checkpoints;

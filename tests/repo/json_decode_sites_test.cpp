@@ -18,20 +18,6 @@ bool may_decode_json(const std::string& path) {
          path == "daemon/config.h" || path.starts_with("daemon/config/");
 }
 
-// Files that still decode stored JSON text themselves (a job's progress, result, spec and
-// placement document are not typed records yet). The list only shrinks: a file that no longer
-// parses JSON must leave it.
-const std::set<std::string> kNotYetTyped = {
-    "daemon/jobs/job_queue.cpp",                 // is_command_spec: the stored spec
-    "daemon/jobs/progress_history.cpp",          // progress reports
-    "daemon/ledger/ledger.cpp",                  // the placement document's candidates
-    "daemon/placement/fleet_plan_history.cpp",   // the stored spec's deadline
-    "daemon/placement/placement_passes.cpp",     // the placement document's reason
-    "daemon/placement/priority_moves.cpp",       // the placement document
-    "daemon/placement/savings_moves.cpp",        // the placement document
-    "daemon/placement/spot_deadlines.cpp",       // the placement document
-};
-
 // The lines of `text` that call json::parse, as "path:line: text".
 std::vector<std::string> parse_calls(const std::string& path, const std::string& text) {
   std::vector<std::string> out;
@@ -49,25 +35,18 @@ std::vector<std::string> parse_calls(const std::string& path, const std::string&
 TEST(JsonDecodeSites, OnlyTheStoreTheHttpLayerAndTheConfigLoaderParseJson) {
   const auto root = repo_root();
   size_t daemon_sources = 0;
-  std::set<std::string> still_parsing;
   std::string misplaced;
   for (const auto& path : repo_files(root)) {
     if (!path.starts_with("daemon/") || !is_source(path)) continue;
     ++daemon_sources;
     const auto calls = parse_calls(path, read_repo_file(root, path));
     if (calls.empty() || may_decode_json(path)) continue;
-    if (kNotYetTyped.count(path)) {
-      still_parsing.insert(path);
-      continue;
-    }
     for (const auto& c : calls) misplaced += "  " + c + "\n";
   }
   ASSERT_GT(daemon_sources, 50u) << "the daemon's sources were not found at " << root;
   EXPECT_TRUE(misplaced.empty()) << "JSON decoded outside daemon/store/, daemon/http/ and the configuration loader "
                                     "(decode it in the store's row codecs and carry the typed value):\n"
                                  << misplaced;
-  for (const auto& path : kNotYetTyped)
-    EXPECT_TRUE(still_parsing.count(path)) << path << " no longer parses JSON: take it off kNotYetTyped";
 }
 
 // The check itself, on made-up text.

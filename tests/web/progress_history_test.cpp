@@ -1,5 +1,5 @@
-// The progress history behind the dashboard's curves (daemon/jobs/progress_history.h).
-#include "daemon/jobs/progress_history.h"
+// The progress history behind the dashboard's curves (daemon/store/progress_history.h).
+#include "daemon/store/progress_history.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 namespace {
 
 using jobctl::ManualClock;
-using jobctl::daemon::jobs::ProgressHistory;
+using jobctl::daemon::store::ProgressHistory;
 using nlohmann::json;
 
 std::string point(int step, double loss, int epochs_done = 0) {

@@ -1,4 +1,4 @@
-#include "daemon/jobs/progress_history.h"
+#include "daemon/store/progress_history.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <system_error>
 #include <vector>
 
-namespace jobctl::daemon::jobs {
+namespace jobctl::daemon::store {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -106,4 +106,4 @@ Expected<json> ProgressHistory::read(int64_t job_id, int64_t limit) const {
   return out;
 }
 
-}  // namespace jobctl::daemon::jobs
+}  // namespace jobctl::daemon::store

@@ -29,7 +29,7 @@
 #include "base/expected.h"
 #include "base/mutex.h"
 
-namespace jobctl::daemon::jobs {
+namespace jobctl::daemon::store {
 
 struct ProgressHistoryOptions {
   int64_t min_interval_ms = 1000;
@@ -69,4 +69,4 @@ class ProgressHistory {
   std::unordered_map<int64_t, JobState> jobs_ JOBCTL_GUARDED_BY(mu_);  // loaded lazily from the file on first record
 };
 
-}  // namespace jobctl::daemon::jobs
+}  // namespace jobctl::daemon::store
