@@ -58,6 +58,9 @@ Expected<JobProgram> program_for(const std::string& spec_json, const fs::path& s
       if (v.is_string()) p.env.push_back(k + "=" + v.get<std::string>());
   p.command = true;
   if (auto b = spec.find("bundle"); b != spec.end() && b->is_string()) p.bundle = b->get<std::string>();
+  if (auto s = spec.find("setup"); s != spec.end() && s->is_array())
+    for (const auto& c : *s)
+      if (c.is_string()) p.setup.push_back(c.get<std::string>());
   p.label = p.argv.front();
   p.cwd = dir / "work";
   return p;

@@ -22,6 +22,7 @@ struct JobProgram {
   std::string label;                 // for messages: "jobctl-train" or the command's program
   bool command = false;
   std::string bundle;                // a command job's code bundle (SHA-256), unpacked into cwd
+  std::vector<std::string> setup;    // a command job's setup commands (worker/job_setup.h)
   uint64_t memory_limit_bytes = 0;   // RLIMIT_AS from resources.memory_mb; 0: none
   int grace_ms = 30000;              // after SIGTERM, how long before SIGKILL (checkpoint.grace_s)
 };

@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "bundle/code_bundle.h"
+#include "worker/job_setup.h"
 #include "worker/checkpoint_handoff.h"
 #include "worker/checkpoint_uploader.h"
 #include "worker/heartbeat_sender.h"
@@ -116,20 +117,26 @@ RunOutcome JobRunner::run(const Lease& lease) {
     if (!spec.flush()) return fail_job("cannot write " + spec_path.string());
   }
   CheckpointTransfer transfer(options_.transfer, stop_wait());
+  std::vector<std::string> setup_log;  // for the job's log, ahead of its program's
   {
     auto program = program_for(lease.spec_json, spec_path, options_);
     if (!program) return fail_job(program.error().message);
     fs::create_directories(program->cwd, ec);
     if (ec) return fail_job("cannot create " + program->cwd.string() + ": " + ec.message());
+    std::string bundle_bytes;
     if (!program->bundle.empty()) {
       // The job's code, unpacked fresh for every lease into the program's working directory.
       auto bytes = transfer.download_bundle(program->bundle);
       if (!bytes) return fail_job("cannot fetch the code bundle " + program->bundle + ": " + bytes.error().message);
-      auto unpacked = bundle::unpack_bundle(*bytes, program->cwd.string());
+      bundle_bytes = std::move(*bytes);
+      auto unpacked = bundle::unpack_bundle(bundle_bytes, program->cwd.string());
       if (!unpacked) return fail_job("refused the code bundle " + program->bundle + ": " + unpacked.error().message);
       log_ << "jobctl-worker: job " << lease.job_id << ": unpacked its code bundle (" << unpacked->files << " files, "
            << unpacked->file_bytes << " bytes) into " << program->cwd.string() << "\n";
     }
+    auto setup = prepare_setup(*program, bundle_bytes, options_, log_);
+    if (!setup) return fail_job(setup.error().message);
+    setup_log = std::move(setup->log_lines);
   }
 
   // Resume from the newest stored checkpoint; one the trainer refuses is rejected (the daemon
@@ -146,7 +153,7 @@ RunOutcome JobRunner::run(const Lease& lease) {
       resume_path = next_resume(lease, reporter, transfer, candidates, (options_.run_as ? dir : out_dir).string(), resume_step);
     }
     std::string refused;
-    const RunOutcome outcome = attempt(lease, reporter, dir, resume_path, refused);
+    const RunOutcome outcome = attempt(lease, reporter, dir, resume_path, refused, std::exchange(setup_log, {}));
     if (refused.empty()) return outcome;
     log_ << "jobctl-worker: job " << lease.job_id << ": cannot resume from the checkpoint at step " << resume_step
          << " (" << refused << "); falling back\n";
@@ -156,7 +163,8 @@ RunOutcome JobRunner::run(const Lease& lease) {
 }
 
 RunOutcome JobRunner::attempt(const Lease& lease, LeaseReporter& reporter, const fs::path& dir,
-                              const std::optional<std::string>& resume_path, std::string& resume_refused) {
+                              const std::optional<std::string>& resume_path, std::string& resume_refused,
+                              const std::vector<std::string>& setup_log) {
   auto program = program_for(lease.spec_json, dir / "spec.json", options_);
   if (!program) return fail_job(reporter, program.error().message);
   auto job = launch_job(lease.job_id, lease.epoch, *program, options_, dir, resume_path, log_);
@@ -166,6 +174,7 @@ RunOutcome JobRunner::attempt(const Lease& lease, LeaseReporter& reporter, const
 
   JobProtocol protocol;
   PendingLog pending_log(kPendingLog);
+  for (const auto& line : setup_log) pending_log.append(line);
   HeartbeatSender heartbeats(heartbeat_options(lease), pending_log, log_);
   // Every checkpoint the program writes goes to the daemon at once, on the uploader's thread (the
   // final one excepted: the job completes with it). A fenced-off upload means the lease is gone.

@@ -83,9 +83,11 @@ class JobRunner {
   void reject_checkpoint(LeaseReporter& reporter, std::vector<StoredCheckpoint>& candidates, const std::string& why);
   // Runs the program once (resuming from `resume_path` when set) — launch, supervise, report —
   // and returns the outcome. When the program refuses that checkpoint, nothing is reported:
-  // `resume_refused` gets its message.
+  // `resume_refused` gets its message. `setup_log` (what the job's setup printed) goes first in the
+  // job's log.
   RunOutcome attempt(const Lease& lease, LeaseReporter& reporter, const std::filesystem::path& dir,
-                     const std::optional<std::string>& resume_path, std::string& resume_refused);
+                     const std::optional<std::string>& resume_path, std::string& resume_refused,
+                     const std::vector<std::string>& setup_log);
   RunOutcome fail_job(LeaseReporter& reporter, const std::string& why);
   HeartbeatSender::Options heartbeat_options(const Lease& lease) const;
   // The pauses of this job's retries: a stop of the worker ends them.

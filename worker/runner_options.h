@@ -27,6 +27,7 @@ struct RunnerOptions {
   TransferOptions transfer;        // jobctld's URL and credentials, checkpoint uploads and downloads (filled by the agent)
   std::optional<process::Credentials> run_as;  // job programs run as this user (--run-as); nullopt: the worker's
   std::string cgroup_parent;       // each run's cgroup v2 goes under this folder; empty: none (worker/job_containment.h)
+  int setup_timeout_s = 3600;      // longest a command job's setup command may run (worker/job_setup.h)
 };
 
 }  // namespace jobctl::worker

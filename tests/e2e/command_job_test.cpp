@@ -16,6 +16,9 @@
 // WorkerWithoutAllowCommands: a worker started without --allow-commands never leases a command
 // job (it takes a built-in model's job queued behind it); a worker with it then runs it.
 //
+// Setup: a job's setup makes a virtualenv (Debian's packages visible) once per worker, bundle and
+// setup; its program runs in it; a failing setup fails the job with its output.
+//
 // SubmitFlags: the jobctl binary's `submit` flags for the common fields (placement, resources,
 // env, setup, estimate) over a spec file reach the spec jobctld stored.
 #include <gtest/gtest.h>
@@ -213,6 +216,61 @@ TEST(CommandJobs, AProgramIgnoringSigtermIsKilledAfterGraceAndResumesFromItsLast
   ASSERT_EQ(job.value("state", ""), "succeeded") << job.dump(2) << "\n--- worker:\n" << second.output();
   EXPECT_EQ(job["result"].value("resumed_from", -1), periodic) << job["result"].dump();
   EXPECT_EQ(job["result"].value("steps", 0), 60);
+}
+
+// Setup: a virtualenv with Debian's packages visible (--system-site-packages), made before the
+// program, once per worker for a bundle and setup: the program runs in it and imports Debian's
+// torch; a second job with the same setup finds it made (the setup's own counter shows one run)
+// and its log says so; a failing setup fails its job with the command, its exit status and its
+// output.
+TEST(CommandJobs, SetupMakesAVirtualenvOnceAndTheProgramRunsInIt) {
+  if (!torch_available()) JOBCTL_SKIP_UNLESS_CI("Debian's python3-torch is not installed (scripts/setup.sh)");
+  jobctl::testing::TempDir tmp;
+  Daemon d(tmp.file("data"));
+  ASSERT_FALSE(d.url().empty());
+  client::ApiClient api(d.url());
+  Process worker(worker_argv(d.url(), "w", tmp.file("work"), {"--allow-commands"}));
+  const json setup = {std::string(kPython) + " -m venv --system-site-packages --without-pip .venv",
+                      "echo made >> setup-runs.txt"};
+  const std::string program =
+      "import json, sys, torch\n"
+      "print(json.dumps({'event': 'result', 'in_venv': sys.prefix != sys.base_prefix, 'torch': torch.__version__,\n"
+      "                  'setup_runs': len(open('setup-runs.txt').read().split())}))\n";
+  auto run_job = [&](const std::string& name, const json& commands) {
+    const json spec = {{"name", name},
+                       {"command", {".venv/bin/python", "-c", program}},
+                       {"setup", commands},
+                       {"resources", {{"gpu", "cpu"}}}};
+    auto submitted = api.submit_job(spec.dump());
+    EXPECT_TRUE(submitted) << submitted.error().message;
+    if (!submitted) return json();
+    const int64_t id = (*submitted)["id"];
+    json job = wait_job(api, id, is_terminal, 120s);
+    auto log = api.http().request("GET", "/v1/jobs/" + std::to_string(id) + "/log");
+    job["log_text"] = log && log->status == 200 ? json::parse(log->body).value("text", "") : "";
+    return job;
+  };
+
+  const json first = run_job("venv-first", setup);
+  ASSERT_EQ(first.value("state", ""), "succeeded") << first.dump(2) << "\n--- worker:\n" << worker.output();
+  EXPECT_TRUE(first["result"].value("in_venv", false)) << first["result"].dump();
+  EXPECT_FALSE(first["result"].value("torch", "").empty());
+  EXPECT_EQ(first["result"].value("setup_runs", 0), 1);
+  EXPECT_NE(first["log_text"].get<std::string>().find("setup[0]$ " + std::string(kPython) + " -m venv"), std::string::npos)
+      << first["log_text"];
+
+  const json second = run_job("venv-second", setup);
+  ASSERT_EQ(second.value("state", ""), "succeeded") << second.dump(2) << "\n--- worker:\n" << worker.output();
+  EXPECT_TRUE(second["result"].value("in_venv", false));
+  EXPECT_EQ(second["result"].value("setup_runs", 0), 1) << "the setup ran again";
+  EXPECT_NE(second["log_text"].get<std::string>().find("not run again"), std::string::npos) << second["log_text"];
+
+  const json failed = run_job("setup-fails", json{"echo about to fail; exit 4"});
+  ASSERT_EQ(failed.value("state", ""), "failed") << failed.dump(2);
+  const std::string error = failed.value("error", "");
+  EXPECT_NE(error.find("setup[0]"), std::string::npos) << error;
+  EXPECT_NE(error.find("exit code 4"), std::string::npos) << error;
+  EXPECT_NE(error.find("about to fail"), std::string::npos) << error;
 }
 
 TEST(CommandJobs, AWorkerWithoutAllowCommandsNeverLeasesOne) {

@@ -1,0 +1,42 @@
+// A command job's `setup` (docs/job-spec.md): shell commands run before its program, in a folder
+// holding the job's code, once per (worker, code bundle, setup). What they make there (a
+// virtualenv, a compiled extension, downloaded weights) is kept and linked into every later lease's
+// folder with the same bundle and setup, so a job that moves back or resumes here does not install
+// again.
+//
+// On disk, under the worker's --work-dir: `setup/<bundle prefix>-<crc>-<n>/` holds the bundle
+// unpacked, `.jobctl-setup` (the bundle and commands it was made for: a different setup whose
+// CRC collides gets the next n) and, once every command succeeded, `.jobctl-setup-done`. A folder
+// without the marker (a failed or interrupted setup) is made again from scratch. `<folder>.lock`
+// is held (flock) while a lease prepares it, so two slots never run the same setup at once.
+//
+// Thread safety: a free function; concurrent calls for the same folder serialise on its lock.
+#pragma once
+
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "base/expected.h"
+#include "worker/job_program.h"
+#include "worker/runner_options.h"
+
+namespace jobctl::worker {
+
+struct PreparedSetup {
+  std::filesystem::path dir;            // the setup's folder ("" when the job has no setup)
+  bool cached = false;                  // made by an earlier lease: nothing ran now
+  std::vector<std::string> log_lines;   // what the commands printed, for the job's log
+};
+
+// Prepares `program.setup` (nothing when it has none): finds or makes its folder (the code bundle
+// `bundle_bytes` unpacked there), runs the commands there once with /bin/sh in order (the job's
+// env set; each at most options.setup_timeout_s), then links every entry of that folder the
+// program's folder lacks into it. Errors carry the message the job fails with: the failing
+// command, its exit status and the tail of its output; a setup on a worker that runs programs as
+// another user (--run-as) is refused, since the commands would run as the worker's user.
+Expected<PreparedSetup> prepare_setup(const JobProgram& program, const std::string& bundle_bytes,
+                                      const RunnerOptions& options, std::ostream& log);
+
+}  // namespace jobctl::worker
