@@ -7,6 +7,7 @@
 #include "daemon/http/auth_gate.h"
 #include "daemon/http/auth_routes.h"
 #include "daemon/http/route_access.h"
+#include "net/json_body.h"
 #include "scheduler/job_state.h"
 
 namespace jobctl::daemon::http {
@@ -45,7 +46,17 @@ Expected<std::unique_ptr<Hardening>> install_hardening(net::Router& router, jobs
     h->queue_wait = std::make_unique<QueueWaitMetric>(svc, *m);
     add_metrics_route(router, *m);
   }
-  if (auto st = check_route_access(router); !st) return st.error();
+  if (auto st = check_route_access(router); !st) {
+    // The start stops here and `h` goes: nothing installed above may keep pointing into it, and
+    // a router served anyway refuses every request.
+    svc.set_admission(nullptr);
+    router.set_observer(nullptr);
+    router.set_gate([why = st.error().message](net::HttpRequest&, const net::RouteSpec&, const net::PathParams&) {
+      return std::optional<net::HttpResponse>(
+          net::error_response(make_error(ErrorCode::permission_denied, "jobctld did not start: " + why)));
+    });
+    return st.error();
+  }
   return h;
 }
 
