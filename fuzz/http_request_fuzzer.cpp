@@ -108,7 +108,7 @@ struct World {
     for (const auto& t : kTokens) {
       store::TokenRow row;
       row.user = t[1];
-      row.role = t[2];
+      row.role = *store::parse_token_role(t[2]);
       row.hash_hex = auth::TokenService::sha256_hex(t[0]);
       row.prefix = std::string(t[0]).substr(0, 10);
       row.created_ms = clock.now_ms();
