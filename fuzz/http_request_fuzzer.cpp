@@ -132,6 +132,9 @@ struct World {
   }
   void close() {
     svc->shutdown();
+    // The hardening observes the job service (the queue-wait metric): it goes first.
+    open_h.reset();
+    auth_h.reset();
     db->close();
     checkpoints.reset();
     blobs.reset();
