@@ -29,6 +29,7 @@ void add_cost_commands(CLI::App& app, CliContext& ctx) {
   add_quote_command(app, ctx);
   add_gpus_command(app, ctx);
   add_catalog_commands(app, ctx);
+  add_estimate_commands(app, ctx);
 }
 
 }  // namespace jobctl::cli

@@ -25,6 +25,10 @@ double outside_layers_activation_bytes(const ActivationShape& x) {
   return (sbh * (1 + 2 * x.element_bytes) + 4 * x.seq_len * x.micro_batch * x.vocab) / t;
 }
 
+double loss_peak_bytes(const ActivationShape& x) {
+  return 8 * x.seq_len * x.micro_batch * x.vocab / std::max(x.tensor_parallel, 1);
+}
+
 double activation_bytes(const ActivationShape& x, train::Recompute recompute) {
   return x.layers * layer_activation_bytes(x, recompute) + outside_layers_activation_bytes(x);
 }

@@ -44,4 +44,11 @@ double outside_layers_activation_bytes(const ActivationShape& shape);
 // All of one micro-batch's activations per GPU: every layer plus the outside terms.
 double activation_bytes(const ActivationShape& shape, train::Recompute recompute);
 
+// What the loss adds at its peak beyond the activations kept: when backward starts, PyTorch's
+// cross entropy on fp32 logits holds the gradient of the log-probabilities and then the gradient of
+// the logits, 4 bytes each per logit, beside the 4·s·b·v it kept: 8·s·b·v per GPU (split t ways).
+// Measured on an H200 (bench/RESULTS.md): without this term the estimate of a GPT-2-sized model
+// (v = 50,304) missed torch.cuda.max_memory_allocated by 1.1 to 3.1 GB, 7 to 11 bytes per logit.
+double loss_peak_bytes(const ActivationShape& shape);
+
 }  // namespace jobctl::cost

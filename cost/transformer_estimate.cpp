@@ -15,14 +15,35 @@ double transformer_parameters(const train::TransformerWorkload& m) {
   return 12 * l * h * h + 13 * l * h + 2 * v * h + s * h + 2 * h;
 }
 
-Expected<TransformerEstimate> estimate_transformer_spec(std::string_view spec_json, int gpus) {
+namespace {
+
+struct SpecWorkload {
+  train::TransformerWorkload model;
+  int gpus = 1;
+};
+
+Expected<SpecWorkload> spec_workload(std::string_view spec_json) {
   auto spec = train::parse_job_spec(spec_json);
   if (!spec) return Unexpected{std::move(spec).error()};
   if (!spec->estimate || !spec->estimate->model)
     return Unexpected{make_error(ErrorCode::invalid_argument,
                                  "estimate.model: the spec does not describe its workload (docs/job-spec.md)",
                                  "estimate.model")};
-  return estimate_transformer(*spec->estimate->model, gpus > 0 ? gpus : spec->resources.gpus);
+  return SpecWorkload{*spec->estimate->model, spec->resources.gpus};
+}
+
+}  // namespace
+
+Expected<train::TransformerWorkload> transformer_workload_of_spec(std::string_view spec_json) {
+  auto w = spec_workload(spec_json);
+  if (!w) return Unexpected{std::move(w).error()};
+  return w->model;
+}
+
+Expected<TransformerEstimate> estimate_transformer_spec(std::string_view spec_json, int gpus) {
+  auto w = spec_workload(spec_json);
+  if (!w) return Unexpected{std::move(w).error()};
+  return estimate_transformer(w->model, gpus > 0 ? gpus : w->gpus);
 }
 
 std::string parallelism_text(const train::TransformerWorkload& m, int gpus) {
@@ -59,7 +80,8 @@ TransformerEstimate estimate_transformer(const train::TransformerWorkload& m, in
                               static_cast<double>(m.vocab),   m.layers,
                               m.precision == train::WorkloadPrecision::fp32 ? 4 : 2, t};
   e.activation_bytes = activation_bytes(shape, m.recompute);
-  const double base = e.model_state.total() + e.activation_bytes;
+  e.loss_peak_bytes = loss_peak_bytes(shape);
+  const double base = e.model_state.total() + e.activation_bytes + e.loss_peak_bytes;
   e.allowance_bytes = static_cast<double>(kWorkspaceFixedBytes) + std::ceil(kWorkspaceFraction * base);
   e.total_bytes = base + e.allowance_bytes;
   return e;

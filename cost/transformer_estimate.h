@@ -11,7 +11,8 @@
 //               Selective recomputation redoes only the attention scores: counted as 6·P·D (its
 //               overhead is a few percent, Korthikanti et al. Table 4).
 //   memory      per GPU: model state (cost/model_state_memory.h) + one micro-batch's activations
-//               (cost/activation_memory.h) + the allowance of cost/vram_estimate.h: 512 MiB for
+//               (cost/activation_memory.h) + the loss's peak beyond them (the gradients of
+//               the fp32 logits, 8·s·b·v) + the allowance of cost/vram_estimate.h: 640 MiB for
 //               the CUDA context, cuBLAS/NCCL workspaces and allocator slack, plus 10% of the rest
 //               for the caching allocator's fragmentation. Not counted: ZeRO-3's gathered weights
 //               of the layer in flight and communication buffers (inside the 10% for layers
@@ -38,7 +39,8 @@ struct TransformerEstimate {
   int gpus = 1;
   int data_parallel = 1;           // gpus / tensor_parallel
   ModelStateBytes model_state;     // per GPU
-  double activation_bytes = 0;     // per GPU
+  double activation_bytes = 0;     // per GPU: kept for backward
+  double loss_peak_bytes = 0;      // per GPU: the loss's gradients at the start of backward
   double allowance_bytes = 0;      // per GPU
   double total_bytes = 0;          // per GPU
 };
@@ -49,6 +51,9 @@ double transformer_parameters(const train::TransformerWorkload& m);
 // The estimate for the workload on `gpus` GPUs (at least its tensor_parallel; the data-parallel
 // degree is gpus / tensor_parallel, rounded down, at least 1).
 TransformerEstimate estimate_transformer(const train::TransformerWorkload& m, int gpus);
+
+// A job spec's estimate.model (JSON text). Errors: as estimate_transformer_spec.
+[[nodiscard]] Expected<train::TransformerWorkload> transformer_workload_of_spec(std::string_view spec_json);
 
 // The estimate of a job spec's estimate.model (JSON text) on `gpus` GPUs (0: its resources.gpus).
 // Errors: the spec's own (the field named), or invalid_argument on "estimate.model" when the spec

@@ -223,6 +223,31 @@ TEST_F(CostCommands, BreakevenBadInput) {
 // `report plan` checks its flags before it asks jobctld (the server in these runs is never
 // reached: each is refused first); the daemon's refusals are tested with a daemon
 // (tests/daemon/fleet_plan_history_test.cpp).
+// `estimate --gpu`: the runtime placement starts from on that GPU model, from the spec's own
+// precision: 6·P·D FLOPs at the BF16 peak and the family's default utilisation.
+TEST_F(CostCommands, EstimateRuntimeOnAGpuModel) {
+  const auto spec = write("gpt.json", R"({"command": ["python3", "train.py"], "estimate": {"model": {
+    "parameters": 1000000000, "layers": 24, "hidden": 2048, "heads": 16, "vocab": 50304, "seq_len": 1024,
+    "tokens": 1000000000, "precision": "bf16"}}})");
+  auto r = jobctl({"estimate", spec, "--gpus", "2", "--gpu", "H100", "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["runtime"]["gpu"], "H100-SXM");
+  EXPECT_EQ(j["runtime"]["precision"], "bf16");
+  EXPECT_DOUBLE_EQ(j["runtime"]["peak_tflops"].get<double>(), 989);
+  EXPECT_DOUBLE_EQ(j["runtime"]["utilisation"].get<double>(), 0.41);
+  EXPECT_NEAR(j["runtime"]["hours"].get<double>(), 6e18 / (2 * 989e12 * 0.41) / 3600, 1e-9);
+  EXPECT_DOUBLE_EQ(j["bytes_per_gpu"]["loss_peak"].get<double>(), 8.0 * 1024 * 1 * 50304);  // 8·s·b·v
+  auto table = jobctl({"estimate", spec, "--gpu", "H100"});
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("runtime on H100-SXM"), std::string::npos) << table.out;
+  auto unknown = jobctl({"estimate", spec, "--gpu", "H20"});
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("--gpu: 'H20' is not a known GPU model (closest: H200"), std::string::npos) << unknown.err;
+  auto cpu = jobctl({"estimate", spec, "--gpu", "cpu"});
+  EXPECT_EQ(cpu.code, 2) << cpu.out;
+}
+
 TEST_F(CostCommands, PlanBadInputNamesTheFlag) {
   auto missing = jobctl({"report", "plan"});
   EXPECT_NE(missing.code, 0);

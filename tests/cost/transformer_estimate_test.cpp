@@ -119,7 +119,9 @@ TEST(TransformerEstimate, ShapeParametersTokensAndMemoryPerGpu) {
   const TransformerEstimate e = estimate_transformer(m, 8);
   EXPECT_EQ(e.data_parallel, 4);
   EXPECT_EQ(e.tokens, 10.0 * 3 * 32 * 2 * 4);
-  const double base = e.model_state.total() + e.activation_bytes;
+  // The loss's gradients at the start of backward: two fp32 tensors of logits, split t ways.
+  EXPECT_DOUBLE_EQ(e.loss_peak_bytes, 8.0 * 32 * 3 * 100 / 2);
+  const double base = e.model_state.total() + e.activation_bytes + e.loss_peak_bytes;
   EXPECT_DOUBLE_EQ(e.model_state.optimizer, 12 * e.parameters / 2 / 4);
   EXPECT_DOUBLE_EQ(e.allowance_bytes, static_cast<double>(kWorkspaceFixedBytes) + std::ceil(kWorkspaceFraction * base));
   EXPECT_DOUBLE_EQ(e.total_bytes, base + e.allowance_bytes);

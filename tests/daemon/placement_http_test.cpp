@@ -115,14 +115,14 @@ TEST(PlacementHttp, QuoteChoosesTheGpuCountThatHoldsASevenBillionParameterFineTu
   for (const auto& c : quote["candidates"]) {
     if (c["option"] != "on_demand") continue;
     const std::string type = c["instance_type"];
-    if (type == "p5.48xlarge") {  // 8 x H100 80 GB: 2 hold it (65.2 GiB each), 1 does not (120.2)
+    if (type == "p5.48xlarge") {  // 8 x H100 80 GB: 2 hold it (65.9 GiB each), 1 does not (120.9)
       EXPECT_EQ(c["job_gpus"], 2) << c.dump();
-      EXPECT_NEAR(c["memory_gib_per_gpu"].get<double>(), 65.19, 0.01) << c.dump();
+      EXPECT_NEAR(c["memory_gib_per_gpu"].get<double>(), 65.85, 0.01) << c.dump();
       EXPECT_GT(c["estimated_cost_usd"].get<double>(), 0) << c.dump();
       ++seen;
-    } else if (type == "p4d.24xlarge") {  // 8 x A100 40 GB: 4 (37.7 GiB each)
+    } else if (type == "p4d.24xlarge") {  // 8 x A100 40 GB: 4 (38.3 GiB each)
       EXPECT_EQ(c["job_gpus"], 4) << c.dump();
-      EXPECT_NEAR(c["memory_gib_per_gpu"].get<double>(), 37.68, 0.01) << c.dump();
+      EXPECT_NEAR(c["memory_gib_per_gpu"].get<double>(), 38.34, 0.01) << c.dump();
       ++seen;
     } else if (type == "g5.xlarge") {  // 1 x A10G: nothing holds it
       EXPECT_EQ(c["rejection"], "memory") << c.dump();
@@ -137,7 +137,7 @@ TEST(PlacementHttp, QuoteChoosesTheGpuCountThatHoldsASevenBillionParameterFineTu
   ASSERT_TRUE(fixed);
   const json f = json::parse(fixed->body);
   EXPECT_EQ(f["outcome"], "unplaceable") << fixed->body;
-  EXPECT_NE(f["reason"].get<std::string>().find("memory (needs 120.22 GiB per GPU)"), std::string::npos) << fixed->body;
+  EXPECT_NE(f["reason"].get<std::string>().find("memory (needs 120.89 GiB per GPU)"), std::string::npos) << fixed->body;
 
   auto sub = http.request("POST", "/v1/jobs", spec("any", R"("auto")"));
   ASSERT_TRUE(sub);

@@ -7,8 +7,7 @@
 #
 # It writes into RESULTS_DIR:
 #   nvidia-smi.csv        `nvidia-smi --query-gpu=name,memory.total --format=csv,noheader`, verbatim:
-#                         copy it to tests/worker/fixtures/nvidia-smi-<gpu>.csv as the worker's
-#                         real-output fixture (fixtures/ mirrors that path)
+#                         what the worker's fixture tests/fixtures/nvidia-smi/<gpu> must print
 #   ctest-cuda.txt        the `cuda` tests: every CUDA kernel against its CPU reference (fp32 and
 #                         bf16, every launch path), fp32/bf16/accumulation/recompute training:
 #                         determinism, graphs = eager, two trainers on one backend, bit-exact
@@ -28,15 +27,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 RESULTS=${1:-${OUT:-/tmp/jobctl-gpu-results}}
-mkdir -p "$RESULTS/fixtures/tests/worker/fixtures"
+mkdir -p "$RESULTS"
 GTEST=${JOBCTL_GTEST_SOURCE_DIR:-$PWD/.gtest-src}
 export JOBCTL_FASHION_MNIST_DIR=${JOBCTL_FASHION_MNIST_DIR:-$PWD/.fashion-mnist}
 BUILD=build-train-gpu
 
 # The GPU's own description, exactly as the worker reads it.
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$RESULTS/nvidia-smi.csv"
-gpu_slug=$(head -1 "$RESULTS/nvidia-smi.csv" | cut -d, -f1 | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
-cp "$RESULTS/nvidia-smi.csv" "$RESULTS/fixtures/tests/worker/fixtures/nvidia-smi-${gpu_slug:-gpu}.csv"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$RESULTS/gpu.txt"
 
 cmake -S train -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJOBCTL_CUDA=ON \
@@ -45,7 +42,7 @@ ninja -C "$BUILD" -j"$(nproc)" 2>&1 | tail -3 | tee "$RESULTS/build.txt" || exit
 
 ctest --test-dir "$BUILD" -L cuda --output-on-failure -V 2>&1 | grep -vE '^[0-9]+: \[ +(RUN|OK) ' \
   | tee "$RESULTS/ctest-cuda.txt"
-ctest --test-dir "$BUILD" -L 'unit|integration' --output-on-failure -j4 2>&1 | tail -15 | tee "$RESULTS/ctest-cpu.txt"
+ctest --test-dir "$BUILD" -L 'unit|integration' --output-on-failure -j"$(nproc)" 2>&1 | tail -15 | tee "$RESULTS/ctest-cpu.txt"
 ctest --test-dir "$BUILD" -L accuracy --output-on-failure -V 2>&1 | grep -E 'ACCURACY|Passed|Failed|Skipped|SKIPPED' \
   | tee "$RESULTS/ctest-accuracy.txt"
 
