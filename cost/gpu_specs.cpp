@@ -43,6 +43,22 @@ constexpr std::array kSpecs{
     GpuSpec{"A6000", "A6000", "", 38.7, 77.4, 154.8, 154.8, 48, 768, 300, kDatasheet},
     GpuSpec{"RTX6000", "RTX6000", "", 16.3, 0, 130.5, 0, 24, 672, 295, kDatasheet},
     GpuSpec{"GH200", "GH200", "", 67, 494.5, 989, 989, 96, 4000, 700, kDatasheet},
+    GpuSpec{"B200", "B200", "", 75, 1125, 2250, 2250, 180, 7700, 1000,
+            "NVIDIA HGX B200 datasheet: the 8-GPU figures / 8, tensor figures dense (sparse / 2)"},
+    GpuSpec{"GB200", "GB200", "", 80, 1250, 2500, 2500, 186, 8000, 1200,
+            "NVIDIA GB200 NVL72 datasheet: the 72-GPU figures / 72, tensor figures dense (sparse / 2)"},
+    GpuSpec{"RTX3090", "RTX3090", "", 35.6, 35.6, 71, 71, 24, 936, 350,
+            "NVIDIA Ampere GA102 whitepaper, GeForce RTX 3090, tensor FLOPS with FP32 accumulate, dense"},
+    GpuSpec{"RTX5090", "RTX5090", "", 104.8, 104.8, 209.5, 209.5, 32, 1792, 575,
+            "NVIDIA RTX Blackwell whitepaper, GeForce RTX 5090, tensor FLOPS with FP32 accumulate, dense"},
+    GpuSpec{"A4000", "A4000", "", 19.2, 38.4, 76.7, 76.7, 16, 448, 140, "NVIDIA RTX A4000 datasheet, dense (sparse / 2)"},
+    GpuSpec{"A5000", "A5000", "", 27.8, 55.6, 111.1, 111.1, 24, 768, 230, "NVIDIA RTX A5000 datasheet, dense (sparse / 2)"},
+    GpuSpec{"RTX6000-Ada", "RTX6000-Ada", "", 91.1, 182.1, 364.2, 364.2, 48, 960, 300,
+            "NVIDIA RTX 6000 Ada Generation datasheet, dense (sparse / 2)"},
+    GpuSpec{"MI300X", "MI300X", "", 163.4, 653.7, 1307.4, 1307.4, 192, 5300, 750,
+            "AMD Instinct MI300X datasheet, dense matrix figures (FP32: matrix)"},
+    GpuSpec{"MI325X", "MI325X", "", 163.4, 653.7, 1307.4, 1307.4, 256, 6000, 1000,
+            "AMD Instinct MI325X datasheet, dense matrix figures (FP32: matrix)"},
     // One GK210 die of a K80 board (AWS p2 and Azure NC count dies as GPUs).
     GpuSpec{"K80", "K80", "", 4.37, 0, 0, 0, 12, 240, 150, "NVIDIA K80 datasheet, per GK210 die (boost)"},
     // One GM204 of a Tesla M60 board (Azure NV counts them as GPUs).
@@ -59,6 +75,11 @@ struct FamilyAlias {
 constexpr std::array kFamilyAliases{
     FamilyAlias{"4090", "RTX4090"},
     FamilyAlias{"RTX A6000", "A6000"},
+    FamilyAlias{"3090", "RTX3090"},
+    FamilyAlias{"5090", "RTX5090"},
+    FamilyAlias{"RTX A4000", "A4000"},
+    FamilyAlias{"RTX A5000", "A5000"},
+    FamilyAlias{"RTX 6000 Ada Generation", "RTX6000-Ada"},
 };
 
 using Tokens = std::vector<std::string>;
@@ -81,7 +102,8 @@ Tokens tokenise(std::string_view text) {
   if (!cur.empty()) out.push_back(std::move(cur));
   size_t drop = 0;
   while (drop + 1 < out.size() &&
-         (out[drop] == "nvidia" || out[drop] == "tesla" || out[drop] == "geforce" || out[drop] == "quadro"))
+         (out[drop] == "nvidia" || out[drop] == "tesla" || out[drop] == "geforce" || out[drop] == "quadro" ||
+          out[drop] == "amd" || out[drop] == "instinct"))
     ++drop;
   out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(drop));
   return out;

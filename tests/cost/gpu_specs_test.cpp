@@ -55,6 +55,15 @@ TEST(GpuSpecs, EveryNameOfADeviceIsOneVariant) {
            Case{"NVIDIA L4", 22.5, "L4"},
            Case{"NVIDIA L40S", 45, "L40S"},
            Case{"NVIDIA GeForce RTX 4090", 24, "RTX4090"},
+           Case{"NVIDIA B200", 183359 / 1024.0, "B200"},
+           Case{"NVIDIA GB200", 189471 / 1024.0, "GB200"},
+           Case{"NVIDIA GeForce RTX 3090", 24576 / 1024.0, "RTX3090"},
+           Case{"NVIDIA GeForce RTX 5090", 32607 / 1024.0, "RTX5090"},
+           Case{"NVIDIA RTX A4000", 16376 / 1024.0, "A4000"},
+           Case{"NVIDIA RTX A5000", 24564 / 1024.0, "A5000"},
+           Case{"NVIDIA RTX 6000 Ada Generation", 49140 / 1024.0, "RTX6000-Ada"},
+           Case{"AMD Instinct MI300X", 192, "MI300X"},
+           Case{"AMD Instinct MI325X", 256, "MI325X"},
            // catalog names
            Case{"A100", 40, "A100-40GB-SXM"},
            Case{"A100", 80, "A100-80GB-SXM"},
@@ -79,8 +88,12 @@ TEST(GpuSpecs, EveryNameOfADeviceIsOneVariant) {
     ASSERT_NE(g, nullptr) << c.name;
     EXPECT_EQ(g->name, c.variant) << c.name;
   }
-  // Look-alikes are not confused: an L40 is not an L4, an RTX 6000 Ada not a Quadro RTX 6000.
-  for (const char* unknown : {"L40", "RTX 6000 Ada", "A100X", "Gaudi2", "Radeon MI25", "4080", "H100 Ultra"})
+  // Look-alikes are not confused: an L40 is not an L4, an RTX 6000 Ada not a Quadro RTX 6000, a
+  // GB200 not a B200, an MI300A (an APU) not an MI300X.
+  EXPECT_EQ(identify_gpu("RTX 6000 Ada")->name, "RTX6000-Ada");
+  EXPECT_EQ(identify_gpu("Quadro RTX 6000")->name, "RTX6000");
+  EXPECT_EQ(identify_gpu("GB200")->name, "GB200");
+  for (const char* unknown : {"L40", "A100X", "Gaudi2", "Radeon MI25", "4080", "H100 Ultra", "MI300A", "B100"})
     EXPECT_EQ(identify_gpu(unknown), nullptr) << unknown;
   EXPECT_EQ(canonical_gpu_name("  Gaudi2 "), "Gaudi2");  // unknown: kept, trimmed
 }
