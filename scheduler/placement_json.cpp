@@ -37,6 +37,9 @@ json candidate_json(const Candidate& c, const Job& job, const PlacementContext& 
     r["instance_type"] = o.instance_type;
     r["gpu"] = cost::canonical_gpu_name(o.gpu_model, o.gpu_memory_gb);
     r["gpus"] = o.gpu_count;
+    // The rate the spot time factor was priced with (cost/interruption_rates.h: configured, else
+    // the traces' rate for this offer).
+    if (c.kind == OptionKind::spot) r["interruptions_per_hour"] = ctx.interruptions_per_hour(c.source);
   }
   // What the job takes there: its GPUs (resources.gpus, or with "auto" the count chosen to fit)
   // and its estimated memory on each.

@@ -88,8 +88,11 @@ Status apply_placement_config(const json& doc, PlacementSettings& s) {
     if (auto st = read_number(p, "warmup_hours", "placement", s.warmup_hours); !st) return st;
     if (auto st = read_number(p, "checkpoint_fixed_seconds", "placement", s.checkpoint_fixed_seconds); !st)
       return st;
-    if (auto st = read_number(p, "spot_interruptions_per_hour", "placement", s.spot_interruptions_per_hour); !st)
-      return st;
+    if (p.contains("spot_interruptions_per_hour")) {
+      double rate = 0;
+      if (auto st = read_number(p, "spot_interruptions_per_hour", "placement", rate); !st) return st;
+      s.spot_interruptions_per_hour = rate;
+    }
     if (auto st = read_string(p, "deadline_policy", "placement", s.deadline_policy); !st) return st;
     if (auto st = config_fields::read_int(p, "reevaluate_s", "placement", s.reevaluate_s); !st) return st;
     if (auto st = read_number(p, "move_margin", "placement", s.move_margin); !st) return st;
@@ -122,7 +125,7 @@ Status validate(const PlacementSettings& s) {
   if (!(s.warmup_hours >= 0 && s.warmup_hours <= 24)) return bad("placement.warmup_hours", "must be between 0 and 24");
   if (!(s.checkpoint_fixed_seconds >= 0 && s.checkpoint_fixed_seconds <= 3600))
     return bad("placement.checkpoint_fixed_seconds", "must be between 0 and 3600");
-  if (!(s.spot_interruptions_per_hour >= 0 && s.spot_interruptions_per_hour <= 100))
+  if (s.spot_interruptions_per_hour && !(*s.spot_interruptions_per_hour >= 0 && *s.spot_interruptions_per_hour <= 100))
     return bad("placement.spot_interruptions_per_hour", "must be between 0 and 100");
   if (s.reevaluate_s < 1 || s.reevaluate_s > 86400) return bad("placement.reevaluate_s", "must be between 1 and 86400");
   if (!(s.move_margin >= 1 && s.move_margin <= 100)) return bad("placement.move_margin", "must be between 1 and 100");

@@ -9,12 +9,13 @@
 //            "default_electricity_usd_per_kwh": 0.15}
 //   "placement": {"enabled": true, "cloud_provider": "" | "sim" | "exec", "clouds": ["aws"],
 //                 "provision_hours": 0.05, "warmup_hours": 0.01, "checkpoint_fixed_seconds": 2,
-//                 "spot_interruptions_per_hour": 0.1,
+//                 "spot_interruptions_per_hour": 0.3,   (default: each offer's trace rate)
 //                 "reevaluate_s": 10, "deadline_policy": "up"}
 //
 // Thread safety: plain values and pure functions.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,7 +54,9 @@ struct PlacementSettings {
   // spot time model's C and R, and the price of a move.
   double warmup_hours = 0.01;
   double checkpoint_fixed_seconds = 2.0;
-  double spot_interruptions_per_hour = 0.1;
+  // One rate for every spot offer; unset: each offer's own rate from the real traces
+  // (cost/interruption_rates.h).
+  std::optional<double> spot_interruptions_per_hour;
   int reevaluate_s = 10;               // queued re-placement, deadline checks
   std::string deadline_policy = "up";  // scheduler::make_deadline_policy name
   // Moves for savings (savings_moves.h): a running cloud job moves to an idle owned worker when

@@ -27,6 +27,7 @@ placement::PlacementSettings cloud_settings() {
   placement::PlacementSettings s;
   s.cloud_provider = "sim";
   s.clouds = {"aws"};
+  s.spot_interruptions_per_hour = 0.1;  // the one rate these scenarios' figures were worked out with
   return s;
 }
 
@@ -80,6 +81,33 @@ void start_on_demand_while_spot_is_set_aside(PlacementFixture& f, const std::str
   ASSERT_EQ(f.lease(out.instance), out.id);
   out.epoch = f.job(out.id).lease_epoch;
   ASSERT_TRUE(out.beat());
+}
+
+// Spot offers are priced with their own interruption rate from the real traces unless one rate is
+// configured, and every spot row says which rate it was priced with.
+TEST(PlacementService, SpotRowsCarryTheInterruptionRateTheyWerePricedWith) {
+  auto rates_of = [](const placement::PlacementSettings& settings) {
+    PlacementFixture f(settings);
+    auto q = f.placement->quote(hours_long_v100_job("{}"));
+    EXPECT_TRUE(q);
+    std::map<std::string, double> rates;  // "region instance type" -> rate
+    for (const auto& c : (*q)["candidates"])
+      if (c["option"] == "spot" && c.contains("interruptions_per_hour"))
+        rates[c["region"].get<std::string>() + " " + c["instance_type"].get<std::string>()] =
+            c["interruptions_per_hour"].get<double>();
+      else
+        EXPECT_FALSE(c.contains("interruptions_per_hour")) << c.dump();
+    return rates;
+  };
+  placement::PlacementSettings traces = cloud_settings();
+  traces.spot_interruptions_per_hour.reset();
+  const auto from_traces = rates_of(traces);
+  ASSERT_TRUE(from_traces.contains("us-east-1 p3.2xlarge"));
+  // 101 interruptions in 160.8 available hours over the two us-east-1 traces (docs/cost-model.md).
+  EXPECT_NEAR(from_traces.at("us-east-1 p3.2xlarge"), 0.628, 0.0005);
+  const auto configured = rates_of(cloud_settings());
+  ASSERT_FALSE(configured.empty());
+  for (const auto& [offer, rate] : configured) EXPECT_DOUBLE_EQ(rate, 0.1) << offer;
 }
 
 TEST(PlacementService, DefaultJobGoesToTheLocalCpuWorkerWithNoConfiguration) {

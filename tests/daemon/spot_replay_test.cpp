@@ -73,6 +73,7 @@ Run replay_in_daemon(const scheduler::SpotTrace& trace, const Scenario& sc, sche
   placement::PlacementSettings settings;
   settings.cloud_provider = "sim";
   settings.clouds = {"aws"};
+  settings.spot_interruptions_per_hour = 0.1;  // the rate the simulator's figures are worked out with
   settings.reevaluate_s = static_cast<int>(trace.gap_seconds);
   settings.provision_hours = trace.gap_hours();  // d: one tick
   settings.deadline_policy = sc.policy;
