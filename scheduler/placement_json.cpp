@@ -22,11 +22,13 @@ json candidate_json(const Candidate& c, const Job& job, const PlacementContext& 
       const auto& pool = capacity.pools()[c.source];
       r["gpu"] = pool.gpu_model;
       r["gpus"] = pool.gpu_count;
+      r["gpu_memory_gib"] = pool.gpu_memory_gb;
     } else {
       const auto& partition = capacity.partitions()[c.source];
       r["partition"] = partition.name;
       r["gpu"] = partition.gpu_model;
       r["gpus"] = partition.gpus_per_node;
+      r["gpu_memory_gib"] = partition.gpu_memory_gb;
     }
   } else {
     const auto& o = ctx.offers()[c.source];
@@ -37,6 +39,7 @@ json candidate_json(const Candidate& c, const Job& job, const PlacementContext& 
     r["instance_type"] = o.instance_type;
     r["gpu"] = cost::canonical_gpu_name(o.gpu_model, o.gpu_memory_gb);
     r["gpus"] = o.gpu_count;
+    r["gpu_memory_gib"] = o.gpu_memory_gb;
   }
   // What the job takes there: its GPUs (resources.gpus, or with "auto" the count chosen to fit)
   // and its estimated memory on each.
