@@ -145,5 +145,88 @@ TEST(PlacementHttp, QuoteChoosesTheGpuCountThatHoldsASevenBillionParameterFineTu
   EXPECT_EQ(json::parse(sub->body)["error"]["field"], "resources.gpus") << sub->body;
 }
 
+// Why a job waits, through real HTTP: command jobs nothing here can run (the one worker runs no
+// commands) say so, with their places in the queue of jobs that want the same thing; the
+// listing carries the same `waiting` as the job.
+TEST(PlacementHttp, ACommandJobNothingCanRunSaysWhyAndWhereItIsInTheQueue) {
+  jobctl::testing::TempDir dir;
+  SystemClock clock;
+  store::StoreOptions o;
+  o.path = dir.file("jobctl.db");
+  auto db = store::Store::open(o, clock);
+  ASSERT_TRUE(db);
+  PlacementApiServer api(**db, clock);
+  ASSERT_FALSE(api.url.empty());
+  jobctl::Ticker ticker(std::chrono::milliseconds(20), [&] {
+    api.svc.tick();
+    api.placement.tick();
+  });
+  client::HttpClient http(api.url);
+  auto reg = http.request("POST", "/v1/workers/register",
+                          R"({"name":"cpu","capabilities":{"gpus":[],"cpu_cores":2,"memory_mb":4096}})");
+  ASSERT_TRUE(reg);
+  ASSERT_EQ(reg->status, 201) << reg->body;
+
+  const std::string spec =
+      R"({"command":["python3","train.py","--steps","300"],"resources":{"gpu":"cpu"},"placement":{"queue_if_unplaceable":true}})";
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 2; ++i) {
+    auto sub = http.request("POST", "/v1/jobs", spec);
+    ASSERT_TRUE(sub);
+    ASSERT_EQ(sub->status, 201) << sub->body;
+    ids.push_back(json::parse(sub->body)["id"]);
+  }
+  auto job = [&](int64_t id) {
+    auto g = http.request("GET", "/v1/jobs/" + std::to_string(id));
+    return g && g->status == 200 ? json::parse(g->body) : json();
+  };
+  json first, second;
+  jobctl::testing::poll_until([&] {  // decided on the next ticks
+    first = job(ids[0]);
+    second = job(ids[1]);
+    return first.is_object() && second.is_object() && first["placement"].is_object() && second["placement"].is_object();
+  });
+  ASSERT_EQ(first["state"], "queued") << first.dump(2);
+  EXPECT_EQ(first["name"], "train.py") << "named after the script, not python3";
+  const json& w1 = first["waiting"];
+  ASSERT_TRUE(w1.is_object()) << first.dump(2);
+  EXPECT_NE(w1["reason"].get<std::string>().find("no worker can run commands"), std::string::npos) << w1.dump();
+  EXPECT_NE(w1["reason"].get<std::string>().find("--allow-commands"), std::string::npos) << w1.dump();
+  EXPECT_EQ(w1["position"], 1) << w1.dump();
+  EXPECT_EQ(w1["queue_length"], 2) << w1.dump();
+  EXPECT_TRUE(w1["expected_start_ms"].is_null()) << w1.dump();
+  EXPECT_NE(w1["expected_start_basis"].get<std::string>().find("no option can run it"), std::string::npos) << w1.dump();
+  EXPECT_EQ(second["waiting"]["position"], 2) << second.dump(2);
+  EXPECT_EQ(second["waiting"]["queue"], w1["queue"]);
+  EXPECT_EQ(first["runtime"], nullptr) << "never placed";
+
+  auto list = http.request("GET", "/v1/jobs");
+  ASSERT_TRUE(list);
+  ASSERT_EQ(list->status, 200) << list->body;
+  const json listed = json::parse(list->body);
+  ASSERT_EQ(listed["jobs"].size(), 2u) << list->body;
+  EXPECT_EQ(listed["jobs"][0]["waiting"], w1) << list->body;
+  EXPECT_EQ(listed["jobs"][1]["waiting"], second["waiting"]) << list->body;
+
+  // A built-in model job fits the CPU worker: placed and then leased, it no longer waits.
+  auto runs = http.request("POST", "/v1/jobs", R"({"model":{"kind":"mlp","hidden":[8]},"data":{"dataset":"synthetic","samples":64}})");
+  ASSERT_TRUE(runs);
+  ASSERT_EQ(runs->status, 201) << runs->body;
+  const int64_t model_job = json::parse(runs->body)["id"];
+  json placed;
+  jobctl::testing::poll_until([&] {
+    placed = job(model_job);
+    return placed.is_object() && placed["state"] == "placed";
+  });
+  ASSERT_EQ(placed["state"], "placed") << placed.dump(2);
+  const json& wp = placed["waiting"];
+  ASSERT_TRUE(wp.is_object()) << placed.dump(2);
+  EXPECT_NE(wp["reason"].get<std::string>().find("placed on local cpu x1"), std::string::npos) << wp.dump();
+  EXPECT_EQ(wp["position"], 1) << wp.dump();
+  ASSERT_TRUE(wp["expected_start_ms"].is_number_integer()) << wp.dump();
+  EXPECT_GE(wp["expected_start_ms"].get<int64_t>(), placed["created_ms"].get<int64_t>());
+  EXPECT_EQ(placed["runtime"]["basis"], "model") << placed["runtime"].dump();
+}
+
 }  // namespace
 }  // namespace jobctl::daemon::testing
