@@ -18,25 +18,48 @@ namespace {
 
 using nlohmann::json;
 
-TEST(PlacementHttp, QuoteEqualsThePlacementOfTheSubmittedJob) {
-  jobctl::testing::TempDir dir;
-  SystemClock clock;
-  store::StoreOptions o;
-  o.path = dir.file("jobctl.db");
-  auto db = store::Store::open(o, clock);
-  ASSERT_TRUE(db);
-  PlacementApiServer api(**db, clock);
-  ASSERT_FALSE(api.url.empty());
-  jobctl::Ticker ticker(std::chrono::milliseconds(20), [&] {
-    api.svc.tick();
-    api.placement.tick();
-  });
-  client::HttpClient http(api.url);
+// A placement API over a fresh store, its service and placement ticked every 20 ms, with one
+// local CPU worker registered (no commands): what the tests below talk to through `http`.
+class PlacementHttpWithWorker : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store::StoreOptions o;
+    o.path = dir_.file("jobctl.db");
+    auto db = store::Store::open(o, clock_);
+    ASSERT_TRUE(db);
+    db_ = std::move(*db);
+    api_ = std::make_unique<PlacementApiServer>(*db_, clock_);
+    ASSERT_FALSE(api_->url.empty());
+    ticker_ = std::make_unique<jobctl::Ticker>(std::chrono::milliseconds(20), [this] {
+      api_->svc.tick();
+      api_->placement.tick();
+    });
+    http_ = std::make_unique<client::HttpClient>(api_->url);
+    auto reg = http_->request("POST", "/v1/workers/register",
+                              R"({"name":"cpu","capabilities":{"gpus":[],"cpu_cores":2,"memory_mb":4096}})");
+    ASSERT_TRUE(reg);
+    ASSERT_EQ(reg->status, 201) << reg->body;
+  }
+  void TearDown() override {
+    if (api_) {
+      api_->server->begin_shutdown();
+      api_->svc.shutdown();
+      api_->server->stop();
+    }
+    if (ticker_) ticker_->stop();
+    if (db_) db_->close();
+  }
 
-  auto reg = http.request("POST", "/v1/workers/register",
-                          R"({"name":"cpu","capabilities":{"gpus":[],"cpu_cores":2,"memory_mb":4096}})");
-  ASSERT_TRUE(reg);
-  ASSERT_EQ(reg->status, 201) << reg->body;
+  jobctl::testing::TempDir dir_;
+  SystemClock clock_;
+  std::unique_ptr<store::Store> db_;
+  std::unique_ptr<PlacementApiServer> api_;
+  std::unique_ptr<jobctl::Ticker> ticker_;
+  std::unique_ptr<client::HttpClient> http_;
+};
+
+TEST_F(PlacementHttpWithWorker, QuoteEqualsThePlacementOfTheSubmittedJob) {
+  client::HttpClient& http = *http_;
 
   const std::string spec = R"({"model":{"kind":"mlp","hidden":[32]},"data":{"dataset":"synthetic","samples":256}})";
   auto q = http.request("POST", "/v1/quote", spec);
@@ -79,12 +102,6 @@ TEST(PlacementHttp, QuoteEqualsThePlacementOfTheSubmittedJob) {
   ASSERT_TRUE(be);
   ASSERT_EQ(be->status, 200) << be->body;
   EXPECT_NEAR(json::parse(be->body)["breakeven_hours"].get<double>(), 2000 / 3.06, 0.05);
-
-  api.server->begin_shutdown();
-  api.svc.shutdown();
-  api.server->stop();
-  ticker.stop();
-  (*db)->close();
 }
 
 // A 7B full fine-tune (bf16, AdamW, seq 2048, selective recomputation, ZeRO-3) described by
@@ -148,24 +165,8 @@ TEST(PlacementHttp, QuoteChoosesTheGpuCountThatHoldsASevenBillionParameterFineTu
 // Why a job waits, through real HTTP: command jobs nothing here can run (the one worker runs no
 // commands) say so, with their places in the queue of jobs that want the same thing; the
 // listing carries the same `waiting` as the job.
-TEST(PlacementHttp, ACommandJobNothingCanRunSaysWhyAndWhereItIsInTheQueue) {
-  jobctl::testing::TempDir dir;
-  SystemClock clock;
-  store::StoreOptions o;
-  o.path = dir.file("jobctl.db");
-  auto db = store::Store::open(o, clock);
-  ASSERT_TRUE(db);
-  PlacementApiServer api(**db, clock);
-  ASSERT_FALSE(api.url.empty());
-  jobctl::Ticker ticker(std::chrono::milliseconds(20), [&] {
-    api.svc.tick();
-    api.placement.tick();
-  });
-  client::HttpClient http(api.url);
-  auto reg = http.request("POST", "/v1/workers/register",
-                          R"({"name":"cpu","capabilities":{"gpus":[],"cpu_cores":2,"memory_mb":4096}})");
-  ASSERT_TRUE(reg);
-  ASSERT_EQ(reg->status, 201) << reg->body;
+TEST_F(PlacementHttpWithWorker, ACommandJobNothingCanRunSaysWhyAndWhereItIsInTheQueue) {
+  client::HttpClient& http = *http_;
 
   const std::string spec =
       R"({"command":["python3","train.py","--steps","300"],"resources":{"gpu":"cpu"},"placement":{"queue_if_unplaceable":true}})";
