@@ -61,16 +61,48 @@ std::string num(const json& v, int precision = 4) {
   return s.str();
 }
 
+// The fields a result carries, "name value" joined: what a command job's program printed on its
+// result line (docs/job-protocol.md), shown as it is.
+std::string result_fields(const json& result) {
+  std::string s;
+  for (const auto& [key, value] : result.items()) {
+    if (!s.empty()) s += ", ";
+    s += key + " " + (value.is_number() ? num(value, 6) : value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return s.empty() ? "(no fields)" : s;
+}
+
+// A waiting job's place and reason (GET /v1/jobs' `waiting`), for tables: "#1/2, starts in 30.0
+// min: placed on local V100 x1; ...".
+std::string wait_summary(const json& wait, int64_t now_ms) {
+  std::string s;
+  if (wait.contains("position") && wait["position"].is_number())
+    s = "#" + num(wait["position"]) + "/" + num(wait["queue_length"]);
+  if (wait.contains("expected_start_ms") && wait["expected_start_ms"].is_number()) {
+    const int64_t at = wait["expected_start_ms"].get<int64_t>();
+    s += std::string(s.empty() ? "" : ", ") +
+         (at <= now_ms ? "starts now" : "starts in " + readable::duration_hours(static_cast<double>(at - now_ms) / 3.6e6));
+  }
+  const std::string reason = wait.value("reason", "");
+  s += (s.empty() ? "" : ": ") + reason;
+  constexpr size_t kWidth = 90;  // a table cell, not the whole reason: `jobctl show` has it
+  if (s.size() > kWidth) s = s.substr(0, kWidth - 3) + "...";
+  return s;
+}
+
 // One short line about how a job is doing, for tables.
 std::string progress_summary(const json& job) {
   const std::string state = job.value("state", "");
   const json& result = job.contains("result") ? job["result"] : json();
   const json& progress = job.contains("progress") ? job["progress"] : json();
   if (state == "succeeded" && result.is_object()) {
+    // A built-in model's result has its accuracy; a command job's has what its program printed.
+    if (!result.contains("test_accuracy")) return result_fields(result);
     std::string s = "acc " + num(result.value("test_accuracy", json()), 4);
     if (result.contains("final_loss")) s += ", loss " + num(result["final_loss"], 4);
     return s;
   }
+  if (job.contains("waiting") && job["waiting"].is_object()) return wait_summary(job["waiting"], SystemClock().now_ms());
   if (state == "failed" && job.contains("error") && job["error"].is_string()) return job["error"];
   if (progress.is_object() && progress.contains("step")) {
     std::string s = "step " + num(progress["step"]);
@@ -123,6 +155,26 @@ void print_job_detail(CliContext& ctx, const json& j, bool all_options) {
   if (spec.contains("model"))
     row("model", spec["model"].value("kind", "") + " " + spec["model"].dump());
   if (spec.contains("data")) row("data", spec["data"].value("dataset", ""));
+  if (spec.contains("command") && spec["command"].is_array()) {  // a command job: the program, as run
+    std::string command;
+    for (const auto& arg : spec["command"]) {
+      const std::string a = arg.is_string() ? arg.get<std::string>() : arg.dump();
+      const bool plain = !a.empty() && a.find_first_of(" \t'\"\\$`*?;&|<>()") == std::string::npos;
+      command += (command.empty() ? "" : " ") + (plain ? a : json(a).dump());
+    }
+    row("command", command);
+    if (j.contains("bundle") && j["bundle"].is_object()) {
+      const json& b = j["bundle"];
+      const std::string sha = b.value("sha256", "");
+      row("bundle", sha.substr(0, 12) + " (" +
+                        (b.contains("bytes") && b["bytes"].is_number()
+                             ? num(b["bytes"]) + " bytes)"
+                             : "no longer stored)") +
+                        "  sha256 " + sha);
+    } else {
+      row("bundle", "none: the program runs in the worker's job folder as it is");
+    }
+  }
   if (spec.contains("train"))
     row("train", num(spec["train"]["epochs"]) + " epochs, batch " + num(spec["train"]["batch_size"]) +
                      ", " + spec["train"].value("optimizer", "") + " lr " + num(spec["train"]["lr"]));
@@ -142,7 +194,23 @@ void print_job_detail(CliContext& ctx, const json& j, bool all_options) {
                  ": not bit-identical to an uninterrupted run)";
     row("kernels", kernels);
   }
-  if (j.contains("result") && j["result"].is_object()) {
+  if (j.contains("waiting") && j["waiting"].is_object()) {  // why it has not started (GET /v1/jobs/{id})
+    const json& w = j["waiting"];
+    row("waiting", w.value("reason", ""));
+    if (w.contains("position") && w["position"].is_number())
+      row("queue", "#" + num(w["position"]) + " of " + num(w["queue_length"]) + " waiting for " + w.value("queue", ""));
+    if (w.contains("expected_start_ms") && w["expected_start_ms"].is_number()) {
+      const int64_t at = w["expected_start_ms"].get<int64_t>();
+      row("expected", "start " + utc_time(at) + " UTC" +
+                          (at > now ? " (in " + readable::duration_hours(static_cast<double>(at - now) / 3.6e6) + ")" : " (now)") +
+                          "; from " + w.value("expected_start_basis", ""));
+    } else {
+      row("expected", "start: " + w.value("expected_start_basis", "none"));
+    }
+  }
+  if (j.contains("result") && j["result"].is_object() && !j["result"].contains("test_accuracy")) {
+    row("result", result_fields(j["result"]));  // what a command job's program printed
+  } else if (j.contains("result") && j["result"].is_object()) {
     const json& r = j["result"];
     row("result", "test accuracy " + num(r.value("test_accuracy", json()), 4) + ", final loss " +
                       num(r.value("final_loss", json()), 4) + ", " + num(r.value("steps", json())) +
@@ -152,11 +220,20 @@ void print_job_detail(CliContext& ctx, const json& j, bool all_options) {
   if (j.contains("runtime") && j["runtime"].is_object()) {  // estimate vs actual
     const json& rt = j["runtime"];
     auto hours = [&](const char* k) { return rt.contains(k) && rt[k].is_number() ? rt[k].get<double>() : std::nan(""); };
-    row("runtime", "estimated " + readable::duration_hours(hours("estimated_hours")) +
-                       (rt.contains("actual_hours") && rt["actual_hours"].is_number()
-                            ? ", actual " + readable::duration_hours(hours("actual_hours")) + ", error " +
-                                  readable::percent(hours("error_fraction"))
-                            : ""));
+    const bool actual = rt.contains("actual_hours") && rt["actual_hours"].is_number();
+    const std::string basis = rt.contains("basis") && rt["basis"].is_string() ? rt["basis"].get<std::string>() : "";
+    if (basis == "assumed") {
+      // No estimate was made: an error against an assumption would be noise.
+      row("runtime", "assumed " + readable::duration_hours(hours("estimated_hours")) +
+                         " (no runtime estimate: give estimate.hours, or let earlier runs of this job teach it)" +
+                         (actual ? ", actual " + readable::duration_hours(hours("actual_hours")) : ""));
+    } else {
+      row("runtime", "estimated " + readable::duration_hours(hours("estimated_hours")) +
+                         (basis == "history" ? " (from earlier runs of this job)" : "") +
+                         (actual ? ", actual " + readable::duration_hours(hours("actual_hours")) + ", error " +
+                                       readable::percent(hours("error_fraction"))
+                                 : ""));
+    }
   }
   if (j.contains("placement") && j["placement"].is_object()) {
     out << "placement:\n";

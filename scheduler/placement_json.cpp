@@ -22,11 +22,13 @@ json candidate_json(const Candidate& c, const Job& job, const PlacementContext& 
       const auto& pool = capacity.pools()[c.source];
       r["gpu"] = pool.gpu_model;
       r["gpus"] = pool.gpu_count;
+      r["gpu_memory_gib"] = pool.gpu_memory_gb;
     } else {
       const auto& partition = capacity.partitions()[c.source];
       r["partition"] = partition.name;
       r["gpu"] = partition.gpu_model;
       r["gpus"] = partition.gpus_per_node;
+      r["gpu_memory_gib"] = partition.gpu_memory_gb;
     }
   } else {
     const auto& o = ctx.offers()[c.source];
@@ -37,6 +39,7 @@ json candidate_json(const Candidate& c, const Job& job, const PlacementContext& 
     r["instance_type"] = o.instance_type;
     r["gpu"] = cost::canonical_gpu_name(o.gpu_model, o.gpu_memory_gb);
     r["gpus"] = o.gpu_count;
+    r["gpu_memory_gib"] = o.gpu_memory_gb;
     // The rate the spot time factor was priced with (cost/interruption_rates.h: configured, else
     // the traces' rate for this offer).
     if (c.kind == OptionKind::spot) r["interruptions_per_hour"] = ctx.interruptions_per_hour(c.source);

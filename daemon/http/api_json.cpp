@@ -29,7 +29,13 @@ constexpr double kHourMs = 3.6e6;
 json runtime_json(const store::JobRow& job, const std::vector<store::JobEventRow>& events) {
   if (!job.chosen) return nullptr;
   const double estimated = job.chosen->estimated_hours;
-  json out = {{"estimated_hours", estimated}, {"actual_hours", nullptr}, {"error_fraction", nullptr}};
+  json basis = nullptr;
+  if (job.placement_json) {
+    const json placement = json::parse(*job.placement_json, nullptr, false);
+    if (placement.is_object() && placement.contains("runtime_basis")) basis = placement["runtime_basis"];
+  }
+  json out = {{"estimated_hours", estimated}, {"actual_hours", nullptr}, {"error_fraction", nullptr},
+              {"basis", std::move(basis)}};
   if (job.state != store::JobState::succeeded) return out;
   double actual = -1;
   if (job.result_json) {
@@ -74,6 +80,15 @@ json event_json(const jobs::JobEventRow& ev) {
           {"from", ev.from_state ? json(scheduler::to_string(*ev.from_state)) : json(nullptr)},
           {"to", ev.to_state ? json(scheduler::to_string(*ev.to_state)) : json(nullptr)},
           {"detail", embedded(ev.detail_json)}};
+}
+
+json wait_json(const jobs::JobWait& w) {
+  return {{"reason", w.reason},
+          {"queue", w.queue.empty() ? json(nullptr) : json(w.queue)},
+          {"position", w.position == 0 ? json(nullptr) : json(w.position)},
+          {"queue_length", w.queue_length},
+          {"expected_start_ms", opt(w.expected_start.at_ms)},
+          {"expected_start_basis", w.expected_start.basis}};
 }
 
 json job_detail_json(const jobs::JobDetail& d) {

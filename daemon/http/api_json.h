@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/jobs/job_wait.h"
 #include "daemon/jobs/protocol.h"
 
 namespace jobctl::daemon::http {
@@ -17,9 +18,14 @@ nlohmann::json job_summary_json(const jobs::JobRow& job);
 nlohmann::json job_detail_json(const jobs::JobDetail& detail);
 // A job's "runtime" (GET /v1/jobs/{id}): the estimated hours of its latest placement's choice
 // and, once it succeeded, the actual hours (the result's elapsed_s, else its last start to its
-// end) and error_fraction = (estimated - actual) / actual. Null when it was never placed.
+// end) and error_fraction = (estimated - actual) / actual; basis: where the estimate came from
+// (the placement document's runtime_basis: model, estimate, history or assumed). Null when it was
+// never placed.
 nlohmann::json runtime_json(const store::JobRow& job, const std::vector<store::JobEventRow>& events);
 nlohmann::json event_json(const jobs::JobEventRow& ev);
+// A waiting job's `waiting` (jobs/job_wait.h): reason, queue, position, queue_length,
+// expected_start_ms (null: none) and expected_start_basis.
+nlohmann::json wait_json(const jobs::JobWait& wait);
 nlohmann::json worker_json(const jobs::WorkerInfo& info);
 nlohmann::json lease_json(const jobs::LeaseGrant& grant);
 // A stored checkpoint: step, bytes, crc32c (8 hex digits), uploader, url.

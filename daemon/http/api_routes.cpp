@@ -93,7 +93,14 @@ void list_jobs(jobs::JobService& svc, const net::HttpRequest& req, const net::Re
     auto page = svc.list_jobs(lr);
     if (!page) return page.error();
     json jobs = json::array();
-    for (const auto& j : page->jobs) jobs.push_back(job_summary_json(j));
+    auto waits = svc.waits(page->jobs);
+    if (!waits) return waits.error();
+    for (const auto& j : page->jobs) {
+      json summary = job_summary_json(j);
+      auto w = waits->find(j.id);
+      summary["waiting"] = w == waits->end() ? json(nullptr) : wait_json(w->second);
+      jobs.push_back(std::move(summary));
+    }
     return json{{"jobs", std::move(jobs)},
                 {"next", page->next_after ? json(std::to_string(*page->next_after)) : json(nullptr)}};
   });
@@ -105,7 +112,20 @@ void get_job(jobs::JobService& svc, const net::HttpRequest&, const net::PathPara
     if (!id) return id.error();
     auto d = svc.get_job(*id);
     if (!d) return d.error();
-    return job_detail_json(*d);
+    json j = job_detail_json(*d);
+    auto waits = svc.waits({d->job});
+    if (!waits) return waits.error();
+    auto w = waits->find(d->job.id);
+    j["waiting"] = w == waits->end() ? json(nullptr) : wait_json(w->second);
+    // A command job's code: the bundle it names and its size (null: none, or no longer stored).
+    j["bundle"] = nullptr;
+    if (j["spec"].is_object() && j["spec"].value("bundle", std::string()).size() == 64) {
+      const std::string sha = j["spec"]["bundle"];
+      auto bytes = svc.bundle_bytes(sha);
+      if (!bytes) return bytes.error();
+      j["bundle"] = {{"sha256", sha}, {"bytes", *bytes ? json(**bytes) : json(nullptr)}};
+    }
+    return j;
   });
 }
 

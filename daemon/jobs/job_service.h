@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,7 @@
 #include "daemon/jobs/job_matcher.h"
 #include "daemon/jobs/job_moves.h"
 #include "daemon/jobs/job_observer.h"
+#include "daemon/jobs/job_wait.h"
 #include "daemon/jobs/lease_broker.h"
 #include "daemon/jobs/lease_recorder.h"
 #include "daemon/jobs/lease_reports.h"
@@ -98,6 +100,15 @@ class JobService {
   }
   Expected<JobPage> list_jobs(const JobListRequest& request) { return commands_.list_jobs(request); }
   Expected<JobDetail> get_job(int64_t id) { return commands_.get_job(id); }
+  // Why each waiting job among `jobs` waits, its queue position and expected start (job_wait.h).
+  Expected<std::map<int64_t, JobWait>> waits(const std::vector<JobRow>& jobs) {
+    std::set<int64_t> ids;
+    for (const auto& j : jobs)
+      if (is_waiting(j)) ids.insert(j.id);
+    return job_waits(store_, jobs, broker_.queue_places(ids), clock_.now_ms());
+  }
+  // A code bundle's stored size (nullopt: not stored, or deleted after its retention).
+  Expected<std::optional<int64_t>> bundle_bytes(const std::string& sha256) { return store_.bundle_size(sha256); }
   // Any non-terminal job becomes cancelled (a worker running it learns on its next heartbeat);
   // cancelling a cancelled job is a no-op; a succeeded or failed one is a conflict.
   Expected<JobRow> cancel_job(int64_t id) { return commands_.cancel_job(id); }

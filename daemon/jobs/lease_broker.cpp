@@ -60,6 +60,11 @@ size_t LeaseBroker::queued_count() const {
   return queue_.size();
 }
 
+std::map<int64_t, QueuePlace> LeaseBroker::queue_places(const std::set<int64_t>& ids) const {
+  MutexLock lock(mu_);
+  return jobs::queue_places(queue_, ids);
+}
+
 size_t LeaseBroker::waiting_workers() const {
   MutexLock lock(mu_);
   return waiters_.size();

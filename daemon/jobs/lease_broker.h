@@ -23,8 +23,10 @@
 #include <cstdint>
 #include <functional>
 #include <list>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -35,6 +37,7 @@
 #include "daemon/jobs/job_moves.h"
 #include "daemon/jobs/job_observer.h"
 #include "daemon/jobs/job_queue.h"
+#include "daemon/jobs/job_wait.h"
 #include "daemon/jobs/lease_recorder.h"
 #include "daemon/jobs/protocol.h"
 #include "daemon/jobs/service_options.h"
@@ -77,6 +80,9 @@ class LeaseBroker {
   bool shutting_down() const JOBCTL_EXCLUDES(mu_);
 
   size_t queued_count() const JOBCTL_EXCLUDES(mu_);
+  // Where each of `ids` stands in the queue among the jobs that want the same resources
+  // (job_wait.h, queue_places); one walk of the queue.
+  std::map<int64_t, QueuePlace> queue_places(const std::set<int64_t>& ids) const JOBCTL_EXCLUDES(mu_);
   size_t waiting_workers() const JOBCTL_EXCLUDES(mu_);
   // The workers in a long-poll now (alive, however long the poll).
   std::vector<int64_t> waiting_worker_ids() const JOBCTL_EXCLUDES(mu_);

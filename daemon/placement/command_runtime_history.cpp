@@ -12,12 +12,14 @@
 
 namespace jobctl::daemon::placement {
 
-Expected<std::optional<CommandRuntime>> CommandRuntimeHistory::lookup(const std::string& name) {
+Expected<std::optional<CommandRuntime>> CommandRuntimeHistory::lookup(const train::JobSpec& spec) {
+  std::string key = spec.name;
+  for (const std::string& arg : spec.command) key += std::string(1, '\0') + arg;
   {
     MutexLock lock(mu_);
-    if (auto it = cached_.find(name); it != cached_.end()) return it->second;
+    if (auto it = cached_.find(key); it != cached_.end()) return it->second;
   }
-  auto runs = store_.finished_runs_named(name, kRunsRead);
+  auto runs = store_.finished_runs_keyed(spec.name, train::to_json(spec), kRunsRead);
   if (!runs) return runs.error();
   // Whole runs only, by the GPU model of the worker that ran them.
   std::map<std::string, std::vector<double>> hours_by_gpu;
@@ -50,7 +52,7 @@ Expected<std::optional<CommandRuntime>> CommandRuntimeHistory::lookup(const std:
     out = CommandRuntime{median, gpu, static_cast<int>(n)};
   }
   MutexLock lock(mu_);
-  cached_[name] = out;
+  cached_[key] = out;
   return out;
 }
 

@@ -241,13 +241,13 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
   if (!progressed) return progressed.error();
   const double done = *progressed;
   const double remaining = std::max(1.0 - done, 0.001);
-  // A command job with no runtime hint is priced from the earlier runs of its name, when there
-  // are some (daemon/placement/command_runtime_history.h).
+  // A command job with no runtime hint is priced from the earlier runs of its job key (name and
+  // command), when there are some (daemon/placement/command_runtime_history.h).
   const train::JobSpec* priced = &spec;
   train::JobSpec with_history;
   std::string runtime_note;
   if (spec.is_command() && !spec.estimate) {
-    auto history = command_runtimes_.lookup(spec.name);
+    auto history = command_runtimes_.lookup(spec);
     if (!history) return history.error();
     if (*history) {
       with_history = spec;
@@ -334,6 +334,11 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
   if (d.outcome == Outcome::unplaceable) out.unplaceable_key = std::move(unplaceable_key);
   out.placement = scheduler::placement_json(d, table, job, ctx, capacity,
                                             scheduler::PlacementDocumentInfo{settings_.cloud_provider, now_ms, remaining});
+  // Where the runtime estimates come from, so that a client can say an assumed hour is one.
+  out.placement["runtime_basis"] = job.workload.assumed_hours ? "assumed"
+                                   : !runtime_note.empty()    ? "history"
+                                   : spec.is_command()        ? "estimate"
+                                                              : "model";
   if (!policy_note.is_null()) {
     if (moved_by_policy)
       out.placement["reason"] = out.placement["reason"].get<std::string>() + "; the " + deadlines_.policy_name() +

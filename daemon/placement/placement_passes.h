@@ -100,7 +100,7 @@ class PlacementPasses {
   // Errors: the spec's.
   Expected<nlohmann::json> quote(std::string_view spec_json) JOBCTL_EXCLUDES(cache_mu_);
 
-  // A job finished: command jobs priced from the runs of their name see its run (the history's
+  // A job finished: command jobs priced from the runs of their job key see its run (the history's
   // cache is dropped).
   void job_finished() { command_runtimes_.forget(); }
 

@@ -209,7 +209,7 @@ ALTER TABLE api_tokens ADD COLUMN permissions TEXT NOT NULL DEFAULT '';
 )sql";
 
 // Version 12 (command job runtimes): placement prices a command job with no runtime hint from
-// the earlier runs of jobs with its name (Store::finished_runs_named), read at every decision.
+// the earlier runs of jobs with its name, read at every decision (by job key since version 16).
 constexpr std::string_view kV12 = R"sql(
 CREATE INDEX jobs_name_state ON jobs(name, state, id);
 )sql";
@@ -247,6 +247,17 @@ constexpr std::string_view kV15 = R"sql(
 ALTER TABLE instances ADD COLUMN dedicated INTEGER NOT NULL DEFAULT 0;  -- 1: runs job_id alone
 )sql";
 
+// Version 16 (job keys): a command job's runtime history is read by its job key, its name and
+// its command together (Store::finished_runs_keyed), not its name alone: `train.py --steps 300`
+// and `train.py --steps 30000` share a name. Computed from the row (a virtual column: nothing to
+// write, rows stored before have one too); NULL for a job that is not a command job.
+constexpr std::string_view kV16 = R"sql(
+ALTER TABLE jobs ADD COLUMN job_key TEXT GENERATED ALWAYS AS (
+  CASE WHEN json_valid(spec) AND json_type(spec, '$.command') = 'array'
+       THEN json_array(name, json_extract(spec, '$.command')) END) VIRTUAL;
+CREATE INDEX jobs_key_state ON jobs(job_key, state, id) WHERE job_key IS NOT NULL;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -266,6 +277,7 @@ const std::vector<Migration>& migrations() {
       {13, "job_placements.unplaceable_key", kV13},
       {14, "bundles, calibration.window", kV14},
       {15, "instances.dedicated", kV15},
+      {16, "jobs.job_key", kV16},
   };
   return list;
 }

@@ -260,10 +260,16 @@ class Store {
   // (job id, worker id) of every job in placed or running (of one owner's jobs when `owner` is
   // given: a user sees only their own jobs on the workers).
   Expected<std::vector<std::pair<int64_t, int64_t>>> active_leases(const std::optional<std::string>& owner = std::nullopt);
-  // The last `limit` succeeded jobs named `name` (newest first), with their last run (index
-  // jobs_name_state, migration 12: no scan of the jobs table).
-  Expected<std::vector<FinishedRun>> finished_runs_named(const std::string& name, int limit);
+  // The last `limit` succeeded command jobs with the job key of `name` and the command of
+  // `spec_json` (a canonical spec, train::to_json) — newest first, with their last run (index
+  // jobs_key_state, migration 16: no scan of the jobs table).
+  Expected<std::vector<FinishedRun>> finished_runs_keyed(const std::string& name, const std::string& spec_json,
+                                                         int limit);
   Expected<std::map<JobState, int64_t>> count_jobs_by_state();
+  // The reason a job's last `held` event gives ("" when it has none).
+  Expected<std::string> held_reason(int64_t job_id);
+  // A code bundle's size (store_bundles.cpp); nullopt when it is not stored.
+  Expected<std::optional<int64_t>> bundle_size(const std::string& sha256);
   // Every row of every table, as text in a fixed order: tests compare dumps to prove that a
   // refused request changed nothing.
   Expected<std::string> dump();

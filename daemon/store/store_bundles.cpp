@@ -1,5 +1,5 @@
-// The bundles table (migration 14): who stored which code bundle. WriteTxn methods: they run on
-// the writer thread inside its transaction (store.h).
+// The bundles table (migration 14): who stored which code bundle. WriteTxn methods run on the
+// writer thread inside its transaction (store.h); Store::bundle_size reads on a pooled reader.
 #include <string>
 
 #include "daemon/store/store.h"
@@ -51,6 +51,16 @@ Status WriteTxn::delete_bundle(const std::string& sha256, const std::optional<st
   s->bind(1, sha256);
   if (user) s->bind(2, *user);
   return s->run();
+}
+
+Expected<std::optional<int64_t>> Store::bundle_size(const std::string& sha256) {
+  auto r = reader();
+  if (!r) return r.error();
+  auto p = (**r).prepare("SELECT MAX(bytes) FROM bundles WHERE sha256 = ?1 HAVING COUNT(*) > 0");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  s->bind(1, sha256);
+  return read_first_row<int64_t>(*s, [](const Statement& row) { return row.column_int64(0); });
 }
 
 }  // namespace jobctl::daemon::store

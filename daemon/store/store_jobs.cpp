@@ -145,7 +145,8 @@ Expected<std::vector<LeaseSummary>> Store::lease_summaries() {
   });
 }
 
-Expected<std::vector<FinishedRun>> Store::finished_runs_named(const std::string& name, int limit) {
+Expected<std::vector<FinishedRun>> Store::finished_runs_keyed(const std::string& name, const std::string& spec_json,
+                                                              int limit) {
   auto r = reader();
   if (!r) return r.error();
   auto p = (**r).prepare(
@@ -153,12 +154,15 @@ Expected<std::vector<FinishedRun>> Store::finished_runs_named(const std::string&
       "(SELECT MAX(time_ms) FROM job_events e WHERE e.job_id = j.id AND e.type = 'started'), "
       "(SELECT MAX(time_ms) FROM job_events e WHERE e.job_id = j.id AND e.type = 'succeeded'), "
       "(SELECT COUNT(*) FROM job_events e WHERE e.job_id = j.id AND e.type = 'started') "
-      "FROM jobs j WHERE j.name = ?1 AND j.state = 'succeeded' AND j.worker_id IS NOT NULL "
-      "ORDER BY j.id DESC LIMIT ?2");
+      "FROM jobs j WHERE j.job_key = json_array(?1, json_extract(?3, '$.command')) AND j.state = 'succeeded' "
+      "AND j.worker_id IS NOT NULL ORDER BY j.id DESC LIMIT ?2");
   if (!p) return p.error();
   StatementUse s(*p);
+  // The key is made by SQLite from the same canonical text the row stores, so both sides of = are
+  // written by one encoder.
   s->bind(1, name);
   s->bind(2, static_cast<int64_t>(limit));
+  s->bind(3, spec_json);
   return read_rows<FinishedRun>(*s, [](const Statement& r) {
     return FinishedRun{r.column_int64(0), r.column_int64(1), r.column_int64(2), r.column_int64(3), r.column_int64(4)};
   });
@@ -176,6 +180,20 @@ Expected<std::vector<std::pair<int64_t, int64_t>>> Store::active_leases(const st
   if (owner) s->bind(1, *owner);
   return read_rows<std::pair<int64_t, int64_t>>(
       *s, [](const Statement& r) { return std::make_pair(r.column_int64(0), r.column_int64(1)); });
+}
+
+Expected<std::string> Store::held_reason(int64_t job_id) {
+  auto r = reader();
+  if (!r) return r.error();
+  auto p = (**r).prepare(
+      "SELECT COALESCE(CASE WHEN json_valid(detail) THEN json_extract(detail, '$.reason') END, '') "
+      "FROM job_events WHERE job_id = ?1 AND type = 'held' ORDER BY seq DESC LIMIT 1");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  s->bind(1, job_id);
+  auto reason = read_first_row<std::string>(*s, [](const Statement& row) { return row.column_text(0); });
+  if (!reason) return reason.error();
+  return reason->value_or("");
 }
 
 Expected<std::map<JobState, int64_t>> Store::count_jobs_by_state() {

@@ -165,6 +165,46 @@ TEST_F(Cli, SubmitFlagsForPlacementEnvironmentSetupAndEstimate) {
   EXPECT_EQ(json::parse(run({"ls", "-o", "json"}).out)["jobs"].size(), 1u) << "a refused flag submitted nothing";
 }
 
+// A command job as what it is: `show` prints its command (arguments that need it quoted), says
+// it has no bundle, and prints no model, data or epochs; two waiting jobs that want the same
+// resources show their places in that queue, in `show` and in `ls`.
+TEST_F(Cli, CommandJobsShowTheirCommandAndWhereTheyWait) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    Result s = run({"submit", "--gpu", "cpu", "-o", "json", "--", "python3", "train.py", "--note", "two words"});
+    ASSERT_EQ(s.code, 0) << s.err;
+    ids.push_back(std::to_string(json::parse(s.out)["id"].get<int64_t>()));
+  }
+  const json first = json::parse(run({"show", ids[0], "-o", "json"}).out);
+  EXPECT_EQ(first["name"], "train.py");
+  EXPECT_EQ(first["waiting"]["position"], 1) << first.dump(2);
+  EXPECT_EQ(first["waiting"]["queue_length"], 2) << first.dump(2);
+  EXPECT_EQ(first["bundle"], nullptr);
+
+  Result human = run({"show", ids[1]});
+  ASSERT_EQ(human.code, 0) << human.err;
+  EXPECT_NE(human.out.find("name:       train.py\n"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("command:    python3 train.py --note \"two words\"\n"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("bundle:     none"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("queue:      #2 of 2 waiting for unplaced: cpu x1, command\n"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("waiting:    "), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("expected:   start: none until placement decides or a worker takes it\n"), std::string::npos) << human.out;
+  for (const char* built_in : {"model:", "data:", "train:", "epochs", "acc ", "accuracy"})
+    EXPECT_EQ(human.out.find(built_in), std::string::npos) << built_in << " in\n" << human.out;
+
+  Result table = run({"ls"});
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("#1/2: "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("#2/2: "), std::string::npos) << table.out;
+
+  // A started job waits no more: cancelled, it has no `waiting`, and the other is first.
+  ASSERT_EQ(run({"cancel", ids[0]}).code, 0);
+  EXPECT_EQ(json::parse(run({"show", ids[0], "-o", "json"}).out)["waiting"], nullptr);
+  const json second = json::parse(run({"show", ids[1], "-o", "json"}).out);
+  EXPECT_EQ(second["waiting"]["position"], 1) << second.dump(2);
+  EXPECT_EQ(second["waiting"]["queue_length"], 1) << second.dump(2);
+}
+
 TEST(CliUsage, SubmitShowsTheCommandAfterTheDashes) {
   CLI::App app{"jobctl"};
   std::ostringstream out, err;

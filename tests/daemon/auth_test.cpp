@@ -289,6 +289,13 @@ TEST_F(Auth, AJobBeyondTheMonthlyBudgetIsHeldWithTheReason) {
   const std::string reason = detail["events"][1]["detail"]["reason"];
   EXPECT_NE(reason.find("monthly budget"), std::string::npos) << reason;
   EXPECT_NE(reason.find("$100.25"), std::string::npos) << reason;
+  // Why it waits says the same, and it is in no queue.
+  EXPECT_EQ(detail["waiting"]["reason"], "held: " + reason) << detail["waiting"].dump();
+  EXPECT_EQ(detail["waiting"]["position"], nullptr) << detail["waiting"].dump();
+  EXPECT_EQ(detail["waiting"]["expected_start_ms"], nullptr) << detail["waiting"].dump();
+  const json listed = body_of(call("GET", "/v1/jobs?state=held", alice));
+  ASSERT_EQ(listed["jobs"].size(), 1u) << listed.dump();
+  EXPECT_EQ(listed["jobs"][0]["waiting"], detail["waiting"]);
   EXPECT_EQ(f_.svc->queued_count(), 1u) << "a held job is not offered to workers";
   EXPECT_EQ(body_of(call("POST", "/v1/jobs", bob, mlp_spec()))["state"], "queued") << "bob has no budget";
   EXPECT_EQ(auth::month_start_ms(1795320425894), 1793491200000);  // 2026-11-01T00:00:00Z

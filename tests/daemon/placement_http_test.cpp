@@ -18,25 +18,48 @@ namespace {
 
 using nlohmann::json;
 
-TEST(PlacementHttp, QuoteEqualsThePlacementOfTheSubmittedJob) {
-  jobctl::testing::TempDir dir;
-  SystemClock clock;
-  store::StoreOptions o;
-  o.path = dir.file("jobctl.db");
-  auto db = store::Store::open(o, clock);
-  ASSERT_TRUE(db);
-  PlacementApiServer api(**db, clock);
-  ASSERT_FALSE(api.url.empty());
-  jobctl::Ticker ticker(std::chrono::milliseconds(20), [&] {
-    api.svc.tick();
-    api.placement.tick();
-  });
-  client::HttpClient http(api.url);
+// A placement API over a fresh store, its service and placement ticked every 20 ms, with one
+// local CPU worker registered (no commands): what the tests below talk to through `http`.
+class PlacementHttpWithWorker : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store::StoreOptions o;
+    o.path = dir_.file("jobctl.db");
+    auto db = store::Store::open(o, clock_);
+    ASSERT_TRUE(db);
+    db_ = std::move(*db);
+    api_ = std::make_unique<PlacementApiServer>(*db_, clock_);
+    ASSERT_FALSE(api_->url.empty());
+    ticker_ = std::make_unique<jobctl::Ticker>(std::chrono::milliseconds(20), [this] {
+      api_->svc.tick();
+      api_->placement.tick();
+    });
+    http_ = std::make_unique<client::HttpClient>(api_->url);
+    auto reg = http_->request("POST", "/v1/workers/register",
+                              R"({"name":"cpu","capabilities":{"gpus":[],"cpu_cores":2,"memory_mb":4096}})");
+    ASSERT_TRUE(reg);
+    ASSERT_EQ(reg->status, 201) << reg->body;
+  }
+  void TearDown() override {
+    if (api_) {
+      api_->server->begin_shutdown();
+      api_->svc.shutdown();
+      api_->server->stop();
+    }
+    if (ticker_) ticker_->stop();
+    if (db_) db_->close();
+  }
 
-  auto reg = http.request("POST", "/v1/workers/register",
-                          R"({"name":"cpu","capabilities":{"gpus":[],"cpu_cores":2,"memory_mb":4096}})");
-  ASSERT_TRUE(reg);
-  ASSERT_EQ(reg->status, 201) << reg->body;
+  jobctl::testing::TempDir dir_;
+  SystemClock clock_;
+  std::unique_ptr<store::Store> db_;
+  std::unique_ptr<PlacementApiServer> api_;
+  std::unique_ptr<jobctl::Ticker> ticker_;
+  std::unique_ptr<client::HttpClient> http_;
+};
+
+TEST_F(PlacementHttpWithWorker, QuoteEqualsThePlacementOfTheSubmittedJob) {
+  client::HttpClient& http = *http_;
 
   const std::string spec = R"({"model":{"kind":"mlp","hidden":[32]},"data":{"dataset":"synthetic","samples":256}})";
   auto q = http.request("POST", "/v1/quote", spec);
@@ -79,12 +102,6 @@ TEST(PlacementHttp, QuoteEqualsThePlacementOfTheSubmittedJob) {
   ASSERT_TRUE(be);
   ASSERT_EQ(be->status, 200) << be->body;
   EXPECT_NEAR(json::parse(be->body)["breakeven_hours"].get<double>(), 2000 / 3.06, 0.05);
-
-  api.server->begin_shutdown();
-  api.svc.shutdown();
-  api.server->stop();
-  ticker.stop();
-  (*db)->close();
 }
 
 // A 7B full fine-tune (bf16, AdamW, seq 2048, selective recomputation, ZeRO-3) described by
@@ -143,6 +160,73 @@ TEST(PlacementHttp, QuoteChoosesTheGpuCountThatHoldsASevenBillionParameterFineTu
   ASSERT_TRUE(sub);
   EXPECT_EQ(sub->status, 400) << sub->body;
   EXPECT_EQ(json::parse(sub->body)["error"]["field"], "resources.gpus") << sub->body;
+}
+
+// Why a job waits, through real HTTP: command jobs nothing here can run (the one worker runs no
+// commands) say so, with their places in the queue of jobs that want the same thing; the
+// listing carries the same `waiting` as the job.
+TEST_F(PlacementHttpWithWorker, ACommandJobNothingCanRunSaysWhyAndWhereItIsInTheQueue) {
+  client::HttpClient& http = *http_;
+
+  const std::string spec =
+      R"({"command":["python3","train.py","--steps","300"],"resources":{"gpu":"cpu"},"placement":{"queue_if_unplaceable":true}})";
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 2; ++i) {
+    auto sub = http.request("POST", "/v1/jobs", spec);
+    ASSERT_TRUE(sub);
+    ASSERT_EQ(sub->status, 201) << sub->body;
+    ids.push_back(json::parse(sub->body)["id"]);
+  }
+  auto job = [&](int64_t id) {
+    auto g = http.request("GET", "/v1/jobs/" + std::to_string(id));
+    return g && g->status == 200 ? json::parse(g->body) : json();
+  };
+  json first, second;
+  jobctl::testing::poll_until([&] {  // decided on the next ticks
+    first = job(ids[0]);
+    second = job(ids[1]);
+    return first.is_object() && second.is_object() && first["placement"].is_object() && second["placement"].is_object();
+  });
+  ASSERT_EQ(first["state"], "queued") << first.dump(2);
+  EXPECT_EQ(first["name"], "train.py") << "named after the script, not python3";
+  const json& w1 = first["waiting"];
+  ASSERT_TRUE(w1.is_object()) << first.dump(2);
+  EXPECT_NE(w1["reason"].get<std::string>().find("no worker can run commands"), std::string::npos) << w1.dump();
+  EXPECT_NE(w1["reason"].get<std::string>().find("--allow-commands"), std::string::npos) << w1.dump();
+  EXPECT_EQ(w1["position"], 1) << w1.dump();
+  EXPECT_EQ(w1["queue_length"], 2) << w1.dump();
+  EXPECT_TRUE(w1["expected_start_ms"].is_null()) << w1.dump();
+  EXPECT_NE(w1["expected_start_basis"].get<std::string>().find("no option can run it"), std::string::npos) << w1.dump();
+  EXPECT_EQ(second["waiting"]["position"], 2) << second.dump(2);
+  EXPECT_EQ(second["waiting"]["queue"], w1["queue"]);
+  EXPECT_EQ(first["runtime"], nullptr) << "never placed";
+
+  auto list = http.request("GET", "/v1/jobs");
+  ASSERT_TRUE(list);
+  ASSERT_EQ(list->status, 200) << list->body;
+  const json listed = json::parse(list->body);
+  ASSERT_EQ(listed["jobs"].size(), 2u) << list->body;
+  EXPECT_EQ(listed["jobs"][0]["waiting"], w1) << list->body;
+  EXPECT_EQ(listed["jobs"][1]["waiting"], second["waiting"]) << list->body;
+
+  // A built-in model job fits the CPU worker: placed and then leased, it no longer waits.
+  auto runs = http.request("POST", "/v1/jobs", R"({"model":{"kind":"mlp","hidden":[8]},"data":{"dataset":"synthetic","samples":64}})");
+  ASSERT_TRUE(runs);
+  ASSERT_EQ(runs->status, 201) << runs->body;
+  const int64_t model_job = json::parse(runs->body)["id"];
+  json placed;
+  jobctl::testing::poll_until([&] {
+    placed = job(model_job);
+    return placed.is_object() && placed["state"] == "placed";
+  });
+  ASSERT_EQ(placed["state"], "placed") << placed.dump(2);
+  const json& wp = placed["waiting"];
+  ASSERT_TRUE(wp.is_object()) << placed.dump(2);
+  EXPECT_NE(wp["reason"].get<std::string>().find("placed on local cpu x1"), std::string::npos) << wp.dump();
+  EXPECT_EQ(wp["position"], 1) << wp.dump();
+  ASSERT_TRUE(wp["expected_start_ms"].is_number_integer()) << wp.dump();
+  EXPECT_GE(wp["expected_start_ms"].get<int64_t>(), placed["created_ms"].get<int64_t>());
+  EXPECT_EQ(placed["runtime"]["basis"], "model") << placed["runtime"].dump();
 }
 
 }  // namespace

@@ -527,10 +527,23 @@ TEST(PlacementService, ACommandJobIsPricedFromTheRunsOfItsName) {
     if (c["option"] == "local") {
       EXPECT_NEAR(c["estimated_hours"].get<double>(), 0.75, 1e-6) << c.dump();
     }
+  EXPECT_EQ((*after)["runtime_basis"], "history");
+  EXPECT_EQ((*before)["runtime_basis"], "assumed");
   // Another name has no history.
   auto other = f.placement->quote(R"({"name":"other","command":["python3","train.py"],"resources":{"gpu":"V100"}})");
   ASSERT_TRUE(other);
   EXPECT_NE((*other)["reason"].get<std::string>().find("no runtime estimate"), std::string::npos);
+  // Nor has the same name with another command: the history is keyed on both.
+  auto longer = f.placement->quote(
+      R"({"name":"sweep","command":["python3","train.py","--steps","30000"],"resources":{"gpu":"V100"}})");
+  ASSERT_TRUE(longer);
+  EXPECT_NE((*longer)["reason"].get<std::string>().find("no runtime estimate"), std::string::npos) << longer->dump(2);
+  EXPECT_EQ((*longer)["runtime_basis"], "assumed");
+  // The key does not depend on how the spec was written: fields in another order, defaults spelt out.
+  auto same = f.placement->quote(
+      R"({"resources":{"gpus":1,"gpu":"V100"},"command":["python3","train.py"],"name":"sweep","priority":50})");
+  ASSERT_TRUE(same);
+  EXPECT_EQ((*same)["runtime_basis"], "history") << same->dump(2);
 }
 
 // The savings rule of moves: a job that went to an on-demand instance because the owned V100 was

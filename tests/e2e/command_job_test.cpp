@@ -28,6 +28,7 @@
 #include <fstream>
 #include <regex>
 #include <string>
+#include <thread>
 
 #include "cloud/sim_provider.h"
 #include "process/run.h"
@@ -298,12 +299,35 @@ TEST(CommandJobs, AWorkerWithoutAllowCommandsNeverLeasesOne) {
   EXPECT_TRUE(cmd.value("state", "") == "queued" || cmd.value("state", "") == "placed") << cmd.dump(2);
   const auto types = event_types(cmd);
   EXPECT_EQ(std::find(types.begin(), types.end(), "leased"), types.end()) << cmd["events"].dump(2);
+  // `jobctl show` says why it waits, in words that say what to do.
+  auto show = [&] {
+    return jobctl::testing::run_to_end(
+        {env_or_fail("JOBCTL_CLI"), "--server", d.url(), "show", std::to_string(command_id)}, 60s);
+  };
+  std::string waiting;
+  for (int i = 0; i < 100 && waiting.find("no worker can run commands") == std::string::npos; ++i) {
+    waiting = show().out;
+    if (waiting.find("no worker can run commands") == std::string::npos) std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_NE(waiting.find("waiting:    no option can run it: no worker can run commands (start one with "
+                         "jobctl-worker --allow-commands)"),
+            std::string::npos)
+      << waiting;
+  EXPECT_NE(waiting.find("queue:      #1 of 1 waiting for unplaced: cpu x1, command"), std::string::npos) << waiting;
   plain.stop(SIGTERM, 30s);
 
   Process allowed(worker_argv(d.url(), "allowed", tmp.file("work2"), {"--allow-commands"}));
   cmd = wait_job(api, command_id, is_terminal, 60s);
   ASSERT_EQ(cmd.value("state", ""), "succeeded") << cmd.dump(2) << "\n--- worker:\n" << allowed.output();
   EXPECT_EQ(cmd["result"].value("said", ""), "hello");
+  // Shown as what it is: the command, what the program printed, an hour that was only assumed.
+  const std::string done = show().out;
+  EXPECT_NE(done.find("command:    /bin/sh -c \"echo"), std::string::npos) << done;
+  EXPECT_NE(done.find("result:     said hello\n"), std::string::npos) << done;
+  EXPECT_NE(done.find("runtime:    assumed 1.00 h (no runtime estimate"), std::string::npos) << done;
+  EXPECT_EQ(done.find("error "), std::string::npos) << done;
+  EXPECT_EQ(done.find("accuracy"), std::string::npos) << done;
+  EXPECT_EQ(done.find("waiting:"), std::string::npos) << done;
 }
 
 TEST(CommandJobs, SubmitFlagsReachTheStoredSpec) {

@@ -256,7 +256,7 @@ TEST(JobSpec, CommandJobsParseRoundTripAndNameTheirFields) {
     "checkpoint": {"grace_s": 5}, "resources": {"gpu": "cpu", "memory_mb": 2048}})");
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_TRUE(r->is_command());
-  EXPECT_EQ(r->name, "python3") << "the default name is the program's";
+  EXPECT_EQ(r->name, "train.py") << "the default name is the script the interpreter runs";
   EXPECT_EQ(r->command.size(), 4u);
   EXPECT_EQ(r->env, (std::vector<std::pair<std::string, std::string>>{{"OMP_NUM_THREADS", "1"}}));
   ASSERT_TRUE(r->estimate);
@@ -394,3 +394,16 @@ TEST(JobSpec, EstimateModelDescribesATransformerAndNamesItsFields) {
 
 }  // namespace
 }  // namespace jobctl::train
+
+TEST(JobSpec, ACommandJobIsNamedAfterTheScriptItRuns) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(jobctl::train::command_job_name(V{"python3", "train.py", "--steps", "300"}), "train.py");
+  EXPECT_EQ(jobctl::train::command_job_name(V{"python3.11", "-u", "src/train.py"}), "train.py");
+  EXPECT_EQ(jobctl::train::command_job_name(V{"python3", "-m", "pkg.train", "--lr", "0.1"}), "pkg.train");
+  EXPECT_EQ(jobctl::train::command_job_name(V{"torchrun", "--nproc_per_node", "2", "train.py"}), "train.py");
+  EXPECT_EQ(jobctl::train::command_job_name(V{"bash", "run.sh"}), "run.sh");
+  EXPECT_EQ(jobctl::train::command_job_name(V{"./bin/trainer", "--config", "a.yaml"}), "trainer") << "not an interpreter";
+  EXPECT_EQ(jobctl::train::command_job_name(V{"python3"}), "python3") << "no script: the program";
+  EXPECT_EQ(jobctl::train::command_job_name(V{"python3", "-c", "print(1)"}), "python3") << "inline code names no file";
+  EXPECT_EQ(jobctl::train::command_job_name(V{"python3", std::string(200, 'a') + ".py"}), "command");
+}

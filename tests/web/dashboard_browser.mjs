@@ -7,6 +7,8 @@
 //   3. a small job submitted through the form reaches `succeeded` in the live list;
 //   4. its detail page draws the loss chart with data points that are the API's progress points
 //      (the chart's data is compared, not just the canvas), and the accuracy chart too;
+//   4b. a command job the worker cannot run: its page shows its command, why it waits and its
+//      place in the queue, no accuracy chart; the list shows its place and reason;
 //   5. the workers and costs views render; screenshots at laptop and phone sizes are saved;
 //   6. with --auth-url and --token (a jobctld with auth on): the token entry, Bearer requests,
 //      localStorage, and cancel from the list.
@@ -178,6 +180,11 @@ async function wholeDashboard(browser, laptop, page) {
   await checkJobDetail(page, id);
   await shot(page, 'laptop-job-detail');
 
+  // 4b. A command job the worker cannot run (it was started without --allow-commands): its page
+  // shows the command, why it waits and its place in the queue, and no accuracy chart; the list
+  // shows its place and reason too. Cancelled afterwards.
+  await commandJobWaits(page);
+
   // 5. Workers and costs.
   await page.click('a[data-nav="workers"]');
   await page.waitForFunction(() => document.querySelector('#workers-body')?.textContent.includes('browser-worker'));
@@ -260,6 +267,44 @@ async function wholeDashboard(browser, laptop, page) {
     await ap.waitForSelector('#banner:not([hidden])');
     check(await ap.evaluate(() => localStorage.getItem('jobctl.token')) === null, 'Clear forgets the token');
   }
+}
+
+async function commandJobWaits(page) {
+  const r = await fetch(`${base}/v1/jobs`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ command: ['/bin/sh', '-c', 'echo hi; exit 0'], resources: { gpu: 'cpu' }, placement: { queue_if_unplaceable: true } }),
+  });
+  check(r.status === 201, `a command job is submitted (${r.status})`);
+  const id = (await r.json()).id;
+  let job = null;
+  const t0 = Date.now();
+  while (!(job && job.placement && job.waiting)) {
+    if (Date.now() - t0 > 60000) throw new Error(`command job ${id} got no placement decision: ${JSON.stringify(job)}`);
+    await page.waitForTimeout(200);
+    job = await apiGet(`/v1/jobs/${id}`);
+  }
+  await page.goto(`${base}/#/jobs/${id}`);
+  await page.waitForSelector('#waiting-reason');
+  const shown = await page.evaluate(() => ({
+    reason: document.querySelector('#waiting-reason')?.textContent,
+    queue: document.querySelector('#waiting-queue')?.textContent,
+    command: document.querySelector('#job-command')?.textContent,
+    accuracyShown: !document.querySelector('canvas[data-chart="accuracy"]').closest('figure').hidden,
+    facts: document.querySelector('dl.facts')?.textContent,
+  }));
+  check(shown.reason === job.waiting.reason && shown.reason.includes('no worker can run commands'),
+    `the job page says why it waits (${shown.reason})`);
+  check(shown.queue === `#1 of 1 waiting for ${job.waiting.queue}`, `the job page shows its place in the queue (${shown.queue})`);
+  check(shown.command === '/bin/sh -c "echo hi; exit 0"', `the job page shows the command (${shown.command})`);
+  check(!shown.accuracyShown, 'no accuracy chart for a program that reports none');
+  check(!/Epochs|Test accuracy/.test(shown.facts), 'no epochs or accuracy rows for a command job');
+  await shot(page, 'laptop-command-job-waiting');
+  await page.goto(`${base}/#/jobs`);
+  await page.waitForSelector(`#jobs-body tr[data-key="${id}"] [data-col="waiting"]`);
+  const cellText = await page.textContent(`#jobs-body tr[data-key="${id}"] [data-col="waiting"]`);
+  check(cellText.startsWith('#1/1: ') && cellText.includes('no worker can run commands'), `the list shows its place and reason (${cellText})`);
+  const c = await fetch(`${base}/v1/jobs/${id}/cancel`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+  check(c.ok, 'the waiting command job is cancelled');
 }
 
 // The first job scripts/start.sh submitted (Fashion-MNIST, 2 epochs): once it has succeeded, its

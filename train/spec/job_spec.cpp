@@ -644,13 +644,53 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
                                      std::to_string(spec.resources.gpus) + ")",
                                  "estimate.model.tensor_parallel")};
   if (spec.name.empty() && command_job) {
-    const std::string& program = spec.command.front();
-    spec.name = program.substr(program.find_last_of('/') == std::string::npos ? 0 : program.find_last_of('/') + 1);
-    if (spec.name.empty() || spec.name.size() > 128) spec.name = "command";
+    spec.name = command_job_name(spec.command);
   } else if (spec.name.empty()) {
     spec.name = std::string(to_string(spec.model.kind)) + "-" + std::string(to_string(spec.data.dataset));
   }
   return spec;
+}
+
+namespace {
+
+std::string file_name_of(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Programs that run a script named among their arguments: the script is what the job is.
+bool is_interpreter(std::string program) {
+  // python3.11 -> python, pypy3 -> pypy
+  while (!program.empty() && ((program.back() >= '0' && program.back() <= '9') || program.back() == '.'))
+    program.pop_back();
+  for (const char* known : {"python", "pypy", "bash", "sh", "zsh", "dash", "node", "ruby", "perl", "Rscript", "julia",
+                            "torchrun", "deepspeed", "accelerate", "uv", "env"})
+    if (program == known) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string command_job_name(const std::vector<std::string>& command) {
+  if (command.empty()) return "command";
+  std::string name = file_name_of(command.front());
+  if (is_interpreter(name)) {
+    // The first argument that names a script or module: `python3 -u train.py` -> train.py,
+    // `python3 -m pkg.train` -> pkg.train, `torchrun --nproc_per_node 2 train.py` -> train.py.
+    for (size_t i = 1; i < command.size(); ++i) {
+      const std::string& arg = command[i];
+      if (arg == "-m" && i + 1 < command.size()) {
+        name = command[i + 1];
+        break;
+      }
+      if (arg.empty() || arg[0] == '-') continue;
+      if (arg.find('.') == std::string::npos && arg.find('/') == std::string::npos) continue;  // an option's value
+      name = file_name_of(arg);
+      break;
+    }
+  }
+  if (name.empty() || name.size() > 128) return "command";
+  return name;
 }
 
 std::string to_json(const JobSpec& s) {

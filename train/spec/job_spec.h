@@ -117,7 +117,7 @@ struct PlacementSpec {
 };
 
 struct JobSpec {
-  std::string name;            // default: "<model kind>-<dataset>"; a command job: its program's name
+  std::string name;            // default: "<model kind>-<dataset>"; a command job: command_job_name()
   // A command job (docs/job-protocol.md): the user's own program and its arguments, run in place
   // of jobctl-train; `model`, `data` and `train` are then not given. Empty: a built-in model.
   std::vector<std::string> command;
@@ -142,6 +142,11 @@ struct JobSpec {
 // Parses and validates a spec from JSON text. Errors carry code "invalid_argument" (or
 // "malformed_json" when the text is not JSON), a message, and the dotted field path.
 [[nodiscard]] Expected<JobSpec> parse_job_spec(std::string_view json_text);
+
+// A command job's default name: the script an interpreter runs (`python3 train.py` -> "train.py",
+// `python3 -m pkg.train` -> "pkg.train"), else the program's file name; "command" when that is
+// empty or longer than a name may be.
+std::string command_job_name(const std::vector<std::string>& command);
 
 // The canonical JSON of a spec: every field present with its effective value, keys in a fixed
 // order, no insignificant white space. parse_job_spec(to_json(s)) == s, and the daemon stores this.

@@ -1,4 +1,6 @@
-// Job detail: summary, loss and accuracy curves (GET /v1/jobs/{id}/progress), the event timeline,
+// Job detail: summary (a command job's command, bundle and result fields; a waiting job's reason,
+// queue place and expected start), loss and accuracy curves (GET /v1/jobs/{id}/progress; the
+// accuracy chart only for a job that reports accuracy), the event timeline,
 // the placement decision with its candidate table, checkpoints, cost, and the program's output
 // as it runs (GET /v1/jobs/{id}/log, followed from the last offset read). Polled every 2 s.
 import { api, download, optional, ApiError } from '../api.js';
@@ -61,6 +63,8 @@ export function mountJobDetail(main, id) {
       if (!window.confirm(`Cancel job ${job.id}?`)) return;
       try { await api('POST', `/v1/jobs/${job.id}/cancel`, {}); lastSig = ''; await refresh(); } catch (e) { showError(e); }
     });
+    // A command job's program reports accuracy or not: its chart is shown only when it does.
+    acc.figure.hidden = !reportsAccuracy(job, hist);
     renderCurves(job, hist, loss, acc);
     renderTimeline(timeline, job.events || []);
     renderPlacement(placement, job.placement);
@@ -82,14 +86,63 @@ function dl(pairs) {
     .map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
 }
 
+// Whether the job has accuracy to chart: a built-in model always does (after its first epoch); a
+// command job only when its program reported test_accuracy.
+export function reportsAccuracy(job, hist) {
+  if (job.spec?.model) return true;
+  if (typeof job.result?.test_accuracy === 'number' || typeof job.progress?.test_accuracy === 'number') return true;
+  return ((hist && hist.points) || []).some((pt) => typeof pt.progress?.test_accuracy === 'number');
+}
+
+// A command as a shell would show it: arguments with spaces or quotes in JSON quotes.
+function commandText(command) {
+  return command.map((a) => (/^[^\s'"\\$`*?;&|<>()]+$/.test(a) ? a : JSON.stringify(a))).join(' ');
+}
+
+function bundleText(job) {
+  if (!job.bundle) return job.spec?.command ? 'none: the program runs in the worker\'s job folder as it is' : undefined;
+  const b = job.bundle;
+  const size = typeof b.bytes === 'number' ? (b.bytes >= 1 << 20 ? `${(b.bytes / (1 << 20)).toFixed(2)} MiB` : `${(b.bytes / 1024).toFixed(1)} KiB`) : 'no longer stored';
+  return h('span', { title: `sha256 ${b.sha256}` }, `${b.sha256.slice(0, 12)} (${size})`);
+}
+
+// Why a waiting job waits (GET /v1/jobs/{id}'s `waiting`): reason, place in its queue, expected start.
+function waitingFacts(w) {
+  if (!w) return [];
+  return [
+    ['Waiting', h('span', { id: 'waiting-reason' }, w.reason)],
+    ['Queue', w.position ? h('span', { id: 'waiting-queue' }, `#${w.position} of ${w.queue_length} waiting for ${w.queue}`) : undefined],
+    ['Expected start', h('span', { id: 'waiting-start' }, typeof w.expected_start_ms === 'number'
+      ? `${time(w.expected_start_ms)} (${w.expected_start_basis})` : w.expected_start_basis)],
+  ];
+}
+
+// What a command job's program printed on its result line, field by field.
+function resultText(r) {
+  return Object.entries(r).map(([k, v]) => `${k} ${typeof v === 'number' ? num(v) : cell(v)}`).join(' · ');
+}
+
+// The estimate against the actual runtime; an assumed hour is said to be one, with no error.
+function runtimeText(rt) {
+  if (!rt || typeof rt.estimated_hours !== 'number') return undefined;
+  const actual = typeof rt.actual_hours === 'number' ? `, actual ${duration(rt.actual_hours * 3600)}` : '';
+  if (rt.basis === 'assumed') return `assumed ${duration(rt.estimated_hours * 3600)} (no runtime estimate)${actual}`;
+  const error = typeof rt.error_fraction === 'number' ? `, error ${pct(rt.error_fraction)}` : '';
+  return `estimated ${duration(rt.estimated_hours * 3600)}${rt.basis === 'history' ? ' (from earlier runs)' : ''}${actual}${error}`;
+}
+
 function renderSummary(el, job, cancel) {
   const p = job.progress || {};
   const r = job.result || {};
   const spec = job.spec || {};
+  const command = Array.isArray(spec.command) ? spec.command : null;
   clear(el,
     h('h3', { id: 'sum-h', class: 'sr-only' }, 'Summary'),
     dl([
       ['State', stateBadge(job.state)],
+      ...waitingFacts(job.waiting),
+      ['Command', command ? h('code', { id: 'job-command' }, commandText(command)) : undefined],
+      ['Bundle', bundleText(job)],
       ['Model', spec.model ? `${spec.model.kind} ${JSON.stringify(spec.model.hidden ?? [])}${spec.model.channels ? ` conv ${JSON.stringify(spec.model.channels)}` : ''}` : undefined],
       ['Data', spec.data ? spec.data.dataset : undefined],
       ['Epochs', spec.train ? `${p.epochs_done ?? (job.state === 'succeeded' ? r.epochs : 0) ?? 0} of ${spec.train.epochs}` : undefined],
@@ -103,6 +156,8 @@ function renderSummary(el, job, cancel) {
       ['Updated', time(job.updated_ms)],
       ['Final loss', r.final_loss !== undefined ? num(r.final_loss) : undefined],
       ['Test accuracy', r.test_accuracy !== undefined ? pct(r.test_accuracy) : (p.test_accuracy !== undefined ? `${pct(p.test_accuracy)} (last epoch)` : undefined)],
+      ['Result', command && job.result ? h('span', { id: 'job-result' }, resultText(r)) : undefined],
+      ['Runtime', runtimeText(job.runtime)],
       ['Elapsed', r.elapsed_s !== undefined ? duration(r.elapsed_s) : undefined],
       ['Samples/s', p.samples_per_s !== undefined ? num(p.samples_per_s, 5) : undefined],
       ['Error', job.error || undefined],
@@ -231,7 +286,7 @@ function renderCost(el, job) {
   clear(el, dl([
     ['Cost so far', so !== undefined ? usd(so) : 'not reported by this daemon'],
     ['Price', chosen?.usd_per_hour !== undefined ? `${usd(chosen.usd_per_hour)}/h (${chosen.option})` : undefined],
-    ['Estimated', chosen?.estimated_cost_usd !== undefined ? `${usd(chosen.estimated_cost_usd)} over ${duration((chosen.estimated_hours ?? 0) * 3600)}` : undefined],
+    ['Estimated', chosen?.estimated_cost_usd !== undefined ? `${usd(chosen.estimated_cost_usd)} over ${duration((chosen.estimated_hours ?? 0) * 3600)}${job.runtime?.basis === 'assumed' ? ' (an assumed hour)' : ''}` : undefined],
     ['Meets deadline', chosen?.meets_deadline !== undefined ? (chosen.meets_deadline ? 'yes' : 'no') : undefined],
     ['All on-demand', typeof job.cost?.on_demand_usd === 'number' ? usd(job.cost.on_demand_usd) : undefined],
     ['Saved', typeof job.cost?.saved_usd === 'number' ? usd(job.cost.saved_usd) : undefined],

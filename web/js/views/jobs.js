@@ -85,8 +85,10 @@ function jobRow(j, cancel) {
     h('td', {}, placement || (j.placement ? 'decided' : '—')),
     h('td', { title: p.device_name || '' }, `${res.gpu ?? '—'}${res.gpus > 1 ? ` ×${res.gpus}` : ''}`, device ? h('span', { class: 'muted' }, ` · ${device}`) : null),
     h('td', { class: 'progress-cell' },
+      j.waiting ? h('span', { class: 'waiting', 'data-col': 'waiting', title: `${j.waiting.reason} — expected start: ${j.waiting.expected_start_basis}` },
+        `${j.waiting.position ? `#${j.waiting.position}/${j.waiting.queue_length}: ` : ''}${j.waiting.reason}`) : null,
       total ? h('progress', { max: total, value: step || 0, 'aria-label': `job ${j.id} progress` }) : null,
-      total ? ` ${step ?? 0}/${total}` : '—',
+      total ? ` ${step ?? 0}/${total}` : (j.waiting ? null : '—'),
       p.loss !== undefined || j.result?.final_loss !== undefined
         ? h('span', { class: 'muted' }, ` loss ${num(j.result?.final_loss ?? p.loss)}`) : null),
     h('td', {}, usd(jobCost(j))),
