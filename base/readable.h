@@ -9,13 +9,17 @@
 //   usd(0.0042)             "$0.0042"     (>= $1: cents; below: two significant digits, at most
 //   usd(1234.5)             "$1234.50"     6 decimals; "$0" for zero)
 //   usd_per_hour(0.42)      "$0.420/h"    (three significant decimals below $10, else cents)
+//   count(1, "job")         "1 job"       (the noun in the plural for any other number: "2 jobs",
+//   count(0, "job")         "0 jobs"       "s" added unless the plural is given)
 //
 // Thread safety: pure functions. Header-only, standard library only (as all of base/); the digits
 // come from the one fixed-decimal formatter (fixed_decimal.h).
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "base/fixed_decimal.h"
 
@@ -52,6 +56,13 @@ inline std::string usd(double v) {
 inline std::string usd_per_hour(double v) {
   if (!std::isfinite(v)) return "-";
   return "$" + fixed_decimal(v, std::fabs(v) < 10 ? 3 : 2) + "/h";
+}
+
+inline std::string count(int64_t n, std::string_view one, std::string_view many = {}) {
+  std::string s = std::to_string(n) + " ";
+  if (n == 1) return s.append(one);
+  if (!many.empty()) return s.append(many);
+  return s.append(one).append("s");
 }
 
 }  // namespace jobctl::readable

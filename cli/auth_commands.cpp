@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/terminal_text.h"
+#include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "client/api_client.h"
 
@@ -95,6 +96,19 @@ std::string bearer_token(const CliContext& ctx) {
   return same_server(ctx.server, ctx.saved_server) ? ctx.saved_token : std::string();
 }
 
+void warn_if_token_unneeded(CliContext& ctx) {
+  const std::string token = bearer_token(ctx);
+  if (token.empty()) return;
+  client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = token});
+  auto who = api.http().request("GET", "/v1/auth/whoami");
+  if (!who) return;  // unreachable: the command said so, if it needed the server
+  auto body = client::json_from_response(*who);
+  if (body && body->is_object() && body->value("auth", true) == false)
+    print_warning(*ctx.err, "jobctld at " + ctx.server +
+                                " runs with auth off: the token was not checked, and anyone who can reach it "
+                                "may do what you did (docs/security.md)");
+}
+
 void add_auth_commands(CLI::App& app, CliContext& ctx) {
   auto* login = app.add_subcommand("login", "check an API token with jobctld and save it in your config (~/.config/jobctl/config.json)");
   auto token = std::make_shared<std::string>();
@@ -108,20 +122,17 @@ void add_auth_commands(CLI::App& app, CliContext& ctx) {
     }
     while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
     if (t.empty()) {
-      *ctx.err << "jobctl: error: no token given (--token T, or on standard input)\n";
-      throw CLI::RuntimeError(1);
+      fail(ctx, "no token given (--token T, or on standard input)");
     }
     client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = t});
     auto who = api.http().request("GET", "/v1/auth/whoami");
     std::string user = "?", role = "?";
     if (!who) {
-      *ctx.err << "jobctl: error: cannot reach jobctld at " << ctx.server << ": " << who.error().message << "\n";
-      throw CLI::RuntimeError(1);
+      fail(ctx, "cannot reach jobctld at " + ctx.server + ": " + who.error().message, kIoError);
     }
     auto body = client::json_from_response(*who);
     if (!body) {
-      *ctx.err << "jobctl: error: the token was refused: " << terminal_text(body.error().message, true) << "\n";
-      throw CLI::RuntimeError(1);
+      fail(ctx, "the token was refused: " + body.error().message, kIoError);
     }
     if ((*body)["user"].is_string()) user = (*body)["user"].get<std::string>();
     if ((*body)["role"].is_string()) role = (*body)["role"].get<std::string>();
@@ -131,8 +142,7 @@ void add_auth_commands(CLI::App& app, CliContext& ctx) {
     cfg["server"] = ctx.server;
     std::string why;
     if (!write_private(path, cfg.dump(2) + "\n", why)) {
-      *ctx.err << "jobctl: error: " << why << "\n";
-      throw CLI::RuntimeError(1);
+      fail(ctx, why, kIoError);
     }
     if ((*body).value("auth", true))
       *ctx.out << "logged in to " << ctx.server << " as " << terminal_text(user, false) << " ("

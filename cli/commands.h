@@ -2,8 +2,8 @@
 // each concept's commands live beside nothing else. main.cpp creates the CLI11 app and the
 // context, calls every add_*_commands, and parses.
 //
-// A command reports failure by throwing CLI::RuntimeError(exit_code) after printing its message
-// to ctx.err; CLI11 turns that into the process exit code.
+// A command reports failure with fail() (cli/cli_error.h: one error prefix and exit-code
+// convention): it prints the message to ctx.err and throws CLI::RuntimeError(exit_code).
 //
 // Ownership: the context outlives the app; commands hold references to it.
 #pragma once
@@ -38,6 +38,10 @@ struct CliContext {
 // The token to send to ctx.server: the one given for this run, else the saved one when
 // ctx.server is the server it was saved for (never another: a token is a password).
 std::string bearer_token(const CliContext& ctx);
+// When a token is sent (bearer_token) to a jobctld whose auth is off (GET /v1/auth/whoami says
+// so), a warning on ctx.err: the token protects nothing there. Silent when none is sent or the
+// server cannot be asked.
+void warn_if_token_unneeded(CliContext& ctx);
 // Whether two server URLs name the same server (case of scheme and host, trailing '/' ignored).
 bool same_server(std::string_view a, std::string_view b);
 

@@ -19,11 +19,6 @@
 
 namespace jobctl::cli {
 
-void fail(CliContext& ctx, const std::string& message, int code) {
-  *ctx.err << "error: " << terminal_text(message, true) << "\n";  // it may quote a server's answer
-  throw CLI::RuntimeError(code);
-}
-
 std::string read_file(CliContext& ctx, const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(ctx, "cannot read " + what + " '" + path + "': " + std::strerror(errno), kIoError);
@@ -41,14 +36,6 @@ void write_file(CliContext& ctx, const std::string& path, const std::string& tex
   if (!out) fail(ctx, "cannot write '" + path + "'", kIoError);
 }
 
-void check_output(CliContext& ctx, std::initializer_list<std::string_view> allowed) {
-  for (auto a : allowed)
-    if (ctx.output == a) return;
-  std::string list;
-  for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-  fail(ctx, "-o: unsupported output '" + ctx.output + "' for this command (one of: " + list + ")");
-}
-
 std::string opt_fixed(const std::optional<double>& v, int decimals, const std::string& none) {
   return v ? fixed_decimal(*v, decimals) : none;
 }
@@ -62,12 +49,9 @@ void print_table(std::ostream& out, const std::vector<std::string>& header,
 
 void print_csv(std::ostream& out, const std::vector<std::string>& header,
                const std::vector<std::vector<std::string>>& rows) {
-  auto line = [&](const std::vector<std::string>& r) {
-    for (size_t i = 0; i < r.size(); ++i) out << (i ? "," : "") << csv_field(r[i]);
-    out << "\n";
-  };
-  line(header);
-  for (const auto& r : rows) line(r);
+  Table t(header);
+  for (const auto& r : rows) t.add_row(r);
+  t.print_csv(out);
 }
 
 nlohmann::json daemon_call(CliContext& ctx, std::string_view method, const std::string& path,

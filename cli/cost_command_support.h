@@ -2,8 +2,8 @@
 // write files, check -o, print tables and CSV, and ask jobctld. One file per command uses these
 // (cli/*_command.cpp); add_cost_commands (cli/cost_commands.cpp) registers them all.
 //
-// Failure: a message on ctx.err and CLI::RuntimeError(code), which CLI11 turns into the exit
-// status: kBadInput for a bad flag or file content, kIoError for an unreadable file or jobctld.
+// Failure: fail() (cli/cli_error.h): kBadInput for a bad flag or file content, kIoError for an
+// unreadable file or jobctld.
 //
 // Thread safety: functions over the caller's context; no state of their own.
 #pragma once
@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/expected.h"
+#include "cli/cli_error.h"
 #include "cli/commands.h"
 
 namespace CLI {
@@ -27,13 +28,6 @@ class App;
 }
 
 namespace jobctl::cli {
-
-inline constexpr int kBadInput = 2;
-inline constexpr int kIoError = 1;
-
-// Prints "error: MESSAGE" (control characters escaped: it may quote a server's answer) and exits
-// with `code`.
-[[noreturn]] void fail(CliContext& ctx, const std::string& message, int code = kBadInput);
 
 // `r`'s value, or fail with its message (and field) and kIoError.
 template <class T>
@@ -45,9 +39,6 @@ T must_ok(CliContext& ctx, Expected<T> r) {
 // The whole file; `what` names it in the message ("trace", "catalog").
 std::string read_file(CliContext& ctx, const std::string& path, const std::string& what);
 void write_file(CliContext& ctx, const std::string& path, const std::string& text);
-
-// Fails unless ctx.output is one of `allowed`.
-void check_output(CliContext& ctx, std::initializer_list<std::string_view> allowed);
 
 std::string opt_fixed(const std::optional<double>& v, int decimals, const std::string& none = "-");
 // Aligned columns for people (cli/table.h, as every jobctl table).

@@ -20,6 +20,7 @@
 
 #include "base/fixed_decimal.h"
 #include "base/terminal_text.h"
+#include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "cost/gpu_specs.h"
 #include "cost/runtime_estimate.h"
@@ -29,11 +30,6 @@
 namespace jobctl::cli {
 
 namespace {
-
-[[noreturn]] void estimate_fail(CliContext& ctx, const std::string& message, int code) {
-  *ctx.err << "error: " << terminal_text(message, true) << "\n";
-  throw CLI::RuntimeError(code);
-}
 
 // The uncalibrated runtime on `gpus` GPUs of one model: the same formula placement prices with.
 struct RuntimeOnGpu {
@@ -79,13 +75,13 @@ nlohmann::json estimate_json(const cost::TransformerEstimate& e, const RuntimeOn
 }
 
 void run_estimate(CliContext& ctx, const std::string& file, int gpus, const std::string& gpu_name) {
-  if (ctx.output != "table" && ctx.output != "json") estimate_fail(ctx, "-o: estimate prints table or json", 2);
+  check_output(ctx, {"table", "json"});
   std::ifstream in(file, std::ios::binary);
-  if (!in) estimate_fail(ctx, "cannot read job spec '" + file + "': " + std::strerror(errno), 1);
+  if (!in) fail(ctx, "cannot read job spec '" + file + "': " + std::strerror(errno), 1);
   std::ostringstream text;
   text << in.rdbuf();
   auto estimate = cost::estimate_transformer_spec(text.str(), gpus);
-  if (!estimate) estimate_fail(ctx, estimate.error().message, 2);
+  if (!estimate) fail(ctx, estimate.error().message, 2);
   const cost::TransformerEstimate& e = *estimate;
   std::optional<RuntimeOnGpu> runtime;
   if (!gpu_name.empty()) {
@@ -93,11 +89,11 @@ void run_estimate(CliContext& ctx, const std::string& file, int gpus, const std:
     if (!gpu || gpu->name == "cpu") {
       std::string known;
       for (const std::string& n : cost::closest_gpu_names(gpu_name)) known += (known.empty() ? "" : ", ") + n;
-      estimate_fail(ctx, "--gpu: '" + gpu_name + "' is not a known GPU model (closest: " + known + ")", 2);
+      fail(ctx, "--gpu: '" + gpu_name + "' is not a known GPU model (closest: " + known + ")", 2);
     }
     // The workload's own description, for its precision: the spec decoded once more is cheap.
     auto workload = cost::transformer_workload_of_spec(text.str());
-    if (!workload) estimate_fail(ctx, workload.error().message, 2);
+    if (!workload) fail(ctx, workload.error().message, 2);
     runtime = runtime_on(*gpu, *workload, e);
   }
   if (ctx.output == "json") {

@@ -17,6 +17,7 @@
 #include "base/readable.h"
 #include "base/terminal_text.h"
 #include "bundle/code_bundle.h"
+#include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "cli/spec_builder.h"
 #include "cli/table.h"
@@ -28,21 +29,6 @@ using nlohmann::json;
 
 namespace {
 
-// Prints the error the way every job command does and leaves with exit code 1.
-[[noreturn]] void fail(CliContext& ctx, const Error& e) {
-  std::ostream& err = *ctx.err;
-  if (e.code == ErrorCode::unavailable) {
-    err << "jobctl: cannot reach jobctld at " << ctx.server << " (" << e.message
-        << ").\n       Is jobctld running? Point --server or JOBCTL_SERVER at it.\n";
-  } else {
-    // The message may quote a job's or another user's text.
-    err << "jobctl: error: " << terminal_text(e.message, true);
-    if (!e.field.empty()) err << " (field: " << terminal_text(e.field, false) << ")";
-    err << "\n";
-  }
-  throw CLI::RuntimeError(1);
-}
-
 template <class T>
 T must(CliContext& ctx, Expected<T> r) {
   if (!r) fail(ctx, r.error());
@@ -50,6 +36,17 @@ T must(CliContext& ctx, Expected<T> r) {
 }
 
 bool json_output(const CliContext& ctx) { return ctx.output == "json"; }
+
+// A listing's table as the reader asked for it: CSV (the header row even when empty) or aligned
+// columns, `none` in place of an empty one.
+void print_listing(CliContext& ctx, const Table& t, const char* none) {
+  if (ctx.output == "csv")
+    t.print_csv(*ctx.out);
+  else if (t.empty())
+    *ctx.out << none << "\n";
+  else
+    t.print(*ctx.out);
+}
 
 void print_json(CliContext& ctx, const json& j) { *ctx.out << j.dump(2) << "\n"; }
 
@@ -123,11 +120,7 @@ void print_job_table(CliContext& ctx, const json& jobs) {
   for (const auto& j : jobs)
     t.add_row({num(j["id"]), j.value("name", ""), j.value("state", ""), num(j["priority"]),
                worker_cell(j), age(j.value("created_ms", int64_t{0}), now), progress_summary(j)});
-  if (t.empty()) {
-    *ctx.out << "no jobs\n";
-    return;
-  }
-  t.print(*ctx.out);
+  print_listing(ctx, t, "no jobs");
 }
 
 std::string event_line(const json& ev) {
@@ -262,6 +255,21 @@ void print_job_detail(CliContext& ctx, const json& j, bool all_options) {
   for (const auto& ev : j["events"]) out << "  " << terminal_text(event_line(ev), false) << "\n";
 }
 
+// The job's fields named in `names`; a name the job does not have fails naming
+// the ones it has.
+json job_fields(CliContext& ctx, const json& job, const std::vector<std::string>& names) {
+  json picked = json::object();
+  for (const auto& name : names) {
+    if (!job.contains(name)) {
+      std::string known;
+      for (const auto& [key, value] : job.items()) known += (known.empty() ? "" : ",") + key;
+      cli::fail(ctx, "--fields: job " + num(job["id"]) + " has no field '" + name + "' (it has " + known + ")");
+    }
+    picked[name] = job[name];
+  }
+  return picked;
+}
+
 Expected<int64_t> parse_id(const std::string& text) {
   try {
     size_t used = 0;
@@ -344,6 +352,7 @@ void add_submit(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--workdir-limit-mb", o->workdir_limit_mb, "most MiB of files --workdir packs (default 100)")
       ->check(CLI::Range(int64_t{1}, int64_t{4096}));
   cmd->callback([o, &ctx] {
+    check_output(ctx, {"table", "json"});
     json base = json::object();
     if (!o->file.empty()) {
       const std::string text = must(ctx, read_spec_text(o->file));
@@ -424,7 +433,7 @@ void add_ls(CLI::App& app, CliContext& ctx) {
       return;
     }
     print_job_table(ctx, jobs);
-    if (!next.is_null()) *ctx.out << "(more: --after " << next.get<std::string>() << ", or --all)\n";
+    if (!next.is_null() && ctx.output != "csv") *ctx.out << "(more: --after " << next.get<std::string>() << ", or --all)\n";
   });
 }
 
@@ -432,15 +441,22 @@ void add_show(CLI::App& app, CliContext& ctx) {
   struct Opts {
     std::string id;
     bool all = false;
+    std::vector<std::string> fields;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("show", "show a job: spec, state, progress, result, events");
   cmd->add_option("ID", o->id, "job ID")->required();
   cmd->add_flag("--all", o->all, "list every placement option (default: the cheapest that fit, rejections counted)");
+  cmd->add_option("--fields", o->fields,
+                  "print only these top-level fields of the job as compact JSON, e.g. state,result")
+      ->delimiter(',');
   cmd->callback([o, &ctx] {
+    check_output(ctx, {"table", "json"});
     client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
     json job = must(ctx, api.get_job(must(ctx, parse_id(o->id))));
-    if (json_output(ctx))
+    if (!o->fields.empty())
+      *ctx.out << job_fields(ctx, job, o->fields).dump() << "\n";
+    else if (json_output(ctx))
       print_json(ctx, job);
     else
       print_job_detail(ctx, job, o->all);
@@ -452,6 +468,7 @@ void add_cancel(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("cancel", "cancel a job (a running one stops at its next heartbeat)");
   cmd->add_option("ID", *id, "job ID")->required();
   cmd->callback([id, &ctx] {
+    check_output(ctx, {"table", "json"});
     client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
     json job = must(ctx, api.cancel_job(must(ctx, parse_id(*id))));
     if (json_output(ctx))
@@ -472,6 +489,7 @@ void add_move(CLI::App& app, CliContext& ctx) {
       ->check(CLI::IsMember({"local", "on_demand", "spot"}));
   cmd->add_option("--reason", *reason, "why, recorded in the job's events");
   cmd->callback([id, to, reason, &ctx] {
+    check_output(ctx, {"table", "json"});
     client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
     json job = must(ctx, api.move_job(must(ctx, parse_id(*id)), *to, *reason));
     if (json_output(ctx))
@@ -493,6 +511,7 @@ void add_logs(CLI::App& app, CliContext& ctx) {
   cmd->add_option("ID", o->id, "job ID")->required();
   cmd->add_flag("-f,--follow", o->follow, "keep printing new events and progress");
   cmd->callback([o, &ctx] {
+    check_output(ctx, {"table", "json"});
     client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
     const int64_t id = must(ctx, parse_id(o->id));
     size_t printed = 0;
@@ -565,15 +584,13 @@ void add_instances(CLI::App& app, CliContext& ctx) {
                  i["worker_id"].is_null() ? "-" : num(i["worker_id"]), price, billed,
                  age(i.value("launched_ms", int64_t{0}), end), i.value("reason", "")});
     }
-    *ctx.out << terminal_text("provider " + r.value("provider", "") + ", tag " + r.value("tag", "") +
+    if (ctx.output != "csv")
+      *ctx.out << terminal_text("provider " + r.value("provider", "") + ", tag " + r.value("tag", "") +
                                   (r.value("reconciled", false) ? "" : ", not reconciled yet") +
                                   (r["last_error"].is_string() ? ", last error: " + r["last_error"].get<std::string>() : ""),
                               false)
              << "\n";
-    if (t.empty())
-      *ctx.out << "no instances\n";
-    else
-      t.print(*ctx.out);
+    print_listing(ctx, t, "no instances");
   });
 }
 
@@ -606,10 +623,7 @@ void add_workers(CLI::App& app, CliContext& ctx) {
                  std::to_string(caps.value("memory_mb", int64_t{0}) / 1024) + " GiB",
                  age(w.value("last_seen_ms", int64_t{0}), now) + " ago", jobs.empty() ? "-" : jobs});
     }
-    if (t.empty())
-      *ctx.out << "no workers\n";
-    else
-      t.print(*ctx.out);
+    print_listing(ctx, t, "no workers");
   });
 }
 

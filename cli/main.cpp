@@ -1,12 +1,15 @@
 // jobctl: the command line. Builds the CLI11 app and its context, adds every command group,
-// parses. Global options (--server, -o) may come before or after the command.
+// parses. Global options (--server, -o) may come before or after the command. Errors and exit
+// codes follow cli/cli_error.h (docs/cli.md).
 #include <cstdlib>
 #include <iostream>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "cli/cli_error.h"
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
@@ -45,14 +48,17 @@ int main(int argc, char** argv) {
       break;
     }
   }
+  int status = 0;
   try {
     app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    status = report_parse_error(app, e, std::vector<std::string>(args.begin() + 1, args.end()), std::cout, std::cerr);
+    if (e.get_name() != "RuntimeError") return status;  // no command ran
   }
   if (!ctx.after_dashes.empty() && app.got_subcommand("submit") == false) {
-    std::cerr << "jobctl: only `jobctl submit` takes a command after --\n";
-    return 2;
+    print_error(std::cerr, "only `jobctl submit` takes a command after --");
+    return kBadInput;
   }
-  return 0;
+  if (!app.got_subcommand("login")) warn_if_token_unneeded(ctx);  // login says so itself
+  return status;
 }

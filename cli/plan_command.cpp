@@ -103,7 +103,7 @@ void run_report_plan(CliContext& ctx, const PlanArgs& a) {
   const auto& best = plan.rows[static_cast<size_t>(plan.cheapest_extra_gpus)];
   out << in.gpu_model << " fleet plan, " << format_utc(in.from_ms, UtcStyle::readable) << " to "
       << format_utc(in.to_ms, UtcStyle::readable) << " UTC (" << fixed_decimal(plan.period_hours / 24.0, 1) << " days): "
-      << plan.job_count << " jobs, " << fixed_decimal(plan.demand_gpu_hours, 1) << " GPU-hours, at most "
+      << readable::count(plan.job_count, "job") << ", " << fixed_decimal(plan.demand_gpu_hours, 1) << " GPU-hours, at most "
       << fixed_decimal(plan.peak_concurrent_gpus, 0) << " GPUs at once\n";
   // Below the printed precision the drift is shown as +0.00%, not as a rounding's -0.00%.
   const double drift = std::abs(plan.replay_vs_ledger) < 5e-5 ? 0.0 : plan.replay_vs_ledger;

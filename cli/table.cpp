@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ostream>
 
+#include "base/strings.h"
 #include "base/terminal_text.h"
 #include "base/utc_time.h"
 
@@ -32,7 +33,32 @@ std::string cut(const std::string& s, size_t width) {
   return out + "…";
 }
 
+// `s` on one line: each run of white space (line breaks included) as one space, none at the ends.
+std::string one_line(const std::string& s) {
+  std::string out;
+  bool space = false;
+  for (char c : s) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace
+
+void Table::print_csv(std::ostream& out) const {
+  auto line = [&](const std::vector<std::string>& r) {
+    for (size_t i = 0; i < r.size(); ++i) out << (i ? "," : "") << csv_field(r[i]);
+    out << "\n";
+  };
+  line(headers_);
+  for (const auto& r : rows_) line(r);
+}
 
 void Table::print(std::ostream& out) const {
   // Cells come from workers, jobs and other users: nothing in one may act on the terminal.
@@ -41,7 +67,7 @@ void Table::print(std::ostream& out) const {
   for (const auto* r : {&headers_}) rows.push_back(*r);
   for (const auto& r : rows_) rows.push_back(r);
   for (auto& r : rows)
-    for (auto& cell : r) cell = terminal_text(cell, false);
+    for (auto& cell : r) cell = terminal_text(one_line(cell), false);
   std::vector<size_t> widths(headers_.size(), 0);
   auto measure = [&](const std::vector<std::string>& row) {
     for (size_t i = 0; i < row.size() && i < widths.size(); ++i)

@@ -1,6 +1,8 @@
 // Plain-text tables for the CLI: a header row, then rows, columns padded to their widest cell
-// (UTF-8 aware for width), two spaces apart. Cells past max_width are cut with "…". Every cell
-// is printed through terminal_text() (base/terminal_text.h): control characters show as escapes.
+// (UTF-8 aware for width), two spaces apart. A cell is one line: its line breaks and runs of
+// white space print as one space (a failed job's error is many lines), and past max_width it is
+// cut with "…". Every cell is printed through terminal_text() (base/terminal_text.h): control
+// characters show as escapes. print_csv() writes the same rows as CSV (RFC 4180), cells whole.
 //
 // Thread safety: plain value.
 #pragma once
@@ -18,6 +20,7 @@ class Table {
   void add_row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
   bool empty() const { return rows_.empty(); }
   void print(std::ostream& out) const;
+  void print_csv(std::ostream& out) const;
 
  private:
   std::vector<std::string> headers_;

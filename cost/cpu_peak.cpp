@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "base/readable.h"
 #include "base/strings.h"
 #include "train/spec/blas_cores.h"
 
@@ -60,6 +61,17 @@ std::string cpu_device_key(std::string_view model, int cores) {
   const std::string_view m = trim(model);
   if (m.empty() || cores <= 0) return "cpu";
   return "cpu/" + std::string(m) + "/" + std::to_string(cores);
+}
+
+std::string device_label(std::string_view device, int count) {
+  if (device == "cpu") return "CPU";
+  if (device.starts_with("cpu/")) {
+    const std::string_view cores = device.substr(device.rfind('/') + 1);
+    if (cores.empty() || cores.size() > 6 || cores.find_first_not_of("0123456789") != std::string_view::npos)
+      return "CPU";
+    return "CPU, " + readable::count(std::stoll(std::string(cores)), "core");
+  }
+  return std::string(device.empty() ? "?" : device) + " x" + std::to_string(count);
 }
 
 GpuSpec cpu_machine_spec(std::string_view key, double peak_tflops) {

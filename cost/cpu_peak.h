@@ -51,6 +51,10 @@ double cpu_peak_tflops(const CpuFacts& cpu);
 // "cpu" when the model is unknown.
 std::string cpu_device_key(std::string_view model, int cores);
 
+// A device as people read it: a CPU key as "CPU, 2 cores" ("CPU" when its cores are unknown), a
+// GPU model with its count, "H100-SXM x8". `count` is the devices a machine or a job has.
+std::string device_label(std::string_view device, int count);
+
 // A CPU machine as a row of the device table: the generic "cpu" row (gpu_specs.h) named `key`
 // and running at `peak_tflops` FP32 (the other precisions fall back to it, peak_tflops()), so a
 // machine is timed (placement) and calibrated (the daemon) at one and the same peak. `key` must

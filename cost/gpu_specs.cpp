@@ -1,5 +1,6 @@
 #include "cost/gpu_specs.h"
 
+#include "base/edit_distance.h"
 #include "base/strings.h"
 
 #include <algorithm>
@@ -201,18 +202,6 @@ std::string memory_text(double gb) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%gGB", gb);
   return buf;
-}
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
 }
 
 Error unknown_gpu(std::string_view text, const std::string& why) {

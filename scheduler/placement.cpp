@@ -543,7 +543,7 @@ CandidateMachine machine_of(const Candidate& c, const PlacementContext& ctx, con
 
 std::string gpu_label(const Candidate& c, const PlacementContext& ctx, const LocalCapacity& capacity) {
   const CandidateMachine m = machine_of(c, ctx, capacity);
-  return std::string(m.gpu_model) + " x" + std::to_string(m.gpus);
+  return cost::device_label(m.gpu_model, m.gpus);
 }
 
 std::string option_label(const Candidate& c, const PlacementContext& ctx, const LocalCapacity& capacity) {
@@ -573,7 +573,7 @@ std::string rejection_text(const Candidate& c, const Job& job, const PlacementCo
     case Rejection::spot_mode: return std::string("spot is ") + std::string(train::to_string(job.spot));
     case Rejection::no_spot_market: return "no spot price for this offer";
     case Rejection::too_few_gpus:
-      return "needs " + std::to_string(c.gpus > 0 ? c.gpus : job.workload.gpus) + " GPUs; has " + std::to_string(have_gpus);
+      return "needs " + readable::count(c.gpus > 0 ? c.gpus : job.workload.gpus, "GPU") + "; has " + std::to_string(have_gpus);
     case Rejection::unknown_gpu: return "no specs for GPU model '" + model + "': runtime cannot be estimated";
     case Rejection::memory:
       // A described workload says how it was spread: "with ZeRO-2 on 2 GPUs".

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cost/cpu_peak.h"
 #include "daemon/jobs/housekeeping.h"
 
 namespace jobctl::daemon::jobs {
@@ -63,7 +64,7 @@ Expected<int> Housekeeping::unplace_unclaimed() {
     const double expected_wait_h = chosen.queue_wait_hours;
     const int64_t due = (*row)->updated_ms + bound_ms + static_cast<int64_t>(std::max(expected_wait_h, 0.0) * 3.6e6);
     if (now < due) continue;
-    const std::string pool = (chosen.gpu.empty() ? std::string("?") : chosen.gpu) + " x" + std::to_string(chosen.gpus);
+    const std::string pool = cost::device_label(chosen.gpu, chosen.gpus);
     const std::string where = q.placement_option == store::OptionKind::local
                                   ? "of the local pool " + pool
                                   : "of a " + q.placement_instance_type +

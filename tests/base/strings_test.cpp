@@ -1,3 +1,5 @@
+#include "base/edit_distance.h"
+#include "base/readable.h"
 #include "base/strings.h"
 
 #include <gtest/gtest.h>
@@ -23,6 +25,22 @@ TEST(Strings, CsvFieldQuotesOnlyWhatNeedsIt) {
 TEST(Strings, XmlEscapeCoversTheFiveSpecialCharacters) {
   EXPECT_EQ(xml_escape("plain"), "plain");
   EXPECT_EQ(xml_escape("<a href=\"x\">R&D's</a>"), "&lt;a href=&quot;x&quot;&gt;R&amp;D&apos;s&lt;/a&gt;");
+}
+
+TEST(Strings, EditDistanceCountsSingleByteEdits) {
+  EXPECT_EQ(edit_distance("submit", "submit"), 0u);
+  EXPECT_EQ(edit_distance("sumbit", "submit"), 2u);  // a swap is two substitutions
+  EXPECT_EQ(edit_distance("epoch", "epochs"), 1u);
+  EXPECT_EQ(edit_distance("", "ls"), 2u);
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+}
+
+TEST(Readable, CountsTakeTheirPlural) {
+  EXPECT_EQ(readable::count(1, "job"), "1 job");
+  EXPECT_EQ(readable::count(2, "job"), "2 jobs");
+  EXPECT_EQ(readable::count(0, "worker"), "0 workers");
+  EXPECT_EQ(readable::count(1, "GPU"), "1 GPU");
+  EXPECT_EQ(readable::count(3, "entry", "entries"), "3 entries");
 }
 
 }  // namespace

@@ -142,6 +142,28 @@ TEST_F(CostCommands, SimulateThePapersTrace) {
   EXPECT_GE(j["savings"].get<double>(), 0.40);
 }
 
+// The sample trace the project ships (docs/spot-traces.md) runs the README's simulate line in a
+// clone alone: it parses, covers the deadline, and spot saves against on-demand.
+TEST_F(CostCommands, SimulateTheSampleTraceShipped) {
+  const char* src = std::getenv("JOBCTL_SOURCE_DIR");
+  const fs::path trace = fs::path(src ? src : ".") / "examples" / "spot-traces" / "sample-1node.json";
+  ASSERT_TRUE(fs::exists(trace)) << trace;
+  auto r = jobctl({"simulate", "--trace", trace.string(), "--policy", "up,optimal", "--compute-hours", "72",
+                   "--deadline-hours", "84", "--changeover-hours", "0.3", "--spot-price", "0.92",
+                   "--on-demand-price", "3.06", "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2u);
+  for (const auto& row : j) {
+    EXPECT_EQ(row["trace_covers_deadline"], true) << row.dump();
+    EXPECT_EQ(row["deadline_met"], true) << row.dump();
+    EXPECT_GT(row["savings"].get<double>(), 0.0) << row.dump();
+  }
+  auto priced = jobctl({"simulate", "--trace", trace.string(), "--policy", "up", "--compute-hours", "72",
+                        "--deadline-hours", "84", "--spot-price-from-trace", "--on-demand-price", "3.06", "-o", "json"});
+  ASSERT_EQ(priced.code, 0) << priced.err;
+}
+
 TEST_F(CostCommands, BreakevenJsonReproducesTheWorkedExample) {
   auto r = jobctl({"report", "breakeven", "--gpu", "V100", "--purchase-usd", "2000", "--offer", "aws:p3.2xlarge",
                    "--power-kw", "0", "-o", "json"});

@@ -105,7 +105,7 @@ TEST_F(Cli, SubmitFromAFileWithOverrides) {
 
 TEST_F(Cli, ServerErrorsPrintTheMessageAndFieldAndExitNonZero) {
   Result bad = run({"submit", "--epochs", "-1"});
-  EXPECT_EQ(bad.code, 1);
+  EXPECT_EQ(bad.code, 2);  // input jobctld refuses: the command line is wrong
   EXPECT_NE(bad.err.find("train.epochs"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("field: train.epochs"), std::string::npos) << bad.err;
 
@@ -114,7 +114,7 @@ TEST_F(Cli, ServerErrorsPrintTheMessageAndFieldAndExitNonZero) {
   EXPECT_NE(missing.err.find("does not exist"), std::string::npos) << missing.err;
 
   Result not_id = run({"cancel", "abc"});
-  EXPECT_EQ(not_id.code, 1);
+  EXPECT_EQ(not_id.code, 2);
   EXPECT_NE(not_id.err.find("positive integer"), std::string::npos) << not_id.err;
 
   Result no_file = run({"submit", dir_.file("none.json")});
@@ -124,7 +124,7 @@ TEST_F(Cli, ServerErrorsPrintTheMessageAndFieldAndExitNonZero) {
   const std::string bad_json = dir_.file("bad.json");
   std::ofstream(bad_json) << "{";
   Result malformed = run({"submit", bad_json});
-  EXPECT_EQ(malformed.code, 1);
+  EXPECT_EQ(malformed.code, 2);
   EXPECT_NE(malformed.err.find("not valid JSON"), std::string::npos);
 }
 
@@ -159,7 +159,7 @@ TEST_F(Cli, SubmitFlagsForPlacementEnvironmentSetupAndEstimate) {
     args.insert(args.end(), bad.begin(), bad.end());
     args.insert(args.end(), {"--", "/bin/true"});
     Result r = run(args);
-    EXPECT_EQ(r.code, 1) << bad[0];
+    EXPECT_EQ(r.code, 2) << bad[0];
     EXPECT_NE(r.err.find(bad[0] + " "), std::string::npos) << r.err;
   }
   EXPECT_EQ(json::parse(run({"ls", "-o", "json"}).out)["jobs"].size(), 1u) << "a refused flag submitted nothing";
@@ -303,6 +303,57 @@ TEST_F(Cli, WorkersArePaginatedAndTheCliFollowsThePages) {
   ASSERT_EQ(all.size(), 130u);
   EXPECT_EQ(all[129]["name"], "w129");
   EXPECT_NE(run({"workers"}).out.find("w129"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace jobctl::cli
+
+namespace jobctl::cli {
+namespace {
+
+// The tables offer CSV: a header row and one row per job or worker, whole cells.
+TEST_F(Cli, ListingsPrintCsv) {
+  ASSERT_EQ(run({"submit", "--name", "one,two", "--dataset", "synthetic"}).code, 0);
+  ASSERT_EQ(run({"submit", "--name", "three", "--dataset", "synthetic"}).code, 0);
+  Result ls = run({"ls", "-o", "csv"});
+  ASSERT_EQ(ls.code, 0) << ls.err;
+  std::istringstream lines(ls.out);
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 3u) << ls.out;
+  EXPECT_EQ(rows[0], "ID,NAME,STATE,PRIO,WORKER,AGE,PROGRESS");
+  EXPECT_EQ(rows[1].rfind("1,\"one,two\",queued,", 0), 0u) << rows[1];
+  EXPECT_EQ(rows[2].rfind("2,three,queued,", 0), 0u) << rows[2];
+  Result none = run({"workers", "-o", "csv"});
+  ASSERT_EQ(none.code, 0) << none.err;
+  EXPECT_EQ(none.out, "ID,NAME,STATE,GPUS,CPUS,MEMORY,LAST SEEN,JOBS\n");
+  EXPECT_EQ(run({"show", "1", "-o", "csv"}).code, 2);
+}
+
+// `show --fields`: the named fields as one line of JSON, for scripts and the README.
+TEST_F(Cli, ShowFieldsPrintsCompactJson) {
+  ASSERT_EQ(run({"submit", "--name", "compact", "--dataset", "synthetic"}).code, 0);
+  Result r = run({"show", "1", "--fields", "state,name"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, R"({"name":"compact","state":"queued"})" "\n");
+  Result bad = run({"show", "1", "--fields", "state,nope"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("has no field 'nope'"), std::string::npos) << bad.err;
+}
+
+// A token sent to a jobctld with auth off (the in-process one) protects nothing: a warning says so.
+TEST_F(Cli, ATokenForAServerWithAuthOffIsWarnedAbout) {
+  std::ostringstream out, err;
+  CliContext ctx{daemon_.url(), "", "table", &out, &err};
+  warn_if_token_unneeded(ctx);
+  EXPECT_EQ(err.str(), "") << "no token, nothing to say";
+  ctx.token = "jct_given";
+  warn_if_token_unneeded(ctx);
+  EXPECT_EQ(err.str().rfind("jobctl: warning: jobctld at " + daemon_.url() + " runs with auth off", 0), 0u) << err.str();
+  std::ostringstream unreachable_err;
+  CliContext unreachable{"http://127.0.0.1:1", "jct_given", "table", &out, &unreachable_err};
+  warn_if_token_unneeded(unreachable);
+  EXPECT_EQ(unreachable_err.str(), "");
 }
 
 }  // namespace

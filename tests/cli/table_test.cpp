@@ -19,6 +19,30 @@ TEST(Table, PadsColumnsAndCutsLongCells) {
             "12  a-very-lo…  running\n");
 }
 
+// A failed job's error is many lines: its cell stays on its row, cut with an ellipsis.
+TEST(Table, CellsAreOneLine) {
+  Table t({"ID", "PROGRESS"}, 30);
+  t.add_row({"7", "jobctl-train exited 1:\nTraceback (most recent call last):\n  File \"train.py\", line 3\n"});
+  t.add_row({"8", "  tabs\tand\r\nbreaks  "});
+  std::ostringstream out;
+  t.print(out);
+  EXPECT_EQ(out.str(),
+            "ID  PROGRESS\n"
+            "7   jobctl-train exited 1: Traceb…\n"
+            "8   tabs and breaks\n");
+}
+
+TEST(Table, CsvKeepsCellsWholeAndQuoted) {
+  Table t({"ID", "NAME", "ERROR"});
+  t.add_row({"1", "a,b", "two\nlines"});
+  std::ostringstream out;
+  t.print_csv(out);
+  EXPECT_EQ(out.str(), "ID,NAME,ERROR\n1,\"a,b\",\"two\nlines\"\n");
+  std::ostringstream empty;
+  Table({"ID"}).print_csv(empty);
+  EXPECT_EQ(empty.str(), "ID\n");
+}
+
 TEST(Table, AgesAndTimes) {
   EXPECT_EQ(age(0, 5'000), "5s");
   EXPECT_EQ(age(0, 125'000), "2m");

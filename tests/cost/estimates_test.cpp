@@ -289,6 +289,16 @@ TEST(CpuPeak, FromCoresAndVectorWidth) {
   EXPECT_EQ(cpu_device_key("", 4), "cpu");
 }
 
+// What people read for a device: a CPU machine by its cores, a GPU by its model and count.
+TEST(CpuPeak, DeviceLabelsReadAsPeopleSayThem) {
+  EXPECT_EQ(device_label(cpu_device_key("Intel(R) Xeon(R) Processor", 2), 1), "CPU, 2 cores");
+  EXPECT_EQ(device_label(cpu_device_key("AMD EPYC", 1), 1), "CPU, 1 core");
+  EXPECT_EQ(device_label("cpu", 1), "CPU");
+  EXPECT_EQ(device_label("cpu/odd/x", 1), "CPU");
+  EXPECT_EQ(device_label("H100-SXM", 8), "H100-SXM x8");
+  EXPECT_EQ(device_label("", 1), "? x1");
+}
+
 // The peak is the kernels' (train/spec/blas_cores.h, the table jobctl-train selects by): AVX
 // without FMA runs the Sandybridge kernels; a worker pinned to a core (OPENBLAS_CORETYPE) gets
 // that core's width, the generic Prescott's SSE included.
