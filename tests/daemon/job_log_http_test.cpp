@@ -5,6 +5,8 @@
 // own calls), so the times it sends are known.
 //
 // Environment: JOBCTLD (the binary).
+#include <signal.h>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -12,14 +14,15 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "client/api_client.h"
-#include "process/child.h"
-#include "process/line_reader.h"
+#include "tests/support/process.h"
+#include "tests/support/server_process.h"
 #include "tests/support/poll.h"
 #include "tests/support/temp_dir.h"
 
@@ -34,34 +37,24 @@ constexpr int64_t kT0 = 1795000000123;  // 2026-11-18T11:06:40.123Z
 // jobctld as a child process over one data directory: started, killed with SIGKILL, started again.
 class Jobctld {
  public:
-  Jobctld(const jobctl::testing::TempDir& dir, const json& config) : dir_(dir) {
+  Jobctld(const jobctl::testing::TempDir& dir, const json& config)
+      : argv_{jobctl::testing::env_or_fail("JOBCTLD"), "--config", dir.file("config.json"), "--listen", "127.0.0.1:0",
+              "--data-dir", dir.file("data")} {
     std::ofstream(dir.file("config.json")) << config.dump();
   }
-  ~Jobctld() { kill9(); }
-
+  // Its URL ("" when it did not start).
   std::string start() {
-    const char* binary = std::getenv("JOBCTLD");
-    if (binary == nullptr) return "";
-    auto c = jobctl::process::Child::spawn(
-        {binary, "--config", dir_.file("config.json"), "--listen", "127.0.0.1:0", "--data-dir", dir_.file("data")},
-        {.stdout_to = jobctl::process::Output::pipe(),
-         .stderr_to = jobctl::process::Output::append_to(dir_.file("jobctld.log"))});
-    if (!c) return "";
-    child_ = std::move(*c);
-    auto line = jobctl::process::LineReader(child_->stdout_fd()).next(30s);
-    child_->close_stdout();
-    json j = json::parse(line.value_or(""), nullptr, false);
-    if (j.is_discarded() || !j.contains("port")) return "";
-    return "http://127.0.0.1:" + std::to_string(j["port"].get<int>());
+    process_.emplace(argv_);
+    return process_->ok() ? process_->url() : "";
   }
   void kill9() {
-    if (child_) child_->kill();
-    child_.reset();
+    if (process_) process_->process().stop(SIGKILL, 10s);
+    process_.reset();
   }
 
  private:
-  const jobctl::testing::TempDir& dir_;
-  std::unique_ptr<jobctl::process::Child> child_;
+  std::vector<std::string> argv_;
+  std::optional<jobctl::testing::ServerProcess> process_;
 };
 
 json config(int64_t retention_s = 3600) {
@@ -110,7 +103,6 @@ std::vector<std::string> texts(const json& page) {
 }
 
 TEST(JobLogHttp, LinesKeepTheirTimesAcrossLeasesAndASigkilledJobctld) {
-  ASSERT_NE(std::getenv("JOBCTLD"), nullptr) << "JOBCTLD must name the jobctld binary";
   jobctl::testing::TempDir dir;
   Jobctld d(dir, config());
   std::string url = d.start();
@@ -179,7 +171,6 @@ TEST(JobLogHttp, LinesKeepTheirTimesAcrossLeasesAndASigkilledJobctld) {
 }
 
 TEST(JobLogHttp, ALogIsDeletedARetentionPeriodAfterItsJobEnded) {
-  ASSERT_NE(std::getenv("JOBCTLD"), nullptr) << "JOBCTLD must name the jobctld binary";
   jobctl::testing::TempDir dir;
   Jobctld d(dir, config(/*retention_s=*/2));
   const std::string url = d.start();
