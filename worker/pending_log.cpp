@@ -12,8 +12,12 @@ void PendingLog::append(std::string_view line) {
   pending_ += line_bytes(p);
   p.end = appended_;
   lines_.push_back(std::move(p));
-  if (pending_ > static_cast<int64_t>(cap_)) {
-    while (pending_ > static_cast<int64_t>(cap_ / 2) && lines_.size() > 1) {
+  // What a heartbeat would carry: the text and the JSON around each line ({"time_ms":...,"text":""}),
+  // so that many short lines cannot make a heartbeat larger than jobctld takes.
+  constexpr int64_t kLineOverhead = 40;
+  auto weight = [this] { return pending_ + kLineOverhead * static_cast<int64_t>(lines_.size()); };
+  if (weight() > static_cast<int64_t>(cap_)) {
+    while (weight() > static_cast<int64_t>(cap_ / 2) && lines_.size() > 1) {
       pending_ -= line_bytes(lines_.front());
       lines_.pop_front();
     }

@@ -1,9 +1,9 @@
 // The part of a job's log not yet delivered to jobctld: the runner's I/O loop appends the job's
 // output lines, each stamped with the time it was read, the heartbeat thread takes them and, once
 // a heartbeat carrying them is answered, drops what it delivered. What piles up while the daemon
-// cannot be reached is capped: past `cap` bytes of text the oldest half is dropped, and the next
-// delivery starts with a line saying how many bytes were lost (stamped when the first of them was
-// dropped).
+// cannot be reached is capped: past `cap` bytes (the text and the JSON each line travels in) the
+// oldest half is dropped, and the next delivery starts with a line saying how many bytes of text
+// were lost (stamped with the time of the first line after them).
 //
 // Thread safety: every method may be called from any thread (one mutex, never held while
 // anything blocks).

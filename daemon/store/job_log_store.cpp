@@ -193,13 +193,13 @@ Expected<LogPage> JobLogStore::read(int64_t job_id, const LogQuery& q) const {
     if (!parse_line(line, l) || l.number <= q.after) continue;
     page.next = l.number;
     if (q.since_ms > 0 && l.time_ms < q.since_ms) continue;
-    if (q.tail == 0 && q.since_ms == 0) page.dropped_lines += l.number - previous - 1;
-    previous = l.number;
     if (q.tail == 0 && kept.size() >= q.max_lines) {
       page.more = true;
       page.next = kept.back().number;
       break;
     }
+    if (q.tail == 0 && q.since_ms == 0) page.dropped_lines += l.number - previous - 1;
+    previous = l.number;
     kept.push_back(std::move(l));
     if (q.tail > 0 && static_cast<int64_t>(kept.size()) > q.tail) kept.pop_front();
   }

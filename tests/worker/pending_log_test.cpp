@@ -67,6 +67,16 @@ TEST(PendingLog, PastTheCapTheOldestIsDroppedAndReportedOnce) {
   EXPECT_EQ(text_of(log.take()), "next\n");  // no marker again
 }
 
+TEST(PendingLog, ManyShortLinesStayWithinTheCapOfAHeartbeat) {
+  ManualClock clock;
+  PendingLog log(4096, clock);
+  for (int i = 0; i < 10000; ++i) log.append("");
+  const auto taken = log.take();
+  EXPECT_GT(taken.dropped, 0);
+  // Each line travels as {"time_ms":...,"text":"..."}: what is kept must fit the cap as sent.
+  EXPECT_LE(protocol::to_json(protocol::HeartbeatReport{{1, 1}, std::nullopt, taken.lines}).dump().size(), 4096u + 200u);
+}
+
 TEST(PendingLog, ADropDuringDeliveryOfUndeliveredBytesIsReported) {
   ManualClock clock;
   PendingLog log(40, clock);
