@@ -1,5 +1,9 @@
 // submit, ls, show, cancel, logs, workers, instances: the commands that talk to jobctld (docs/api.md).
+#include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <cerrno>
+#include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -16,6 +20,7 @@
 #include "base/fixed_decimal.h"
 #include "base/readable.h"
 #include "base/terminal_text.h"
+#include "base/utc_time.h"
 #include "bundle/code_bundle.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
@@ -501,41 +506,114 @@ void add_move(CLI::App& app, CliContext& ctx) {
   });
 }
 
+// `--since`: a duration back from now ("90s", "10m", "2h", "1d") or an RFC 3339 time.
+Expected<int64_t> parse_since(const std::string& text, int64_t now_ms) {
+  if (auto t = parse_rfc3339(text)) return *t;
+  static const std::pair<char, int64_t> units[] = {{'s', 1000}, {'m', 60000}, {'h', 3600000}, {'d', 86400000}};
+  if (text.size() >= 2)
+    for (const auto& [unit, ms] : units)
+      if (text.back() == unit) {
+        int64_t n = 0;
+        auto r = std::from_chars(text.data(), text.data() + text.size() - 1, n);
+        if (r.ec == std::errc() && r.ptr == text.data() + text.size() - 1 && n >= 0 && n <= 3650 * int64_t{86400000} / ms)
+          return now_ms - n * ms;
+      }
+  return make_error(ErrorCode::invalid_argument,
+                    "--since must be a duration back from now (90s, 10m, 2h, 1d) or an RFC 3339 time "
+                    "(2026-11-27T10:00:00Z), not '" + text + "'",
+                    "since");
+}
+
+// GET /v1/jobs/{id}/log/download into `file` (FILE.part first, renamed when whole).
+void download_log(CliContext& ctx, client::ApiClient& api, int64_t id, const std::string& file) {
+  const std::string part = file + ".part";
+  std::FILE* out = std::fopen(part.c_str(), "wb");
+  if (out == nullptr)
+    fail(ctx, make_error(ErrorCode::io, "cannot write " + part + ": " + std::strerror(errno), "download"));
+  auto r = api.http().get_to_file("/v1/jobs/" + std::to_string(id) + "/log/download", out, 3600 * 1000);
+  const bool closed = std::fclose(out) == 0;
+  if (!r || r->status != 200 || !closed) {
+    std::remove(part.c_str());
+    if (!r) fail(ctx, r.error());
+    if (r->status != 200) fail(ctx, client::error_from_answer(r->status, r->body));
+    fail(ctx, make_error(ErrorCode::io, "cannot write " + part, "download"));
+  }
+  if (std::rename(part.c_str(), file.c_str()) != 0)
+    fail(ctx, make_error(ErrorCode::io, "cannot rename " + part + " to " + file + ": " + std::strerror(errno), "download"));
+  *ctx.err << "jobctl: job " << id << "'s log written to " << file << "\n";
+}
+
 void add_logs(CLI::App& app, CliContext& ctx) {
   struct Opts {
     std::string id;
     bool follow = false;
+    std::string since;
+    std::string tail;
+    bool timestamps = false;
+    std::string download;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("logs", "print a job's events, progress and output (-f: follow until it ends)");
   cmd->add_option("ID", o->id, "job ID")->required();
-  cmd->add_flag("-f,--follow", o->follow, "keep printing new events and progress");
+  cmd->add_flag("-f,--follow", o->follow, "keep printing new output, events and progress until the job ends");
+  cmd->add_option("--since", o->since, "only what came since: a duration back from now (10m, 2h) or an RFC 3339 time");
+  cmd->add_option("--tail", o->tail, "only the last N lines of output");
+  cmd->add_flag("--timestamps", o->timestamps, "start each output line with the time its worker read it (UTC)");
+  cmd->add_option("--download", o->download, "save the whole stored log (each line numbered and timed) to FILE");
   cmd->callback([o, &ctx] {
     check_output(ctx, {"table", "json"});
-    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
     const int64_t id = must(ctx, parse_id(o->id));
+    int64_t tail = 0;
+    if (!o->tail.empty()) {
+      auto r = std::from_chars(o->tail.data(), o->tail.data() + o->tail.size(), tail);
+      if (r.ec != std::errc() || r.ptr != o->tail.data() + o->tail.size() || tail < 1 || tail > 100000)
+        fail(ctx, make_error(ErrorCode::invalid_argument,
+                             "--tail must be a number of lines from 1 to 100000, not '" + o->tail + "'", "tail"));
+    }
+    const int64_t since = o->since.empty() ? 0 : must(ctx, parse_since(o->since, SystemClock().now_ms()));
+    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
+    if (!o->download.empty()) {
+      if (o->follow || tail > 0 || since > 0 || o->timestamps)
+        fail(ctx, make_error(ErrorCode::invalid_argument,
+                             "--download saves the whole log; it takes no -f, --since, --tail or --timestamps",
+                             "download"));
+      return download_log(ctx, api, id, o->download);
+    }
     size_t printed = 0;
     std::string last_progress;
-    int64_t log_offset = 0;
+    int64_t after = 0;
+    bool first = true;
+    int64_t shown_from = since;  // events and progress before this are not printed
     for (;;) {
       json job = must(ctx, api.get_job(id));
-      // The program's output since the last poll (a daemon without the route has none to give).
-      if (auto r = api.http().request("GET", "/v1/jobs/" + std::to_string(id) + "/log?after=" + std::to_string(log_offset));
-          r && r->status == 200) {
-        const json chunk = json::parse(r->body, nullptr, false);
-        if (chunk.is_object()) {
-          const std::string text = chunk.value("text", "");
-          log_offset = chunk.value("next", log_offset);
-          if (!text.empty()) {
-            if (json_output(ctx))
-              *ctx.out << json{{"log", text}}.dump() << "\n";
-            else
-              *ctx.out << terminal_text(text, true) << (text.back() == '\n' ? "" : "\n");
+      // The program's output since the last poll (the first poll: what --since and --tail ask).
+      for (;;) {
+        std::string path = "/v1/jobs/" + std::to_string(id) + "/log?after=" + std::to_string(after);
+        if (first && since > 0) path += "&since=" + std::to_string(since);
+        if (first && tail > 0) path += "&tail=" + std::to_string(tail);
+        json page = must(ctx, client::json_from_response(must(ctx, api.http().request("GET", path))));
+        const bool filtered = first && (since > 0 || tail > 0);
+        if (first && tail > 0 && !page["lines"].empty() && since == 0)
+          shown_from = page["lines"][0].value("time_ms", int64_t{0});
+        first = false;
+        for (const json& l : page["lines"]) {
+          const int64_t n = l.value("n", int64_t{0});
+          if (json_output(ctx)) {
+            *ctx.out << json{{"log", l}}.dump() << "\n";
+          } else {
+            if (!filtered && n > after + 1)
+              *ctx.out << "[... " << (n - after - 1) << " lines of output dropped (the log's size limit) ...]\n";
+            if (o->timestamps) *ctx.out << format_utc_ms(l.value("time_ms", int64_t{0})) << " ";
+            *ctx.out << terminal_text(l.value("text", ""), true) << "\n";
           }
+          after = n;
         }
+        after = std::max(after, page.value("next", after));
+        if (!page.value("more", false)) break;
       }
       const json& events = job["events"];
       for (; printed < events.size(); ++printed) {
+        if (events[printed].value("time_ms", int64_t{0}) < shown_from) continue;
         if (json_output(ctx))
           *ctx.out << json{{"event", events[printed]}}.dump() << "\n";
         else
@@ -543,12 +621,15 @@ void add_logs(CLI::App& app, CliContext& ctx) {
       }
       if (job.contains("progress") && job["progress"].is_object()) {
         const std::string p = job["progress"].dump();
-        if (p != last_progress) {
+        // The time the worker read it (older workers sent none: the job's last change).
+        const json& stamp = job["progress"].contains("time_ms") ? job["progress"]["time_ms"] : job["updated_ms"];
+        const int64_t at = stamp.is_number_integer() ? stamp.get<int64_t>() : 0;
+        if (p != last_progress && at >= shown_from) {
           last_progress = p;
           if (json_output(ctx))
             *ctx.out << json{{"progress", job["progress"]}}.dump() << "\n";
           else
-            *ctx.out << utc_time(job.value("updated_ms", int64_t{0})) << "  progress  "
+            *ctx.out << utc_time(at) << "  progress  "
                      << terminal_text(progress_summary(json{{"state", "running"}, {"progress", job["progress"]}}), false)
                      << "\n";
         }

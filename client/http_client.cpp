@@ -4,6 +4,8 @@
 #include <strings.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -23,10 +25,24 @@ struct BodySink {
   std::string* body;
   uint64_t max_bytes;  // 0: no limit
   bool too_large = false;
+  std::FILE* file = nullptr;  // a 2xx answer's body goes here instead (get_to_file)
+  CURL* curl = nullptr;
+  bool write_failed = false;
 };
 
 size_t append_body(char* data, size_t size, size_t n, void* user) {
   auto* sink = static_cast<BodySink*>(user);
+  if (sink->file != nullptr) {
+    long status = 0;
+    curl_easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &status);
+    if (status >= 200 && status < 300) {
+      if (std::fwrite(data, size, n, sink->file) != n) {
+        sink->write_failed = true;
+        return 0;
+      }
+      return size * n;
+    }
+  }
   if (sink->max_bytes != 0 && sink->body->size() + size * n > sink->max_bytes) {
     sink->too_large = true;
     return 0;  // less than was given aborts the transfer
@@ -69,6 +85,16 @@ HttpClient::~HttpClient() {
 Expected<HttpResult> HttpClient::request(std::string_view method, std::string_view path,
                                          std::string_view json_body, long timeout_ms,
                                          const std::vector<std::string>& extra_headers) {
+  return perform(method, path, json_body, timeout_ms, extra_headers, nullptr);
+}
+
+Expected<HttpResult> HttpClient::get_to_file(std::string_view path, std::FILE* out, long timeout_ms) {
+  return perform("GET", path, {}, timeout_ms, {"Accept: */*"}, out);
+}
+
+Expected<HttpResult> HttpClient::perform(std::string_view method, std::string_view path, std::string_view json_body,
+                                         long timeout_ms, const std::vector<std::string>& extra_headers,
+                                         std::FILE* out) {
   auto* curl = static_cast<CURL*>(curl_);
   if (curl == nullptr) return make_error(ErrorCode::io, "could not initialise libcurl");
   curl_easy_reset(curl);  // keeps the connection cache, clears the previous request's options
@@ -108,7 +134,9 @@ Expected<HttpResult> HttpClient::request(std::string_view method, std::string_vi
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, options_.connect_timeout_ms);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : options_.timeout_ms);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
-  BodySink sink{&result.body, options_.max_body_bytes};
+  BodySink sink{&result.body, out != nullptr ? 0 : options_.max_body_bytes};
+  sink.file = out;
+  sink.curl = curl;
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
   if (options_.follow_redirects) curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
   if (options_.max_body_bytes != 0)  // refused up front when the size is announced
@@ -127,6 +155,7 @@ Expected<HttpResult> HttpClient::request(std::string_view method, std::string_vi
   }
 
   const CURLcode rc = curl_easy_perform(curl);
+  if (sink.write_failed) return make_error(ErrorCode::io, method_str + " " + url + ": cannot write the answer: " + std::strerror(errno));
   if (sink.too_large || rc == CURLE_FILESIZE_EXCEEDED)
     return make_error(ErrorCode::payload_too_large,
                       method_str + " " + url + ": the answer is larger than " + std::to_string(options_.max_body_bytes) +

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -62,11 +63,19 @@ class HttpClient {
                                std::string_view json_body = {}, long timeout_ms = 0,
                                const std::vector<std::string>& extra_headers = {});
 
+  // GETs `path`, writing a 2xx answer's body to `out` as it arrives (never whole in memory: a
+  // log download); any other answer's body is kept in the result as request() keeps it. Errors as
+  // request()'s, plus "io" when writing to `out` fails.
+  Expected<HttpResult> get_to_file(std::string_view path, std::FILE* out, long timeout_ms = 0);
+
   const std::string& base_url() const { return base_url_; }
   // From now on every request carries this worker secret (a worker learns it when it registers).
   void set_worker_secret(std::string secret) { options_.worker_secret = std::move(secret); }
 
  private:
+  Expected<HttpResult> perform(std::string_view method, std::string_view path, std::string_view json_body,
+                               long timeout_ms, const std::vector<std::string>& extra_headers, std::FILE* out);
+
   std::string base_url_;
   HttpClientOptions options_;
   void* curl_ = nullptr;  // CURL*

@@ -61,6 +61,9 @@ struct DaemonConfig {
   // code bundles (docs/job-protocol.md): the blob store under <data_dir>/bundles
   int64_t bundle_quota_bytes_per_user = int64_t{4} << 30;  // stored bundles' bytes per user (429 past it)
   int64_t bundle_retention_s = 7 * 24 * 3600;  // an unreferenced bundle is deleted this long after its last use
+  // jobs' logs (docs/log-format.md): a file per job under <data_dir>/logs
+  int64_t logs_max_bytes_per_job = int64_t{64} << 20;  // past it the file keeps its start and its end
+  int64_t logs_retention_s = 14 * 24 * 3600;           // deleted this long after the job ended
   // web (the dashboard, docs/dashboard.md)
   std::string web_root;                 // empty: found next to the binary (static_files.h)
   std::string tls_cert_file;            // PEM certificate chain; with tls_key_file: HTTPS

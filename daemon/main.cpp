@@ -21,11 +21,14 @@
 #include "daemon/http/auth_gate.h"
 #include "daemon/http/auth_setup.h"
 #include "daemon/http/daemon_router.h"
+#include "daemon/http/progress_routes.h"
 #include "daemon/jobs/checkpoint_service.h"
 #include "daemon/store/blob_store.h"
 #include "net/server.h"
 #include "daemon/http/static_files.h"
 #include "daemon/store/progress_history.h"
+#include "daemon/store/job_log_store.h"
+#include "daemon/jobs/log_retention.h"
 #include "daemon/jobs/job_matcher.h"
 #include "daemon/ledger/ledger.h"
 #include "daemon/placement/owned_gpu_billing.h"
@@ -247,9 +250,14 @@ int main(int argc, char** argv) {
     if (auto st = history.record(job_id, p); !st) LogLine() << "jobctld: progress history: " << st.error().message;
   };
   api_info.store_problem = [&db] { return db.write_problem(); };
-  // The jobs' output as it runs (the last 256 KiB of each, in memory).
-  jobs::JobLogs job_logs;
-  api_info.on_log = [&job_logs](int64_t job_id, const std::string& text) { job_logs.append(job_id, text); };
+  // The jobs' output, a file per job under <data_dir>/logs (docs/log-format.md); a line the
+  // worker did not stamp is stamped on arrival.
+  auto opened_logs = store::JobLogStore::open(std::filesystem::path(cfg.data_dir) / "logs",
+                                              store::JobLogOptions{.max_bytes_per_job = cfg.logs_max_bytes_per_job});
+  if (!opened_logs) return fail(opened_logs.error());
+  store::JobLogStore& job_logs = **opened_logs;
+  api_info.on_log = http::log_writer(job_logs, clock);
+  jobs::LogRetention log_retention(svc, job_logs, clock, cfg.logs_retention_s * 1000, log);
   api_info.max_progress_bytes = static_cast<size_t>(cfg.max_progress_bytes);
   ledger::Ledger ledger(db);
   net::Router router = http::make_daemon_router(
@@ -337,10 +345,11 @@ int main(int argc, char** argv) {
     slurm_launcher->start();  // its first pass reconciles with Slurm's queue
   }
 
-  jobctl::Ticker ticker(std::chrono::milliseconds(cfg.tick_ms), [&svc, &checkpoints, &bundles] {
+  jobctl::Ticker ticker(std::chrono::milliseconds(cfg.tick_ms), [&svc, &checkpoints, &bundles, &log_retention] {
     svc.tick();
     checkpoints.tick();
     bundles.tick();
+    log_retention.tick();
   });
 
   // The line scripts and tests wait for (docs/configuration.md, "Start-up line").

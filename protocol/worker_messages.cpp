@@ -93,7 +93,11 @@ json to_json(const LeaseOffer& m) {
 json to_json(const HeartbeatReport& m) {
   json j = to_json(m.lease);
   if (m.progress_json) j["progress"] = embedded(*m.progress_json);
-  if (!m.log.empty()) j["log"] = m.log;
+  if (!m.log.empty()) {
+    json lines = json::array();
+    for (const OutputLine& l : m.log) lines.push_back({{"time_ms", l.time_ms}, {"text", l.text}});
+    j["log"] = std::move(lines);
+  }
   return j;
 }
 
@@ -116,11 +120,27 @@ Expected<HeartbeatReport> heartbeat_report_from_json(const json& body, size_t ma
   if (auto st = net::only_keys(body, {"worker_id", "epoch", "progress", "log"}); !st) return st.error();
   HeartbeatReport hb;
   if (auto it = body.find("log"); it != body.end()) {
-    if (!it->is_string()) return make_error(ErrorCode::invalid_argument, "log must be a string", "log");
-    hb.log = it->get<std::string>();
-    if (hb.log.size() > max_log_bytes)
+    size_t bytes = 0;
+    if (it->is_string()) {
+      bytes = it->get_ref<const std::string&>().size();
+      hb.log.push_back(OutputLine{0, it->get<std::string>()});
+    } else if (it->is_array()) {
+      for (const json& l : *it) {
+        const auto time = l.is_object() ? l.find("time_ms") : l.end();
+        const auto text = l.is_object() ? l.find("text") : l.end();
+        if (!l.is_object() || l.size() != 2 || time == l.end() || !time->is_number_integer() ||
+            time->get<int64_t>() < 0 || text == l.end() || !text->is_string())
+          return make_error(ErrorCode::invalid_argument,
+                            "log must be an array of {\"time_ms\": ms since the epoch, \"text\": a line}", "log");
+        bytes += text->get_ref<const std::string&>().size();
+        hb.log.push_back(OutputLine{time->get<int64_t>(), text->get<std::string>()});
+      }
+    } else {
+      return make_error(ErrorCode::invalid_argument, "log must be an array of lines", "log");
+    }
+    if (bytes > max_log_bytes)
       return make_error(ErrorCode::payload_too_large,
-                        "log is " + std::to_string(hb.log.size()) + " bytes, more than the " +
+                        "log is " + std::to_string(bytes) + " bytes, more than the " +
                             std::to_string(max_log_bytes) + " a heartbeat may carry",
                         "log");
   }

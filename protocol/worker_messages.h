@@ -57,16 +57,24 @@ struct LeaseOffer {
   std::vector<int> gpus;              // the worker's GPUs the job takes
 };
 
-// POST /v1/jobs/{id}/heartbeat.
+// One line of a job's output, stamped when the worker read it.
+struct OutputLine {
+  int64_t time_ms = 0;  // ms since the epoch; 0: not stamped (jobctld stamps it on arrival)
+  std::string text;     // without its newline
+};
+
+// POST /v1/jobs/{id}/heartbeat. The log travels as `"log": [{"time_ms": T, "text": "..."}, ...]`;
+// a plain string (unstamped lines) is still read.
 struct HeartbeatReport {
   HeartbeatReport() = default;
   // (A constructor rather than aggregate initialisation: callers that carry no log leave it out.)
-  HeartbeatReport(LeaseRef lease_ref, std::optional<std::string> progress = std::nullopt, std::string log_text = {})
-      : lease(lease_ref), progress_json(std::move(progress)), log(std::move(log_text)) {}
+  HeartbeatReport(LeaseRef lease_ref, std::optional<std::string> progress = std::nullopt,
+                  std::vector<OutputLine> log_lines = {})
+      : lease(lease_ref), progress_json(std::move(progress)), log(std::move(log_lines)) {}
 
   LeaseRef lease;
   std::optional<std::string> progress_json;  // a JSON object's text
-  std::string log;                           // the job's output since the last delivered heartbeat
+  std::vector<OutputLine> log;                  // the job's output since the last delivered heartbeat
 };
 
 struct HeartbeatReply {

@@ -38,7 +38,13 @@ HeartbeatSender::~HeartbeatSender() {
 }
 
 void HeartbeatSender::set_progress(const nlohmann::json& progress) {
-  std::string text = progress.dump();  // outside the lock
+  // Stamped when the worker read it: `jobctl logs` shows each progress line at its own time.
+  nlohmann::json stamped = progress;
+  if (stamped.is_object())
+    stamped["time_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  std::string text = stamped.dump();  // outside the lock
   MutexLock lock(mu_);
   progress_json_ = std::move(text);
 }
@@ -136,7 +142,7 @@ void HeartbeatSender::run() {
 
 bool HeartbeatSender::send(const std::optional<std::string>& progress_json) {
   const PendingLog::Taken taken = pending_log_.take();
-  const protocol::HeartbeatReport report{options_.lease, progress_json, taken.text};
+  const protocol::HeartbeatReport report{options_.lease, progress_json, taken.lines};
   auto r = api_.heartbeat(options_.job_id, protocol::to_json(report));
   const std::string job = "job " + std::to_string(options_.job_id);
   if (r) {

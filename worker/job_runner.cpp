@@ -173,7 +173,8 @@ RunOutcome JobRunner::attempt(const Lease& lease, LeaseReporter& reporter, const
        << program->label << " as pid " << job->child->pid() << " in " << program->cwd.string() << "\n";
 
   JobProtocol protocol;
-  PendingLog pending_log(kPendingLog);
+  const SystemClock wall_clock;  // stamps each output line when it is read
+  PendingLog pending_log(kPendingLog, wall_clock);
   for (const auto& line : setup_log) pending_log.append(line);
   HeartbeatSender heartbeats(heartbeat_options(lease), pending_log, log_);
   // Every checkpoint the program writes goes to the daemon at once, on the uploader's thread (the

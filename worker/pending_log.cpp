@@ -5,38 +5,54 @@
 namespace jobctl::worker {
 
 void PendingLog::append(std::string_view line) {
+  const int64_t now = clock_.now_ms();
   MutexLock lock(mu_);
-  text_ += line;
-  text_ += '\n';
-  if (text_.size() > cap_) {
-    const size_t cut = text_.size() - cap_ / 2;
-    dropped_ += static_cast<int64_t>(cut);
-    text_.erase(0, cut);
+  Pending p{protocol::OutputLine{now, std::string(line)}, 0};
+  appended_ += line_bytes(p);
+  pending_ += line_bytes(p);
+  p.end = appended_;
+  lines_.push_back(std::move(p));
+  // What a heartbeat would carry: the text and the JSON around each line ({"time_ms":...,"text":""}),
+  // so that many short lines cannot make a heartbeat larger than jobctld takes.
+  constexpr int64_t kLineOverhead = 40;
+  auto weight = [this] { return pending_ + kLineOverhead * static_cast<int64_t>(lines_.size()); };
+  if (weight() > static_cast<int64_t>(cap_)) {
+    while (weight() > static_cast<int64_t>(cap_ / 2) && lines_.size() > 1) {
+      pending_ -= line_bytes(lines_.front());
+      lines_.pop_front();
+    }
   }
 }
 
 PendingLog::Taken PendingLog::take() const {
   MutexLock lock(mu_);
   Taken t;
-  if (dropped_ > 0) t.text = "[... " + std::to_string(dropped_) + " bytes of output dropped on the worker ...]\n";
-  t.text += text_;
-  t.bytes = text_.size();
-  t.dropped = dropped_;
+  const int64_t gap = front() - delivered_;
+  if (gap > 0) {
+    // Stamped with the time of the first line after the gap (or now, when none is pending).
+    const int64_t at = lines_.empty() ? clock_.now_ms() : lines_.front().line.time_ms;
+    t.lines.push_back(protocol::OutputLine{at, "[... " + std::to_string(gap) + " bytes of output dropped on the worker ...]"});
+    t.dropped = gap;
+  }
+  for (const Pending& p : lines_) t.lines.push_back(p.line);
+  t.end = lines_.empty() ? appended_ : lines_.back().end;
   return t;
 }
 
 void PendingLog::delivered(const Taken& taken) {
   MutexLock lock(mu_);
-  // Bytes cut from the front since take(): first from what was delivered, then from what was not.
-  const size_t cut_since = static_cast<size_t>(std::max<int64_t>(0, dropped_ - taken.dropped));
-  const size_t still_here = taken.bytes > cut_since ? taken.bytes - cut_since : 0;
-  text_.erase(0, std::min(still_here, text_.size()));
-  dropped_ = static_cast<int64_t>(cut_since > taken.bytes ? cut_since - taken.bytes : 0);
+  // Lines dropped since take() that were among the taken ones were delivered all the same; a drop
+  // past taken.end is a gap the next take() reports.
+  delivered_ = std::max(delivered_, taken.end);
+  while (!lines_.empty() && lines_.front().end <= taken.end) {
+    pending_ -= line_bytes(lines_.front());
+    lines_.pop_front();
+  }
 }
 
 bool PendingLog::empty() const {
   MutexLock lock(mu_);
-  return text_.empty() && dropped_ == 0;
+  return lines_.empty() && front() == delivered_;
 }
 
 }  // namespace jobctl::worker

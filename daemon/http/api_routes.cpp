@@ -311,15 +311,17 @@ void heartbeat(jobs::JobService& svc, const net::HttpRequest& req, const net::Pa
   if (auto st = check_reporter(req, hb.lease); !st) return fail(st.error());
   if (hb.progress_json)
     if (auto st = check_timing(body->at("progress"), "progress", "step_ms", kMaxStepMs); !st) return fail(st.error());
-  std::string log = std::move(hb.log);
-  // Answered from the store's completion (Dispatch::io: this never blocks); the progress history
-  // records the point after the answer is on its way.
+  std::vector<jobs::OutputLine> log = std::move(hb.log);
+  // Answered from the store's completion (Dispatch::io: this never blocks); the log lines are on
+  // disk before the answer (what the worker is told was delivered survives a crash of jobctld),
+  // the progress history records the point after the answer is on its way.
   svc.heartbeat_async(*id, hb, [respond, on_progress = info.on_progress, on_log = info.on_log, job_id = *id,
                                 progress = hb.progress_json, log = std::move(log)](Expected<jobs::HeartbeatReply> r) {
     if (!r) return respond(net::error_response(r.error()));
+    if (on_log && !log.empty())
+      if (auto st = on_log(job_id, log); !st) return respond(net::error_response(st.error()));
     respond(net::json_response(200, protocol::to_json(*r)));
     if (on_progress && progress && !r->cancel) on_progress(job_id, *progress);
-    if (on_log && !log.empty()) on_log(job_id, log);
   });
 }
 

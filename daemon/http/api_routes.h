@@ -13,6 +13,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "net/router.h"
 #include "daemon/jobs/job_service.h"
@@ -29,10 +30,11 @@ struct ApiInfo {
   std::function<std::optional<std::string>()> store_problem;
   // The largest heartbeat `progress` object accepted, as JSON text (413 past it).
   size_t max_progress_bytes = 16 << 10;
-  // Told of every accepted heartbeat's `log` text (job id, the program's output since the last
-  // one): the jobs' logs (daemon/jobs/job_logs.h).
-  std::function<void(int64_t job_id, const std::string& text)> on_log;
-  // The largest heartbeat `log` text accepted (413 past it).
+  // Given every accepted heartbeat's log lines (job id, the program's output since the last one)
+  // before the heartbeat is answered: the jobs' logs on disk (daemon/store/job_log_store.h). An
+  // error answers the heartbeat with it, so the worker keeps the lines and sends them again.
+  std::function<Status(int64_t job_id, const std::vector<jobs::OutputLine>& lines)> on_log;
+  // The largest heartbeat log accepted, in bytes of text (413 past it).
   size_t max_log_bytes = 256 << 10;
 };
 

@@ -11,7 +11,7 @@ namespace jobctl::daemon::http {
 net::Router make_daemon_router(const RouteServices& s, ApiInfo info) {
   net::Router router = make_api_router(s.jobs, std::move(info));
   add_progress_routes(router, s.jobs, s.progress);
-  add_log_routes(router, s.jobs, s.logs);
+  add_log_routes(router, s.jobs, s.logs, s.downloads);
   add_checkpoint_routes(router, s.checkpoints, s.downloads);
   add_bundle_routes(router, s.bundles, s.downloads);
   add_placement_routes(router, s.placement, s.ledger);

@@ -10,8 +10,8 @@
 #include "daemon/http/blob_download.h"
 #include "daemon/jobs/bundle_service.h"
 #include "daemon/jobs/checkpoint_service.h"
-#include "daemon/jobs/job_logs.h"
 #include "daemon/jobs/job_service.h"
+#include "daemon/store/job_log_store.h"
 #include "daemon/store/progress_history.h"
 #include "daemon/ledger/ledger.h"
 #include "daemon/placement/placement_service.h"
@@ -24,7 +24,7 @@ namespace jobctl::daemon::http {
 struct RouteServices {
   jobs::JobService& jobs;
   store::ProgressHistory& progress;
-  jobs::JobLogs& logs;
+  store::JobLogStore& logs;
   jobs::CheckpointService& checkpoints;
   jobs::BundleService& bundles;
   DownloadSlots& downloads;

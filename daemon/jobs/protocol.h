@@ -87,6 +87,7 @@ using protocol::CompletionReport;
 using protocol::FailureReport;
 using protocol::HeartbeatReply;
 using protocol::HeartbeatReport;
+using protocol::OutputLine;
 using protocol::LeaseRef;
 using protocol::PreemptionReport;
 

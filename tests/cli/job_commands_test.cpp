@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "client/api_client.h"
 #include "client/http_client.h"
 #include "tests/daemon/in_process_daemon.h"
 #include "tests/support/temp_dir.h"
@@ -354,6 +356,90 @@ TEST_F(Cli, ATokenForAServerWithAuthOffIsWarnedAbout) {
   CliContext unreachable{"http://127.0.0.1:1", "jct_given", "table", &out, &unreachable_err};
   warn_if_token_unneeded(unreachable);
   EXPECT_EQ(unreachable_err.str(), "");
+}
+
+// `jobctl logs`: output lines with the times their worker read them, --tail, --since,
+// --timestamps, --download, and clear refusals of bad values.
+TEST_F(Cli, LogsShowTimedLinesTailSinceAndDownload) {
+  Result s = run({"submit", "--dataset", "synthetic", "-o", "json"});
+  ASSERT_EQ(s.code, 0) << s.err;
+  const int64_t job = json::parse(s.out)["id"];
+  const std::string id = std::to_string(job);
+  client::ApiClient worker(daemon_.url());
+  auto reg = worker.register_worker(json{{"name", "w"}, {"capabilities", {{"cpu_cores", 2}}}});
+  ASSERT_TRUE(reg);
+  const int64_t w = (*reg)["worker_id"];
+  worker.set_worker_secret((*reg)["worker_secret"]);
+  auto lease = worker.lease(w, 5);
+  ASSERT_TRUE(lease && *lease);
+  const int64_t t0 = 1795000000123;  // 2026-11-18T11:06:40.123Z
+  ASSERT_TRUE(worker.heartbeat(job, json{{"worker_id", w},
+                                         {"epoch", (**lease)["epoch"]},
+                                         {"log", {{{"time_ms", t0}, {"text", "loading data"}},
+                                                  {{"time_ms", t0 + 60000}, {"text", "epoch 1 done"}},
+                                                  {{"time_ms", t0 + 120000}, {"text", "epoch 2 done"}}}}}));
+
+  Result all = run({"logs", id});
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_NE(all.out.find("loading data\nepoch 1 done\nepoch 2 done\n"), std::string::npos) << all.out;
+
+  Result stamped = run({"logs", id, "--timestamps"});
+  ASSERT_EQ(stamped.code, 0) << stamped.err;
+  EXPECT_NE(stamped.out.find("2026-11-18T11:06:40.123Z loading data\n2026-11-18T11:07:40.123Z epoch 1 done\n"),
+            std::string::npos)
+      << stamped.out;
+
+  Result tail = run({"logs", id, "--tail", "1"});
+  ASSERT_EQ(tail.code, 0) << tail.err;
+  EXPECT_NE(tail.out.find("epoch 2 done"), std::string::npos) << tail.out;
+  EXPECT_EQ(tail.out.find("epoch 1 done"), std::string::npos) << tail.out;
+
+  Result since = run({"logs", id, "--since", "2026-11-18T11:07:00Z"});
+  ASSERT_EQ(since.code, 0) << since.err;
+  EXPECT_EQ(since.out.find("loading data"), std::string::npos) << since.out;
+  EXPECT_NE(since.out.find("epoch 1 done\nepoch 2 done\n"), std::string::npos) << since.out;
+  // A duration back from now: the lines are from 2026-11-18, more than a minute ago.
+  Result recent = run({"logs", id, "--since", "1m"});
+  ASSERT_EQ(recent.code, 0) << recent.err;
+  EXPECT_EQ(recent.out.find("done"), std::string::npos) << recent.out;
+
+  Result lines = run({"logs", id, "-o", "json"});
+  ASSERT_EQ(lines.code, 0) << lines.err;
+  const json first = json::parse(lines.out.substr(0, lines.out.find('\n')));
+  EXPECT_EQ(first["log"]["time_ms"], t0);
+  EXPECT_EQ(first["log"]["n"], 1);
+
+  const std::string file = dir_.file("job.log");
+  Result dl = run({"logs", id, "--download", file});
+  ASSERT_EQ(dl.code, 0) << dl.err;
+  std::ifstream in(file);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  EXPECT_EQ(bytes.str(),
+            "1 2026-11-18T11:06:40.123Z loading data\n"
+            "2 2026-11-18T11:07:40.123Z epoch 1 done\n"
+            "3 2026-11-18T11:08:40.123Z epoch 2 done\n");
+  EXPECT_FALSE(std::filesystem::exists(file + ".part"));
+
+  // Bad values: a message naming the flag, exit 2 (bad input), nothing printed or written.
+  for (const auto& [args, flag] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"logs", id, "--tail", "0"}, "--tail"},
+           {{"logs", id, "--tail", "ten"}, "--tail"},
+           {{"logs", id, "--since", "yesterday"}, "--since"},
+           {{"logs", id, "--since", "2026-13-01T00:00:00Z"}, "--since"},
+           {{"logs", id, "--download", dir_.file("x.log"), "--tail", "5"}, "--download"}}) {
+    Result bad = run(args);
+    EXPECT_EQ(bad.code, 2) << args[2];
+    EXPECT_NE(bad.err.find(flag), std::string::npos) << bad.err;
+    EXPECT_TRUE(bad.out.empty()) << bad.out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("x.log")));
+  // A job with no output has nothing to download: the server's 404, exit 1.
+  Result other = run({"submit", "--dataset", "synthetic", "-o", "json"});
+  Result none = run({"logs", std::to_string(json::parse(other.out)["id"].get<int64_t>()), "--download", dir_.file("y.log")});
+  EXPECT_EQ(none.code, 1);
+  EXPECT_NE(none.err.find("has no log"), std::string::npos) << none.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("y.log")));
 }
 
 }  // namespace

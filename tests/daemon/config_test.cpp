@@ -227,6 +227,29 @@ TEST(Config, ConnectionUploadAndProgressLimits) {
   }
 }
 
+// The "logs" section (docs/log-format.md): read, and a bad value or key named.
+TEST(Config, LogsSectionIsReadAndBadValuesNamed) {
+  DaemonConfig c;
+  c.data_dir = "/tmp";
+  ASSERT_TRUE(apply_config_json(R"({"logs": {"max_bytes_per_job": 1048576, "retention_s": 86400}})", c));
+  EXPECT_EQ(c.logs_max_bytes_per_job, 1048576);
+  EXPECT_EQ(c.logs_retention_s, 86400);
+  EXPECT_TRUE(validate(c));
+  auto unknown = apply_config_json(R"({"logs": {"max_bytes": 1}})", c);
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().field, "logs.max_bytes");
+  struct Bad { const char* doc; const char* field; };
+  for (Bad b : {Bad{R"({"logs": {"max_bytes_per_job": 1000}})", "logs.max_bytes_per_job"},
+                Bad{R"({"logs": {"retention_s": 0}})", "logs.retention_s"}}) {
+    DaemonConfig d;
+    d.data_dir = "/tmp";
+    ASSERT_TRUE(apply_config_json(b.doc, d)) << b.doc;
+    auto st = validate(d);
+    ASSERT_FALSE(st) << b.doc;
+    EXPECT_EQ(st.error().field, b.field) << b.doc;
+  }
+}
+
 TEST(Config, ValidationNamesTheField) {
   DaemonConfig c;
   auto st = validate(c);

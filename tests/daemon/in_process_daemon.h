@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "daemon/http/api_routes.h"
 #include "daemon/http/auth_setup.h"
+#include "daemon/http/progress_routes.h"
 #include "net/server.h"
 #include "daemon/jobs/job_matcher.h"
 #include "daemon/jobs/job_service.h"
@@ -33,7 +34,14 @@ class Daemon {
     svc_ = std::make_unique<jobs::JobService>(*db_, clock_, std::make_unique<jobs::FifoMatcher>(),
                                                 svc_options);
     EXPECT_TRUE(svc_->start());
-    router_ = http::make_api_router(*svc_);
+    // The jobs' logs as jobctld keeps them (a file per job), with their routes.
+    auto logs = store::JobLogStore::open(dir_.path() / "logs");
+    EXPECT_TRUE(logs);
+    logs_ = std::move(*logs);
+    http::ApiInfo info;
+    info.on_log = http::log_writer(*logs_, clock_);
+    router_ = http::make_api_router(*svc_, std::move(info));
+    http::add_log_routes(router_, *svc_, *logs_, downloads_);
     // The request gate, auth off: the worker protocol still needs each worker's own secret.
     auto installed = http::install_hardening(router_, *svc_, *db_, clock_, auth::SecurityOptions{});
     EXPECT_TRUE(installed) << (installed ? "" : installed.error().message);
@@ -69,6 +77,8 @@ class Daemon {
   SystemClock clock_;
   std::unique_ptr<store::Store> db_;
   std::unique_ptr<jobs::JobService> svc_;
+  std::unique_ptr<store::JobLogStore> logs_;
+  http::DownloadSlots downloads_{4};
   net::Router router_;
   std::unique_ptr<http::Hardening> hardening_;
   std::unique_ptr<net::HttpServer> server_;

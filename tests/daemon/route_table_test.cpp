@@ -23,6 +23,7 @@ using jobctl::daemon::testing::ServiceFixture;
 struct AllServices : ServiceFixture {
   AllServices()
       : progress(*store::ProgressHistory::open(dir.path() / "progress", clock)),
+        logs(*store::JobLogStore::open(dir.path() / "logs")),
         checkpoint_blobs(dir.file("checkpoints")),
         checkpoints(*db, checkpoint_blobs, clock),
         bundle_blobs(dir.file("bundles")),
@@ -32,11 +33,11 @@ struct AllServices : ServiceFixture {
         ledger(*db) {}
   net::Router router() {
     return make_daemon_router(
-        RouteServices{*svc, *progress, logs, checkpoints, bundles, downloads, placement, ledger, nullptr}, ApiInfo{});
+        RouteServices{*svc, *progress, *logs, checkpoints, bundles, downloads, placement, ledger, nullptr}, ApiInfo{});
   }
 
   std::unique_ptr<store::ProgressHistory> progress;
-  jobs::JobLogs logs;
+  std::unique_ptr<store::JobLogStore> logs;
   store::BlobStore checkpoint_blobs;
   jobs::CheckpointService checkpoints;
   store::BlobStore bundle_blobs;
@@ -71,6 +72,7 @@ TEST(RouteTable, EveryRouteDeclaresWhoMayCallIt) {
             "POST /v1/jobs/{id}/preempt worker pool memory\n"
             "GET /v1/jobs/{id}/progress user job={id} pool memory\n"
             "GET /v1/jobs/{id}/log user job={id} pool memory\n"
+            "GET /v1/jobs/{id}/log/download user job={id} pool memory\n"
             "PUT /v1/jobs/{id}/checkpoints/{step} worker pool file\n"
             "GET /v1/jobs/{id}/checkpoints checkpoint_reader job={id} pool memory\n"
             "GET /v1/jobs/{id}/checkpoints/{step} checkpoint_reader job={id} pool memory\n"

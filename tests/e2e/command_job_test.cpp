@@ -181,7 +181,10 @@ TEST(CommandJobs, AFailingProgramFailsTheJobWithItsExitStatusAndLogTail) {
   ASSERT_EQ(log->status, 200) << log->body;
   const json chunk = json::parse(log->body);
   EXPECT_NE(chunk.value("text", "").find("ValueError: bad batch size"), std::string::npos) << log->body;
-  EXPECT_EQ(chunk.value("next", 0), static_cast<int64_t>(chunk.value("text", "").size()));
+  // Every line numbered and stamped with the time the worker read it (none before the job began).
+  ASSERT_FALSE(chunk["lines"].empty());
+  EXPECT_EQ(chunk.value("next", 0), chunk["lines"].back().value("n", 0));
+  for (const json& l : chunk["lines"]) EXPECT_GE(l.value("time_ms", int64_t{0}), job.value("created_ms", int64_t{0})) << l.dump();
   const auto cli = jobctl::testing::run_to_end({env_or_fail("JOBCTL_CLI"), "--server", d.url(), "logs", std::to_string(id)});
   EXPECT_NE(cli.out.find("ValueError: bad batch size"), std::string::npos) << cli.out << cli.err;
 }

@@ -12,16 +12,20 @@ namespace {
 using nlohmann::json;
 
 TEST(WorkerMessages, ReportsRoundTrip) {
-  const HeartbeatReport hb{{7, 3}, R"({"step":12,"loss":0.5})", "line one\nline two\n"};
+  const HeartbeatReport hb{{7, 3}, R"({"step":12,"loss":0.5})", {{1795000000123, "line one"}, {1795000001000, "line two"}}};
   auto back = heartbeat_report_from_json(to_json(hb), 1024);
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->lease.worker_id, 7);
   EXPECT_EQ(back->lease.epoch, 3);
   ASSERT_TRUE(back->progress_json);
   EXPECT_EQ(json::parse(*back->progress_json), json::parse(*hb.progress_json));
-  EXPECT_EQ(back->log, hb.log);
+  ASSERT_EQ(back->log.size(), 2u);
+  EXPECT_EQ(back->log[0].time_ms, 1795000000123);
+  EXPECT_EQ(back->log[0].text, "line one");
+  EXPECT_EQ(back->log[1].time_ms, 1795000001000);
+  EXPECT_EQ(back->log[1].text, "line two");
 
-  auto bare = heartbeat_report_from_json(to_json(HeartbeatReport{{7, 3}, std::nullopt, ""}), 1024);
+  auto bare = heartbeat_report_from_json(to_json(HeartbeatReport{{7, 3}, std::nullopt, {}}), 1024);
   ASSERT_TRUE(bare);
   EXPECT_FALSE(bare->progress_json);
   EXPECT_TRUE(bare->log.empty());
@@ -81,7 +85,19 @@ TEST(WorkerMessages, ReportDecodersNameTheFieldTheyRefuse) {
   EXPECT_EQ(field_of(heartbeat_report_from_json(json{{"worker_id", 1}, {"epoch", 1}, {"progress", "text"}}, 64)),
             "progress");
   EXPECT_EQ(field_of(heartbeat_report_from_json(json{{"worker_id", 1}, {"epoch", 1}, {"log", 5}}, 64)), "log");
-  auto too_long = heartbeat_report_from_json(json{{"worker_id", 1}, {"epoch", 1}, {"log", std::string(65, 'x')}}, 64);
+  EXPECT_EQ(field_of(heartbeat_report_from_json(json{{"worker_id", 1}, {"epoch", 1}, {"log", {{{"text", "x"}}}}}, 64)),
+            "log");  // a line without its time
+  EXPECT_EQ(field_of(heartbeat_report_from_json(
+                json{{"worker_id", 1}, {"epoch", 1}, {"log", {{{"time_ms", -1}, {"text", "x"}}}}}, 64)),
+            "log");
+  // An unstamped plain string is still read (jobctld stamps it on arrival).
+  auto plain = heartbeat_report_from_json(json{{"worker_id", 1}, {"epoch", 1}, {"log", "a line"}}, 64);
+  ASSERT_TRUE(plain);
+  ASSERT_EQ(plain->log.size(), 1u);
+  EXPECT_EQ(plain->log[0].time_ms, 0);
+  auto too_long = heartbeat_report_from_json(
+      json{{"worker_id", 1}, {"epoch", 1}, {"log", {{{"time_ms", 1}, {"text", std::string(40, 'x')}}, {{"time_ms", 2}, {"text", std::string(25, 'x')}}}}},
+      64);
   ASSERT_FALSE(too_long);
   EXPECT_EQ(too_long.error().code, ErrorCode::payload_too_large);
   EXPECT_EQ(field_of(completion_report_from_json(json{{"worker_id", 1}, {"epoch", 1}})), "result");

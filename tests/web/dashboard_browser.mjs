@@ -95,6 +95,14 @@ async function checkJobDetail(page, id) {
   check(chart.accuracy.length >= 1 && chart.accuracy.every((p) => apiAcc.has(p.y)), `the accuracy chart has ${chart.accuracy.length} points from the API`);
   const events = await page.$$eval('#timeline li strong', (els) => els.map((e) => e.textContent));
   check(events.includes('submitted') && events.includes('succeeded'), `the timeline lists the events (${events.join(', ')})`);
+  // Its output: one line per line the API has, each with the time its worker read it.
+  const apiLog = await apiGet(`/v1/jobs/${id}/log`);
+  await page.waitForFunction((n) => document.querySelectorAll('#job-log .log-line').length >= n, apiLog.lines.length);
+  const shownLog = await page.$$eval('#job-log .log-line', (els) => els.map((e) => ({
+    n: Number(e.dataset.n), time: e.querySelector('time.log-time')?.getAttribute('datetime'), text: e.textContent })));
+  check(shownLog.length === apiLog.lines.length && apiLog.lines.every((l, i) => shownLog[i].n === l.n &&
+        shownLog[i].time === new Date(l.time_ms).toISOString() && shownLog[i].text.endsWith(` ${l.text}\n`)),
+        `the output shows the API's ${apiLog.lines.length} log line(s), each with its time`);
   // Where it ran: one table row per segment the API reports.
   const segmentRows = await page.$$eval('#segments tbody tr', (rows) => rows.length);
   check(job.segments.length >= 1 && segmentRows === job.segments.length,

@@ -2,7 +2,8 @@
 // queue place and expected start), loss and accuracy curves (GET /v1/jobs/{id}/progress; the
 // accuracy chart only for a job that reports accuracy), the event timeline,
 // the placement decision with its candidate table, checkpoints, cost, and the program's output
-// as it runs (GET /v1/jobs/{id}/log, followed from the last offset read). Polled every 2 s.
+// as it runs, each line with the time its worker read it (GET /v1/jobs/{id}/log, followed from
+// the last line read; the whole file from GET /v1/jobs/{id}/log/download). Polled every 2 s.
 import { api, download, optional, ApiError } from '../api.js';
 import { TERMINAL, clear, duration, h, jobCost, num, objectTable, pct, placementText, stateBadge, time, usd, cell } from '../format.js';
 import { chartFigure, lineChart } from '../charts.js';
@@ -19,8 +20,10 @@ export function mountJobDetail(main, id) {
   const checkpoints = h('div', { id: 'checkpoints' });
   const cost = h('div', { id: 'cost' });
   const output = h('pre', { class: 'job-log', id: 'job-log', 'aria-live': 'off' }, 'No output yet.');
+  const logDownload = h('button', { type: 'button', id: 'log-download' }, 'Download the whole log');
+  logDownload.addEventListener('click', () => download(`/v1/jobs/${id}/log/download`, `job-${id}.log`).catch(showError));
   let logNext = 0;
-  let logText = '';
+  let logLines = 0;
 
   clear(main,
     h('p', {}, h('a', { href: '#/jobs' }, '← all jobs')),
@@ -33,24 +36,31 @@ export function mountJobDetail(main, id) {
       h('section', { 'aria-labelledby': 'cost-h' }, h('h3', { id: 'cost-h' }, 'Cost'), cost)),
     h('section', { 'aria-labelledby': 'placement-h' }, h('h3', { id: 'placement-h' }, 'Placement'), placement),
     h('section', { 'aria-labelledby': 'ckpt-h' }, h('h3', { id: 'ckpt-h' }, 'Checkpoints'), checkpoints),
-    h('section', { 'aria-labelledby': 'log-h' }, h('h3', { id: 'log-h' }, 'Output'), output));
+    h('section', { 'aria-labelledby': 'log-h' }, h('h3', { id: 'log-h' }, 'Output'), output, logDownload));
 
   let lastSig = '';
   let done = false;
   const refresh = async () => {
     if (done) return;
     const job = await api('GET', `/v1/jobs/${id}`);
-    // The output since the last poll; the page keeps the last 256 KiB, as jobctld does.
+    // The output since the last poll, each line with its time; the page keeps the last 5000 lines.
     const log = await optional(`/v1/jobs/${id}/log?after=${logNext}`);
-    if (log && log.text) {
-      logText += log.text;
-      if (logText.length > 256 * 1024) {
-        const cut = logText.indexOf('\n', logText.length - 256 * 1024);
-        logText = '[... earlier output dropped ...]\n' + logText.slice(cut + 1);
+    if (log && log.lines && log.lines.length) {
+      if (logLines === 0) output.replaceChildren();
+      for (const l of log.lines) {
+        if (l.n > logNext + 1 && logNext > 0) output.append(h('span', { class: 'log-gap' }, `[... ${l.n - logNext - 1} lines dropped ...]\n`));
+        output.append(h('span', { class: 'log-line', 'data-n': String(l.n) },
+          h('time', { class: 'log-time', datetime: new Date(l.time_ms).toISOString(), title: time(l.time_ms) }, logTime(l.time_ms)),
+          ` ${l.text}\n`));
+        logNext = l.n;
+        logLines += 1;
       }
-      output.textContent = logText;
+      while (logLines > 5000 && output.firstChild) {
+        if (output.firstChild.classList.contains('log-line')) logLines -= 1;
+        output.firstChild.remove();
+      }
     }
-    if (log) logNext = log.next;
+    if (log) logNext = Math.max(logNext, log.next);
     const [hist, ckpts] = await Promise.all([
       optional(`/v1/jobs/${id}/progress`),
       optional(`/v1/jobs/${id}/checkpoints`).catch((e) => ({ error: e })),
@@ -79,6 +89,11 @@ export function mountJobDetail(main, id) {
     error.textContent = e instanceof ApiError && e.status === 404 ? `No job #${id}.` : `Could not load job ${id}: ${e.message}`;
   };
   return poll(refresh, 2000, showError);
+}
+
+// "10:00:01.250" (UTC): a log line's time; the full date is its title.
+function logTime(ms) {
+  return new Date(ms).toISOString().slice(11, 23);
 }
 
 function dl(pairs) {
