@@ -9,12 +9,16 @@
 //   usd(0.0042)             "$0.0042"     (>= $1: cents; below: two significant digits, at most
 //   usd(1234.5)             "$1234.50"     6 decimals; "$0" for zero)
 //   usd_per_hour(0.42)      "$0.420/h"    (three significant decimals below $10, else cents)
+//   count(101770)           "101.8K"      (a count of things: parameters, FLOPs; whole below
+//   count(6.74e9)           "6.74B"        1,000, then K, M, B, T with two decimals below 10 and
+//   count(4.03e19)          "4.03e+19"     one above; from 1e15 in scientific notation)
 //
 // Thread safety: pure functions. Header-only, standard library only (as all of base/); the digits
 // come from the one fixed-decimal formatter (fixed_decimal.h).
 #pragma once
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "base/fixed_decimal.h"
@@ -52,6 +56,26 @@ inline std::string usd(double v) {
 inline std::string usd_per_hour(double v) {
   if (!std::isfinite(v)) return "-";
   return "$" + fixed_decimal(v, std::fabs(v) < 10 ? 3 : 2) + "/h";
+}
+
+inline std::string count(double n) {
+  if (!std::isfinite(n)) return "-";
+  const double a = std::fabs(n);
+  if (a < 999.5) return fixed_decimal(n, 0);
+  if (a >= 1e15) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2e", n);
+    return buf;
+  }
+  static constexpr const char* kUnits[] = {"K", "M", "B", "T"};
+  int unit = 0;
+  double scaled = n / 1e3;
+  while (unit < 3 && std::fabs(scaled) >= 999.95) {
+    scaled /= 1e3;
+    ++unit;
+  }
+  const double s = std::fabs(scaled);
+  return fixed_decimal(scaled, s < 9.995 ? 2 : 1) + kUnits[unit];
 }
 
 }  // namespace jobctl::readable
