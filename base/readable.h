@@ -11,6 +11,9 @@
 //   usd_per_hour(0.42)      "$0.420/h"    (three significant decimals below $10, else cents)
 //   count(1, "job")         "1 job"       (the noun in the plural for any other number: "2 jobs",
 //   count(0, "job")         "0 jobs"       "s" added unless the plural is given)
+//   magnitude(101770)       "101.8K"      (a count of things: parameters, FLOPs; whole below
+//   magnitude(6.74e9)       "6.74B"        1,000, then K, M, B, T with two decimals below 10 and
+//   magnitude(4.03e19)      "4.03e+19"     one above; from 1e15 in scientific notation)
 //
 // Thread safety: pure functions. Header-only, standard library only (as all of base/); the digits
 // come from the one fixed-decimal formatter (fixed_decimal.h).
@@ -18,6 +21,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <string_view>
 
@@ -63,6 +67,26 @@ inline std::string count(int64_t n, std::string_view one, std::string_view many 
   if (n == 1) return s.append(one);
   if (!many.empty()) return s.append(many);
   return s.append(one).append("s");
+}
+
+inline std::string magnitude(double n) {
+  if (!std::isfinite(n)) return "-";
+  const double a = std::fabs(n);
+  if (a < 999.5) return fixed_decimal(n, 0);
+  if (a >= 1e15) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2e", n);
+    return buf;
+  }
+  static constexpr const char* kUnits[] = {"K", "M", "B", "T"};
+  int unit = 0;
+  double scaled = n / 1e3;
+  while (unit < 3 && std::fabs(scaled) >= 999.95) {
+    scaled /= 1e3;
+    ++unit;
+  }
+  const double s = std::fabs(scaled);
+  return fixed_decimal(scaled, s < 9.995 ? 2 : 1) + kUnits[unit];
 }
 
 }  // namespace jobctl::readable

@@ -176,7 +176,10 @@ void print_job_detail(CliContext& ctx, const json& j, bool all_options) {
   if (spec.contains("train"))
     row("train", num(spec["train"]["epochs"]) + " epochs, batch " + num(spec["train"]["batch_size"]) +
                      ", " + spec["train"].value("optimizer", "") + " lr " + num(spec["train"]["lr"]));
-  row("resources", "gpu " + j["resources"].value("gpu", "any") + " x" + num(j["resources"]["gpus"]));
+  // resources.gpus "auto": the count placement chose to fit (the least it runs on until placed).
+  const bool gpus_auto = spec.contains("resources") && spec["resources"].value("gpus", json()) == "auto";
+  row("resources", "gpu " + j["resources"].value("gpu", "any") + " x" + num(j["resources"]["gpus"]) +
+                       (gpus_auto ? " (gpus auto: the smallest count that fits where it is placed)" : ""));
   row("created", utc_time(j.value("created_ms", int64_t{0})) + " UTC (" +
                      age(j.value("created_ms", int64_t{0}), now) + " ago)");
   row("worker", worker_cell(j) + (j.value("lease_epoch", 0) > 0 ? " (lease epoch " + num(j["lease_epoch"]) + ")" : ""));

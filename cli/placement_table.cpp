@@ -93,6 +93,19 @@ void print_placement(std::ostream& out, const nlohmann::json& p, bool all) {
     }
   }
   out << "reason: " << terminal_text(p.value("reason", ""), true) << "\n";
+  // What the job is to the cost model, a built-in model's as a described transformer's.
+  if (p.contains("workload") && p["workload"].is_object()) {
+    const nlohmann::json& w = p["workload"];
+    auto figure = [&](const char* k) { return w.contains(k) && w[k].is_number() ? w[k].get<double>() : std::nan(""); };
+    std::string line = w.value("model_kind", "");
+    if (!std::isnan(figure("parameters"))) line += ", " + readable::magnitude(figure("parameters")) + " parameters";
+    if (!std::isnan(figure("training_flops"))) line += ", " + readable::magnitude(figure("training_flops")) + " FLOPs";
+    if (!std::isnan(figure("memory_gib_per_gpu")))
+      line += ", " + fixed_decimal(figure("memory_gib_per_gpu"), 2) + " GiB per GPU on " +
+              std::to_string(w.value("gpus", 1)) + (w.value("gpus", 1) == 1 ? " GPU" : " GPUs");
+    if (w.value("gpus_auto", false)) line += " (gpus auto: each option at the smallest count that fits)";
+    out << "workload: " << terminal_text(line, true) << "\n";
+  }
 }
 
 }  // namespace jobctl::cli

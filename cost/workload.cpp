@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "base/fixed_decimal.h"
+#include "base/readable.h"
 #include "cost/runtime_estimate.h"
 #include "cost/transformer_estimate.h"
 #include "cost/vram_estimate.h"
@@ -18,9 +19,10 @@ Workload transformer_workload(const train::JobSpec& spec, const train::Transform
   Workload w;
   w.model_kind = kTransformerModelKind;
   w.gpus_auto = spec.resources.gpus_auto;
-  w.gpus = w.gpus_auto ? std::max(m.tensor_parallel, 1) : std::max(spec.resources.gpus, 1);
+  w.gpus = requested_gpus(spec);
   const TransformerEstimate e = estimate_transformer(m, w.gpus);
   w.training_flops = e.training_flops;
+  w.parameters = e.parameters;
   w.precision = compute_precision(m.precision);
   w.vram_bytes_per_gpu = static_cast<int64_t>(std::ceil(e.total_bytes));
   // A checkpoint holds the weights and the optimizer state (the master copy and moments).
@@ -37,7 +39,7 @@ Workload command_workload(const train::JobSpec& spec) {
   if (spec.estimate && spec.estimate->model) return transformer_workload(spec, *spec.estimate->model);
   Workload w;
   w.model_kind = kCommandModelKind;
-  w.gpus = spec.resources.gpus < 1 ? 1 : spec.resources.gpus;
+  w.gpus = requested_gpus(spec);
   const std::string hint_gpu = spec.estimate && !spec.estimate->gpu.empty() ? spec.estimate->gpu : "V100";
   const GpuSpec* gpu = spec.estimate ? find_gpu(hint_gpu) : nullptr;
   if (gpu) {
@@ -56,9 +58,22 @@ Workload command_workload(const train::JobSpec& spec) {
 
 }  // namespace
 
+int requested_gpus(const train::JobSpec& spec) {
+  if (spec.resources.gpus_auto && spec.estimate && spec.estimate->model)
+    return std::max(spec.estimate->model->tensor_parallel, 1);
+  return std::max(spec.resources.gpus, 1);
+}
+
 int64_t vram_bytes_for(const Workload& w, int gpus) {
   if (!w.transformer) return w.vram_bytes_per_gpu;
   return static_cast<int64_t>(std::ceil(estimate_transformer(*w.transformer, gpus).total_bytes));
+}
+
+double training_flops_for(const Workload& w, int gpus) {
+  if (!w.transformer || gpus == w.gpus) return w.training_flops;
+  const double at_spec = estimate_transformer(*w.transformer, w.gpus).training_flops;
+  if (!(at_spec > 0)) return w.training_flops;
+  return w.training_flops * (estimate_transformer(*w.transformer, gpus).training_flops / at_spec);
 }
 
 Workload workload_from_spec(const train::JobSpec& spec, const train::ModelStats& stats) {
@@ -66,7 +81,11 @@ Workload workload_from_spec(const train::JobSpec& spec, const train::ModelStats&
   Workload w;
   w.model_kind = spec.model.kind == train::ModelKind::cnn ? "cnn" : "mlp";
   w.training_flops = stats.total_training_flops(spec.train.epochs);
-  w.gpus = spec.resources.gpus < 1 ? 1 : spec.resources.gpus;
+  w.parameters = static_cast<double>(stats.parameters);
+  w.runtime_note = "runtime from the model: " + readable::magnitude(w.parameters) + " parameters x " +
+                   readable::magnitude(static_cast<double>(stats.train_samples_per_epoch) * spec.train.epochs) +
+                   " samples x " + readable::magnitude(stats.training_flops_per_sample) + " FLOPs each";
+  w.gpus = requested_gpus(spec);
   // bf16 jobs run their matrix products on bf16 tensor cores: priced at the GPU's bf16 peak.
   w.precision = spec.train.precision == train::Precision::bf16 ? Precision::bf16 : Precision::fp32;
   w.vram_bytes_per_gpu = estimate_vram(stats, spec.train.batch_size, w.gpus).total_bytes;

@@ -394,7 +394,8 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
       const double rate = ctx.flops_per_hour(model, kind, precision) * c.gpus;
       if (rate > 0) {
         c.queue_wait_hours = wait(c.gpus);
-        c.estimated_hours = w.assumed_hours ? *w.assumed_hours : w.training_flops / rate + ctx.run_overhead_hours(model, kind);
+        c.estimated_hours = w.assumed_hours ? *w.assumed_hours
+                                             : cost::training_flops_for(w, c.gpus) / rate + ctx.run_overhead_hours(model, kind);
         c.estimated_cost_usd = c.usd_per_hour * c.estimated_hours;
         c.completion_hours = c.queue_wait_hours + c.estimated_hours;
       }
@@ -432,7 +433,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     const double rate = f.model >= 0 ? ctx.flops_per_hour(f.model, kind, precision) * sin.gpus : 0.0;
     const double t = rate <= 0 ? 0.0
                      : w.assumed_hours ? *w.assumed_hours
-                                       : w.training_flops / rate + ctx.run_overhead_hours(f.model, kind);
+                                       : cost::training_flops_for(w, sin.gpus) / rate + ctx.run_overhead_hours(f.model, kind);
 
     Candidate od;
     od.kind = OptionKind::on_demand;

@@ -62,6 +62,19 @@ json candidate_json(const Candidate& c, const Job& job, const PlacementContext& 
   return r;
 }
 
+// What the job is, as the cost model sees it: a built-in model's figures (train::model_stats) or a
+// command job's estimate.model, in the same fields. Memory per GPU on the GPUs it asks for (with
+// "auto" the least it runs on; each option's own is in its row).
+json workload_json(const cost::Workload& w) {
+  const int64_t vram = cost::vram_bytes_for(w, w.gpus);  // 0: a command job with no described model
+  return {{"model_kind", w.model_kind},
+          {"parameters", w.parameters > 0 ? json(w.parameters) : json(nullptr)},
+          {"training_flops", w.assumed_hours ? json(nullptr) : json(w.training_flops)},
+          {"gpus", w.gpus},
+          {"gpus_auto", w.gpus_auto},
+          {"memory_gib_per_gpu", vram > 0 ? json(static_cast<double>(vram) / (1024.0 * 1024.0 * 1024.0)) : json(nullptr)}};
+}
+
 }  // namespace
 
 json placement_json(const PlacementDecision& d, const std::vector<Candidate>& table, const Job& job,
@@ -76,6 +89,7 @@ json placement_json(const PlacementDecision& d, const std::vector<Candidate>& ta
   return {{"chosen", std::move(chosen)},
           {"candidates", std::move(rows)},
           {"reason", decision_reason(d, job, ctx, capacity)},
+          {"workload", workload_json(job.workload)},
           {"decided_ms", info.decided_ms},
           {"outcome", to_string(d.outcome)},
           {"reason_code", to_string(d.reason_code)},

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cost/gpu_specs.h"
+#include "cost/workload.h"
 #include "daemon/jobs/job_service_support.h"
 #include "daemon/jobs/job_transition.h"
 #include "scheduler/job_state.h"
@@ -41,13 +42,6 @@ void JobCommands::submit_job_async(std::string_view spec_json, const SubmitConte
   // check it); the stored request is its canonical text ("rtx 4090" -> "RTX4090").
   auto gpu = cost::parse_gpu_request(spec->resources.gpu);
   if (!gpu) return done(gpu.error());
-  // A worker runs a job on resources.gpus GPUs; the count "auto" chooses per option is quoted, not
-  // yet carried to the lease.
-  if (spec->resources.gpus_auto)
-    return done(make_error(ErrorCode::invalid_argument,
-                           "resources.gpus \"auto\" is for quotes (jobctl quote): submit with the count the chosen "
-                           "option needs",
-                           "resources.gpus"));
   // Nothing could ever run it (no machine has the model, enough GPUs or the memory): refused now,
   // with the field and the reason, unless the spec asks to wait for a machine that may come.
   if (Feasibility* feasibility = feasibility_.load(); feasibility && !spec->placement.queue_if_unplaceable)
@@ -58,7 +52,9 @@ void JobCommands::submit_job_async(std::string_view spec_json, const SubmitConte
   row.state = JobState::queued;
   row.priority = spec->priority;
   row.resource_gpu = gpu->name();
-  row.resource_gpus = spec->resources.gpus;
+  // The GPUs the job takes: resources.gpus, or with "auto" the least it can run on until placement
+  // chooses, per option, the smallest count that holds it (and writes that count here).
+  row.resource_gpus = cost::requested_gpus(*spec);
   row.created_ms = row.updated_ms = clock_.now_ms();
   auto change = [this, row = std::move(row), context, admission = admission_.load()](WriteTxn& txn) -> Expected<JobRow> {
     if (!context.idempotency_key.empty()) {  // a retried submit: the first job, unchanged

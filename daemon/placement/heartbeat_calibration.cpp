@@ -103,7 +103,9 @@ Expected<std::optional<HeartbeatCalibration::StepShape>> HeartbeatCalibration::s
   const train::ModelStats stats = train::model_stats(*spec);
   const cost::Workload w = cost::workload_from_spec(*spec, stats);
   StepShape shape;
-  shape.step_flops = w.training_flops / total_steps;
+  // The GPUs the job holds: its resources.gpus, or with "auto" the count placement chose (the row's).
+  const int job_gpus = std::max((*job)->resource_gpus, 1);
+  shape.step_flops = cost::training_flops_for(w, job_gpus) / total_steps;
   shape.device = worker_device(*caps);
   shape.model_kind = w.model_kind;
   // The peak placement times this device at (scheduler/placement.h): a CPU machine's own, a GPU
@@ -113,7 +115,7 @@ Expected<std::optional<HeartbeatCalibration::StepShape>> HeartbeatCalibration::s
   } else if (const cost::GpuSpec* gpu = cost::find_gpu(shape.device)) {
     const int gpus = caps->gpus.empty()
                          ? 1
-                         : std::min<int>(std::max(spec->resources.gpus, 1), static_cast<int>(caps->gpus.size()));
+                         : std::min<int>(job_gpus, static_cast<int>(caps->gpus.size()));
     shape.peak_flops = cost::peak_tflops(*gpu, w.precision) * 1e12 * gpus;
   } else {
     return std::optional<StepShape>{};  // a device no table row describes: nothing to time it by

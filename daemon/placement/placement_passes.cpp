@@ -4,6 +4,7 @@
 #include <chrono>
 #include <utility>
 
+#include "cost/workload.h"
 #include "daemon/jobs/job_transition.h"
 #include "daemon/placement/job_progress.h"
 #include "daemon/placement/placement_matcher.h"
@@ -477,7 +478,16 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
       if (!c["instance_type"].is_null()) detail["instance_type"] = c["instance_type"];
     }
     const char* not_placed_event = d->waiting_for_spot ? "waiting_for_spot" : "unplaceable";
+    // The GPUs the job takes: with "auto" the count chosen to fit on the option placed on (the
+    // lease, Slurm's --gpus and the ledger read it from the row), the least it runs on until then.
+    int resource_gpus = row.resource_gpus;
+    if (spec->resources.gpus_auto) {
+      resource_gpus = cost::requested_gpus(*spec);
+      if (chosen && chosen->job_gpus > 0) resource_gpus = chosen->job_gpus;
+      if (placed) detail["job_gpus"] = resource_gpus;
+    }
     auto change = [this, job_id, placed, not_placed_event, text = std::move(*text), chosen = std::move(chosen), detail, now,
+                   resource_gpus,
                    unplaceable_key = std::move(unplaceable_key), previous_reason = std::move(previous_reason),
                    expected_updated = row.updated_ms](WriteTxn& txn) -> Status {
       auto cur = txn.job(job_id);
@@ -486,6 +496,7 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
       if (!*cur || (*cur)->state != store::JobState::queued || (*cur)->updated_ms != expected_updated) return {};
       store::JobRow job = std::move(**cur);
       job.chosen = chosen;
+      job.resource_gpus = resource_gpus;
       if (auto st = txn.put_placement(job.id, text, unplaceable_key); !st) return st;
       if (placed) {
         job.worker_id.reset();

@@ -35,9 +35,11 @@ Expected<PlacementChoice> placement_choice_from_json(json row) {
     if (!it->is_number()) return bad(key, "a number");
     *out = it->get<double>();
   }
-  if (auto it = row.find("gpus"); it != row.end()) {
-    if (!it->is_number_integer()) return bad("gpus", "an integer");
-    c.gpus = it->get<int>();
+  for (auto [key, out] : {std::pair<const char*, int*>{"gpus", &c.gpus}, {"job_gpus", &c.job_gpus}}) {
+    auto it = row.find(key);
+    if (it == row.end()) continue;
+    if (!it->is_number_integer()) return bad(key, "an integer");
+    *out = it->get<int>();
   }
   if (auto it = row.find("meets_deadline"); it != row.end()) {
     if (!it->is_boolean()) return bad("meets_deadline", "true or false");

@@ -487,5 +487,25 @@ TEST(PrintPlacement, GpusUsedAndMemoryPerGpu) {
   EXPECT_NE(text.find("65.2"), std::string::npos) << text;
 }
 
+// The document's workload, a built-in model's as a described transformer's: one line.
+TEST(PrintPlacement, TheWorkloadLine) {
+  nlohmann::json p = {{"reason", "cheapest option (no deadline)"}, {"candidates", nlohmann::json::array()}};
+  p["workload"] = {{"model_kind", "mlp"}, {"parameters", 235146}, {"training_flops", 8.47e12}, {"gpus", 1},
+                   {"gpus_auto", false}, {"memory_gib_per_gpu", 0.7123}};
+  std::ostringstream out;
+  print_placement(out, p);
+  EXPECT_NE(out.str().find("workload: mlp, 235.1K parameters, 8.47T FLOPs, 0.71 GiB per GPU on 1 GPU\n"),
+            std::string::npos)
+      << out.str();
+  p["workload"] = {{"model_kind", "transformer"}, {"parameters", 6.738e9}, {"training_flops", 4.04e19}, {"gpus", 1},
+                   {"gpus_auto", true}, {"memory_gib_per_gpu", 120.89}};
+  std::ostringstream auto_out;
+  print_placement(auto_out, p);
+  EXPECT_NE(auto_out.str().find("workload: transformer, 6.74B parameters, 4.04e+19 FLOPs, 120.89 GiB per GPU on 1 GPU "
+                                "(gpus auto: each option at the smallest count that fits)"),
+            std::string::npos)
+      << auto_out.str();
+}
+
 }  // namespace
 }  // namespace jobctl::cli

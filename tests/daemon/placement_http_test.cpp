@@ -107,7 +107,7 @@ TEST_F(PlacementHttpWithWorker, QuoteEqualsThePlacementOfTheSubmittedJob) {
 // A 7B full fine-tune (bf16, AdamW, seq 2048, selective recomputation, ZeRO-3) described by
 // estimate.model: the quote lists each GPU model of the seed catalog at the smallest count that
 // holds it, with its memory per GPU; a fixed count on a 24 GB card is rejected with the figures;
-// submitting "auto" is refused (the count is quoted, not carried to a lease).
+// "auto" is accepted at submit (the count is chosen where it is placed).
 TEST(PlacementHttp, QuoteChoosesTheGpuCountThatHoldsASevenBillionParameterFineTune) {
   jobctl::testing::TempDir dir;
   SystemClock clock;
@@ -158,8 +158,13 @@ TEST(PlacementHttp, QuoteChoosesTheGpuCountThatHoldsASevenBillionParameterFineTu
 
   auto sub = http.request("POST", "/v1/jobs", spec("any", R"("auto")"));
   ASSERT_TRUE(sub);
-  EXPECT_EQ(sub->status, 400) << sub->body;
-  EXPECT_EQ(json::parse(sub->body)["error"]["field"], "resources.gpus") << sub->body;
+  ASSERT_EQ(sub->status, 201) << sub->body;
+  auto got = http.request("GET", "/v1/jobs/" + std::to_string(json::parse(sub->body)["id"].get<int64_t>()));
+  ASSERT_TRUE(got);
+  const json job = json::parse(got->body);
+  EXPECT_EQ(job["spec"]["resources"]["gpus"], "auto") << got->body;
+  // No worker and no cloud provider here: not placed, it counts as the least it runs on.
+  EXPECT_EQ(job["resources"]["gpus"], 1) << got->body;
 }
 
 // Why a job waits, through real HTTP: command jobs nothing here can run (the one worker runs no

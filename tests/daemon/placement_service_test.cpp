@@ -193,6 +193,54 @@ TEST(PlacementService, APhantomWorkerLeavesPlacementAndItsJobIsPlacedAgain) {
   EXPECT_EQ(f.lease(cpu), id);
 }
 
+// resources.gpus "auto": placement chooses per option the smallest count that holds the workload,
+// the job's row takes the count of the option it is placed on and the lease gives the worker that
+// many GPUs; placed again elsewhere (its first worker lost), the count is chosen again.
+TEST(PlacementService, AnAutoJobTakesTheGpuCountChosenToFitAndIsSizedAgainWhenPlacedAgain) {
+  PlacementFixture f;
+  const std::vector<jobs::GpuDevice> h100s(8, jobs::GpuDevice{"NVIDIA H100 80GB HBM3", 81559});
+  const std::vector<jobs::GpuDevice> a100s(8, jobs::GpuDevice{"NVIDIA A100-SXM4-40GB", 40960});
+  f.add_worker(h100s, {}, /*commands=*/true);  // registers, never asks for work
+  const int64_t a100 = f.add_worker(a100s, {}, /*commands=*/true);
+  // A 7B full fine-tune (bf16, AdamW, seq 2048, selective recomputation, ZeRO-3).
+  const int64_t id = f.submit(R"({"name": "ft7b", "command": ["python3", "finetune.py"],
+    "resources": {"gpu": "any", "gpus": "auto"}, "placement": {"mode": "local"},
+    "estimate": {"model": {"layers": 32, "hidden": 4096, "heads": 32, "vocab": 32000, "seq_len": 2048,
+      "tokens": 1000000, "precision": "bf16", "optimizer": "adamw", "recompute": "selective", "zero_stage": 3}}})");
+  ASSERT_EQ(f.job(id).state, store::JobState::placed) << f.placement_of(id).dump(2);
+  // Two H100s hold it (65.9 GiB each), four A100 40 GB do: the H100s draw less and finish sooner.
+  json p = f.placement_of(id);
+  EXPECT_EQ(p["chosen"]["gpu"], "H100-SXM") << p.dump(2);
+  EXPECT_EQ(p["chosen"]["job_gpus"], 2) << p.dump(2);
+  EXPECT_EQ(f.job(id).resource_gpus, 2);
+  ASSERT_TRUE(f.job(id).chosen);
+  EXPECT_EQ(f.job(id).chosen->job_gpus, 2);
+  for (const auto& c : p["candidates"])
+    if (c["option"] == "local" && c["gpu"] == "A100-40GB-SXM") EXPECT_EQ(c["job_gpus"], 4) << c.dump();
+  EXPECT_FALSE(f.lease_grant(a100));  // placed on the H100 pool
+
+  // The H100 machine is lost; placed again on the A100s, the job takes four of them.
+  f.clock.advance_ms(61'000);
+  EXPECT_FALSE(f.lease_grant(a100));
+  EXPECT_EQ(*f.svc->mark_silent_workers_lost(), 1);
+  EXPECT_EQ(*f.svc->unplace_unclaimed(), 1);
+  ASSERT_TRUE(f.placement->reevaluate());
+  ASSERT_EQ(f.job(id).state, store::JobState::placed);
+  p = f.placement_of(id);
+  EXPECT_EQ(p["chosen"]["job_gpus"], 4) << p.dump(2);
+  EXPECT_EQ(f.job(id).resource_gpus, 4);
+  auto grant = f.lease_grant(a100);
+  ASSERT_TRUE(grant);
+  EXPECT_EQ(grant->job_id, id);
+  EXPECT_EQ(grant->gpus, (std::vector<int>{0, 1, 2, 3}));
+  // What the job's record and its lease event say.
+  auto detail = f.svc->get_job(id);
+  ASSERT_TRUE(detail);
+  EXPECT_EQ(detail->job.resource_gpus, 4);
+  EXPECT_EQ(json::parse(detail->events.back().detail_json)["gpus"], json::array({0, 1, 2, 3}))
+      << detail->events.back().detail_json;
+}
+
 TEST(PlacementService, UnplaceableJobsStayQueuedWithTheReason) {
   PlacementFixture f;
   f.add_worker({});

@@ -55,24 +55,33 @@ struct PlacementFixture {
     EXPECT_TRUE(placed) << (placed ? "" : placed.error().message);
     return r ? r->id : 0;
   }
-  int64_t add_worker(std::vector<jobs::GpuDevice> gpus, std::optional<jobs::WorkerInstance> inst = {}) {
+  // `commands`: the worker runs command jobs (jobctl-worker --allow-commands).
+  int64_t add_worker(std::vector<jobs::GpuDevice> gpus, std::optional<jobs::WorkerInstance> inst = {},
+                     bool commands = false) {
     jobs::WorkerRegistration reg;
     reg.name = "w";
     reg.capabilities.gpus = std::move(gpus);
     reg.capabilities.cpu_cores = 4;
     reg.capabilities.memory_mb = 16384;
     reg.capabilities.instance = std::move(inst);
+    reg.capabilities.commands = commands;
     auto r = svc->register_worker(reg);
     EXPECT_TRUE(r);
     return r ? r->worker_id : 0;
   }
-  std::optional<int64_t> lease(int64_t worker) {
+  // The lease a worker is granted (none: nothing for it), with the GPUs it takes.
+  std::optional<jobs::LeaseGrant> lease_grant(int64_t worker) {
     std::promise<Expected<std::optional<jobs::LeaseGrant>>> p;
     auto f = p.get_future();
     svc->lease(worker, 0, [&p](Expected<std::optional<jobs::LeaseGrant>> r) { p.set_value(std::move(r)); });
     auto r = f.get();
     if (!r || !*r) return std::nullopt;
-    return (*r)->job_id;
+    return std::move(**r);
+  }
+  std::optional<int64_t> lease(int64_t worker) {
+    auto grant = lease_grant(worker);
+    if (!grant) return std::nullopt;
+    return grant->job_id;
   }
   store::JobRow job(int64_t id) {
     auto r = db->get_job(id);

@@ -103,6 +103,15 @@ class SlurmLaunchTest : public SlurmClusterTest {
     })) << "the local worker did not register\n" << local_->output();
   }
 
+  // Submits `spec` and waits until jobctld has submitted its Slurm job (or the job ended): the job.
+  json submit_until_sbatch(client::ApiClient& api, const json& spec) {
+    auto submitted = api.submit_job(spec.dump());
+    EXPECT_TRUE(submitted) << (submitted ? "" : submitted.error().message);
+    if (!submitted) return json::object();
+    return wait_job(api, (*submitted)["id"].get<int64_t>(),
+                    [](const json& j) { return !submitted_slurm_jobs(j).empty() || is_terminal(j); }, 60s);
+  }
+
   std::string slurm_output(int64_t slurm_id) {
     return read_bytes(tmp_.file("slurm-" + std::to_string(slurm_id) + ".out"));
   }
@@ -260,10 +269,8 @@ TEST_F(SlurmLaunchTest, CancellingTheJobCancelsItsSlurmJob) {
   ASSERT_FALSE(HasFailure());
   json spec = json::parse(recovery_spec("launch-cancel"));
   spec["resources"] = {{"gpu", "V100"}, {"gpus", 1}};
-  auto submitted = api.submit_job(spec.dump());
-  ASSERT_TRUE(submitted) << submitted.error().message;
-  const int64_t id = (*submitted)["id"];
-  json job = wait_job(api, id, [](const json& j) { return !submitted_slurm_jobs(j).empty() || is_terminal(j); }, 60s);
+  json job = submit_until_sbatch(api, spec);
+  const int64_t id = job.value("id", int64_t{0});
   const auto slurm_ids = submitted_slurm_jobs(job);
   ASSERT_EQ(slurm_ids.size(), 1u) << job.dump(2);
   ASSERT_TRUE(api.cancel_job(id));
@@ -274,6 +281,36 @@ TEST_F(SlurmLaunchTest, CancellingTheJobCancelsItsSlurmJob) {
   ASSERT_TRUE(ended);
   EXPECT_EQ(ended->state, "CANCELLED");
   EXPECT_EQ(submitted_slurm_jobs(job).size(), 1u);
+}
+
+// resources.gpus "auto": a workload one 16 GB V100 cannot hold (18.6 GiB) and two can (10.4 GiB
+// each, ZeRO-3) is placed on the partition at 2 GPUs, and its Slurm job asks for 2 (--gpus).
+TEST_F(SlurmLaunchTest, AnAutoJobAsksSlurmForTheGpuCountChosenToFit) {
+  auto d = start_daemon();
+  client::ApiClient api(d->url());
+  start_local_worker(api, d->url());
+  ASSERT_FALSE(HasFailure());
+  const json spec = {{"name", "launch-auto"},
+                     {"command", {"/bin/sh", "-c", "exit 0"}},
+                     {"resources", {{"gpu", "V100"}, {"gpus", "auto"}}},
+                     {"estimate",
+                      {{"model",
+                        {{"parameters", 1000000000}, {"layers", 24}, {"hidden", 2048}, {"heads", 16},
+                         {"vocab", 32000}, {"seq_len", 512}, {"tokens", 1000000}, {"precision", "fp16"},
+                         {"optimizer", "adamw"}, {"zero_stage", 3}}}}}};
+  json job = submit_until_sbatch(api, spec);
+  const int64_t id = job.value("id", int64_t{0});
+  const auto slurm_ids = submitted_slurm_jobs(job);
+  ASSERT_EQ(slurm_ids.size(), 1u) << job.dump(2);
+  EXPECT_EQ(job["placement"]["chosen"]["option"], "slurm") << job["placement"].dump(2);
+  EXPECT_EQ(job["placement"]["chosen"]["job_gpus"], 2) << job["placement"]["chosen"].dump(2);
+  EXPECT_EQ(job["resources"]["gpus"], 2) << job.dump(2);
+  ASSERT_TRUE(api.cancel_job(id));
+  job = wait_job(api, id, [](const json& j) { return has_event(j, "slurm_cancelled"); }, 60s);
+  EXPECT_TRUE(has_event(job, "slurm_cancelled")) << job.dump(2);
+  auto ended = slurm_job(slurm_ids[0]);
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->gpus, 2);
 }
 
 TEST_F(SlurmLaunchTest, ScancelMidRunCheckpointsAndAFreshSlurmJobResumesBitExact) {

@@ -702,14 +702,32 @@ std::vector<cost::Offer> seven_b_catalog() {
           offer("aws", "g5.48xlarge", "A10G", 8, 22888.0 / 1024, 16.288, std::nullopt)};
 }
 
+// The seed catalog's 7B-capable instances, launchable, with no owned GPUs.
+struct SevenBCloud {
+  static PlacementConfig launchable() {
+    PlacementConfig c;
+    c.cloud_launchable = true;
+    return c;
+  }
+  // A transformer's bf16 rate on one GPU of the offer (FLOPs per hour).
+  double transformer_rate(const cost::Offer& o) const {
+    return ctx.flops_per_hour(ctx.model_id(cost::canonical_gpu_name(o.gpu_model, o.gpu_memory_gb)),
+                              model_kind_index("transformer"), static_cast<int>(cost::Precision::bf16));
+  }
+
+  cost::EfficiencyCalibrator calibration;
+  PlacementConfig config = launchable();
+  PlacementContext ctx{seven_b_catalog(), {}, calibration, config};
+  LocalCapacity capacity;
+};
+
 TEST(GpuCountFit, AutoListsEachGpuModelAtTheSmallestCountThatHoldsIt) {
   const Job job = seven_b_job(seven_b_spec(R"("auto")"));
   ASSERT_TRUE(job.workload.gpus_auto);
-  cost::EfficiencyCalibrator calibration;
-  PlacementConfig config;
-  config.cloud_launchable = true;
-  PlacementContext ctx(seven_b_catalog(), {}, calibration, config);
-  LocalCapacity capacity;
+  SevenBCloud cloud;
+  const PlacementConfig& config = cloud.config;
+  const PlacementContext& ctx = cloud.ctx;
+  const LocalCapacity& capacity = cloud.capacity;
   std::vector<Candidate> table;
   const PlacementDecision d = place(job, ctx, capacity, 0, &table);
   const nlohmann::json doc = placement_json(d, table, job, ctx, capacity, PlacementDocumentInfo{"sim", 0, 1.0});
@@ -741,8 +759,7 @@ TEST(GpuCountFit, AutoListsEachGpuModelAtTheSmallestCountThatHoldsIt) {
     EXPECT_NEAR(row["memory_gib_per_gpu"].get<double>(), static_cast<double>(c.vram_bytes_per_gpu) / kGiB, 1e-9);
     // Priced at the instance's price for the time on that many GPUs.
     const double flops = cost::estimate_transformer(*job.workload.transformer, c.gpus).training_flops;
-    const double rate = ctx.flops_per_hour(ctx.model_id(cost::canonical_gpu_name(o.gpu_model, o.gpu_memory_gb)),
-                                           model_kind_index("transformer"), static_cast<int>(cost::Precision::bf16));
+    const double rate = cloud.transformer_rate(o);
     EXPECT_NEAR(c.estimated_hours, flops / (rate * c.gpus), 1e-9);
     EXPECT_NEAR(c.estimated_cost_usd, o.on_demand_usd_per_hour * (c.estimated_hours + config.provision_hours), 1e-9);
   }
@@ -754,6 +771,30 @@ TEST(GpuCountFit, AutoListsEachGpuModelAtTheSmallestCountThatHoldsIt) {
       (ctx.offers()[c.source].gpu_model == "A100" ? a100 : h100) = c.gpus;
   EXPECT_EQ(a100, 4);
   EXPECT_EQ(h100, 2);
+}
+
+// Work given in steps: the tokens grow with the data-parallel GPUs, so each option is timed for
+// the tokens of the count it gets (two H100s train twice the tokens of one, in the same time).
+TEST(GpuCountFit, WorkInStepsIsTimedForTheTokensOfEachCount) {
+  std::string text = seven_b_spec(R"("auto")");
+  text.replace(text.find(R"("tokens": 1000000000)"), std::string(R"("tokens": 1000000000)").size(), R"("steps": 1000)");
+  const Job job = seven_b_job(text);
+  ASSERT_TRUE(job.workload.gpus_auto);
+  SevenBCloud cloud;
+  std::vector<Candidate> table;
+  place(job, cloud.ctx, cloud.capacity, 0, &table);
+  int timed = 0;
+  for (const Candidate& c : table) {
+    if (c.kind != OptionKind::on_demand || c.rejection != Rejection::none) continue;
+    const cost::Offer& o = cloud.ctx.offers()[c.source];
+    ASSERT_GT(c.gpus, 1) << o.name();
+    const double flops = cost::estimate_transformer(*job.workload.transformer, c.gpus).training_flops;
+    EXPECT_NEAR(flops, c.gpus * cost::estimate_transformer(*job.workload.transformer, 1).training_flops, flops * 1e-12);
+    EXPECT_NEAR(cost::training_flops_for(job.workload, c.gpus), flops, flops * 1e-12);
+    EXPECT_NEAR(c.estimated_hours, flops / (cloud.transformer_rate(o) * c.gpus), 1e-9) << o.name();
+    ++timed;
+  }
+  EXPECT_EQ(timed, 2);
 }
 
 TEST(GpuCountFit, AFixedCountThatCannotFitIsRefusedWithTheFigures) {

@@ -103,6 +103,26 @@ async function checkJobDetail(page, id) {
   check(shownLog.length === apiLog.lines.length && apiLog.lines.every((l, i) => shownLog[i].n === l.n &&
         shownLog[i].time === new Date(l.time_ms).toISOString() && shownLog[i].text.endsWith(` ${l.text}\n`)),
         `the output shows the API's ${apiLog.lines.length} log line(s), each with its time`);
+  // The placement's candidate table: per option the GPUs the job takes, its memory per GPU, the
+  // time and the cost, as the API's placement document gives them; and the workload line.
+  check(job.placement && (job.placement.candidates || []).length > 0, 'the API gives the job a placement with candidates');
+  {
+    const heads = await page.$$eval('#candidates thead th[data-col]', (ths) => ths.map((t) => t.dataset.col));
+    for (const col of ['job_gpus', 'memory_gib_per_gpu', 'estimated_hours', 'estimated_cost_usd'])
+      check(heads.includes(col), `the candidate table has the ${col} column`);
+    const rows = await page.$$eval('#candidates tbody tr', (trs) => trs.map((tr) => Object.fromEntries(
+      [...tr.querySelectorAll('td[data-col]')].map((td) => [td.dataset.col, td.textContent]))));
+    const cands = job.placement.candidates;
+    check(rows.length === cands.length, `the candidate table has the API's ${cands.length} rows`);
+    check(rows.every((r, i) => r.job_gpus === String(cands[i].job_gpus)), 'each row shows the GPUs the job takes there');
+    check(rows.every((r, i) => r.memory_gib_per_gpu === (cands[i].memory_gib_per_gpu > 0 ? cands[i].memory_gib_per_gpu.toFixed(1) : '—')),
+          `each row shows the memory per GPU (${rows[0].memory_gib_per_gpu} GiB on the first)`);
+    check(rows.every((r) => /^[0-9.]+ (s|min|h)$/.test(r.estimated_hours) && /^\$[0-9.]+$/.test(r.estimated_cost_usd)),
+          `each row shows the time and the cost (${rows[0].estimated_hours}, ${rows[0].estimated_cost_usd} on the first)`);
+    const workload = await page.textContent('#placement-workload');
+    check(workload.includes(job.placement.workload.model_kind) && workload.includes('parameters') && workload.includes('GiB per GPU'),
+          `the workload line names the model, its parameters and its memory per GPU (${workload})`);
+  }
   // Where it ran: one table row per segment the API reports.
   const segmentRows = await page.$$eval('#segments tbody tr', (rows) => rows.length);
   check(job.segments.length >= 1 && segmentRows === job.segments.length,

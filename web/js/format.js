@@ -70,6 +70,16 @@ export function duration(seconds) {
   return `${(s / 3600).toFixed(2)} h`;
 }
 
+// A count of things (parameters, FLOPs) in its unit, as the CLI prints it: 101.8K, 6.74B, 4.03e+19.
+export function count(n) {
+  if (typeof n !== 'number' || !Number.isFinite(n)) return '—';
+  if (Math.abs(n) >= 1e15) return n.toExponential(2);
+  for (const [d, u] of [[1e12, 'T'], [1e9, 'B'], [1e6, 'M'], [1e3, 'K']]) {
+    if (Math.abs(n) >= d * 0.99995) return `${(n / d).toFixed(Math.abs(n / d) < 9.995 ? 2 : 1)}${u}`;
+  }
+  return String(Math.round(n));
+}
+
 export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 export const STATES = ['queued', 'held', 'placed', 'running', 'preempted', 'succeeded', 'failed', 'cancelled'];
 

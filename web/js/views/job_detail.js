@@ -5,7 +5,7 @@
 // as it runs, each line with the time its worker read it (GET /v1/jobs/{id}/log, followed from
 // the last line read; the whole file from GET /v1/jobs/{id}/log/download). Polled every 2 s.
 import { api, download, optional, ApiError } from '../api.js';
-import { TERMINAL, clear, duration, h, jobCost, num, objectTable, pct, placementText, stateBadge, time, usd, cell } from '../format.js';
+import { TERMINAL, clear, count, duration, h, jobCost, num, objectTable, pct, placementText, stateBadge, time, usd, cell } from '../format.js';
 import { chartFigure, lineChart } from '../charts.js';
 import { poll } from './poll.js';
 
@@ -162,7 +162,7 @@ function renderSummary(el, job, cancel) {
       ['Data', spec.data ? spec.data.dataset : undefined],
       ['Epochs', spec.train ? `${p.epochs_done ?? (job.state === 'succeeded' ? r.epochs : 0) ?? 0} of ${spec.train.epochs}` : undefined],
       ['Step', p.total_steps ? `${job.state === 'succeeded' ? (r.steps ?? p.step) : (p.step ?? 0)} of ${p.total_steps}` : undefined],
-      ['Resources', job.resources ? `${job.resources.gpu}${job.resources.gpus > 1 ? ` ×${job.resources.gpus}` : ''}` : undefined],
+      ['Resources', job.resources ? `${job.resources.gpu}${job.resources.gpus > 1 ? ` ×${job.resources.gpus}` : ''}${spec.resources?.gpus === 'auto' ? ' (gpus auto: the smallest count that fits where it is placed)' : ''}` : undefined],
       ['Device', p.device_name || p.device || r.device],
       ['Worker', job.worker_id ? `#${job.worker_id} (lease epoch ${job.lease_epoch})` : undefined],
       ['Recoveries', String(job.recoveries ?? 0)],
@@ -252,18 +252,48 @@ function renderPlacement(el, p) {
     return;
   }
   const cands = p.candidates || [];
-  const cols = ['option', 'provider', 'cloud', 'region', 'instance_type', 'gpu', 'gpus', 'usd_per_hour', 'estimated_hours', 'estimated_cost_usd', 'meets_deadline'];
   clear(el,
     h('p', {}, h('strong', {}, 'Chosen: '), placementText(p) || '—', p.chosen?.estimated_cost_usd !== undefined ? ` · est. ${usd(p.chosen.estimated_cost_usd)}` : ''),
     p.reason ? h('p', { id: 'placement-reason' }, h('strong', {}, 'Reason: '), p.reason) : null,
+    p.workload ? h('p', { id: 'placement-workload' }, h('strong', {}, 'Workload: '), workloadText(p.workload)) : null,
     h('div', { class: 'table-wrap' }, h('table', { id: 'candidates' },
       h('caption', {}, `${cands.length} candidates`),
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, ''), cols.map((c) => h('th', { scope: 'col' }, c.replaceAll('_', ' '))), h('th', { scope: 'col' }, 'why not'))),
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, ''),
+        CANDIDATE_COLUMNS.map(([key, label]) => h('th', { scope: 'col', 'data-col': key }, label)), h('th', { scope: 'col' }, 'why not'))),
       h('tbody', {}, cands.map((c) => h('tr', { class: c.chosen ? 'chosen' : (c.rejected ? 'rejected' : '') },
         h('td', {}, c.chosen ? '✔ chosen' : ''),
-        cols.map((k) => h('td', {}, k.includes('usd') ? usd(c[k]) : cell(c[k]))),
-        h('td', {}, c.rejected || ''))))))); 
+        CANDIDATE_COLUMNS.map(([key, , show]) => h('td', { 'data-col': key }, show(c[key], c))),
+        h('td', {}, c.rejected || '')))))));
 }
+
+// The candidate table's columns: [field of the placement document's row, heading, cell text].
+// Per option: the machine's GPUs, the GPUs the job takes there and its memory on each, then the
+// price, the time and the cost.
+export const CANDIDATE_COLUMNS = [
+  ['option', 'option', cell],
+  ['provider', 'provider', cell],
+  ['cloud', 'cloud', cell],
+  ['region', 'region', cell],
+  ['instance_type', 'instance type', cell],
+  ['gpu', 'gpu', cell],
+  ['gpus', 'machine GPUs', cell],
+  ['job_gpus', 'uses GPUs', cell],
+  ['memory_gib_per_gpu', 'GiB per GPU', (v) => (typeof v === 'number' && v > 0 ? v.toFixed(1) : '—')],
+  ['usd_per_hour', 'usd per hour', usd],
+  ['estimated_hours', 'est. time', (v) => (typeof v === 'number' ? duration(v * 3600) : '—')],
+  ['estimated_cost_usd', 'est. cost', usd],
+  ['meets_deadline', 'meets deadline', cell],
+];
+
+// What the job is to the cost model (the placement document's workload), one line.
+function workloadText(w) {
+  const parts = [w.model_kind];
+  if (typeof w.parameters === 'number') parts.push(`${count(w.parameters)} parameters`);
+  if (typeof w.training_flops === 'number') parts.push(`${count(w.training_flops)} FLOPs`);
+  if (typeof w.memory_gib_per_gpu === 'number') parts.push(`${w.memory_gib_per_gpu.toFixed(2)} GiB per GPU on ${w.gpus} GPU${w.gpus === 1 ? '' : 's'}`);
+  return parts.join(', ') + (w.gpus_auto ? ' (gpus auto: each option at the smallest count that fits)' : '');
+}
+
 
 function renderCheckpoints(el, ck) {
   if (ck === null) { clear(el, h('p', { class: 'muted' }, 'This daemon does not store checkpoints (no checkpoints endpoint).')); return; }
