@@ -30,6 +30,7 @@
 #include "daemon/ledger/ledger.h"
 #include "daemon/placement/owned_gpu_billing.h"
 #include "daemon/placement/placement_matcher.h"
+#include "daemon/placement/start_board.h"
 #include "daemon/placement/placement_service.h"
 #include "daemon/provisioning/provisioner.h"
 #include "daemon/slurm/slurm_launcher.h"
@@ -147,8 +148,10 @@ int main(int argc, char** argv) {
   svc_opts.max_recoveries = cfg.max_recoveries;
   // Cost-based placement: jobs are offered only where placement chose; with
   // "placement": {"enabled": false} any fitting worker takes any queued job (FIFO).
+  // The owned machines' start plan (reservations and backfill), published by placement's ticks.
+  placement::StartBoard start_board;
   std::unique_ptr<jobs::JobMatcher> matcher;
-  if (cfg.placement.enabled) matcher = std::make_unique<placement::PlacementMatcher>();
+  if (cfg.placement.enabled) matcher = std::make_unique<placement::PlacementMatcher>(start_board, clock);
   else matcher = std::make_unique<jobs::FifoMatcher>();
   // Failed background passes (placement, lease expiry, checkpoint sweeps) go to stderr: the log.
   StderrLog log("jobctld: ");
@@ -160,6 +163,7 @@ int main(int argc, char** argv) {
   cfg.placement.catalog_dir = (std::filesystem::path(cfg.data_dir) / "catalog").string();
   placement::PlacementService placement(db, clock, svc, cfg.placement);
   placement.set_log(&log);
+  placement.set_start_board(start_board);
   // A Slurm cluster (docs/slurm.md): its configured partitions are placement candidates, read
   // from the cluster on a thread of their own so a slow controller never holds a pass.
   std::optional<jobctl::daemon::slurm::SlurmPartitions> slurm_partitions;

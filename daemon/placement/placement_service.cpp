@@ -63,6 +63,8 @@ void PlacementService::tick() {
   requested_log_.report(passes_.run_requested(), *log_, clock_.now_ms());
   if (clock_.now_ms() - last_reevaluation_ms_ >= int64_t{settings_.reevaluate_s} * 1000)
     reevaluation_log_.report(reevaluate_locked(), *log_, clock_.now_ms());
+  // After the decisions: a job placed this tick is planned (and reserved for) at once.
+  if (reservations_) reservation_log_.report(reservations_->run(), *log_, clock_.now_ms());
 }
 
 Status PlacementService::reevaluate() {

@@ -9,6 +9,8 @@
 //   - SavingsMoves (savings_moves.h): running cloud jobs that an idle owned worker or a cheaper
 //     cloud offer runs for less move there;
 //   - PriorityMoves (priority_moves.h): a late higher-priority job takes an owned GPU from a lower one.
+//   - ReservationPass (reservation_pass.h), every tick once a start board is set: the owned machines'
+//     start plan, with the reservation that keeps a wide job from starving.
 // Owned-GPU billing (owned_gpu_billing.h) is a lease hook of the job service, wired by main().
 //
 // Threads. The job service's hooks — a job queued unplaced, a heartbeat's progress, a job that
@@ -29,6 +31,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +50,7 @@
 #include "daemon/placement/placement_config.h"
 #include "daemon/placement/placement_passes.h"
 #include "daemon/placement/priority_moves.h"
+#include "daemon/placement/reservation_pass.h"
 #include "daemon/placement/savings_moves.h"
 #include "daemon/placement/spot_deadlines.h"
 
@@ -106,6 +110,12 @@ class PlacementService final : private jobs::JobObserver {
   // Where failed passes are written (base/pass_log.h); default: stderr. Not owned; set before
   // start().
   void set_log(Log* log) { log_ = log; }
+  // The board every tick publishes the owned machines' start plan on (reservation_pass.h), which
+  // the matcher reads. Not owned; set before start(); none: no reservations are made.
+  void set_start_board(StartBoard& board) JOBCTL_EXCLUDES(tick_mu_) {
+    MutexLock lock(tick_mu_);
+    reservations_.emplace(store_, clock_, jobs_, board);
+  }
 
  private:
   // What the job service tells placement (job_observer.h): recorded, and the placement thread woken.
@@ -133,10 +143,12 @@ class PlacementService final : private jobs::JobObserver {
   PassLog calibration_log_{"placement: calibration from heartbeats"};
   PassLog requested_log_{"placement: placing new jobs"};
   PassLog reevaluation_log_{"placement: re-evaluation"};
+  PassLog reservation_log_{"placement: reservations"};
 
   Mutex tick_mu_;  // one start, tick or reevaluate at a time
   bool started_ JOBCTL_GUARDED_BY(tick_mu_) = false;  // tick() does nothing before start()
   int64_t last_reevaluation_ms_ JOBCTL_GUARDED_BY(tick_mu_) = 0;
+  std::optional<ReservationPass> reservations_ JOBCTL_GUARDED_BY(tick_mu_);
 };
 
 }  // namespace jobctl::daemon::placement
