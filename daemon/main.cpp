@@ -30,7 +30,9 @@
 #include "daemon/ledger/ledger.h"
 #include "daemon/placement/owned_gpu_billing.h"
 #include "daemon/placement/placement_matcher.h"
+#include "daemon/auth/auth_budget_watch.h"
 #include "daemon/placement/start_board.h"
+#include "train/spec/job_spec.h"
 #include "daemon/placement/placement_service.h"
 #include "daemon/provisioning/provisioner.h"
 #include "daemon/slurm/slurm_launcher.h"
@@ -273,6 +275,15 @@ int main(int argc, char** argv) {
   auto installed = http::install_hardening(router, svc, db, clock, cfg.security);
   if (!installed) return fail(installed.error());
   std::unique_ptr<http::Hardening> hardening = std::move(*installed);
+  // Budgets count a submitted job's own estimate: the cheapest option meeting its deadline, as
+  // placement would choose it now.
+  if (cfg.placement.enabled)
+    hardening->admission.set_job_estimate([&placement](const train::JobSpec& spec) -> Expected<double> {
+      auto quote = placement.quote(train::to_json(spec));
+      if (!quote) return quote.error();
+      const nlohmann::json& chosen = (*quote)["chosen"];
+      return chosen.is_object() ? chosen.value("estimated_cost_usd", 0.0) : 0.0;
+    });
   if (hardening->metrics) {
     placement.set_decision_observer([m = hardening->metrics.get()](double s) { m->observe_placement(s); });
     // The writer's commits and WAL checkpoints: what a write's latency is made of under load.
@@ -347,6 +358,18 @@ int main(int argc, char** argv) {
     bundles.tick();
   });
 
+  // Budgets while jobs run (daemon/auth/auth_budget_watch.h): once a second, on a thread of its
+  // own (a ledger scan must not hold up lease expiry), with auth on and a budget configured.
+  const auto& limits = cfg.security.limits;
+  std::optional<auth::BudgetWatch> budget_watch;
+  std::optional<jobctl::Ticker> budget_ticker;
+  if (cfg.security.auth.enabled && (limits.monthly_budget_usd > 0 || !limits.user_budgets_usd.empty())) {
+    budget_watch.emplace(db, clock, svc, hardening->admission, hardening->ledger_spend, limits.over_budget);
+    budget_ticker.emplace(std::chrono::seconds(1), [&budget_watch, &log] {
+      if (auto over = budget_watch->check(); !over) log.write("budgets: " + over.error().message);
+    });
+  }
+
   // The line scripts and tests wait for (docs/configuration.md, "Start-up line").
   std::cout << nlohmann::json{{"event", "listening"},
                               {"host", cfg.host},
@@ -366,6 +389,7 @@ int main(int argc, char** argv) {
   if (auto st = svc.store_live_heartbeats(); !st)  // progress answered from memory (live_leases.h)
     LogLine() << "jobctld: storing the newest heartbeats failed: " << st.error().message;
   ticker.stop();
+  if (budget_ticker) budget_ticker->stop();
   if (placement_ticker) placement_ticker->stop();
   if (slurm_partitions) slurm_partitions->stop();
   if (provisioner) provisioner->stop();  // instances keep running; the next start reconciles

@@ -179,6 +179,14 @@ struct QueuedJobRow {
   double placement_estimated_hours = 0;  // placed: the chosen option's running time (0: none)
 };
 
+// A job with an owner that is queued, placed or running, as the budget watch reads it.
+struct OwnedJob {
+  int64_t id = 0;
+  std::string owner;
+  JobState state = JobState::queued;
+  bool leased = false;  // a worker holds it
+};
+
 // A lease as the placement service and the provisioner read it, without the job's spec or
 // placement table (Store::lease_summaries).
 struct LeaseSummary {
