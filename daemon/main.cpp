@@ -32,7 +32,6 @@
 #include "daemon/placement/placement_matcher.h"
 #include "daemon/auth/auth_budget_watch.h"
 #include "daemon/placement/start_board.h"
-#include "train/spec/job_spec.h"
 #include "daemon/placement/placement_service.h"
 #include "daemon/provisioning/provisioner.h"
 #include "daemon/slurm/slurm_launcher.h"
@@ -278,12 +277,7 @@ int main(int argc, char** argv) {
   // Budgets count a submitted job's own estimate: the cheapest option meeting its deadline, as
   // placement would choose it now.
   if (cfg.placement.enabled)
-    hardening->admission.set_job_estimate([&placement](const train::JobSpec& spec) -> Expected<double> {
-      auto quote = placement.quote(train::to_json(spec));
-      if (!quote) return quote.error();
-      const nlohmann::json& chosen = (*quote)["chosen"];
-      return chosen.is_object() ? chosen.value("estimated_cost_usd", 0.0) : 0.0;
-    });
+    hardening->admission.set_job_estimate([&placement](const auto& spec) { return placement.estimated_cost_usd(spec); });
   if (hardening->metrics) {
     placement.set_decision_observer([m = hardening->metrics.get()](double s) { m->observe_placement(s); });
     // The writer's commits and WAL checkpoints: what a write's latency is made of under load.

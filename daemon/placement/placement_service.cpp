@@ -33,6 +33,13 @@ Status PlacementService::start() {
 
 PlacementService::~PlacementService() { jobs_.remove_observer(this); }
 
+Expected<double> PlacementService::estimated_cost_usd(const train::JobSpec& spec) {
+  auto quote = passes_.quote(train::to_json(spec));
+  if (!quote) return quote.error();
+  const nlohmann::json& chosen = (*quote)["chosen"];
+  return chosen.is_object() ? chosen.value("estimated_cost_usd", 0.0) : 0.0;
+}
+
 // The observer's methods run on writer-thread commits and request threads: they record, the tick works.
 void PlacementService::job_needs_placement(int64_t job_id) {
   if (passes_.request(job_id)) wake();

@@ -78,6 +78,9 @@ class PlacementService final : private jobs::JobObserver {
 
   // The decision placement would make for this spec now (the placement document), stored nowhere.
   Expected<nlohmann::json> quote(std::string_view spec_json) { return passes_.quote(spec_json); }
+  // What the job would cost where placement would put it now: its quote's chosen
+  // estimated_cost_usd (0 when nothing can run it). Budgets count it at submit.
+  Expected<double> estimated_cost_usd(const train::JobSpec& spec);
   // The Slurm partitions placement offers (PlacementPasses::set_partition_source).
   void set_partition_source(PlacementPasses::PartitionSource source) {
     passes_.set_partition_source(std::move(source));

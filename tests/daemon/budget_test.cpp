@@ -62,11 +62,7 @@ class Budgets : public ::testing::Test {
     auto installed = http::install_hardening(router_, *f_.svc, *f_.db, f_.clock, o);  // spend: the ledger
     ASSERT_TRUE(installed) << installed.error().message;
     h_ = std::move(*installed);
-    h_->admission.set_job_estimate([this](const train::JobSpec& spec) -> Expected<double> {
-      auto quote = f_.placement->quote(train::to_json(spec));
-      if (!quote) return quote.error();
-      return (*quote)["chosen"].is_object() ? (*quote)["chosen"].value("estimated_cost_usd", 0.0) : 0.0;
-    });
+    h_->admission.set_job_estimate([this](const train::JobSpec& spec) { return f_.placement->estimated_cost_usd(spec); });
     auto t = h_->tokens.create("alice", "user", {"commands"});
     ASSERT_TRUE(t) << t.error().message;
     alice_ = t->secret;
