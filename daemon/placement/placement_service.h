@@ -29,6 +29,7 @@
 // reevaluate() run one at a time. The log is set before start().
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -118,6 +119,13 @@ class PlacementService final : private jobs::JobObserver {
   void set_start_board(StartBoard& board) JOBCTL_EXCLUDES(tick_mu_) {
     MutexLock lock(tick_mu_);
     reservations_.emplace(store_, clock_, jobs_, board);
+    board_ = &board;
+  }
+  // When a job placed on an owned machine and waiting for it is expected to start (ms since the
+  // epoch; StartBoard::expected_start); nullopt: not such a job, or no board.
+  std::optional<int64_t> expected_start(int64_t job_id) const {
+    const StartBoard* board = board_.load();
+    return board ? board->expected_start(job_id) : std::nullopt;
   }
 
  private:
@@ -152,6 +160,7 @@ class PlacementService final : private jobs::JobObserver {
   bool started_ JOBCTL_GUARDED_BY(tick_mu_) = false;  // tick() does nothing before start()
   int64_t last_reevaluation_ms_ JOBCTL_GUARDED_BY(tick_mu_) = 0;
   std::optional<ReservationPass> reservations_ JOBCTL_GUARDED_BY(tick_mu_);
+  std::atomic<const StartBoard*> board_{nullptr};
 };
 
 }  // namespace jobctl::daemon::placement
