@@ -67,15 +67,7 @@ class Budgets : public ::testing::Test {
     ASSERT_TRUE(t) << t.error().message;
     alice_ = t->secret;
     watch_.emplace(*f_.db, f_.clock, *f_.svc, h_->admission, h_->ledger_spend, policy);
-    jobs::WorkerRegistration reg;  // an owned H100 machine that runs command jobs
-    reg.name = "h100";
-    reg.capabilities.gpus = {{"NVIDIA H100 80GB HBM3", 81559}};
-    reg.capabilities.cpu_cores = 4;
-    reg.capabilities.memory_mb = 16384;
-    reg.capabilities.commands = true;
-    auto registered = f_.svc->register_worker(reg);
-    ASSERT_TRUE(registered) << registered.error().message;
-    worker_ = registered->worker_id;
+    worker_ = f_.add_worker({{"NVIDIA H100 80GB HBM3", 81559}}, {}, true);  // runs command jobs
   }
 
   json submit(const std::string& spec) {

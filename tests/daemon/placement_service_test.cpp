@@ -1009,15 +1009,7 @@ TEST(PlacementService, AWideJobWaitingForABusyWorkerIsReservedWhereItsRunningJob
   PlacementFixture f;
   placement::StartBoard board;
   f.placement->set_start_board(board);
-  jobs::WorkerRegistration reg;  // two V100s; runs command jobs
-  reg.name = "v100x2";
-  reg.capabilities.gpus = {{"Tesla V100-SXM2-16GB", 16384}, {"Tesla V100-SXM2-16GB", 16384}};
-  reg.capabilities.cpu_cores = 4;
-  reg.capabilities.memory_mb = 16384;
-  reg.capabilities.commands = true;
-  auto registered = f.svc->register_worker(reg);
-  ASSERT_TRUE(registered) << registered.error().message;
-  const int64_t w = registered->worker_id;
+  const int64_t w = f.add_worker({{"Tesla V100-SXM2-16GB", 16384}, {"Tesla V100-SXM2-16GB", 16384}}, {}, true);
   auto command = [](int gpus) {
     return json{{"command", {"/bin/true"}},
                 {"estimate", {{"hours", 0.5}, {"gpu", "V100"}}},

@@ -55,13 +55,16 @@ struct PlacementFixture {
     EXPECT_TRUE(placed) << (placed ? "" : placed.error().message);
     return r ? r->id : 0;
   }
-  int64_t add_worker(std::vector<jobs::GpuDevice> gpus, std::optional<jobs::WorkerInstance> inst = {}) {
+  // `commands`: the worker runs command jobs (jobctl-worker --allow-commands).
+  int64_t add_worker(std::vector<jobs::GpuDevice> gpus, std::optional<jobs::WorkerInstance> inst = {},
+                     bool commands = false) {
     jobs::WorkerRegistration reg;
     reg.name = "w";
     reg.capabilities.gpus = std::move(gpus);
     reg.capabilities.cpu_cores = 4;
     reg.capabilities.memory_mb = 16384;
     reg.capabilities.instance = std::move(inst);
+    reg.capabilities.commands = commands;
     auto r = svc->register_worker(reg);
     EXPECT_TRUE(r);
     return r ? r->worker_id : 0;
