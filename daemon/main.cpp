@@ -33,6 +33,8 @@
 #include "daemon/ledger/ledger.h"
 #include "daemon/placement/owned_gpu_billing.h"
 #include "daemon/placement/placement_matcher.h"
+#include "daemon/auth/auth_budget_watch.h"
+#include "daemon/placement/start_board.h"
 #include "daemon/placement/placement_service.h"
 #include "daemon/provisioning/provisioner.h"
 #include "daemon/slurm/slurm_launcher.h"
@@ -150,8 +152,10 @@ int main(int argc, char** argv) {
   svc_opts.max_recoveries = cfg.max_recoveries;
   // Cost-based placement: jobs are offered only where placement chose; with
   // "placement": {"enabled": false} any fitting worker takes any queued job (FIFO).
+  // The owned machines' start plan (reservations and backfill), published by placement's ticks.
+  placement::StartBoard start_board;
   std::unique_ptr<jobs::JobMatcher> matcher;
-  if (cfg.placement.enabled) matcher = std::make_unique<placement::PlacementMatcher>();
+  if (cfg.placement.enabled) matcher = std::make_unique<placement::PlacementMatcher>(start_board, clock);
   else matcher = std::make_unique<jobs::FifoMatcher>();
   // Failed background passes (placement, lease expiry, checkpoint sweeps) go to stderr: the log.
   StderrLog log("jobctld: ");
@@ -163,6 +167,7 @@ int main(int argc, char** argv) {
   cfg.placement.catalog_dir = (std::filesystem::path(cfg.data_dir) / "catalog").string();
   placement::PlacementService placement(db, clock, svc, cfg.placement);
   placement.set_log(&log);
+  placement.set_start_board(start_board);
   // A Slurm cluster (docs/slurm.md): its configured partitions are placement candidates, read
   // from the cluster on a thread of their own so a slow controller never holds a pass.
   std::optional<jobctl::daemon::slurm::SlurmPartitions> slurm_partitions;
@@ -277,6 +282,10 @@ int main(int argc, char** argv) {
   auto installed = http::install_hardening(router, svc, db, clock, cfg.security);
   if (!installed) return fail(installed.error());
   std::unique_ptr<http::Hardening> hardening = std::move(*installed);
+  // Budgets count a submitted job's own estimate: the cheapest option meeting its deadline, as
+  // placement would choose it now.
+  if (cfg.placement.enabled)
+    hardening->admission.set_job_estimate([&placement](const auto& spec) { return placement.estimated_cost_usd(spec); });
   if (hardening->metrics) {
     placement.set_decision_observer([m = hardening->metrics.get()](double s) { m->observe_placement(s); });
     // The writer's commits and WAL checkpoints: what a write's latency is made of under load.
@@ -352,6 +361,18 @@ int main(int argc, char** argv) {
     log_retention.tick();
   });
 
+  // Budgets while jobs run (daemon/auth/auth_budget_watch.h): once a second, on a thread of its
+  // own (a ledger scan must not hold up lease expiry), with auth on and a budget configured.
+  const auto& limits = cfg.security.limits;
+  std::optional<auth::BudgetWatch> budget_watch;
+  std::optional<jobctl::Ticker> budget_ticker;
+  if (cfg.security.auth.enabled && (limits.monthly_budget_usd > 0 || !limits.user_budgets_usd.empty())) {
+    budget_watch.emplace(db, clock, svc, hardening->admission, hardening->ledger_spend, limits.over_budget);
+    budget_ticker.emplace(std::chrono::seconds(1), [&budget_watch, &log] {
+      if (auto over = budget_watch->check(); !over) log.write("budgets: " + over.error().message);
+    });
+  }
+
   // The line scripts and tests wait for (docs/configuration.md, "Start-up line").
   std::cout << nlohmann::json{{"event", "listening"},
                               {"host", cfg.host},
@@ -371,6 +392,7 @@ int main(int argc, char** argv) {
   if (auto st = svc.store_live_heartbeats(); !st)  // progress answered from memory (live_leases.h)
     LogLine() << "jobctld: storing the newest heartbeats failed: " << st.error().message;
   ticker.stop();
+  if (budget_ticker) budget_ticker->stop();
   if (placement_ticker) placement_ticker->stop();
   if (slurm_partitions) slurm_partitions->stop();
   if (provisioner) provisioner->stop();  // instances keep running; the next start reconciles

@@ -23,22 +23,18 @@ double UserLimitsAdmission::budget_of(const std::string& user) const {
   return it != limits_.user_budgets_usd.end() ? it->second : limits_.monthly_budget_usd;
 }
 
-namespace {
+std::string budget_usd(double usd) { return "$" + fixed_decimal(usd, 4); }
 
-// The job's estimated cost from its placement (the placement contract: chosen.estimated_cost_usd).
-double estimated_cost(const store::JobRow& row) {
-  return row.chosen ? row.chosen->estimated_cost_usd : 0;
-}
-
-std::string usd(double v) { return fixed_decimal(v, 2); }
-
-}  // namespace
-
-Status UserLimitsAdmission::admit_spec(const train::JobSpec& spec, const jobs::SubmitContext& context) {
-  if (!spec.is_command() || context.may_submit_commands) return {};
-  return make_error(ErrorCode::permission_denied,
-                    "this token may not submit command jobs (an admin grants the \"commands\" permission to a token)",
-                    "command");
+Status UserLimitsAdmission::admit_spec(const train::JobSpec& spec, jobs::SubmitContext& context) {
+  if (spec.is_command() && !context.may_submit_commands)
+    return make_error(ErrorCode::permission_denied,
+                      "this token may not submit command jobs (an admin grants the \"commands\" permission to a token)",
+                      "command");
+  if (context.owner.empty() || budget_of(context.owner) <= 0 || !estimate_) return {};
+  auto estimate = estimate_(spec);
+  if (!estimate) return estimate.error();
+  context.estimated_cost_usd = *estimate;
+  return {};
 }
 
 Status UserLimitsAdmission::admit(store::WriteTxn& txn, store::JobRow& row, const jobs::SubmitContext& context) {
@@ -58,19 +54,29 @@ Status UserLimitsAdmission::admit(store::WriteTxn& txn, store::JobRow& row, cons
   const int64_t now = clock_.now_ms();
   auto spent = spend_->spend_usd(context.owner, month_start_ms(now), now);
   if (!spent) return spent.error();
-  const double estimate = estimated_cost(row);
-  if (*spent + estimate <= budget) return {};
-  const std::string reason =
-      "monthly budget of user " + context.owner + " exceeded: spent $" + usd(*spent) +
-      " this month" + (estimate > 0 ? " + this job's estimate $" + usd(estimate) : std::string()) +
-      " > budget $" + usd(budget);
+  auto committed = txn.remaining_estimates_usd(context.owner, row.id);
+  if (!committed) return committed.error();
+  const double estimate = context.estimated_cost_usd;
+  const double total = *spent + committed->first + estimate;
+  if (total <= budget) return {};
+  const std::string reason = "monthly budget of user " + context.owner + " would be exceeded: spent " +
+                             budget_usd(*spent) + " this month + " + budget_usd(committed->first) +
+                             " still estimated for " + std::to_string(committed->second) +
+                             " queued or running job" + (committed->second == 1 ? "" : "s") +
+                             " + this job's estimate " + budget_usd(estimate) + " = " + budget_usd(total) +
+                             " > budget " + budget_usd(budget);
   store::JobEventRow ev;
   ev.job_id = row.id;
   ev.time_ms = now;
   ev.type = "held";
   ev.from_state = row.state;
   ev.to_state = jobs::JobState::held;
-  ev.detail_json = json{{"reason", reason}}.dump();
+  ev.detail_json = json{{"reason", reason},
+                         {"spent_usd", *spent},
+                         {"committed_usd", committed->first},
+                         {"estimate_usd", estimate},
+                         {"budget_usd", budget}}
+                        .dump();
   row.state = jobs::JobState::held;
   row.updated_ms = now;
   if (auto st = txn.update_job(row); !st) return st;

@@ -23,7 +23,7 @@ Status apply_security_config(const json& root, SecurityOptions& o) {
   if (auto it = root.find("limits"); it != root.end()) {
     const json& l = *it;
     if (auto st = only(l, {"requests_per_s", "burst", "worker_requests_per_s",
-                           "max_waiting_jobs_per_user", "monthly_budget_usd", "user_budgets_usd"},
+                           "max_waiting_jobs_per_user", "monthly_budget_usd", "user_budgets_usd", "over_budget"},
                        "limits");
         !st)
       return st;
@@ -33,6 +33,10 @@ Status apply_security_config(const json& root, SecurityOptions& o) {
     if (st = read_number(l, "worker_requests_per_s", "limits", o.limits.worker_requests_per_s); !st) return st;
     if (st = read_int(l, "max_waiting_jobs_per_user", "limits", o.limits.max_waiting_jobs_per_user); !st) return st;
     if (st = read_number(l, "monthly_budget_usd", "limits", o.limits.monthly_budget_usd); !st) return st;
+    if (auto p = l.find("over_budget"); p != l.end()) {
+      if (!p->is_string()) return bad("limits.over_budget", "must be \"stop\" or \"finish\"");
+      o.limits.over_budget = p->get<std::string>();
+    }
     if (auto b = l.find("user_budgets_usd"); b != l.end()) {
       if (!b->is_object()) return bad("limits.user_budgets_usd", "must be an object of user: USD");
       for (const auto& item : b->items()) {
@@ -61,6 +65,8 @@ Status validate_security(const SecurityOptions& o) {
   if (l.monthly_budget_usd < 0) return bad("limits.monthly_budget_usd", "must be >= 0");
   for (const auto& [user, usd] : l.user_budgets_usd)
     if (usd < 0) return bad("limits.user_budgets_usd." + user, "must be >= 0");
+  if (l.over_budget != "stop" && l.over_budget != "finish")
+    return bad("limits.over_budget", "must be \"stop\" or \"finish\", not \"" + l.over_budget + "\"");
   return {};
 }
 

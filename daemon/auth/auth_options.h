@@ -32,6 +32,10 @@ struct LimitsOptions {
   // user at or over budget is held with the reason.
   double monthly_budget_usd = 0;
   std::map<std::string, double> user_budgets_usd;  // per-user overrides
+  // When a user's spend this month crosses the budget while jobs run (auth_budget_watch.h):
+  // "finish" lets the running jobs finish and holds the waiting ones; "stop" also checkpoints and
+  // holds the running ones.
+  std::string over_budget = "finish";
 };
 
 struct MetricsOptions {

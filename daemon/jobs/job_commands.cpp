@@ -32,10 +32,11 @@ JobCommands::JobCommands(store::Store& store, const Clock& clock, const ServiceO
 
 // ------------------------------------------------------------------ jobs
 
-void JobCommands::submit_job_async(std::string_view spec_json, const SubmitContext& context,
+void JobCommands::submit_job_async(std::string_view spec_json, const SubmitContext& submitted,
                                    std::function<void(Expected<JobRow>)> done) {
   auto spec = train::parse_job_spec(spec_json);
   if (!spec) return done(spec.error());
+  SubmitContext context = submitted;  // admit_spec may note the job's estimate in it
   if (auto* admission = admission_.load())  // what this submitter may not ask for (a command job: auth_admission.h)
     if (auto st = admission->admit_spec(*spec, context); !st) return done(st.error());
   // The GPU name must be one the table knows (train/ builds alone, so the spec parser cannot
@@ -149,6 +150,24 @@ Expected<bool> JobCommands::unplace(int64_t job_id, const std::string& reason) {
     if (auto st = transition_job(txn, job, JobState::queued, "unplaced", json{{"reason", reason}}, now); !st)
       return st.error();
     txn.on_commit([this, q = queued_from(job)] { broker_.job_queued(q); });
+    return true;
+  });
+}
+
+Expected<bool> JobCommands::hold_waiting(int64_t job_id, const json& detail) {
+  const int64_t now = clock_.now_ms();
+  return store_.write_value<bool>([this, job_id, detail, now](WriteTxn& txn) -> Expected<bool> {
+    auto found = txn.job(job_id);
+    if (!found) return found.error();
+    if (!*found) return false;
+    JobRow job = std::move(**found);
+    if (job.awaiting_lease()) {  // placed, no worker yet: back to the queue first (the lifecycle's edge)
+      if (auto st = transition_job(txn, job, JobState::queued, "unplaced", detail, now); !st) return st.error();
+    } else if (job.state != JobState::queued) {
+      return false;
+    }
+    if (auto st = transition_job(txn, job, JobState::held, "held", detail, now); !st) return st.error();
+    txn.on_commit([this, job_id] { broker_.job_left_queue(job_id); });
     return true;
   });
 }

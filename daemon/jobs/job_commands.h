@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/clock.h"
 #include "base/expected.h"
 #include "daemon/jobs/feasibility.h"
@@ -52,6 +54,7 @@ class JobCommands {
   Expected<JobRow> cancel_job(int64_t id);
   Expected<JobRow> request_move(int64_t job_id, const MoveRequest& request);
   Expected<bool> unplace(int64_t job_id, const std::string& reason);
+  Expected<bool> hold_waiting(int64_t job_id, const nlohmann::json& detail);
 
   Expected<WorkerRegistered> register_worker(const WorkerRegistration& request);
   Expected<std::vector<WorkerInfo>> list_workers(const std::optional<std::string>& owner, int64_t after_id,

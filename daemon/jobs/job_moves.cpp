@@ -29,6 +29,13 @@ bool JobMoves::requested(int64_t job_id) const {
   return requested_.count(job_id) != 0;
 }
 
+std::optional<MoveRequest> JobMoves::request_of(int64_t job_id) const {
+  MutexLock lock(mu_);
+  auto it = requested_.find(job_id);
+  if (it == requested_.end()) return std::nullopt;
+  return it->second;
+}
+
 std::optional<MoveRequest> JobMoves::given_back(int64_t job_id) {
   MutexLock lock(mu_);
   auto it = requested_.find(job_id);

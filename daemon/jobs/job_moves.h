@@ -38,6 +38,9 @@ struct MoveRequest {
   // The figures a rule weighed (e.g. "saving_usd", "move_cost_usd"), written into the
   // `move_requested` event's detail beside the reason so that the ledger of moves can be summed.
   std::map<std::string, double> figures;
+  // Once checkpointed the job is held (`held`, with the reason) rather than queued again: a user
+  // over budget under limits.over_budget "stop".
+  bool hold = false;
 };
 
 class JobMoves {
@@ -46,6 +49,8 @@ class JobMoves {
   void request(int64_t job_id, MoveRequest request) JOBCTL_EXCLUDES(mu_);
   // Whether the job is asked to move (its heartbeat says so).
   bool requested(int64_t job_id) const JOBCTL_EXCLUDES(mu_);
+  // The request asked for the job (nullopt: none).
+  std::optional<MoveRequest> request_of(int64_t job_id) const JOBCTL_EXCLUDES(mu_);
   // The job was given back: its request becomes the target its next placement must keep.
   // Returns the request (nullopt: the job was not asked to move, it was preempted).
   std::optional<MoveRequest> given_back(int64_t job_id) JOBCTL_EXCLUDES(mu_);

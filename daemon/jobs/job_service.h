@@ -126,6 +126,11 @@ class JobService {
   // could not be launched), with an `unplaced` event giving the reason; placement re-places it.
   // A job in any other state is left alone (false).
   Expected<bool> unplace(int64_t job_id, const std::string& reason) { return commands_.unplace(job_id, reason); }
+  // A queued job, or a placed one no worker has taken, is held (`held`, with `detail`: why) and
+  // offered to no worker; a job in any other state is left alone (false).
+  Expected<bool> hold_waiting(int64_t job_id, const nlohmann::json& detail) {
+    return commands_.hold_waiting(job_id, detail);
+  }
   // The placement service placed a job: its matching entry (with the chosen option) replaces the
   // unplaced one and waiting workers are offered it.
   void job_placed(const QueuedJob& job) { broker_.job_queued(job); }

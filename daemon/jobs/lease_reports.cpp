@@ -150,13 +150,19 @@ Expected<JobRow> LeaseReports::preempt(int64_t job_id, const PreemptionReport& r
         job.lease_expires_ms.reset();
         // A move is asked for, not suffered: no recovery counted. The request is taken when
         // the change commits (a failed change leaves it for the worker's retry).
-        if (moves_.requested(job_id)) {
+        if (const auto move = moves_.request_of(job_id)) {
           if (auto st = transition_job(txn, job, JobState::preempted, "moved", detail, now); !st) return st.error();
           job.worker_id.reset();
           if (auto st = transition_job(txn, job, JobState::queued, "requeued",
                                        json{{"recoveries", job.recoveries}, {"moved", true}}, now);
               !st)
             return st.error();
+          if (move->hold) {  // checkpointed, and held where it is (a user over budget)
+            if (auto st = transition_job(txn, job, JobState::held, "held", json{{"reason", move->reason}}, now); !st)
+              return st.error();
+            txn.on_commit([this, id = job.id] { moves_.forget(id); });
+            return job;
+          }
           txn.on_commit([this, q = queued_from(job)] {
             moves_.given_back(q.id);
             broker_.job_queued(q);

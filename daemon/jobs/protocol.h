@@ -34,6 +34,9 @@ struct SubmitContext {
   std::string owner;            // the token's user; stored in jobs.owner
   std::string idempotency_key;  // a retried submit with the same key returns the first job
   bool may_submit_commands = true;  // the caller's token may submit command jobs (http/caller.h)
+  // The job's own estimated cost (the cheapest option meeting its deadline), noted by
+  // SubmitAdmission::admit_spec for admit(); 0: not estimated.
+  double estimated_cost_usd = 0;
 };
 
 struct JobPage {

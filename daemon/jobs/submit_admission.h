@@ -16,8 +16,9 @@ class SubmitAdmission {
  public:
   virtual ~SubmitAdmission() = default;
   // Called by JobCommands::submit_job_async with the parsed spec, before anything is written (any
-  // thread): what the submitter may not ask for at all. An error refuses the submit.
-  virtual Status admit_spec(const train::JobSpec& spec, const SubmitContext& context) = 0;
+  // thread): what the submitter may not ask for at all. An error refuses the submit. It may note
+  // in `context` what admit() needs (the job's estimated cost), outside the transaction.
+  virtual Status admit_spec(const train::JobSpec& spec, SubmitContext& context) = 0;
   // Called by JobCommands::submit_job_async after the job row and its "submitted" event are written, in
   // the same transaction. An error refuses the submit (the transaction part rolls back); holding
   // sets row.state = held and writes the "held" event.

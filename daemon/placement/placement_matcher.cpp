@@ -4,6 +4,7 @@
 
 #include "cost/cpu_peak.h"
 #include "cost/gpu_specs.h"
+#include "daemon/placement/start_board.h"
 
 namespace jobctl::daemon::placement {
 
@@ -59,10 +60,16 @@ bool placement_allows(const jobs::QueuedJob& job, const jobs::WorkerCapabilities
   return worker.instance->spot == spot && worker.instance->instance_type == job.placement_instance_type;
 }
 
-std::optional<int64_t> PlacementMatcher::pick(int64_t /*worker_id*/, const jobs::WorkerCapabilities& worker,
+std::optional<int64_t> PlacementMatcher::pick(int64_t worker_id, const jobs::WorkerCapabilities& worker,
                                               const jobs::JobQueue& queue) const {
-  for (const jobs::QueuedJob& job : queue)
-    if (placement_allows(job, worker)) return job.id;
+  const int64_t now = clock_ ? clock_->now_ms() : 0;
+  for (const jobs::QueuedJob& job : queue) {
+    if (!placement_allows(job, worker)) continue;
+    if (board_ && job.placement_option == store::OptionKind::local &&
+        !board_->admit(job.id, job.resource_gpus, job.placement_estimated_hours, worker_id, now))
+      continue;
+    return job.id;
+  }
   return std::nullopt;
 }
 

@@ -8,19 +8,34 @@
 //   - option "slurm": only the worker of the Slurm batch job jobctld submitted for this job (its
 //     "instance" has provider "slurm" and this job's id as job_id: daemon/slurm/slurm_launcher.h).
 // Jobs not placed yet (queued, placement pending or nothing can run them) are offered to no one.
+// With a start board (start_board.h), a job that the reservation on a worker forbids (the backfill
+// rule) is not offered to that worker; the wide job holding the reservation is offered to it when
+// enough of its GPUs are free.
 //
-// Thread safety: pick() is pure (the lease broker calls it under its mutex).
+// Ownership: borrows the start board and the clock (they outlive it; none: no reservations).
+// Thread safety: pick() reads only its arguments and the board (the lease broker calls it under
+// its mutex).
 #pragma once
 
+#include "base/clock.h"
 #include "daemon/jobs/job_matcher.h"
 #include "daemon/store/records.h"
 
 namespace jobctl::daemon::placement {
 
+class StartBoard;
+
 class PlacementMatcher final : public jobs::JobMatcher {
  public:
+  PlacementMatcher() = default;
+  PlacementMatcher(StartBoard& board, const Clock& clock) : board_(&board), clock_(&clock) {}
+
   std::optional<int64_t> pick(int64_t worker_id, const jobs::WorkerCapabilities& worker,
                               const jobs::JobQueue& queue) const override;
+
+ private:
+  StartBoard* board_ = nullptr;
+  const Clock* clock_ = nullptr;
 };
 
 // Whether a placed job's chosen option lets `worker` run it (the rule above).

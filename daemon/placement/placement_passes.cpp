@@ -187,16 +187,9 @@ Expected<scheduler::LocalCapacity> PlacementPasses::local_capacity() {
   if (source) partitions = source();
   const int64_t now = clock_.now_ms();
   MutexLock lock(cache_mu_);
-  std::map<int64_t, int64_t> busy_until;  // worker -> expected end of the job it holds
-  for (const auto& l : *leases) {
-    // A job leased without a placement (a matcher without cost-based placement) has no estimate:
-    // its worker is taken to be busy for an hour.
-    const double hours = l.chosen ? l.chosen->estimated_hours : 1.0;
-    auto done = done_fraction(l.progress_json, l.job_id);
-    if (!done) return done.error();
-    auto& until = busy_until[l.worker_id];
-    until = std::max(until, now + static_cast<int64_t>(hours * (1.0 - *done) * 3.6e6));  // hours -> ms
-  }
+  // Per worker, when each GPU its running jobs hold is expected to free.
+  auto held = held_gpu_ends(*leases, now);
+  if (!held) return held.error();
   scheduler::LocalCapacity capacity;
   for (const auto& w : *workers) {
     if (w.state != store::WorkerState::active) continue;
@@ -225,9 +218,13 @@ Expected<scheduler::LocalCapacity> PlacementPasses::local_capacity() {
     }
     if (!cached->second) continue;
     scheduler::Worker sw = *cached->second;
-    if (auto it = busy_until.find(w.id); it != busy_until.end()) {
-      sw.busy = true;
-      sw.busy_until_ms = it->second;
+    if (auto it = held->find(w.id); it != held->end()) {
+      if (w.capabilities.gpus.empty()) {
+        sw.busy = true;  // a CPU machine is one device: taken whole
+        sw.busy_until_ms = *std::max_element(it->second.begin(), it->second.end());
+      } else {
+        sw.held_until = it->second;
+      }
     }
     capacity.add_worker(std::move(sw));
   }

@@ -33,6 +33,13 @@ Status PlacementService::start() {
 
 PlacementService::~PlacementService() { jobs_.remove_observer(this); }
 
+Expected<double> PlacementService::estimated_cost_usd(const train::JobSpec& spec) {
+  auto quote = passes_.quote(train::to_json(spec));
+  if (!quote) return quote.error();
+  const nlohmann::json& chosen = (*quote)["chosen"];
+  return chosen.is_object() ? chosen.value("estimated_cost_usd", 0.0) : 0.0;
+}
+
 // The observer's methods run on writer-thread commits and request threads: they record, the tick works.
 void PlacementService::job_needs_placement(int64_t job_id) {
   if (passes_.request(job_id)) wake();
@@ -63,6 +70,8 @@ void PlacementService::tick() {
   requested_log_.report(passes_.run_requested(), *log_, clock_.now_ms());
   if (clock_.now_ms() - last_reevaluation_ms_ >= int64_t{settings_.reevaluate_s} * 1000)
     reevaluation_log_.report(reevaluate_locked(), *log_, clock_.now_ms());
+  // After the decisions: a job placed this tick is planned (and reserved for) at once.
+  if (reservations_) reservation_log_.report(reservations_->run(), *log_, clock_.now_ms());
 }
 
 Status PlacementService::reevaluate() {

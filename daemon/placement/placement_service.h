@@ -9,6 +9,8 @@
 //   - SavingsMoves (savings_moves.h): running cloud jobs that an idle owned worker or a cheaper
 //     cloud offer runs for less move there;
 //   - PriorityMoves (priority_moves.h): a late higher-priority job takes an owned GPU from a lower one.
+//   - ReservationPass (reservation_pass.h), every tick once a start board is set: the owned machines'
+//     start plan, with the reservation that keeps a wide job from starving.
 // Owned-GPU billing (owned_gpu_billing.h) is a lease hook of the job service, wired by main().
 //
 // Threads. The job service's hooks — a job queued unplaced, a heartbeat's progress, a job that
@@ -27,8 +29,10 @@
 // reevaluate() run one at a time. The log is set before start().
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +51,7 @@
 #include "daemon/placement/placement_config.h"
 #include "daemon/placement/placement_passes.h"
 #include "daemon/placement/priority_moves.h"
+#include "daemon/placement/reservation_pass.h"
 #include "daemon/placement/savings_moves.h"
 #include "daemon/placement/spot_deadlines.h"
 
@@ -74,6 +79,9 @@ class PlacementService final : private jobs::JobObserver {
 
   // The decision placement would make for this spec now (the placement document), stored nowhere.
   Expected<nlohmann::json> quote(std::string_view spec_json) { return passes_.quote(spec_json); }
+  // What the job would cost where placement would put it now: its quote's chosen
+  // estimated_cost_usd (0 when nothing can run it). Budgets count it at submit.
+  Expected<double> estimated_cost_usd(const train::JobSpec& spec);
   // The Slurm partitions placement offers (PlacementPasses::set_partition_source).
   void set_partition_source(PlacementPasses::PartitionSource source) {
     passes_.set_partition_source(std::move(source));
@@ -106,6 +114,19 @@ class PlacementService final : private jobs::JobObserver {
   // Where failed passes are written (base/pass_log.h); default: stderr. Not owned; set before
   // start().
   void set_log(Log* log) { log_ = log; }
+  // The board every tick publishes the owned machines' start plan on (reservation_pass.h), which
+  // the matcher reads. Not owned; set before start(); none: no reservations are made.
+  void set_start_board(StartBoard& board) JOBCTL_EXCLUDES(tick_mu_) {
+    MutexLock lock(tick_mu_);
+    reservations_.emplace(store_, clock_, jobs_, board);
+    board_ = &board;
+  }
+  // When a job placed on an owned machine and waiting for it is expected to start (ms since the
+  // epoch; StartBoard::expected_start); nullopt: not such a job, or no board.
+  std::optional<int64_t> expected_start(int64_t job_id) const {
+    const StartBoard* board = board_.load();
+    return board ? board->expected_start(job_id) : std::nullopt;
+  }
 
  private:
   // What the job service tells placement (job_observer.h): recorded, and the placement thread woken.
@@ -133,10 +154,13 @@ class PlacementService final : private jobs::JobObserver {
   PassLog calibration_log_{"placement: calibration from heartbeats"};
   PassLog requested_log_{"placement: placing new jobs"};
   PassLog reevaluation_log_{"placement: re-evaluation"};
+  PassLog reservation_log_{"placement: reservations"};
 
   Mutex tick_mu_;  // one start, tick or reevaluate at a time
   bool started_ JOBCTL_GUARDED_BY(tick_mu_) = false;  // tick() does nothing before start()
   int64_t last_reevaluation_ms_ JOBCTL_GUARDED_BY(tick_mu_) = 0;
+  std::optional<ReservationPass> reservations_ JOBCTL_GUARDED_BY(tick_mu_);
+  std::atomic<const StartBoard*> board_{nullptr};
 };
 
 }  // namespace jobctl::daemon::placement

@@ -178,6 +178,15 @@ struct QueuedJobRow {
   // A command job (the user's own program): offered only to workers that run them
   // (jobctl-worker --allow-commands).
   bool command = false;
+  double placement_estimated_hours = 0;  // placed: the chosen option's running time (0: none)
+};
+
+// A job with an owner that is queued, placed or running, as the budget watch reads it.
+struct OwnedJob {
+  int64_t id = 0;
+  std::string owner;
+  JobState state = JobState::queued;
+  bool leased = false;  // a worker holds it
 };
 
 // A lease as the placement service and the provisioner read it, without the job's spec or
@@ -188,6 +197,8 @@ struct LeaseSummary {
   int64_t epoch = 0;
   std::optional<PlacementChoice> chosen;      // the placement's chosen candidate
   std::optional<std::string> progress_json;  // the last heartbeat's progress (JSON text)
+  int64_t leased_ms = 0;                      // when the worker took it (its last `leased` event)
+  int gpus = 1;                               // GPUs it asked for (resources.gpus)
 };
 
 // A succeeded job's last run: the worker that ran it and when that run started and ended (its

@@ -130,6 +130,10 @@ class WriteTxn {
   Expected<std::optional<int64_t>> job_by_idempotency_key(const std::string& owner, const std::string& key);
   // Jobs of `owner` waiting to run (queued or held).
   Expected<int64_t> count_waiting_jobs(const std::string& owner);
+  // What `owner`'s queued, placed and running jobs other than `except_job` are still expected to
+  // cost: each one's chosen option's estimated cost times the work left (its stored progress);
+  // a job not placed yet counts 0. Returns the sum and the jobs counted.
+  Expected<std::pair<double, int64_t>> remaining_estimates_usd(const std::string& owner, int64_t except_job);
   // The user who submitted the job ("" without auth); nullopt when there is no such job.
   Expected<std::optional<std::string>> job_owner(int64_t job_id);
 
@@ -286,6 +290,8 @@ class Store {
   Expected<std::optional<TokenRow>> revoke_token(int64_t id, int64_t now_ms);
   // The owner of a job ("" when submitted without auth); nullopt when there is no such job.
   Expected<std::optional<std::string>> job_owner(int64_t job_id);
+  // The jobs with an owner that are queued, placed or running, in id order (budgets).
+  Expected<std::vector<OwnedJob>> owned_open_jobs();
   // The worker whose secret has this SHA-256 (auth/worker_credentials.h); nullopt when none.
   Expected<std::optional<int64_t>> worker_by_secret_hash(const std::string& hash_hex);
 

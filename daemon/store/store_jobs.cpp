@@ -133,15 +133,16 @@ Expected<std::vector<LeaseSummary>> Store::lease_summaries() {
   auto r = reader();
   if (!r) return r.error();
   auto p = (**r).prepare(
-      "SELECT id, worker_id, lease_epoch, chosen, progress FROM jobs WHERE state IN ('placed', 'running') "
-      "AND worker_id IS NOT NULL ORDER BY id");
+      "SELECT id, worker_id, lease_epoch, chosen, progress, resource_gpus, "
+      "COALESCE((SELECT MAX(time_ms) FROM job_events e WHERE e.job_id = jobs.id AND e.type = 'leased'), updated_ms) "
+      "FROM jobs WHERE state IN ('placed', 'running') AND worker_id IS NOT NULL ORDER BY id");
   if (!p) return p.error();
   StatementUse s(*p);
   return read_rows<LeaseSummary>(*s, [](const Statement& r) -> Expected<LeaseSummary> {
     auto chosen = stored_choice(r.column_opt_text(3), r.column_int64(0));
     if (!chosen) return chosen.error();
     return LeaseSummary{r.column_int64(0), r.column_int64(1), r.column_int64(2), std::move(*chosen),
-                        r.column_opt_text(4)};
+                        r.column_opt_text(4), r.column_int64(6), static_cast<int>(r.column_int64(5))};
   });
 }
 

@@ -46,16 +46,17 @@ namespace {
 
 // Jobs waiting for a worker, in id order, with what matching needs. `placed`: jobs placed but not
 // leased, with their chosen option from the chosen column (the placement's chosen candidate, a
-// small JSON object; SQLite's json_extract reads the three fields); otherwise queued jobs.
+// small JSON object; SQLite's json_extract reads the four fields); otherwise queued jobs.
 Expected<std::vector<QueuedJobRow>> waiting_jobs(Connection& db, bool placed) {
   auto p = db.prepare(placed ? "SELECT id, priority, created_ms, resource_gpu, resource_gpus, "
                                "COALESCE(json_extract(chosen, '$.option'), ''), "
                                "COALESCE(json_extract(chosen, '$.gpu'), ''), "
                                "COALESCE(json_extract(chosen, '$.instance_type'), ''), "
-                               "CASE WHEN json_valid(spec) THEN json_extract(spec, '$.command') IS NOT NULL ELSE 0 END "
+                               "CASE WHEN json_valid(spec) THEN json_extract(spec, '$.command') IS NOT NULL ELSE 0 END, "
+                               "COALESCE(json_extract(chosen, '$.estimated_hours'), 0) "
                                "FROM jobs WHERE state = 'placed' AND worker_id IS NULL ORDER BY id"
                              : "SELECT id, priority, created_ms, resource_gpu, resource_gpus, '', '', '', "
-                               "CASE WHEN json_valid(spec) THEN json_extract(spec, '$.command') IS NOT NULL ELSE 0 END "
+                               "CASE WHEN json_valid(spec) THEN json_extract(spec, '$.command') IS NOT NULL ELSE 0 END, 0 "
                                "FROM jobs WHERE state = 'queued' ORDER BY id");
   if (!p) return p.error();
   StatementUse s(*p);
@@ -75,6 +76,7 @@ Expected<std::vector<QueuedJobRow>> waiting_jobs(Connection& db, bool placed) {
     q.placement_gpu = row.column_text(6);
     q.placement_instance_type = row.column_text(7);
     q.command = row.column_int64(8) != 0;  // a spec that is not JSON (never stored by submit) reads as no command
+    q.placement_estimated_hours = row.column_double(9);
     return q;
   });
 }

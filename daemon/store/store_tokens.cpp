@@ -2,6 +2,8 @@
 // Declared in store.h; the tables come from migration 5 (migrations.cpp).
 #include "daemon/store/store.h"
 
+#include <algorithm>
+
 namespace jobctl::daemon::store {
 
 namespace {
@@ -83,6 +85,31 @@ Expected<int64_t> WriteTxn::count_waiting_jobs(const std::string& owner) {
   return *row ? (*p)->column_int64(0) : int64_t{0};
 }
 
+Expected<std::pair<double, int64_t>> WriteTxn::remaining_estimates_usd(const std::string& owner, int64_t except_job) {
+  auto p = db_.prepare(
+      "SELECT id, COALESCE(json_extract(chosen, '$.estimated_cost_usd'), 0), progress FROM jobs "
+      "WHERE owner = ?1 AND state IN ('queued', 'placed', 'running') AND id != ?2");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  s->bind(1, owner).bind(2, except_job);
+  std::pair<double, int64_t> out{0.0, 0};
+  for (;;) {
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    const int64_t id = (*p)->column_int64(0);
+    double left = 1.0;
+    if (auto progress = (*p)->column_opt_text(2)) {
+      auto decoded = decode_progress(*progress, "job " + std::to_string(id));
+      if (!decoded) return decoded.error();
+      left = 1.0 - decoded->done_fraction();
+    }
+    out.first += (*p)->column_double(1) * std::max(left, 0.0);
+    out.second += 1;
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------- Store
 
 Expected<int64_t> Store::insert_token(const TokenRow& row) {
@@ -138,6 +165,23 @@ Expected<std::optional<TokenRow>> Store::revoke_token(int64_t id, int64_t now_ms
         (*found)->revoked_ms = now_ms;
         return found;
       });
+}
+
+Expected<std::vector<OwnedJob>> Store::owned_open_jobs() {
+  auto r = reader();
+  if (!r) return r.error();
+  auto p = (**r).prepare(
+      "SELECT id, owner, state, worker_id IS NOT NULL FROM jobs "
+      "WHERE state IN ('queued', 'placed', 'running') AND owner IS NOT NULL AND owner != '' ORDER BY id");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  return read_rows<OwnedJob>(*s, [](const Statement& row) -> Expected<OwnedJob> {
+    const std::string state = row.column_text(2);
+    auto parsed = scheduler::parse_job_state(state);
+    if (!parsed)
+      return make_error(ErrorCode::io, "job " + std::to_string(row.column_int64(0)) + ": unknown state '" + state + "'");
+    return OwnedJob{row.column_int64(0), row.column_text(1), *parsed, row.column_int64(3) != 0};
+  });
 }
 
 Expected<std::optional<std::string>> Store::job_owner(int64_t job_id) {

@@ -13,6 +13,7 @@
 #include "daemon/ledger/ledger_report.h"
 #include "daemon/placement/placement_matcher.h"
 #include "daemon/placement/placement_service.h"
+#include "daemon/placement/start_board.h"
 #include "tests/daemon/placement_support.h"
 #include "train/spec/model_stats.h"
 
@@ -1082,6 +1083,49 @@ TEST(PlacementService, AFailedLeaseExpiryPassIsLogged) {
   f.db->close();
   f.svc->tick();
   EXPECT_EQ(f.log.count({"lease expiry failed: unavailable"}), 1u) << ::testing::PrintToString(f.log.lines());
+}
+
+}  // namespace
+}  // namespace jobctl::daemon::testing
+
+namespace jobctl::daemon::testing {
+namespace {
+
+// Reservations through the placement service: a 2-GPU job waiting behind a 1-GPU job on a 2-GPU
+// worker is reserved there from the running job's lease plus its estimate; its document, reason
+// and a `reserved` event say so, and expected_start() answers the same time.
+TEST(PlacementService, AWideJobWaitingForABusyWorkerIsReservedWhereItsRunningJobEnds) {
+  PlacementFixture f;
+  placement::StartBoard board;
+  f.placement->set_start_board(board);
+  const int64_t w = f.add_worker({{"Tesla V100-SXM2-16GB", 16384}, {"Tesla V100-SXM2-16GB", 16384}}, {}, true);
+  auto command = [](int gpus) {
+    return json{{"command", {"/bin/true"}},
+                {"estimate", {{"hours", 0.5}, {"gpu", "V100"}}},
+                {"resources", {{"gpu", "V100"}, {"gpus", gpus}}}}
+        .dump();
+  };
+  const int64_t running = f.submit(command(1));
+  const int64_t leased_at = f.clock.now_ms();
+  ASSERT_EQ(f.lease(w), running);
+  const double hours = f.job(running).chosen->estimated_hours;
+  f.clock.advance_ms(1000);
+  const int64_t wide = f.submit(command(2));
+  ASSERT_EQ(f.job(wide).state, store::JobState::placed) << f.placement_of(wide).dump(2);
+  f.placement->tick();
+
+  const int64_t start = leased_at + static_cast<int64_t>(hours * 3.6e6);
+  EXPECT_EQ(f.placement->expected_start(wide), start);
+  EXPECT_FALSE(f.placement->expected_start(running));  // running: not waiting
+  const json doc = f.placement_of(wide);
+  EXPECT_EQ(doc["reservation"]["worker_id"], w) << doc.dump(2);
+  EXPECT_EQ(doc["reservation"]["start_ms"], start);
+  EXPECT_NE(doc["reason"].get<std::string>().find("reserved worker " + std::to_string(w)), std::string::npos)
+      << doc["reason"];
+  EXPECT_NEAR(doc["chosen"]["queue_wait_hours"].get<double>(), (start - f.clock.now_ms()) / 3.6e6, 1e-6);
+  auto d = f.svc->get_job(wide);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->events.back().type, "reserved");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "daemon/placement/offer_book.h"
 #include "daemon/placement/placement_matcher.h"
 #include "daemon/placement/spot_deadlines.h"
+#include "daemon/placement/start_board.h"
 #include "scheduler/job.h"
 #include "scheduler/placement.h"
 #include "train/spec/model_stats.h"
@@ -34,6 +35,50 @@ cost::Offer offer(std::string type, double od, std::optional<double> spot) {
 
 // A Slurm batch job's worker registers for the one job it was submitted for: it takes that job,
 // and no other job, local or cloud, is ever offered to it; no other worker takes the Slurm job.
+// The matcher with a start board: on the reserved worker a job is offered only under the backfill
+// rule; each admitted job holds its GPUs at once, so spare GPUs are not handed out twice; the
+// reserved job itself and other workers are not held back.
+TEST(PlacementMatcher, TheReservedWorkerIsOfferedOnlyJobsThatLeaveTheReservedStartInPlace) {
+  ManualClock clock(1'000'000);
+  placement::StartBoard board;
+  // Worker 3: 4 H100s, two held for 60 s more; job 20 (4 GPUs) is reserved there from then.
+  const scheduler::PlanMachine box{3, 4, {1'060'000, 1'060'000}};
+  scheduler::StartPlan plan;
+  plan.reservation = scheduler::Reservation{20, 3, 4, 1'060'000};
+  plan.starts = {{20, 1'060'000}};
+  board.publish(plan, {box});
+  EXPECT_EQ(board.expected_start(20), 1'060'000);
+  EXPECT_FALSE(board.expected_start(21));
+
+  jobs::WorkerCapabilities two_free;  // what worker 3 offers: its two free GPUs
+  two_free.gpus = {jobs::GpuDevice{"NVIDIA H100 80GB HBM3", 81559}, jobs::GpuDevice{"NVIDIA H100 80GB HBM3", 81559}};
+  auto job = [](int64_t id, int gpus, double hours) {
+    jobs::QueuedJob q{id, 50, id, "H100", gpus, store::OptionKind::local, "H100", ""};
+    q.placement_estimated_hours = hours;
+    return q;
+  };
+  placement::PlacementMatcher matcher(board, clock);
+  jobs::JobQueue long_job;
+  long_job.insert(job(30, 1, 2.0));  // two hours: past the reserved start
+  EXPECT_FALSE(matcher.pick(3, two_free, long_job));
+  EXPECT_EQ(matcher.pick(4, two_free, long_job), 30);  // another worker: no reservation there
+  jobs::JobQueue short_jobs;
+  short_jobs.insert(job(31, 1, 30.0 / 3600));  // ends 30 s before the start
+  short_jobs.insert(job(32, 1, 2.0));
+  EXPECT_EQ(matcher.pick(3, two_free, short_jobs), 31);
+  // The reserved job is never held back by its own reservation.
+  jobs::QueuedJob reserved = job(20, 4, 1.0);
+  EXPECT_TRUE(board.admit(reserved.id, 4, 1.0, 3, clock.now_ms()));
+
+  // A 2-GPU reservation on the same box leaves two GPUs spare at its start: one 1-GPU job of two
+  // hours may take one, a second may take the other, a third may not.
+  plan.reservation = scheduler::Reservation{20, 3, 2, 1'060'000};
+  board.publish(plan, {box});
+  EXPECT_TRUE(board.admit(40, 1, 2.0, 3, clock.now_ms()));
+  EXPECT_TRUE(board.admit(41, 1, 2.0, 3, clock.now_ms()));
+  EXPECT_FALSE(board.admit(42, 1, 2.0, 3, clock.now_ms()));
+}
+
 TEST(PlacementMatcher, ASlurmJobsWorkerTakesItsOneJobOnly) {
   auto caps = jobs::capabilities_from_json(
       json::parse(R"({"gpus": [], "cpu_cores": 2, "memory_mb": 4096,

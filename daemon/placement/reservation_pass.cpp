@@ -1,0 +1,133 @@
+#include "daemon/placement/reservation_pass.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/utc_time.h"
+#include "daemon/jobs/job_transition.h"
+#include "daemon/placement/job_progress.h"
+#include "daemon/placement/placement_matcher.h"
+#include "scheduler/job_queue.h"
+
+namespace jobctl::daemon::placement {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kReservedNote = "; reserved worker ";
+
+}  // namespace
+
+Status ReservationPass::run() {
+  const int64_t now = clock_.now_ms();
+  // Read first: with no job waiting for an owned machine (most passes) nothing else is read.
+  auto waiting = store_.placed_waiting_jobs();
+  if (!waiting) return waiting.error();
+  std::erase_if(*waiting, [](const store::QueuedJobRow& q) { return q.placement_option != store::OptionKind::local; });
+  if (waiting->empty()) {
+    board_.publish({}, {});
+    noted_.reset();
+    return {};
+  }
+  auto workers = store_.list_workers();
+  if (!workers) return workers.error();
+  auto leases = store_.lease_summaries();
+  if (!leases) return leases.error();
+  for (auto& l : *leases) jobs_.add_newest_heartbeat(l);
+  auto held = held_gpu_ends(*leases, now);
+  if (!held) return held.error();
+
+  // Local workers only: a cloud instance or a Slurm node is no owned machine jobs wait for here.
+  std::vector<scheduler::PlanMachine> machines;
+  std::vector<const store::WorkerRow*> local;
+  for (const auto& w : *workers) {
+    if (w.state != store::WorkerState::active || w.capabilities.instance) continue;
+    scheduler::PlanMachine m{w.id, std::max<int>(1, static_cast<int>(w.capabilities.gpus.size())), {}};
+    if (auto it = held->find(w.id); it != held->end()) m.held_until = it->second;
+    machines.push_back(std::move(m));
+    local.push_back(&w);
+  }
+  std::sort(waiting->begin(), waiting->end(), [](const store::QueuedJobRow& a, const store::QueuedJobRow& b) {
+    return scheduler::queued_before({a.id, a.priority, a.created_ms}, {b.id, b.priority, b.created_ms});
+  });
+  std::vector<scheduler::PlanJob> queue;
+  queue.reserve(waiting->size());
+  for (const auto& q : *waiting) {
+    scheduler::PlanJob job{q.id, std::max(q.resource_gpus, 1), q.placement_estimated_hours, {}};
+    for (const store::WorkerRow* w : local)
+      if (placement_allows(q, w->capabilities)) job.machines.push_back(w->id);
+    queue.push_back(std::move(job));
+  }
+  scheduler::StartPlan plan = scheduler::plan_starts(machines, queue, now);
+  const std::optional<scheduler::Reservation> reservation = plan.reservation;
+  board_.publish(std::move(plan), machines);
+  if (!reservation) {
+    noted_.reset();
+    return {};
+  }
+  const bool same = noted_ && noted_->job_id == reservation->job_id && noted_->machine_id == reservation->machine_id &&
+                    std::abs(noted_->start_ms - reservation->start_ms) < kStartToleranceMs;
+  if (same) return {};
+  std::string worker_name;
+  for (const store::WorkerRow* w : local)
+    if (w->id == reservation->machine_id) worker_name = w->name;
+  if (auto st = note_reservation(*reservation, worker_name, now); !st) return st;
+  noted_ = reservation;
+  return {};
+}
+
+Status ReservationPass::note_reservation(const scheduler::Reservation& r, const std::string& worker_name,
+                                         int64_t now_ms) {
+  return store_.write([&](store::WriteTxn& txn) -> Status {
+    auto cur = txn.job(r.job_id);
+    if (!cur) return cur.error();
+    // Leased or gone meanwhile: the next pass plans without it.
+    if (!*cur || !(*cur)->awaiting_lease() || !(*cur)->placement_json || !(*cur)->chosen) return {};
+    store::JobRow job = std::move(**cur);
+    auto doc = store::decode_placement_document(*job.placement_json, "job " + std::to_string(job.id));
+    if (!doc) return doc.error();
+    const double wait_hours = static_cast<double>(std::max<int64_t>(0, r.start_ms - now_ms)) / 3.6e6;
+    const std::string start = format_utc(r.start_ms, UtcStyle::rfc3339);
+    // The reason as placement gave it, without an earlier reservation's note.
+    std::string reason = (*doc).value("reason", "");
+    if (const size_t at = reason.find(kReservedNote); at != std::string::npos) reason.resize(at);
+    reason += kReservedNote + std::to_string(r.machine_id) + (worker_name.empty() ? "" : " (" + worker_name + ")") +
+              ", " + std::to_string(r.gpus) + " GPU" + (r.gpus == 1 ? "" : "s") + ", to start by " + start +
+              " (when the jobs running there are expected to end; other jobs use its GPUs only if they end "
+              "by then)";
+    json& chosen = (*doc)["chosen"];
+    const double hours = job.chosen->estimated_hours;
+    bool meets = job.chosen->meets_deadline;
+    if (const json& left = (*doc)["deadline_left_hours"]; left.is_number()) {
+      const int64_t decided = (*doc).value("decided_ms", now_ms);
+      const double deadline_ms = static_cast<double>(decided) + left.get<double>() * 3.6e6;
+      meets = static_cast<double>(r.start_ms) + hours * 3.6e6 <= deadline_ms;
+    }
+    for (json* row : {&chosen, &job.chosen->row}) {
+      if (!row->is_object()) continue;
+      (*row)["queue_wait_hours"] = wait_hours;
+      (*row)["meets_deadline"] = meets;
+    }
+    job.chosen->queue_wait_hours = wait_hours;
+    job.chosen->meets_deadline = meets;
+    const json detail = {{"worker_id", r.machine_id}, {"worker", worker_name}, {"gpus", r.gpus},
+                         {"start_ms", r.start_ms}, {"start", start},       {"meets_deadline", meets}};
+    (*doc)["reservation"] = detail;
+    (*doc)["reason"] = reason;
+    auto text = store::deflate_text(doc->dump());
+    if (!text) return text.error();
+    if (auto st = txn.put_placement(job.id, *text); !st) return st;
+    job.updated_ms = now_ms;
+    if (auto st = txn.update_job(job); !st) return st;
+    json event = detail;
+    event["reason"] = reason;
+    return jobs::note_job_event(txn, job.id, "reserved", event, now_ms);
+  });
+}
+
+}  // namespace jobctl::daemon::placement

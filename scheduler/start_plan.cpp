@@ -1,0 +1,65 @@
+#include "scheduler/start_plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace jobctl::scheduler {
+
+namespace {
+
+int64_t hours_to_ms(double hours) { return static_cast<int64_t>(std::ceil(std::max(hours, 0.0) * 3.6e6)); }
+
+// Per GPU, when it is free: `now` for a free one, else its job's expected end (not before now: a
+// job past its estimate is taken to end at once), sorted.
+std::vector<int64_t> free_times(const PlanMachine& m, int64_t now_ms) {
+  std::vector<int64_t> at(static_cast<size_t>(std::max(m.gpu_count, 1)), now_ms);
+  for (size_t k = 0; k < m.held_until.size() && k < at.size(); ++k) at[k] = std::max(m.held_until[k], now_ms);
+  std::sort(at.begin(), at.end());
+  return at;
+}
+
+}  // namespace
+
+StartPlan plan_starts(const std::vector<PlanMachine>& machines, const std::vector<PlanJob>& queue, int64_t now_ms) {
+  StartPlan plan;
+  std::map<int64_t, std::vector<int64_t>> free_at;  // machine -> per GPU, sorted
+  for (const auto& m : machines) free_at.emplace(m.id, free_times(m, now_ms));
+  for (const PlanJob& job : queue) {
+    const size_t gpus = static_cast<size_t>(std::max(job.gpus, 1));
+    std::vector<int64_t>* best = nullptr;
+    int64_t best_machine = 0, best_start = 0;
+    for (int64_t id : job.machines) {
+      auto it = free_at.find(id);
+      if (it == free_at.end() || it->second.size() < gpus) continue;
+      const int64_t start = it->second[gpus - 1];
+      if (!best || start < best_start) {
+        best = &it->second;
+        best_machine = id;
+        best_start = start;
+      }
+    }
+    if (!best) continue;
+    plan.starts[job.id] = best_start;
+    if (best_start > now_ms && !plan.reservation)
+      plan.reservation = Reservation{job.id, best_machine, static_cast<int>(gpus), best_start};
+    // It holds the GPUs that free first until its own end.
+    const int64_t end = best_start + hours_to_ms(job.estimated_hours);
+    std::fill(best->begin(), best->begin() + static_cast<std::ptrdiff_t>(gpus), end);
+    std::sort(best->begin(), best->end());
+  }
+  return plan;
+}
+
+int spare_gpus_at_start(const Reservation& r, const PlanMachine& machine) {
+  const auto held_past = std::count_if(machine.held_until.begin(), machine.held_until.end(),
+                                       [&r](int64_t until) { return until > r.start_ms; });
+  return machine.gpu_count - static_cast<int>(held_past) - r.gpus;
+}
+
+bool may_backfill(const Reservation& r, const PlanMachine& machine, int64_t now_ms, int gpus, double estimated_hours) {
+  if (machine.id != r.machine_id) return true;
+  if (now_ms + hours_to_ms(estimated_hours) <= r.start_ms) return true;
+  return spare_gpus_at_start(r, machine) >= gpus;
+}
+
+}  // namespace jobctl::scheduler

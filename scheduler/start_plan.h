@@ -1,0 +1,69 @@
+// When each job waiting for an owned machine is expected to start, and the one reservation that
+// keeps a wide job from starving (Slurm's backfill rule, docs/cost-model.md, "Reservations and
+// backfill").
+//
+// The jobs are taken in queue order (priority, then age: scheduler/job_queue.h). Each starts at
+// the earliest time some machine it may run on has its GPUs free, the machines' GPUs freeing at
+// their running jobs' expected ends and at the ends of the jobs planned before it; it then holds
+// those GPUs for its own estimate. The first job that cannot start now is given a reservation:
+// that machine, from that time. Another job may take GPUs of the reserved machine only if its
+// estimate ends by the reserved start, or if enough of the machine's GPUs stay free at the
+// reserved start for the reserved job all the same (may_backfill).
+//
+// Thread safety: pure functions over values.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+namespace jobctl::scheduler {
+
+// An owned machine as the plan sees it.
+struct PlanMachine {
+  int64_t id = 0;
+  int gpu_count = 1;
+  // One entry per GPU a running job holds: when that job is expected to end. Fewer entries than
+  // gpu_count: the rest are free.
+  std::vector<int64_t> held_until;
+};
+
+// A job waiting for a machine, in queue order.
+struct PlanJob {
+  int64_t id = 0;
+  int gpus = 1;
+  double estimated_hours = 0;     // its running time
+  std::vector<int64_t> machines;  // the machines it may run on (PlanMachine::id)
+};
+
+struct Reservation {
+  int64_t job_id = 0;
+  int64_t machine_id = 0;
+  int gpus = 1;
+  int64_t start_ms = 0;
+};
+
+struct StartPlan {
+  std::optional<Reservation> reservation;
+  // Job -> expected start; a job no machine can hold is absent.
+  std::map<int64_t, int64_t> starts;
+
+  std::optional<int64_t> expected_start(int64_t job_id) const {
+    auto it = starts.find(job_id);
+    if (it == starts.end()) return std::nullopt;
+    return it->second;
+  }
+};
+
+StartPlan plan_starts(const std::vector<PlanMachine>& machines, const std::vector<PlanJob>& queue, int64_t now_ms);
+
+// GPUs of the reserved machine (as `machine` says it is held) that are free at the reserved start
+// beyond those the reservation needs: what jobs ending after that start may take.
+int spare_gpus_at_start(const Reservation& r, const PlanMachine& machine);
+
+// Slurm's rule: whether a job of `gpus` GPUs and `estimated_hours`, started now on `machine`, leaves
+// the reservation's start where it is. Always true on a machine that is not the reserved one.
+bool may_backfill(const Reservation& r, const PlanMachine& machine, int64_t now_ms, int gpus, double estimated_hours);
+
+}  // namespace jobctl::scheduler

@@ -1,0 +1,171 @@
+// Reservations and backfill end to end (docs/cost-model.md, "Reservations and backfill"): jobctld
+// and one jobctl-worker with eight fake H100s (tests/fixtures/nvidia-smi/h100-sxm-x8) as real
+// processes on loopback; the jobs are command jobs (`sleep`) whose runtime hints say how long they
+// run, each a little longer than they do.
+//
+// A wide job behind a steady stream of 1-GPU jobs: an 8-GPU job is submitted while seven 1-GPU
+// jobs hold the box, and 1-GPU jobs keep arriving. It gets a reservation on the box at the end of
+// the longest running job's estimate; its reason names that start; 1-GPU jobs backfill only where
+// they end by then; it starts by then (plus one placement pass and one lease poll), while the
+// stream is still arriving. Assertions are on recorded event times and their order, never on
+// how long the test took.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/utc_time.h"
+#include "tests/e2e/recovery_support.h"
+#include "tests/support/temp_dir.h"
+
+namespace jobctl::e2e {
+namespace {
+
+// One placement pass (placement.reevaluate_s below) and one lease poll (the worker's --wait-s):
+// what may pass between the reserved start and the lease besides the estimates.
+constexpr int64_t kPassAndPollMs = 2000;
+
+std::string fixture(const std::string& name) {
+  return env_or_fail("JOBCTL_SOURCE_DIR") + "/tests/fixtures/nvidia-smi/" + name;
+}
+
+std::string write_config(jobctl::testing::TempDir& tmp) {
+  const json h100 = {{"gpu_model", "H100"},   {"count", 8},        {"purchase_usd", 240000}, {"lifetime_years", 4},
+                     {"utilisation", 0.5},    {"power_kw", 5.6},   {"electricity_usd_per_kwh", 0.15}};
+  const std::string path = tmp.file("jobctld.json");
+  std::ofstream(path) << json{{"workers", {{"max_lease_wait_s", 1}}},
+                              {"cost", {{"pricing", "amortised"}, {"local_gpus", {h100}}}},
+                              {"placement", {{"reevaluate_s", 1}}}}
+                             .dump()
+                      << "\n";
+  return path;
+}
+
+// A command job of `gpus` H100s that sleeps `run_s` and says it takes `estimate_s`.
+json sleep_job(const std::string& name, int gpus, double run_s, double estimate_s) {
+  return {{"name", name},
+          {"command", {"/bin/sleep", std::to_string(run_s)}},
+          {"estimate", {{"hours", estimate_s / 3600.0}, {"gpu", "H100"}}},
+          {"resources", {{"gpu", "H100"}, {"gpus", gpus}}},
+          {"placement", {{"mode", "local"}}}};
+}
+
+// The first event of `type`; null when none.
+json first_event(const json& job, const std::string& type) {
+  for (const auto& e : job.value("events", json::array()))
+    if (e.value("type", "") == type) return e;
+  return nullptr;
+}
+
+json last_event(const json& job, const std::string& type) {
+  json last;
+  for (const auto& e : job.value("events", json::array()))
+    if (e.value("type", "") == type) last = e;
+  return last;
+}
+
+double estimate_hours(const json& job) { return job["spec"]["estimate"]["hours"].get<double>(); }
+
+TEST(Backfill, AWideJobBehindAStreamOfOneGpuJobsStartsWhenItsReservationSays) {
+  jobctl::testing::TempDir tmp;
+  Daemon d(tmp.file("data"), "127.0.0.1:0", 10, {"--config", write_config(tmp)});
+  ASSERT_FALSE(d.url().empty()) << d.process().output();
+  client::ApiClient api(d.url());
+  auto argv = worker_argv(d.url(), "h100x8", tmp.file("work"), {"--allow-commands", "--fake-gpus", fixture("h100-sxm-x8")});
+  // worker_argv says --device cpu and waits 2 s per poll: a fake-GPU worker must not, and the
+  // poll is one second here.
+  auto at = std::find(argv.begin(), argv.end(), "--device");
+  argv.erase(at, at + 2);
+  *(std::find(argv.begin(), argv.end(), "--wait-s") + 1) = "1";
+  Process worker(argv);
+
+  auto submit = [&api](const json& spec) -> int64_t {
+    auto r = api.submit_job(spec.dump());
+    EXPECT_TRUE(r) << (r ? "" : r.error().message);
+    return r ? (*r)["id"].get<int64_t>() : 0;
+  };
+  // Seven 1-GPU jobs hold the box; the longest says 12 s.
+  std::vector<int64_t> narrow;
+  for (int k = 0; k < 7; ++k) narrow.push_back(submit(sleep_job("first-" + std::to_string(k), 1, 3 + k, 5 + k + (k == 6 ? 1 : 0))));
+  ASSERT_TRUE(jobctl::testing::poll_until([&] {
+    for (int64_t id : narrow) {
+      auto j = api.get_job(id);
+      if (!j || (*j).value("state", "") != "running") return false;
+    }
+    return true;
+  }, 60s)) << worker.output() << d.process().output();
+
+  const int64_t wide = submit(sleep_job("wide", 8, 1, 2));
+  // A 1-GPU job every half second (each sleeps 1 s and says 2.5 s) until the wide job starts, and
+  // a few more after it, so that it started while the stream still ran.
+  std::vector<int64_t> stream;
+  int after_wide_started = 0;
+  for (int k = 0; k < 200 && after_wide_started < 3; ++k) {
+    stream.push_back(submit(sleep_job("stream-" + std::to_string(k), 1, 1, 2.5)));
+    std::this_thread::sleep_for(500ms);
+    auto w = api.get_job(wide);
+    ASSERT_TRUE(w);
+    if (!first_event(*w, "leased").is_null()) ++after_wide_started;
+  }
+  const json wide_job = wait_job(api, wide, is_terminal, 60s);
+  ASSERT_EQ(wide_job.value("state", ""), "succeeded") << wide_job.dump(2) << worker.output();
+
+  const json reserved = first_event(wide_job, "reserved");
+  ASSERT_TRUE(reserved.is_object()) << wide_job["events"].dump(2);
+  const json placed = first_event(wide_job, "placed");
+  const int64_t placed_ms = placed["time_ms"];
+  const int64_t leased_ms = first_event(wide_job, "leased")["time_ms"];
+
+  // The longest running job's estimate at the wide job's placement: the jobs then holding GPUs,
+  // each from its lease for its estimate.
+  std::map<int64_t, json> jobs;
+  for (int64_t id : narrow) jobs[id] = wait_job(api, id, is_terminal, 60s);
+  for (int64_t id : stream) jobs[id] = wait_job(api, id, is_terminal, 60s);
+  int64_t longest_end = 0;
+  for (const auto& [id, j] : jobs) {
+    ASSERT_EQ(j.value("state", ""), "succeeded") << j.dump(2);
+    const int64_t l = first_event(j, "leased")["time_ms"];
+    const int64_t end = last_event(j, "succeeded")["time_ms"];
+    if (l <= placed_ms && end > placed_ms)
+      longest_end = std::max(longest_end, l + static_cast<int64_t>(estimate_hours(j) * 3.6e6));
+  }
+  ASSERT_GT(longest_end, 0);
+  EXPECT_LE(leased_ms, longest_end + kPassAndPollMs)
+      << "placed at " << placed_ms << ", the running jobs' estimates end by " << longest_end;
+
+  // Its reason named where and when it would start, and it started by then.
+  const json last_reserved = last_event(wide_job, "reserved");
+  const int64_t named_start = last_reserved["detail"]["start_ms"];
+  EXPECT_EQ(last_reserved["detail"]["worker"], "h100x8");
+  EXPECT_NE(last_reserved["detail"].value("reason", "").find(format_utc(named_start, UtcStyle::rfc3339)),
+            std::string::npos)
+      << last_reserved.dump(2);
+  EXPECT_NE(wide_job["placement"].value("reason", "").find("reserved worker"), std::string::npos)
+      << wide_job["placement"].dump(2);
+  EXPECT_LE(leased_ms, named_start + kPassAndPollMs) << last_reserved.dump(2);
+  EXPECT_LE(reserved["detail"]["start_ms"].get<int64_t>(), longest_end + kPassAndPollMs) << reserved.dump(2);
+
+  // No 1-GPU job that started after the reservation delayed it: each ended before the wide job
+  // started; and some did backfill meanwhile, and some started after it (the stream went on).
+  const int64_t reserved_ms = reserved["time_ms"];
+  int backfilled = 0, later = 0;
+  for (const auto& [id, j] : jobs) {
+    const int64_t l = first_event(j, "leased")["time_ms"];
+    const int64_t end = last_event(j, "succeeded")["time_ms"];
+    if (l >= reserved_ms && l <= leased_ms) {
+      ++backfilled;
+      EXPECT_LE(end, leased_ms) << "job " << id << " backfilled past the reserved start: " << j["events"].dump(2);
+    }
+    if (l > leased_ms) ++later;
+  }
+  EXPECT_GT(backfilled, 0) << "no 1-GPU job used the box while the wide job waited";
+  EXPECT_GT(later, 0) << "the stream ended before the wide job started";
+}
+
+}  // namespace
+}  // namespace jobctl::e2e

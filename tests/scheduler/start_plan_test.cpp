@@ -1,0 +1,79 @@
+#include "scheduler/start_plan.h"
+
+#include <gtest/gtest.h>
+
+namespace jobctl::scheduler {
+namespace {
+
+constexpr int64_t kNow = 1'000'000;
+constexpr int64_t kSec = 1000;
+
+double seconds(int s) { return s / 3600.0; }
+
+// An 8-GPU machine, seven GPUs held by 1-GPU jobs ending at now+10 s ... now+70 s.
+PlanMachine busy_box() {
+  PlanMachine m{1, 8, {}};
+  for (int k = 1; k <= 7; ++k) m.held_until.push_back(kNow + 10 * k * kSec);
+  return m;
+}
+
+TEST(StartPlan, TheFirstJobThatCannotStartIsReservedWhereTheLongestRunningJobEnds) {
+  const std::vector<PlanJob> queue = {{10, 8, seconds(100), {1}}, {11, 1, seconds(30), {1}}};
+  const StartPlan plan = plan_starts({busy_box()}, queue, kNow);
+  ASSERT_TRUE(plan.reservation);
+  EXPECT_EQ(plan.reservation->job_id, 10);
+  EXPECT_EQ(plan.reservation->machine_id, 1);
+  EXPECT_EQ(plan.reservation->gpus, 8);
+  EXPECT_EQ(plan.reservation->start_ms, kNow + 70 * kSec);
+  EXPECT_EQ(plan.expected_start(10), kNow + 70 * kSec);
+  // Behind it, the 1-GPU job is planned after the wide one (the plan's start is an upper bound).
+  EXPECT_EQ(plan.expected_start(11), kNow + 170 * kSec);
+}
+
+TEST(StartPlan, JobsThatFitNowStartNowAndTheReservationGoesToTheEarliestMachine) {
+  PlanMachine a{1, 4, {kNow + 50 * kSec, kNow + 50 * kSec}};
+  PlanMachine b{2, 4, {kNow + 20 * kSec}};
+  // Job 5 (first in the queue) takes machine b's three free GPUs now; job 6 needs 4.
+  const std::vector<PlanJob> queue = {{5, 3, seconds(10), {2}}, {6, 4, seconds(60), {1, 2}}, {7, 4, seconds(5), {1, 2}}};
+  const StartPlan plan = plan_starts({a, b}, queue, kNow);
+  EXPECT_EQ(plan.expected_start(5), kNow);
+  ASSERT_TRUE(plan.reservation);
+  EXPECT_EQ(plan.reservation->job_id, 6);
+  EXPECT_EQ(plan.reservation->machine_id, 2);  // b is whole at now+20 s, a at now+50 s
+  EXPECT_EQ(plan.reservation->start_ms, kNow + 20 * kSec);
+  EXPECT_EQ(plan.expected_start(7), kNow + 50 * kSec);  // a, then; only one reservation is made
+}
+
+TEST(StartPlan, AJobNoMachineCanHoldHasNoStart) {
+  const StartPlan plan = plan_starts({PlanMachine{1, 4, {}}}, {{3, 8, 1.0, {1}}, {4, 1, 1.0, {}}}, kNow);
+  EXPECT_FALSE(plan.reservation);
+  EXPECT_FALSE(plan.expected_start(3));
+  EXPECT_FALSE(plan.expected_start(4));
+}
+
+TEST(StartPlan, AJobPastItsEstimateIsTakenToEndNow) {
+  const StartPlan plan = plan_starts({PlanMachine{1, 2, {kNow - 5 * kSec}}}, {{3, 2, 1.0, {1}}}, kNow);
+  EXPECT_FALSE(plan.reservation);
+  EXPECT_EQ(plan.expected_start(3), kNow);
+}
+
+TEST(Backfill, OnTheReservedMachineOnlyJobsEndingByTheStartOrOnSpareGpus) {
+  const PlanMachine box = busy_box();
+  const Reservation r{10, 1, 8, kNow + 70 * kSec};
+  EXPECT_TRUE(may_backfill(r, box, kNow, 1, seconds(70)));   // ends exactly at the start
+  EXPECT_FALSE(may_backfill(r, box, kNow, 1, seconds(71)));  // would delay it
+  EXPECT_TRUE(may_backfill(r, PlanMachine{2, 8, {}}, kNow, 1, 100.0));  // another machine
+
+  // A 6-GPU reservation on the same box: at its start all 8 GPUs are free, so two may run past it.
+  const Reservation narrow{10, 1, 6, kNow + 30 * kSec};
+  PlanMachine held = box;  // GPUs of jobs ending at 40..70 s are still held at the start
+  EXPECT_EQ(spare_gpus_at_start(narrow, held), 8 - 4 - 6);
+  EXPECT_FALSE(may_backfill(narrow, held, kNow, 1, 1.0));
+  held.held_until.resize(2);  // only the jobs ending at 10 s and 20 s remain
+  EXPECT_EQ(spare_gpus_at_start(narrow, held), 2);
+  EXPECT_TRUE(may_backfill(narrow, held, kNow, 2, 1.0));
+  EXPECT_FALSE(may_backfill(narrow, held, kNow, 3, 1.0));
+}
+
+}  // namespace
+}  // namespace jobctl::scheduler
