@@ -6,6 +6,7 @@
 #include "daemon/http/api_json.h"
 #include "daemon/http/auth_gate.h"
 #include "daemon/http/route_access.h"
+#include "daemon/http/staged_body.h"
 #include "net/json_body.h"
 #include "protocol/worker_messages.h"
 
@@ -62,16 +63,10 @@ void upload(jobs::CheckpointService& svc, const net::HttpRequest& req, const net
   if (!have_crc) return fail(make_error(ErrorCode::invalid_argument, "crc32c is required", "crc32c"));
   if (auto st = check_acting_worker(req, up.lease.worker_id); !st) return fail(st.error());
   // The bytes: the file the server streamed them to, or (no server: tests, tools) in memory.
-  if (req.body_file) {
-    if (!req.body_file->take()) return fail(make_error(ErrorCode::internal, "the upload was handled twice"));
-    up.staged_file = req.body_file->path();
-    up.bytes = req.body_file->size();
-  } else {
-    auto staged = svc.stage(req.body);
-    if (!staged) return fail(staged.error());
-    up.staged_file = std::move(*staged);
-    up.bytes = req.body.size();
-  }
+  auto body = staged_body(req, [&svc](std::string_view bytes) { return svc.stage(bytes); });
+  if (!body) return fail(body.error());
+  up.staged_file = std::move(body->path);
+  up.bytes = body->bytes;
   auto row = svc.put(up);
   if (!row) return fail(row.error());
   respond(net::json_response(201, checkpoint_json(*row)));

@@ -247,6 +247,21 @@ constexpr std::string_view kV15 = R"sql(
 ALTER TABLE instances ADD COLUMN dedicated INTEGER NOT NULL DEFAULT 0;  -- 1: runs job_id alone
 )sql";
 
+// A job's outputs (the files its program left in JOBCTL_OUTPUT_DIR): one row per file, its
+// bytes a blob under <data_dir>/outputs/job-<id>/<blob>.
+constexpr std::string_view kV16 = R"sql(
+CREATE TABLE job_outputs (
+  job_id      INTEGER NOT NULL,
+  path        TEXT    NOT NULL,          -- relative, '/'-separated (bundle/'s path rules)
+  user        TEXT    NOT NULL,          -- the job's owner ('' with auth off): the per-user quota
+  bytes       INTEGER NOT NULL,
+  blob        TEXT    NOT NULL,
+  uploaded_ms INTEGER NOT NULL,
+  PRIMARY KEY (job_id, path)
+);
+CREATE INDEX job_outputs_user ON job_outputs(user);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -266,6 +281,7 @@ const std::vector<Migration>& migrations() {
       {13, "job_placements.unplaceable_key", kV13},
       {14, "bundles, calibration.window", kV14},
       {15, "instances.dedicated", kV15},
+      {16, "job_outputs", kV16},
   };
   return list;
 }
