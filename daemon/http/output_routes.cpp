@@ -3,6 +3,7 @@
 #include "daemon/http/auth_gate.h"
 #include "daemon/http/route_access.h"
 #include "daemon/http/staged_body.h"
+#include "daemon/http/upload_lease.h"
 #include "net/json_body.h"
 
 namespace jobctl::daemon::http {
@@ -25,29 +26,16 @@ void upload_output(jobs::OutputService& svc, const net::HttpRequest& req, const 
                            "an output must be sent with Content-Type: application/octet-stream", "Content-Type"));
   jobs::OutputUpload up;
   up.job_id = *id;
-  bool have_path = false, have_worker = false, have_epoch = false;
-  for (const auto& [key, value] : req.query) {
-    if (key == "path") {
-      up.path = value;
-      have_path = true;
-    } else if (key == "worker_id") {
-      auto v = net::parse_int_param(value, "worker_id", 1, net::kMaxId);
-      if (!v) return fail(v.error());
-      up.lease.worker_id = *v;
-      have_worker = true;
-    } else if (key == "epoch") {
-      auto v = net::parse_int_param(value, "epoch", 1, net::kMaxId);
-      if (!v) return fail(v.error());
-      up.lease.epoch = *v;
-      have_epoch = true;
-    } else {
-      return fail(net::unknown_query_parameter(key));
-    }
-  }
+  bool have_path = false;
+  auto lease = upload_lease(req, [&](const std::string& key, const std::string& value) -> Status {
+    if (key != "path") return net::unknown_query_parameter(key);
+    up.path = value;
+    have_path = true;
+    return {};
+  });
+  if (!lease) return fail(lease.error());
+  up.lease = *lease;
   if (!have_path) return fail(make_error(ErrorCode::invalid_argument, "path is required", "path"));
-  if (!have_worker) return fail(make_error(ErrorCode::invalid_argument, "worker_id is required", "worker_id"));
-  if (!have_epoch) return fail(make_error(ErrorCode::invalid_argument, "epoch is required", "epoch"));
-  if (auto st = check_acting_worker(req, up.lease.worker_id); !st) return fail(st.error());
   auto body = staged_body(req, [&svc](std::string_view bytes) { return svc.stage(bytes); });
   if (!body) return fail(body.error());
   up.staged_file = std::move(body->path);

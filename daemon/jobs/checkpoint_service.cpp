@@ -46,13 +46,7 @@ CheckpointService::CheckpointService(store::Store& store, const store::BlobStore
 Expected<CheckpointRow> CheckpointService::put(const CheckpointUpload& up) {
   // The staged file is this call's: whatever happens below, it does not stay in the incoming
   // folder (moved into the store, or removed here).
-  struct Staged {
-    const std::string& path;
-    bool adopted = false;
-    ~Staged() {
-      if (!adopted && !path.empty()) ::unlink(path.c_str());
-    }
-  } staged{up.staged_file};
+  store::StagedFile staged(up.staged_file);
   if (up.step < 0) return make_error(ErrorCode::invalid_argument, "step must be >= 0", "step");
   if (up.bytes == 0) return make_error(ErrorCode::invalid_argument, "the checkpoint is empty", "body");
   if (up.bytes > static_cast<uint64_t>(options_.max_bytes))
@@ -82,7 +76,7 @@ Expected<CheckpointRow> CheckpointService::put(const CheckpointUpload& up) {
   row.epoch = up.lease.epoch;
   row.created_ms = now;
   if (auto st = blobs_.adopt(up.job_id, row.file, up.staged_file); !st) return st.error();
-  staged.adopted = true;
+  staged.keep();
   // The row, then keep-K; blobs that no row references any more are removed after the commit.
   std::vector<std::string> obsolete;
   Status st = store_.write([&row, &obsolete](WriteTxn& txn) -> Status {

@@ -39,13 +39,7 @@ OutputService::OutputService(store::Store& store, const store::BlobStore& blobs,
     : store_(store), blobs_(blobs), clock_(clock), options_(options) {}
 
 Expected<OutputRow> OutputService::put(const OutputUpload& up) {
-  struct Staged {
-    const std::string& path;
-    bool adopted = false;
-    ~Staged() {
-      if (!adopted && !path.empty()) ::unlink(path.c_str());
-    }
-  } staged{up.staged_file};
+  store::StagedFile staged(up.staged_file);
   if (auto st = check_output_path(up.path); !st) return st.error();
   const int64_t max_job = options_.max_bytes_per_job;
   if (up.bytes > static_cast<uint64_t>(max_job))
@@ -69,7 +63,7 @@ Expected<OutputRow> OutputService::put(const OutputUpload& up) {
   row.blob = output_blob_name(now, nonce_.fetch_add(1));
   row.uploaded_ms = now;
   if (auto st = blobs_.adopt(up.job_id, row.blob, up.staged_file); !st) return st.error();
-  staged.adopted = true;
+  staged.keep();
   std::string replaced;  // the blob of the row this one replaces
   const int64_t quota = options_.quota_bytes_per_user;
   Status st = store_.write([&](store::WriteTxn& txn) -> Status {
