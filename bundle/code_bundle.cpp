@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/crc32c.h"
+#include "base/relative_path.h"
 
 namespace jobctl::bundle {
 
@@ -53,20 +54,8 @@ struct Entry {
   std::string data;
 };
 
-// A path as the bundle stores it: relative, '/'-separated, no empty, "." or ".." component.
-std::optional<std::string> path_problem(const std::string& path) {
-  if (path.empty()) return "an empty path";
-  if (path.size() > 4096) return "a path longer than 4096 bytes";
-  if (path.front() == '/') return "an absolute path";
-  if (path.find('\0') != std::string::npos) return "a path with a NUL byte";
-  std::stringstream parts(path);
-  for (std::string part; std::getline(parts, part, '/');) {
-    if (part.empty() || part == ".") return "an empty or '.' path component";
-    if (part == "..") return "a '..' path component";
-  }
-  if (path.back() == '/') return "a path ending in '/'";
-  return std::nullopt;
-}
+// A path as the bundle stores it: base/relative_path.h's rule.
+std::optional<std::string> path_problem(const std::string& path) { return relative_path_problem(path); }
 
 // Whether `target`, a link at `link_path`, stays inside the bundle (lexically).
 bool link_stays_inside(const std::string& link_path, const std::string& target) {

@@ -1,4 +1,4 @@
-// submit, ls, show, cancel, logs, workers, instances: the commands that talk to jobctld (docs/api.md).
+// submit, ls, show, cancel, outputs, logs, workers, instances: the commands that talk to jobctld (docs/api.md).
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -22,6 +22,7 @@
 #include "base/terminal_text.h"
 #include "base/utc_time.h"
 #include "bundle/code_bundle.h"
+#include "bundle/folder_files.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "cli/spec_builder.h"
@@ -486,6 +487,46 @@ void add_cancel(CLI::App& app, CliContext& ctx) {
   });
 }
 
+// jobctl outputs ID [--to DIR]: the job's outputs listed, or written under DIR (each file
+// streamed to disk; a path that would leave DIR is refused: bundle/folder_files.h).
+void add_outputs(CLI::App& app, CliContext& ctx) {
+  auto id = std::make_shared<std::string>();
+  auto to = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("outputs", "list a job's outputs (the files its program left in JOBCTL_OUTPUT_DIR), "
+                                            "or download them with --to DIR");
+  cmd->add_option("ID", *id, "job ID")->required();
+  cmd->add_option("--to", *to, "write the files under this folder (created if absent)");
+  cmd->callback([id, to, &ctx] {
+    client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
+    const int64_t job_id = must(ctx, parse_id(*id));
+    json listed = must(ctx, api.list_outputs(job_id));
+    const json outputs = listed.value("outputs", json::array());
+    if (to->empty()) {
+      if (json_output(ctx)) return print_json(ctx, listed);
+      if (outputs.empty()) {
+        *ctx.out << "job " << job_id << " has no outputs\n";
+        return;
+      }
+      Table t({"PATH", "BYTES", "UPLOADED"});
+      for (const auto& o : outputs)
+        t.add_row({terminal_text(o.value("path", ""), false), std::to_string(o.value("bytes", int64_t{0})),
+                 format_utc(o.value("uploaded_ms", int64_t{0}), UtcStyle::rfc3339)});
+      t.print(*ctx.out);
+      return;
+    }
+    int written = 0;
+    for (const auto& o : outputs) {
+      const std::string path = o.value("path", "");
+      auto file = bundle::FileInside::create(*to, path);
+      if (!file) fail(ctx, file.error());
+      if (auto st = api.download_output(job_id, path, file->fd()); !st) fail(ctx, st.error());
+      if (auto st = file->commit(); !st) fail(ctx, st.error());
+      ++written;
+    }
+    *ctx.out << "wrote " << written << " file(s) of job " << job_id << " to " << terminal_text(*to, false) << "\n";
+  });
+}
+
 void add_move(CLI::App& app, CliContext& ctx) {
   auto id = std::make_shared<std::string>();
   auto to = std::make_shared<std::string>();
@@ -718,6 +759,7 @@ void add_job_commands(CLI::App& app, CliContext& ctx) {
   add_ls(app, ctx);
   add_show(app, ctx);
   add_cancel(app, ctx);
+  add_outputs(app, ctx);
   add_move(app, ctx);
   add_logs(app, ctx);
   add_workers(app, ctx);

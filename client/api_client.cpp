@@ -157,4 +157,30 @@ Expected<json> ApiClient::reject_checkpoint(int64_t job_id, int64_t step, const 
               body.dump());
 }
 
+Expected<json> ApiClient::list_outputs(int64_t job_id) {
+  return call("GET", "/v1/jobs/" + std::to_string(job_id) + "/outputs");
+}
+
+Status ApiClient::download_output(int64_t job_id, const std::string& path, int fd) {
+  // Long enough for a large file over a slow link; the server sends it a piece at a time.
+  constexpr long kTransferTimeoutMs = 30 * 60 * 1000;
+  auto r = http_.request_streaming("GET", "/v1/jobs/" + std::to_string(job_id) + "/outputs/file?path=" + url_encode(path),
+                                   FileStreams{.download_fd = fd}, kTransferTimeoutMs);
+  if (!r) return r.error();
+  if (r->status != 200) return error_from_answer(r->status, r->body);
+  return {};
+}
+
+Status ApiClient::upload_output(int64_t job_id, const std::string& path, int64_t worker_id, int64_t epoch, int fd,
+                                uint64_t bytes) {
+  constexpr long kTransferTimeoutMs = 30 * 60 * 1000;
+  auto r = http_.request_streaming("PUT",
+                                   "/v1/jobs/" + std::to_string(job_id) + "/outputs?path=" + url_encode(path) +
+                                       "&worker_id=" + std::to_string(worker_id) + "&epoch=" + std::to_string(epoch),
+                                   FileStreams{.upload_fd = fd, .upload_bytes = bytes}, kTransferTimeoutMs);
+  if (!r) return r.error();
+  if (r->status != 201) return error_from_answer(r->status, r->body);
+  return {};
+}
+
 }  // namespace jobctl::client

@@ -62,6 +62,13 @@ class ApiClient {
   // The lease holder cannot resume from the job's checkpoint at `step` (docs/recovery.md).
   Expected<nlohmann::json> reject_checkpoint(int64_t job_id, int64_t step, const nlohmann::json& body);
 
+  // A job's outputs (docs/api.md, "Outputs"): the list; one file's bytes written to `fd` (a piece
+  // at a time); one file uploaded from `fd` (`bytes` long) by the lease holder.
+  Expected<nlohmann::json> list_outputs(int64_t job_id);
+  Status download_output(int64_t job_id, const std::string& path, int fd);
+  Status upload_output(int64_t job_id, const std::string& path, int64_t worker_id, int64_t epoch, int fd,
+                       uint64_t bytes);
+
   HttpClient& http() { return http_; }
 
  private:

@@ -2,6 +2,9 @@
 
 #include <curl/curl.h>
 #include <strings.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cerrno>
@@ -25,22 +28,31 @@ struct BodySink {
   std::string* body;
   uint64_t max_bytes;  // 0: no limit
   bool too_large = false;
-  std::FILE* file = nullptr;  // a 2xx answer's body goes here instead (get_to_file)
   CURL* curl = nullptr;
-  bool write_failed = false;
+  int file_fd = -1;          // a 2xx answer's body goes here instead (FileStreams::download_fd)
+  bool file_failed = false;
 };
+
+bool write_all(int fd, const char* data, size_t len) {
+  while (len > 0) {
+    const ssize_t n = ::write(fd, data, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    len -= static_cast<size_t>(n);
+  }
+  return true;
+}
 
 size_t append_body(char* data, size_t size, size_t n, void* user) {
   auto* sink = static_cast<BodySink*>(user);
-  if (sink->file != nullptr) {
+  if (sink->file_fd >= 0) {
     long status = 0;
     curl_easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &status);
     if (status >= 200 && status < 300) {
-      if (std::fwrite(data, size, n, sink->file) != n) {
-        sink->write_failed = true;
-        return 0;
-      }
-      return size * n;
+      if (write_all(sink->file_fd, data, size * n)) return size * n;
+      sink->file_failed = true;
+      return 0;
     }
   }
   if (sink->max_bytes != 0 && sink->body->size() + size * n > sink->max_bytes) {
@@ -49,6 +61,25 @@ size_t append_body(char* data, size_t size, size_t n, void* user) {
   }
   sink->body->append(data, size * n);
   return size * n;
+}
+
+// A streamed upload's source (FileStreams::upload_fd).
+struct FileSource {
+  int fd;
+  bool failed = false;
+};
+
+size_t read_body(char* buffer, size_t size, size_t n, void* user) {
+  auto* src = static_cast<FileSource*>(user);
+  for (;;) {
+    const ssize_t got = ::read(src->fd, buffer, size * n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      src->failed = true;
+      return CURL_READFUNC_ABORT;
+    }
+    return static_cast<size_t>(got);
+  }
 }
 
 bool has_header(const std::vector<std::string>& headers, const char* name) {
@@ -89,12 +120,25 @@ Expected<HttpResult> HttpClient::request(std::string_view method, std::string_vi
 }
 
 Expected<HttpResult> HttpClient::get_to_file(std::string_view path, std::FILE* out, long timeout_ms) {
-  return perform("GET", path, {}, timeout_ms, {"Accept: */*"}, out);
+  if (std::fflush(out) != 0) return make_error(ErrorCode::io, "GET " + std::string(path) + ": cannot write the answer");
+  FileStreams files;
+  files.download_fd = fileno(out);
+  return request_streaming("GET", path, files, timeout_ms);
+}
+
+Expected<HttpResult> HttpClient::request_streaming(std::string_view method, std::string_view path,
+                                                   const FileStreams& files, long timeout_ms,
+                                                   const std::vector<std::string>& extra_headers) {
+  std::vector<std::string> headers = extra_headers;
+  if (files.upload_fd >= 0 && !has_header(headers, "Content-Type:"))
+    headers.emplace_back("Content-Type: application/octet-stream");
+  if (files.download_fd >= 0 && !has_header(headers, "Accept:")) headers.emplace_back("Accept: */*");
+  return perform(method, path, {}, timeout_ms, headers, &files);
 }
 
 Expected<HttpResult> HttpClient::perform(std::string_view method, std::string_view path, std::string_view json_body,
                                          long timeout_ms, const std::vector<std::string>& extra_headers,
-                                         std::FILE* out) {
+                                         const FileStreams* files) {
   auto* curl = static_cast<CURL*>(curl_);
   if (curl == nullptr) return make_error(ErrorCode::io, "could not initialise libcurl");
   curl_easy_reset(curl);  // keeps the connection cache, clears the previous request's options
@@ -134,14 +178,21 @@ Expected<HttpResult> HttpClient::perform(std::string_view method, std::string_vi
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, options_.connect_timeout_ms);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : options_.timeout_ms);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
-  BodySink sink{&result.body, out != nullptr ? 0 : options_.max_body_bytes};
-  sink.file = out;
+  BodySink sink{&result.body, options_.max_body_bytes};
   sink.curl = curl;
+  if (files != nullptr) sink.file_fd = files->download_fd;
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
   if (options_.follow_redirects) curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
   if (options_.max_body_bytes != 0)  // refused up front when the size is announced
     curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options_.max_body_bytes));
-  if (method == "POST" || method == "PUT" || !json_body.empty()) {
+  FileSource source{files != nullptr ? files->upload_fd : -1};
+  if (source.fd >= 0) {
+    curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(curl, CURLOPT_READFUNCTION, read_body);
+    curl_easy_setopt(curl, CURLOPT_READDATA, &source);
+    curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(files->upload_bytes));
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method_str.c_str());
+  } else if (method == "POST" || method == "PUT" || !json_body.empty()) {
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, json_body.data());
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(json_body.size()));
   } else {
@@ -155,7 +206,8 @@ Expected<HttpResult> HttpClient::perform(std::string_view method, std::string_vi
   }
 
   const CURLcode rc = curl_easy_perform(curl);
-  if (sink.write_failed) return make_error(ErrorCode::io, method_str + " " + url + ": cannot write the answer: " + std::strerror(errno));
+  if (source.failed) return make_error(ErrorCode::io, method_str + " " + url + ": cannot read the file to send");
+  if (sink.file_failed) return make_error(ErrorCode::io, method_str + " " + url + ": cannot write the answer to its file");
   if (sink.too_large || rc == CURLE_FILESIZE_EXCEEDED)
     return make_error(ErrorCode::payload_too_large,
                       method_str + " " + url + ": the answer is larger than " + std::to_string(options_.max_body_bytes) +

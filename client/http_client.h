@@ -44,6 +44,16 @@ struct HttpResult {
   std::string body;
 };
 
+// Files a request streams instead of holding bodies in memory (a job's outputs): the body read
+// from upload_fd (upload_bytes of it, sent as application/octet-stream unless a Content-Type line
+// is given), and a 2xx answer's body written to download_fd; any other answer's body stays in
+// HttpResult::body (it is the error). -1: that side is in memory as usual.
+struct FileStreams {
+  int upload_fd = -1;
+  uint64_t upload_bytes = 0;
+  int download_fd = -1;
+};
+
 class HttpClient {
  public:
   // base_url: "http://host:port" (a trailing slash is ignored).
@@ -63,9 +73,12 @@ class HttpClient {
                                std::string_view json_body = {}, long timeout_ms = 0,
                                const std::vector<std::string>& extra_headers = {});
 
-  // GETs `path`, writing a 2xx answer's body to `out` as it arrives (never whole in memory: a
-  // log download); any other answer's body is kept in the result as request() keeps it. Errors as
-  // request()'s, plus "io" when writing to `out` fails.
+  // request(), its body and/or its answer streamed through files (FileStreams). Errors as
+  // request()'s, plus "io" when a file cannot be read or written.
+  Expected<HttpResult> request_streaming(std::string_view method, std::string_view path, const FileStreams& files,
+                                         long timeout_ms = 0, const std::vector<std::string>& extra_headers = {});
+  // GETs `path`, writing a 2xx answer's body to `out` as it arrives (request_streaming with the
+  // file as its download): a log download.
   Expected<HttpResult> get_to_file(std::string_view path, std::FILE* out, long timeout_ms = 0);
 
   const std::string& base_url() const { return base_url_; }
@@ -74,7 +87,7 @@ class HttpClient {
 
  private:
   Expected<HttpResult> perform(std::string_view method, std::string_view path, std::string_view json_body,
-                               long timeout_ms, const std::vector<std::string>& extra_headers, std::FILE* out);
+                               long timeout_ms, const std::vector<std::string>& extra_headers, const FileStreams* files);
 
   std::string base_url_;
   HttpClientOptions options_;

@@ -29,7 +29,7 @@ Status apply_listen(std::string_view listen, DaemonConfig& c) {
 Status apply_config_json(std::string_view text, DaemonConfig& c) {
   json j = json::parse(text, nullptr, false, /*ignore_comments=*/true);
   if (j.is_discarded()) return make_error(ErrorCode::malformed_json, "the configuration is not valid JSON");
-  if (auto st = only(j, {"listen", "data_dir", "http", "workers", "store", "checkpoints", "bundles", "logs", "web", "tls", "auth", "limits", "metrics", "cost", "placement", "cloud", "slurm"}, ""); !st) return st;
+  if (auto st = only(j, {"listen", "data_dir", "http", "workers", "store", "checkpoints", "bundles", "outputs", "logs", "web", "tls", "auth", "limits", "metrics", "cost", "placement", "cloud", "slurm"}, ""); !st) return st;
   if (auto st = auth::apply_security_config(j, c.security); !st) return st;  // auth_options.cpp
   if (auto st = placement::apply_placement_config(j, c.placement); !st) return st;  // placement_config.cpp
   if (auto st = provisioning::apply_cloud_config(j, c.cloud); !st) return st;  // cloud_config.cpp
@@ -111,6 +111,12 @@ Status apply_config_json(std::string_view text, DaemonConfig& c) {
     if (auto st = read_int(*it, "quota_bytes_per_user", "bundles", c.bundle_quota_bytes_per_user); !st) return st;
     if (auto st = read_int(*it, "retention_s", "bundles", c.bundle_retention_s); !st) return st;
   }
+  if (auto it = j.find("outputs"); it != j.end()) {
+    if (auto st = only(*it, {"max_bytes_per_job", "quota_bytes_per_user", "retention_s"}, "outputs"); !st) return st;
+    if (auto st = read_int(*it, "max_bytes_per_job", "outputs", c.output_max_bytes_per_job); !st) return st;
+    if (auto st = read_int(*it, "quota_bytes_per_user", "outputs", c.output_quota_bytes_per_user); !st) return st;
+    if (auto st = read_int(*it, "retention_s", "outputs", c.output_retention_s); !st) return st;
+  }
   if (auto it = j.find("logs"); it != j.end()) {
     if (auto st = only(*it, {"max_bytes_per_job", "retention_s"}, "logs"); !st) return st;
     if (auto st = read_int(*it, "max_bytes_per_job", "logs", c.logs_max_bytes_per_job); !st) return st;
@@ -174,7 +180,10 @@ Status validate(const DaemonConfig& c) {
                     range("bundles.quota_bytes_per_user", c.bundle_quota_bytes_per_user, 0, int64_t{1} << 50),
                     range("bundles.retention_s", c.bundle_retention_s, 1, int64_t{10} * 365 * 24 * 3600),
                     range("logs.max_bytes_per_job", c.logs_max_bytes_per_job, 64 << 10, int64_t{1} << 40),
-                    range("logs.retention_s", c.logs_retention_s, 1, int64_t{10} * 365 * 24 * 3600)})
+                    range("logs.retention_s", c.logs_retention_s, 1, int64_t{10} * 365 * 24 * 3600),
+                    range("outputs.max_bytes_per_job", c.output_max_bytes_per_job, 0, int64_t{1} << 50),
+                    range("outputs.quota_bytes_per_user", c.output_quota_bytes_per_user, 0, int64_t{1} << 50),
+                    range("outputs.retention_s", c.output_retention_s, 1, int64_t{10} * 365 * 24 * 3600)})
     if (!st) return st;
   if (auto st = auth::validate_security(c.security); !st) return st;
   if (c.synchronous != "FULL" && c.synchronous != "NORMAL")

@@ -64,6 +64,10 @@ struct DaemonConfig {
   // jobs' logs (docs/log-format.md): a file per job under <data_dir>/logs
   int64_t logs_max_bytes_per_job = int64_t{64} << 20;  // past it the file keeps its start and its end
   int64_t logs_retention_s = 14 * 24 * 3600;           // deleted this long after the job ended
+  // job outputs (docs/job-protocol.md, "Outputs"): the blob store under <data_dir>/outputs
+  int64_t output_max_bytes_per_job = int64_t{1} << 30;      // one job's outputs together (413 past it)
+  int64_t output_quota_bytes_per_user = int64_t{10} << 30;  // a user's outputs over all jobs (429 past it)
+  int64_t output_retention_s = 7 * 24 * 3600;  // kept this long after the job ends, with its final checkpoint
   // web (the dashboard, docs/dashboard.md)
   std::string web_root;                 // empty: found next to the binary (static_files.h)
   std::string tls_cert_file;            // PEM certificate chain; with tls_key_file: HTTPS

@@ -231,6 +231,7 @@ int main(int argc, char** argv) {
   store::BlobStore blobs((std::filesystem::path(cfg.data_dir) / "checkpoints").string());
   jobs::CheckpointOptions ckpt_opts;
   ckpt_opts.max_bytes = cfg.checkpoint_max_bytes;
+  ckpt_opts.final_checkpoint_retention_ms = cfg.output_retention_s * 1000;
   jobs::CheckpointService checkpoints(db, blobs, clock, ckpt_opts);
   checkpoints.set_log(&log);
   if (auto removed = checkpoints.reconcile(); !removed) return fail(removed.error());
@@ -244,7 +245,14 @@ int main(int argc, char** argv) {
   jobs::BundleService bundles(db, bundle_blobs, clock, bundle_opts);
   if (auto fixed = bundles.reconcile(); !fixed) return fail(fixed.error());
   else if (*fixed > 0) LogLine() << "jobctld: matched " << *fixed << " code bundle row(s) with the files on disk";
-  // Checkpoint and bundle downloads share one cap (each is sent from its file, a piece at a time).
+  // Job outputs (docs/job-protocol.md, "Outputs"): blobs under <data_dir>/outputs.
+  store::BlobStore output_blobs((std::filesystem::path(cfg.data_dir) / "outputs").string());
+  jobs::OutputService outputs(db, output_blobs, clock,
+                              jobs::OutputOptions{cfg.output_max_bytes_per_job, cfg.output_quota_bytes_per_user,
+                                                  cfg.output_retention_s * 1000});
+  if (auto fixed = outputs.reconcile(); !fixed) return fail(fixed.error());
+  else if (*fixed > 0) LogLine() << "jobctld: removed " << *fixed << " output blob(s) or row(s) without their other half";
+  // Checkpoint, bundle and output downloads share one cap (each is sent from its file, a piece at a time).
   http::DownloadSlots download_slots(cfg.checkpoint_max_concurrent_downloads);
 
   // The dashboard (docs/dashboard.md): the progress history behind its curves, and its files.
@@ -267,7 +275,7 @@ int main(int argc, char** argv) {
   ledger::Ledger ledger(db);
   net::Router router = http::make_daemon_router(
       http::RouteServices{svc, **progress, job_logs, checkpoints, bundles, download_slots, placement, ledger,
-                          provisioner.get()},
+                          provisioner.get(), &outputs},
       api_info);
   std::error_code exe_ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", exe_ec);
@@ -354,11 +362,12 @@ int main(int argc, char** argv) {
     slurm_launcher->start();  // its first pass reconciles with Slurm's queue
   }
 
-  jobctl::Ticker ticker(std::chrono::milliseconds(cfg.tick_ms), [&svc, &checkpoints, &bundles, &log_retention] {
+  jobctl::Ticker ticker(std::chrono::milliseconds(cfg.tick_ms), [&svc, &checkpoints, &bundles, &log_retention, &outputs] {
     svc.tick();
     checkpoints.tick();
     bundles.tick();
     log_retention.tick();
+    outputs.tick();
   });
 
   // Budgets while jobs run (daemon/auth/auth_budget_watch.h): once a second, on a thread of its

@@ -33,13 +33,15 @@ Status give_tree(const fs::path& root, const process::Credentials& who) {
 // The job protocol's environment (docs/job-protocol.md); JOBCTL_RESUME_FROM only when resuming
 // (removed otherwise, so that one in the worker's own environment never leaks in).
 std::vector<std::string> job_environment(int64_t job_id, const JobProgram& program, const RunnerOptions& options,
-                                         const fs::path& out_dir, const std::optional<std::string>& resume_path) {
+                                         const fs::path& out_dir, const fs::path& output_dir,
+                                         const std::optional<std::string>& resume_path) {
   std::vector<std::string> env = program.env;
   // The worker's credentials never reach the program (docs/security.md): its API token leaves
   // the environment (the worker secret lives only in this process's memory).
   env.push_back("JOBCTL_TOKEN");
   env.push_back("JOBCTL_JOB_ID=" + std::to_string(job_id));
   env.push_back("JOBCTL_CHECKPOINT_DIR=" + out_dir.string());
+  env.push_back("JOBCTL_OUTPUT_DIR=" + output_dir.string());
   env.push_back(resume_path ? "JOBCTL_RESUME_FROM=" + *resume_path : std::string("JOBCTL_RESUME_FROM"));
   if (!options.gpu_indices.empty()) {
     // nvidia-smi numbers GPUs in PCI bus order; make CUDA agree before picking them.
@@ -53,17 +55,22 @@ std::vector<std::string> job_environment(int64_t job_id, const JobProgram& progr
 
 }  // namespace
 
+fs::path job_output_dir(const fs::path& dir) { return dir / "outputs"; }
+
 Expected<LaunchedJob> launch_job(int64_t job_id, int64_t epoch, const JobProgram& program, const RunnerOptions& options,
                                  const fs::path& dir, const std::optional<std::string>& resume_path, std::ostream& log) {
   const fs::path out_dir = dir / "out";
-  const std::vector<std::string> env = job_environment(job_id, program, options, out_dir, resume_path);
+  const fs::path output_dir = job_output_dir(dir);
+  const std::vector<std::string> env = job_environment(job_id, program, options, out_dir, output_dir, resume_path);
   std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec) return make_error(ErrorCode::io, "cannot create " + out_dir.string() + ": " + ec.message());
+  for (const fs::path& d : {out_dir, output_dir}) {
+    fs::create_directories(d, ec);
+    if (ec) return make_error(ErrorCode::io, "cannot create " + d.string() + ": " + ec.message());
+  }
   if (options.run_as) {
     // The folders the program writes become its user's; the job's folder (its spec, the
     // uploads' links) stays the worker's.
-    for (const fs::path& d : {out_dir, program.cwd})
+    for (const fs::path& d : {out_dir, output_dir, program.cwd})
       if (d != dir)
         if (auto st = give_tree(d, *options.run_as); !st) return st.error();
   }

@@ -26,6 +26,9 @@ struct LaunchedJob {
   std::optional<int64_t> oom_kills_before;  // oom_kill_count() at the start (worker/oom_kill.h)
 };
 
+// The lease's JOBCTL_OUTPUT_DIR in the job's folder `dir` (worker/output_sync.h).
+std::filesystem::path job_output_dir(const std::filesystem::path& dir);
+
 // `dir`: the job's folder (its spec; checkpoints go to dir/out); `resume_path`: the checkpoint to
 // resume from (JOBCTL_RESUME_FROM), if any. Errors carry the message the job fails with.
 Expected<LaunchedJob> launch_job(int64_t job_id, int64_t epoch, const JobProgram& program,

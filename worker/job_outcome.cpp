@@ -33,6 +33,7 @@ RunOutcome give_back(const AttemptEnd& end, std::ostream& log) {
   if (!end.uploader.drain(end.program.grace_ms))
     log << "jobctl-worker: job " << end.reporter.job_id() << ": checkpoint upload still pending; giving the job back\n";
   const int64_t last_uploaded_step = end.uploader.last_uploaded_step();
+  end.upload_outputs();
   const std::string reason =
       (s.stop == StopReason::move ? std::string("moved by jobctld") : std::string(end.stop.reason()) + ": worker stopping") +
       "; trainer " + s.status.describe() +
@@ -82,6 +83,7 @@ RunOutcome finish_attempt(const AttemptEnd& end, std::string& resume_refused, st
       resume_refused = protocol.error().value_or(program.label + " " + s.status.describe());
       return RunOutcome::failed;
     }
+    end.upload_outputs();
     std::string why = program.label + " " + s.status.describe();
     if (s.status.exited && !program.command)
       if (const char* meaning = exit_code_meaning(s.status.code)) why += std::string(" (") + meaning + ")";
@@ -96,6 +98,7 @@ RunOutcome finish_attempt(const AttemptEnd& end, std::string& resume_refused, st
     return RunOutcome::failed;
   }
 
+  end.upload_outputs();
   // jobctl-train's `done` line says whether the run was whole: one that stopped early (a signal
   // from elsewhere) exits 0 but did not finish.
   if (protocol.done() && protocol.done()->value("status", std::string()) != "succeeded") {

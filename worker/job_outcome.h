@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -37,6 +38,9 @@ struct AttemptEnd {
   bool resuming = false;                    // the attempt resumed from a checkpoint
   bool keep_work_dir = false;               // keep a succeeded job's folder
   std::filesystem::path job_dir;            // removed after a success unless kept
+  // Uploads the program's outputs (worker/output_sync.h): after the program exited or after the
+  // last checkpoint of a job given back, before the report that ends the lease.
+  std::function<void()> upload_outputs = [] {};
 };
 
 // Reports the attempt's outcome. When a resuming program refused its checkpoint (an `error` line

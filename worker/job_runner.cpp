@@ -14,6 +14,7 @@
 #include "worker/job_launch.h"
 #include "worker/job_protocol.h"
 #include "worker/job_supervisor.h"
+#include "worker/output_sync.h"
 #include "worker/pending_log.h"
 
 namespace jobctl::worker {
@@ -139,6 +140,12 @@ RunOutcome JobRunner::run(const Lease& lease) {
     setup_log = std::move(setup->log_lines);
   }
 
+  // The outputs earlier leases stored come back into this lease's empty JOBCTL_OUTPUT_DIR before
+  // the program starts.
+  OutputSync outputs(api_, lease.job_id, worker_id_, lease.epoch, job_output_dir(dir).string(), log_);
+  if (auto restored = outputs.restore(); !restored)
+    return fail_job("cannot restore the job's earlier outputs: " + restored.error().message);
+
   // Resume from the newest stored checkpoint; one the trainer refuses is rejected (the daemon
   // deletes it, with an event) and the previous one tried, then a fresh start. The job fails only
   // when the fresh start fails.
@@ -153,7 +160,8 @@ RunOutcome JobRunner::run(const Lease& lease) {
       resume_path = next_resume(lease, reporter, transfer, candidates, (options_.run_as ? dir : out_dir).string(), resume_step);
     }
     std::string refused;
-    const RunOutcome outcome = attempt(lease, reporter, dir, resume_path, refused, std::exchange(setup_log, {}));
+    const RunOutcome outcome =
+        attempt(lease, reporter, outputs, dir, resume_path, refused, std::exchange(setup_log, {}));
     if (refused.empty()) return outcome;
     log_ << "jobctl-worker: job " << lease.job_id << ": cannot resume from the checkpoint at step " << resume_step
          << " (" << refused << "); falling back\n";
@@ -162,7 +170,7 @@ RunOutcome JobRunner::run(const Lease& lease) {
   }
 }
 
-RunOutcome JobRunner::attempt(const Lease& lease, LeaseReporter& reporter, const fs::path& dir,
+RunOutcome JobRunner::attempt(const Lease& lease, LeaseReporter& reporter, OutputSync& outputs, const fs::path& dir,
                               const std::optional<std::string>& resume_path, std::string& resume_refused,
                               const std::vector<std::string>& setup_log) {
   auto program = program_for(lease.spec_json, dir / "spec.json", options_);
@@ -199,7 +207,8 @@ RunOutcome JobRunner::attempt(const Lease& lease, LeaseReporter& reporter, const
                          .oom_kills_before = job->oom_kills_before,
                          .resuming = resume_path.has_value(),
                          .keep_work_dir = options_.keep_work_dirs,
-                         .job_dir = dir},
+                         .job_dir = dir,
+                         .upload_outputs = [&outputs] { outputs.upload(); }},
                         resume_refused, log_);
 }
 

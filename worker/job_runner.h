@@ -45,6 +45,7 @@
 #include "worker/job_outcome.h"
 #include "worker/job_program.h"
 #include "worker/lease_reporter.h"
+#include "worker/output_sync.h"
 #include "worker/runner_options.h"
 #include "worker/stop_source.h"
 
@@ -85,7 +86,7 @@ class JobRunner {
   // and returns the outcome. When the program refuses that checkpoint, nothing is reported:
   // `resume_refused` gets its message. `setup_log` (what the job's setup printed) goes first in the
   // job's log.
-  RunOutcome attempt(const Lease& lease, LeaseReporter& reporter, const std::filesystem::path& dir,
+  RunOutcome attempt(const Lease& lease, LeaseReporter& reporter, OutputSync& outputs, const std::filesystem::path& dir,
                      const std::optional<std::string>& resume_path, std::string& resume_refused,
                      const std::vector<std::string>& setup_log);
   RunOutcome fail_job(LeaseReporter& reporter, const std::string& why);

@@ -5,6 +5,7 @@
 #include "daemon/auth/secret.h"
 #include "daemon/http/caller.h"
 #include "daemon/http/route_access.h"
+#include "daemon/http/staged_body.h"
 #include "net/json_body.h"
 
 namespace jobctl::daemon::http {
@@ -19,15 +20,9 @@ void upload(jobs::BundleService& bundles, const net::HttpRequest& req, const net
     return fail(net::unknown_query_parameter(req.query[0].first));
   // Sent as application/octet-stream (net::BrowserGuard refuses other types); the body's magic says what it is.
   // The bytes: the file the server streamed them to, or (no server: tests, tools) in memory.
-  std::string staged;
-  if (req.body_file) {
-    if (!req.body_file->take()) return fail(make_error(ErrorCode::internal, "the upload was handled twice"));
-    staged = req.body_file->path();
-  } else {
-    auto written = bundles.stage(req.body);
-    if (!written) return fail(written.error());
-    staged = std::move(*written);
-  }
+  auto body = staged_body(req, [&bundles](std::string_view bytes) { return bundles.stage(bytes); });
+  if (!body) return fail(body.error());
+  const std::string staged = std::move(body->path);
   // Hashed from the file a piece at a time: the bundle is never held in memory.
   auto sha = auth::sha256_file_hex(staged);
   if (!sha) {

@@ -6,6 +6,8 @@
 #include "daemon/http/api_json.h"
 #include "daemon/http/auth_gate.h"
 #include "daemon/http/route_access.h"
+#include "daemon/http/staged_body.h"
+#include "daemon/http/upload_lease.h"
 #include "net/json_body.h"
 #include "protocol/worker_messages.h"
 
@@ -36,42 +38,23 @@ void upload(jobs::CheckpointService& svc, const net::HttpRequest& req, const net
   jobs::CheckpointUpload up;
   up.job_id = *id;
   up.step = *step;
-  bool have_worker = false, have_epoch = false, have_crc = false;
-  for (const auto& [key, value] : req.query) {
-    if (key == "worker_id") {
-      auto v = net::parse_int_param(value, "worker_id", 1, net::kMaxId);
-      if (!v) return fail(v.error());
-      up.lease.worker_id = *v;
-      have_worker = true;
-    } else if (key == "epoch") {
-      auto v = net::parse_int_param(value, "epoch", 1, net::kMaxId);
-      if (!v) return fail(v.error());
-      up.lease.epoch = *v;
-      have_epoch = true;
-    } else if (key == "crc32c") {
-      auto v = parse_crc(value);
-      if (!v) return fail(v.error());
-      up.crc32c = *v;
-      have_crc = true;
-    } else {
-      return fail(net::unknown_query_parameter(key));
-    }
-  }
-  if (!have_worker) return fail(make_error(ErrorCode::invalid_argument, "worker_id is required", "worker_id"));
-  if (!have_epoch) return fail(make_error(ErrorCode::invalid_argument, "epoch is required", "epoch"));
+  bool have_crc = false;
+  auto lease = upload_lease(req, [&](const std::string& key, const std::string& value) -> Status {
+    if (key != "crc32c") return net::unknown_query_parameter(key);
+    auto v = parse_crc(value);
+    if (!v) return v.error();
+    up.crc32c = *v;
+    have_crc = true;
+    return {};
+  });
+  if (!lease) return fail(lease.error());
+  up.lease = *lease;
   if (!have_crc) return fail(make_error(ErrorCode::invalid_argument, "crc32c is required", "crc32c"));
-  if (auto st = check_acting_worker(req, up.lease.worker_id); !st) return fail(st.error());
   // The bytes: the file the server streamed them to, or (no server: tests, tools) in memory.
-  if (req.body_file) {
-    if (!req.body_file->take()) return fail(make_error(ErrorCode::internal, "the upload was handled twice"));
-    up.staged_file = req.body_file->path();
-    up.bytes = req.body_file->size();
-  } else {
-    auto staged = svc.stage(req.body);
-    if (!staged) return fail(staged.error());
-    up.staged_file = std::move(*staged);
-    up.bytes = req.body.size();
-  }
+  auto body = staged_body(req, [&svc](std::string_view bytes) { return svc.stage(bytes); });
+  if (!body) return fail(body.error());
+  up.staged_file = std::move(body->path);
+  up.bytes = body->bytes;
   auto row = svc.put(up);
   if (!row) return fail(row.error());
   respond(net::json_response(201, checkpoint_json(*row)));

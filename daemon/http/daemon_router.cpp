@@ -3,6 +3,7 @@
 #include "daemon/http/bundle_routes.h"
 #include "daemon/http/checkpoint_routes.h"
 #include "daemon/http/instance_routes.h"
+#include "daemon/http/output_routes.h"
 #include "daemon/http/placement_routes.h"
 #include "daemon/http/progress_routes.h"
 
@@ -14,6 +15,7 @@ net::Router make_daemon_router(const RouteServices& s, ApiInfo info) {
   add_log_routes(router, s.jobs, s.logs, s.downloads);
   add_checkpoint_routes(router, s.checkpoints, s.downloads);
   add_bundle_routes(router, s.bundles, s.downloads);
+  if (s.outputs != nullptr) add_output_routes(router, *s.outputs, s.downloads);
   add_placement_routes(router, s.placement, s.ledger);
   add_instance_routes(router, s.provisioner);
   return router;

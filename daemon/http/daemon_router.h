@@ -9,6 +9,7 @@
 #include "daemon/http/api_routes.h"
 #include "daemon/http/blob_download.h"
 #include "daemon/jobs/bundle_service.h"
+#include "daemon/jobs/output_service.h"
 #include "daemon/jobs/checkpoint_service.h"
 #include "daemon/jobs/job_service.h"
 #include "daemon/store/job_log_store.h"
@@ -31,6 +32,7 @@ struct RouteServices {
   placement::PlacementService& placement;
   ledger::Ledger& ledger;
   provisioning::Provisioner* provisioner = nullptr;
+  jobs::OutputService* outputs = nullptr;  // null: no output routes (tests of other routes)
 };
 
 net::Router make_daemon_router(const RouteServices& services, ApiInfo info);

@@ -88,13 +88,7 @@ Expected<int> BundleService::reconcile() {
 
 Expected<StoredBundle> BundleService::store(const std::string& user, const std::string& staged_file,
                                             const std::string& sha256) {
-  struct RemoveUnlessKept {
-    const std::string& path;
-    bool keep = false;
-    ~RemoveUnlessKept() {
-      if (!keep) ::unlink(path.c_str());
-    }
-  } staged{staged_file};
+  store::StagedFile staged(staged_file);
   if (!has_bundle_magic(staged_file))
     return make_error(ErrorCode::invalid_argument, "not a jobctl code bundle (no JCBUNDL1 header)", "body");
   std::error_code ec;
@@ -131,7 +125,7 @@ Expected<StoredBundle> BundleService::store(const std::string& user, const std::
       (void)store_.write([&](store::WriteTxn& txn) { return txn.delete_bundle(stored.sha256, user); });
     return adopted.error();
   }
-  staged.keep = true;
+  staged.keep();
   return stored;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
@@ -45,13 +46,7 @@ CheckpointService::CheckpointService(store::Store& store, const store::BlobStore
 Expected<CheckpointRow> CheckpointService::put(const CheckpointUpload& up) {
   // The staged file is this call's: whatever happens below, it does not stay in the incoming
   // folder (moved into the store, or removed here).
-  struct Staged {
-    const std::string& path;
-    bool adopted = false;
-    ~Staged() {
-      if (!adopted && !path.empty()) ::unlink(path.c_str());
-    }
-  } staged{up.staged_file};
+  store::StagedFile staged(up.staged_file);
   if (up.step < 0) return make_error(ErrorCode::invalid_argument, "step must be >= 0", "step");
   if (up.bytes == 0) return make_error(ErrorCode::invalid_argument, "the checkpoint is empty", "body");
   if (up.bytes > static_cast<uint64_t>(options_.max_bytes))
@@ -81,7 +76,7 @@ Expected<CheckpointRow> CheckpointService::put(const CheckpointUpload& up) {
   row.epoch = up.lease.epoch;
   row.created_ms = now;
   if (auto st = blobs_.adopt(up.job_id, row.file, up.staged_file); !st) return st.error();
-  staged.adopted = true;
+  staged.keep();
   // The row, then keep-K; blobs that no row references any more are removed after the commit.
   std::vector<std::string> obsolete;
   Status st = store_.write([&row, &obsolete](WriteTxn& txn) -> Status {
@@ -181,23 +176,40 @@ Expected<std::pair<CheckpointRow, std::string>> CheckpointService::locate(int64_
 }
 
 Expected<int> CheckpointService::sweep_finished() {
-  std::vector<int64_t> jobs;
-  Status st = store_.write([&jobs](WriteTxn& txn) -> Status {
-    jobs.clear();
-    auto ids = txn.finished_jobs_with_checkpoints();
+  // A job that succeeded within final_checkpoint_retention_ms keeps its newest checkpoint (the
+  // trained model, kept with the job's outputs); every other finished job keeps none.
+  const int64_t keep_since = options_.final_checkpoint_retention_ms > 0
+                                 ? clock_.now_ms() - options_.final_checkpoint_retention_ms
+                                 : std::numeric_limits<int64_t>::max();
+  std::vector<std::pair<int64_t, std::vector<std::string>>> removed;  // job, its removed blobs
+  std::vector<int64_t> emptied;
+  Status st = store_.write([&](WriteTxn& txn) -> Status {
+    removed.clear();
+    emptied.clear();
+    auto ids = txn.finished_jobs_with_checkpoints(keep_since);
     if (!ids) return ids.error();
     for (int64_t id : *ids) {
-      auto rows = txn.checkpoints(id);
+      auto job = txn.job(id);
+      if (!job) return job.error();
+      const bool keep_final =
+          *job && (*job)->state == JobState::succeeded && (*job)->updated_ms >= keep_since;
+      auto rows = txn.checkpoints(id);  // newest first
       if (!rows) return rows.error();
-      for (const auto& r : *rows)
-        if (auto s = txn.delete_checkpoint(id, r.step); !s) return s;
-      jobs.push_back(id);
+      std::vector<std::string> files;
+      for (size_t i = keep_final ? 1 : 0; i < rows->size(); ++i) {
+        if (auto s = txn.delete_checkpoint(id, (*rows)[i].step); !s) return s;
+        files.push_back((*rows)[i].file);
+      }
+      if (keep_final) removed.emplace_back(id, std::move(files));
+      else emptied.push_back(id);
     }
     return {};
   });
   if (!st) return st.error();
-  for (int64_t id : jobs) (void)blobs_.remove_job(id);
-  return static_cast<int>(jobs.size());
+  for (const auto& [id, files] : removed)
+    for (const auto& f : files) (void)blobs_.remove(id, f);
+  for (int64_t id : emptied) (void)blobs_.remove_job(id);
+  return static_cast<int>(removed.size() + emptied.size());
 }
 
 void CheckpointService::tick() {

@@ -42,6 +42,9 @@ using store::CheckpointRow;
 struct CheckpointOptions {
   int64_t max_bytes = int64_t{1} << 30;  // largest checkpoint accepted (checkpoints.max_bytes)
   int sweep_interval_ms = 2000;          // how often tick() removes finished jobs' checkpoints
+  // How long a succeeded job keeps its final checkpoint, with its outputs (outputs.retention_s);
+  // 0: removed with the others at once.
+  int64_t final_checkpoint_retention_ms = 0;
 };
 
 struct CheckpointUpload {
@@ -92,7 +95,8 @@ class CheckpointService {
   // whole): the receiver checks them against crc32c.
   Expected<std::pair<CheckpointRow, std::string>> locate(int64_t job_id, std::optional<int64_t> step);
 
-  // Removes the checkpoints (rows and blobs) of jobs that reached a terminal state. Rate-limited
+  // Removes the checkpoints (rows and blobs) of jobs that reached a terminal state, but for a
+  // succeeded job's newest during final_checkpoint_retention_ms. Rate-limited
   // to one pass per sweep_interval_ms; call it from the daemon's tick. A failed sweep is logged.
   void tick();
   // Where failed sweeps are written (base/pass_log.h); default: stderr. Not owned; set before serving.

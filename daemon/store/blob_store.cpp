@@ -46,6 +46,10 @@ Status check_name(std::string_view name) {
 
 }  // namespace
 
+StagedFile::~StagedFile() {
+  if (!kept_ && !path_.empty()) ::unlink(path_.c_str());
+}
+
 std::string BlobStore::job_dir(int64_t job_id) const {
   return (fs::path(root_) / ("job-" + std::to_string(job_id))).string();
 }

@@ -24,6 +24,21 @@
 
 namespace jobctl::daemon::store {
 
+// An upload's file in the incoming folder, owned by the call that checks and adopts it: removed
+// when this goes out of scope unless keep() was called (it became a blob). Not copyable.
+class StagedFile {
+ public:
+  explicit StagedFile(std::string path) : path_(std::move(path)) {}
+  ~StagedFile();
+  StagedFile(const StagedFile&) = delete;
+  StagedFile& operator=(const StagedFile&) = delete;
+  void keep() { kept_ = true; }
+
+ private:
+  std::string path_;
+  bool kept_ = false;
+};
+
 class BlobStore {
  public:
   // `root` is created on first write.

@@ -256,6 +256,19 @@ ALTER TABLE jobs ADD COLUMN job_key TEXT GENERATED ALWAYS AS (
   CASE WHEN json_valid(spec) AND json_type(spec, '$.command') = 'array'
        THEN json_array(name, json_extract(spec, '$.command')) END) VIRTUAL;
 CREATE INDEX jobs_key_state ON jobs(job_key, state, id) WHERE job_key IS NOT NULL;
+// Version 17 (job outputs): a job's outputs (the files its program left in JOBCTL_OUTPUT_DIR): one row per file, its
+// bytes a blob under <data_dir>/outputs/job-<id>/<blob>.
+constexpr std::string_view kV17 = R"sql(
+CREATE TABLE job_outputs (
+  job_id      INTEGER NOT NULL,
+  path        TEXT    NOT NULL,          -- relative, '/'-separated (bundle/'s path rules)
+  user        TEXT    NOT NULL,          -- the job's owner ('' with auth off): the per-user quota
+  bytes       INTEGER NOT NULL,
+  blob        TEXT    NOT NULL,
+  uploaded_ms INTEGER NOT NULL,
+  PRIMARY KEY (job_id, path)
+);
+CREATE INDEX job_outputs_user ON job_outputs(user);
 )sql";
 
 }  // namespace
@@ -278,6 +291,7 @@ const std::vector<Migration>& migrations() {
       {14, "bundles, calibration.window", kV14},
       {15, "instances.dedicated", kV15},
       {16, "jobs.job_key", kV16},
+      {17, "job_outputs", kV17},
   };
   return list;
 }

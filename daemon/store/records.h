@@ -253,6 +253,17 @@ struct BundleRow {
   int64_t stored_ms = 0;
 };
 
+// One file of a job's outputs (migration 16): what the program left in JOBCTL_OUTPUT_DIR at
+// `path`; its bytes are the blob `<data_dir>/outputs/job-<job_id>/<blob>`.
+struct OutputRow {
+  int64_t job_id = 0;
+  std::string path;      // relative, '/'-separated
+  std::string user;      // the job's owner when it was uploaded ('' with auth off)
+  int64_t bytes = 0;
+  std::string blob;
+  int64_t uploaded_ms = 0;
+};
+
 // An API token (docs/security.md): only the SHA-256 of the secret is stored.
 struct TokenRow {
   int64_t id = 0;                 // assigned by the store on insert

@@ -309,7 +309,8 @@ Expected<std::string> Store::dump() {
         "SELECT * FROM checkpoints ORDER BY job_id, step", "SELECT * FROM api_tokens ORDER BY id",
         "SELECT * FROM job_placements ORDER BY job_id", "SELECT * FROM ledger ORDER BY resource, start_ms",
         "SELECT * FROM calibration ORDER BY gpu_model, model_kind", "SELECT * FROM instances ORDER BY id",
-        "SELECT * FROM slurm_jobs ORDER BY slurm_job_id", "SELECT * FROM bundles ORDER BY sha256, user"}) {
+        "SELECT * FROM slurm_jobs ORDER BY slurm_job_id", "SELECT * FROM bundles ORDER BY sha256, user",
+        "SELECT * FROM job_outputs ORDER BY job_id, path"}) {
     auto p = db.prepare(sql);
     if (!p) {
       dumped = p.error();

@@ -117,8 +117,10 @@ class WriteTxn {
   Expected<std::vector<int64_t>> jobs_with_expired_leases(int64_t now_ms);
   // Ids of jobs in placed or running leased to this worker.
   Expected<std::vector<int64_t>> jobs_leased_to(int64_t worker_id);
-  // Ids of jobs in a terminal state that still have checkpoint rows.
-  Expected<std::vector<int64_t>> finished_jobs_with_checkpoints();
+  // Ids of jobs in a terminal state that still have checkpoint rows to sweep: every such job but
+  // one that succeeded at or after keep_final_since_ms and keeps a single checkpoint (its final
+  // one, kept with its outputs).
+  Expected<std::vector<int64_t>> finished_jobs_with_checkpoints(int64_t keep_final_since_ms);
   // Moves every active lease's expiry to at least `min_expires_ms` (a restarted daemon gives
   // its workers one lease timeout to reconnect). Returns how many leases were extended.
   Expected<int64_t> extend_active_leases(int64_t min_expires_ms);
@@ -155,6 +157,20 @@ class WriteTxn {
   Expected<std::vector<std::string>> bundles_unused_since(int64_t cutoff_ms);
   // Removes a bundle's rows: every user's, or only `user`'s.
   Status delete_bundle(const std::string& sha256, const std::optional<std::string>& user = std::nullopt);
+
+  // ---- job outputs (store_outputs.cpp, migration 16)
+  // A job's output files, by path.
+  Expected<std::vector<OutputRow>> outputs(int64_t job_id);
+  // Inserts or replaces the row of (job_id, path).
+  Status put_output(const OutputRow& row);
+  // Bytes of every output stored for `user`'s jobs.
+  Expected<int64_t> output_bytes_of_user(const std::string& user);
+  // Ids of the jobs that have output rows and finished (a terminal state) before cutoff_ms.
+  Expected<std::vector<int64_t>> jobs_with_outputs_finished_before(int64_t cutoff_ms);
+  // Ids of every job that has output rows.
+  Expected<std::vector<int64_t>> jobs_with_outputs();
+  // Removes a job's output rows: all of them, or the one at `path`.
+  Status delete_outputs(int64_t job_id, const std::optional<std::string>& path = std::nullopt);
 
   // ---- cloud instances (store_instances.cpp, migration 4)
   Expected<std::optional<InstanceRow>> instance(const std::string& id);

@@ -67,15 +67,18 @@ Expected<std::vector<int64_t>> WriteTxn::jobs_leased_to(int64_t worker_id) {
   return first_column_ints(*p);
 }
 
-Expected<std::vector<int64_t>> WriteTxn::finished_jobs_with_checkpoints() {
+Expected<std::vector<int64_t>> WriteTxn::finished_jobs_with_checkpoints(int64_t keep_final_since_ms) {
   // CROSS JOIN makes checkpoints the outer loop (SQLite keeps the written order for it): the sweep
   // then costs the checkpoints stored, which it keeps few, and one job lookup each. With a plain
   // JOIN the planner walked every finished job from the index jobs(state, id) instead, a scan of
-  // nearly the whole table at 1,000,000 jobs stored, every sweep of an idle daemon.
+  // nearly the whole table at 1,000,000 jobs stored, every sweep of an idle daemon. A succeeded
+  // job that keeps only its final checkpoint has nothing to sweep yet and is left out.
   auto p = db_.prepare(
-      "SELECT DISTINCT c.job_id FROM checkpoints c CROSS JOIN jobs j ON j.id = c.job_id "
-      "WHERE j.state IN ('succeeded', 'failed', 'cancelled') ORDER BY c.job_id");
+      "SELECT c.job_id FROM checkpoints c CROSS JOIN jobs j ON j.id = c.job_id "
+      "WHERE j.state IN ('succeeded', 'failed', 'cancelled') GROUP BY c.job_id "
+      "HAVING NOT (MAX(j.state) = 'succeeded' AND MAX(j.updated_ms) >= ?1 AND COUNT(*) = 1) ORDER BY c.job_id");
   if (!p) return p.error();
+  (*p)->bind(1, keep_final_since_ms);
   return first_column_ints(*p);
 }
 

@@ -17,6 +17,7 @@
 #include "daemon/http/checkpoint_routes.h"
 #include "net/json_body.h"
 #include "daemon/jobs/checkpoint_service.h"
+#include "daemon/jobs/output_service.h"
 #include "daemon/store/blob_store.h"
 #include "tests/daemon/service_support.h"
 #include "tests/support/checkpoint_bytes.h"
@@ -227,6 +228,88 @@ TEST(CheckpointService, FinishedJobsLoseTheirCheckpointsAndReconcileRemovesOrpha
   EXPECT_EQ(*swept, 1);
   EXPECT_TRUE(f.ckpts.list(job)->empty());
   EXPECT_FALSE(fs::exists(f.dir.path() / "checkpoints" / ("job-" + std::to_string(job))));
+}
+
+// A succeeded job keeps its final checkpoint (the trained model) with its outputs for the
+// retention period; its older ones go at once; a failed job keeps none.
+TEST(CheckpointService, ASucceededJobKeepsItsFinalCheckpointForTheOutputsRetention) {
+  CheckpointFixture f;
+  store::BlobStore blobs((f.dir.path() / "kept").string());
+  jobs::CheckpointOptions o;
+  o.final_checkpoint_retention_ms = 60'000;
+  jobs::CheckpointService ckpts(*f.db, blobs, f.clock, o);
+  auto [job, w, epoch] = f.leased_job("3");
+  for (int64_t step : {10, 20, 30}) {
+    auto staged = ckpts.stage(blob_bytes(step));
+    ASSERT_TRUE(staged);
+    const std::string bytes = blob_bytes(step);
+    ASSERT_TRUE(ckpts.put(CheckpointUpload{job, step, {w, epoch}, crc32c::value(bytes.data(), bytes.size()), *staged,
+                                           bytes.size()}));
+  }
+  ASSERT_TRUE(f.svc->complete(job, jobs::CompletionReport{{w, epoch}, "{}"}));
+  auto swept = ckpts.sweep_finished();
+  ASSERT_TRUE(swept) << swept.error().message;
+  EXPECT_EQ(*swept, 1);
+  auto left = ckpts.list(job);
+  ASSERT_TRUE(left);
+  ASSERT_EQ(left->size(), 1u);
+  EXPECT_EQ((*left)[0].step, 30);
+  EXPECT_TRUE(ckpts.locate(job, std::nullopt));
+  EXPECT_EQ(*ckpts.sweep_finished(), 0);  // nothing more to do within the retention
+  f.clock.advance_ms(60'001);
+  EXPECT_EQ(*ckpts.sweep_finished(), 1);
+  EXPECT_TRUE(ckpts.list(job)->empty());
+  EXPECT_FALSE(fs::exists(f.dir.path() / "kept" / ("job-" + std::to_string(job))));
+}
+
+// Outputs: stored per file under the lease, listed, replaced by path; deleted with their folder
+// once their job has been finished for longer than the retention, rows first; reconcile() drops
+// blobs no row names and rows whose blob is gone.
+TEST(OutputService, OutputsAreKeptForTheRetentionThenSweptRowsFirst) {
+  CheckpointFixture f;
+  store::BlobStore blobs((f.dir.path() / "outputs").string());
+  jobs::OutputService outputs(*f.db, blobs, f.clock, jobs::OutputOptions{1 << 20, 1 << 20, 60'000});
+  ASSERT_TRUE(outputs.reconcile());
+  auto [job, w, epoch] = f.leased_job();
+  auto put = [&](const std::string& path, const std::string& bytes) {
+    auto staged = outputs.stage(bytes);
+    EXPECT_TRUE(staged);
+    return outputs.put(jobs::OutputUpload{job, path, {w, epoch}, *staged, bytes.size()});
+  };
+  ASSERT_TRUE(put("a.txt", "first"));
+  ASSERT_TRUE(put("dir/b.bin", "bbbb"));
+  ASSERT_TRUE(put("a.txt", "second!"));  // replaces
+  auto listed = outputs.list(job);
+  ASSERT_TRUE(listed);
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[0].path, "a.txt");
+  EXPECT_EQ((*listed)[0].bytes, 7);
+  auto located = outputs.locate(job, "a.txt");
+  ASSERT_TRUE(located);
+  EXPECT_EQ(file_bytes(located->second), "second!");
+  EXPECT_EQ(blobs.names(job).size(), 2u);  // the replaced blob is gone
+  EXPECT_EQ(outputs.locate(job, "../a.txt").error().field, "path");
+  EXPECT_EQ(outputs.locate(job, "nope").error().code, ErrorCode::not_found);
+
+  // A stray blob and a stray folder, as a crash between blob and row would leave.
+  ASSERT_TRUE(blobs.write(job, "out-1-99", "stray"));
+  ASSERT_TRUE(blobs.write(job + 40, "out-1-98", "stray"));
+  auto fixed = outputs.reconcile();
+  ASSERT_TRUE(fixed);
+  EXPECT_EQ(*fixed, 2);
+  EXPECT_EQ(outputs.list(job)->size(), 2u);
+
+  EXPECT_EQ(*outputs.sweep(), 0);  // running
+  ASSERT_TRUE(f.svc->complete(job, jobs::CompletionReport{{w, epoch}, "{}"}));
+  EXPECT_EQ(*outputs.sweep(), 0);  // finished, within the retention
+  f.clock.advance_ms(60'001);
+  EXPECT_EQ(*outputs.sweep(), 1);
+  EXPECT_TRUE(outputs.list(job)->empty());
+  EXPECT_FALSE(fs::exists(f.dir.path() / "outputs" / ("job-" + std::to_string(job))));
+  // A finished job's lease stores nothing more.
+  auto late = put("c.txt", "late");
+  ASSERT_FALSE(late);
+  EXPECT_EQ(late.error().code, ErrorCode::stale_epoch);
 }
 
 TEST(CheckpointService, APreemptedJobsNextLeaseNamesTheNewestCheckpoint) {

@@ -28,12 +28,15 @@ struct AllServices : ServiceFixture {
         checkpoints(*db, checkpoint_blobs, clock),
         bundle_blobs(dir.file("bundles")),
         bundles(*db, bundle_blobs, clock, jobs::BundleOptions{}),
+        output_blobs(dir.file("outputs")),
+        outputs(*db, output_blobs, clock, jobs::OutputOptions{}),
         downloads(2),
         placement(*db, clock, *svc, placement::PlacementSettings{}),
         ledger(*db) {}
   net::Router router() {
     return make_daemon_router(
-        RouteServices{*svc, *progress, *logs, checkpoints, bundles, downloads, placement, ledger, nullptr}, ApiInfo{});
+        RouteServices{*svc, *progress, *logs, checkpoints, bundles, downloads, placement, ledger, nullptr, &outputs},
+        ApiInfo{});
   }
 
   std::unique_ptr<store::ProgressHistory> progress;
@@ -42,6 +45,8 @@ struct AllServices : ServiceFixture {
   jobs::CheckpointService checkpoints;
   store::BlobStore bundle_blobs;
   jobs::BundleService bundles;
+  store::BlobStore output_blobs;
+  jobs::OutputService outputs;
   DownloadSlots downloads;
   placement::PlacementService placement;
   ledger::Ledger ledger;
@@ -79,6 +84,9 @@ TEST(RouteTable, EveryRouteDeclaresWhoMayCallIt) {
             "POST /v1/jobs/{id}/checkpoints/{step}/reject worker pool memory\n"
             "POST /v1/bundles user pool file\n"
             "GET /v1/bundles/{sha256} any_token pool memory\n"
+            "PUT /v1/jobs/{id}/outputs worker pool file\n"
+            "GET /v1/jobs/{id}/outputs checkpoint_reader job={id} pool memory\n"
+            "GET /v1/jobs/{id}/outputs/file checkpoint_reader job={id} pool memory\n"
             "POST /v1/quote user pool memory\n"
             "GET /v1/reports/spend user pool memory\n"
             "GET /v1/reports/breakeven user pool memory\n"

@@ -18,6 +18,7 @@ export function mountJobDetail(main, id) {
   const timeline = h('ol', { class: 'timeline', id: 'timeline' });
   const placement = h('div', { id: 'placement' });
   const checkpoints = h('div', { id: 'checkpoints' });
+  const outputs = h('div', { id: 'outputs' });
   const cost = h('div', { id: 'cost' });
   const output = h('pre', { class: 'job-log', id: 'job-log', 'aria-live': 'off' }, 'No output yet.');
   const logDownload = h('button', { type: 'button', id: 'log-download' }, 'Download the whole log');
@@ -36,6 +37,7 @@ export function mountJobDetail(main, id) {
       h('section', { 'aria-labelledby': 'cost-h' }, h('h3', { id: 'cost-h' }, 'Cost'), cost)),
     h('section', { 'aria-labelledby': 'placement-h' }, h('h3', { id: 'placement-h' }, 'Placement'), placement),
     h('section', { 'aria-labelledby': 'ckpt-h' }, h('h3', { id: 'ckpt-h' }, 'Checkpoints'), checkpoints),
+    h('section', { 'aria-labelledby': 'outputs-h' }, h('h3', { id: 'outputs-h' }, 'Outputs'), outputs),
     h('section', { 'aria-labelledby': 'log-h' }, h('h3', { id: 'log-h' }, 'Output'), output, logDownload));
 
   let lastSig = '';
@@ -61,11 +63,12 @@ export function mountJobDetail(main, id) {
       }
     }
     if (log) logNext = Math.max(logNext, log.next);
-    const [hist, ckpts] = await Promise.all([
+    const [hist, ckpts, outs] = await Promise.all([
       optional(`/v1/jobs/${id}/progress`),
       optional(`/v1/jobs/${id}/checkpoints`).catch((e) => ({ error: e })),
+      optional(`/v1/jobs/${id}/outputs`).catch((e) => ({ error: e })),
     ]);
-    const sig = JSON.stringify([job, hist, ckpts]);
+    const sig = JSON.stringify([job, hist, ckpts, outs]);
     if (sig === lastSig) return;
     lastSig = sig;
     title.replaceChildren(`Job #${job.id} · ${job.name} `, stateBadge(job.state));
@@ -79,6 +82,7 @@ export function mountJobDetail(main, id) {
     renderTimeline(timeline, job.events || []);
     renderPlacement(placement, job.placement);
     renderCheckpoints(checkpoints, ckpts);
+    renderOutputs(outputs, id, outs);
     renderCost(cost, job);
     // A finished job changes no more: one last render, then polling stops.
     if (TERMINAL.has(job.state) && hist !== undefined) done = true;
@@ -323,6 +327,29 @@ function renderCheckpoints(el, ck) {
   });
   if (rows.some((r) => typeof r.url === 'string')) table.querySelector('thead tr').append(h('th', { scope: 'col' }, ''));
   clear(el, table);
+}
+
+// The files the program left in JOBCTL_OUTPUT_DIR, each with a download button (fetched with the
+// token: api.js download).
+function renderOutputs(el, id, outs) {
+  if (outs === null) { clear(el, h('p', { class: 'muted' }, 'This daemon does not store outputs (no outputs endpoint).')); return; }
+  if (outs && outs.error) { clear(el, h('p', { class: 'error' }, `Could not load outputs: ${outs.error.message}`)); return; }
+  const rows = outs?.outputs || [];
+  if (!rows.length) { clear(el, h('p', { class: 'muted' }, 'No outputs stored for this job (files its program leaves in JOBCTL_OUTPUT_DIR).')); return; }
+  const size = (b) => (b >= 1 << 20 ? `${(b / (1 << 20)).toFixed(2)} MiB` : `${(b / 1024).toFixed(1)} KiB`);
+  clear(el, h('div', { class: 'table-wrap' }, h('table', { id: 'outputs-table' },
+    h('caption', {}, `${rows.length} files, ${size(outs.bytes || 0)}`),
+    h('thead', {}, h('tr', {}, ...['path', 'bytes', 'uploaded', ''].map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', {}, ...rows.map((r) => {
+      const failed = h('span', { class: 'error', role: 'status' });
+      const save = async () => {
+        failed.textContent = '';
+        const url = `/v1/jobs/${id}/outputs/file?path=${encodeURIComponent(r.path)}`;
+        try { await download(url, r.path.split('/').pop()); } catch (e) { failed.textContent = e.message; }
+      };
+      return h('tr', {}, h('td', {}, r.path), h('td', {}, size(r.bytes)), h('td', {}, time(r.uploaded_ms)),
+        h('td', {}, h('button', { type: 'button', onclick: save }, 'download'), failed));
+    })))));
 }
 
 function renderCost(el, job) {
