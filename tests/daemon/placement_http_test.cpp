@@ -227,7 +227,7 @@ TEST_F(PlacementHttpWithWorker, ACommandJobNothingCanRunSaysWhyAndWhereItIsInThe
   ASSERT_EQ(placed["state"], "placed") << placed.dump(2);
   const json& wp = placed["waiting"];
   ASSERT_TRUE(wp.is_object()) << placed.dump(2);
-  EXPECT_NE(wp["reason"].get<std::string>().find("placed on local cpu x1"), std::string::npos) << wp.dump();
+  EXPECT_NE(wp["reason"].get<std::string>().find("placed on local CPU"), std::string::npos) << wp.dump();
   EXPECT_EQ(wp["position"], 1) << wp.dump();
   ASSERT_TRUE(wp["expected_start_ms"].is_number_integer()) << wp.dump();
   EXPECT_GE(wp["expected_start_ms"].get<int64_t>(), placed["created_ms"].get<int64_t>());
