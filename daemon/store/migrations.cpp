@@ -256,8 +256,10 @@ ALTER TABLE jobs ADD COLUMN job_key TEXT GENERATED ALWAYS AS (
   CASE WHEN json_valid(spec) AND json_type(spec, '$.command') = 'array'
        THEN json_array(name, json_extract(spec, '$.command')) END) VIRTUAL;
 CREATE INDEX jobs_key_state ON jobs(job_key, state, id) WHERE job_key IS NOT NULL;
-// Version 17 (job outputs): a job's outputs (the files its program left in JOBCTL_OUTPUT_DIR): one row per file, its
-// bytes a blob under <data_dir>/outputs/job-<id>/<blob>.
+)sql";
+
+// Version 17 (job outputs): a job's outputs, the files its program left in JOBCTL_OUTPUT_DIR:
+// one row per file, its bytes a blob under <data_dir>/outputs/job-<id>/<blob>.
 constexpr std::string_view kV17 = R"sql(
 CREATE TABLE job_outputs (
   job_id      INTEGER NOT NULL,
