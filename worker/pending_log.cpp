@@ -15,9 +15,9 @@ void PendingLog::append(std::string_view line) {
   // What a heartbeat would carry: the text and the JSON around each line ({"time_ms":...,"text":""}),
   // so that many short lines cannot make a heartbeat larger than jobctld takes.
   constexpr int64_t kLineOverhead = 40;
-  auto weight = [this] { return pending_ + kLineOverhead * static_cast<int64_t>(lines_.size()); };
-  if (weight() > static_cast<int64_t>(cap_)) {
-    while (weight() > static_cast<int64_t>(cap_ / 2) && lines_.size() > 1) {
+  const auto weight = [](int64_t bytes, size_t lines) { return bytes + kLineOverhead * static_cast<int64_t>(lines); };
+  if (weight(pending_, lines_.size()) > static_cast<int64_t>(cap_)) {
+    while (weight(pending_, lines_.size()) > static_cast<int64_t>(cap_ / 2) && lines_.size() > 1) {
       pending_ -= line_bytes(lines_.front());
       lines_.pop_front();
     }

@@ -22,7 +22,10 @@ Expected<int> BudgetWatch::check() {
   auto keep = [&result](const Status& st) {
     if (!st && result) result = st;
   };
-  for (const auto& [user, jobs] : by_owner) {
+  for (const auto& entry : by_owner) {
+    // Not a structured binding: a lambda below captures the list (C++20 lets it, clang 14 does not).
+    const std::string& user = entry.first;
+    const auto& owned = entry.second;
     const double budget = budgets_.budget_of(user);
     if (budget <= 0) continue;
     auto spent = spend_.spend_usd(user, month, now);
@@ -37,14 +40,14 @@ Expected<int> BudgetWatch::check() {
                                " (limits.over_budget: " + policy_ + ")";
     const json detail = {{"reason", reason}, {"spent_usd", *spent}, {"budget_usd", budget}, {"policy", policy_}};
     if (auto it = noted_.find(user); it == noted_.end() || it->second != month) {
-      keep(store_.write([&jobs, &detail, now](store::WriteTxn& txn) -> Status {
-        for (const auto& j : jobs)
+      keep(store_.write([&owned, &detail, now](store::WriteTxn& txn) -> Status {
+        for (const auto& j : owned)
           if (auto st = jobs::note_job_event(txn, j.id, "over_budget", detail, now); !st) return st;
         return {};
       }));
       noted_[user] = month;
     }
-    for (const auto& j : jobs) {
+    for (const auto& j : owned) {
       if (j.state == jobs::JobState::running || (j.state == jobs::JobState::placed && j.leased)) {
         if (policy_ != "stop" || jobs_.move_requested(j.id)) continue;
         jobs::MoveRequest move(jobs::MoveTarget::anywhere, reason);

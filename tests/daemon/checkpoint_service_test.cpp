@@ -271,7 +271,8 @@ TEST(OutputService, OutputsAreKeptForTheRetentionThenSweptRowsFirst) {
   jobs::OutputService outputs(*f.db, blobs, f.clock, jobs::OutputOptions{1 << 20, 1 << 20, 60'000});
   ASSERT_TRUE(outputs.reconcile());
   auto [job, w, epoch] = f.leased_job();
-  auto put = [&](const std::string& path, const std::string& bytes) {
+  // Copies, not the bindings: a lambda captures them (clang 14 refuses structured bindings there).
+  auto put = [&, job = job, w = w, epoch = epoch](const std::string& path, const std::string& bytes) {
     auto staged = outputs.stage(bytes);
     EXPECT_TRUE(staged);
     return outputs.put(jobs::OutputUpload{job, path, {w, epoch}, *staged, bytes.size()});
