@@ -12,10 +12,13 @@
 #include "base/clock.h"
 #include "daemon/http/api_routes.h"
 #include "daemon/http/auth_setup.h"
+#include "daemon/http/output_routes.h"
 #include "daemon/http/progress_routes.h"
 #include "net/server.h"
 #include "daemon/jobs/job_matcher.h"
 #include "daemon/jobs/job_service.h"
+#include "daemon/jobs/output_service.h"
+#include "daemon/store/blob_store.h"
 #include "base/ticker.h"
 #include "daemon/store/store.h"
 #include "tests/support/temp_dir.h"
@@ -42,15 +45,26 @@ class Daemon {
     info.on_log = http::log_writer(*logs_, clock_);
     router_ = http::make_api_router(*svc_, std::move(info));
     http::add_log_routes(router_, *svc_, *logs_, downloads_);
+    // Job outputs (JOBCTL_OUTPUT_DIR), as jobctld stores and serves them: a worker restores a job's
+    // earlier outputs before it starts the program and uploads them after it.
+    output_blobs_ = std::make_unique<store::BlobStore>((dir_.path() / "outputs").string());
+    outputs_ = std::make_unique<jobs::OutputService>(*db_, *output_blobs_, clock_,
+                                                     jobs::OutputOptions{});
+    EXPECT_TRUE(outputs_->reconcile());
+    http::add_output_routes(router_, *outputs_, downloads_);
     // The request gate, auth off: the worker protocol still needs each worker's own secret.
     auto installed = http::install_hardening(router_, *svc_, *db_, clock_, auth::SecurityOptions{});
     EXPECT_TRUE(installed) << (installed ? "" : installed.error().message);
     if (installed) hardening_ = std::move(*installed);
     so.host = "127.0.0.1";
     so.port = 0;
+    // Uploads (a job's output files) stream to files: the outputs' incoming folder, as jobctld's
+    // upload folder is its blob stores' (reconcile() prepared it).
+    if (so.upload_dir.empty()) so.upload_dir = outputs_->incoming_dir();
+    if (so.max_upload_bytes == 0) so.max_upload_bytes = size_t{1} << 30;
     server_ = std::make_unique<net::HttpServer>(so, router_);
     auto port = server_->start();
-    EXPECT_TRUE(port);
+    EXPECT_TRUE(port) << (port ? "" : port.error().message);
     port_ = *port;
     ticker_ = std::make_unique<jobctl::Ticker>(std::chrono::milliseconds(20), [this] { svc_->tick(); });
   }
@@ -78,6 +92,8 @@ class Daemon {
   std::unique_ptr<store::Store> db_;
   std::unique_ptr<jobs::JobService> svc_;
   std::unique_ptr<store::JobLogStore> logs_;
+  std::unique_ptr<store::BlobStore> output_blobs_;
+  std::unique_ptr<jobs::OutputService> outputs_;
   http::DownloadSlots downloads_{4};
   net::Router router_;
   std::unique_ptr<http::Hardening> hardening_;
