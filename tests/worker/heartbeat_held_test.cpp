@@ -100,6 +100,10 @@ class HoldingDaemon {
         other_reports_.push_back(req.path + " " + req.body);
         respond(net::json_response(200, json::object()));
       });
+    // A fresh job has no earlier outputs to restore.
+    router_.add("GET", "/v1/jobs/{id}/outputs", [](const net::HttpRequest&, const net::PathParams&, net::Responder respond) {
+      respond(net::json_response(200, json{{"outputs", json::array()}}));
+    });
     net::ServerOptions o;
     o.port = 0;
     o.shutdown_grace_ms = 2000;
