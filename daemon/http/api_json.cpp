@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "daemon/ledger/job_segments.h"
+#include "daemon/store/records.h"
 #include "protocol/worker_messages.h"
 #include "scheduler/job_state.h"
 
@@ -31,8 +32,9 @@ json runtime_json(const store::JobRow& job, const std::vector<store::JobEventRow
   const double estimated = job.chosen->estimated_hours;
   json basis = nullptr;
   if (job.placement_json) {
-    const json placement = json::parse(*job.placement_json, nullptr, false);
-    if (placement.is_object() && placement.contains("runtime_basis")) basis = placement["runtime_basis"];
+    // The store's one decoder of placement documents; one that does not decode gives no basis.
+    auto placement = store::decode_placement_document(*job.placement_json, "job " + std::to_string(job.id));
+    if (placement && placement->contains("runtime_basis")) basis = (*placement)["runtime_basis"];
   }
   json out = {{"estimated_hours", estimated}, {"actual_hours", nullptr}, {"error_fraction", nullptr},
               {"basis", std::move(basis)}};

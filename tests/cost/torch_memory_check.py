@@ -243,6 +243,12 @@ GPU_SHAPES = [
 GPU_MODELS = {"H100": "H100-SXM", "H200": "H200"}
 
 
+def allocator_bytes(estimate):
+    """What the estimate puts in the caching allocator: model state, activations and the loss's peak
+    (the CUDA context and the allowance are outside torch.cuda.max_memory_allocated)."""
+    return sum(estimate[k] for k in ("weights", "gradients", "optimizer", "activations", "loss_peak"))
+
+
 def shape_label(shape):
     return "L{layers} h{hidden} a{heads} V{vocab} s{seq} b{batch} {precision} {recompute} {optimizer}".format(**shape)
 
@@ -362,7 +368,7 @@ def run_gpu(path):
             misses += 1
             torch.cuda.empty_cache()
             continue
-        core = sum(b[k] for k in ("weights", "gradients", "optimizer", "activations", "loss_peak"))
+        core = allocator_bytes(b)
         ratio = core / got["peak_allocated"]
         ok = abs(ratio - 1) <= 0.15
         misses += not ok
@@ -396,7 +402,7 @@ def run_gpu(path):
             print(f"| {shape_label(shape)} | out of memory: {err} |")
             torch.cuda.empty_cache()
             continue
-        core = sum(b[k] for k in ("weights", "gradients", "optimizer", "activations", "loss_peak"))
+        core = allocator_bytes(b)
         r = e["runtime"].get(family) if family else None
         predicted = r["hours"] * 3600 if r else float("nan")
         mfu = e["training_flops_per_step"] / got["step_s"] / (r["peak_tflops"] * 1e12) if r else float("nan")
