@@ -44,13 +44,15 @@ function(jobctl_warnings target)
 endfunction()
 
 # jobctl_test(NAME name SOURCES ... LIBS ... LABELS unit|integration|e2e|cuda|browser [TIMEOUT s]
-#             [ENV VAR=value ...] [SKIPPABLE] [TSAN])
+#             [CPUS n] [ENV VAR=value ...] [SKIPPABLE] [TSAN])
 # One GoogleTest executable registered with CTest under the given labels. Unit tests are also
 # collected for the `jobctl-unit-tests` target. TSAN: a test of code that runs on several threads
 # (the daemon, the worker, the store); in a JOBCTL_TSAN build it also gets the label `tsan` and is
-# collected for the `jobctl-tsan-tests` target.
+# collected for the `jobctl-tsan-tests` target. CPUS: the cores the test keeps busy (default 1),
+# so that `ctest -j` counts a compute-bound test for what it takes (scripts/test.sh runs twice as
+# many tests as cores: most of them wait on processes and sockets).
 function(jobctl_test)
-  cmake_parse_arguments(T "SKIPPABLE;TSAN" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS;ENV" ${ARGN})
+  cmake_parse_arguments(T "SKIPPABLE;TSAN" "NAME;TIMEOUT;CPUS" "SOURCES;LIBS;LABELS;ENV" ${ARGN})
   if(T_TSAN AND JOBCTL_TSAN)
     list(APPEND T_LABELS tsan)
     set_property(GLOBAL APPEND PROPERTY JOBCTL_TSAN_TEST_TARGETS ${T_NAME})
@@ -74,6 +76,9 @@ function(jobctl_test)
   endif()
   set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
     ENVIRONMENT "JOBCTL_SOURCE_DIR=${JOBCTL_SOURCE_ROOT};JOBCTL_BINARY_DIR=${CMAKE_BINARY_DIR};${T_ENV}")
+  if(T_CPUS)
+    set_tests_properties(${T_NAME} PROPERTIES PROCESSORS ${T_CPUS})
+  endif()
   if("unit" IN_LIST T_LABELS)
     set_property(GLOBAL APPEND PROPERTY JOBCTL_UNIT_TEST_TARGETS ${T_NAME})
     if(NOT JOBCTL_UNIT_TESTS_IN_ALL)

@@ -13,11 +13,16 @@
 #     skip, saying so, on a machine without a GPU), torch (the memory estimate against Debian's
 #     python3-torch).
 #
-# Environment: JOBCTL_JOBS (parallel jobs, default: cores), JOBCTL_BUILD_DIR (default: build).
+# Environment: JOBCTL_JOBS (parallel build and unit-test jobs, default: cores), JOBCTL_TEST_JOBS
+# (parallel tests in step 5, default: twice the cores), JOBCTL_BUILD_DIR (default: build).
+# Step 5 runs twice as many tests as cores because most of them wait on processes, sockets and
+# lease timers rather than compute; the compute-bound ones (training to an accuracy, fuzzing,
+# Chromium, PyTorch) declare the cores they take (CTest's PROCESSORS), so they are counted whole.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 jobs=${JOBCTL_JOBS:-$(nproc)}
+test_jobs=${JOBCTL_TEST_JOBS:-$((2 * jobs))}
 build=${JOBCTL_BUILD_DIR:-$root/build}
 
 source scripts/build_flags.sh
@@ -47,6 +52,6 @@ stamp "daemon, worker and store tests (TSan)"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir "$build/tsan" -L tsan --output-on-failure -j "$jobs"
 stamp "integration, e2e and the other labels (release build)"
-ctest --test-dir "$build/release" -LE unit --output-on-failure -j "$jobs"
+ctest --test-dir "$build/release" -LE unit --output-on-failure -j "$test_jobs"
 
 stamp "all tests passed"
