@@ -59,6 +59,8 @@ SavedLogin saved_login();
 void add_job_commands(CLI::App& app, CliContext& ctx);
 // simulate, report, quote, catalog (the cost model; simulate and report breakeven need no daemon)
 void add_cost_commands(CLI::App& app, CliContext& ctx);
+// webhook add/ls/rm/deliveries (a user's webhooks; webhook_commands.cpp)
+void add_webhook_commands(CLI::App& app, CliContext& ctx);
 // estimate (a spec's estimate.model: memory per GPU and compute; estimate_commands.cpp, no daemon)
 void add_estimate_commands(CLI::App& app, CliContext& ctx);
 // The candidate table and reason of a placement (POST /v1/quote, GET /v1/jobs/{id} "placement");

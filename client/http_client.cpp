@@ -2,6 +2,8 @@
 
 #include <curl/curl.h>
 #include <strings.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +15,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 namespace jobctl::client {
 
@@ -92,6 +95,21 @@ bool has_header(const std::vector<std::string>& headers, const char* name) {
 int check_cancel(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   const auto* flag = static_cast<const std::atomic<bool>*>(user);
   return (flag != nullptr && flag->load()) ? 1 : 0;  // non-zero aborts the transfer
+}
+
+// CURLOPT_OPENSOCKETFUNCTION: asks HttpClientOptions::allow_address before each connection.
+struct AddressGate {
+  const std::function<bool(const sockaddr*)>* allow = nullptr;
+  bool refused = false;
+};
+
+curl_socket_t open_checked_socket(void* clientp, curlsocktype purpose, curl_sockaddr* address) {
+  auto* gate = static_cast<AddressGate*>(clientp);
+  if (purpose == CURLSOCKTYPE_IPCXN && !(*gate->allow)(&address->addr)) {
+    gate->refused = true;
+    return CURL_SOCKET_BAD;
+  }
+  return ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
 }
 
 struct SlistDeleter {
@@ -199,6 +217,11 @@ Expected<HttpResult> HttpClient::perform(std::string_view method, std::string_vi
     curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method_str.c_str());
   }
+  AddressGate gate{&options_.allow_address};
+  if (options_.allow_address) {
+    curl_easy_setopt(curl, CURLOPT_OPENSOCKETFUNCTION, open_checked_socket);
+    curl_easy_setopt(curl, CURLOPT_OPENSOCKETDATA, &gate);
+  }
   if (options_.cancel != nullptr) {
     curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, check_cancel);
@@ -212,6 +235,9 @@ Expected<HttpResult> HttpClient::perform(std::string_view method, std::string_vi
     return make_error(ErrorCode::payload_too_large,
                       method_str + " " + url + ": the answer is larger than " + std::to_string(options_.max_body_bytes) +
                           " bytes");
+  if (gate.refused && rc != CURLE_OK)
+    return make_error(ErrorCode::permission_denied,
+                      method_str + " " + url + ": refused to connect to a loopback, private or link-local address");
   if (rc != CURLE_OK) {
     std::string detail = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc);
     switch (rc) {
@@ -245,6 +271,63 @@ Expected<HttpResult> fetch_url(const std::string& url, long timeout_ms, uint64_t
   options.max_body_bytes = max_bytes;
   HttpClient client(url, options);
   return client.request("GET", "", {}, 0, {"Accept: */*"});
+}
+
+namespace {
+
+bool is_public_ipv4(uint32_t a) {  // host byte order
+  const auto in = [a](uint32_t net, int bits) { return (a >> (32 - bits)) == (net >> (32 - bits)); };
+  return !(in(0x00000000, 8) || in(0x0A000000, 8) || in(0x64400000, 10) || in(0x7F000000, 8) ||
+           in(0xA9FE0000, 16) || in(0xAC100000, 12) || in(0xC0A80000, 16) || in(0xE0000000, 4) ||
+           in(0xF0000000, 4));
+}
+
+}  // namespace
+
+bool is_public_address(const ::sockaddr* address) {
+  if (address == nullptr) return false;
+  if (address->sa_family == AF_INET) {
+    sockaddr_in v4{};
+    std::memcpy(&v4, address, sizeof v4);
+    return is_public_ipv4(ntohl(v4.sin_addr.s_addr));
+  }
+  if (address->sa_family != AF_INET6) return false;
+  sockaddr_in6 v6{};
+  std::memcpy(&v6, address, sizeof v6);
+  const uint8_t* b = v6.sin6_addr.s6_addr;
+  static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  if (std::memcmp(b, kMapped, 12) == 0)
+    return is_public_ipv4((uint32_t{b[12]} << 24) | (uint32_t{b[13]} << 16) | (uint32_t{b[14]} << 8) | b[15]);
+  static constexpr uint8_t kZero[15] = {};
+  if (std::memcmp(b, kZero, 15) == 0) return false;  // :: and ::1
+  if ((b[0] & 0xfe) == 0xfc) return false;           // fc00::/7 unique local
+  if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return false;  // fe80::/10 link-local
+  if (b[0] == 0xff) return false;                    // multicast
+  return true;
+}
+
+Expected<HttpUrl> parse_http_url(const std::string& url, const std::string& field) {
+  const auto bad = [&](const std::string& why) {
+    return make_error(ErrorCode::invalid_argument, field + " must be an http:// or https:// URL: " + why, field);
+  };
+  std::unique_ptr<CURLU, void (*)(CURLU*)> u(curl_url(), curl_url_cleanup);
+  if (!u) return make_error(ErrorCode::internal, "could not initialise libcurl's URL parser");
+  if (url.empty()) return bad("it is empty");
+  if (curl_url_set(u.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) return bad("'" + url + "' is not a URL");
+  const auto part = [&](CURLUPart which) -> std::optional<std::string> {
+    char* text = nullptr;
+    if (curl_url_get(u.get(), which, &text, 0) != CURLUE_OK || text == nullptr) return std::nullopt;
+    std::string out(text);
+    curl_free(text);
+    return out;
+  };
+  HttpUrl out;
+  out.scheme = part(CURLUPART_SCHEME).value_or("");
+  if (out.scheme != "http" && out.scheme != "https") return bad("the scheme is '" + out.scheme + "'");
+  out.host = part(CURLUPART_HOST).value_or("");
+  if (out.host.empty()) return bad("it names no host");
+  if (part(CURLUPART_USER) || part(CURLUPART_PASSWORD)) return bad("credentials do not belong in it");
+  return out;
 }
 
 std::string url_encode(std::string_view value) {

@@ -9,12 +9,15 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "base/expected.h"
+
+struct sockaddr;
 
 namespace jobctl::client {
 
@@ -36,6 +39,10 @@ struct HttpClientOptions {
   // max_body_bytes (0: no limit) with code "payload_too_large".
   bool follow_redirects = false;
   uint64_t max_body_bytes = 0;
+  // When set, each address a request is about to connect to (after name resolution, so a name
+  // cannot resolve around it) is passed here first; false refuses it, and the request fails with
+  // code "permission_denied". jobctld's webhooks use it to keep receivers off private networks.
+  std::function<bool(const ::sockaddr* address)> allow_address{};
 };
 
 struct HttpResult {
@@ -98,6 +105,19 @@ class HttpClient {
 // redirects, refusing a body over max_bytes: a download such as `jobctl catalog update`'s.
 // Errors as HttpClient::request's, plus "payload_too_large"; any HTTP status is a result.
 Expected<HttpResult> fetch_url(const std::string& url, long timeout_ms, uint64_t max_bytes);
+
+// Whether `address` (IPv4 or IPv6) is one anyone on the internet could reach: not loopback,
+// private (RFC 1918, unique-local), link-local, carrier-grade NAT, unspecified or multicast, nor
+// an IPv4-mapped IPv6 form of those.
+bool is_public_address(const ::sockaddr* address);
+
+// An http:// or https:// URL's parts, checked by libcurl's URL parser; invalid_argument naming
+// `field` when it is not one (another scheme, no host, credentials in it).
+struct HttpUrl {
+  std::string scheme;
+  std::string host;
+};
+Expected<HttpUrl> parse_http_url(const std::string& url, const std::string& field);
 
 // Percent-encodes a query-string value.
 std::string url_encode(std::string_view value);

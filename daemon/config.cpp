@@ -29,11 +29,12 @@ Status apply_listen(std::string_view listen, DaemonConfig& c) {
 Status apply_config_json(std::string_view text, DaemonConfig& c) {
   json j = json::parse(text, nullptr, false, /*ignore_comments=*/true);
   if (j.is_discarded()) return make_error(ErrorCode::malformed_json, "the configuration is not valid JSON");
-  if (auto st = only(j, {"listen", "data_dir", "http", "workers", "store", "checkpoints", "bundles", "outputs", "logs", "web", "tls", "auth", "limits", "metrics", "cost", "placement", "cloud", "slurm"}, ""); !st) return st;
+  if (auto st = only(j, {"listen", "data_dir", "http", "workers", "store", "checkpoints", "bundles", "outputs", "logs", "web", "tls", "auth", "limits", "metrics", "cost", "placement", "cloud", "slurm", "webhooks"}, ""); !st) return st;
   if (auto st = auth::apply_security_config(j, c.security); !st) return st;  // auth_options.cpp
   if (auto st = placement::apply_placement_config(j, c.placement); !st) return st;  // placement_config.cpp
   if (auto st = provisioning::apply_cloud_config(j, c.cloud); !st) return st;  // cloud_config.cpp
   if (auto st = slurm::apply_slurm_config(j, c.slurm); !st) return st;  // slurm_config.cpp
+  if (auto st = notify::apply_webhook_config(j, c.webhooks); !st) return st;  // webhook_options.cpp
   // A configured provider lets placement choose cloud offers, unless placement says otherwise.
   if (c.placement.cloud_provider.empty()) c.placement.cloud_provider = c.cloud.provider;
   // A Slurm cluster's partitions may be chosen: jobctld submits their batch jobs (daemon/slurm/).

@@ -12,6 +12,7 @@
 #include "base/expected.h"
 #include "daemon/auth/auth_options.h"
 #include "daemon/provisioning/cloud_config.h"
+#include "daemon/notify/webhook_options.h"
 #include "daemon/placement/placement_config.h"
 #include "daemon/slurm/slurm_config.h"
 
@@ -54,6 +55,8 @@ struct DaemonConfig {
   provisioning::CloudSettings cloud;
   // a Slurm cluster (daemon/slurm/slurm_config.h, docs/slurm.md)
   slurm::SlurmSettings slurm;
+  // webhooks (daemon/notify/webhook_options.h, docs/notifications.md)
+  notify::WebhookOptions webhooks;
   // checkpoints (docs/recovery.md): the blob store under <data_dir>/checkpoints
   int64_t checkpoint_max_bytes = int64_t{1} << 30;  // largest checkpoint upload accepted
   int checkpoint_max_concurrent_uploads = 4;        // uploads received at once (503 past it)

@@ -35,6 +35,8 @@
 #include "daemon/placement/placement_matcher.h"
 #include "daemon/auth/auth_budget_watch.h"
 #include "daemon/placement/start_board.h"
+#include "daemon/notify/webhook_dispatcher.h"
+#include "daemon/notify/webhook_service.h"
 #include "daemon/placement/placement_service.h"
 #include "daemon/provisioning/provisioner.h"
 #include "daemon/slurm/slurm_launcher.h"
@@ -273,9 +275,13 @@ int main(int argc, char** argv) {
   jobs::LogRetention log_retention(svc, job_logs, clock, cfg.logs_retention_s * 1000, log);
   api_info.max_progress_bytes = static_cast<size_t>(cfg.max_progress_bytes);
   ledger::Ledger ledger(db);
+  // Webhooks (docs/notifications.md): the store queues a delivery with each job event a user's
+  // webhook subscribes to; the dispatcher sends them on a thread of its own.
+  notify::WebhookService webhooks(db, clock, cfg.webhooks);
+  notify::WebhookDispatcher webhook_dispatcher(db, clock, cfg.webhooks, log);
   net::Router router = http::make_daemon_router(
       http::RouteServices{svc, **progress, job_logs, checkpoints, bundles, download_slots, placement, ledger,
-                          provisioner.get(), &outputs},
+                          provisioner.get(), &outputs, &webhooks},
       api_info);
   std::error_code exe_ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", exe_ec);
@@ -382,6 +388,8 @@ int main(int argc, char** argv) {
     });
   }
 
+  webhook_dispatcher.start();
+
   // The line scripts and tests wait for (docs/configuration.md, "Start-up line").
   std::cout << nlohmann::json{{"event", "listening"},
                               {"host", cfg.host},
@@ -402,6 +410,7 @@ int main(int argc, char** argv) {
     LogLine() << "jobctld: storing the newest heartbeats failed: " << st.error().message;
   ticker.stop();
   if (budget_ticker) budget_ticker->stop();
+  webhook_dispatcher.stop();  // a delivery in flight finishes first (webhooks.timeout_s at most)
   if (placement_ticker) placement_ticker->stop();
   if (slurm_partitions) slurm_partitions->stop();
   if (provisioner) provisioner->stop();  // instances keep running; the next start reconciles

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <unistd.h>
 
@@ -44,6 +45,15 @@ std::string sha256_hex(std::string_view text) {
   unsigned int len = 0;
   if (EVP_Digest(text.data(), text.size(), md.data(), &len, EVP_sha256(), nullptr) != 1) return {};
   return to_hex(md.data(), len);
+}
+
+std::string hmac_sha256_hex(std::string_view key, std::string_view data) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};
+  unsigned int len = 0;
+  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
+           data.size(), mac.data(), &len) == nullptr)
+    return {};
+  return to_hex(mac.data(), len);
 }
 
 Expected<std::string> sha256_file_hex(const std::string& path) {

@@ -22,6 +22,8 @@ Expected<std::string> random_secret(std::string_view prefix);
 bool looks_like_secret(std::string_view text, std::string_view prefix);
 // SHA-256 of `text`, lowercase hex.
 std::string sha256_hex(std::string_view text);
+// HMAC-SHA256 of `data` under `key`, lowercase hex ("" only if OpenSSL fails): webhook signatures.
+std::string hmac_sha256_hex(std::string_view key, std::string_view data);
 // SHA-256 of a file's bytes, lowercase hex, read a piece at a time (a blob is never held whole).
 // Errors: "io" when the file cannot be read; "internal" when OpenSSL fails.
 Expected<std::string> sha256_file_hex(const std::string& path);

@@ -6,6 +6,7 @@
 #include "daemon/http/output_routes.h"
 #include "daemon/http/placement_routes.h"
 #include "daemon/http/progress_routes.h"
+#include "daemon/http/webhook_routes.h"
 
 namespace jobctl::daemon::http {
 
@@ -18,6 +19,7 @@ net::Router make_daemon_router(const RouteServices& s, ApiInfo info) {
   if (s.outputs != nullptr) add_output_routes(router, *s.outputs, s.downloads);
   add_placement_routes(router, s.placement, s.ledger);
   add_instance_routes(router, s.provisioner);
+  if (s.webhooks != nullptr) add_webhook_routes(router, *s.webhooks);
   return router;
 }
 

@@ -15,6 +15,7 @@
 #include "daemon/store/job_log_store.h"
 #include "daemon/store/progress_history.h"
 #include "daemon/ledger/ledger.h"
+#include "daemon/notify/webhook_service.h"
 #include "daemon/placement/placement_service.h"
 #include "daemon/provisioning/provisioner.h"
 #include "net/router.h"
@@ -33,6 +34,7 @@ struct RouteServices {
   ledger::Ledger& ledger;
   provisioning::Provisioner* provisioner = nullptr;
   jobs::OutputService* outputs = nullptr;  // null: no output routes (tests of other routes)
+  notify::WebhookService* webhooks = nullptr;  // null: no webhook routes (tests of other routes)
 };
 
 net::Router make_daemon_router(const RouteServices& services, ApiInfo info);

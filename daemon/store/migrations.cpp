@@ -273,6 +273,37 @@ CREATE TABLE job_outputs (
 CREATE INDEX job_outputs_user ON job_outputs(user);
 )sql";
 
+// Version 18 (notifications): a user's webhooks, and the outbox of their deliveries. A delivery
+// row is written in the same transaction as the job event it reports (WriteTxn::append_event),
+// so an event that committed is delivered even across a restart (at least once).
+constexpr std::string_view kV18 = R"sql(
+CREATE TABLE webhooks (
+  id          INTEGER PRIMARY KEY,
+  owner       TEXT    NOT NULL,          -- the user whose jobs it reports ('' with auth off)
+  url         TEXT    NOT NULL,
+  events      TEXT    NOT NULL,          -- job event types, comma-separated: "succeeded,failed"
+  secret      TEXT    NOT NULL,          -- the HMAC-SHA256 key (hex); kept to sign every delivery
+  created_ms  INTEGER NOT NULL
+);
+CREATE INDEX webhooks_owner ON webhooks(owner);
+CREATE TABLE webhook_deliveries (
+  id               INTEGER PRIMARY KEY,
+  webhook_id       INTEGER NOT NULL,
+  job_id           INTEGER NOT NULL,
+  event_seq        INTEGER NOT NULL,     -- job_events(job_id, seq): what is reported
+  event            TEXT    NOT NULL,
+  state            TEXT    NOT NULL,     -- pending | delivered | failed
+  attempts         INTEGER NOT NULL DEFAULT 0,
+  next_attempt_ms  INTEGER NOT NULL,
+  last_status      INTEGER NOT NULL DEFAULT 0,  -- the receiver's HTTP status (0: none)
+  last_error       TEXT    NOT NULL DEFAULT '',
+  created_ms       INTEGER NOT NULL,
+  finished_ms      INTEGER                -- delivered or given up
+);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_ms) WHERE state = 'pending';
+CREATE INDEX webhook_deliveries_hook ON webhook_deliveries(webhook_id, id);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -294,6 +325,7 @@ const std::vector<Migration>& migrations() {
       {15, "instances.dedicated", kV15},
       {16, "jobs.job_key", kV16},
       {17, "job_outputs", kV17},
+      {18, "webhooks, webhook_deliveries", kV18},
   };
   return list;
 }

@@ -131,4 +131,30 @@ std::optional<TokenRole> parse_token_role(std::string_view name) {
   return std::nullopt;
 }
 
+const std::vector<std::string_view>& notifiable_events() {
+  static const std::vector<std::string_view> list = {"succeeded", "failed", "cancelled", "held", "over_budget", "moved"};
+  return list;
+}
+
+bool is_notifiable_event(std::string_view type) {
+  const auto& list = notifiable_events();
+  return std::find(list.begin(), list.end(), type) != list.end();
+}
+
+std::string_view delivery_state_name(DeliveryState s) {
+  switch (s) {
+    case DeliveryState::pending: return "pending";
+    case DeliveryState::delivered: return "delivered";
+    case DeliveryState::failed: return "failed";
+  }
+  return "pending";
+}
+
+std::optional<DeliveryState> parse_delivery_state(std::string_view name) {
+  for (DeliveryState s : {DeliveryState::pending, DeliveryState::delivered, DeliveryState::failed}) {
+    if (delivery_state_name(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
 }  // namespace jobctl::daemon::store

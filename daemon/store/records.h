@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -274,6 +275,51 @@ struct TokenRow {
   std::string permissions;        // granted beyond the role, comma-separated: "" or "commands"
   int64_t created_ms = 0;
   std::optional<int64_t> revoked_ms;
+};
+
+// A user's webhook (docs/notifications.md): where the job events it names are POSTed, signed
+// with its secret.
+struct WebhookRow {
+  int64_t id = 0;                   // assigned by the store on insert
+  std::string owner;                // the user whose jobs it reports ('' with auth off)
+  std::string url;
+  std::vector<std::string> events;  // job event types: "succeeded", "failed", ...
+  std::string secret;               // HMAC-SHA256 key, hex
+  int64_t created_ms = 0;
+};
+
+// The job event types a webhook may subscribe to: a job ended, was held (a budget or its owner),
+// went over its owner's budget while running, or was moved.
+const std::vector<std::string_view>& notifiable_events();
+bool is_notifiable_event(std::string_view type);
+
+enum class DeliveryState { pending, delivered, failed };
+std::string_view delivery_state_name(DeliveryState s);
+std::optional<DeliveryState> parse_delivery_state(std::string_view s);
+
+// One delivery of one job event to one webhook, and how its attempts went.
+struct WebhookDeliveryRow {
+  int64_t id = 0;
+  int64_t webhook_id = 0;
+  int64_t job_id = 0;
+  int64_t event_seq = 0;
+  std::string event;
+  DeliveryState state = DeliveryState::pending;
+  int attempts = 0;
+  int64_t next_attempt_ms = 0;
+  int last_status = 0;            // the receiver's last HTTP status; 0: it was not reached
+  std::string last_error;
+  int64_t created_ms = 0;
+  std::optional<int64_t> finished_ms;
+};
+
+// A pending delivery with what sending it needs: the webhook and the job event it reports.
+struct DueDelivery {
+  WebhookDeliveryRow delivery;
+  WebhookRow webhook;
+  JobEventRow event;
+  nlohmann::json event_detail;  // event.detail_json decoded (a string holding the text if it is not JSON)
+  std::string job_name;
 };
 
 // A stored checkpoint of a job (docs/recovery.md): the blob lives in the daemon's blob store

@@ -98,7 +98,9 @@ class WriteTxn {
   // (scheduler::rejection_key; nullopt otherwise).
   Status put_placement(int64_t job_id, const DeflatedText& placement,
                        const std::optional<std::string>& unplaceable_key = std::nullopt);
-  Expected<int64_t> append_event(const JobEventRow& ev);  // returns the event's seq
+  // Returns the event's seq. An event a webhook of the job's owner subscribes to also queues its
+  // delivery (store_webhooks.cpp), in this same transaction.
+  Expected<int64_t> append_event(const JobEventRow& ev);
 
   Expected<std::optional<WorkerRow>> worker(int64_t id);
   Expected<int64_t> insert_worker(const WorkerRow& row);
@@ -124,6 +126,16 @@ class WriteTxn {
   // Moves every active lease's expiry to at least `min_expires_ms` (a restarted daemon gives
   // its workers one lease timeout to reconnect). Returns how many leases were extended.
   Expected<int64_t> extend_active_leases(int64_t min_expires_ms);
+
+  // ---- webhooks (store_webhooks.cpp, migration 18)
+  Expected<int64_t> insert_webhook(const WebhookRow& row);  // returns the new id
+  Expected<int64_t> webhook_count(const std::string& owner);
+  // Deletes `owner`'s webhook `id` and its deliveries; false when `owner` has no such webhook.
+  Expected<bool> delete_webhook(const std::string& owner, int64_t id);
+  // Records how an attempt at a delivery went (state, attempts, next attempt, status, error).
+  Status update_delivery(const WebhookDeliveryRow& row);
+  // Deletes a webhook's finished deliveries beyond its newest `keep`.
+  Status trim_deliveries(int64_t webhook_id, int keep);
 
   // ---- auth and limits (store_tokens.cpp)
   // Records who submitted a job and its idempotency key (empty: none).
@@ -183,6 +195,8 @@ class WriteTxn {
 
  private:
   friend class Store;  // Store's own writes (store_tokens.cpp) run plain SQL in the transaction
+  // append_event's part in store_webhooks.cpp.
+  Status queue_webhook_deliveries(const JobEventRow& ev, int64_t seq);
   Connection& db_;
   std::vector<std::function<void()>>& hooks_;
 };
@@ -297,6 +311,15 @@ class Store {
   // because the disk refused it — full, read-only, failing — until a commit succeeds again; or
   // the file system holding the database is read-only or has no space left). /healthz reports it.
   std::optional<std::string> write_problem() const;
+
+  // ---- webhooks (store_webhooks.cpp, migration 18)
+  // `owner`'s webhooks in id order (owner nullopt: everyone's).
+  Expected<std::vector<WebhookRow>> webhooks(const std::optional<std::string>& owner);
+  Expected<std::optional<WebhookRow>> webhook(int64_t id);
+  // A webhook's deliveries, newest first, at most `limit`.
+  Expected<std::vector<WebhookDeliveryRow>> webhook_deliveries(int64_t webhook_id, int limit);
+  // Pending deliveries whose next attempt is due at `now_ms`, oldest first, at most `limit`.
+  Expected<std::vector<DueDelivery>> due_deliveries(int64_t now_ms, int limit);
 
   // ---- API tokens and job owners (store_tokens.cpp)
   Expected<int64_t> insert_token(const TokenRow& row);

@@ -83,6 +83,7 @@ Expected<int64_t> WriteTxn::append_event(const JobEventRow& ev) {
   if (!*row) return make_error(ErrorCode::io, "inserting an event returned no sequence number");
   const int64_t seq = s->column_int64(0);
   if (auto st = s->run(); !st) return st.error();  // finish the statement
+  if (auto st = queue_webhook_deliveries(ev, seq); !st) return st.error();
   return seq;
 }
 

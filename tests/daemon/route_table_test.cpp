@@ -32,11 +32,12 @@ struct AllServices : ServiceFixture {
         outputs(*db, output_blobs, clock, jobs::OutputOptions{}),
         downloads(2),
         placement(*db, clock, *svc, placement::PlacementSettings{}),
-        ledger(*db) {}
+        ledger(*db),
+        webhooks(*db, clock, notify::WebhookOptions{}) {}
   net::Router router() {
-    return make_daemon_router(
-        RouteServices{*svc, *progress, *logs, checkpoints, bundles, downloads, placement, ledger, nullptr, &outputs},
-        ApiInfo{});
+    return make_daemon_router(RouteServices{*svc, *progress, *logs, checkpoints, bundles, downloads, placement, ledger,
+                                            nullptr, &outputs, &webhooks},
+                              ApiInfo{});
   }
 
   std::unique_ptr<store::ProgressHistory> progress;
@@ -50,6 +51,7 @@ struct AllServices : ServiceFixture {
   DownloadSlots downloads;
   placement::PlacementService placement;
   ledger::Ledger ledger;
+  notify::WebhookService webhooks;
 };
 
 TEST(RouteTable, EveryRouteDeclaresWhoMayCallIt) {
@@ -93,6 +95,10 @@ TEST(RouteTable, EveryRouteDeclaresWhoMayCallIt) {
             "GET /v1/reports/plan admin pool memory\n"
             "GET /v1/catalog user pool memory\n"
             "GET /v1/instances user pool memory\n"
+            "POST /v1/webhooks user pool memory\n"
+            "GET /v1/webhooks user pool memory\n"
+            "POST /v1/webhooks/{id}/delete user pool memory\n"
+            "GET /v1/webhooks/{id}/deliveries user pool memory\n"
             "POST /v1/tokens admin pool memory\n"
             "GET /v1/tokens admin pool memory\n"
             "POST /v1/tokens/{id}/revoke admin pool memory\n"

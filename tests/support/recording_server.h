@@ -1,4 +1,4 @@
-// A plain HTTP/1.1 server of the test's own on loopback: it records every request's head and
+// A plain HTTP/1.1 server of the test's own on loopback: it records every request (head and body) and
 // answers each with what `answer` makes of that head (a whole response, status line to body),
 // one request per connection. For what jobctl sends to a server that is not jobctld (a saved
 // token must not go there) and what it fetches from one (a catalog download, a redirect).
@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace jobctl::testing {
 
@@ -61,6 +62,15 @@ class RecordingServer {
     std::lock_guard<std::mutex> lock(mu_);
     return seen_;
   }
+  struct Request {
+    std::string head;  // request line and headers, up to the blank line
+    std::string body;
+  };
+  // Every request received so far, head and body, in order.
+  std::vector<Request> requests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return requests_;
+  }
 
  private:
   void serve() {
@@ -78,9 +88,27 @@ class RecordingServer {
         if (n <= 0) break;
         head.append(buf, static_cast<size_t>(n));
       }
+      // The body, as long as Content-Length says (what came with the head is its start).
+      std::string body;
+      if (const auto end = head.find("\r\n\r\n"); end != std::string::npos) {
+        body = head.substr(end + 4);
+        head.resize(end + 4);
+        size_t length = 0;
+        for (const std::string name : {"Content-Length:", "content-length:"})
+          if (const auto at = head.find(name); at != std::string::npos)
+            length = std::stoul(head.substr(at + name.size(), head.find("\r\n", at) - at - name.size()));
+        while (body.size() < length) {
+          pollfd q{c, POLLIN, 0};
+          if (::poll(&q, 1, 2000) <= 0) break;
+          const ssize_t n = ::recv(c, buf, sizeof buf, 0);
+          if (n <= 0) break;
+          body.append(buf, static_cast<size_t>(n));
+        }
+      }
       {
         std::lock_guard<std::mutex> lock(mu_);
         seen_ += head;
+        requests_.push_back({head, body});
       }
       const std::string answer = answer_(head);
       for (size_t sent = 0; sent < answer.size();) {
@@ -99,6 +127,7 @@ class RecordingServer {
   std::thread thread_;
   std::mutex mu_;
   std::string seen_;
+  std::vector<Request> requests_;
 };
 
 }  // namespace jobctl::testing
