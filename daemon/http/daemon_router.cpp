@@ -3,6 +3,7 @@
 #include "daemon/http/bundle_routes.h"
 #include "daemon/http/checkpoint_routes.h"
 #include "daemon/http/instance_routes.h"
+#include "daemon/http/openapi_route.h"
 #include "daemon/http/output_routes.h"
 #include "daemon/http/placement_routes.h"
 #include "daemon/http/progress_routes.h"
@@ -18,6 +19,7 @@ net::Router make_daemon_router(const RouteServices& s, ApiInfo info) {
   if (s.outputs != nullptr) add_output_routes(router, *s.outputs, s.downloads);
   add_placement_routes(router, s.placement, s.ledger);
   add_instance_routes(router, s.provisioner);
+  add_openapi_route(router);
   return router;
 }
 
