@@ -10,7 +10,7 @@
 //
 // Usage: node validate_openapi.mjs --document docs/openapi.json --modules web/node_modules [--bodies FILE]
 import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -18,6 +18,10 @@ const args = {};
 for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
 for (const k of ['document', 'modules']) {
   if (!args[k]) { console.error(`usage: --document FILE --modules DIR [--bodies FILE] (missing --${k})`); process.exit(2); }
+}
+if (!existsSync(path.join(args.modules, '@seriousme', 'openapi-schema-validator'))) {
+  console.error(`${args.modules} lacks @seriousme/openapi-schema-validator: run scripts/setup.sh --browser (npm ci in web/)`);
+  process.exit(1);
 }
 const require = createRequire(path.join(path.resolve(args.modules), 'noop.js'));
 const { Validator } = await import(pathToFileURL(require.resolve('@seriousme/openapi-schema-validator')).href);
