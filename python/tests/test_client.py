@@ -132,3 +132,29 @@ def test_the_served_document_is_the_repositorys(client):
     import json
     with open(os.path.join(source, "docs", "openapi.json")) as f:
         assert client.openapi() == json.load(f)
+
+
+def test_the_worker_protocol_round_trip(client, service):
+    # The test acts as a second worker (an H100 the CPU worker cannot stand in for), so that the
+    # worker protocol's bodies are exchanged, and recorded for docs/openapi.json's schemas too.
+    registered = client._json("POST", "/v1/workers/register", {
+        "name": "py-protocol",
+        "capabilities": {"gpus": [{"model": "NVIDIA H100 80GB HBM3", "memory_mb": 81920}], "cpu_cores": 2,
+                         "memory_mb": 4096, "commands": True}})
+    worker_id = registered["worker_id"]
+    secret = {"X-Worker-Secret": registered["worker_secret"]}
+    job = client.submit({"name": "py-protocol-job", "resources": {"gpu": "H100", "gpus": 1}}, command=["true"])
+    lease = client._json("POST", f"/v1/workers/{worker_id}/lease", query={"wait_s": 10}, headers=secret)
+    assert lease["job_id"] == job.id, (lease, service.logs())
+    report = {"worker_id": worker_id, "epoch": lease["epoch"]}
+    beat = client._json("POST", f"/v1/jobs/{job.id}/heartbeat", headers=secret, body={
+        **report, "progress": {"step": 1, "total_steps": 2}, "log": [{"time_ms": 1795000000000, "text": "step 1"}]})
+    assert beat["cancel"] is False
+    done = client._json("POST", f"/v1/jobs/{job.id}/complete", headers=secret,
+                        body={**report, "result": {"final_loss": 0.5, "elapsed_s": 1.0}})
+    assert done["state"] == "succeeded"
+    assert [line.text for line in client.logs(job.id)] == ["step 1"]
+    assert client.checkpoints(job.id) == []
+    with pytest.raises(ApiError) as e:  # a report under a lease that is over
+        client._json("POST", f"/v1/jobs/{job.id}/fail", headers=secret, body={**report, "error": "late"})
+    assert (e.value.status, e.value.code, e.value.field) == (409, "stale_epoch", "epoch")
