@@ -158,3 +158,18 @@ def test_the_worker_protocol_round_trip(client, service):
     with pytest.raises(ApiError) as e:  # a report under a lease that is over
         client._json("POST", f"/v1/jobs/{job.id}/fail", headers=secret, body={**report, "error": "late"})
     assert (e.value.status, e.value.code, e.value.field) == (409, "stale_epoch", "epoch")
+
+
+def test_the_read_routes_answer_as_documented(client):
+    # No client method of their own yet: read through the client's transport, so that their
+    # bodies are recorded and checked against docs/openapi.json's schemas as well.
+    assert client._json("GET", "/healthz")["status"] == "ok"
+    assert "groups" in client._json("GET", "/v1/reports/spend", query={"group_by": "user"})
+    assert isinstance(client._json("GET", "/v1/catalog")["offers"], list)
+    assert client._json("GET", "/v1/instances") == {"provider": None, "instances": []}
+    assert client._json("GET", "/v1/auth/whoami")["auth"] is False
+    finished = client.jobs(state="succeeded")[0]
+    assert client._json("GET", f"/v1/jobs/{finished.id}/progress")["job_id"] == finished.id
+    with pytest.raises(ApiError) as e:  # token administration while auth is off
+        client._json("GET", "/v1/tokens")
+    assert (e.value.status, e.value.code) == (403, "permission_denied")
