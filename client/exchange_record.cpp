@@ -18,6 +18,15 @@ nlohmann::json parsed_or_null(std::string_view text) {
   return j.is_discarded() ? nlohmann::json(nullptr) : j;
 }
 
+// The secrets an answer may carry (a registration's worker_secret, a created token), kept out of
+// the record: a string stays a string, so the record still validates against the schemas.
+nlohmann::json without_secrets(nlohmann::json answer) {
+  if (!answer.is_object()) return answer;
+  for (const char* key : {"worker_secret", "token"})
+    if (auto it = answer.find(key); it != answer.end() && it->is_string()) *it = "(redacted)";
+  return answer;
+}
+
 }  // namespace
 
 void record_exchange(std::string_view method, std::string_view path, std::string_view request_json, long status,
@@ -29,7 +38,7 @@ void record_exchange(std::string_view method, std::string_view path, std::string
                                           {"path", path},
                                           {"status", status},
                                           {"request", parsed_or_null(request_json)},
-                                          {"response", json_answer ? parsed_or_null(response_body) : nullptr}}
+                                          {"response", json_answer ? without_secrets(parsed_or_null(response_body)) : nullptr}}
                                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
                            "\n";
   const int fd = ::open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);

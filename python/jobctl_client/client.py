@@ -21,8 +21,8 @@ Spec = Union[Dict[str, Any], str, None]
 class Client:
     """Client("http://127.0.0.1:8080", token) — token: an API token (docs/security.md), or None
     while auth is off. record_to: a file each JSON exchange is appended to as a JSON line
-    ({"method", "path", "status", "request", "response"}), for checking bodies against
-    docs/openapi.json."""
+    ({"method", "path", "status", "request", "response"}; secrets in answers redacted), for checking
+    bodies against docs/openapi.json."""
 
     def __init__(self, server: str, token: Optional[str] = None, timeout_s: float = 60.0,
                  record_to: Optional[str] = None):
@@ -203,6 +203,9 @@ class Client:
     def _record(self, method: str, path: str, status: int, request: Any, response: Any) -> None:
         if not self.record_to:
             return
+        if isinstance(response, dict):  # the secrets an answer carries stay out of the record
+            response = {k: "(redacted)" if k in ("worker_secret", "token") and isinstance(v, str) else v
+                        for k, v in response.items()}
         with open(self.record_to, "a") as f:
             f.write(json.dumps({"method": method, "path": path, "status": status, "request": request,
                                 "response": response}) + "\n")
