@@ -1,5 +1,7 @@
 #include "client/http_client.h"
 
+#include "client/exchange_record.h"
+
 #include <curl/curl.h>
 #include <strings.h>
 #include <netinet/in.h>
@@ -261,6 +263,9 @@ Expected<HttpResult> HttpClient::perform(std::string_view method, std::string_vi
   char* ct = nullptr;
   if (curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct != nullptr)
     result.content_type = ct;
+  // Only JSON requests: an upload's bytes (a bundle, a checkpoint) are not the API's JSON.
+  if (files == nullptr && !has_header(extra_headers, "Content-Type:"))
+    record_exchange(method, path, json_body, result.status, result.content_type, result.body);
   return result;
 }
 

@@ -26,6 +26,8 @@ packages=(
   procps psmisc             # pgrep/kill in the scripts and tests
   python3-torch             # PyTorch on the CPU: the user program of examples/pytorch/ and of the
                             # command-job e2e tests (docs/job-protocol.md)
+  python3-pytest python3-venv python3-setuptools python3-pip  # the Python client (python/): its
+                            # suite, and `pip install ./python` offline in a venv (python/README.md)
   slurm-wlm                 # slurmctld, slurmd, the client commands and munge: the Slurm tests'
                             # one-node cluster (scripts/slurm-cluster.sh)
 )

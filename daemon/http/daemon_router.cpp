@@ -3,6 +3,7 @@
 #include "daemon/http/bundle_routes.h"
 #include "daemon/http/checkpoint_routes.h"
 #include "daemon/http/instance_routes.h"
+#include "daemon/http/openapi_route.h"
 #include "daemon/http/output_routes.h"
 #include "daemon/http/placement_routes.h"
 #include "daemon/http/progress_routes.h"
@@ -20,6 +21,7 @@ net::Router make_daemon_router(const RouteServices& s, ApiInfo info) {
   add_placement_routes(router, s.placement, s.ledger);
   add_instance_routes(router, s.provisioner);
   if (s.webhooks != nullptr) add_webhook_routes(router, *s.webhooks);
+  add_openapi_route(router);
   return router;
 }
 

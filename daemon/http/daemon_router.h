@@ -1,6 +1,7 @@
 // jobctld's whole route table but the operator routes (auth_setup.h adds those): the API, the
-// progress and log reads, checkpoints, code bundles, placement and instances — every route with
-// who may call it (route_access.h). main.cpp serves it; the route-table listing test lists it.
+// progress and log reads, checkpoints, code bundles, placement, instances and the API's OpenAPI
+// document — every route with who may call it (route_access.h). main.cpp serves it; the
+// route-table listing test lists it.
 //
 // Ownership: the handlers borrow the services, which must outlive the router. Thread safety: as
 // net::Router.

@@ -4,11 +4,14 @@
 // the start, and the gate refuses it should one slip through.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <future>
+#include <set>
 #include <string>
 
 #include "daemon/http/auth_setup.h"
 #include "daemon/http/daemon_router.h"
+#include "daemon/http/openapi_route.h"
 #include "daemon/http/route_access.h"
 #include "daemon/placement/placement_matcher.h"
 #include "net/json_body.h"
@@ -99,11 +102,55 @@ TEST(RouteTable, EveryRouteDeclaresWhoMayCallIt) {
             "GET /v1/webhooks user pool memory\n"
             "POST /v1/webhooks/{id}/delete user pool memory\n"
             "GET /v1/webhooks/{id}/deliveries user pool memory\n"
+            "GET /v1/openapi.json anyone pool memory\n"
             "POST /v1/tokens admin pool memory\n"
             "GET /v1/tokens admin pool memory\n"
             "POST /v1/tokens/{id}/revoke admin pool memory\n"
             "GET /v1/auth/whoami any_token pool memory\n"
             "GET /metrics metrics pool memory\n");
+}
+
+// docs/openapi.json describes the route table jobctld serves, route for route: the set of
+// (method, path template) read from the router itself equals the document's paths and methods.
+TEST(RouteTable, TheOpenApiDocumentDescribesEveryRouteAndNoOther) {
+  AllServices s;
+  net::Router router = s.router();
+  auth::SecurityOptions options;
+  options.auth.enabled = true;
+  auto installed = install_hardening(router, *s.svc, *s.db, s.clock, options);
+  ASSERT_TRUE(installed) << installed.error().message;
+  std::set<std::string> served;
+  for (const net::RouteSpec* r : router.routes()) served.insert(r->method + " " + r->pattern);
+
+  const nlohmann::json doc = nlohmann::json::parse(openapi_document(), nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << "the embedded docs/openapi.json is not JSON";
+  EXPECT_EQ(doc.value("openapi", ""), "3.1.0");
+  const std::set<std::string> methods = {"get", "put", "post", "delete", "patch", "head", "options", "trace"};
+  std::set<std::string> described;
+  for (const auto& [path, item] : doc.at("paths").items())
+    for (const auto& [key, operation] : item.items())
+      if (methods.count(key) != 0) {
+        std::string method = key;
+        for (char& c : method) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        described.insert(method + " " + path);
+      }
+  for (const std::string& r : served) EXPECT_EQ(described.count(r), 1u) << r << " is served but docs/openapi.json lacks it";
+  for (const std::string& d : described)
+    EXPECT_EQ(served.count(d), 1u) << d << " is in docs/openapi.json but jobctld serves no such route";
+}
+
+TEST(RouteTable, TheOpenApiDocumentIsServedAsBuilt) {
+  AllServices s;
+  net::Router router = s.router();
+  net::HttpRequest req;
+  req.method = "GET";
+  req.target = req.path = "/v1/openapi.json";
+  std::promise<net::HttpResponse> answered;
+  router.handle(req, [&answered](net::HttpResponse r) { answered.set_value(std::move(r)); });
+  const net::HttpResponse answer = answered.get_future().get();
+  EXPECT_EQ(answer.status, 200);
+  EXPECT_EQ(answer.content_type, "application/json");
+  EXPECT_EQ(answer.body, openapi_document());
 }
 
 net::Handler answers_ok() {
