@@ -181,6 +181,26 @@ TEST_F(AgentTest, CancelStopsTheTrainer) {
   EXPECT_NE(agent->log.str().find("was cancelled"), std::string::npos) << agent->log.str();
 }
 
+// A job cancelled between two heartbeats has its next checkpoint upload refused (the lease
+// ended) before a heartbeat says why: the worker asks at once, and says it was cancelled, not that
+// its lease was lost.
+TEST_F(AgentTest, ACancelSeenFirstAsARefusedUploadIsReportedAsACancel) {
+  const int64_t id = submit(
+      R"({"name":"checkpoints-often","model":{"kind":"mlp","hidden":[256]},)"
+      R"("data":{"dataset":"synthetic","samples":20000,"features":256},"train":{"epochs":5000},)"
+      R"("checkpoint":{"every_steps":2,"keep":2}})");
+  // A checkpoint every few milliseconds, a heartbeat every second (and at each epoch's end).
+  auto agent = start(options());
+  ASSERT_TRUE(wait_for_state(id, jobs::JobState::running, 60)) << "never started";
+  ASSERT_TRUE(daemon_.svc().cancel_job(id));
+  EXPECT_EQ(agent->join(), 0);
+  EXPECT_EQ(job(id).job.state, jobs::JobState::cancelled);
+  const std::string log = agent->log.str();
+  EXPECT_NE(log.find("checkpoint upload refused"), std::string::npos) << "the path under test was not taken:\n" << log;
+  EXPECT_NE(log.find("was cancelled by its owner"), std::string::npos) << log;
+  EXPECT_EQ(log.find("lease lost"), std::string::npos) << log;
+}
+
 TEST_F(AgentTest, StoppingTheWorkerGivesTheJobBack) {
   const int64_t id = submit(kLong);
   auto o = options();
