@@ -110,7 +110,10 @@ void run_report_plan(CliContext& ctx, const PlanArgs& a) {
   out << "ledger total " << readable::usd(in.ledger_usd) << "; the replay of today's fleet (" << in.owned_gpus_today
       << " owned) " << readable::usd(today.total_usd) << " (" << (drift >= 0 ? "+" : "") << fixed_decimal(100 * drift, 2)
       << "%)\n";
-  if (plan.cheapest_extra_gpus == 0) {
+  if (plan.job_count == 0) {
+    out << "no " << in.gpu_model << " jobs arrived in this period: no demand to serve, so a GPU bought only adds its "
+        << "purchase and power; cheapest: buy none\n";
+  } else if (plan.cheapest_extra_gpus == 0) {
     out << "cheapest: buy none - today's fleet of " << in.owned_gpus_today << " is the cheapest over this history\n";
   } else {
     out << "cheapest: buy " << plan.cheapest_extra_gpus << " (" << best.owned_gpus << " owned): " << readable::usd(best.total_usd)

@@ -40,10 +40,8 @@ Status validate_input(const FleetPlanInput& in) {
   bought.count = 1;
   if (Status st = validate(bought); !st) return st;
   const double period = hours_since(in.from_ms, in.to_ms);
-  if (in.jobs.empty())
-    return bad("from", "no " + in.gpu_model + " jobs arrived between " + format_utc(in.from_ms, UtcStyle::readable) +
-                           " and " + format_utc(in.to_ms, UtcStyle::readable) +
-                           ": there is no history to plan from (widen the period or choose another GPU model)");
+  // No job of the model arrived: a plan all the same (no demand: buying only adds its purchase and
+  // power, so the cheapest is to buy none), which clients say as such.
   if (period < kMinPlanHistoryHours)
     return bad("from", "the period is " + fixed_decimal(period, 1) + " h; a plan needs at least " +
                            fixed_decimal(kMinPlanHistoryHours, 0) +

@@ -113,7 +113,8 @@ struct FleetPlan {
   double replay_vs_ledger = 0;                // cost(0) / ledger_usd - 1 (0 when no ledger total)
 };
 
-// Errors (invalid_argument, naming the field): an empty or too-short history ("jobs", "from"),
+// No jobs is a plan (no demand: the cheapest is to buy none; job_count 0 says so).
+// Errors (invalid_argument, naming the field): a too-short history ("from"),
 // to <= from ("to"), K out of 0..256 ("max_extra_gpus"), max_wait_hours < 0, an owned price
 // < 0, a bought-GPU figure out of range (as cost/local_gpu.h validate() names it), a job with a
 // non-positive runtime or GPU count ("jobs").

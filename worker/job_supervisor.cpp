@@ -82,13 +82,10 @@ void JobSupervisor::watch_stops(bool stop_requested) {
   if (stop_requested || p_.stop.requested()) {
     log_ << "jobctl-worker: stopping; interrupting job " << job_id_ << "\n";
     stopper_.stop(StopReason::release);
-  } else if (p_.uploader.fenced()) {
-    log_ << "jobctl-worker: job " << job_id_ << ": lease lost (checkpoint upload refused); stopping it\n";
-    stopper_.stop(StopReason::lost);
   } else {
     switch (p_.heartbeats.verdict(&why)) {
       case HeartbeatSender::Verdict::cancel:
-        log_ << "jobctl-worker: job " << job_id_ << " was cancelled; stopping it\n";
+        log_ << "jobctl-worker: job " << job_id_ << " was cancelled by its owner (or an admin); stopping it\n";
         stopper_.stop(StopReason::cancel);
         break;
       case HeartbeatSender::Verdict::move:
@@ -101,11 +98,28 @@ void JobSupervisor::watch_stops(bool stop_requested) {
         stopper_.stop(StopReason::lost);
         break;
       case HeartbeatSender::Verdict::none:
+        watch_fence();
         break;
     }
   }
   // A stopping job sends no more heartbeats (the outcome's report follows).
   if (stopper_.stopping()) p_.heartbeats.quiet();
+}
+
+void JobSupervisor::watch_fence() {
+  if (!p_.uploader.fenced()) return;
+  // A refused upload says the lease ended, not why; most often the job was cancelled, which a
+  // heartbeat's answer says. One is asked for now, and has a few seconds before the lease counts
+  // as lost.
+  constexpr auto kVerdictWait = std::chrono::seconds(5);
+  const auto now = JobStopper::Clock::now();
+  if (!fenced_since_) {
+    fenced_since_ = now;
+    p_.heartbeats.beat_now();
+  } else if (now - *fenced_since_ >= kVerdictWait) {
+    log_ << "jobctl-worker: job " << job_id_ << ": lease lost (checkpoint upload refused); stopping it\n";
+    stopper_.stop(StopReason::lost);
+  }
 }
 
 Supervised JobSupervisor::run() {

@@ -1,7 +1,8 @@
 // The I/O loop of one running attempt: drains the program's stdout and stderr (so it never blocks
 // on a full pipe), reads its job-protocol lines (worker/job_protocol.h), hands progress and log to
 // the heartbeat thread and checkpoints to the uploader, and watches what stops the program — the
-// worker's stop request, a heartbeat's verdict (cancel, move, lease lost), a fenced-off upload —
+// worker's stop request, a heartbeat's verdict (cancel, move, lease lost), a fenced-off upload
+// (taken as a lost lease only if the heartbeat it asks for at once does not say cancel) —
 // and the SIGKILL deadline (worker/job_stopper.h). Nothing in the loop waits on jobctld: the
 // heartbeats go out on their own thread (worker/heartbeat_sender.h), which wakes the loop through
 // its wake_fd() when an answer changes the job's course.
@@ -60,6 +61,8 @@ class JobSupervisor {
   void append_log(const std::string& line);
   // Starts stopping the program for whatever asks it to stop now (first reason wins).
   void watch_stops(bool stop_requested);
+  // A fenced-off upload: waits for the heartbeat verdict that says why, then stops as lost.
+  void watch_fence();
 
   Parts p_;
   JobStopper stopper_;
@@ -69,6 +72,7 @@ class JobSupervisor {
   process::LineSplitter out_lines_, err_lines_;
   std::string log_tail_;
   bool first_step_logged_ = false;
+  std::optional<JobStopper::Clock::time_point> fenced_since_;  // when a refused upload was first seen
 };
 
 }  // namespace jobctl::worker

@@ -93,6 +93,7 @@ Status PlacementPasses::load_queue() {
   if (!queued) return queued.error();
   {
     MutexLock pass(pass_mu_);
+    fleet_grace_until_ms_ = clock_.now_ms() + int64_t{settings_.reevaluate_s} * 1000;
     for (const auto& [id, key] : *queued)
       if (key) index_unplaceable(id, *key, 0);  // to be tried once under this start's inputs
   }
@@ -149,7 +150,10 @@ Status PlacementPasses::reevaluate_queue() {
   std::vector<int64_t> gone;
   for (const auto& [id, group] : unplaceable_keys_)
     if (!std::binary_search(ids->begin(), ids->end(), id)) gone.push_back(id);
-  for (int64_t id : gone) forget_unplaceable(id);
+  for (int64_t id : gone) {
+    forget_unplaceable(id);
+    event_held_.erase(id);
+  }
   return place(*ids, true);
 }
 
@@ -384,6 +388,9 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
     ++inputs_generation_;
   }
   const uint64_t generation = inputs_generation_;
+  // Before the fleet is seen (see the header) an unplaceable job's event waits.
+  const bool fleet_unseen = capacity->pools().empty() && capacity->partitions().empty() &&
+                            clock_.now_ms() < fleet_grace_until_ms_;
   // Decisions are queued as deferred store changes a group at a time: the writer commits them a
   // few per transaction between the other changes (a submit waits behind at most a few), and the
   // pass never queues more than a group ahead of what committed.
@@ -406,7 +413,8 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
     // Left out before its row is read: a pass over a long queue nothing can run reads no rows.
     if (skip_unchanged) {
       auto it = unplaceable_keys_.find(job_id);
-      if (it != unplaceable_keys_.end() && it->second->second.tried_under == generation) continue;
+      if (it != unplaceable_keys_.end() && it->second->second.tried_under == generation && !event_held_.count(job_id))
+        continue;
     }
     auto found = store_.get_job(job_id);
     if (!found) {
@@ -415,6 +423,7 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
     }
     if (!*found || (*found)->state != store::JobState::queued) {
       forget_unplaceable(job_id);
+      event_held_.erase(job_id);
       continue;
     }
     const store::JobRow row = std::move(**found);
@@ -438,10 +447,17 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
     const bool placed = d->placed;
     // A job waiting for spot is decided again every pass: its policy's answer moves with the clock.
     std::optional<std::string> unplaceable_key;
+    // hold_event: the fleet is not seen yet; force_event: it is now, and this job's event waited.
+    bool hold_event = false, force_event = false;
     if (placed || d->waiting_for_spot) {
       forget_unplaceable(job_id);
+      event_held_.erase(job_id);
     } else {
-      index_unplaceable(job_id, d->unplaceable_key, generation);
+      hold_event = fleet_unseen;
+      force_event = !fleet_unseen && event_held_.erase(job_id) > 0;
+      if (hold_event) event_held_.insert(job_id);
+      // A held job is indexed as tried under no inputs: the next pass decides it again.
+      index_unplaceable(job_id, d->unplaceable_key, hold_event ? 0 : generation);
       unplaceable_key = std::move(d->unplaceable_key);
     }
     // Read here, not on the writer: a document is kilobytes of JSON, and the writer serves submits.
@@ -484,7 +500,7 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
       if (placed) detail["job_gpus"] = resource_gpus;
     }
     auto change = [this, job_id, placed, not_placed_event, text = std::move(*text), chosen = std::move(chosen), detail, now,
-                   resource_gpus,
+                   resource_gpus, hold_event, force_event,
                    unplaceable_key = std::move(unplaceable_key), previous_reason = std::move(previous_reason),
                    expected_updated = row.updated_ms](WriteTxn& txn) -> Status {
       auto cur = txn.job(job_id);
@@ -510,7 +526,8 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
         return {};
       }
       if (auto st = txn.update_job(job); !st) return st;  // state unchanged; the document refreshed
-      if (previous_reason != detail["reason"].get<std::string>())
+      if (hold_event) return {};
+      if (force_event || previous_reason != detail["reason"].get<std::string>())
         return jobs::note_job_event(txn, job.id, not_placed_event, detail, now);
       return {};
     };

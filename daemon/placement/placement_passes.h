@@ -28,6 +28,14 @@
 // load_queue() rebuilds the index from it at start: a restart decides one job per key, not the
 // queue. An indexed job's document is the one of its own last decision: a change that places no
 // job of its key does not rewrite it (its `decided_ms` says when it was taken).
+// A job decided before placement has seen the fleet gets no `unplaceable` event yet: while no
+// local worker has registered and no Slurm partition is known, during the first
+// placement.reevaluate_s after start (the first periodic pass after start's), an unplaceable
+// decision stores its document (which says why) but holds its event, so that a job submitted
+// just before the first worker registers (scripts/start.sh's first job) is placed once the
+// registration's pass sees the worker, with no `unplaceable` before its `placed`. A held job is
+// decided again at every pass until one takes it with the fleet seen; if it is still unplaceable
+// then, its event is written then, once.
 // request() and capacity_changed() only record; run_requested() decides what they recorded.
 // Every pass reads the workers and their leases once and commits its decisions a group at a time.
 //
@@ -85,6 +93,7 @@ class PlacementPasses {
   // At start: indexes the queued jobs whose stored decision found them unplaceable by their stored
   // key (to be tried again one per key) and requests a decision for every other queued job.
   // Errors: the store's.
+  // Starts the grace before the fleet is seen (see the header).
   Status load_queue() JOBCTL_EXCLUDES(requests_mu_, pass_mu_);
   // Records that a job wants a decision. Returns true when nothing was recorded before (the
   // caller wakes whatever runs run_requested()).
@@ -185,6 +194,10 @@ class PlacementPasses {
   using UnplaceableGroups = std::map<std::string, UnplaceableGroup>;
   UnplaceableGroups unplaceable_groups_ JOBCTL_GUARDED_BY(pass_mu_);
   std::map<int64_t, UnplaceableGroups::iterator> unplaceable_keys_ JOBCTL_GUARDED_BY(pass_mu_);
+  // Until when a pass that sees no local worker and no Slurm partition has not seen the fleet
+  // yet, and the jobs whose `unplaceable` event that held back (see the header).
+  int64_t fleet_grace_until_ms_ JOBCTL_GUARDED_BY(pass_mu_) = 0;
+  std::set<int64_t> event_held_ JOBCTL_GUARDED_BY(pass_mu_);
 
   Mutex cache_mu_;  // held briefly: passes and quotes share these caches
   std::shared_ptr<const scheduler::PlacementContext> context_ JOBCTL_GUARDED_BY(cache_mu_);

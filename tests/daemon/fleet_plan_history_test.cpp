@@ -160,14 +160,22 @@ TEST(FleetPlanHistory, TheReplayOfTodaysFleetReproducesTheLedgerTotal) {
   ASSERT_TRUE(plan->payback_months);
 }
 
-TEST(FleetPlanHistory, AnEmptyPeriodOrAnUnknownModelIsAnErrorNamingItsField) {
+// A period with no job of the model is a plan of no jobs (buy none); with no model named and no
+// GPU job in the period there is none to plan for; an unknown model is an error.
+TEST(FleetPlanHistory, AnEmptyPeriodIsAPlanOfNoJobsAndAnUnknownModelIsAnErrorNamingItsField) {
   History h;
   auto req = v100_request();
   req.from_ms = day0_ms() - 60 * kDayMs;
   req.to_ms = day0_ms() - 30 * kDayMs;
   auto empty = placement::fleet_plan(h.store(), {}, cost::seed_catalog(), req, h.clock().now_ms());
-  ASSERT_FALSE(empty);
-  EXPECT_EQ(empty.error().field, "from");
+  ASSERT_TRUE(empty) << empty.error().message;
+  EXPECT_EQ(empty->job_count, 0);
+  EXPECT_EQ(empty->cheapest_extra_gpus, 0);
+  auto any_model = req;
+  any_model.gpu.clear();
+  auto none = placement::fleet_plan(h.store(), {}, cost::seed_catalog(), any_model, h.clock().now_ms());
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().field, "from");
   auto unknown = v100_request();
   unknown.gpu = "V1000X";
   auto u = placement::fleet_plan(h.store(), {}, cost::seed_catalog(), unknown, h.clock().now_ms());

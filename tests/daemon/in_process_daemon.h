@@ -1,5 +1,6 @@
 // A whole jobctld in the test's process: temporary SQLite store, service, route table, HTTP
-// server on a free loopback port, and the housekeeping ticker. For integration tests of the
+// server on a free loopback port (job logs, outputs and checkpoints served as jobctld serves
+// them), and the housekeeping ticker. For integration tests of the
 // daemon, the worker and the CLI.
 #pragma once
 
@@ -12,9 +13,11 @@
 #include "base/clock.h"
 #include "daemon/http/api_routes.h"
 #include "daemon/http/auth_setup.h"
+#include "daemon/http/checkpoint_routes.h"
 #include "daemon/http/output_routes.h"
 #include "daemon/http/progress_routes.h"
 #include "net/server.h"
+#include "daemon/jobs/checkpoint_service.h"
 #include "daemon/jobs/job_matcher.h"
 #include "daemon/jobs/job_service.h"
 #include "daemon/jobs/output_service.h"
@@ -52,6 +55,12 @@ class Daemon {
                                                      jobs::OutputOptions{});
     EXPECT_TRUE(outputs_->reconcile());
     http::add_output_routes(router_, *outputs_, downloads_);
+    // Checkpoints, as jobctld checks, stores and fences them (an upload for a lease that ended is
+    // refused).
+    checkpoint_blobs_ = std::make_unique<store::BlobStore>((dir_.path() / "checkpoints").string());
+    checkpoints_ = std::make_unique<jobs::CheckpointService>(*db_, *checkpoint_blobs_, clock_, jobs::CheckpointOptions{});
+    EXPECT_TRUE(checkpoints_->reconcile());
+    http::add_checkpoint_routes(router_, *checkpoints_, downloads_);
     // The request gate, auth off: the worker protocol still needs each worker's own secret.
     auto installed = http::install_hardening(router_, *svc_, *db_, clock_, auth::SecurityOptions{});
     EXPECT_TRUE(installed) << (installed ? "" : installed.error().message);
@@ -94,6 +103,8 @@ class Daemon {
   std::unique_ptr<store::JobLogStore> logs_;
   std::unique_ptr<store::BlobStore> output_blobs_;
   std::unique_ptr<jobs::OutputService> outputs_;
+  std::unique_ptr<store::BlobStore> checkpoint_blobs_;
+  std::unique_ptr<jobs::CheckpointService> checkpoints_;
   http::DownloadSlots downloads_{4};
   net::Router router_;
   std::unique_ptr<http::Hardening> hardening_;

@@ -1024,6 +1024,46 @@ TEST(PlacementService, AWorkerThatRegistersWakesPlacementForTheJobsWaiting) {
   EXPECT_EQ(f.job(id).state, store::JobState::placed);
   EXPECT_EQ(f.placement_of(id)["chosen"]["gpu"], "cpu");
   EXPECT_EQ(f.lease(w), id);
+  // Decided before placement saw the fleet: no `unplaceable` event before its `placed`.
+  for (const auto& e : f.svc->get_job(id)->events) EXPECT_NE(e.type, "unplaceable") << e.detail_json;
+}
+
+// With no worker and no Slurm partition, a job decided in the first placement.reevaluate_s after
+// start holds its `unplaceable` event; the first pass after that writes it, once per job (jobs of
+// one kind included), while a job decided with a worker known gets its event at once.
+TEST(PlacementService, BeforeTheFleetIsSeenTheUnplaceableEventWaitsForThePassAfterTheGrace) {
+  PlacementFixture f;  // started now: placement.reevaluate_s is 10 s
+  const std::string h100 = spec(R"(,"resources":{"gpu":"H100"})");
+  const int64_t first = f.submit(h100), second = f.submit(h100);
+  auto unplaceable_events = [&f](int64_t id) {
+    int n = 0;
+    for (const auto& e : f.svc->get_job(id)->events) n += e.type == "unplaceable";
+    return n;
+  };
+  for (int64_t id : {first, second}) {
+    EXPECT_EQ(f.job(id).state, store::JobState::queued);
+    EXPECT_NE(f.placement_of(id)["reason"].get<std::string>().find("no option can run this job"), std::string::npos)
+        << "the stored document says why at once";
+    EXPECT_EQ(unplaceable_events(id), 0);
+  }
+  f.clock.advance_ms(9'999);
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(unplaceable_events(first), 0);
+  f.clock.advance_ms(1);
+  ASSERT_TRUE(f.placement->reevaluate());
+  ASSERT_TRUE(f.placement->reevaluate());
+  for (int64_t id : {first, second}) EXPECT_EQ(unplaceable_events(id), 1) << "job " << id;
+  // The fleet is seen now: a new job nothing can run has its event at once.
+  const int64_t third = f.submit(h100);
+  EXPECT_EQ(unplaceable_events(third), 1);
+
+  // Within the grace, but with a worker registered: the fleet is seen, the event is not held.
+  PlacementFixture g;
+  g.add_worker({});
+  const int64_t at_once = g.submit(h100);
+  int n = 0;
+  for (const auto& e : g.svc->get_job(at_once)->events) n += e.type == "unplaceable";
+  EXPECT_EQ(n, 1);
 }
 
 // A worker marked lost (its lease expired) that asks for work again is back: placement is woken

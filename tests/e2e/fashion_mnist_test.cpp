@@ -57,7 +57,8 @@ TEST(EndToEnd, FashionMnistMlpThroughDaemonWorkerAndCli) {
                   "--device", "cpu", "--wait-s", "5"});
   ASSERT_TRUE(worker.ok());
   // Submitted before the worker has registered, the job would be decided against an empty fleet
-  // first (an "unplaceable" event before "placed"): correct, but not the path this test follows.
+  // first (its `unplaceable` event held until the worker's pass places it): not the path this
+  // test follows.
   const bool registered = jobctl::testing::poll_until([&] {
     CliResult ws = jobctl(url, {"workers", "-o", "json"});
     EXPECT_TRUE(ws.status.success()) << ws.err;

@@ -43,6 +43,7 @@ class AgentTest : public ::testing::Test {
     return o;
   }
   AgentTest() : daemon_({}, svc_options()) {}
+  explicit AgentTest(const jobs::ServiceOptions& o) : daemon_({}, o) {}
 
   AgentOptions options(const std::string& trainer = "") {
     AgentOptions o;
@@ -179,6 +180,42 @@ TEST_F(AgentTest, CancelStopsTheTrainer) {
   EXPECT_EQ(agent->join(), 0);
   EXPECT_EQ(job(id).job.state, jobs::JobState::cancelled);
   EXPECT_NE(agent->log.str().find("was cancelled"), std::string::npos) << agent->log.str();
+}
+
+// Heartbeats every 30 s (and at each epoch's end, every few seconds here), checkpoints every few
+// tens of milliseconds: a job cancelled between two heartbeats has its next checkpoint upload
+// refused (the lease ended) before any heartbeat says why.
+class AgentSlowHeartbeatTest : public AgentTest {
+ protected:
+  static jobs::ServiceOptions slow_heartbeats() {
+    jobs::ServiceOptions o = svc_options();
+    o.heartbeat_interval_s = 30;
+    o.lease_timeout_s = 120;
+    return o;
+  }
+  AgentSlowHeartbeatTest() : AgentTest(slow_heartbeats()) {}
+};
+
+// The worker asks at once, and says the job was cancelled, not that its lease was lost.
+TEST_F(AgentSlowHeartbeatTest, ACancelSeenFirstAsARefusedUploadIsReportedAsACancel) {
+  const int64_t id = submit(
+      R"({"name":"checkpoints-often","model":{"kind":"mlp","hidden":[1024]},)"
+      R"("data":{"dataset":"synthetic","samples":200000,"test_samples":500,"features":64},"train":{"epochs":5000},)"
+      R"("checkpoint":{"every_steps":20,"keep":2}})");
+  auto o = options();
+  o.runner.heartbeat_interval_ms = 30'000;
+  auto agent = start(o);
+  ASSERT_TRUE(wait_for_state(id, jobs::JobState::running, 60)) << "never started";
+  ASSERT_TRUE(daemon_.svc().cancel_job(id));
+  EXPECT_EQ(agent->join(), 0);
+  EXPECT_EQ(job(id).job.state, jobs::JobState::cancelled);
+  const std::string log = agent->log.str();
+  const size_t refused = log.find("checkpoint upload refused"), told = log.find("was cancelled by its owner");
+  ASSERT_NE(refused, std::string::npos) << log;
+  ASSERT_NE(told, std::string::npos) << log;
+  EXPECT_LT(refused, told) << "the path under test (an upload refused before a heartbeat said cancel) was not taken:\n"
+                           << log;
+  EXPECT_EQ(log.find("lease lost"), std::string::npos) << log;
 }
 
 TEST_F(AgentTest, StoppingTheWorkerGivesTheJobBack) {
