@@ -131,7 +131,7 @@ async function checkJobDetail(page, id) {
     // A priced option shows its time and cost; one with no price (no spot market there) "—".
     const pricedRow = (c) => c.option === 'local' || c.usd_per_hour > 0;
     check(rows.every((r, i) => (pricedRow(cands[i])
-      ? /^[0-9.]+ (s|min|h)$/.test(r.estimated_hours) && MONEY.test(r.estimated_cost_usd)
+      ? /^<?[0-9.]+ (s|min|h)$/.test(r.estimated_hours) && MONEY.test(r.estimated_cost_usd)
       : r.estimated_hours === '—' && r.estimated_cost_usd === '—')),
           `each row shows the time and the cost (${rows[0].estimated_hours}, ${rows[0].estimated_cost_usd} on the first)`);
     const workload = await page.textContent('#placement-workload');

@@ -77,6 +77,7 @@ export function ago(ms, now = Date.now()) {
 export function duration(seconds) {
   if (seconds === undefined || seconds === null || Number.isNaN(Number(seconds))) return '—';
   const s = Number(seconds);
+  if (s > 0 && s < 0.05) return '<0.1 s';
   if (s < 10) return `${s.toFixed(1)} s`;
   if (s < 60) return `${Math.round(s)} s`;
   if (s < 3600) return `${(s / 60).toFixed(1)} min`;

@@ -199,7 +199,7 @@ function renderSummary(el, job, cancel) {
       ['Updated', time(job.updated_ms)],
       ['Final loss', r.final_loss !== undefined ? num(r.final_loss) : undefined],
       ['Test accuracy', r.test_accuracy !== undefined ? pct(r.test_accuracy) : (p.test_accuracy !== undefined ? `${pct(p.test_accuracy)} (last epoch)` : undefined)],
-      ['Result', command && job.result ? h('span', { id: 'job-result' }, resultText(r)) : undefined],
+      ['Result', command && job.result && Object.keys(r).length ? h('span', { id: 'job-result' }, resultText(r)) : undefined],
       ['Runtime', runtimeText(job.runtime)],
       ['Elapsed', r.elapsed_s !== undefined ? duration(r.elapsed_s) : undefined],
       ['Throughput', p.samples_per_s !== undefined ? `${Math.round(p.samples_per_s).toLocaleString('en-US')} samples/s` : undefined],
@@ -274,7 +274,8 @@ function renderTimeline(el, events) {
 // An event's detail, field by field, in words and units ("Estimated time: 2.1 s").
 // The daemon's own sentences (reasons) are kept as written, marked class "prose".
 function detailText(d) {
-  return Object.entries(d).map(([k, v], i) => [i ? ' · ' : '', `${fieldLabel(k)}: `,
+  // A time given both as text and in ms ("start", "start_ms") is shown once.
+  return Object.entries(d).filter(([k]) => !(`${k}_ms` in d)).map(([k, v], i) => [i ? ' · ' : '', `${fieldLabel(k)}: `,
     k === 'reason' || k === 'error' ? h('span', { class: 'prose' }, String(v))
       : (k === 'option' || k === 'to' || k === 'from' ? optionText(v)
         : (k === 'gpus' && Array.isArray(v) ? (v.length ? v.map((i) => `#${i}`).join(', ') : 'none (CPU)') : fieldText(k, v)))]);

@@ -83,19 +83,18 @@ function workerRow(w, instRow, now) {
     h('td', { title: w.last_seen_ms ? new Date(w.last_seen_ms).toLocaleString() : '' }, ago(w.last_seen_ms, now)));
 }
 
-// "2:49:15 PM – 2:49:37 PM" (the date once), or "since ..." for a live one.
+// "2:49:15 PM – 2:49:37 PM" (the date too when not today), or "since ..." for a live one.
 function ranText(r) {
   if (!r.launched_ms) return '—';
-  if (!r.ended_ms) return `since ${time(r.launched_ms)}`;
-  const sameDay = new Date(r.launched_ms).toDateString() === new Date(r.ended_ms).toDateString();
-  return `${time(r.launched_ms)} – ${sameDay ? new Date(r.ended_ms).toLocaleTimeString() : time(r.ended_ms)}`;
+  const at = (ms) => (new Date(ms).toDateString() === new Date().toDateString() ? new Date(ms).toLocaleTimeString() : time(ms));
+  return r.ended_ms ? `${at(r.launched_ms)} – ${at(r.ended_ms)}` : `since ${at(r.launched_ms)}`;
 }
 
 const INSTANCE_COLUMNS = [
   ['id', 'Instance', (v) => v ?? '—'],
   ['instance_type', 'Offer', (v, r) => [r.provider, r.instance_type].filter(Boolean).join(':') || '—'],
   ['spot', 'Pricing', (v) => (v ? 'spot' : 'on-demand')],
-  ['region', 'Region', (v, r) => [r.region, r.zone].filter(Boolean).join(' / ') || '—'],
+  ['region', 'Region', (v, r) => (v ? h('span', { title: r.zone ? `zone ${r.zone}` : '' }, v) : '—')],
   ['state', 'State', (v) => v ?? '—'],
   ['usd_per_hour', 'Price', usdPerHour],
   ['billed_usd', 'Billed so far', usd],
