@@ -42,6 +42,12 @@ export function usd(v) {
   return `${sign}<$0.0001`;
 }
 
+// A chart axis's dollars, however small: "$0", "$0.000035", "$1.5", "$2,000".
+export function usdTick(v) {
+  const n = Number(v);
+  return `${n < 0 ? '−' : ''}$${Math.abs(n).toLocaleString('en-US', { maximumSignificantDigits: 3 })}`;
+}
+
 // A price: "$3.06/h".
 export function usdPerHour(v) {
   const s = usd(v);

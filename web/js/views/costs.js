@@ -4,7 +4,7 @@
 // plainly when this daemon does not serve its report; nothing is made up. The fleet plan
 // (GET /v1/reports/plan) replays the jobs of a recent period with more owned GPUs of a model.
 import { api, optional, ApiError } from '../api.js';
-import { clear, duration, h, num, objectTable, optionText, pct, plural, usd, usdPerHour } from '../format.js';
+import { clear, duration, h, num, objectTable, optionText, pct, plural, usd, usdPerHour, usdTick } from '../format.js';
 import { chartFigure, lineChart } from '../charts.js';
 import { poll } from './poll.js';
 
@@ -197,7 +197,7 @@ async function renderSpendView(facts, chart, table) {
   lineChart(chart.canvas, [
     { label: 'spent (cumulative)', points: spent },
     { label: 'all on-demand (cumulative)', points: od, dashed: true },
-  ], { xLabel: 'time', yLabel: 'USD', note: chart.note, xFormat: fmt });
+  ], { xLabel: 'time', yLabel: 'USD', yMin: 0, yFormat: usdTick, note: chart.note, xFormat: fmt });
 }
 
 export function periodSelect(onChange) {
@@ -244,7 +244,7 @@ function renderBreakeven(rep, el, serverUtil) {
       { label: 'cloud on-demand', points: line('cloud_on_demand_usd_per_hour') },
       { label: 'cloud spot', points: line('cloud_spot_usd_per_hour') },
       { label: `your utilisation (${pct(utilisation)})`, points: marker, color: '#111827', dashed: true },
-    ], { xLabel: 'utilisation (%)', yLabel: 'USD per hour of use', note: fig.note }));
+    ], { xLabel: 'utilisation (%)', yLabel: 'USD per hour of use', yMin: 0, yFormat: usdTick, note: fig.note }));
   });
   clear(el, parts);
 }
@@ -285,6 +285,6 @@ function renderPlan(rep, el) {
     { label: 'cloud', points: rows.map((r) => ({ x: r.extra_gpus, y: r.cloud_usd })), dashed: true },
     { label: 'today\'s fleet', points: [{ x: 0, y: 0 }, { x: 0, y: top }], color: '#111827', dashed: true },
     { label: `cheapest (${rep.cheapest_extra_gpus})`, points: [{ x: rep.cheapest_extra_gpus, y: 0 }, { x: rep.cheapest_extra_gpus, y: top }], color: '#16a34a', dashed: true },
-  ], { xLabel: 'GPUs bought', yLabel: 'USD over the period', yMin: 0, note: fig.note,
+  ], { xLabel: 'GPUs bought', yLabel: 'USD over the period', yMin: 0, yFormat: usdTick, note: fig.note,
        xFormat: (v) => (Number.isInteger(v) ? String(v) : '') }));
 }
