@@ -119,6 +119,15 @@ export function optionText(option) {
   return { local: 'owned', on_demand: 'on-demand', spot: 'spot', slurm: 'Slurm' }[option] || option || '—';
 }
 
+// A placement option's GPU in words: a model as named ("V100-16GB"), a CPU option
+// ("cpu/<model>/<cores>") as "CPU, 2 cores".
+export function gpuText(gpu) {
+  if (typeof gpu !== 'string' || !gpu) return '—';
+  if (gpu === 'cpu') return 'CPU';
+  const cpu = gpu.match(/^cpu\/(.*)\/(\d+)$/);
+  return cpu ? `CPU, ${plural(Number(cpu[2]), 'core')}` : gpu;
+}
+
 // A short text for a job's placement decision (the `placement` JSON, docs/api.md; the list's
 // summaries carry its chosen row only), or null: "owned · V100", "spot aws:p3.2xlarge · V100".
 export function placementText(p) {
@@ -126,7 +135,7 @@ export function placementText(p) {
   const c = p.chosen;
   const offer = c.option === 'slurm' ? c.partition : [c.cloud || c.provider, c.instance_type].filter(Boolean).join(':');
   const where = c.option === 'local' ? 'owned' : `${optionText(c.option)}${offer ? ` ${offer}` : ''}`;
-  const gpu = c.gpu && c.gpu !== 'cpu' ? ` · ${c.job_gpus > 1 ? `${c.job_gpus}× ` : ''}${c.gpu}` : (c.gpu === 'cpu' ? ' · CPU' : '');
+  const gpu = c.gpu ? ` · ${c.job_gpus > 1 ? `${c.job_gpus}× ` : ''}${gpuText(c.gpu)}` : '';
   return `${where}${gpu}`;
 }
 

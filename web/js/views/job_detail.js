@@ -5,7 +5,7 @@
 // as it runs, each line with the time its worker read it (GET /v1/jobs/{id}/log, followed from
 // the last line read; the whole file from GET /v1/jobs/{id}/log/download). Polled every 2 s.
 import { api, download, optional, ApiError } from '../api.js';
-import { TERMINAL, clear, count, duration, fieldLabel, fieldText, h, jobCost, num, objectTable, optionText, pct, placementText, plural, stateBadge, time, usd, usdPerHour, cell } from '../format.js';
+import { TERMINAL, clear, count, duration, fieldLabel, fieldText, gpuText, h, jobCost, num, objectTable, optionText, pct, placementText, plural, stateBadge, time, usd, usdPerHour, cell } from '../format.js';
 import { chartFigure, lineChart } from '../charts.js';
 import { poll } from './poll.js';
 
@@ -313,7 +313,7 @@ export const CANDIDATE_COLUMNS = [
   ['cloud', 'Cloud', (v, c) => (c.option === 'local' ? '—' : cell(v ?? c.provider))],
   ['region', 'Region', cell],
   ['instance_type', 'Instance type', cell],
-  ['gpu', 'GPU', (v) => (v === 'cpu' ? 'CPU' : cell(v))],
+  ['gpu', 'GPU', (v) => h('span', { title: v || '' }, gpuText(v))],
   ['gpus', 'Machine GPUs', (v) => (v > 0 ? String(v) : '—')],
   ['job_gpus', 'Uses GPUs', (v) => (v > 0 ? String(v) : '—')],
   ['memory_gib_per_gpu', 'GiB per GPU', (v) => (typeof v === 'number' && v > 0 ? v.toFixed(1) : '—')],
@@ -393,13 +393,14 @@ function segmentWhere(where) {
 function renderCost(el, job) {
   const so = jobCost(job);
   const chosen = job.placement?.chosen;
+  const ran = (job.segments || []).length > 0;
   clear(el, dl([
-    ['Cost so far', so !== undefined ? usd(so) : 'not reported by this daemon'],
+    ['Cost so far', so === undefined ? 'not reported by this daemon' : (ran ? usd(so) : 'nothing yet: it has not run')],
     ['Price', chosen?.usd_per_hour !== undefined ? `${usdPerHour(chosen.usd_per_hour)} (${optionText(chosen.option)})` : undefined],
     ['Estimated', chosen?.estimated_cost_usd !== undefined ? `${usd(chosen.estimated_cost_usd)} over ${duration((chosen.estimated_hours ?? 0) * 3600)}${job.runtime?.basis === 'assumed' ? ' (an assumed hour)' : ''}` : undefined],
     ['Meets deadline', chosen?.meets_deadline !== undefined ? (chosen.meets_deadline ? 'yes' : 'no') : undefined],
-    ['All on-demand', typeof job.cost?.on_demand_usd === 'number' ? usd(job.cost.on_demand_usd) : undefined],
-    ['Saved', typeof job.cost?.saved_usd === 'number' ? usd(job.cost.saved_usd) : undefined],
+    ['All on-demand', ran && typeof job.cost?.on_demand_usd === 'number' ? usd(job.cost.on_demand_usd) : undefined],
+    ['Saved', ran && typeof job.cost?.saved_usd === 'number' ? usd(job.cost.saved_usd) : undefined],
   ]));
   // Where it ran: one row per machine and stretch (a move or a recovery starts a new one).
   const segments = job.segments || [];
