@@ -278,7 +278,8 @@ function detailText(d) {
   return Object.entries(d).filter(([k]) => !(`${k}_ms` in d)).map(([k, v], i) => [i ? ' · ' : '', `${fieldLabel(k)}: `,
     k === 'reason' || k === 'error' ? h('span', { class: 'prose' }, String(v))
       : (k === 'option' || k === 'to' || k === 'from' ? optionText(v)
-        : (k === 'gpus' && Array.isArray(v) ? (v.length ? v.map((i) => `#${i}`).join(', ') : 'none (CPU)') : fieldText(k, v)))]);
+        : (k === 'gpus' && Array.isArray(v) ? (v.length ? v.map((i) => `#${i}`).join(', ') : 'none (CPU)')
+          : (k === 'gpu' ? gpuText(v) : fieldText(k, v))))]);
 }
 
 function renderPlacement(el, p) {
