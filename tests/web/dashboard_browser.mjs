@@ -488,16 +488,22 @@ async function realisticPages(browser, page) {
     await shot(page, `realistic-job-${name}`);
   }
 
-  // Workers: where each runs.
+  // Workers: where each runs. A worker in a Slurm batch job registers as one of provider "slurm"
+  // (its batch job id, its partition as the instance type); this one is such a registration,
+  // made over the API as jobctl-worker makes it, with no Slurm behind it and no GPU to take work.
+  await apiPost('/v1/workers/register', { name: 'slurm-batch-4242',
+    capabilities: { gpus: [], cpu_cores: 8, memory_mb: 32768, instance: { id: '4242', provider: 'slurm', instance_type: 'batch' } } });
   await page.goto(`${base}/#/workers`);
   await page.waitForSelector('#workers-body tr[data-kind="cloud"]');
   await page.waitForSelector('#instances-table');
   const kinds = await page.$$eval('#workers-body tr', (trs) => trs.map((tr) => ({ kind: tr.dataset.kind, where: tr.querySelector('[data-col="where"]').textContent })));
   check(kinds.some((k) => k.kind === 'owned' && k.where.startsWith('owned')), `an owned worker is labelled owned (${JSON.stringify(kinds)})`);
   check(kinds.some((k) => k.kind === 'cloud' && /^cloud on-demand \S+:\S+ · instance /.test(k.where)), 'a cloud-instance worker names its offer and instance');
+  check(kinds.some((k) => k.kind === 'slurm' && k.where === 'Slurm batch job 4242 · partition batch'), 'a Slurm worker names its batch job and partition');
   const cloudCount = kinds.filter((k) => k.kind === 'cloud').length;
   const summary = await page.textContent('#workers-count');
-  check(summary.includes(`${cloudCount} on cloud instances`) && !summary.includes(' 0 on cloud'), `the summary counts them (${summary})`);
+  check(summary.includes(`${cloudCount} on cloud instances`) && !summary.includes(' 0 on cloud') && summary.includes('1 in Slurm batch jobs'),
+    `the summary counts them (${summary})`);
   await readsAsProduct(page, 'workers');
   await shot(page, 'realistic-workers');
 

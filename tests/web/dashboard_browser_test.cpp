@@ -12,8 +12,9 @@
 //       finished, failed, moved from a cloud instance to the owned GPU, command jobs and one still
 //       running; a screenshot of every page, and checks that each reads as a product (human
 //       headers and units, no raw API names, placement and cost in the list, worker kinds).
-//       No Slurm worker: that needs the fake Slurm tools of tests/e2e's Slurm fixture and a job
-//       of its own; the Workers page's Slurm label is checked by its own rule (workers.js).
+//       The Slurm worker is a registration as a worker in a Slurm batch job makes it (provider
+//       "slurm"), made over the API with no Slurm behind it: a real batch job needs tests/e2e's
+//       fake Slurm tools and a job of its own.
 //   FirstRunOfStartScript  the service as a user first sees it: scripts/start.sh --no-build (the
 //       simulated cloud, jobctld with its configuration, a local worker, the first Fashion-MNIST
 //       job), then that job's page with its loss chart drawn from the API's data.
