@@ -99,6 +99,14 @@ void list_jobs(jobs::JobService& svc, const net::HttpRequest& req, const net::Re
       json summary = job_summary_json(j);
       auto w = waits->find(j.id);
       summary["waiting"] = w == waits->end() ? json(nullptr) : wait_json(w->second);
+      // Where it is placed and what it cost so far, for a list that shows them: the placement
+      // document's chosen row only (the whole document is GET /v1/jobs/{id}'s), and the cost as
+      // the job object gives it.
+      summary["placement"] = j.chosen ? json{{"chosen", j.chosen->row}} : json(nullptr);
+      auto c = page->costs.find(j.id);
+      const store::LedgerJobTotal cost = c == page->costs.end() ? store::LedgerJobTotal{} : c->second;
+      summary["cost"] = {{"usd", cost.usd}, {"on_demand_usd", cost.on_demand_usd},
+                         {"saved_usd", cost.on_demand_usd - cost.usd}};
       jobs.push_back(std::move(summary));
     }
     return json{{"jobs", std::move(jobs)},

@@ -103,6 +103,11 @@ Expected<JobPage> JobCommands::list_jobs(const JobListRequest& request) {
     page.jobs.pop_back();
     page.next_after = page.jobs.back().id;
   }
+  if (!page.jobs.empty()) {
+    auto costs = store_.ledger_job_totals(page.jobs.front().id, page.jobs.back().id);
+    if (!costs) return costs.error();
+    page.costs = std::move(*costs);
+  }
   return page;
 }
 

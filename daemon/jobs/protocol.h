@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,7 @@ struct SubmitContext {
 struct JobPage {
   std::vector<JobRow> jobs;            // without spec_json
   std::optional<int64_t> next_after;   // pass as `after` for the next page; none when done
+  std::map<int64_t, store::LedgerJobTotal> costs;  // billed so far, by job id (none: nothing billed)
 };
 
 struct JobDetail {

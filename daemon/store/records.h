@@ -230,6 +230,12 @@ struct LedgerRecord {
   bool open = false;
 };
 
+// One job's billed total (Store::ledger_job_totals).
+struct LedgerJobTotal {
+  double usd = 0;
+  double on_demand_usd = 0;
+};
+
 // A persisted efficiency calibration (cost/efficiency_calibrator.h; migrations 2 and 9).
 struct CalibrationRecord {
   std::string gpu_model;

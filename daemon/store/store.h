@@ -344,6 +344,10 @@ class Store {
   Expected<std::vector<LedgerRecord>> ledger_rows_of_job(int64_t job_id);
   // The total billed for one job, open rows up to now.
   Expected<double> ledger_job_total_usd(int64_t job_id);
+  // What each job with ids in [first_id, last_id] was billed so far (open rows up to now), and
+  // the same time at on-demand prices; jobs with no ledger rows are absent. One query for a page
+  // of the job list.
+  Expected<std::map<int64_t, LedgerJobTotal>> ledger_job_totals(int64_t first_id, int64_t last_id);
   // Total billed per resource, for resources whose name starts with `prefix` ("instance:"), open
   // rows up to now.
   Expected<std::map<std::string, double>> ledger_totals_by_resource(std::string_view prefix);

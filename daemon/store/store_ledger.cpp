@@ -111,6 +111,25 @@ Expected<double> Store::ledger_job_total_usd(int64_t job_id) {
   return (**p).column_double(0);
 }
 
+Expected<std::map<int64_t, LedgerJobTotal>> Store::ledger_job_totals(int64_t first_id, int64_t last_id) {
+  auto r = reader();
+  if (!r) return r.error();
+  // An open row's on-demand dollars, as bill_open_row computes them.
+  auto p = (**r).prepare(std::string("SELECT job_id, SUM(") + kUsd +
+                         "), SUM(CASE WHEN open THEN ((MAX(start_ms, ?1) - start_ms + 999) / 1000) * "
+                         "on_demand_usd_per_hour / 3600.0 ELSE on_demand_usd END) FROM ledger "
+                         "WHERE job_id BETWEEN ?2 AND ?3 GROUP BY job_id");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  s->bind(1, clock_.now_ms()).bind(2, first_id).bind(3, last_id);
+  std::map<int64_t, LedgerJobTotal> out;
+  Status read = for_each_row(*s, [&out](const Statement& row) {
+    out[row.column_int64(0)] = LedgerJobTotal{row.column_double(1), row.column_double(2)};
+  });
+  if (!read) return std::move(read).error();
+  return out;
+}
+
 Expected<std::map<std::string, double>> Store::ledger_totals_by_resource(std::string_view prefix) {
   auto r = reader();
   if (!r) return r.error();

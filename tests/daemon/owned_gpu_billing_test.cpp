@@ -277,6 +277,30 @@ TEST(LeaseLedger, OpenCloseAndANewGrantClosesTheOldLease) {
   EXPECT_EQ(ledger::owned_resources(3, {2}), (std::vector<std::string>{"local:3:gpu2"})) << "the GPU the lease took";
 }
 
+// The job list's cost so far (GET /v1/jobs "cost"): one query for the page, the same figures as
+// the job's own segments give (open leases billed up to now), nothing for a job never billed.
+TEST(LeaseLedger, TheJobListCarriesWhatEachJobCostSoFar) {
+  PlacementFixture f;
+  const int64_t billed_job = f.submit(mlp_spec());
+  const int64_t unbilled_job = f.submit(mlp_spec());
+  const int64_t t0 = f.clock.now_ms();
+  ASSERT_TRUE(f.db->write([&](store::WriteTxn& txn) {
+    return ledger::open_lease_in(txn, ledger::OwnedLease{billed_job, 7, t0, {0, 1}, 1.8, "alice"});
+  }));
+  f.clock.advance_ms(4'200);
+  auto page = f.svc->list_jobs(jobs::JobListRequest{});
+  ASSERT_TRUE(page) << page.error().message;
+  ASSERT_EQ(page->jobs.size(), 2u);
+  ASSERT_EQ(page->costs.count(billed_job), 1u);
+  EXPECT_EQ(page->costs.count(unbilled_job), 0u);
+  auto rows = f.db->ledger_rows_of_job(billed_job);
+  ASSERT_TRUE(rows);
+  const ledger::JobCost cost = ledger::job_cost(*rows);
+  EXPECT_NEAR(page->costs[billed_job].usd, 2 * 5 * 1.8 / 3600, 1e-12) << "two GPUs, 4.2 s billed as 5";
+  EXPECT_NEAR(page->costs[billed_job].usd, cost.usd, 1e-12);
+  EXPECT_NEAR(page->costs[billed_job].on_demand_usd, cost.on_demand_usd, 1e-12);
+}
+
 // GET /v1/jobs/{id} "runtime": the chosen option's estimate against the actual hours.
 TEST(OwnedGpuBilling, EstimatedAgainstActualRuntime) {
   PlacementFixture f;

@@ -7,6 +7,14 @@
 //       root it finds next to its binary) and a real jobctl-worker (--device cpu): the whole
 //       dashboard. A second jobctld runs with --auth and a user token from `jobctld --create-token`,
 //       for the token entry.
+//   EveryPageInARealisticState  jobctld with its provisioner on jobctl-cloudsim (cloud instances
+//       run the real worker), an owned worker with a faked V100 that runs command jobs: jobs that
+//       finished, failed, moved from a cloud instance to the owned GPU, command jobs and one still
+//       running; a screenshot of every page, and checks that each reads as a product (human
+//       headers and units, no raw API names, placement and cost in the list, worker kinds).
+//       The Slurm worker is a registration as a worker in a Slurm batch job makes it (provider
+//       "slurm"), made over the API with no Slurm behind it: a real batch job needs tests/e2e's
+//       fake Slurm tools and a job of its own.
 //   FirstRunOfStartScript  the service as a user first sees it: scripts/start.sh --no-build (the
 //       simulated cloud, jobctld with its configuration, a local worker, the first Fashion-MNIST
 //       job), then that job's page with its loss chart drawn from the API's data.
@@ -20,6 +28,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include <nlohmann/json.hpp>
@@ -99,6 +108,55 @@ TEST(DashboardBrowser, SubmitWatchDetailChartsAndScreenshots) {
   EXPECT_TRUE(dst && dst->success()) << daemon.output();
   auto ast = auth_daemon.stop(SIGTERM, 30s);
   EXPECT_TRUE(ast && ast->success()) << auth_daemon.output();
+}
+
+TEST(DashboardBrowser, EveryPageInARealisticState) {
+  const BrowserTools tools;
+  if (const auto why = tools.missing(); !why.empty()) JOBCTL_SKIP_UNLESS_CI(why);
+  const std::string jobctld = env("JOBCTLD"), worker_bin = env("JOBCTL_WORKER"), train = env("JOBCTL_TRAIN"),
+                    cloudsim_bin = env("JOBCTL_CLOUDSIM");
+  ASSERT_FALSE(jobctld.empty() || worker_bin.empty() || train.empty() || cloudsim_bin.empty())
+      << "JOBCTLD, JOBCTL_WORKER, JOBCTL_TRAIN, JOBCTL_CLOUDSIM are set by ctest";
+  jobctl::testing::TempDir tmp;
+
+  // The simulated cloud at F = 60; its instances run the real worker on the CPU.
+  const auto quote = [](const std::string& s) { return "'" + s + "'"; };
+  Process cloudsim({cloudsim_bin, "--listen", "127.0.0.1:0", "--state-dir", tmp.file("cloudsim"), "--time-factor", "60",
+                    "--notice-seconds", "600", "--worker-command",
+                    quote(worker_bin) + " --trainer " + quote(train) + " --device cpu --threads 1 --wait-s 2 --notice-interval-ms 200"});
+  ASSERT_TRUE(cloudsim.ok());
+  const auto sim_started = jobctl::testing::listening_line(cloudsim, 30s);
+  ASSERT_FALSE(sim_started.is_null()) << cloudsim.output();
+  // The provisioner on it; one owned V100 priced for the cost model; moves re-evaluated every
+  // second and priced as this machine does them, so a move of seconds pays off.
+  const nlohmann::json config = {
+      {"cloud", {{"provider", "sim"}, {"tag", "dash"}, {"poll_s", 1}, {"idle_timeout_s", 3},
+                 {"sim", {{"url", sim_started["url"]}}}}},
+      {"cost", {{"local_gpus", {{{"gpu_model", "V100"}, {"count", 1}, {"purchase_usd", 2000}}}}}},
+      {"placement", {{"clouds", {"aws"}}, {"reevaluate_s", 1}, {"provision_hours", 0}, {"warmup_hours", 0},
+                     {"checkpoint_fixed_seconds", 0}}}};
+  const std::string config_path = tmp.file("jobctld.json");
+  std::ofstream(config_path) << config.dump() << "\n";
+  Process daemon({jobctld, "--listen", "127.0.0.1:0", "--data-dir", tmp.file("data"), "--heartbeat-interval-s", "1",
+                  "--config", config_path});
+  ASSERT_TRUE(daemon.ok());
+  const auto started = jobctl::testing::listening_line(daemon, 60s);
+  ASSERT_FALSE(started.is_null()) << "jobctld did not start\n" << daemon.output();
+  const std::string url = started["url"];
+  Process owned({worker_bin, "--server", url, "--name", "owned-v100", "--trainer", train, "--work-dir", tmp.file("owned"),
+                 "--fake-gpus", (tools.source / "tests/fixtures/nvidia-smi/v100-sxm2-16gb").string(), "--threads", "1",
+                 "--wait-s", "2", "--allow-commands"});
+  ASSERT_TRUE(owned.ok());
+
+  const auto script = tools.run_script("tests/web/dashboard_browser.mjs",
+                                       {"--url", url, "--artifacts", artifacts_dir(tmp).string(), "--realistic", "1"});
+  EXPECT_TRUE(script.success()) << script.describe() << "\n" << script.err << "\n--- owned worker:\n" << owned.output()
+                                << "\n--- daemon:\n" << daemon.output() << "\n--- cloudsim:\n" << cloudsim.output();
+  auto wst = owned.stop(SIGTERM, 30s);
+  EXPECT_TRUE(wst && wst->success()) << owned.output();
+  auto dst = daemon.stop(SIGTERM, 30s);
+  EXPECT_TRUE(dst && dst->success()) << daemon.output();
+  (void)cloudsim.stop(SIGTERM, 30s);
 }
 
 // The README's first run: scripts/start.sh starts the simulated cloud, jobctld with its

@@ -2,6 +2,7 @@
 // entry, the daemon's health line. Each view is mount(main, params) -> unmount function; the
 // shell unmounts the previous view (stopping its polling) before mounting the next.
 import { api, getToken, onStatus, setToken } from './api.js';
+import { plural } from './format.js';
 import { mountJobs } from './views/jobs.js';
 import { mountJobDetail } from './views/job_detail.js';
 import { mountWorkers } from './views/workers.js';
@@ -74,7 +75,7 @@ async function health() {
   const el = document.getElementById('health');
   try {
     const hz = await api('GET', '/healthz');
-    el.textContent = `jobctld ${hz.version} · ${hz.queued} queued · ${hz.waiting_workers} workers waiting`;
+    el.textContent = `jobctld ${hz.version} · ${hz.queued} queued · ${plural(hz.waiting_workers, 'worker')} waiting for work`;
   } catch (e) {
     el.textContent = `jobctld: ${e.message}`;
   }

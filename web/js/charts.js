@@ -19,7 +19,9 @@ export function chartFigure(id, label) {
 
 // Draws or updates a line chart on `canvas`. series: [{label, points: [{x, y}], dashed?, stepped?}].
 // Returns the Chart, or null when Chart.js is not installed.
-export function lineChart(canvas, series, { xLabel, yLabel, xType = 'linear', yMin, note, emptyText, xFormat } = {}) {
+// xMin/yMin/yMax pin an axis end (a step axis starts at 0, accuracy runs 0..1), so that a curve
+// of one point is drawn against a sensible range rather than one Chart.js invents around it.
+export function lineChart(canvas, series, { xLabel, yLabel, xType = 'linear', xMin, yMin, yMax, note, emptyText, xFormat, yFormat } = {}) {
   if (note) note.textContent = '';
   if (!chartsAvailable()) {
     if (note) note.textContent = 'Charts need Chart.js: install Debian\'s libjs-chart.js (scripts/setup.sh) and rebuild.';
@@ -53,9 +55,10 @@ export function lineChart(canvas, series, { xLabel, yLabel, xType = 'linear', yM
       maintainAspectRatio: false,
       interaction: { mode: 'nearest', intersect: false },
       scales: {
-        x: { type: xType, title: { display: !!xLabel, text: xLabel },
+        x: { type: xType, title: { display: !!xLabel, text: xLabel }, min: xMin,
              ticks: xFormat ? { callback: (v) => xFormat(v) } : {} },
-        y: { title: { display: !!yLabel, text: yLabel }, min: yMin },
+        y: { title: { display: !!yLabel, text: yLabel }, min: yMin, max: yMax,
+             ticks: yFormat ? { callback: (v) => yFormat(v) } : {} },
       },
       plugins: { legend: { position: 'bottom' } },
     },

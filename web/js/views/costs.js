@@ -4,7 +4,7 @@
 // plainly when this daemon does not serve its report; nothing is made up. The fleet plan
 // (GET /v1/reports/plan) replays the jobs of a recent period with more owned GPUs of a model.
 import { api, optional, ApiError } from '../api.js';
-import { clear, h, num, objectTable, pct, usd } from '../format.js';
+import { clear, duration, h, num, objectTable, optionText, pct, plural, usd, usdPerHour, usdTick } from '../format.js';
 import { chartFigure, lineChart } from '../charts.js';
 import { poll } from './poll.js';
 
@@ -98,7 +98,14 @@ export function mountCosts(main) {
       renderPlan(rep, planBody);
     } catch (e) {
       if (seq !== planSeq) return;
-      // An empty or too short history, or a bad field, is said as the daemon says it.
+      // No history to replay is not an error: the plan needs GPU jobs that ran in the period.
+      if (e instanceof ApiError && e.status === 400 && e.field === 'from') {
+        planErr.hidden = true;
+        clear(planBody, h('p', { class: 'muted empty', id: 'plan-empty' },
+          `Nothing to plan from yet: no GPU jobs ran in the last ${planned.days || 30} days. The plan replays past GPU jobs with more owned GPUs; it appears here once some have run.`));
+        return;
+      }
+      // A bad field is said as the daemon says it.
       planErr.hidden = false;
       planErr.textContent = `Fleet plan: ${e.message}${e.field ? ` (field: ${e.field})` : ''}`;
       clear(planBody);
@@ -120,10 +127,18 @@ const PERIODS = {
 };
 let period = 'day';
 
-function groupRow(g) {
-  const savings = typeof g.savings_usd === 'number' ? g.savings_usd : (g.on_demand_usd ?? 0) - (g.usd ?? 0);
-  return { key: g.key, hours: typeof g.seconds === 'number' ? (g.seconds / 3600).toFixed(2) : undefined,
-           spent: usd(g.usd), all_on_demand: usd(g.on_demand_usd), saved: usd(savings) };
+const savingsOf = (g) => (typeof g.savings_usd === 'number' ? g.savings_usd : (g.on_demand_usd ?? 0) - (g.usd ?? 0));
+// The spend table's columns; the first is headed by what the report groups by.
+function groupColumns(groupBy) {
+  const key = { placement: ['Placement', (v) => optionText(v)], job: ['Job', (v) => (v ? `#${v}` : '—')], user: ['User', (v) => v || '—'] }[groupBy]
+    || ['Group', (v) => v ?? '—'];
+  return [
+    ['key', ...key],
+    ['seconds', 'Time', (v) => duration(v)],
+    ['usd', 'Spent', usd],
+    ['on_demand_usd', 'All on-demand', usd],
+    ['savings_usd', 'Saved', (v, g) => usd(savingsOf(g))],
+  ];
 }
 
 async function spendReport(params) {
@@ -151,14 +166,14 @@ async function renderSpendView(facts, chart, table) {
     return;
   }
   const t = rep.total || {};
-  const savings = typeof t.savings_usd === 'number' ? t.savings_usd : (t.on_demand_usd ?? 0) - (t.usd ?? 0);
+  const savings = savingsOf(t);
   clear(facts, h('dl', { class: 'facts', id: 'spend-totals' },
     h('dt', {}, 'Period'), h('dd', {}, ranged ? p.label : `${new Date(rep.from_ms).toLocaleString()} – ${new Date(rep.to_ms).toLocaleString()}`),
     h('dt', {}, 'Spent'), h('dd', {}, usd(t.usd)),
     h('dt', {}, 'All on-demand would have cost'), h('dd', {}, usd(t.on_demand_usd)),
     h('dt', {}, 'Saved'), h('dd', {}, `${usd(savings)}${t.on_demand_usd > 0 ? ` (${pct(savings / t.on_demand_usd)})` : ''}`)));
   const groups = rep.groups || [];
-  clear(table, groups.length ? objectTable(groups.map(groupRow), { caption: `By ${rep.group_by || 'group'}` })
+  clear(table, groups.length ? objectTable(groups, { caption: `By ${rep.group_by || 'group'}`, columns: groupColumns(rep.group_by), id: 'spend-groups' })
                              : h('p', { class: 'muted' }, 'Nothing spent in this period.'));
   chart.figure.hidden = false;
   if (!ranged) {
@@ -182,7 +197,7 @@ async function renderSpendView(facts, chart, table) {
   lineChart(chart.canvas, [
     { label: 'spent (cumulative)', points: spent },
     { label: 'all on-demand (cumulative)', points: od, dashed: true },
-  ], { xLabel: 'time', yLabel: 'USD', note: chart.note, xFormat: fmt });
+  ], { xLabel: 'time', yLabel: 'USD', yMin: 0, yFormat: usdTick, note: chart.note, xFormat: fmt });
 }
 
 export function periodSelect(onChange) {
@@ -220,8 +235,8 @@ function renderBreakeven(rep, el, serverUtil) {
         h('dt', {}, 'Hours per month to break even'), h('dd', {}, r.breakeven_hours_per_month != null ? `${num(r.breakeven_hours_per_month, 4)} h` : 'never'),
         h('dt', {}, serverUtil ? `Payback at ${pct(utilisation)}` : `Payback (at ${pct(r.local?.utilisation)})`),
         h('dd', {}, r.payback_months != null ? `${num(r.payback_months, 3)} months` : 'never'),
-        h('dt', {}, 'Owned, amortised'), h('dd', {}, `${usd(r.local_amortised_usd_per_hour)}/h`),
-        h('dt', {}, 'Cloud on-demand / spot'), h('dd', {}, `${usd(r.cloud_on_demand_usd_per_hour)}/h · ${r.cloud_spot_usd_per_hour != null ? `${usd(r.cloud_spot_usd_per_hour)}/h` : '—'}`)),
+        h('dt', {}, 'Owned, amortised'), h('dd', {}, usdPerHour(r.local_amortised_usd_per_hour)),
+        h('dt', {}, 'Cloud on-demand / spot'), h('dd', {}, `${usdPerHour(r.cloud_on_demand_usd_per_hour)} · ${r.cloud_spot_usd_per_hour ? usdPerHour(r.cloud_spot_usd_per_hour) : 'no spot market'}`)),
       fig.figure));
     requestAnimationFrame(() => lineChart(fig.canvas, [
       { label: 'owned, amortised', points: line('local_amortised_usd_per_hour') },
@@ -229,7 +244,7 @@ function renderBreakeven(rep, el, serverUtil) {
       { label: 'cloud on-demand', points: line('cloud_on_demand_usd_per_hour') },
       { label: 'cloud spot', points: line('cloud_spot_usd_per_hour') },
       { label: `your utilisation (${pct(utilisation)})`, points: marker, color: '#111827', dashed: true },
-    ], { xLabel: 'utilisation (%)', yLabel: 'USD per hour of use', note: fig.note }));
+    ], { xLabel: 'utilisation (%)', yLabel: 'USD per hour of use', yMin: 0, yFormat: usdTick, note: fig.note }));
   });
   clear(el, parts);
 }
@@ -251,25 +266,25 @@ function renderPlan(rep, el) {
   const fig = chartFigure('fleet-plan', `${rep.gpu}: total cost of the period by GPUs bought`);
   clear(el,
     h('dl', { class: 'facts', id: 'plan-facts' },
-      h('dt', {}, 'History'), h('dd', {}, `${rep.jobs} jobs, ${num(rep.demand_gpu_hours, 4)} GPU-hours in ${num(rep.period_hours / 24, 3)} days; at most ${num(rep.peak_concurrent_gpus, 3)} GPUs at once`),
+      h('dt', {}, 'History'), h('dd', {}, `${plural(rep.jobs, 'job')}, ${num(rep.demand_gpu_hours, 3)} GPU-hours in ${num(rep.period_hours / 24, 3)} days; at most ${plural(rep.peak_concurrent_gpus, 'GPU')} at once`),
       h('dt', {}, 'Today'), h('dd', {}, `${rep.assumptions?.owned_gpus_today ?? 0} owned: ${usd(today.total_usd)} replayed, ${usd(rep.ledger_usd)} in the ledger`),
       h('dt', {}, 'Cheapest'), h('dd', { id: 'plan-cheapest' }, rep.cheapest_extra_gpus > 0
         ? `buy ${rep.cheapest_extra_gpus}: ${usd(best.total_usd)}, saving ${usd(rep.saving_usd)} (${usd(rep.saving_usd_per_month)}/month)`
         : 'buy none: today\'s fleet is the cheapest'),
       h('dt', {}, 'Payback'), h('dd', {}, rep.payback_months != null ? `${num(rep.payback_months, 3)} months` : '—'),
-      h('dt', {}, 'Assumptions'), h('dd', {}, rep.assumptions?.text || '')),
+      h('dt', {}, 'Assumptions'), h('dd', { class: 'prose' }, rep.assumptions?.text || '')),
     fig.figure,
-    objectTable(rows.map((r) => ({ buy: r.extra_gpus, owned: r.owned_gpus, total: usd(r.total_usd), purchase: usd(r.purchase_usd),
-                                   power_and_maintenance: usd((r.power_usd || 0) + (r.maintenance_usd || 0)), cloud: usd(r.cloud_usd),
-                                   utilisation: pct(r.utilisation), jobs_owned: r.jobs_owned, jobs_cloud: r.jobs_cloud,
-                                   waited: r.jobs_waited, deadlines_missed: r.deadlines_missed })),
-                { caption: 'Replay by GPUs bought' }));
+    objectTable(rows, { caption: 'Replay by GPUs bought', id: 'plan-table', columns: [
+      ['extra_gpus', 'GPUs bought', String], ['owned_gpus', 'Owned then', String], ['total_usd', 'Total cost', usd],
+      ['purchase_usd', 'Purchase', usd], ['power_usd', 'Power and maintenance', (v, r) => usd((r.power_usd || 0) + (r.maintenance_usd || 0))],
+      ['cloud_usd', 'Cloud', usd], ['utilisation', 'Owned GPU use', pct], ['jobs_owned', 'Jobs on owned GPUs', String],
+      ['jobs_cloud', 'Jobs on cloud', String], ['jobs_waited', 'Jobs that waited', String], ['deadlines_missed', 'Deadlines missed', String]] }));
   const top = Math.max(0, ...rows.map((r) => r.total_usd || 0));
   requestAnimationFrame(() => lineChart(fig.canvas, [
     { label: 'total cost', points: rows.map((r) => ({ x: r.extra_gpus, y: r.total_usd })) },
     { label: 'cloud', points: rows.map((r) => ({ x: r.extra_gpus, y: r.cloud_usd })), dashed: true },
     { label: 'today\'s fleet', points: [{ x: 0, y: 0 }, { x: 0, y: top }], color: '#111827', dashed: true },
     { label: `cheapest (${rep.cheapest_extra_gpus})`, points: [{ x: rep.cheapest_extra_gpus, y: 0 }, { x: rep.cheapest_extra_gpus, y: top }], color: '#16a34a', dashed: true },
-  ], { xLabel: 'GPUs bought', yLabel: 'USD over the period', yMin: 0, note: fig.note,
+  ], { xLabel: 'GPUs bought', yLabel: 'USD over the period', yMin: 0, yFormat: usdTick, note: fig.note,
        xFormat: (v) => (Number.isInteger(v) ? String(v) : '') }));
 }

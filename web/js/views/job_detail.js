@@ -5,7 +5,7 @@
 // as it runs, each line with the time its worker read it (GET /v1/jobs/{id}/log, followed from
 // the last line read; the whole file from GET /v1/jobs/{id}/log/download). Polled every 2 s.
 import { api, download, optional, ApiError } from '../api.js';
-import { TERMINAL, clear, count, duration, h, jobCost, num, objectTable, pct, placementText, stateBadge, time, usd, cell } from '../format.js';
+import { TERMINAL, clear, count, duration, fieldLabel, fieldText, gpuText, h, jobCost, num, objectTable, optionText, pct, placementText, plural, stateBadge, time, usd, usdPerHour, cell } from '../format.js';
 import { chartFigure, lineChart } from '../charts.js';
 import { poll } from './poll.js';
 
@@ -16,6 +16,9 @@ export function mountJobDetail(main, id) {
   const loss = chartFigure('loss', `Job ${id}: loss by step`);
   const acc = chartFigure('accuracy', `Job ${id}: test accuracy by step`);
   const timeline = h('ol', { class: 'timeline', id: 'timeline' });
+  // A command job whose program reports no loss has no curves to show: the section is hidden.
+  const curves = h('section', { 'aria-labelledby': 'curves-h', id: 'curves' }, h('h3', { id: 'curves-h' }, 'Training curves'),
+    h('div', { class: 'charts' }, loss.figure, acc.figure));
   const placement = h('div', { id: 'placement' });
   const checkpoints = h('div', { id: 'checkpoints' });
   const outputs = h('div', { id: 'outputs' });
@@ -30,8 +33,7 @@ export function mountJobDetail(main, id) {
     h('p', {}, h('a', { href: '#/jobs' }, '← all jobs')),
     title, error,
     summary,
-    h('section', { 'aria-labelledby': 'curves-h' }, h('h3', { id: 'curves-h' }, 'Training curves'),
-      h('div', { class: 'charts' }, loss.figure, acc.figure)),
+    curves,
     h('div', { class: 'columns' },
       h('section', { 'aria-labelledby': 'events-h' }, h('h3', { id: 'events-h' }, 'Events'), timeline),
       h('section', { 'aria-labelledby': 'cost-h' }, h('h3', { id: 'cost-h' }, 'Cost'), cost)),
@@ -63,6 +65,10 @@ export function mountJobDetail(main, id) {
       }
     }
     if (log) logNext = Math.max(logNext, log.next);
+    if (logLines === 0) {
+      output.textContent = TERMINAL.has(job.state) ? 'The job printed nothing.'
+        : (job.state === 'running' ? 'No output yet.' : 'No output yet: the job has not started.');
+    }
     const [hist, ckpts, outs] = await Promise.all([
       optional(`/v1/jobs/${id}/progress`),
       optional(`/v1/jobs/${id}/checkpoints`).catch((e) => ({ error: e })),
@@ -78,6 +84,7 @@ export function mountJobDetail(main, id) {
     });
     // A command job's program reports accuracy or not: its chart is shown only when it does.
     acc.figure.hidden = !reportsAccuracy(job, hist);
+    curves.hidden = !job.spec?.model && !reportsLoss(job, hist);
     renderCurves(job, hist, loss, acc);
     renderTimeline(timeline, job.events || []);
     renderPlacement(placement, job.placement);
@@ -111,6 +118,12 @@ export function reportsAccuracy(job, hist) {
   if (job.spec?.model) return true;
   if (typeof job.result?.test_accuracy === 'number' || typeof job.progress?.test_accuracy === 'number') return true;
   return ((hist && hist.points) || []).some((pt) => typeof pt.progress?.test_accuracy === 'number');
+}
+
+// Whether the job has a loss to chart (a command job's program may report none).
+function reportsLoss(job, hist) {
+  if (typeof job.result?.final_loss === 'number' || typeof job.progress?.loss === 'number') return true;
+  return ((hist && hist.points) || []).some((pt) => typeof pt.progress?.loss === 'number');
 }
 
 // A command as a shell would show it: arguments with spaces or quotes in JSON quotes.
@@ -150,6 +163,17 @@ function runtimeText(rt) {
   return `estimated ${duration(rt.estimated_hours * 3600)}${rt.basis === 'history' ? ' (from earlier runs)' : ''}${actual}${error}`;
 }
 
+// Whole epochs done: the result's on success; else the heartbeat's count, or what its step says
+// when that is more (a resumed run's first heartbeats come before its first epoch ends).
+export function epochsDone(job) {
+  const p = job.progress || {};
+  if (job.state === 'succeeded' && typeof job.result?.epochs === 'number') return job.result.epochs;
+  const counted = typeof p.epochs_done === 'number' ? p.epochs_done : 0;
+  const perEpoch = p.steps_per_epoch || (p.total_steps && job.spec?.train?.epochs ? p.total_steps / job.spec.train.epochs : 0);
+  const fromStep = perEpoch && typeof p.step === 'number' ? Math.floor(p.step / perEpoch) : 0;
+  return Math.max(counted, fromStep);
+}
+
 function renderSummary(el, job, cancel) {
   const p = job.progress || {};
   const r = job.result || {};
@@ -164,22 +188,22 @@ function renderSummary(el, job, cancel) {
       ['Bundle', bundleText(job)],
       ['Model', spec.model ? `${spec.model.kind} ${JSON.stringify(spec.model.hidden ?? [])}${spec.model.channels ? ` conv ${JSON.stringify(spec.model.channels)}` : ''}` : undefined],
       ['Data', spec.data ? spec.data.dataset : undefined],
-      ['Epochs', spec.train ? `${p.epochs_done ?? (job.state === 'succeeded' ? r.epochs : 0) ?? 0} of ${spec.train.epochs}` : undefined],
+      ['Epochs', spec.train ? `${epochsDone(job)} of ${spec.train.epochs}` : undefined],
       ['Step', p.total_steps ? `${job.state === 'succeeded' ? (r.steps ?? p.step) : (p.step ?? 0)} of ${p.total_steps}` : undefined],
       ['Resources', job.resources ? `${job.resources.gpu}${job.resources.gpus > 1 ? ` ×${job.resources.gpus}` : ''}${spec.resources?.gpus === 'auto' ? ' (gpus auto: the smallest count that fits where it is placed)' : ''}` : undefined],
       ['Device', p.device_name || p.device || r.device],
-      ['Worker', job.worker_id ? `#${job.worker_id} (lease epoch ${job.lease_epoch})` : undefined],
+      ['Worker', job.worker_id ? h('a', { href: '#/workers' }, `#${job.worker_id}`) : undefined],
       ['Recoveries', String(job.recoveries ?? 0)],
       ['Priority', String(job.priority)],
       ['Submitted', time(job.created_ms)],
       ['Updated', time(job.updated_ms)],
       ['Final loss', r.final_loss !== undefined ? num(r.final_loss) : undefined],
       ['Test accuracy', r.test_accuracy !== undefined ? pct(r.test_accuracy) : (p.test_accuracy !== undefined ? `${pct(p.test_accuracy)} (last epoch)` : undefined)],
-      ['Result', command && job.result ? h('span', { id: 'job-result' }, resultText(r)) : undefined],
+      ['Result', command && job.result && Object.keys(r).length ? h('span', { id: 'job-result' }, resultText(r)) : undefined],
       ['Runtime', runtimeText(job.runtime)],
       ['Elapsed', r.elapsed_s !== undefined ? duration(r.elapsed_s) : undefined],
-      ['Samples/s', p.samples_per_s !== undefined ? num(p.samples_per_s, 5) : undefined],
-      ['Error', job.error || undefined],
+      ['Throughput', p.samples_per_s !== undefined ? `${Math.round(p.samples_per_s).toLocaleString('en-US')} samples/s` : undefined],
+      ['Error', job.error ? h('span', { class: 'prose pre' }, job.error) : undefined],
     ]),
     TERMINAL.has(job.state) ? null : h('button', { type: 'button', class: 'danger', onclick: cancel }, 'Cancel job'));
 }
@@ -230,9 +254,10 @@ function renderCurves(job, hist, loss, acc) {
     { label: 'loss (step)', points: s.stepLoss },
     { label: 'train loss (epoch)', points: s.trainLoss, dashed: true },
     { label: 'test loss (epoch)', points: s.testLoss },
-  ], { xLabel: 'step', yLabel: 'loss', note: loss.note, emptyText: empty });
+  ], { xLabel: 'step', yLabel: 'loss', xMin: 0, yMin: 0, note: loss.note, emptyText: empty });
   lineChart(acc.canvas, [{ label: 'test accuracy', points: s.accuracy }],
-    { xLabel: 'step', yLabel: 'accuracy', note: acc.note, emptyText: 'Test accuracy appears after the first epoch.' });
+    { xLabel: 'step', yLabel: 'test accuracy', xMin: 0, yMin: 0, yMax: 1, yFormat: (v) => `${Math.round(v * 100)}%`,
+      note: acc.note, emptyText: 'Test accuracy appears after the first epoch.' });
   loss.canvas.dataset.points = String(s.stepLoss.length);
   acc.canvas.dataset.points = String(s.accuracy.length);
 }
@@ -246,8 +271,15 @@ function renderTimeline(el, events) {
   if (!events.length) el.append(h('li', {}, 'No events.'));
 }
 
+// An event's detail, field by field, in words and units ("Estimated time: 2.1 s").
+// The daemon's own sentences (reasons) are kept as written, marked class "prose".
 function detailText(d) {
-  return Object.entries(d).map(([k, v]) => `${k}: ${cell(v)}`).join(' · ');
+  // A time given both as text and in ms ("start", "start_ms") is shown once.
+  return Object.entries(d).filter(([k]) => !(`${k}_ms` in d)).map(([k, v], i) => [i ? ' · ' : '', `${fieldLabel(k)}: `,
+    k === 'reason' || k === 'error' ? h('span', { class: 'prose' }, String(v))
+      : (k === 'option' || k === 'to' || k === 'from' ? optionText(v)
+        : (k === 'gpus' && Array.isArray(v) ? (v.length ? v.map((i) => `#${i}`).join(', ') : 'none (CPU)')
+          : (k === 'gpu' ? gpuText(v) : fieldText(k, v))))]);
 }
 
 function renderPlacement(el, p) {
@@ -257,36 +289,39 @@ function renderPlacement(el, p) {
   }
   const cands = p.candidates || [];
   clear(el,
-    h('p', {}, h('strong', {}, 'Chosen: '), placementText(p) || '—', p.chosen?.estimated_cost_usd !== undefined ? ` · est. ${usd(p.chosen.estimated_cost_usd)}` : ''),
-    p.reason ? h('p', { id: 'placement-reason' }, h('strong', {}, 'Reason: '), p.reason) : null,
+    h('p', {}, h('strong', {}, 'Chosen: '), placementText(p) || '—', p.chosen?.estimated_cost_usd !== undefined ? ` · estimated ${usd(p.chosen.estimated_cost_usd)}` : ''),
+    p.reason ? h('p', { id: 'placement-reason' }, h('strong', {}, 'Reason: '), h('span', { class: 'prose' }, p.reason)) : null,
     p.workload ? h('p', { id: 'placement-workload' }, h('strong', {}, 'Workload: '), workloadText(p.workload)) : null,
     h('div', { class: 'table-wrap' }, h('table', { id: 'candidates' },
-      h('caption', {}, `${cands.length} candidates`),
+      h('caption', {}, `${plural(cands.length, 'option')} considered`),
       h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, ''),
-        CANDIDATE_COLUMNS.map(([key, label]) => h('th', { scope: 'col', 'data-col': key }, label)), h('th', { scope: 'col' }, 'why not'))),
+        CANDIDATE_COLUMNS.map(([key, label]) => h('th', { scope: 'col', 'data-col': key }, label)), h('th', { scope: 'col' }, 'Why not'))),
       h('tbody', {}, cands.map((c) => h('tr', { class: c.chosen ? 'chosen' : (c.rejected ? 'rejected' : '') },
         h('td', {}, c.chosen ? '✔ chosen' : ''),
         CANDIDATE_COLUMNS.map(([key, , show]) => h('td', { 'data-col': key }, show(c[key], c))),
-        h('td', {}, c.rejected || '')))))));
+        h('td', { class: 'wrap' }, c.rejected || '')))))));
 }
 
 // The candidate table's columns: [field of the placement document's row, heading, cell text].
 // Per option: the machine's GPUs, the GPUs the job takes there and its memory on each, then the
 // price, the time and the cost.
+// A row with no price (an offer with no spot market, an option not priced) shows "—" for its
+// figures rather than $0 and 0 s.
+const priced = (c) => c.option === 'local' || (typeof c.usd_per_hour === 'number' && c.usd_per_hour > 0);
+const orDash = (fmt) => (v, c) => (priced(c) && v !== null && v !== undefined ? fmt(v) : '—');
 export const CANDIDATE_COLUMNS = [
-  ['option', 'option', cell],
-  ['provider', 'provider', cell],
-  ['cloud', 'cloud', cell],
-  ['region', 'region', cell],
-  ['instance_type', 'instance type', cell],
-  ['gpu', 'gpu', cell],
-  ['gpus', 'machine GPUs', cell],
-  ['job_gpus', 'uses GPUs', cell],
+  ['option', 'Option', (v) => optionText(v)],
+  ['cloud', 'Cloud', (v, c) => (c.option === 'local' ? '—' : cell(v ?? c.provider))],
+  ['region', 'Region', cell],
+  ['instance_type', 'Instance type', cell],
+  ['gpu', 'GPU', (v) => h('span', { title: v || '' }, gpuText(v))],
+  ['gpus', 'Machine GPUs', (v) => (v > 0 ? String(v) : '—')],
+  ['job_gpus', 'Uses GPUs', (v) => (v > 0 ? String(v) : '—')],
   ['memory_gib_per_gpu', 'GiB per GPU', (v) => (typeof v === 'number' && v > 0 ? v.toFixed(1) : '—')],
-  ['usd_per_hour', 'usd per hour', usd],
-  ['estimated_hours', 'est. time', (v) => (typeof v === 'number' ? duration(v * 3600) : '—')],
-  ['estimated_cost_usd', 'est. cost', usd],
-  ['meets_deadline', 'meets deadline', cell],
+  ['usd_per_hour', 'Price', orDash(usdPerHour)],
+  ['estimated_hours', 'Estimated time', orDash((v) => duration(v * 3600))],
+  ['estimated_cost_usd', 'Estimated cost', orDash(usd)],
+  ['meets_deadline', 'Meets deadline', (v, c) => (priced(c) ? cell(v) : '—')],
 ];
 
 // What the job is to the cost model (the placement document's workload), one line.
@@ -304,15 +339,11 @@ function renderCheckpoints(el, ck) {
   if (ck && ck.error) { clear(el, h('p', { class: 'error' }, `Could not load checkpoints: ${ck.error.message}`)); return; }
   const rows = Array.isArray(ck) ? ck : (ck.checkpoints || []);
   if (!rows.length) { clear(el, h('p', { class: 'muted' }, 'No checkpoints stored for this job.')); return; }
-  const shaped = rows.map((r) => {
-    const out = { ...r };
-    if (typeof r.bytes === 'number') out.bytes = r.bytes >= 1 << 20 ? `${(r.bytes / (1 << 20)).toFixed(2)} MiB` : `${(r.bytes / 1024).toFixed(1)} KiB`;
-    if (typeof r.created_ms === 'number') { delete out.created_ms; out.created = time(r.created_ms); }
-    if (typeof r.epoch === 'number') { delete out.epoch; out.lease_epoch = r.epoch; }
-    delete out.url;
-    return out;
-  });
-  const table = objectTable(shaped, { caption: `${rows.length} checkpoints, newest first`, preferred: ['step', 'bytes', 'crc32c', 'created', 'lease_epoch', 'worker_id'] });
+  const size = (b) => (b >= 1 << 20 ? `${(b / (1 << 20)).toFixed(2)} MiB` : `${(b / 1024).toFixed(1)} KiB`);
+  const table = objectTable(rows, { caption: `${plural(rows.length, 'checkpoint')}, newest first`, columns: [
+    ['step', 'Step', cell], ['bytes', 'Size', (v) => (typeof v === 'number' ? size(v) : '—')],
+    ['created_ms', 'Saved', (v) => time(v)], ['worker_id', 'By worker', (v) => (v ? `#${v}` : '—')],
+    ['crc32c', 'CRC32C', cell]] });
   // The download button of each (the API's own url, fetched with the token: api.js download).
   const trs = table.querySelectorAll('tbody tr');
   rows.forEach((r, i) => {
@@ -338,8 +369,8 @@ function renderOutputs(el, id, outs) {
   if (!rows.length) { clear(el, h('p', { class: 'muted' }, 'No outputs stored for this job (files its program leaves in JOBCTL_OUTPUT_DIR).')); return; }
   const size = (b) => (b >= 1 << 20 ? `${(b / (1 << 20)).toFixed(2)} MiB` : `${(b / 1024).toFixed(1)} KiB`);
   clear(el, h('div', { class: 'table-wrap' }, h('table', { id: 'outputs-table' },
-    h('caption', {}, `${rows.length} files, ${size(outs.bytes || 0)}`),
-    h('thead', {}, h('tr', {}, ...['path', 'bytes', 'uploaded', ''].map((c) => h('th', { scope: 'col' }, c)))),
+    h('caption', {}, `${plural(rows.length, 'file')}, ${size(outs.bytes || 0)}`),
+    h('thead', {}, h('tr', {}, ...['File', 'Size', 'Uploaded', ''].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, ...rows.map((r) => {
       const failed = h('span', { class: 'error', role: 'status' });
       const save = async () => {
@@ -352,26 +383,35 @@ function renderOutputs(el, id, outs) {
     })))));
 }
 
+// "local:3" -> "owned worker #3", "instance:i-0abc" -> "instance i-0abc".
+function segmentWhere(where) {
+  const [kind, id] = String(where).split(/:(.*)/s);
+  if (kind === 'local') return `owned worker #${id.split(':')[0]}`;
+  if (kind === 'instance') return `instance ${id}`;
+  return where;
+}
+
 function renderCost(el, job) {
   const so = jobCost(job);
   const chosen = job.placement?.chosen;
+  const ran = (job.segments || []).length > 0;
   clear(el, dl([
-    ['Cost so far', so !== undefined ? usd(so) : 'not reported by this daemon'],
-    ['Price', chosen?.usd_per_hour !== undefined ? `${usd(chosen.usd_per_hour)}/h (${chosen.option})` : undefined],
+    ['Cost so far', so === undefined ? 'not reported by this daemon' : (ran ? usd(so) : 'nothing yet: it has not run')],
+    ['Price', chosen?.usd_per_hour !== undefined ? `${usdPerHour(chosen.usd_per_hour)} (${optionText(chosen.option)})` : undefined],
     ['Estimated', chosen?.estimated_cost_usd !== undefined ? `${usd(chosen.estimated_cost_usd)} over ${duration((chosen.estimated_hours ?? 0) * 3600)}${job.runtime?.basis === 'assumed' ? ' (an assumed hour)' : ''}` : undefined],
     ['Meets deadline', chosen?.meets_deadline !== undefined ? (chosen.meets_deadline ? 'yes' : 'no') : undefined],
-    ['All on-demand', typeof job.cost?.on_demand_usd === 'number' ? usd(job.cost.on_demand_usd) : undefined],
-    ['Saved', typeof job.cost?.saved_usd === 'number' ? usd(job.cost.saved_usd) : undefined],
+    ['All on-demand', ran && typeof job.cost?.on_demand_usd === 'number' ? usd(job.cost.on_demand_usd) : undefined],
+    ['Saved', ran && typeof job.cost?.saved_usd === 'number' ? usd(job.cost.saved_usd) : undefined],
   ]));
   // Where it ran: one row per machine and stretch (a move or a recovery starts a new one).
   const segments = job.segments || [];
   if (segments.length) {
-    el.append(h('table', { class: 'segments', id: 'segments' },
+    el.append(h('div', { class: 'table-wrap' }, h('table', { class: 'segments', id: 'segments' },
       h('caption', {}, 'Where it ran'),
-      h('thead', {}, h('tr', {}, ...['where', 'option', 'billed', 'cost', 'at on-demand'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('thead', {}, h('tr', {}, ...['Machine', 'Pricing', 'Time billed', 'Cost', 'On-demand'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, ...segments.map((seg) => h('tr', {},
-        h('td', {}, seg.where), h('td', {}, seg.option),
+        h('td', {}, segmentWhere(seg.where)), h('td', {}, optionText(seg.option)),
         h('td', {}, duration(seg.billed_seconds) + (seg.open ? ' (running)' : '')),
-        h('td', {}, usd(seg.usd)), h('td', {}, usd(seg.on_demand_usd)))))));
+        h('td', {}, usd(seg.usd)), h('td', {}, usd(seg.on_demand_usd))))))));
   }
 }

@@ -1,6 +1,6 @@
 // Jobs: the live list (GET /v1/jobs, every page), polled every 1.5 s, with filters and cancel.
 import { allJobs, api } from '../api.js';
-import { TERMINAL, STATES, clear, h, jobCost, num, placementText, stateBadge, usd, ago } from '../format.js';
+import { TERMINAL, STATES, clear, h, jobCost, num, placementText, plural, stateBadge, usd, ago } from '../format.js';
 import { poll, syncRows } from './poll.js';
 
 const filters = { state: '', text: '', where: '' };  // kept across navigations
@@ -15,9 +15,9 @@ export function mountJobs(main) {
   stateSel.value = filters.state;
   const textIn = h('input', { id: 'filter-text', type: 'search', placeholder: 'name or id', value: filters.text });
   const whereSel = h('select', { id: 'filter-where' },
-    h('option', { value: '' }, 'anywhere'), h('option', { value: 'local' }, 'local GPU/CPU'),
+    h('option', { value: '' }, 'anywhere'), h('option', { value: 'local' }, 'owned GPU/CPU'),
     h('option', { value: 'on_demand' }, 'cloud on-demand'), h('option', { value: 'spot' }, 'cloud spot'),
-    h('option', { value: 'none' }, 'not placed'));
+    h('option', { value: 'slurm' }, 'Slurm'), h('option', { value: 'none' }, 'not placed'));
   whereSel.value = filters.where;
 
   let jobs = [];
@@ -30,7 +30,7 @@ export function mountJobs(main) {
       if (filters.where && filters.where !== 'none' && opt !== filters.where) return false;
       return true;
     }).sort((a, b) => b.id - a.id);
-    count.textContent = `${shown.length} of ${jobs.length} jobs${filters.state ? ` in state ${filters.state}` : ''}`;
+    count.textContent = `${shown.length} of ${plural(jobs.length, 'job')}${filters.state ? ` in state ${filters.state}` : ''}`;
     syncRows(tbody, shown.map((j) => ({ key: String(j.id), sig: JSON.stringify(j), build: () => jobRow(j, cancel) })));
   };
   const refresh = async () => {
@@ -71,6 +71,14 @@ export function mountJobs(main) {
   return poll(refresh, 1500, showError);
 }
 
+// A failure on one line: its first line, and its last when that says more ("exit code 3 — error:
+// no such file" for a program's error and the tail of its log).
+function errorLine(error) {
+  const lines = error.split('\n').map((l) => l.trim()).filter(Boolean);
+  const first = lines[0].replace(/[;:,]?\s*log tail:?$/, '');
+  return lines.length > 1 ? `${first} — ${lines[lines.length - 1]}` : first;
+}
+
 function jobRow(j, cancel) {
   const p = j.progress || {};
   const total = p.total_steps || j.result?.steps;
@@ -82,16 +90,17 @@ function jobRow(j, cancel) {
     h('td', {}, h('a', { href: `#/jobs/${j.id}`, 'data-focus-key': `open-${j.id}` }, `#${j.id}`)),
     h('td', { class: 'name' }, j.name),
     h('td', { 'data-col': 'state' }, stateBadge(j.state)),
-    h('td', {}, placement || (j.placement ? 'decided' : '—')),
+    h('td', { 'data-col': 'placement' }, placement || '—'),
     h('td', { title: p.device_name || '' }, `${res.gpu ?? '—'}${res.gpus > 1 ? ` ×${res.gpus}` : ''}`, device ? h('span', { class: 'muted' }, ` · ${device}`) : null),
     h('td', { class: 'progress-cell' },
       j.waiting ? h('span', { class: 'waiting', 'data-col': 'waiting', title: `${j.waiting.reason} — expected start: ${j.waiting.expected_start_basis}` },
         `${j.waiting.position ? `#${j.waiting.position}/${j.waiting.queue_length}: ` : ''}${j.waiting.reason}`) : null,
       total ? h('progress', { max: total, value: step || 0, 'aria-label': `job ${j.id} progress` }) : null,
-      total ? ` ${step ?? 0}/${total}` : (j.waiting ? null : '—'),
+      total ? ` ${step ?? 0}/${total}` : (j.waiting || (j.state === 'failed' && j.error) ? null : '—'),
+      j.state === 'failed' && j.error ? h('span', { class: 'muted error-line', title: j.error }, errorLine(j.error)) : null,
       p.loss !== undefined || j.result?.final_loss !== undefined
         ? h('span', { class: 'muted' }, ` loss ${num(j.result?.final_loss ?? p.loss)}`) : null),
-    h('td', {}, usd(jobCost(j))),
+    h('td', { 'data-col': 'cost' }, j.placement || jobCost(j) > 0 ? usd(jobCost(j)) : '—'),
     h('td', {}, String(j.recoveries ?? 0)),
     h('td', { title: new Date(j.updated_ms).toLocaleString() }, ago(j.updated_ms)),
     h('td', {}, TERMINAL.has(j.state) ? null

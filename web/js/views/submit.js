@@ -1,9 +1,10 @@
 // Submit: a form for the job spec (docs/job-spec.md). It does no validation of its own: the API
 // validates (one parser for the API, the CLI and the trainer), and its error is shown as sent,
 // with the offending field marked (aria-invalid) and focused. Empty fields are left out so the
-// API's defaults apply; the spec about to be sent is shown, and may be edited as JSON.
+// API's defaults apply; the spec about to be sent is shown, and may be edited as JSON. As the spec
+// changes, the API quotes it (POST /v1/quote, debounced): where it would run, how long, the cost.
 import { api, ApiError } from '../api.js';
-import { clear, h } from '../format.js';
+import { clear, duration, h, placementText, usd, usdPerHour } from '../format.js';
 
 // [field path, label, kind, options]; kind: text | int | number | select | list (comma-separated
 // integers). `show`: when the field applies.
@@ -89,12 +90,29 @@ export function mountSubmit(main) {
   const done = h('p', { id: 'submit-result', role: 'status', 'aria-live': 'polite' });
   const button = h('button', { type: 'submit', id: 'submit-button' }, 'Submit job');
 
+  const quote = h('section', { id: 'quote', class: 'quote', 'aria-live': 'polite', 'aria-labelledby': 'quote-h' },
+    h('h3', { id: 'quote-h' }, 'Quote'), h('p', { class: 'muted', id: 'quote-body' }, 'Quoting…'));
+  let quoteTimer = null;
+  let quoteSeq = 0;
+  const requote = () => {
+    clearTimeout(quoteTimer);
+    quoteTimer = setTimeout(async () => {
+      const seq = ++quoteSeq;
+      const body = editRaw.checked ? specBox.value : JSON.stringify(buildSpec(values()));
+      let doc = null;
+      let err = null;
+      try { doc = await api('POST', '/v1/quote', body); } catch (e) { err = e; }
+      if (seq === quoteSeq) renderQuote(quote, doc, err);
+    }, 350);
+  };
+
   const values = () => Object.fromEntries([...inputs].map(([k, el]) => [k, el.value]));
   const sync = () => {
     const v = values();
     for (const [path, , , opt] of FIELDS) document.getElementById(`${idFor(path)}-row`).hidden = !!(opt.show && !opt.show(v));
     if (!editRaw.checked) specBox.value = JSON.stringify(buildSpec(v), null, 2);
     specBox.readOnly = !editRaw.checked;
+    requote();
   };
   const clearErrors = () => {
     error.hidden = true;
@@ -107,9 +125,9 @@ export function mountSubmit(main) {
     h('div', { class: 'field wide' },
       h('label', { for: 'f-spec' }, 'Spec to send (JSON)'), specBox,
       h('label', { class: 'inline' }, editRaw, ' edit the JSON directly')),
-    error, h('div', { class: 'actions' }, button), done);
+    quote, error, h('div', { class: 'actions' }, button), done);
 
-  form.addEventListener('input', (e) => { if (e.target !== specBox) sync(); });
+  form.addEventListener('input', (e) => { if (e.target !== specBox) sync(); else requote(); });
   form.addEventListener('change', (e) => { if (e.target !== specBox) sync(); });
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
@@ -152,5 +170,28 @@ export function mountSubmit(main) {
     h('p', { class: 'muted' }, 'Empty fields take the API\'s defaults (docs/job-spec.md). The daemon checks every value and its message is shown here as it is.'),
     form);
   sync();
-  return null;
+  return () => { clearTimeout(quoteTimer); quoteSeq += 1; };
+}
+
+// The quote: the option placement would choose now, its price, time and cost, and why; or why
+// the spec cannot be quoted yet (the API's message; the submit button shows it as an error).
+function renderQuote(el, doc, err) {
+  const head = el.querySelector('h3');
+  if (err) {
+    clear(el, head, h('p', { class: 'muted', id: 'quote-body' },
+      `No quote yet: ${err.message}${err.field ? ` (${err.field})` : ''}.`));
+    return;
+  }
+  const c = doc?.chosen;
+  if (!c) {
+    clear(el, head, h('p', { class: 'muted', id: 'quote-body' }, doc?.reason ? `Nowhere to run it now: ${doc.reason}` : 'No option can run this job now.'));
+    return;
+  }
+  clear(el, head,
+    h('dl', { class: 'facts', id: 'quote-body' },
+      h('dt', {}, 'Would run on'), h('dd', { id: 'quote-where' }, placementText(doc)),
+      h('dt', {}, 'Price'), h('dd', {}, usdPerHour(c.usd_per_hour)),
+      h('dt', {}, 'Estimated time'), h('dd', { id: 'quote-time' }, duration((c.estimated_hours ?? 0) * 3600)),
+      h('dt', {}, 'Estimated cost'), h('dd', { id: 'quote-cost' }, usd(c.estimated_cost_usd)),
+      doc.reason ? [h('dt', {}, 'Why'), h('dd', { class: 'prose' }, doc.reason)] : null));
 }
