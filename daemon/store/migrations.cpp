@@ -273,6 +273,13 @@ CREATE TABLE job_outputs (
 CREATE INDEX job_outputs_user ON job_outputs(user);
 )sql";
 
+// Version 18 (job arrays): a sweep's jobs share array_id, the id of its first job; NULL for a job
+// submitted alone. The index serves `GET /v1/jobs?array=ID` and cancelling an array.
+constexpr std::string_view kV18 = R"sql(
+ALTER TABLE jobs ADD COLUMN array_id INTEGER;
+CREATE INDEX jobs_array ON jobs(array_id, id) WHERE array_id IS NOT NULL;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -294,6 +301,7 @@ const std::vector<Migration>& migrations() {
       {15, "instances.dedicated", kV15},
       {16, "jobs.job_key", kV16},
       {17, "job_outputs", kV17},
+      {18, "jobs.array_id", kV18},
   };
   return list;
 }
