@@ -31,6 +31,13 @@ void answer(const net::Responder& respond, int ok_status, F&& fn) {
 
 // ---------------------------------------------------------------- jobs
 
+// A cancel's body: none, or `{}`.
+Status no_body(const net::HttpRequest& req) {
+  auto body = net::json_object_body(req, /*required=*/false);
+  if (!body) return body.error();
+  return net::only_keys(*body, {});
+}
+
 // A submit's body: a JSON spec, sent as JSON.
 Status check_spec_body(const net::HttpRequest& req) {
   if (req.body.empty()) return make_error(ErrorCode::invalid_argument, "a job spec (JSON) is required", "body");
@@ -94,9 +101,7 @@ void cancel_array(jobs::JobService& svc, const net::HttpRequest& req, const net:
   answer(respond, 200, [&]() -> Expected<json> {
     auto id = path_id(p, "id");
     if (!id) return id.error();
-    auto body = net::json_object_body(req, /*required=*/false);
-    if (!body) return body.error();
-    if (auto st = net::only_keys(*body, {}); !st) return st.error();
+    if (auto st = no_body(req); !st) return st.error();
     auto rows = svc.cancel_array(*id, caller_of(req).job_scope());  // a user cancels only their own
     if (!rows) return rows.error();
     json jobs = json::array();
@@ -177,9 +182,7 @@ void cancel_job(jobs::JobService& svc, const net::HttpRequest& req, const net::P
   answer(respond, 200, [&]() -> Expected<json> {
     auto id = path_id(p, "id");
     if (!id) return id.error();
-    auto body = net::json_object_body(req, /*required=*/false);
-    if (!body) return body.error();
-    if (auto st = net::only_keys(*body, {}); !st) return st.error();
+    if (auto st = no_body(req); !st) return st.error();
     auto job = svc.cancel_job(*id);
     if (!job) return job.error();
     return job_summary_json(*job);
