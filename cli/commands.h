@@ -57,6 +57,8 @@ struct SavedLogin {
 SavedLogin saved_login();
 // submit, ls, show, cancel, logs, workers, instances (talk to jobctld)
 void add_job_commands(CLI::App& app, CliContext& ctx);
+// launch (a task file: launch_command.cpp)
+void add_launch_command(CLI::App& app, CliContext& ctx);
 // simulate, report, quote, catalog (the cost model; simulate and report breakeven need no daemon)
 void add_cost_commands(CLI::App& app, CliContext& ctx);
 // webhook add/ls/rm/deliveries (a user's webhooks; webhook_commands.cpp)

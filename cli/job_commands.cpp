@@ -27,6 +27,7 @@
 #include "cli/commands.h"
 #include "cli/spec_builder.h"
 #include "cli/table.h"
+#include "cli/workdir_bundle.h"
 #include "client/api_client.h"
 
 namespace jobctl::cli {
@@ -123,9 +124,12 @@ std::string worker_cell(const json& job) {
 void print_job_table(CliContext& ctx, const json& jobs) {
   const int64_t now = SystemClock().now_ms();
   Table t({"ID", "NAME", "STATE", "PRIO", "WORKER", "AGE", "PROGRESS"});
-  for (const auto& j : jobs)
-    t.add_row({num(j["id"]), j.value("name", ""), j.value("state", ""), num(j["priority"]),
+  for (const auto& j : jobs) {
+    // A sweep's job says its array (a12): `jobctl ls --array a12` lists the array side by side.
+    const std::string array = j.contains("array_id") && j["array_id"].is_number() ? " (a" + num(j["array_id"]) + ")" : "";
+    t.add_row({num(j["id"]), j.value("name", "") + array, j.value("state", ""), num(j["priority"]),
                worker_cell(j), age(j.value("created_ms", int64_t{0}), now), progress_summary(j)});
+  }
   print_listing(ctx, t, "no jobs");
 }
 
@@ -377,16 +381,18 @@ void add_submit(CLI::App& app, CliContext& ctx) {
     json spec = must(ctx, build_spec(base, o->f));
     client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
     if (!o->workdir.empty()) {
-      bundle::BundleStats packed;
-      const std::string bytes =
-          must(ctx, bundle::pack_directory(o->workdir, static_cast<uint64_t>(o->workdir_limit_mb) << 20, &packed));
-      auto r = api.http().request("POST", "/v1/bundles", bytes, 0, {"Content-Type: application/octet-stream"});
-      if (!r) fail(ctx, r.error());
-      const json answer = must(ctx, client::json_from_response(*r));
-      spec["bundle"] = answer.value("bundle", "");
-      if (!json_output(ctx))
-        *ctx.err << "packed " << o->workdir << ": " << packed.files << " files, " << packed.file_bytes
-                 << " bytes, bundle " << packed.bundle_bytes << " bytes\n";
+      const PackedWorkdir packed =
+          must(ctx, pack_workdir(o->workdir, static_cast<uint64_t>(o->workdir_limit_mb) << 20));
+      spec["bundle"] = must(ctx, upload_bundle(api, packed));
+      if (!json_output(ctx)) *ctx.err << packed_summary(o->workdir, packed) << "\n";
+    }
+    if (spec.contains("sweep")) {  // a sweep: one job per case, a job array (docs/task-files.md)
+      if (o->wait) fail(ctx, make_error(ErrorCode::invalid_argument, "--wait waits for one job; a sweep is an array: "
+                                                                    "jobctl ls --array ID follows it", "--wait"));
+      json answer = must(ctx, api.submit_array(spec.dump()));
+      if (json_output(ctx)) return print_json(ctx, answer);
+      *ctx.out << "submitted array a" << answer["array_id"].get<int64_t>() << " (" << answer["jobs"].size() << " jobs)\n";
+      return;
     }
     json job = must(ctx, api.submit_job(spec.dump()));
     const int64_t id = job["id"];
@@ -412,12 +418,43 @@ void add_submit(CLI::App& app, CliContext& ctx) {
   });
 }
 
+// A job array's ID as the CLI writes it, "a12", or as the API does, "12".
+Expected<int64_t> parse_array_id(const std::string& text) {
+  auto id = parse_id(text.size() > 1 && text[0] == 'a' ? text.substr(1) : text);
+  if (!id) return make_error(ErrorCode::invalid_argument, "an array ID is a12 or 12 (got '" + text + "')", "--array");
+  return id;
+}
+
+// A sweep's jobs side by side: each case's parameters, state, result and cost (each job's detail,
+// GET /v1/jobs/{id}, has its parameters and its cost).
+void print_array_table(CliContext& ctx, client::ApiClient& api, const json& jobs) {
+  json details = json::array();
+  for (const auto& j : jobs) details.push_back(must(ctx, api.get_job(j["id"].get<int64_t>())));
+  if (json_output(ctx)) {
+    print_json(ctx, json{{"jobs", details}});
+    return;
+  }
+  Table t({"INDEX", "ID", "PARAMETERS", "STATE", "RESULT", "COST"});
+  for (const auto& d : details) {
+    const json& array = d.contains("spec") && d["spec"].is_object() && d["spec"].contains("array") ? d["spec"]["array"] : json();
+    std::string params;
+    if (array.is_object() && array.contains("parameters"))
+      for (const auto& [k, v] : array["parameters"].items())
+        params += (params.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    const double usd = d.contains("cost") && d["cost"].is_object() ? d["cost"].value("usd", 0.0) : 0.0;
+    t.add_row({array.is_object() ? num(array.value("index", json())) : "-", num(d["id"]), terminal_text(params, false),
+               d.value("state", ""), terminal_text(progress_summary(d), false), "$" + fixed_decimal(usd, 4)});
+  }
+  print_listing(ctx, t, "no jobs");
+}
+
 void add_ls(CLI::App& app, CliContext& ctx) {
   struct Opts {
     std::optional<std::string> state;
     int limit = 50;
     std::string after;
     bool all = false;
+    std::string array;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("ls", "list jobs (oldest first)");
@@ -425,17 +462,27 @@ void add_ls(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--limit", o->limit, "jobs per page (default 50)");
   cmd->add_option("--after", o->after, "start after this job ID (the `next` cursor)");
   cmd->add_flag("--all", o->all, "follow the pages to the end");
+  cmd->add_option("--array", o->array,
+                  "only this job array's jobs (a sweep: `jobctl launch` printed its ID, a12), side by side: "
+                  "each case's parameters, state, result and cost");
   cmd->callback([o, &ctx] {
     client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
+    std::optional<int64_t> array;
+    if (!o->array.empty()) array = must(ctx, parse_array_id(o->array));
     json jobs = json::array();
     std::string after = o->after;
     json next;
     for (;;) {
-      json page = must(ctx, api.list_jobs(o->state, o->limit, after));
+      // An array is listed whole: its table is its cases side by side.
+      json page = must(ctx, api.list_jobs(o->state, o->limit, after, array));
       for (auto& j : page["jobs"]) jobs.push_back(std::move(j));
       next = page["next"];
-      if (!o->all || next.is_null()) break;
+      if ((!o->all && !array) || next.is_null()) break;
       after = next.get<std::string>();
+    }
+    if (array) {
+      print_array_table(ctx, api, jobs);
+      return;
     }
     if (json_output(ctx)) {
       print_json(ctx, json{{"jobs", jobs}, {"next", next}});
@@ -474,11 +521,20 @@ void add_show(CLI::App& app, CliContext& ctx) {
 
 void add_cancel(CLI::App& app, CliContext& ctx) {
   auto id = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("cancel", "cancel a job (a running one stops at its next heartbeat)");
-  cmd->add_option("ID", *id, "job ID")->required();
+  auto* cmd = app.add_subcommand("cancel", "cancel a job, or with an array ID (a12) every job of a sweep that has not "
+                                            "ended (a running one stops at its next heartbeat)");
+  cmd->add_option("ID", *id, "job ID, or a job array's ID (a12)")->required();
   cmd->callback([id, &ctx] {
     check_output(ctx, {"table", "json"});
     client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
+    if (id->size() > 1 && (*id)[0] == 'a' && id->find_first_not_of("0123456789", 1) == std::string::npos) {
+      const int64_t array_id = must(ctx, parse_array_id(*id));
+      json answer = must(ctx, api.cancel_array(array_id));
+      if (json_output(ctx)) return print_json(ctx, answer);
+      for (const auto& job : answer["jobs"])
+        *ctx.out << "job " << job["id"] << " " << terminal_text(job.value("state", ""), false) << "\n";
+      return;
+    }
     json job = must(ctx, api.cancel_job(must(ctx, parse_id(*id))));
     if (json_output(ctx))
       print_json(ctx, job);

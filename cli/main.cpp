@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   app.add_option("--token", ctx.token,
                  "API token (default $JOBCTL_TOKEN, else the one `jobctl login` saved, sent only to the server it was saved for)");
   add_job_commands(app, ctx);
+  add_launch_command(app, ctx);
   add_auth_commands(app, ctx);
   add_cost_commands(app, ctx);
   add_webhook_commands(app, ctx);

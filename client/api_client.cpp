@@ -71,9 +71,18 @@ Expected<json> ApiClient::submit_job(std::string_view spec_json) {
   return call("POST", "/v1/jobs", spec_json);
 }
 
+Expected<json> ApiClient::submit_array(std::string_view spec_json) {
+  return call("POST", "/v1/arrays", spec_json);
+}
+
+Expected<json> ApiClient::cancel_array(int64_t array_id) {
+  return call("POST", "/v1/arrays/" + std::to_string(array_id) + "/cancel", "{}");
+}
+
 Expected<json> ApiClient::list_jobs(const std::optional<std::string>& state, int limit,
-                                    const std::string& after) {
+                                    const std::string& after, std::optional<int64_t> array) {
   std::string path = "/v1/jobs?limit=" + std::to_string(limit);
+  if (array) path += "&array=" + std::to_string(*array);
   if (state) path += "&state=" + url_encode(*state);
   if (!after.empty()) path += "&after=" + url_encode(after);
   return call("GET", path);

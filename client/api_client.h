@@ -35,8 +35,12 @@ class ApiClient {
 
   // Jobs (the user-facing API).
   Expected<nlohmann::json> submit_job(std::string_view spec_json);
+  // A spec with `sweep`: one job per case (POST /v1/arrays): {"array_id", "jobs"}.
+  Expected<nlohmann::json> submit_array(std::string_view spec_json);
+  // `array`: only that job array's jobs.
   Expected<nlohmann::json> list_jobs(const std::optional<std::string>& state, int limit,
-                                     const std::string& after);
+                                     const std::string& after, std::optional<int64_t> array = std::nullopt);
+  Expected<nlohmann::json> cancel_array(int64_t array_id);
   Expected<nlohmann::json> get_job(int64_t id);
   Expected<nlohmann::json> cancel_job(int64_t id);
   // Asks a running job to checkpoint and be placed anew; `to` (local, on_demand, spot) and

@@ -19,6 +19,7 @@ packages=(
   clang-14 libclang-rt-14-dev  # libFuzzer targets (fuzz/)
   libgtest-dev libgmock-dev # tests
   libcli11-dev              # the jobctl CLI
+  libyaml-cpp-dev           # task files (jobctl launch)
   libopenblas-dev           # CPU GEMM for train/
   zlib1g-dev                # gzipped Fashion-MNIST
   dataset-fashion-mnist     # /usr/share/datasets/fashion-mnist

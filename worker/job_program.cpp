@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/array_variables.h"
+
 namespace jobctl::worker {
 
 using nlohmann::json;
@@ -56,6 +58,14 @@ Expected<JobProgram> program_for(const std::string& spec_json, const fs::path& s
   if (auto env = spec.find("env"); env != spec.end() && env->is_object())
     for (const auto& [k, v] : env->items())
       if (v.is_string()) p.env.push_back(k + "=" + v.get<std::string>());
+  // A sweep's case: its index and its parameters (base/array_variables.h).
+  if (auto array = spec.find("array"); array != spec.end() && array->is_object()) {
+    if (auto index = array->find("index"); index != array->end() && index->is_number_integer())
+      p.env.push_back(std::string(kArrayIndexVariable) + "=" + std::to_string(index->get<int64_t>()));
+    if (auto params = array->find("parameters"); params != array->end() && params->is_object())
+      for (const auto& [k, v] : params->items())
+        if (v.is_string()) p.env.push_back(array_parameter_variable(k) + "=" + v.get<std::string>());
+  }
   p.command = true;
   if (auto b = spec.find("bundle"); b != spec.end() && b->is_string()) p.bundle = b->get<std::string>();
   if (auto s = spec.find("setup"); s != spec.end() && s->is_array())

@@ -72,7 +72,8 @@ json job_summary_json(const jobs::JobRow& job) {
           {"recoveries", job.recoveries},
           {"progress", embedded(job.progress_json)},
           {"result", embedded(job.result_json)},
-          {"error", job.error ? json(*job.error) : json(nullptr)}};
+          {"error", job.error ? json(*job.error) : json(nullptr)},
+          {"array_id", opt(job.array_id)}};
 }
 
 json event_json(const jobs::JobEventRow& ev) {

@@ -31,13 +31,32 @@ void answer(const net::Responder& respond, int ok_status, F&& fn) {
 
 // ---------------------------------------------------------------- jobs
 
-void submit_job(jobs::JobService& svc, const net::HttpRequest& req, const net::Responder& respond) {
-  if (req.body.empty())
-    return respond(net::error_response(make_error(ErrorCode::invalid_argument, "a job spec (JSON) is required", "body")));
+// A cancel's body: none, or `{}`.
+Status no_body(const net::HttpRequest& req) {
+  auto body = net::json_object_body(req, /*required=*/false);
+  if (!body) return body.error();
+  return net::only_keys(*body, {});
+}
+
+// A submit's body: a JSON spec, sent as JSON.
+Status check_spec_body(const net::HttpRequest& req) {
+  if (req.body.empty()) return make_error(ErrorCode::invalid_argument, "a job spec (JSON) is required", "body");
   if (!net::is_json_content_type(req.content_type))
-    return respond(net::error_response(make_error(
-        ErrorCode::unsupported_media_type,
-        "the job spec must be sent with Content-Type: application/json", "Content-Type")));
+    return make_error(ErrorCode::unsupported_media_type, "the job spec must be sent with Content-Type: application/json",
+                      "Content-Type");
+  return {};
+}
+
+// A submit's refusal as answered: a spec error without a field is about the whole body; a failure
+// of the daemon's own store names the store (sqlite.h).
+net::HttpResponse submit_refusal(Error e) {
+  const bool spec_error = e.code == ErrorCode::invalid_argument || e.code == ErrorCode::malformed_json;
+  if (e.field.empty() && spec_error) e.field = "body";
+  return net::error_response(e);
+}
+
+void submit_job(jobs::JobService& svc, const net::HttpRequest& req, const net::Responder& respond) {
+  if (auto st = check_spec_body(req); !st) return respond(net::error_response(st.error()));
   // Owner from the auth gate ("" without auth); a retry with the same Idempotency-Key returns
   // the first job (docs/api.md). Whether the caller may submit a command job is the admission
   // step's to check against the parsed spec (auth/auth_admission.h).
@@ -50,19 +69,45 @@ void submit_job(jobs::JobService& svc, const net::HttpRequest& req, const net::R
   svc.submit_job_async(req.body,
                        jobs::SubmitContext{caller.user, std::move(idempotency_key), caller.may_submit_commands()},
                        [respond](Expected<jobs::JobRow> job) {
-                         if (!job) {
-                           Error e = job.error();
-                           // A spec error without a field is about the whole body; a failure
-                           // of the daemon's own store names the store (sqlite.h).
-                           const bool spec_error = e.code == ErrorCode::invalid_argument ||
-                                                   e.code == ErrorCode::malformed_json;
-                           if (e.field.empty() && spec_error) e.field = "body";
-                           return respond(net::error_response(e));
-                         }
+                         if (!job) return respond(submit_refusal(job.error()));
                          net::HttpResponse res = net::json_response(201, job_summary_json(*job));
                          res.headers.emplace_back("Location", "/v1/jobs/" + std::to_string(job->id));
                          respond(std::move(res));
                        });
+}
+
+// A sweep: the spec with `sweep` (docs/task-files.md), one job per case, stored together.
+void submit_array(jobs::JobService& svc, const net::HttpRequest& req, const net::Responder& respond) {
+  if (auto st = check_spec_body(req); !st) return respond(net::error_response(st.error()));
+  const Caller& caller = caller_of(req);
+  if (!req.header_or_empty("Idempotency-Key").empty())
+    return respond(net::error_response(make_error(ErrorCode::invalid_argument,
+                                                  "Idempotency-Key is for POST /v1/jobs; an array is submitted once",
+                                                  "Idempotency-Key")));
+  svc.submit_array_async(req.body, jobs::SubmitContext{caller.user, "", caller.may_submit_commands()},
+                         [respond](Expected<std::vector<jobs::JobRow>> rows) {
+                           if (!rows) return respond(submit_refusal(rows.error()));
+                           const int64_t array_id = rows->front().id;
+                           json jobs = json::array();
+                           for (const auto& r : *rows) jobs.push_back(job_summary_json(r));
+                           net::HttpResponse res =
+                               net::json_response(201, json{{"array_id", array_id}, {"jobs", std::move(jobs)}});
+                           res.headers.emplace_back("Location", "/v1/jobs?array=" + std::to_string(array_id));
+                           respond(std::move(res));
+                         });
+}
+
+void cancel_array(jobs::JobService& svc, const net::HttpRequest& req, const net::PathParams& p, const net::Responder& respond) {
+  answer(respond, 200, [&]() -> Expected<json> {
+    auto id = path_id(p, "id");
+    if (!id) return id.error();
+    if (auto st = no_body(req); !st) return st.error();
+    auto rows = svc.cancel_array(*id, caller_of(req).job_scope());  // a user cancels only their own
+    if (!rows) return rows.error();
+    json jobs = json::array();
+    for (const auto& r : *rows) jobs.push_back(job_summary_json(r));
+    return json{{"array_id", *id}, {"jobs", std::move(jobs)}};
+  });
 }
 
 void list_jobs(jobs::JobService& svc, const net::HttpRequest& req, const net::Responder& respond) {
@@ -86,6 +131,10 @@ void list_jobs(jobs::JobService& svc, const net::HttpRequest& req, const net::Re
         auto v = net::parse_int_param(value, "after", 0, net::kMaxId);
         if (!v) return v.error();
         lr.after_id = *v;
+      } else if (key == "array") {
+        auto v = net::parse_int_param(value, "array", 1, net::kMaxId);
+        if (!v) return v.error();
+        lr.array_id = *v;
       } else {
         return net::unknown_query_parameter(key);
       }
@@ -141,9 +190,7 @@ void cancel_job(jobs::JobService& svc, const net::HttpRequest& req, const net::P
   answer(respond, 200, [&]() -> Expected<json> {
     auto id = path_id(p, "id");
     if (!id) return id.error();
-    auto body = net::json_object_body(req, /*required=*/false);
-    if (!body) return body.error();
-    if (auto st = net::only_keys(*body, {}); !st) return st.error();
+    if (auto st = no_body(req); !st) return st.error();
     auto job = svc.cancel_job(*id);
     if (!job) return job.error();
     return job_summary_json(*job);
@@ -406,6 +453,8 @@ net::Router make_api_router(jobs::JobService& svc, ApiInfo info) {
   // completion): they run on the I/O thread (router.h, Dispatch).
   r.add(route("POST", "/v1/jobs", user, S(submit_job), net::Dispatch::io));
   r.add(route("GET", "/v1/jobs", user, S(list_jobs)));
+  r.add(route("POST", "/v1/arrays", user, S(submit_array), net::Dispatch::io));
+  r.add(route("POST", "/v1/arrays/{id}/cancel", user, P(cancel_array)));
   r.add(route("GET", "/v1/jobs/{id}", own_job, P(get_job)));
   r.add(route("POST", "/v1/jobs/{id}/cancel", own_job, P(cancel_job)));
   r.add(route("POST", "/v1/jobs/{id}/move", own_job, P(move_job)));

@@ -12,6 +12,7 @@
 #include "daemon/jobs/job_transition.h"
 #include "scheduler/job_state.h"
 #include "train/spec/job_spec.h"
+#include "train/spec/job_sweep.h"
 
 namespace jobctl::daemon::jobs {
 
@@ -32,21 +33,27 @@ JobCommands::JobCommands(store::Store& store, const Clock& clock, const ServiceO
 
 // ------------------------------------------------------------------ jobs
 
-void JobCommands::submit_job_async(std::string_view spec_json, const SubmitContext& submitted,
-                                   std::function<void(Expected<JobRow>)> done) {
+// A spec checked and made into the row it will be stored as (everything a submit decides before
+// its transaction), with the context admission may have added to.
+struct JobCommands::Prepared {
+  JobRow row;
+  SubmitContext context;
+};
+
+Expected<JobCommands::Prepared> JobCommands::prepare(std::string_view spec_json, const SubmitContext& submitted) {
   auto spec = train::parse_job_spec(spec_json);
-  if (!spec) return done(spec.error());
+  if (!spec) return spec.error();
   SubmitContext context = submitted;  // admit_spec may note the job's estimate in it
   if (auto* admission = admission_.load())  // what this submitter may not ask for (a command job: auth_admission.h)
-    if (auto st = admission->admit_spec(*spec, context); !st) return done(st.error());
+    if (auto st = admission->admit_spec(*spec, context); !st) return st.error();
   // The GPU name must be one the table knows (train/ builds alone, so the spec parser cannot
   // check it); the stored request is its canonical text ("rtx 4090" -> "RTX4090").
   auto gpu = cost::parse_gpu_request(spec->resources.gpu);
-  if (!gpu) return done(gpu.error());
+  if (!gpu) return gpu.error();
   // Nothing could ever run it (no machine has the model, enough GPUs or the memory): refused now,
   // with the field and the reason, unless the spec asks to wait for a machine that may come.
   if (Feasibility* feasibility = feasibility_.load(); feasibility && !spec->placement.queue_if_unplaceable)
-    if (auto st = feasibility->check(*spec); !st) return done(st.error());
+    if (auto st = feasibility->check(*spec); !st) return st.error();
   store::JobRow row;
   row.name = spec->name;
   row.spec_json = train::to_json(*spec);
@@ -57,7 +64,36 @@ void JobCommands::submit_job_async(std::string_view spec_json, const SubmitConte
   // chooses, per option, the smallest count that holds it (and writes that count here).
   row.resource_gpus = cost::requested_gpus(*spec);
   row.created_ms = row.updated_ms = clock_.now_ms();
-  auto change = [this, row = std::move(row), context, admission = admission_.load()](WriteTxn& txn) -> Expected<JobRow> {
+  return Prepared{std::move(row), std::move(context)};
+}
+
+Expected<JobRow> JobCommands::insert_prepared(WriteTxn& txn, const Prepared& prepared, SubmitAdmission* admission) {
+  const SubmitContext& context = prepared.context;
+  JobRow r = prepared.row;
+  auto id = txn.insert_job(r);
+  if (!id) return id.error();
+  r.id = *id;
+  store::JobEventRow ev;
+  ev.job_id = r.id;
+  ev.time_ms = r.created_ms;
+  ev.type = "submitted";
+  ev.to_state = JobState::queued;
+  ev.detail_json = json{{"priority", r.priority}, {"gpu", r.resource_gpu}}.dump();
+  if (auto seq = txn.append_event(ev); !seq) return seq.error();
+  if (!context.owner.empty() || !context.idempotency_key.empty())
+    if (auto st = txn.set_job_submitter(r.id, context.owner, context.idempotency_key); !st) return st.error();
+  if (admission)  // per-user limits may refuse (rolls back) or hold the job (auth_admission.h)
+    if (auto st = admission->admit(txn, r, context); !st) return st.error();
+  if (r.state == JobState::queued) txn.on_commit([this, q = queued_from(r)] { broker_.job_queued(q); });
+  return r;
+}
+
+void JobCommands::submit_job_async(std::string_view spec_json, const SubmitContext& submitted,
+                                   std::function<void(Expected<JobRow>)> done) {
+  auto prepared = prepare(spec_json, submitted);
+  if (!prepared) return done(prepared.error());
+  auto change = [this, prepared = std::move(*prepared), admission = admission_.load()](WriteTxn& txn) -> Expected<JobRow> {
+    const SubmitContext& context = prepared.context;
     if (!context.idempotency_key.empty()) {  // a retried submit: the first job, unchanged
       auto prior = txn.job_by_idempotency_key(context.owner, context.idempotency_key);
       if (!prior) return prior.error();
@@ -67,25 +103,43 @@ void JobCommands::submit_job_async(std::string_view spec_json, const SubmitConte
         if (*first) return std::move(**first);
       }
     }
-    JobRow r = row;
-    auto id = txn.insert_job(r);
-    if (!id) return id.error();
-    r.id = *id;
-    store::JobEventRow ev;
-    ev.job_id = r.id;
-    ev.time_ms = r.created_ms;
-    ev.type = "submitted";
-    ev.to_state = JobState::queued;
-    ev.detail_json = json{{"priority", r.priority}, {"gpu", r.resource_gpu}}.dump();
-    if (auto seq = txn.append_event(ev); !seq) return seq.error();
-    if (!context.owner.empty() || !context.idempotency_key.empty())
-      if (auto st = txn.set_job_submitter(r.id, context.owner, context.idempotency_key); !st) return st.error();
-    if (admission)  // per-user limits may refuse (rolls back) or hold the job (auth_admission.h)
-      if (auto st = admission->admit(txn, r, context); !st) return st.error();
-    if (r.state == JobState::queued) txn.on_commit([this, q = queued_from(r)] { broker_.job_queued(q); });
-    return r;
+    return insert_prepared(txn, prepared, admission);
   };
   store_.write_value_async<JobRow>(std::move(change), std::move(done));
+}
+
+void JobCommands::submit_array_async(std::string_view spec_json, const SubmitContext& submitted,
+                                     std::function<void(Expected<std::vector<JobRow>>)> done) {
+  auto specs = train::expand_sweep(spec_json);
+  if (!specs) return done(specs.error());
+  std::vector<Prepared> cases;
+  cases.reserve(specs->size());
+  for (size_t i = 0; i < specs->size(); ++i) {
+    // A case's error names its index: the parameters that made it are in the message's field.
+    SubmitContext context = submitted;
+    context.idempotency_key.clear();  // one key names one job: a retried array is a new array
+    auto prepared = prepare((*specs)[i], context);
+    if (!prepared) {
+      Error e = prepared.error();
+      e.message = "sweep case " + std::to_string(i) + ": " + e.message;
+      return done(e);
+    }
+    cases.push_back(std::move(*prepared));
+  }
+  // Every case in one transaction: the whole array is stored, or none of it.
+  auto change = [this, cases = std::move(cases), admission = admission_.load()](WriteTxn& txn) -> Expected<std::vector<JobRow>> {
+    std::vector<JobRow> rows;
+    rows.reserve(cases.size());
+    for (const Prepared& c : cases) {
+      auto row = insert_prepared(txn, c, admission);
+      if (!row) return row.error();
+      row->array_id = rows.empty() ? row->id : rows.front().id;
+      if (auto st = txn.set_job_array(row->id, *row->array_id); !st) return st.error();
+      rows.push_back(std::move(*row));
+    }
+    return rows;
+  };
+  store_.write_value_async<std::vector<JobRow>>(std::move(change), std::move(done));
 }
 
 Expected<JobPage> JobCommands::list_jobs(const JobListRequest& request) {
@@ -93,6 +147,7 @@ Expected<JobPage> JobCommands::list_jobs(const JobListRequest& request) {
   q.state = request.state;
   q.after_id = request.after_id;
   q.owner = request.owner;
+  q.array_id = request.array_id;
   q.limit = std::clamp(request.limit, 1, options_.max_list_limit) + 1;  // one more: is there a next page?
   auto rows = store_.list_jobs(q);
   if (!rows) return rows.error();
@@ -175,6 +230,39 @@ Expected<bool> JobCommands::hold_waiting(int64_t job_id, const json& detail) {
     txn.on_commit([this, job_id] { broker_.job_left_queue(job_id); });
     return true;
   });
+}
+
+Expected<std::vector<JobRow>> JobCommands::cancel_array(int64_t array_id, const std::optional<std::string>& owner) {
+  std::vector<JobRow> out;
+  store::JobQuery q;
+  q.array_id = array_id;
+  q.owner = owner;
+  q.limit = options_.max_list_limit;
+  for (;;) {
+    auto rows = store_.list_jobs(q);
+    if (!rows) return rows.error();
+    for (const JobRow& job : *rows) {
+      if (is_terminal(job.state)) {  // ended before: listed as it is
+        out.push_back(job);
+        continue;
+      }
+      auto cancelled = cancel_job(job.id);
+      // A job that ended between the listing and its cancel: listed as it ended.
+      if (!cancelled && cancelled.error().code != ErrorCode::conflict) return cancelled.error();
+      if (cancelled) {
+        out.push_back(std::move(*cancelled));
+      } else {
+        auto now = store_.get_job(job.id);
+        if (!now) return now.error();
+        if (*now) out.push_back(std::move(**now));
+      }
+    }
+    if (static_cast<int>(rows->size()) < q.limit) break;
+    q.after_id = rows->back().id;
+  }
+  if (out.empty())
+    return make_error(ErrorCode::not_found, "job array " + std::to_string(array_id) + " does not exist", "id");
+  return out;
 }
 
 Expected<JobRow> JobCommands::request_move(int64_t job_id, const MoveRequest& request) {

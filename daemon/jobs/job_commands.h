@@ -49,9 +49,17 @@ class JobCommands {
   // the calling thread when the spec is refused. It must be quick.
   void submit_job_async(std::string_view spec_json, const SubmitContext& context,
                         std::function<void(Expected<JobRow>)> done);
+  // A sweep (train/spec/job_sweep.h): one job per case of the spec's `sweep`, all stored in one
+  // transaction or none; each row's array_id is the first job's id. A case the spec parser or the
+  // submit checks refuse refuses the whole array, its index in the message. `done` as above.
+  void submit_array_async(std::string_view spec_json, const SubmitContext& context,
+                          std::function<void(Expected<std::vector<JobRow>>)> done);
   Expected<JobPage> list_jobs(const JobListRequest& request);
   Expected<JobDetail> get_job(int64_t id);
   Expected<JobRow> cancel_job(int64_t id);
+  // Cancels every job of the array that has not ended (owner: only that user's jobs); returns
+  // all its jobs as they now are. not_found when it has none (to this owner).
+  Expected<std::vector<JobRow>> cancel_array(int64_t array_id, const std::optional<std::string>& owner);
   Expected<JobRow> request_move(int64_t job_id, const MoveRequest& request);
   Expected<bool> unplace(int64_t job_id, const std::string& reason);
   Expected<bool> hold_waiting(int64_t job_id, const nlohmann::json& detail);
@@ -61,6 +69,11 @@ class JobCommands {
                                                  int64_t limit);
 
  private:
+  struct Prepared;
+  Expected<Prepared> prepare(std::string_view spec_json, const SubmitContext& context);
+  // Inserts a prepared job with its `submitted` event, its submitter and admission's verdict.
+  Expected<JobRow> insert_prepared(store::WriteTxn& txn, const Prepared& prepared, SubmitAdmission* admission);
+
   store::Store& store_;
   const Clock& clock_;
   const ServiceOptions options_;

@@ -38,6 +38,11 @@ Expected<JobRow> JobService::submit_job(std::string_view spec_json, const Submit
   return wait_for_answer<JobRow>([&](auto done) { submit_job_async(spec_json, context, std::move(done)); });
 }
 
+Expected<std::vector<JobRow>> JobService::submit_array(std::string_view spec_json, const SubmitContext& context) {
+  return wait_for_answer<std::vector<JobRow>>(
+      [&](auto done) { submit_array_async(spec_json, context, std::move(done)); });
+}
+
 Expected<HeartbeatReply> JobService::heartbeat(int64_t job_id, const HeartbeatReport& report) {
   return wait_for_answer<HeartbeatReply>([&](auto done) { heartbeat_async(job_id, report, std::move(done)); });
 }

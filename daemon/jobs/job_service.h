@@ -98,6 +98,12 @@ class JobService {
                         std::function<void(Expected<JobRow>)> done) {
     commands_.submit_job_async(spec_json, context, std::move(done));
   }
+  // A sweep: one job per case, stored together or not at all (job_commands.h).
+  void submit_array_async(std::string_view spec_json, const SubmitContext& context,
+                          std::function<void(Expected<std::vector<JobRow>>)> done) {
+    commands_.submit_array_async(spec_json, context, std::move(done));
+  }
+  Expected<std::vector<JobRow>> submit_array(std::string_view spec_json, const SubmitContext& context = {});
   Expected<JobPage> list_jobs(const JobListRequest& request) { return commands_.list_jobs(request); }
   Expected<JobDetail> get_job(int64_t id) { return commands_.get_job(id); }
   // Why each waiting job among `jobs` waits, its queue position and expected start (job_wait.h).
@@ -112,6 +118,10 @@ class JobService {
   // Any non-terminal job becomes cancelled (a worker running it learns on its next heartbeat);
   // cancelling a cancelled job is a no-op; a succeeded or failed one is a conflict.
   Expected<JobRow> cancel_job(int64_t id) { return commands_.cancel_job(id); }
+  // Cancels the job array's jobs that have not ended; all of its jobs as they now are.
+  Expected<std::vector<JobRow>> cancel_array(int64_t array_id, const std::optional<std::string>& owner) {
+    return commands_.cancel_array(array_id, owner);
+  }
   // Asks a placed or running job's worker to checkpoint and give the job back (job_moves.h): the
   // next heartbeat reply says `move`. Records a `move_requested` event. Errors: not_found; conflict
   // when the job is not leased (queued, placed on nothing yet, or ended).

@@ -27,6 +27,7 @@ struct JobListRequest {
   int64_t after_id = 0;
   int limit = 100;
   std::optional<std::string> owner;  // only this user's jobs (set for `user` tokens)
+  std::optional<int64_t> array_id;   // only this job array's jobs
 };
 
 // Who submits a job and how to recognise a retry (auth: docs/security.md). Both empty when

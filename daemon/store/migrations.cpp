@@ -304,6 +304,13 @@ CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_ms) WHERE
 CREATE INDEX webhook_deliveries_hook ON webhook_deliveries(webhook_id, id);
 )sql";
 
+// Version 19 (job arrays): a sweep's jobs share array_id, the id of its first job; NULL for a job
+// submitted alone. The index serves `GET /v1/jobs?array=ID` and cancelling an array.
+constexpr std::string_view kV19 = R"sql(
+ALTER TABLE jobs ADD COLUMN array_id INTEGER;
+CREATE INDEX jobs_array ON jobs(array_id, id) WHERE array_id IS NOT NULL;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -326,6 +333,7 @@ const std::vector<Migration>& migrations() {
       {16, "jobs.job_key", kV16},
       {17, "job_outputs", kV17},
       {18, "webhooks, webhook_deliveries", kV18},
+      {19, "jobs.array_id", kV19},
   };
   return list;
 }

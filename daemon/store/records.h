@@ -124,6 +124,9 @@ struct JobRow {
   // update_job writes chosen; WriteTxn::put_placement writes placement_json.
   std::optional<PlacementChoice> chosen;
   std::optional<std::string> placement_json;
+  // The job array (sweep) it belongs to: the array's id is its first job's id. Written once, at
+  // submit (WriteTxn::set_job_array), never by update_job.
+  std::optional<int64_t> array_id;
 
   // The lease, while a worker holds the job (placed or running with a worker).
   std::optional<Lease> lease() const {
@@ -162,6 +165,7 @@ struct JobQuery {
   int64_t after_id = 0;
   int limit = 100;
   std::optional<std::string> owner;  // only this user's jobs (auth: a `user` token lists its own)
+  std::optional<int64_t> array_id;   // only this job array's jobs
 };
 
 // What a queued job needs for matching, without its spec.

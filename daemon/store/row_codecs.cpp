@@ -61,6 +61,7 @@ Expected<JobRow> read_job(const Statement& s) {
   } else {
     r.placement_json = s.column_opt_text(17);
   }
+  r.array_id = s.column_opt_int64(18);
   return r;
 }
 

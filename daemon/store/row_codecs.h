@@ -25,11 +25,11 @@ inline constexpr const char* kJobColumns =
 inline constexpr const char* kJobReadColumns =
     "id, name, spec, state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
     "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen, "
-    "(SELECT placement FROM job_placements WHERE job_id = jobs.id)";
+    "(SELECT placement FROM job_placements WHERE job_id = jobs.id), array_id";
 // A listing: no spec, no placement document.
 inline constexpr const char* kJobListColumns =
     "id, name, '', state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
-    "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen, NULL";
+    "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen, NULL, array_id";
 // A worker read (never its secret's hash).
 inline constexpr const char* kWorkerColumns = "id, name, capabilities, registered_ms, last_seen_ms, state";
 inline constexpr const char* kEventColumns = "job_id, seq, time_ms, type, from_state, to_state, detail";

@@ -140,6 +140,8 @@ class WriteTxn {
   // ---- auth and limits (store_tokens.cpp)
   // Records who submitted a job and its idempotency key (empty: none).
   Status set_job_submitter(int64_t job_id, const std::string& owner, const std::string& idempotency_key);
+  // Makes the job a member of the job array `array_id` (store_jobs.cpp).
+  Status set_job_array(int64_t job_id, int64_t array_id);
   // The job an earlier submit with this (owner, key) created, if any.
   Expected<std::optional<int64_t>> job_by_idempotency_key(const std::string& owner, const std::string& key);
   // Jobs of `owner` waiting to run (queued or held).

@@ -57,6 +57,16 @@ Status WriteTxn::update_job(const JobRow& row) {
   return {};
 }
 
+Status WriteTxn::set_job_array(int64_t job_id, int64_t array_id) {
+  auto p = db_.prepare("UPDATE jobs SET array_id = ?2 WHERE id = ?1");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  s->bind(1, job_id).bind(2, array_id);
+  if (auto st = s->run(); !st) return st;
+  if (db_.changes() != 1) return make_error(ErrorCode::not_found, "job " + std::to_string(job_id) + " does not exist");
+  return {};
+}
+
 Status WriteTxn::put_placement(int64_t job_id, const DeflatedText& placement,
                                const std::optional<std::string>& unplaceable_key) {
   auto p = db_.prepare(
@@ -118,15 +128,17 @@ Expected<std::vector<JobRow>> Store::list_jobs(const JobQuery& q) {
   if (!r) return r.error();
   Connection& db = **r;
   // q.owner (auth): one user's jobs, served by the index jobs(owner, state, id).
-  const char* owner_cond = q.owner ? "owner = ?4 AND " : "";
+  // q.array_id: one job array's jobs, served by the index jobs(array_id, id).
+  const std::string conds = std::string(q.owner ? "owner = ?4 AND " : "") + (q.array_id ? "array_id = ?5 AND " : "");
   auto p = q.state ? db.prepare(std::string("SELECT ") + kJobListColumns + " FROM jobs WHERE " +
-                                owner_cond + "state = ?1 AND id > ?2 ORDER BY id LIMIT ?3")
+                                conds + "state = ?1 AND id > ?2 ORDER BY id LIMIT ?3")
                    : db.prepare(std::string("SELECT ") + kJobListColumns + " FROM jobs WHERE " +
-                                owner_cond + "id > ?2 ORDER BY id LIMIT ?3");
+                                conds + "id > ?2 ORDER BY id LIMIT ?3");
   if (!p) return p.error();
   StatementUse s(*p);
   if (q.state) s->bind(1, job_state_name(*q.state));
   if (q.owner) s->bind(4, *q.owner);
+  if (q.array_id) s->bind(5, *q.array_id);
   s->bind(2, q.after_id).bind(3, q.limit);
   return read_rows<JobRow>(*s, read_job);
 }

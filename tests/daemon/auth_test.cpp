@@ -196,6 +196,30 @@ TEST_F(Auth, UsersSeeAndCancelOnlyTheirOwnJobsAdminsAll) {
   EXPECT_EQ(body_of(call("POST", "/v1/jobs/" + std::to_string(b1) + "/cancel", admin))["state"], "cancelled");
 }
 
+TEST_F(Auth, AJobArrayIsItsOwnersToListAndCancel) {
+  const std::string admin = token("root", "admin");
+  const std::string bob = token("bob", "user");
+  net::HttpResponse made = call("POST", "/v1/tokens", admin, R"({"user":"alice","role":"user","permissions":["commands"]})");
+  ASSERT_EQ(made.status, 201) << made.body;
+  const std::string alice = body_of(made)["token"];
+  const std::string sweep = R"({"command":["true"],"resources":{"gpu":"cpu"},"placement":{"queue_if_unplaceable":true},
+                                "sweep":{"grid":{"seed":[1,2]}}})";
+  // A sweep is command jobs: a token without the permission stores none of them.
+  expect_refused("POST", "/v1/arrays", bob, sweep, 403, "permission_denied");
+  net::HttpResponse r = call("POST", "/v1/arrays", alice, sweep);
+  ASSERT_EQ(r.status, 201) << r.body;
+  const int64_t array_id = body_of(r)["array_id"];
+  ASSERT_EQ(body_of(r)["jobs"].size(), 2u);
+  const std::string listing = "/v1/jobs?array=" + std::to_string(array_id);
+  EXPECT_EQ(body_of(call("GET", listing, alice))["jobs"].size(), 2u);
+  // Another user's array does not exist for bob: listed empty, not cancelled, nothing changes.
+  EXPECT_TRUE(body_of(call("GET", listing, bob))["jobs"].empty());
+  expect_refused("POST", "/v1/arrays/" + std::to_string(array_id) + "/cancel", bob, "", 404, "not_found");
+  json cancelled = body_of(call("POST", "/v1/arrays/" + std::to_string(array_id) + "/cancel", alice));
+  ASSERT_EQ(cancelled["jobs"].size(), 2u) << cancelled.dump();
+  for (const auto& j : cancelled["jobs"]) EXPECT_EQ(j["state"], "cancelled");
+}
+
 TEST_F(Auth, TokensAreStoredHashedListedAndRevoked) {
   const std::string admin = token("root", "admin");
   net::HttpResponse made = call("POST", "/v1/tokens", admin, R"({"user":"carol","role":"user"})");

@@ -70,6 +70,8 @@ TEST(RouteTable, EveryRouteDeclaresWhoMayCallIt) {
             "GET /healthz anyone pool memory\n"
             "POST /v1/jobs user io memory\n"
             "GET /v1/jobs user pool memory\n"
+            "POST /v1/arrays user io memory\n"
+            "POST /v1/arrays/{id}/cancel user pool memory\n"
             "GET /v1/jobs/{id} user job={id} pool memory\n"
             "POST /v1/jobs/{id}/cancel user job={id} pool memory\n"
             "POST /v1/jobs/{id}/move user job={id} pool memory\n"

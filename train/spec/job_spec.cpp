@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "train/spec/job_sweep.h"
 #include "train/spec/json.h"
 
 namespace jobctl::train {
@@ -387,6 +388,31 @@ Status parse_env(const Value* v, std::vector<std::pair<std::string, std::string>
   return ok_status();
 }
 
+// array: {"index": I, "parameters": {NAME: "value"}}, written by a sweep's expansion.
+Status parse_array_case(const Value& v, ArrayCase& out) {
+  Fields f(v, "array");
+  if (auto st = f.get_int("index", out.index, 0, kMaxArrayCases - 1); !st) return st;
+  if (const Value* params = f.take("parameters")) {
+    if (!params->is_object())
+      return make_error(ErrorCode::invalid_argument, "array.parameters must be an object of NAME: \"value\" strings",
+                        "array.parameters");
+    if (params->as_object().size() > kMaxSweepParameters)
+      return make_error(ErrorCode::invalid_argument,
+                        "array.parameters must have at most " + std::to_string(kMaxSweepParameters) + " entries",
+                        "array.parameters");
+    for (const auto& [name, value] : params->as_object()) {
+      const std::string field = "array.parameters." + name;
+      if (!is_sweep_parameter_name(name))
+        return make_error(ErrorCode::invalid_argument, field + ": " + std::string(kSweepParameterNameRule), field);
+      if (!value.is_string() || value.as_string().size() > 8192 || value.as_string().find('\0') != std::string::npos)
+        return make_error(ErrorCode::invalid_argument, field + " must be a string of at most 8192 bytes, without NUL",
+                          field);
+      out.parameters.emplace_back(name, value.as_string());
+    }
+  }
+  return f.finish();
+}
+
 // estimate.model: a transformer by shape (or by parameter count with the shape that sizes its
 // activations), its training set-up and the work.
 Status parse_transformer_workload(const Value& v, TransformerWorkload& m) {
@@ -575,6 +601,8 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
   JobSpec spec;
   Fields f(root, "");
   JOBCTL_TRY(f.get_string("name", spec.name, 128));
+  JOBCTL_TRY(f.reject("sweep", "stands for one job per case: submit it to POST /v1/arrays (jobctl submit and jobctl "
+                               "launch do)"));
   // A command job: the user's program in place of model, data and train.
   const bool command_job = root.find("command") != nullptr;
   if (command_job) {
@@ -583,6 +611,11 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
       JOBCTL_TRY(f.reject(key, "cannot be given with command (a command job runs its own program)"));
     if (const Value* env = f.take("env")) JOBCTL_TRY(parse_env(env, spec.env));
     if (const Value* setup = f.take("setup")) JOBCTL_TRY(parse_setup(setup, spec.setup));
+    if (const Value* array = f.take("array")) {
+      ArrayCase c;
+      JOBCTL_TRY(parse_array_case(*array, c));
+      spec.array = std::move(c);
+    }
     if (const Value* b = f.take("bundle")) {
       const bool hex = b->is_string() && b->as_string().size() == 64 &&
                        b->as_string().find_first_not_of("0123456789abcdef") == std::string::npos;
@@ -604,6 +637,7 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
     JOBCTL_TRY(f.reject("setup", "is only for a command job (give command)"));
     JOBCTL_TRY(f.reject("bundle", "is only for a command job (give command)"));
     JOBCTL_TRY(f.reject("estimate", "is only for a command job (give command)"));
+    JOBCTL_TRY(f.reject("array", "is only for a command job (a sweep runs a command)"));
   }
 
   struct Section {
@@ -713,6 +747,12 @@ std::string to_json(const JobSpec& s) {
       json::Object env;
       for (const auto& [k, v] : s.env) env.push_back({k, Value(v)});
       root.push_back({"env", Value(std::move(env))});
+    }
+    if (s.array) {
+      json::Object params;
+      for (const auto& [k, v] : s.array->parameters) params.push_back({k, Value(v)});
+      root.push_back({"array", Value(json::Object{{"index", Value(s.array->index)},
+                                                  {"parameters", Value(std::move(params))}})});
     }
     if (!s.setup.empty()) {
       json::Array setup;
@@ -825,8 +865,12 @@ bool operator==(const PlacementSpec& a, const PlacementSpec& b) {
   return a.mode == b.mode && a.spot == b.spot && a.max_usd_per_hour == b.max_usd_per_hour &&
          a.deadline_hours == b.deadline_hours && a.queue_if_unplaceable == b.queue_if_unplaceable;
 }
+bool operator==(const ArrayCase& a, const ArrayCase& b) {
+  return a.index == b.index && a.parameters == b.parameters;
+}
+
 bool operator==(const JobSpec& a, const JobSpec& b) {
-  return a.name == b.name && a.command == b.command && a.bundle == b.bundle && a.env == b.env && a.setup == b.setup && a.estimate == b.estimate && a.model == b.model && a.data == b.data && a.train == b.train &&
+  return a.name == b.name && a.command == b.command && a.array == b.array && a.bundle == b.bundle && a.env == b.env && a.setup == b.setup && a.estimate == b.estimate && a.model == b.model && a.data == b.data && a.train == b.train &&
          a.checkpoint == b.checkpoint && a.resources == b.resources && a.placement == b.placement &&
          a.priority == b.priority && a.user == b.user;
 }

@@ -108,6 +108,15 @@ struct RuntimeEstimate {
   std::optional<TransformerWorkload> model;
 };
 
+// One case of a sweep (a job array, docs/task-files.md "Sweeps"): its index in the array and its
+// parameters by name, values as text. The worker gives the program JOBCTL_ARRAY_INDEX and one
+// JOBCTL_PARAM_<NAME> (the name upper-cased) per parameter. Set by the sweep's expansion
+// (job_sweep.h); a command job's only.
+struct ArrayCase {
+  int index = 0;
+  std::vector<std::pair<std::string, std::string>> parameters;
+};
+
 struct PlacementSpec {
   PlacementMode mode = PlacementMode::auto_;
   SpotMode spot = SpotMode::auto_;
@@ -126,6 +135,7 @@ struct JobSpec {
   // (installing what it needs). Recorded and validated; the worker does not run them yet.
   std::vector<std::string> setup;
   std::optional<RuntimeEstimate> estimate;                // a command job's runtime hint
+  std::optional<ArrayCase> array;                         // a sweep's case: absent for a lone job
   std::string bundle;  // a command job's code bundle: the SHA-256 (64 hex) POST /v1/bundles named; "" none
   bool is_command() const { return !command.empty(); }
   ModelSpec model;
@@ -194,6 +204,7 @@ bool operator==(const CheckpointSpec&, const CheckpointSpec&);
 bool operator==(const ResourcesSpec&, const ResourcesSpec&);
 bool operator==(const PlacementSpec&, const PlacementSpec&);
 bool operator==(const RuntimeEstimate&, const RuntimeEstimate&);
+bool operator==(const ArrayCase&, const ArrayCase&);
 bool operator==(const JobSpec&, const JobSpec&);
 
 }  // namespace jobctl::train

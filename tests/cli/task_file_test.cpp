@@ -1,0 +1,150 @@
+// Task files: YAML into the JSON job spec, validated by the spec's parser, errors at the line and
+// column the field was written at.
+#include "cli/task_file.h"
+
+#include <gtest/gtest.h>
+
+namespace jobctl::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kTask = R"(name: mnist
+workdir: code
+setup:
+  - pip install -r requirements.txt
+run: python3 train.py --lr $JOBCTL_PARAM_LR
+env:
+  OMP_NUM_THREADS: 1
+  QUOTED: "x"
+resources:
+  gpu: V100
+  gpus: 1
+  nodes: 1
+placement:
+  mode: local
+  spot: never
+  deadline_hours: 4
+  max_usd_per_hour: 2.5
+estimate:
+  hours: 0.5
+priority: 70
+)";
+
+TEST(TaskFile, BecomesTheJobSpec) {
+  auto task = parse_task_file(kTask, "dir/task.yaml");
+  ASSERT_TRUE(task) << task.error().message;
+  const json& s = task->spec;
+  EXPECT_EQ(s["name"], "mnist");
+  EXPECT_EQ(s["command"], json::array({"/bin/sh", "-c", "python3 train.py --lr $JOBCTL_PARAM_LR"}));
+  EXPECT_EQ(s["setup"], json::array({"pip install -r requirements.txt"}));
+  EXPECT_EQ(s["env"]["OMP_NUM_THREADS"], "1");  // env values are text however they look
+  EXPECT_EQ(s["resources"], json({{"gpu", "V100"}, {"gpus", 1}}));
+  EXPECT_EQ(s["placement"]["deadline_hours"], 4);
+  EXPECT_EQ(s["placement"]["max_usd_per_hour"], 2.5);
+  EXPECT_EQ(s["priority"], 70);
+  EXPECT_FALSE(s.contains("workdir"));
+  EXPECT_EQ(task->workdir, "dir/code");  // relative to the task file's folder
+  auto jobs = validate_task(*task);
+  ASSERT_TRUE(jobs) << jobs.error().message;
+  EXPECT_EQ(*jobs, 1);
+}
+
+TEST(TaskFile, RunAsAListIsTheProgramAndItsArguments) {
+  auto task = parse_task_file("run: [python3, train.py, --steps, 30]\n", "train.yaml");
+  ASSERT_TRUE(task) << task.error().message;
+  EXPECT_EQ(task->spec["command"], json::array({"python3", "train.py", "--steps", "30"}));
+  EXPECT_EQ(task->spec["name"], "train");  // the task file's name when none is given
+}
+
+TEST(TaskFile, ErrorsNameTheFileLineAndField) {
+  auto task = parse_task_file("run: python3 x.py\nresources:\n  gpu: any\n  gpus: 0\n", "t.yaml");
+  ASSERT_TRUE(task);
+  auto jobs = validate_task(*task);
+  ASSERT_FALSE(jobs);
+  EXPECT_EQ(jobs.error().field, "resources.gpus");
+  EXPECT_EQ(jobs.error().message.rfind("t.yaml:4:9: resources.gpus", 0), 0u) << jobs.error().message;
+}
+
+TEST(TaskFile, AnUnknownFieldIsNamedWhereItIs) {
+  auto task = parse_task_file("run: x\npriorty: 3\n", "t.yaml");
+  ASSERT_TRUE(task);
+  auto jobs = validate_task(*task);
+  ASSERT_FALSE(jobs);
+  EXPECT_EQ(jobs.error().field, "priorty");
+  EXPECT_EQ(jobs.error().message.rfind("t.yaml:2:", 0), 0u) << jobs.error().message;
+}
+
+TEST(TaskFile, RunErrorsSayRun) {
+  auto task = parse_task_file("run: [\"\", a]\n", "t.yaml");
+  ASSERT_TRUE(task);
+  auto jobs = validate_task(*task);
+  ASSERT_FALSE(jobs);
+  EXPECT_EQ(jobs.error().field, "run[0]");
+  EXPECT_NE(jobs.error().message.find("t.yaml:1:7: run[0]"), std::string::npos) << jobs.error().message;
+}
+
+TEST(TaskFile, MoreThanOneNodeIsRefusedNamingTheField) {
+  auto task = parse_task_file("run: x\nresources:\n  nodes: 2\n", "t.yaml");
+  ASSERT_FALSE(task);
+  EXPECT_EQ(task.error().field, "resources.nodes");
+  EXPECT_EQ(task.error().message.rfind("t.yaml:3:10: resources.nodes is 2", 0), 0u) << task.error().message;
+}
+
+TEST(TaskFile, OutputsAndMissingRunAreExplained) {
+  auto outputs = parse_task_file("run: x\noutputs: [model.pt]\n", "t.yaml");
+  ASSERT_FALSE(outputs);
+  EXPECT_EQ(outputs.error().field, "outputs");
+  EXPECT_NE(outputs.error().message.find("JOBCTL_OUTPUT_DIR"), std::string::npos);
+  auto no_run = parse_task_file("name: x\n", "t.yaml");
+  ASSERT_FALSE(no_run);
+  EXPECT_EQ(no_run.error().field, "run");
+}
+
+TEST(TaskFile, NotYamlSaysWhere) {
+  auto task = parse_task_file("run: [a, b\nname: x\n", "t.yaml");
+  ASSERT_FALSE(task);
+  EXPECT_EQ(task.error().message.rfind("t.yaml:", 0), 0u) << task.error().message;
+  EXPECT_NE(task.error().message.find("not valid YAML"), std::string::npos);
+}
+
+TEST(TaskFile, SetReplacesAFieldAndErrorsNameTheSet) {
+  auto task = parse_task_file(kTask, "t.yaml", {"resources.gpus=2", "placement.spot=always", "env.EXTRA=on"});
+  ASSERT_TRUE(task) << task.error().message;
+  EXPECT_EQ(task->spec["resources"]["gpus"], 2);
+  EXPECT_EQ(task->spec["placement"]["spot"], "always");
+  EXPECT_EQ(task->spec["env"]["EXTRA"], "on");
+  auto bad = parse_task_file(kTask, "t.yaml", {"priority=500"});
+  ASSERT_TRUE(bad);
+  auto jobs = validate_task(*bad);
+  ASSERT_FALSE(jobs);
+  EXPECT_EQ(jobs.error().message.rfind("--set priority: priority", 0), 0u) << jobs.error().message;
+  auto malformed = parse_task_file(kTask, "t.yaml", {"novalue"});
+  ASSERT_FALSE(malformed);
+  EXPECT_EQ(malformed.error().field, "--set");
+}
+
+TEST(TaskFile, ASweepCountsItsCasesAndItsErrorsAreLocated) {
+  auto task = parse_task_file("run: python3 t.py\nsweep:\n  grid:\n    lr: [0.1, 0.01, 0.001]\n", "t.yaml");
+  ASSERT_TRUE(task) << task.error().message;
+  EXPECT_EQ(task->spec["sweep"]["grid"]["lr"], json::array({0.1, 0.01, 0.001}));
+  auto jobs = validate_task(*task);
+  ASSERT_TRUE(jobs) << jobs.error().message;
+  EXPECT_EQ(*jobs, 3);
+  auto bad = parse_task_file("run: x\nsweep:\n  grid:\n    lr: [0.1, [1]]\n", "t.yaml");
+  ASSERT_TRUE(bad);
+  auto refused = validate_task(*bad);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().field, "sweep.grid.lr[1]");
+  EXPECT_EQ(refused.error().message.rfind("t.yaml:4:15: sweep.grid.lr[1]", 0), 0u) << refused.error().message;
+}
+
+TEST(TaskFile, AServersErrorIsLocatedToo) {
+  auto task = parse_task_file(kTask, "t.yaml");
+  ASSERT_TRUE(task);
+  Error e = locate_error(*task, make_error(ErrorCode::invalid_argument, "resources.gpu: unknown GPU 'V100'", "resources.gpu"));
+  EXPECT_EQ(e.message, "t.yaml:10:8: resources.gpu: unknown GPU 'V100'");
+}
+
+}  // namespace
+}  // namespace jobctl::cli
