@@ -72,6 +72,13 @@ class History {
 
   store::Store& store() { return *db_; }
   ManualClock& clock() { return clock_; }
+  int64_t worker() const { return worker_; }
+  // One more job of the history, billed on `resource`.
+  void add_job(const std::string& gpu, int64_t start_ms, int hours, const std::string& resource, const std::string& kind,
+               double usd_per_hour) {
+    ledger::Ledger ledger(*db_);
+    run(ledger, gpu, start_ms, hours, resource, kind, usd_per_hour, {});
+  }
 
  private:
   int64_t insert_worker() {
@@ -158,6 +165,26 @@ TEST(FleetPlanHistory, TheReplayOfTodaysFleetReproducesTheLedgerTotal) {
   EXPECT_EQ(plan->cheapest_extra_gpus, 1);
   EXPECT_NEAR(plan->rows[1].total_usd, today.total_usd - 171.36 + 25.570776 + 2.52, 1e-4);
   ASSERT_TRUE(plan->payback_months);
+}
+
+// Today's owned GPUs of a model are the owned GPUs of that model the ledger billed: a T4 job whose
+// segment ran on the box's CPU owns no T4 ("1 owned T4" where none is), nor does it price one.
+TEST(FleetPlanHistory, ACpuSegmentOfAGpuJobIsNoOwnedGpuOfItsModel) {
+  History h;
+  h.add_job("T4", day0_ms() + 2 * kDayMs, 2, "local:" + std::to_string(h.worker()) + ":cpu", "local", 0.0225);
+  h.add_job("T4", day0_ms() + 4 * kDayMs, 2, "instance:t4", "on_demand", 0.526);
+  auto req = v100_request();
+  req.gpu = "T4";
+  req.purchase_usd = 1000;
+  auto plan = placement::fleet_plan(h.store(), placement::PlacementSettings{}, cost::seed_catalog(), req, h.clock().now_ms());
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->input.jobs.size(), 2u);
+  EXPECT_EQ(plan->input.owned_gpus_today, 0) << "the box has a V100 and a CPU, no T4";
+  // The V100 plan still counts the box's V100.
+  auto v100 = placement::fleet_plan(h.store(), placement::PlacementSettings{}, cost::seed_catalog(), v100_request(),
+                                    h.clock().now_ms());
+  ASSERT_TRUE(v100) << v100.error().message;
+  EXPECT_EQ(v100->input.owned_gpus_today, 1);
 }
 
 TEST(FleetPlanHistory, AnEmptyPeriodOrAnUnknownModelIsAnErrorNamingItsField) {

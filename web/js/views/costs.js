@@ -120,9 +120,17 @@ const PERIODS = {
 };
 let period = 'day';
 
+// A null on-demand figure: no on-demand offer has the GPU model, so there is nothing to compare.
+const NO_EQUIVALENT = 'no on-demand equivalent';
+
+// `seconds` are resource-seconds: each owned GPU and each cloud instance bills its own time.
 function groupRow(g) {
+  if (g.on_demand_usd === null) {
+    return { key: g.key, 'GPU/instance hours': typeof g.seconds === 'number' ? (g.seconds / 3600).toFixed(2) : undefined,
+             spent: usd(g.usd), all_on_demand: NO_EQUIVALENT, saved: NO_EQUIVALENT };
+  }
   const savings = typeof g.savings_usd === 'number' ? g.savings_usd : (g.on_demand_usd ?? 0) - (g.usd ?? 0);
-  return { key: g.key, hours: typeof g.seconds === 'number' ? (g.seconds / 3600).toFixed(2) : undefined,
+  return { key: g.key, 'GPU/instance hours': typeof g.seconds === 'number' ? (g.seconds / 3600).toFixed(2) : undefined,
            spent: usd(g.usd), all_on_demand: usd(g.on_demand_usd), saved: usd(savings) };
 }
 
@@ -155,8 +163,8 @@ async function renderSpendView(facts, chart, table) {
   clear(facts, h('dl', { class: 'facts', id: 'spend-totals' },
     h('dt', {}, 'Period'), h('dd', {}, ranged ? p.label : `${new Date(rep.from_ms).toLocaleString()} – ${new Date(rep.to_ms).toLocaleString()}`),
     h('dt', {}, 'Spent'), h('dd', {}, usd(t.usd)),
-    h('dt', {}, 'All on-demand would have cost'), h('dd', {}, usd(t.on_demand_usd)),
-    h('dt', {}, 'Saved'), h('dd', {}, `${usd(savings)}${t.on_demand_usd > 0 ? ` (${pct(savings / t.on_demand_usd)})` : ''}`)));
+    h('dt', {}, 'All on-demand would have cost'), h('dd', {}, t.on_demand_usd === null ? NO_EQUIVALENT : usd(t.on_demand_usd)),
+    h('dt', {}, 'Saved'), h('dd', {}, t.on_demand_usd === null ? NO_EQUIVALENT : `${usd(savings)}${t.on_demand_usd > 0 ? ` (${pct(savings / t.on_demand_usd)})` : ''}`)));
   const groups = rep.groups || [];
   clear(table, groups.length ? objectTable(groups.map(groupRow), { caption: `By ${rep.group_by || 'group'}` })
                              : h('p', { class: 'muted' }, 'Nothing spent in this period.'));

@@ -280,7 +280,7 @@ export const CANDIDATE_COLUMNS = [
   ['region', 'region', cell],
   ['instance_type', 'instance type', cell],
   ['gpu', 'gpu', cell],
-  ['gpus', 'machine GPUs', cell],
+  ['machine_gpus', 'machine GPUs', cell],
   ['job_gpus', 'uses GPUs', cell],
   ['memory_gib_per_gpu', 'GiB per GPU', (v) => (typeof v === 'number' && v > 0 ? v.toFixed(1) : '—')],
   ['usd_per_hour', 'usd per hour', usd],
@@ -352,6 +352,8 @@ function renderOutputs(el, id, outs) {
     })))));
 }
 
+const NO_EQUIVALENT = 'no on-demand equivalent';
+
 function renderCost(el, job) {
   const so = jobCost(job);
   const chosen = job.placement?.chosen;
@@ -360,8 +362,9 @@ function renderCost(el, job) {
     ['Price', chosen?.usd_per_hour !== undefined ? `${usd(chosen.usd_per_hour)}/h (${chosen.option})` : undefined],
     ['Estimated', chosen?.estimated_cost_usd !== undefined ? `${usd(chosen.estimated_cost_usd)} over ${duration((chosen.estimated_hours ?? 0) * 3600)}${job.runtime?.basis === 'assumed' ? ' (an assumed hour)' : ''}` : undefined],
     ['Meets deadline', chosen?.meets_deadline !== undefined ? (chosen.meets_deadline ? 'yes' : 'no') : undefined],
-    ['All on-demand', typeof job.cost?.on_demand_usd === 'number' ? usd(job.cost.on_demand_usd) : undefined],
-    ['Saved', typeof job.cost?.saved_usd === 'number' ? usd(job.cost.saved_usd) : undefined],
+    // null: no on-demand offer has the job's GPU model, so there is nothing to compare with.
+    ['All on-demand', typeof job.cost?.on_demand_usd === 'number' ? usd(job.cost.on_demand_usd) : job.cost?.on_demand_usd === null ? NO_EQUIVALENT : undefined],
+    ['Saved', typeof job.cost?.saved_usd === 'number' ? usd(job.cost.saved_usd) : job.cost?.saved_usd === null ? NO_EQUIVALENT : undefined],
   ]));
   // Where it ran: one row per machine and stretch (a move or a recovery starts a new one).
   const segments = job.segments || [];
@@ -372,6 +375,6 @@ function renderCost(el, job) {
       h('tbody', {}, ...segments.map((seg) => h('tr', {},
         h('td', {}, seg.where), h('td', {}, seg.option),
         h('td', {}, duration(seg.billed_seconds) + (seg.open ? ' (running)' : '')),
-        h('td', {}, usd(seg.usd)), h('td', {}, usd(seg.on_demand_usd)))))));
+        h('td', {}, usd(seg.usd)), h('td', {}, seg.on_demand_usd === null ? NO_EQUIVALENT : usd(seg.on_demand_usd)))))));
   }
 }
