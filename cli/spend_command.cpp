@@ -46,7 +46,8 @@ void run_report_spend(CliContext& ctx, const std::string& from, const std::strin
   t.print(*ctx.out);
   if (report.total.no_equivalent_usd > 0 && report.total.has_equivalent())
     *ctx.out << readable::usd(report.total.no_equivalent_usd)
-             << " ran on GPUs with no on-demand equivalent and is left out of the savings.\n";
+             << " ran with no on-demand equivalent (a CPU, or a GPU model no on-demand offer has) and is left out"
+                " of the savings.\n";
 }
 
 }  // namespace

@@ -73,11 +73,12 @@ class History {
   store::Store& store() { return *db_; }
   ManualClock& clock() { return clock_; }
   int64_t worker() const { return worker_; }
-  // One more job of the history, billed on `resource`.
+  // One more job of the history, billed on `resource`; `on_demand_usd_per_hour` 0: its time has no
+  // on-demand equivalent.
   void add_job(const std::string& gpu, int64_t start_ms, int hours, const std::string& resource, const std::string& kind,
-               double usd_per_hour) {
+               double usd_per_hour, double on_demand_usd_per_hour) {
     ledger::Ledger ledger(*db_);
-    run(ledger, gpu, start_ms, hours, resource, kind, usd_per_hour, {});
+    run(ledger, gpu, start_ms, hours, resource, kind, usd_per_hour, {}, on_demand_usd_per_hour);
   }
 
  private:
@@ -95,7 +96,8 @@ class History {
   }
 
   void run(ledger::Ledger& ledger, const std::string& gpu, int64_t start_ms, int hours, const std::string& resource,
-           const std::string& kind, double usd_per_hour, std::optional<double> deadline_hours) {
+           const std::string& kind, double usd_per_hour, std::optional<double> deadline_hours,
+           double on_demand_usd_per_hour = kOnDemand) {
     store::JobRow row;
     row.name = "j";
     json spec = {{"model", {{"kind", "mlp"}}}, {"resources", {{"gpu", gpu}, {"gpus", 1}}}};
@@ -111,7 +113,8 @@ class History {
     row.chosen = std::move(*chosen);
     auto id = db_->write_value<int64_t>([&](store::WriteTxn& txn) { return txn.insert_job(row); });
     ASSERT_TRUE(id) << id.error().message;
-    ASSERT_TRUE(ledger.accrue({*id, resource, kind, start_ms, start_ms + hours * kHourMs, usd_per_hour, "", kOnDemand}));
+    ASSERT_TRUE(ledger.accrue(
+        {*id, resource, kind, start_ms, start_ms + hours * kHourMs, usd_per_hour, "", on_demand_usd_per_hour}));
   }
 
   jobctl::testing::TempDir dir_;
@@ -171,8 +174,8 @@ TEST(FleetPlanHistory, TheReplayOfTodaysFleetReproducesTheLedgerTotal) {
 // segment ran on the box's CPU owns no T4 ("1 owned T4" where none is), nor does it price one.
 TEST(FleetPlanHistory, ACpuSegmentOfAGpuJobIsNoOwnedGpuOfItsModel) {
   History h;
-  h.add_job("T4", day0_ms() + 2 * kDayMs, 2, "local:" + std::to_string(h.worker()) + ":cpu", "local", 0.0225);
-  h.add_job("T4", day0_ms() + 4 * kDayMs, 2, "instance:t4", "on_demand", 0.526);
+  h.add_job("T4", day0_ms() + 2 * kDayMs, 2, "local:" + std::to_string(h.worker()) + ":cpu", "local", 0.0225, 0);
+  h.add_job("T4", day0_ms() + 4 * kDayMs, 2, "instance:t4", "on_demand", 0.526, 0.526);
   auto req = v100_request();
   req.gpu = "T4";
   req.purchase_usd = 1000;
@@ -185,6 +188,19 @@ TEST(FleetPlanHistory, ACpuSegmentOfAGpuJobIsNoOwnedGpuOfItsModel) {
                                     h.clock().now_ms());
   ASSERT_TRUE(v100) << v100.error().message;
   EXPECT_EQ(v100->input.owned_gpus_today, 1);
+
+  // `jobctl report spend`: the CPU stretch has no on-demand equivalent and says so; the time
+  // column says what it counts.
+  PlacementApiServer api(h.store(), h.clock());
+  ASSERT_FALSE(api.url.empty());
+  auto spend = jobctl_cli(api.url, {"report", "spend", "--from", "2026-11-01", "--to", "2026-11-15", "--group-by", "job"});
+  EXPECT_EQ(spend.code, 0) << spend.err;
+  EXPECT_NE(spend.out.find("GPU/instance time"), std::string::npos) << spend.out;
+  EXPECT_NE(spend.out.find("no on-demand equivalent"), std::string::npos) << spend.out;
+  EXPECT_NE(spend.out.find("$0.045 ran with no on-demand equivalent (a CPU, or a GPU model no on-demand offer has)"),
+            std::string::npos)
+      << spend.out;
+  api.server->stop();
 }
 
 TEST(FleetPlanHistory, AnEmptyPeriodOrAnUnknownModelIsAnErrorNamingItsField) {

@@ -571,7 +571,7 @@ TEST(PlacementService, ACommandJobIsPricedFromTheRunsOfItsName) {
   ASSERT_TRUE(after);
   const std::string reason = (*after)["reason"];
   EXPECT_NE(reason.find("runtime from 1 earlier run of sweep on V100"), std::string::npos) << reason;
-  EXPECT_NE(reason.find("median 0.75 h"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("median 45 min"), std::string::npos) << reason;
   for (const auto& c : (*after)["candidates"])
     if (c["option"] == "local") {
       EXPECT_NEAR(c["estimated_hours"].get<double>(), 0.75, 1e-6) << c.dump();
