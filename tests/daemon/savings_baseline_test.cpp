@@ -156,5 +156,37 @@ TEST(SavingsBaseline, AGpuWithNoOnDemandOfferHasNoOnDemandEquivalent) {
   EXPECT_NEAR(r.total.no_equivalent_usd, 0.10, 1e-9);
 }
 
+// The reference from a placement document alone: the chosen GPU model's cheapest on-demand row per
+// GPU-hour times the job's GPUs, whatever the rows' rejections; another model's row is none. A
+// document from before "machine_gpus" gave the instance's GPUs as "gpus".
+TEST(SavingsBaseline, TheReferenceIsTheSameModelsCheapestOnDemandGpuHour) {
+  auto row = [](const std::string& option, const std::string& gpu, int machine_gpus, double usd_per_hour) {
+    return json{{"option", option}, {"gpu", gpu}, {"gpu_memory_gib", 80}, {"gpus", 1}, {"job_gpus", 1},
+                {"machine_gpus", machine_gpus}, {"usd_per_hour", usd_per_hour}, {"rejection", "no_provider"}};
+  };
+  json doc = {{"chosen", {{"option", "local"}, {"gpu", "H100-SXM"}, {"gpu_memory_gib", 80}, {"gpus", 2}, {"job_gpus", 2},
+                          {"machine_gpus", 8}, {"usd_per_hour", 7.0}}},
+              {"candidates", json::array({row("on_demand", "H100-SXM", 8, 98.32), row("on_demand", "H100-SXM", 1, 12.5),
+                                          row("spot", "H100-SXM", 8, 30.0), row("on_demand", "L4", 1, 0.80)})}};
+  auto ref = ledger::ledger_on_demand_reference(doc.dump());
+  ASSERT_TRUE(ref);
+  EXPECT_NEAR(*ref, 2 * 12.29, 1e-9) << "two H100s at p5's $98.32 / 8, not the 1-GPU row's $12.50 nor spot";
+
+  json older = doc;
+  for (auto& c : older["candidates"]) {
+    c["gpus"] = c["machine_gpus"];
+    c.erase("machine_gpus");
+  }
+  EXPECT_NEAR(*ledger::ledger_on_demand_reference(older.dump()), 2 * 12.29, 1e-9);
+
+  json no_offer = doc;
+  no_offer["chosen"]["gpu"] = "RTX4090";
+  no_offer["chosen"]["gpu_memory_gib"] = 24;
+  EXPECT_FALSE(ledger::ledger_on_demand_reference(no_offer.dump())) << "an L4's hour is no RTX 4090's";
+  json cpu = doc;
+  cpu["chosen"]["gpu"] = "cpu";
+  EXPECT_FALSE(ledger::ledger_on_demand_reference(cpu.dump()));
+}
+
 }  // namespace
 }  // namespace jobctl::daemon::testing
