@@ -34,11 +34,14 @@ void print_placement(std::ostream& out, const nlohmann::json& p, bool all) {
   if (all) header.push_back("rejected");
   Table t(header, 48);
   auto add = [&](const nlohmann::json& c) {
-    auto number = [&](const char* k) { return c.contains(k) && c[k].is_number() ? c[k].get<double>() : std::nan(""); };
+    // No price (a spot row of an offer with no spot market): no wait, time or cost either ("-").
+    const bool priced = c.contains("usd_per_hour") && c["usd_per_hour"].is_number();
+    auto figure = [&](const char* k) { return c.contains(k) && c[k].is_number() ? c[k].get<double>() : std::nan(""); };
+    auto number = [&](const char* k) { return priced ? figure(k) : std::nan(""); };
     std::vector<std::string> row{c.value("label", c.value("option", "")),
                                  c.value("gpu", "") + " x" + std::to_string(c.value("machine_gpus", c.value("gpus", 1))),
                                  std::to_string(c.value("job_gpus", c.value("gpus", 1))),
-                                 std::isnan(number("memory_gib_per_gpu")) ? "-" : fixed_decimal(number("memory_gib_per_gpu"), 1),
+                                 std::isnan(figure("memory_gib_per_gpu")) ? "-" : fixed_decimal(figure("memory_gib_per_gpu"), 1),
                                  readable::usd_per_hour(number("usd_per_hour")),
                                  readable::duration_hours(number("queue_wait_hours")),
                                  readable::duration_hours(number("estimated_hours")),

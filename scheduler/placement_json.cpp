@@ -48,8 +48,10 @@ json candidate_json(const Candidate& c, const Job& job, const PlacementContext& 
   r["job_gpus"] = c.gpus;
   r["machine_gpus"] = machine_gpus(c, ctx, capacity);
   r["memory_gib_per_gpu"] = static_cast<double>(c.vram_bytes_per_gpu) / (1024.0 * 1024.0 * 1024.0);
-  // An offer with no spot market has no spot price: null, never "spot at $0/h".
-  r["usd_per_hour"] = c.rejection == Rejection::no_spot_market ? json(nullptr) : json(c.usd_per_hour);
+  // An offer with no spot market has no spot price: null, never "spot at $0/h" (whichever rejection
+  // the row was given first).
+  const bool no_spot_price = c.kind == OptionKind::spot && !ctx.offers()[c.source].spot_usd_per_hour;
+  r["usd_per_hour"] = no_spot_price ? json(nullptr) : json(c.usd_per_hour);
   r["queue_wait_hours"] = c.queue_wait_hours;
   r["estimated_hours"] = c.estimated_hours;
   r["estimated_cost_usd"] = c.estimated_cost_usd;

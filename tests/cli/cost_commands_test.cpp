@@ -512,6 +512,23 @@ TEST(PrintPlacement, GpusUsedAndMemoryPerGpu) {
   EXPECT_NE(text.find("65.2"), std::string::npos) << text;
 }
 
+// A spot row of an offer with no spot market has no price: "-", and no wait, time or cost.
+TEST(PrintPlacement, NoSpotMarketIsADashNotZero) {
+  nlohmann::json p = {{"reason", "r"}, {"candidates", nlohmann::json::array()}};
+  p["candidates"].push_back({{"label", "spot lambda:gpu_1x_a10 us-east-1"}, {"gpu", "A10"}, {"gpus", 1},
+                             {"usd_per_hour", nullptr}, {"queue_wait_hours", 0.0}, {"estimated_hours", 0.0},
+                             {"estimated_cost_usd", 0.0}, {"rejection", "no_provider"}, {"rejected", "no provider"}});
+  std::ostringstream out;
+  print_placement(out, p, true);
+  const std::string text = out.str();
+  EXPECT_EQ(text.find("$0.000/h"), std::string::npos) << text;
+  EXPECT_EQ(text.find("0.00 s"), std::string::npos) << text;
+  const std::string row = text.substr(text.find("spot lambda"));
+  size_t dashes = 0;
+  for (size_t at = row.find(" - "); at != std::string::npos; at = row.find(" - ", at + 1)) ++dashes;
+  EXPECT_GE(dashes, 4u) << "$/h, wait, est. time, est. cost: " << text;
+}
+
 // The document's workload, a built-in model's as a described transformer's: one line.
 TEST(PrintPlacement, TheWorkloadLine) {
   nlohmann::json p = {{"reason", "cheapest option (no deadline)"}, {"candidates", nlohmann::json::array()}};

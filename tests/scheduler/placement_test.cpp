@@ -371,9 +371,14 @@ TEST(Placement, LabelsSayTheGpusTheJobTakes) {
     EXPECT_TRUE(c["usd_per_hour"].is_null()) << c.dump();
   }
   EXPECT_TRUE(saw_no_spot) << "lambda gpu_1x_a100 has no spot price";
+  s.config.cloud_launchable = false;  // rejected for that first: still no spot price
+  s.decide(job(1));
+  int unpriced = 0;
+  for (const auto& c : s.json["candidates"])
+    if (c["option"] == "spot" && c["usd_per_hour"].is_null()) ++unpriced;
+  EXPECT_EQ(unpriced, 1) << s.json["candidates"].dump();
   Job wide = job(1);
   wide.workload.gpus = 8;
-  s.config.cloud_launchable = false;
   s.decide(wide);
   EXPECT_EQ(s.json["chosen"]["label"], "local H100-SXM x8") << "the job takes the whole machine";
   EXPECT_EQ(s.json["chosen"]["gpus"], 8);
