@@ -349,6 +349,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
 
   std::array<Best, 2> best_meet, best_any;  // per device class
   Best best_idle;  // the cheapest fitting local option whose pool has the GPUs free now
+  int best_idle_class = 0;
   double fastest = kInf;
   int32_t row = 0;
   auto consider = [&](Candidate& c, int cls, bool idle) {
@@ -364,7 +365,10 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
         if (!best_meet[cls].set || cheaper(c, best_meet[cls].c)) best_meet[cls] = {row, c, true};
       }
       if (!best_any[cls].set || earlier(c, best_any[cls].c)) best_any[cls] = {row, c, true};
-      if (idle && (!best_idle.set || cheaper(c, best_idle.c))) best_idle = {row, c, true};
+      if (idle && (!best_idle.set || cheaper(c, best_idle.c))) {
+        best_idle = {row, c, true};
+        best_idle_class = cls;
+      }
     }
     if (table) table->push_back(c);
     ++row;
@@ -497,7 +501,8 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   }
   d.choice = pick->c;
   d.choice.chosen = true;
-  if (cls == 0 && best_meet[1].set && best_meet[1].c.estimated_cost_usd < d.choice.estimated_cost_usd)
+  const int chosen_class = pick == &best_idle ? best_idle_class : cls;
+  if (chosen_class == 0 && best_meet[1].set && best_meet[1].c.estimated_cost_usd < d.choice.estimated_cost_usd)
     d.cheaper_cpu = best_meet[1].c;
   d.chosen_row = table ? pick->row : -1;
   if (table) (*table)[static_cast<size_t>(pick->row)].chosen = true;

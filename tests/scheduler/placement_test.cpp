@@ -421,6 +421,8 @@ TEST(Placement, AnIdleWorkerIsNotLeftIdleWhileTheJobWaits) {
   d = s.decide(any);
   EXPECT_EQ(d.outcome, Outcome::run_local);
   EXPECT_EQ(s.capacity.pools()[d.choice.source].gpu_model, "cpu");
+  EXPECT_FALSE(d.cheaper_cpu) << "the CPU was taken: no GPU was preferred";
+  EXPECT_EQ(s.reason.find("GPU preferred"), std::string::npos) << s.reason;
 }
 
 // A CPU machine is timed at its own peak (cores x SIMD width, cost/cpu_peak.h) and calibrated
