@@ -87,6 +87,7 @@ void run_breakeven(CliContext& ctx, const BreakevenArgs& a) {
   in.offer = chosen->label;
   in.cloud_usd_per_hour = chosen->on_demand_usd_per_gpu_hour;
   in.cloud_spot_usd_per_hour = chosen->spot_usd_per_gpu_hour;
+  in.offer_gpu = cost::offer_gpu_name(offer);
   if (a.purchase_usd < 0) fail(ctx, "--purchase-usd must be >= 0");
   auto report = cost::breakeven_report(in);
   if (!report) {
@@ -98,6 +99,7 @@ void run_breakeven(CliContext& ctx, const BreakevenArgs& a) {
     fail(ctx, flag_for(kFlags, report.error().field) + ": " + report.error().message);
   }
   const auto& r = *report;
+  for (const auto& w : r.warnings) *ctx.err << "warning: " << w << "\n";
   if (!a.svg.empty()) write_file(ctx, a.svg, cost::breakeven_svg(r));
 
   std::ostream& out = *ctx.out;

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/fixed_decimal.h"
+#include "base/readable.h"
 #include "base/terminal_text.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
@@ -115,7 +116,7 @@ void run_estimate(CliContext& ctx, const std::string& file, int gpus, const std:
     << "  allowance     " << gib(e.allowance_bytes) << "\n"
     << "  total         " << gib(e.total_bytes) << "\n";
   if (runtime) {
-    o << "runtime on " << runtime->gpu->name << "  " << fixed_decimal(runtime->hours, 3) << " h (" << e.gpus << " x "
+    o << "runtime on " << runtime->gpu->name << "  " << readable::duration_hours(runtime->hours) << " (" << e.gpus << " x "
       << fixed_decimal(runtime->peak_tflops, 0) << " TFLOP/s " << cost::to_string(runtime->precision) << " peak x "
       << fixed_decimal(runtime->utilisation * 100, 1) << "% utilisation, before calibration)\n";
   }

@@ -249,20 +249,27 @@ void print_job_detail(CliContext& ctx, const json& j, bool all_options) {
     // Where it ran (one row per machine and stretch: a move or a recovery starts a new one), what
     // each cost, and the same time at on-demand prices.
     out << "segments:\n";
+    // A null on-demand figure: no offer of that GPU model, so nothing to compare with.
+    auto on_demand = [](const json& o, const char* key) {
+      auto it = o.find(key);
+      return it != o.end() && it->is_number() ? "$" + fixed_decimal(it->get<double>(), 4)
+                                              : std::string("no on-demand equivalent");
+    };
     Table table({"where", "option", "billed", "cost", "at on-demand"});
     for (const auto& seg : j["segments"])
       table.add_row({seg.value("where", ""), seg.value("option", ""),
                      fixed_decimal(static_cast<double>(seg.value("billed_seconds", int64_t{0})), 0) + " s" +
                          (seg.value("open", false) ? " (running)" : ""),
-                     "$" + fixed_decimal(seg.value("usd", 0.0), 4), "$" + fixed_decimal(seg.value("on_demand_usd", 0.0), 4)});
+                     "$" + fixed_decimal(seg.value("usd", 0.0), 4), on_demand(seg, "on_demand_usd")});
     std::ostringstream text;
     table.print(text);
     std::istringstream lines(text.str());
     for (std::string line; std::getline(lines, line);) out << "  " << line << "\n";
     const json& c = j["cost"];
-    out << "  total $" << fixed_decimal(c.value("usd", 0.0), 4) << ", all on-demand $"
-        << fixed_decimal(c.value("on_demand_usd", 0.0), 4) << ", saved $" << fixed_decimal(c.value("saved_usd", 0.0), 4)
-        << "\n";
+    out << "  total $" << fixed_decimal(c.value("usd", 0.0), 4) << ", all on-demand " << on_demand(c, "on_demand_usd");
+    if (c.contains("saved_usd") && c["saved_usd"].is_number())
+      out << ", saved $" << fixed_decimal(c["saved_usd"].get<double>(), 4);
+    out << "\n";
   }
   out << "events:\n";
   for (const auto& ev : j["events"]) out << "  " << terminal_text(event_line(ev), false) << "\n";

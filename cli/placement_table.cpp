@@ -27,17 +27,21 @@ void print_placement(std::ostream& out, const nlohmann::json& p, bool all) {
                                                                                     : std::numeric_limits<double>::infinity();
   };
   // "wait": until the job starts (a local worker freeing, a cloud instance booting, a Slurm queue).
-  // "uses": the GPUs the job takes there, "GiB/GPU" its memory on each.
+  // "GPU": the machine's (an instance's, a Slurm node's); "uses": the GPUs the job takes there,
+  // "GiB/GPU" its memory on each.
   std::vector<std::string> header{"option", "GPU", "uses", "GiB/GPU", "$/h", "wait", "est. time", "est. cost",
                                   "meets deadline", "chosen"};
   if (all) header.push_back("rejected");
   Table t(header, 48);
   auto add = [&](const nlohmann::json& c) {
-    auto number = [&](const char* k) { return c.contains(k) && c[k].is_number() ? c[k].get<double>() : std::nan(""); };
+    // No price (a spot row of an offer with no spot market): no wait, time or cost either ("-").
+    const bool priced = c.contains("usd_per_hour") && c["usd_per_hour"].is_number();
+    auto figure = [&](const char* k) { return c.contains(k) && c[k].is_number() ? c[k].get<double>() : std::nan(""); };
+    auto number = [&](const char* k) { return priced ? figure(k) : std::nan(""); };
     std::vector<std::string> row{c.value("label", c.value("option", "")),
-                                 c.value("gpu", "") + " x" + std::to_string(c.value("gpus", 1)),
+                                 c.value("gpu", "") + " x" + std::to_string(c.value("machine_gpus", c.value("gpus", 1))),
                                  std::to_string(c.value("job_gpus", c.value("gpus", 1))),
-                                 std::isnan(number("memory_gib_per_gpu")) ? "-" : fixed_decimal(number("memory_gib_per_gpu"), 1),
+                                 std::isnan(figure("memory_gib_per_gpu")) ? "-" : fixed_decimal(figure("memory_gib_per_gpu"), 1),
                                  readable::usd_per_hour(number("usd_per_hour")),
                                  readable::duration_hours(number("queue_wait_hours")),
                                  readable::duration_hours(number("estimated_hours")),
@@ -76,10 +80,16 @@ void print_placement(std::ostream& out, const nlohmann::json& p, bool all) {
     out << "no option fits\n";
   else
     t.print(out);
+  if (all && !t.empty()) out << "every option, in the order placement weighed them\n";
   if (!all) {
+    // The order as it is: the chosen row leads even when a fitting option costs less ("gpu: any"
+    // prefers a GPU; a deadline rules out the cheapest; an idle worker beats waiting).
     const size_t listed = std::min(fitting, kPlacementRows);
-    if (fitting > listed)
-      out << listed << " of " << fitting << " fitting options, cheapest first (--all lists every row)\n";
+    if (fitting > 0) {
+      out << "the chosen option first, then the other fitting options by estimated cost, cheapest first";
+      if (fitting > listed) out << "; " << listed << " of " << fitting << " fitting options listed (--all lists every row)";
+      out << "\n";
+    }
     if (!by_reason.empty()) {
       size_t total = 0;
       std::string parts;

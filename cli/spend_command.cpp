@@ -30,14 +30,24 @@ void run_report_spend(CliContext& ctx, const std::string& from, const std::strin
   if (ctx.output == "json") { *ctx.out << j.dump(2) << "\n"; return; }
   if (ctx.output == "csv") { *ctx.out << cost::spend_csv(report); return; }
   if (ctx.output == "svg") { *ctx.out << cost::spend_svg(report); return; }
-  Table t({group_by, "time", "spent", "all on-demand", "savings", "saved"});
+  // "GPU/instance time": each owned GPU and each cloud instance bills its own time, so a 4-GPU
+  // job's hour reads 4 h. Savings compare only time with an on-demand equivalent (the same GPU
+  // model on demand); the rest is said, not priced as another GPU.
+  Table t({group_by, "GPU/instance time", "spent", "all on-demand", "savings", "saved"});
   auto add = [&](const cost::SpendGroup& g) {
+    const bool known = g.has_equivalent();
     t.add_row({g.key, readable::duration_hours(g.seconds / 3600.0), readable::usd(g.usd),
-               readable::usd(g.on_demand_usd), readable::usd(g.savings_usd()), readable::percent(g.savings_fraction())});
+               known ? readable::usd(g.on_demand_usd) : "-",
+               known ? readable::usd(g.savings_usd()) : "no on-demand equivalent",
+               known ? readable::percent(g.savings_fraction()) : "-"});
   };
   for (const auto& g : report.groups) add(g);
   add(report.total);
   t.print(*ctx.out);
+  if (report.total.no_equivalent_usd > 0 && report.total.has_equivalent())
+    *ctx.out << readable::usd(report.total.no_equivalent_usd)
+             << " ran with no on-demand equivalent (a CPU, or a GPU model no on-demand offer has) and is left out"
+                " of the savings.\n";
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cost/gpu_specs.h"
+
 namespace jobctl::cost {
 
 BreakevenFigures breakeven_against(const LocalGpuInventory& g, double cloud) {
@@ -36,6 +38,9 @@ Expected<BreakevenReport> breakeven_report(const BreakevenInput& in) {
 
   BreakevenReport r;
   r.input = in;
+  if (!in.offer_gpu.empty() && in.offer_gpu != in.local.gpu_model)
+    r.warnings.push_back("the offer's GPU is " + in.offer_gpu + ", not the " + in.local.gpu_model +
+                         " compared: the break-even weighs one GPU model's hour against another's");
   r.on_demand = breakeven_against(in.local, in.cloud_usd_per_hour);
   if (in.cloud_spot_usd_per_hour) r.spot = breakeven_against(in.local, *in.cloud_spot_usd_per_hour);
   for (int pct = 10; pct <= 100; pct += 10) {
@@ -51,6 +56,11 @@ Expected<BreakevenReport> breakeven_report(const BreakevenInput& in) {
     r.curve.push_back(p);
   }
   return r;
+}
+
+std::string offer_gpu_name(const Offer& offer) {
+  const GpuSpec* spec = identify_gpu(offer.gpu_model, offer.gpu_memory_gb);
+  return spec ? std::string(spec->name) : std::string();
 }
 
 std::optional<BreakevenOffer> breakeven_offer(const std::vector<Offer>& offers, std::string_view cloud,

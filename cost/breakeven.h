@@ -33,6 +33,7 @@ struct BreakevenInput {
   std::string offer;                     // "aws:p3.2xlarge", for labels
   double cloud_usd_per_hour = 0;         // on-demand, per GPU-equivalent compared
   std::optional<double> cloud_spot_usd_per_hour;
+  std::string offer_gpu;                 // the offer's GPU (canonical name); "" when unknown
 };
 
 // Break-even against one hourly price.
@@ -61,6 +62,9 @@ struct BreakevenReport {
   BreakevenFigures on_demand;
   std::optional<BreakevenFigures> spot;
   std::vector<BreakevenPoint> curve;  // utilisation 0.1, 0.2, ..., 1.0
+  // Said beside the figures: the offer's GPU is another model than the one owned (an A100 against
+  // an H100 hour is no like-for-like comparison).
+  std::vector<std::string> warnings;
 };
 
 BreakevenFigures breakeven_against(const LocalGpuInventory& local, double cloud_usd_per_hour);
@@ -77,6 +81,9 @@ struct BreakevenOffer {
 };
 std::optional<BreakevenOffer> breakeven_offer(const std::vector<Offer>& offers, std::string_view cloud,
                                               std::string_view instance_type, std::string_view region);
+
+// The GPU of `offer` as the local inventory names its model (canonical variant name).
+std::string offer_gpu_name(const Offer& offer);
 
 // Validates the inventory and prices (errors name the field) and computes the report.
 [[nodiscard]] Expected<BreakevenReport> breakeven_report(const BreakevenInput& input);

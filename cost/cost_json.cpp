@@ -87,7 +87,8 @@ void to_json(nlohmann::json& j, const BreakevenReport& r) {
        {"payback_months", opt(r.on_demand.payback_months)},
        {"on_demand", r.on_demand},
        {"spot", r.spot ? nlohmann::json(*r.spot) : nlohmann::json(nullptr)},
-       {"curve", r.curve}};
+       {"curve", r.curve},
+       {"warnings", r.warnings}};
 }
 
 void to_json(nlohmann::json& j, const SpotRunEstimate& e) {

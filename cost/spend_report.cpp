@@ -13,9 +13,16 @@ using nlohmann::json;
 
 namespace {
 
+// With no on-demand equivalent at all, the on-demand figure and the savings are null.
 json group_json(const SpendGroup& g) {
-  return {{"key", g.key}, {"seconds", g.seconds}, {"usd", g.usd}, {"on_demand_usd", g.on_demand_usd},
-          {"savings_usd", g.savings_usd()}, {"savings_fraction", g.savings_fraction()}};
+  const bool known = g.has_equivalent();
+  return {{"key", g.key},
+          {"seconds", g.seconds},
+          {"usd", g.usd},
+          {"on_demand_usd", known ? json(g.on_demand_usd) : json(nullptr)},
+          {"no_on_demand_equivalent_usd", g.no_equivalent_usd},
+          {"savings_usd", known ? json(g.savings_usd()) : json(nullptr)},
+          {"savings_fraction", known ? json(g.savings_fraction()) : json(nullptr)}};
 }
 
 }  // namespace
@@ -42,7 +49,10 @@ SpendReport aggregate_spend(const std::vector<SpendInterval>& intervals, int64_t
     for (SpendGroup* t : {&g, &r.total}) {
       t->seconds += iv.billed_seconds * part;
       t->usd += iv.usd * part;
-      t->on_demand_usd += iv.on_demand_usd * part;
+      if (iv.has_equivalent)
+        t->on_demand_usd += iv.on_demand_usd * part;
+      else
+        t->no_equivalent_usd += iv.usd * part;
     }
   }
   for (auto& [k, g] : by_key) r.groups.push_back(g);
@@ -69,7 +79,9 @@ Expected<SpendReport> spend_report_from_json(const json& j) {
       out.key = g.at("key").get<std::string>();
       out.seconds = g.at("seconds").get<double>();
       out.usd = g.at("usd").get<double>();
-      out.on_demand_usd = g.at("on_demand_usd").get<double>();
+      const json& od = g.at("on_demand_usd");
+      out.on_demand_usd = od.is_null() ? 0.0 : od.get<double>();
+      out.no_equivalent_usd = g.value("no_on_demand_equivalent_usd", od.is_null() ? out.usd : 0.0);
       return out;
     };
     for (const auto& g : j.at("groups")) r.groups.push_back(read(g));
@@ -82,10 +94,13 @@ Expected<SpendReport> spend_report_from_json(const json& j) {
 
 std::string spend_csv(const SpendReport& r) {
   std::ostringstream out;
-  out << r.group_by << ",hours,spent_usd,on_demand_usd,savings_usd,savings_fraction\n";
+  // Empty on-demand and savings fields: no on-demand equivalent.
+  out << r.group_by << ",resource_hours,spent_usd,on_demand_usd,savings_usd,savings_fraction,no_on_demand_equivalent_usd\n";
   auto line = [&](const SpendGroup& g) {
+    const bool known = g.has_equivalent();
     out << csv_field(g.key) << "," << fixed_decimal(g.seconds / 3600.0, 4) << "," << fixed_decimal(g.usd, 4) << ","
-        << fixed_decimal(g.on_demand_usd, 4) << "," << fixed_decimal(g.savings_usd(), 4) << "," << fixed_decimal(g.savings_fraction(), 4)
+        << (known ? fixed_decimal(g.on_demand_usd, 4) : "") << "," << (known ? fixed_decimal(g.savings_usd(), 4) : "")
+        << "," << (known ? fixed_decimal(g.savings_fraction(), 4) : "") << "," << fixed_decimal(g.no_equivalent_usd, 4)
         << "\n";
   };
   for (const auto& g : r.groups) line(g);
@@ -104,8 +119,13 @@ std::string spend_svg(const SpendReport& r) {
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << h
     << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   s << "<text x=\"10\" y=\"20\" font-size=\"14\">Spend by " << xml_escape(r.group_by) << ": $" << fixed_decimal(r.total.usd, 2)
-    << " spent, $" << fixed_decimal(r.total.on_demand_usd, 2) << " all on-demand, "
-    << fixed_decimal(r.total.savings_fraction() * 100, 1) << "% saved</text>\n";
+    << " spent, ";
+  if (r.total.has_equivalent())
+    s << "$" << fixed_decimal(r.total.on_demand_usd, 2) << " all on-demand, " << fixed_decimal(r.total.savings_fraction() * 100, 1)
+      << "% saved";
+  else
+    s << "no on-demand equivalent";
+  s << "</text>\n";
   int y = top;
   for (const auto& g : r.groups) {
     s << "<text x=\"10\" y=\"" << y + bar + 4 << "\">" << xml_escape(g.key) << "</text>\n";

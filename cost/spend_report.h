@@ -15,12 +15,19 @@
 
 namespace jobctl::cost {
 
+// Savings compare only the time that has an on-demand equivalent (the same GPU model and count on
+// demand); time on a GPU that no on-demand offer has is counted apart, never against another GPU.
 struct SpendGroup {
   std::string key;            // "job 12", "alice", "spot", ...
-  double seconds = 0;         // billed seconds inside the period
+  double seconds = 0;         // billed resource-seconds inside the period: each owned GPU's and each
+                              // cloud instance's own (a 4-GPU lease's hour is 4 h)
   double usd = 0;             // spent
-  double on_demand_usd = 0;   // the same time, all on demand
-  double savings_usd() const { return on_demand_usd - usd; }
+  double on_demand_usd = 0;   // the time that has an on-demand equivalent, all on demand
+  double no_equivalent_usd = 0;  // spent on time with no on-demand equivalent (in usd, not compared)
+  double compared_usd() const { return usd - no_equivalent_usd; }
+  // False when none of the group's spend has an on-demand equivalent: its savings are unknown.
+  bool has_equivalent() const { return on_demand_usd > 0 || compared_usd() > 1e-12; }
+  double savings_usd() const { return on_demand_usd - compared_usd(); }
   double savings_fraction() const { return on_demand_usd > 0 ? savings_usd() / on_demand_usd : 0; }
 };
 
@@ -36,6 +43,7 @@ struct SpendReport {
 struct SpendInterval {
   int64_t start_ms = 0, end_ms = 0;
   double usd = 0, on_demand_usd = 0, billed_seconds = 0;
+  bool has_equivalent = true;  // false: on_demand_usd means nothing (no on-demand equivalent)
   std::string key;
 };
 

@@ -45,7 +45,7 @@ Workload command_workload(const train::JobSpec& spec) {
   if (gpu) {
     w.training_flops = spec.estimate->hours *
                        effective_flops_per_hour(*gpu, Precision::fp32, default_efficiency(gpu->name, kCommandModelKind), w.gpus);
-    w.runtime_note = "runtime from the spec's estimate (" + fixed_decimal(spec.estimate->hours, 2) + " h on " + hint_gpu +
+    w.runtime_note = "runtime from the spec's estimate (" + readable::duration_hours(spec.estimate->hours) + " on " + hint_gpu +
                      ", scaled by GPU speed)";
   } else {
     w.assumed_hours = kAssumedCommandHours;

@@ -349,6 +349,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
 
   std::array<Best, 2> best_meet, best_any;  // per device class
   Best best_idle;  // the cheapest fitting local option whose pool has the GPUs free now
+  int best_idle_class = 0;
   double fastest = kInf;
   int32_t row = 0;
   auto consider = [&](Candidate& c, int cls, bool idle) {
@@ -364,7 +365,10 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
         if (!best_meet[cls].set || cheaper(c, best_meet[cls].c)) best_meet[cls] = {row, c, true};
       }
       if (!best_any[cls].set || earlier(c, best_any[cls].c)) best_any[cls] = {row, c, true};
-      if (idle && (!best_idle.set || cheaper(c, best_idle.c))) best_idle = {row, c, true};
+      if (idle && (!best_idle.set || cheaper(c, best_idle.c))) {
+        best_idle = {row, c, true};
+        best_idle_class = cls;
+      }
     }
     if (table) table->push_back(c);
     ++row;
@@ -497,6 +501,9 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   }
   d.choice = pick->c;
   d.choice.chosen = true;
+  const int chosen_class = pick == &best_idle ? best_idle_class : cls;
+  if (chosen_class == 0 && best_meet[1].set && best_meet[1].c.estimated_cost_usd < d.choice.estimated_cost_usd)
+    d.cheaper_cpu = best_meet[1].c;
   d.chosen_row = table ? pick->row : -1;
   if (table) (*table)[static_cast<size_t>(pick->row)].chosen = true;
   switch (d.choice.kind) {
@@ -544,7 +551,16 @@ CandidateMachine machine_of(const Candidate& c, const PlacementContext& ctx, con
 
 std::string gpu_label(const Candidate& c, const PlacementContext& ctx, const LocalCapacity& capacity) {
   const CandidateMachine m = machine_of(c, ctx, capacity);
-  return cost::device_label(m.gpu_model, m.gpus);
+  // The GPUs the job takes; the machine only when it has a different count (the rest run other
+  // jobs, and the job pays for its own).
+  std::string s = cost::device_label(m.gpu_model, c.gpus > 0 ? c.gpus : m.gpus);
+  if (c.gpus > 0 && c.gpus != m.gpus && !s.starts_with("CPU"))
+    s += " (" + std::to_string(m.gpus) + "-GPU " + (c.kind == OptionKind::slurm ? "node" : "machine") + ")";
+  return s;
+}
+
+int machine_gpus(const Candidate& c, const PlacementContext& ctx, const LocalCapacity& capacity) {
+  return machine_of(c, ctx, capacity).gpus;
 }
 
 std::string option_label(const Candidate& c, const PlacementContext& ctx, const LocalCapacity& capacity) {
@@ -633,16 +649,26 @@ std::string decision_reason(const PlacementDecision& d, const Job& job, const Pl
     return "waiting for spot capacity: no spot offer can be launched now and the deadline leaves time to wait; "
            "otherwise " + option_label(c, ctx, capacity) + " at " + usd_per_hour(c.usd_per_hour);
   }
+  // With a cheaper CPU option passed over, the rule comes first and the choice is the cheapest GPU
+  // option, not the cheapest of all.
+  std::string cheapest = "cheapest option";
+  if (d.cheaper_cpu) {
+    const Candidate& cpu = *d.cheaper_cpu;
+    s = "GPU preferred: " + option_label(c, ctx, capacity) + " " + usd(c.estimated_cost_usd) + " over " +
+        option_label(cpu, ctx, capacity) + " " + usd(cpu.estimated_cost_usd) +
+        " (gpu: any prefers a GPU when one fits); ";
+    cheapest = "cheapest GPU option";
+  }
   switch (d.reason_code) {
     case ReasonCode::cheapest_no_deadline:
-      s = "cheapest option (no deadline): " + what + "; " + counts;
+      s += cheapest + " (no deadline): " + what + "; " + counts;
       break;
     case ReasonCode::cheapest_meeting_deadline:
-      s = "cheapest option meeting the deadline (" + hours(d.deadline_left_hours.value_or(0)) +
-          " left): " + what + "; " + counts + ", " + std::to_string(d.meeting_deadline) + " meet the deadline";
+      s += cheapest + " meeting the deadline (" + hours(d.deadline_left_hours.value_or(0)) +
+           " left): " + what + "; " + counts + ", " + std::to_string(d.meeting_deadline) + " meet the deadline";
       break;
     case ReasonCode::earliest_missing_deadline:
-      s = "no option meets the deadline (" + hours(d.deadline_left_hours.value_or(0)) +
+      s += "no " + std::string(d.cheaper_cpu ? "GPU option" : "option") + " meets the deadline (" + hours(d.deadline_left_hours.value_or(0)) +
           " left); chose the earliest finishing within the price cap: " + what + "; " + counts;
       break;
     case ReasonCode::nothing_fits: break;

@@ -236,6 +236,9 @@ struct PlacementDecision {
   // over (the waiting one when the idle one was taken; the idle one when the job waits).
   std::optional<Candidate> idle_alternative;
   bool waits_over_idle = false;
+  // "gpu: any" prefers a GPU whenever one fits: set when a GPU option was chosen over a CPU option
+  // that costs less (the cheapest CPU option meeting the deadline), so that the reason says so.
+  std::optional<Candidate> cheaper_cpu;
 };
 
 // Decides for one job at now_ms. When `table` is given it is cleared and receives every candidate
@@ -268,10 +271,13 @@ void hold_for_spot(PlacementDecision& d, std::vector<Candidate>* table);
 // flops_per_hour.
 int model_kind_index(std::string_view kind);
 
-// Words for people: the option ("spot aws:p3.2xlarge us-east-1/use1-az1", "local V100 x1"), why a
+// Words for people: the option ("spot aws:p3.2xlarge us-east-1/use1-az1", "local V100 x1", "local
+// H100-SXM x1 (8-GPU machine)": the GPUs the job takes, then the machine's when they differ), why a
 // candidate was rejected ("needs 18.2 GiB per GPU; has 16.0"), and why the decision was taken.
 std::string option_label(const Candidate& c, const PlacementContext& ctx, const LocalCapacity& capacity);
 std::string gpu_label(const Candidate& c, const PlacementContext& ctx, const LocalCapacity& capacity);
+// The GPUs of the machine a candidate names: a local machine's, a Slurm node's, a cloud instance's.
+int machine_gpus(const Candidate& c, const PlacementContext& ctx, const LocalCapacity& capacity);
 std::string rejection_text(const Candidate& c, const Job& job, const PlacementContext& ctx,
                            const LocalCapacity& capacity);
 std::string decision_reason(const PlacementDecision& d, const Job& job, const PlacementContext& ctx,

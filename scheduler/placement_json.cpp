@@ -21,13 +21,11 @@ json candidate_json(const Candidate& c, const Job& job, const PlacementContext& 
     if (c.kind == OptionKind::local) {
       const auto& pool = capacity.pools()[c.source];
       r["gpu"] = pool.gpu_model;
-      r["gpus"] = pool.gpu_count;
       r["gpu_memory_gib"] = pool.gpu_memory_gb;
     } else {
       const auto& partition = capacity.partitions()[c.source];
       r["partition"] = partition.name;
       r["gpu"] = partition.gpu_model;
-      r["gpus"] = partition.gpus_per_node;
       r["gpu_memory_gib"] = partition.gpu_memory_gb;
     }
   } else {
@@ -38,17 +36,22 @@ json candidate_json(const Candidate& c, const Job& job, const PlacementContext& 
     r["zone"] = o.zone;
     r["instance_type"] = o.instance_type;
     r["gpu"] = cost::canonical_gpu_name(o.gpu_model, o.gpu_memory_gb);
-    r["gpus"] = o.gpu_count;
     r["gpu_memory_gib"] = o.gpu_memory_gb;
     // The rate the spot time factor was priced with (cost/interruption_rates.h: configured, else
     // the traces' rate for this offer).
     if (c.kind == OptionKind::spot) r["interruptions_per_hour"] = ctx.interruptions_per_hour(c.source);
   }
-  // What the job takes there: its GPUs (resources.gpus, or with "auto" the count chosen to fit)
-  // and its estimated memory on each.
+  // What the job takes there: its GPUs (resources.gpus, or with "auto" the count chosen to fit;
+  // "job_gpus" the same, for readers of older documents) and its estimated memory on each; the
+  // machine's GPUs (an instance's, a Slurm node's) apart, since the job pays for its own.
+  r["gpus"] = c.gpus;
   r["job_gpus"] = c.gpus;
+  r["machine_gpus"] = machine_gpus(c, ctx, capacity);
   r["memory_gib_per_gpu"] = static_cast<double>(c.vram_bytes_per_gpu) / (1024.0 * 1024.0 * 1024.0);
-  r["usd_per_hour"] = c.usd_per_hour;
+  // An offer with no spot market has no spot price: null, never "spot at $0/h" (whichever rejection
+  // the row was given first).
+  const bool no_spot_price = c.kind == OptionKind::spot && !ctx.offers()[c.source].spot_usd_per_hour;
+  r["usd_per_hour"] = no_spot_price ? json(nullptr) : json(c.usd_per_hour);
   r["queue_wait_hours"] = c.queue_wait_hours;
   r["estimated_hours"] = c.estimated_hours;
   r["estimated_cost_usd"] = c.estimated_cost_usd;

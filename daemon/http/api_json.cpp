@@ -109,10 +109,15 @@ json job_detail_json(const jobs::JobDetail& d) {
                         {"end_ms", seg.end_ms},
                         {"billed_seconds", seg.billed_seconds},
                         {"usd", seg.usd},
-                        {"on_demand_usd", seg.on_demand_usd},
+                        {"on_demand_usd", seg.has_equivalent ? json(seg.on_demand_usd) : json(nullptr)},
                         {"open", seg.open}});
   j["segments"] = std::move(segments);
-  j["cost"] = {{"usd", cost.usd}, {"on_demand_usd", cost.on_demand_usd}, {"saved_usd", cost.saved_usd()}};
+  // null on-demand and saved figures: no on-demand equivalent (no offer of the job's GPU model).
+  const bool known = cost.has_equivalent();
+  j["cost"] = {{"usd", cost.usd},
+               {"on_demand_usd", known ? json(cost.on_demand_usd) : json(nullptr)},
+               {"no_on_demand_equivalent_usd", cost.no_equivalent_usd},
+               {"saved_usd", known ? json(cost.saved_usd()) : json(nullptr)}};
   json events = json::array();
   for (const auto& ev : d.events) events.push_back(event_json(ev));
   j["events"] = std::move(events);

@@ -116,6 +116,7 @@ void breakeven(placement::PlacementService& p, const net::HttpRequest& req, cons
   in.offer = chosen->label;
   in.cloud_usd_per_hour = chosen->on_demand_usd_per_gpu_hour;
   in.cloud_spot_usd_per_hour = chosen->spot_usd_per_gpu_hour;
+  in.offer_gpu = cost::offer_gpu_name(offer);
   auto report = cost::breakeven_report(in);
   if (!report) return respond(net::error_response(report.error()));
   json j = *report;

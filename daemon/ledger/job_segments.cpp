@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "daemon/ledger/ledger.h"
+
 namespace jobctl::daemon::ledger {
 
 namespace {
@@ -26,8 +28,9 @@ JobCost job_cost(const std::vector<store::LedgerRecord>& rows) {
         seg = &*it;
         break;
       }
+    const bool equivalent = ledger_row_has_on_demand_equivalent(r.usd, r.on_demand_usd);
     if (!seg) {
-      out.segments.push_back(JobSegment{where, r.kind, r.start_ms, r.end_ms, 0, 0, 0, false});
+      out.segments.push_back(JobSegment{where, r.kind, r.start_ms, r.end_ms, 0, 0, 0, false, equivalent});
       seg = &out.segments.back();
     }
     seg->end_ms = std::max(seg->end_ms, r.end_ms);
@@ -35,8 +38,10 @@ JobCost job_cost(const std::vector<store::LedgerRecord>& rows) {
     seg->usd += r.usd;
     seg->on_demand_usd += r.on_demand_usd;
     seg->open = seg->open || r.open;
+    seg->has_equivalent = seg->has_equivalent && equivalent;
     out.usd += r.usd;
     out.on_demand_usd += r.on_demand_usd;
+    if (!equivalent) out.no_equivalent_usd += r.usd;
   }
   return out;
 }

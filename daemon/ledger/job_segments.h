@@ -23,13 +23,18 @@ struct JobSegment {
   double usd = 0;
   double on_demand_usd = 0;  // the same time on the on-demand price the rows name
   bool open = false;         // still running (billed up to now)
+  // False: the rows have no on-demand equivalent (no offer of the GPU model): on_demand_usd is 0
+  // and means nothing.
+  bool has_equivalent = true;
 };
 
 struct JobCost {
   std::vector<JobSegment> segments;  // in start order
   double usd = 0;
-  double on_demand_usd = 0;
-  double saved_usd() const { return on_demand_usd - usd; }
+  double on_demand_usd = 0;      // of the time with an on-demand equivalent
+  double no_equivalent_usd = 0;  // spent on time with none
+  bool has_equivalent() const { return on_demand_usd > 0 || usd - no_equivalent_usd > 1e-12; }
+  double saved_usd() const { return on_demand_usd - (usd - no_equivalent_usd); }
 };
 
 // `rows`: one job's ledger rows in start order (store::Store::ledger_rows_of_job).

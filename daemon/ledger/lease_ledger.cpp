@@ -19,7 +19,8 @@ Status open_lease_in(store::WriteTxn& txn, const OwnedLease& lease) {
   // Whatever of this job is still open belonged to an earlier lease: it ended by now at the latest.
   if (auto closed = close_lease_in(txn, lease.job_id, lease.start_ms); !closed) return closed.error();
   const auto resources = owned_resources(lease.worker_id, lease.gpus);
-  // The job's on-demand reference is for the whole job: each GPU row carries its share.
+  // The job's on-demand reference is for the whole job: each GPU row carries its share (0: no
+  // on-demand equivalent, which the reports show as such).
   double reference = 0;
   auto job = txn.job(lease.job_id);
   if (!job) return job.error();
@@ -28,7 +29,6 @@ Status open_lease_in(store::WriteTxn& txn, const OwnedLease& lease) {
   for (const auto& r : resources) {
     LedgerEntry e{lease.job_id, r, "local", lease.start_ms, lease.start_ms, lease.usd_per_gpu_hour, lease.user, reference};
     e.open = true;
-    if (reference <= 0) e.on_demand_usd_per_hour = lease.usd_per_gpu_hour;  // nothing known: no savings
     if (auto st = Ledger::accrue_in(txn, e); !st) return st;
   }
   return {};

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cost/gpu_specs.h"
 #include "train/spec/job_spec.h"
 
 namespace jobctl::daemon::ledger {
@@ -13,44 +14,45 @@ using nlohmann::json;
 
 namespace {
 
-// Rejections that mean the candidate cannot run the job at all (as opposed to a policy that
-// ruled it out: placement mode, price cap, no provider): these are no on-demand reference.
-bool misfit(const json& c) {
-  auto it = c.find("rejection");
-  if (it == c.end() || !it->is_string()) return false;
-  const std::string r = it->get<std::string>();
-  return r == "memory" || r == "too_few_gpus" || r == "unknown_gpu" || r == "gpu_constraint";
-}
-
 double number(const json& j, const char* key, double fallback = 0) {
   auto it = j.find(key);
   return it != j.end() && it->is_number() ? it->get<double>() : fallback;
 }
 
+// A candidate's GPU model as the catalog names it ("" for none or a CPU).
+std::string gpu_model_of(const json& c) {
+  auto it = c.find("gpu");
+  if (it == c.end() || !it->is_string()) return "";
+  const cost::GpuSpec* spec = cost::identify_gpu(it->get<std::string>(), number(c, "gpu_memory_gib"));
+  if (spec && spec->family == "cpu") return "";
+  return spec ? std::string(spec->name) : cost::canonical_gpu_name(it->get<std::string>());
+}
+
 }  // namespace
 
-// The cheapest fitting on-demand candidate's compute cost (its price times its estimated hours)
-// over the chosen candidate's estimated hours.
+// The same GPU model and count on demand: the cheapest on-demand offer with the chosen GPU in the
+// placement's table, per GPU-hour, times the GPUs the job takes. Only an offer of that model is a
+// reference (a fit or policy rejection does not change an offer's price per GPU); another model's
+// price would be no baseline at all.
 std::optional<double> ledger_on_demand_reference(const std::string& placement_text) {
   auto decoded = store::decode_placement_document(placement_text, "placement");
-  if (!decoded) return std::nullopt;  // no reference: the savings read as unknown
+  if (!decoded) return std::nullopt;
   const json& p = *decoded;
   auto chosen = p.find("chosen");
   auto cands = p.find("candidates");
-  if (chosen == p.end() || !chosen->is_object() || cands == p.end() || !cands->is_array())
-    return std::nullopt;
-  const double hours = number(*chosen, "estimated_hours");
-  if (hours <= 0) return std::nullopt;
+  if (chosen == p.end() || !chosen->is_object() || cands == p.end() || !cands->is_array()) return std::nullopt;
+  const std::string model = gpu_model_of(*chosen);
+  const double job_gpus = number(*chosen, "job_gpus");
+  if (model.empty() || job_gpus <= 0) return std::nullopt;
   double best = std::numeric_limits<double>::infinity();
   for (const auto& c : *cands) {
-    if (!c.is_object() || c.value("option", "") != "on_demand" || misfit(c)) continue;
-    // The compute time only: the one-off provisioning in estimated_cost_usd would dominate a
-    // short job and inflate the hourly reference without bound.
-    const double cost = number(c, "usd_per_hour", -1) * number(c, "estimated_hours", -1);
-    if (cost > 0) best = std::min(best, cost);
+    if (!c.is_object() || c.value("option", "") != "on_demand" || gpu_model_of(c) != model) continue;
+    // The instance's GPUs ("gpus" in a document from before "machine_gpus").
+    const double price = number(c, "usd_per_hour", -1), gpus = number(c, c.contains("machine_gpus") ? "machine_gpus" : "gpus", -1);
+    if (price > 0 && gpus > 0) best = std::min(best, price / gpus);
   }
   if (!std::isfinite(best)) return std::nullopt;
-  return best / hours;
+  return best * job_gpus;
 }
 
 std::string ledger_user(store::Store& store, int64_t job_id) {
@@ -107,7 +109,8 @@ Status Ledger::accrue_in(store::WriteTxn& txn, LedgerEntry e) {
       if (auto r = ledger_on_demand_reference(*(*job)->placement_json)) reference = *r;
     }
   }
-  if (reference <= 0) reference = e.usd_per_hour;  // nothing known: no savings claimed
+  // Still 0: no on-demand equivalent (no offer of the same GPU model); the reports say so rather
+  // than compare with another GPU's price.
   store::LedgerRecord row;
   row.resource = e.resource;
   row.start_ms = e.start_ms;

@@ -13,9 +13,10 @@
 //
 // Each entry also records what the same time would have cost on demand (the spend report's
 // "all on-demand" column): `on_demand_usd_per_hour` when the caller gives it (> 0); otherwise
-// the ledger takes it from the job's placement (the on-demand candidate with the same GPU model,
-// else the cheapest on-demand candidate), and for kind "on_demand" or when nothing is known it is
-// usd_per_hour itself (no savings claimed).
+// the ledger takes it from the job's placement (ledger_on_demand_reference: the same GPU model and
+// count on demand), and for kind "on_demand" it is usd_per_hour itself. When none of these is
+// known it stays 0: the time has no on-demand equivalent, and the reports say so instead of
+// comparing it with another GPU's price.
 //
 // Ownership and thread safety: a Ledger borrows the Store (which must outlive it) and holds no
 // other state; every method is safe from any thread except the store's writer thread (use
@@ -40,7 +41,8 @@ struct LedgerEntry {
   int64_t end_ms = 0;       // >= start_ms
   double usd_per_hour = 0;  // >= 0
   std::string user;         // who the job belongs to ("" when none/unknown)
-  double on_demand_usd_per_hour = 0;  // optional: 0 = let the ledger work it out (see above)
+  double on_demand_usd_per_hour = 0;  // optional: 0 = let the ledger work it out (see above);
+                                      // stored 0 = no on-demand equivalent
   // Open: the interval has begun and not ended (a running lease). Stored with end_ms = start_ms
   // and read as ending now; accruing it again closed (same resource and start) ends it.
   bool open = false;
@@ -73,10 +75,17 @@ class Ledger {
   store::Store& store_;
 };
 
-// What one hour of a job's chosen resource would cost if the same work ran on demand, from its
-// placement document (see ledger.cpp); nullopt when the placement does not tell. The ledger uses
-// it when an entry names no reference; callers accruing the same job often compute it once.
+// What one hour of a job's chosen resource would cost on demand: the cheapest on-demand offer of
+// the chosen GPU model in its placement document, per GPU-hour, times the GPUs the job takes.
+// nullopt when no offer has that GPU (or the job takes none): no on-demand equivalent. The ledger
+// uses it when an entry names no reference; callers accruing the same job often compute it once.
 std::optional<double> ledger_on_demand_reference(const std::string& placement_json);
+
+// Whether a stored row's time has an on-demand equivalent: a row that cost something and is worth
+// nothing on demand has none (its reference was stored as 0).
+inline bool ledger_row_has_on_demand_equivalent(double usd, double on_demand_usd) {
+  return !(usd > 0 && on_demand_usd <= 0);
+}
 
 // Whom a job's spend is booked to: the owner of the token that submitted it, else (no auth) the
 // spec's optional "user", else "".

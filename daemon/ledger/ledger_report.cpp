@@ -19,6 +19,7 @@ Expected<cost::SpendReport> spend_report(Ledger& ledger, int64_t from_ms, int64_
     iv.end_ms = r.entry.end_ms;
     iv.usd = r.usd;
     iv.on_demand_usd = r.on_demand_usd;
+    iv.has_equivalent = ledger_row_has_on_demand_equivalent(r.usd, r.on_demand_usd);
     iv.billed_seconds = static_cast<double>(r.billed_seconds);
     if (group_by == "job")
       iv.key = r.entry.job_id > 0 ? "job " + std::to_string(r.entry.job_id) : "no job";

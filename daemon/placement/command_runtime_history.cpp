@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/fixed_decimal.h"
+#include "base/readable.h"
 #include "cost/gpu_specs.h"
 #include "daemon/jobs/worker_capabilities.h"
 #include "daemon/placement/placement_matcher.h"
@@ -63,7 +63,7 @@ void CommandRuntimeHistory::forget() {
 
 std::string command_runtime_note(const std::string& name, const CommandRuntime& runtime) {
   return "runtime from " + std::to_string(runtime.runs) + " earlier run" + (runtime.runs == 1 ? "" : "s") + " of " +
-         name + " on " + runtime.gpu + " (median " + fixed_decimal(runtime.hours, 2) + " h), scaled by GPU speed";
+         name + " on " + runtime.gpu + " (median " + readable::duration_hours(runtime.hours) + "), scaled by GPU speed";
 }
 
 }  // namespace jobctl::daemon::placement

@@ -79,6 +79,23 @@ Expected<int> registered_owned_gpus(store::Store& store, const std::string& mode
   return n;
 }
 
+// The GPU model of an owned ledger resource "local:<worker>:gpu<k>", from the worker's registered
+// GPUs; "" for a CPU ("local:<worker>:cpu"), an unknown worker or GPU index.
+std::string owned_resource_model(const std::string& resource, const std::map<int64_t, const store::WorkerRow*>& workers) {
+  const auto gpu = resource.rfind(":gpu");
+  if (resource.rfind("local:", 0) != 0 || gpu == std::string::npos || gpu <= 6) return "";
+  try {
+    const int64_t worker = std::stoll(resource.substr(6, gpu - 6));
+    const size_t k = std::stoul(resource.substr(gpu + 4));
+    auto it = workers.find(worker);
+    if (it == workers.end() || k >= it->second->capabilities.gpus.size()) return "";
+    const cost::GpuSpec* s = it->second->capabilities.gpus[k].identity();
+    return s ? std::string(s->name) : "";
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 double clipped(const store::LedgerRecord& r, int64_t from_ms, int64_t to_ms) {
   if (r.end_ms <= r.start_ms) return (r.start_ms >= from_ms && r.start_ms < to_ms) ? r.usd : 0.0;
   const int64_t lo = std::max(r.start_ms, from_ms), hi = std::min(r.end_ms, to_ms);
@@ -112,6 +129,10 @@ Expected<cost::FleetPlan> fleet_plan(store::Store& store, const PlacementSetting
   // The jobs: every job billed in the period that arrived in it.
   auto rows = store.ledger_rows(from, to);
   if (!rows) return rows.error();
+  auto worker_rows = store.list_workers();
+  if (!worker_rows) return worker_rows.error();
+  std::map<int64_t, const store::WorkerRow*> workers;
+  for (const auto& w : *worker_rows) workers[w.id] = &w;
   std::set<int64_t> ids;
   for (const auto& r : *rows)
     if (r.job_id > 0) ids.insert(r.job_id);
@@ -132,21 +153,27 @@ Expected<cost::FleetPlan> fleet_plan(store::Store& store, const PlacementSetting
     if (auto d = spec_deadline_hours(j.spec_json))
       h.job.deadline_ms = j.created_ms + static_cast<int64_t>(std::llround(*d * kMsPerHour));
     const ledger::JobCost cost = ledger::job_cost(*job_rows);
+    // Today's owned GPUs of the model and their price: only owned rows on a GPU of the job's model
+    // (a CPU segment, or a move to another model's GPU, is no owned GPU of this one).
+    std::set<std::string> model_machines;  // "local:<worker>" whose GPUs of the model it ran on
+    for (const auto& r : *job_rows) {
+      if (r.kind != "local" || owned_resource_model(r.resource, workers) != h.model) continue;
+      h.owned_gpus.insert(r.resource);
+      h.owned_usd += r.usd;
+      h.owned_gpu_hours += static_cast<double>(r.billed_seconds) / 3600.0;
+      model_machines.insert(r.resource.substr(0, r.resource.rfind(':')));
+    }
     double owned_hours = 0, hours = 0;
     for (const auto& s : cost.segments) {
       const double seg_hours = static_cast<double>(s.end_ms - s.start_ms) / kMsPerHour;
       hours += seg_hours;
       if (s.kind == "local") {
-        owned_hours += seg_hours;
-        h.owned_usd += s.usd;
-        h.owned_gpu_hours += static_cast<double>(s.billed_seconds) / 3600.0;
+        if (model_machines.count(s.where)) owned_hours += seg_hours;
       } else {
         h.cloud_hours += seg_hours;
         h.cloud_usd += s.usd;
       }
     }
-    for (const auto& r : *job_rows)
-      if (r.kind == "local") h.owned_gpus.insert(r.resource);
     if (hours <= 0) continue;  // granted and ended at once: nothing ran
     h.job.runtime_hours = hours;
     h.job.ran_owned = owned_hours * 2 >= hours;

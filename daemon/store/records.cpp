@@ -35,7 +35,10 @@ Expected<PlacementChoice> placement_choice_from_json(json row) {
     if (!it->is_number()) return bad(key, "a number");
     *out = it->get<double>();
   }
-  for (auto [key, out] : {std::pair<const char*, int*>{"gpus", &c.gpus}, {"job_gpus", &c.job_gpus}}) {
+  // The machine's GPUs: "machine_gpus"; a document from before it says them in "gpus" (now the
+  // job's, as "job_gpus" is).
+  const char* machine_key = row.contains("machine_gpus") ? "machine_gpus" : "gpus";
+  for (auto [key, out] : {std::pair<const char*, int*>{machine_key, &c.gpus}, {"job_gpus", &c.job_gpus}}) {
     auto it = row.find(key);
     if (it == row.end()) continue;
     if (!it->is_number_integer()) return bad(key, "an integer");

@@ -32,7 +32,7 @@ using scheduler::OptionKind;
 struct PlacementChoice {
   OptionKind option = OptionKind::local;
   std::string gpu;                 // the GPU model ("V100", "cpu"); "" when null
-  int gpus = 1;                    // the machine's GPUs
+  int gpus = 1;                    // the machine's GPUs ("machine_gpus"; "gpus" in a document from before it)
   int job_gpus = 0;                // the GPUs the job takes there (resources.gpus, or with "auto"
                                    // the count chosen to fit); 0 when the row does not say
   std::string instance_type;       // cloud: the instance type; "" when null

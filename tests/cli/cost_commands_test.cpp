@@ -180,6 +180,25 @@ TEST_F(CostCommands, BreakevenJsonReproducesTheWorkedExample) {
   EXPECT_NEAR(nlohmann::json::parse(with_power.out)["breakeven_hours"].get<double>(), 2000 / (3.06 - 0.045), 1e-6);
 }
 
+// An owned GPU against another model's offer is no like-for-like break-even: it is said (stderr,
+// and "warnings" in JSON); the same model says nothing.
+TEST_F(CostCommands, BreakevenWarnsWhenTheOfferIsAnotherGpu) {
+  auto other = jobctl({"report", "breakeven", "--gpu", "A100", "--purchase-usd", "10000", "--offer", "aws:p5.48xlarge"});
+  ASSERT_EQ(other.code, 0) << other.err;
+  EXPECT_NE(other.err.find("warning: the offer's GPU is H100-SXM, not the A100-40GB-SXM compared"), std::string::npos)
+      << other.err;
+  auto json_run = jobctl({"report", "breakeven", "--gpu", "A100", "--purchase-usd", "10000", "--offer", "aws:p5.48xlarge",
+                          "-o", "json"});
+  ASSERT_EQ(json_run.code, 0) << json_run.err;
+  const auto j = nlohmann::json::parse(json_run.out);
+  ASSERT_EQ(j["warnings"].size(), 1u) << j["warnings"].dump();
+  auto same = jobctl({"report", "breakeven", "--gpu", "A100", "--purchase-usd", "10000", "--offer", "aws:p4d.24xlarge",
+                      "-o", "json"});
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_TRUE(nlohmann::json::parse(same.out)["warnings"].empty()) << same.out;
+  EXPECT_EQ(same.err.find("warning"), std::string::npos) << same.err;
+}
+
 TEST_F(CostCommands, BreakevenTableCsvAndSvg) {
   const std::vector<std::string> base{"report", "breakeven", "--gpu", "RTX4090", "--purchase-usd", "1599",
                                       "--offer", "aws:g5.xlarge"};
@@ -459,6 +478,11 @@ TEST(PrintPlacement, CheapestFittingOptionsAndRejectionCounts) {
   EXPECT_NE(text.find("aws:x29"), std::string::npos) << text;       // the chosen one
   EXPECT_EQ(text.find("aws:x12 "), std::string::npos) << text;      // the dearest fitting one is not listed
   EXPECT_NE(text.find("10 of 18 fitting options"), std::string::npos) << text;
+  // The order as printed: the chosen row leads even though it is not the cheapest.
+  EXPECT_NE(text.find("the chosen option first, then the other fitting options by estimated cost, cheapest first"),
+            std::string::npos) << text;
+  EXPECT_LT(text.find("aws:x29"), text.find("aws:x28")) << text;
+  EXPECT_LT(text.find("aws:x28"), text.find("aws:x27")) << text;
   EXPECT_NE(text.find("rejected: 12 (8 gpu_constraint, 4 memory)"), std::string::npos) << text;
   EXPECT_NE(text.find("9 s"), std::string::npos) << text;           // 0.0025 h, not "0.00 h"
   EXPECT_NE(text.find("$0.0010"), std::string::npos) << text;      // not "$0.00"
@@ -468,6 +492,7 @@ TEST(PrintPlacement, CheapestFittingOptionsAndRejectionCounts) {
   print_placement(all, p, true);
   EXPECT_NE(all.str().find("aws:x0 "), std::string::npos) << all.str();
   EXPECT_EQ(all.str().find("fitting options"), std::string::npos);
+  EXPECT_NE(all.str().find("every option, in the order placement weighed them"), std::string::npos) << all.str();
 }
 
 // Each option shows the GPUs the job takes there and its memory on each (resources.gpus "auto"
@@ -485,6 +510,23 @@ TEST(PrintPlacement, GpusUsedAndMemoryPerGpu) {
   EXPECT_NE(text.find("H100-SXM x8"), std::string::npos) << text;
   EXPECT_NE(text.find(" 2 "), std::string::npos) << text;
   EXPECT_NE(text.find("65.2"), std::string::npos) << text;
+}
+
+// A spot row of an offer with no spot market has no price: "-", and no wait, time or cost.
+TEST(PrintPlacement, NoSpotMarketIsADashNotZero) {
+  nlohmann::json p = {{"reason", "r"}, {"candidates", nlohmann::json::array()}};
+  p["candidates"].push_back({{"label", "spot lambda:gpu_1x_a10 us-east-1"}, {"gpu", "A10"}, {"gpus", 1},
+                             {"usd_per_hour", nullptr}, {"queue_wait_hours", 0.0}, {"estimated_hours", 0.0},
+                             {"estimated_cost_usd", 0.0}, {"rejection", "no_provider"}, {"rejected", "no provider"}});
+  std::ostringstream out;
+  print_placement(out, p, true);
+  const std::string text = out.str();
+  EXPECT_EQ(text.find("$0.000/h"), std::string::npos) << text;
+  EXPECT_EQ(text.find("0.00 s"), std::string::npos) << text;
+  const std::string row = text.substr(text.find("spot lambda"));
+  size_t dashes = 0;
+  for (size_t at = row.find(" - "); at != std::string::npos; at = row.find(" - ", at + 1)) ++dashes;
+  EXPECT_GE(dashes, 4u) << "$/h, wait, est. time, est. cost: " << text;
 }
 
 // The document's workload, a built-in model's as a described transformer's: one line.

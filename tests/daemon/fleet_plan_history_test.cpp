@@ -72,6 +72,14 @@ class History {
 
   store::Store& store() { return *db_; }
   ManualClock& clock() { return clock_; }
+  int64_t worker() const { return worker_; }
+  // One more job of the history, billed on `resource`; `on_demand_usd_per_hour` 0: its time has no
+  // on-demand equivalent.
+  void add_job(const std::string& gpu, int64_t start_ms, int hours, const std::string& resource, const std::string& kind,
+               double usd_per_hour, double on_demand_usd_per_hour) {
+    ledger::Ledger ledger(*db_);
+    run(ledger, gpu, start_ms, hours, resource, kind, usd_per_hour, {}, on_demand_usd_per_hour);
+  }
 
  private:
   int64_t insert_worker() {
@@ -88,7 +96,8 @@ class History {
   }
 
   void run(ledger::Ledger& ledger, const std::string& gpu, int64_t start_ms, int hours, const std::string& resource,
-           const std::string& kind, double usd_per_hour, std::optional<double> deadline_hours) {
+           const std::string& kind, double usd_per_hour, std::optional<double> deadline_hours,
+           double on_demand_usd_per_hour = kOnDemand) {
     store::JobRow row;
     row.name = "j";
     json spec = {{"model", {{"kind", "mlp"}}}, {"resources", {{"gpu", gpu}, {"gpus", 1}}}};
@@ -104,7 +113,8 @@ class History {
     row.chosen = std::move(*chosen);
     auto id = db_->write_value<int64_t>([&](store::WriteTxn& txn) { return txn.insert_job(row); });
     ASSERT_TRUE(id) << id.error().message;
-    ASSERT_TRUE(ledger.accrue({*id, resource, kind, start_ms, start_ms + hours * kHourMs, usd_per_hour, "", kOnDemand}));
+    ASSERT_TRUE(ledger.accrue(
+        {*id, resource, kind, start_ms, start_ms + hours * kHourMs, usd_per_hour, "", on_demand_usd_per_hour}));
   }
 
   jobctl::testing::TempDir dir_;
@@ -158,6 +168,39 @@ TEST(FleetPlanHistory, TheReplayOfTodaysFleetReproducesTheLedgerTotal) {
   EXPECT_EQ(plan->cheapest_extra_gpus, 1);
   EXPECT_NEAR(plan->rows[1].total_usd, today.total_usd - 171.36 + 25.570776 + 2.52, 1e-4);
   ASSERT_TRUE(plan->payback_months);
+}
+
+// Today's owned GPUs of a model are the owned GPUs of that model the ledger billed: a T4 job whose
+// segment ran on the box's CPU owns no T4 ("1 owned T4" where none is), nor does it price one.
+TEST(FleetPlanHistory, ACpuSegmentOfAGpuJobIsNoOwnedGpuOfItsModel) {
+  History h;
+  h.add_job("T4", day0_ms() + 2 * kDayMs, 2, "local:" + std::to_string(h.worker()) + ":cpu", "local", 0.0225, 0);
+  h.add_job("T4", day0_ms() + 4 * kDayMs, 2, "instance:t4", "on_demand", 0.526, 0.526);
+  auto req = v100_request();
+  req.gpu = "T4";
+  req.purchase_usd = 1000;
+  auto plan = placement::fleet_plan(h.store(), placement::PlacementSettings{}, cost::seed_catalog(), req, h.clock().now_ms());
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->input.jobs.size(), 2u);
+  EXPECT_EQ(plan->input.owned_gpus_today, 0) << "the box has a V100 and a CPU, no T4";
+  // The V100 plan still counts the box's V100.
+  auto v100 = placement::fleet_plan(h.store(), placement::PlacementSettings{}, cost::seed_catalog(), v100_request(),
+                                    h.clock().now_ms());
+  ASSERT_TRUE(v100) << v100.error().message;
+  EXPECT_EQ(v100->input.owned_gpus_today, 1);
+
+  // `jobctl report spend`: the CPU stretch has no on-demand equivalent and says so; the time
+  // column says what it counts.
+  PlacementApiServer api(h.store(), h.clock());
+  ASSERT_FALSE(api.url.empty());
+  auto spend = jobctl_cli(api.url, {"report", "spend", "--from", "2026-11-01", "--to", "2026-11-15", "--group-by", "job"});
+  EXPECT_EQ(spend.code, 0) << spend.err;
+  EXPECT_NE(spend.out.find("GPU/instance time"), std::string::npos) << spend.out;
+  EXPECT_NE(spend.out.find("no on-demand equivalent"), std::string::npos) << spend.out;
+  EXPECT_NE(spend.out.find("$0.045 ran with no on-demand equivalent (a CPU, or a GPU model no on-demand offer has)"),
+            std::string::npos)
+      << spend.out;
+  api.server->stop();
 }
 
 // A period with no job of the model is a plan of no jobs (buy none); with no model named and no

@@ -571,7 +571,7 @@ TEST(PlacementService, ACommandJobIsPricedFromTheRunsOfItsName) {
   ASSERT_TRUE(after);
   const std::string reason = (*after)["reason"];
   EXPECT_NE(reason.find("runtime from 1 earlier run of sweep on V100"), std::string::npos) << reason;
-  EXPECT_NE(reason.find("median 0.75 h"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("median 45 min"), std::string::npos) << reason;
   for (const auto& c : (*after)["candidates"])
     if (c["option"] == "local") {
       EXPECT_NEAR(c["estimated_hours"].get<double>(), 0.75, 1e-6) << c.dump();
@@ -874,7 +874,7 @@ TEST(PlacementService, TheQuoteShowsASlurmPartitionWithItsQueueWait) {
     if (c["option"] == "slurm") partition = &c;
   ASSERT_NE(partition, nullptr) << q->dump(2);
   EXPECT_EQ((*partition)["partition"], "gpu");
-  EXPECT_EQ((*partition)["label"], "slurm gpu V100 x4");
+  EXPECT_EQ((*partition)["label"], "slurm gpu V100 x2 (4-GPU node)");
   EXPECT_NEAR((*partition)["usd_per_hour"].get<double>(), 2 * (2000.0 / (3 * 8760 * 0.5) + 0.3 * 0.15), 1e-6);
   EXPECT_DOUBLE_EQ((*partition)["queue_wait_hours"].get<double>(), 0.25);
   EXPECT_EQ((*partition)["rejection"], "no_provider");

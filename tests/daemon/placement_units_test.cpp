@@ -368,5 +368,19 @@ TEST(PlacementPasses, RequestsAreRecordedAndTheFirstOneWakes) {
   EXPECT_NE(f.job(b->id).placement_json, std::nullopt);
 }
 
+// The chosen row's machine GPUs are "machine_gpus"; a document written before that field gave them
+// as "gpus" (now the job's own), and still reads so.
+TEST(PlacementChoice, TheMachinesGpusFromThisDocumentOrAnOlderOne) {
+  auto now = store::placement_choice_from_json(
+      nlohmann::json{{"option", "local"}, {"gpu", "H100-SXM"}, {"gpus", 1}, {"job_gpus", 1}, {"machine_gpus", 8}});
+  ASSERT_TRUE(now) << now.error().message;
+  EXPECT_EQ(now->gpus, 8);
+  EXPECT_EQ(now->job_gpus, 1);
+  auto older = store::placement_choice_from_json(nlohmann::json{{"option", "local"}, {"gpu", "H100-SXM"}, {"gpus", 8}, {"job_gpus", 1}});
+  ASSERT_TRUE(older) << older.error().message;
+  EXPECT_EQ(older->gpus, 8);
+  EXPECT_EQ(older->job_gpus, 1);
+}
+
 }  // namespace
 }  // namespace jobctl::daemon::testing

@@ -57,8 +57,9 @@ TEST(SlurmQuote, ThePartitionIsQuotedWithTheQueueWaitOfTheRealCluster) {
   json row = partition_row(http, 1, "gpu");
   ASSERT_TRUE(row.is_object());
   EXPECT_EQ(row["provider"], "slurm");
-  EXPECT_EQ(row["label"], "slurm gpu V100 x2");
-  EXPECT_EQ(row["gpus"], 2);
+  EXPECT_EQ(row["label"], "slurm gpu V100 x1 (2-GPU node)");  // the job's GPU, the node's two apart
+  EXPECT_EQ(row["gpus"], 1);
+  EXPECT_EQ(row["machine_gpus"], 2);
   EXPECT_DOUBLE_EQ(row["queue_wait_hours"].get<double>(), 0.0) << row.dump(2);
   EXPECT_GT(row["usd_per_hour"].get<double>(), 0.0);  // the V100's board power at least
   EXPECT_FALSE(row.contains("rejection")) << row.dump(2);  // jobctld submits Slurm jobs: launchable

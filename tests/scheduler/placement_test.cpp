@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/readable.h"
 #include "cost/cpu_peak.h"
 #include "cost/gpu_count_fit.h"
 #include "cost/runtime_estimate.h"
@@ -291,11 +292,16 @@ TEST(Placement, ModesAndConstraints) {
   EXPECT_EQ(s.decide(j).outcome, Outcome::unplaceable);
 }
 
-TEST(Placement, CpuJobsAndCpuWorkers) {
-  Scenario s;
+// One CPU worker, priced at its power ($0.02/h), as the only local machine.
+void only_a_cpu_worker(Scenario& s) {
   s.capacity = LocalCapacity{{worker("cpu1", "cpu", 64)}};
   s.inventory.push_back(cost::LocalGpuInventory{.gpu_model = "cpu", .purchase_usd = 0, .power_kw = 0.2,
                                                 .electricity_usd_per_kwh = 0.1});
+}
+
+TEST(Placement, CpuJobsAndCpuWorkers) {
+  Scenario s;
+  only_a_cpu_worker(s);
   Job j = job(0.01);
   j.gpu = "cpu";
   auto d = s.decide(j);
@@ -310,6 +316,72 @@ TEST(Placement, CpuJobsAndCpuWorkers) {
   d = s.decide(j);
   EXPECT_EQ(d.choice.kind, OptionKind::local);
   EXPECT_EQ(s.capacity.pools()[d.choice.source].gpu_model, "cpu");
+}
+
+// "gpu: any" takes a GPU whenever one fits, even when a CPU option costs less: the reason says so
+// with both figures, and does not call the GPU "the cheapest option".
+TEST(Placement, AGpuPreferredOverACheaperCpuSaysSoWithBothFigures) {
+  Scenario s;
+  only_a_cpu_worker(s);
+  Job j = job(0.01);
+  j.gpu = "any";
+  const auto d = s.decide(j);
+  ASSERT_NE(d.choice.kind, OptionKind::local);
+  ASSERT_TRUE(d.cheaper_cpu);
+  EXPECT_EQ(s.capacity.pools()[d.cheaper_cpu->source].gpu_model, "cpu");
+  ASSERT_LT(d.cheaper_cpu->estimated_cost_usd, d.choice.estimated_cost_usd);
+  PlacementContext ctx(s.catalog, s.inventory, s.calibration, s.config);
+  const std::string want = "GPU preferred: " + option_label(d.choice, ctx, s.capacity) + " " +
+                           readable::usd(d.choice.estimated_cost_usd) + " over local CPU " +
+                           readable::usd(d.cheaper_cpu->estimated_cost_usd) +
+                           " (gpu: any prefers a GPU when one fits); cheapest GPU option (no deadline): ";
+  EXPECT_EQ(s.reason.substr(0, want.size()), want) << s.reason;
+  EXPECT_EQ(s.reason.find("cheapest option"), std::string::npos) << s.reason;
+
+  // A CPU job, or "any" with no GPU to be had: no such rule applied, no such words.
+  j.gpu = "cpu";
+  EXPECT_FALSE(s.decide(j).cheaper_cpu);
+  EXPECT_EQ(s.reason.find("GPU preferred"), std::string::npos) << s.reason;
+  j.gpu = "any";
+  s.config.cloud_launchable = false;
+  EXPECT_FALSE(s.decide(j).cheaper_cpu);
+  EXPECT_EQ(s.reason.rfind("cheapest option (no deadline): local CPU", 0), 0u) << s.reason;
+}
+
+// A 1-GPU job on an 8-GPU machine: its label and its row say the GPU it takes, and the machine's
+// eight apart ("local H100-SXM x8" read as if the job took the box). An offer with no spot market
+// has no spot price (null), never "$0/h".
+TEST(Placement, LabelsSayTheGpusTheJobTakes) {
+  Scenario s;
+  Worker box = worker("box", "H100-SXM", 80);
+  box.gpu_count = 8;
+  s.capacity = LocalCapacity{{box}};
+  s.inventory = {cost::LocalGpuInventory{.gpu_model = "H100-SXM", .count = 8, .purchase_usd = 30000}};
+  const auto d = s.decide(job(1));
+  ASSERT_EQ(d.choice.kind, OptionKind::local);
+  EXPECT_EQ(s.json["chosen"]["label"], "local H100-SXM x1 (8-GPU machine)");
+  EXPECT_EQ(s.json["chosen"]["gpus"], 1);
+  EXPECT_EQ(s.json["chosen"]["job_gpus"], 1);
+  EXPECT_EQ(s.json["chosen"]["machine_gpus"], 8);
+  EXPECT_NE(s.reason.find("local H100-SXM x1 (8-GPU machine) at "), std::string::npos) << s.reason;
+  bool saw_no_spot = false;
+  for (const auto& c : s.json["candidates"]) {
+    if (c.value("rejection", "") != "no_spot_market") continue;
+    saw_no_spot = true;
+    EXPECT_TRUE(c["usd_per_hour"].is_null()) << c.dump();
+  }
+  EXPECT_TRUE(saw_no_spot) << "lambda gpu_1x_a100 has no spot price";
+  s.config.cloud_launchable = false;  // rejected for that first: still no spot price
+  s.decide(job(1));
+  int unpriced = 0;
+  for (const auto& c : s.json["candidates"])
+    if (c["option"] == "spot" && c["usd_per_hour"].is_null()) ++unpriced;
+  EXPECT_EQ(unpriced, 1) << s.json["candidates"].dump();
+  Job wide = job(1);
+  wide.workload.gpus = 8;
+  s.decide(wide);
+  EXPECT_EQ(s.json["chosen"]["label"], "local H100-SXM x8") << "the job takes the whole machine";
+  EXPECT_EQ(s.json["chosen"]["gpus"], 8);
 }
 
 // A job does not wait for a busy pool while a worker that fits it is idle — unless it has a
@@ -349,6 +421,8 @@ TEST(Placement, AnIdleWorkerIsNotLeftIdleWhileTheJobWaits) {
   d = s.decide(any);
   EXPECT_EQ(d.outcome, Outcome::run_local);
   EXPECT_EQ(s.capacity.pools()[d.choice.source].gpu_model, "cpu");
+  EXPECT_FALSE(d.cheaper_cpu) << "the CPU was taken: no GPU was preferred";
+  EXPECT_EQ(s.reason.find("GPU preferred"), std::string::npos) << s.reason;
 }
 
 // A CPU machine is timed at its own peak (cores x SIMD width, cost/cpu_peak.h) and calibrated
@@ -455,7 +529,7 @@ TEST(Placement, ASlurmPartitionIsOwnedGpusBehindAQueue) {
   EXPECT_EQ(s.json["candidates"][0]["option"], "slurm");
   EXPECT_EQ(s.json["candidates"][0]["provider"], "slurm");
   EXPECT_EQ(s.json["candidates"][0]["partition"], "gpu");
-  EXPECT_EQ(s.json["candidates"][0]["gpus"], 4);
+  EXPECT_EQ(s.json["candidates"][0]["machine_gpus"], 4);
   EXPECT_DOUBLE_EQ(s.json["candidates"][0]["queue_wait_hours"].get<double>(), 0.5);
   EXPECT_EQ(s.json["candidates"][0]["rejected"], "no Slurm cluster is configured to submit it");
 
@@ -464,7 +538,7 @@ TEST(Placement, ASlurmPartitionIsOwnedGpusBehindAQueue) {
   EXPECT_EQ(d.outcome, Outcome::launch_slurm);
   EXPECT_EQ(d.choice.kind, OptionKind::slurm);
   EXPECT_EQ(d.choice.source, 0u);
-  EXPECT_NE(s.reason.find("slurm gpu V100 x4"), std::string::npos) << s.reason;
+  EXPECT_NE(s.reason.find("slurm gpu V100 x2 (4-GPU node)"), std::string::npos) << s.reason;
   EXPECT_NE(s.reason.find("Slurm's queue is expected to start it in 30 min"), std::string::npos) << s.reason;
   // Three GPUs wait longer (3 h); a deadline of 5 h is then missed there, and met in the cloud.
   j.workload.gpus = 3;

@@ -127,17 +127,21 @@ const PERIODS = {
 };
 let period = 'day';
 
-const savingsOf = (g) => (typeof g.savings_usd === 'number' ? g.savings_usd : (g.on_demand_usd ?? 0) - (g.usd ?? 0));
-// The spend table's columns; the first is headed by what the report groups by.
+// A null on-demand figure: no on-demand offer has the GPU model, so there is nothing to compare.
+const NO_EQUIVALENT = 'no on-demand equivalent';
+const savingsOf = (g) => (g.on_demand_usd === null ? null
+  : typeof g.savings_usd === 'number' ? g.savings_usd : (g.on_demand_usd ?? 0) - (g.usd ?? 0));
+// The spend table's columns; the first is headed by what the report groups by. `seconds` are
+// resource-seconds: each owned GPU and each cloud instance bills its own time.
 function groupColumns(groupBy) {
   const key = { placement: ['Placement', (v) => optionText(v)], job: ['Job', (v) => (v ? `#${v}` : '—')], user: ['User', (v) => v || '—'] }[groupBy]
     || ['Group', (v) => v ?? '—'];
   return [
     ['key', ...key],
-    ['seconds', 'Time', (v) => duration(v)],
+    ['seconds', 'GPU/instance time', (v) => duration(v)],
     ['usd', 'Spent', usd],
-    ['on_demand_usd', 'All on-demand', usd],
-    ['savings_usd', 'Saved', (v, g) => usd(savingsOf(g))],
+    ['on_demand_usd', 'All on-demand', (v) => (v === null ? NO_EQUIVALENT : usd(v))],
+    ['savings_usd', 'Saved', (v, g) => (savingsOf(g) === null ? NO_EQUIVALENT : usd(savingsOf(g)))],
   ];
 }
 
@@ -170,8 +174,8 @@ async function renderSpendView(facts, chart, table) {
   clear(facts, h('dl', { class: 'facts', id: 'spend-totals' },
     h('dt', {}, 'Period'), h('dd', {}, ranged ? p.label : `${new Date(rep.from_ms).toLocaleString()} – ${new Date(rep.to_ms).toLocaleString()}`),
     h('dt', {}, 'Spent'), h('dd', {}, usd(t.usd)),
-    h('dt', {}, 'All on-demand would have cost'), h('dd', {}, usd(t.on_demand_usd)),
-    h('dt', {}, 'Saved'), h('dd', {}, `${usd(savings)}${t.on_demand_usd > 0 ? ` (${pct(savings / t.on_demand_usd)})` : ''}`)));
+    h('dt', {}, 'All on-demand would have cost'), h('dd', {}, t.on_demand_usd === null ? NO_EQUIVALENT : usd(t.on_demand_usd)),
+    h('dt', {}, 'Saved'), h('dd', {}, t.on_demand_usd === null ? NO_EQUIVALENT : `${usd(savings)}${t.on_demand_usd > 0 ? ` (${pct(savings / t.on_demand_usd)})` : ''}`)));
   const groups = rep.groups || [];
   clear(table, groups.length ? objectTable(groups, { caption: `By ${rep.group_by || 'group'}`, columns: groupColumns(rep.group_by), id: 'spend-groups' })
                              : h('p', { class: 'muted' }, 'Nothing spent in this period.'));

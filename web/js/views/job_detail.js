@@ -315,7 +315,7 @@ export const CANDIDATE_COLUMNS = [
   ['region', 'Region', cell],
   ['instance_type', 'Instance type', cell],
   ['gpu', 'GPU', (v) => h('span', { title: v || '' }, gpuText(v))],
-  ['gpus', 'Machine GPUs', (v) => (v > 0 ? String(v) : '—')],
+  ['machine_gpus', 'Machine GPUs', (v) => (v > 0 ? String(v) : '—')],
   ['job_gpus', 'Uses GPUs', (v) => (v > 0 ? String(v) : '—')],
   ['memory_gib_per_gpu', 'GiB per GPU', (v) => (typeof v === 'number' && v > 0 ? v.toFixed(1) : '—')],
   ['usd_per_hour', 'Price', orDash(usdPerHour)],
@@ -390,6 +390,8 @@ function segmentWhere(where) {
   if (kind === 'instance') return `instance ${id}`;
   return where;
 }
+// null: no on-demand offer has the job's GPU model, so there is nothing to compare with.
+const NO_EQUIVALENT = 'no on-demand equivalent';
 
 function renderCost(el, job) {
   const so = jobCost(job);
@@ -400,8 +402,8 @@ function renderCost(el, job) {
     ['Price', chosen?.usd_per_hour !== undefined ? `${usdPerHour(chosen.usd_per_hour)} (${optionText(chosen.option)})` : undefined],
     ['Estimated', chosen?.estimated_cost_usd !== undefined ? `${usd(chosen.estimated_cost_usd)} over ${duration((chosen.estimated_hours ?? 0) * 3600)}${job.runtime?.basis === 'assumed' ? ' (an assumed hour)' : ''}` : undefined],
     ['Meets deadline', chosen?.meets_deadline !== undefined ? (chosen.meets_deadline ? 'yes' : 'no') : undefined],
-    ['All on-demand', ran && typeof job.cost?.on_demand_usd === 'number' ? usd(job.cost.on_demand_usd) : undefined],
-    ['Saved', ran && typeof job.cost?.saved_usd === 'number' ? usd(job.cost.saved_usd) : undefined],
+    ['All on-demand', !ran ? undefined : typeof job.cost?.on_demand_usd === 'number' ? usd(job.cost.on_demand_usd) : job.cost?.on_demand_usd === null ? NO_EQUIVALENT : undefined],
+    ['Saved', !ran ? undefined : typeof job.cost?.saved_usd === 'number' ? usd(job.cost.saved_usd) : job.cost?.saved_usd === null ? NO_EQUIVALENT : undefined],
   ]));
   // Where it ran: one row per machine and stretch (a move or a recovery starts a new one).
   const segments = job.segments || [];
@@ -412,6 +414,6 @@ function renderCost(el, job) {
       h('tbody', {}, ...segments.map((seg) => h('tr', {},
         h('td', {}, segmentWhere(seg.where)), h('td', {}, optionText(seg.option)),
         h('td', {}, duration(seg.billed_seconds) + (seg.open ? ' (running)' : '')),
-        h('td', {}, usd(seg.usd)), h('td', {}, usd(seg.on_demand_usd))))))));
+        h('td', {}, usd(seg.usd)), h('td', {}, seg.on_demand_usd === null ? NO_EQUIVALENT : usd(seg.on_demand_usd))))))));
   }
 }
