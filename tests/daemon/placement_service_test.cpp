@@ -1130,15 +1130,7 @@ TEST(PlacementService, AnUnknownGpuIsWarnedAboutAndTakesGpuAnyJobsAtTheConservat
 TEST(PlacementService, AMachineThatRegistersAgainReleasesItsOldWorkersLeasesAtOnce) {
   PlacementFixture f;
   auto register_on = [&f](const std::string& machine) {
-    jobs::WorkerRegistration reg;
-    reg.name = "box";
-    reg.capabilities.gpus = {{"Tesla V100-SXM2-16GB", 16384}};
-    reg.capabilities.cpu_cores = 8;
-    reg.capabilities.memory_mb = 65536;
-    reg.capabilities.machine_id = machine;
-    auto r = f.svc->register_worker(reg);
-    EXPECT_TRUE(r) << (r ? "" : r.error().message);
-    return r ? r->worker_id : 0;
+    return f.add_worker({{"Tesla V100-SXM2-16GB", 16384}}, {}, false, machine);
   };
   const int64_t old_worker = register_on("machine-1:box");
   const int64_t other = register_on("machine-2:box");  // another machine: untouched
