@@ -812,6 +812,12 @@ void add_workers(CLI::App& app, CliContext& ctx) {
                  age(w.value("last_seen_ms", int64_t{0}), now) + " ago", jobs.empty() ? "-" : jobs});
     }
     print_listing(ctx, t, "no workers");
+    if (ctx.output == "csv") return;  // rows only
+    for (const auto& w : r["workers"])
+      for (const auto& warning : w.value("warnings", json::array()))
+        if (warning.is_string())
+          *ctx.out << "warning: worker " << num(w["id"]) << " (" << terminal_text(w.value("name", ""), false)
+                    << "): " << terminal_text(warning.get<std::string>(), false) << "\n";
   });
 }
 

@@ -20,10 +20,17 @@ Status read_string(const json& j, const char* key, const std::string& prefix, st
   return {};
 }
 
+// A time: milliseconds since the epoch, or RFC 3339 text (what a cloud CLI prints, e.g. EC2's
+// LaunchTime "2026-11-27T02:40:10+00:00").
 Status read_ms(const json& j, const char* key, const std::string& prefix, std::optional<int64_t>& out) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return {};
-  if (!it->is_number_integer()) return bad(prefix + "." + key, "must be an integer (milliseconds)");
+  if (it->is_string()) {
+    out = parse_rfc3339(it->get<std::string>());
+    if (!out) return bad(prefix + "." + key, "must be milliseconds or an RFC 3339 time");
+    return {};
+  }
+  if (!it->is_number_integer()) return bad(prefix + "." + key, "must be milliseconds or an RFC 3339 time");
   out = it->get<int64_t>();
   return {};
 }
@@ -38,6 +45,7 @@ json to_json(const Instance& i) {
          {"spot", i.spot},
          {"state", i.state},
          {"launched_ms", i.launched_ms},
+         {"ended_ms", i.ended_ms ? json(*i.ended_ms) : json(nullptr)},
          {"usd_per_hour", i.usd_per_hour},
          {"notice_ms", i.notice_ms ? json(*i.notice_ms) : json(nullptr)},
          {"action_ms", i.action_ms ? json(*i.action_ms) : json(nullptr)},
@@ -74,6 +82,7 @@ Expected<Instance> instance_from_json(const json& j, const std::string& prefix) 
   std::optional<int64_t> launched;
   if (st = read_ms(j, "launched_ms", prefix, launched); !st) return st.error();
   out.launched_ms = launched.value_or(0);
+  if (st = read_ms(j, "ended_ms", prefix, out.ended_ms); !st) return st.error();
   if (st = read_ms(j, "notice_ms", prefix, out.notice_ms); !st) return st.error();
   if (st = read_ms(j, "action_ms", prefix, out.action_ms); !st) return st.error();
   if (auto it = j.find("usd_per_hour"); it != j.end() && !it->is_null()) {

@@ -49,6 +49,10 @@ struct Instance {
   bool spot = false;
   std::string state;            // pending | running | shutting-down | terminated | ...
   int64_t launched_ms = 0;      // 0 when the provider did not say
+  // When the cloud stopped billing it (a terminate asked for, a reclaim); none when the provider
+  // did not say, and jobctld takes the time it saw the instance terminated. The ledger bills
+  // [launched_ms, ended_ms) as the cloud reports them, not the daemon's clock.
+  std::optional<int64_t> ended_ms;
   double usd_per_hour = 0;      // 0 when the provider did not say
   std::optional<int64_t> notice_ms;   // an interruption notice was given at this time
   std::optional<int64_t> action_ms;   // ... and the instance is reclaimed at this time

@@ -261,6 +261,31 @@ std::string canonical_gpu_name(std::string_view name, double memory_gb) {
 
 const GpuSpec* find_gpu(std::string_view name) { return identify_gpu(name); }
 
+GpuSpec unknown_gpu_spec(std::string_view name, double memory_gb) {
+  GpuSpec out;
+  bool first = true;
+  for (const GpuSpec& s : kSpecs) {
+    if (s.family == "cpu") continue;
+    if (first) {
+      out = s;
+      first = false;
+      continue;
+    }
+    out.fp32_tflops = std::min(out.fp32_tflops, s.fp32_tflops);
+    out.tf32_tflops = std::min(out.tf32_tflops, s.tf32_tflops);
+    out.fp16_tflops = std::min(out.fp16_tflops, s.fp16_tflops);
+    out.bf16_tflops = std::min(out.bf16_tflops, s.bf16_tflops);
+    out.bandwidth_gbs = std::min(out.bandwidth_gbs, s.bandwidth_gbs);
+    out.tdp_w = std::max(out.tdp_w, s.tdp_w);
+  }
+  out.name = name;
+  out.family = name;
+  out.form = {};
+  out.memory_gb = memory_gb;
+  out.source = "not in jobctl's GPU table: the table's least favourable figures (docs/cost-model.md, \"Unknown GPUs\")";
+  return out;
+}
+
 bool GpuRequest::matches(const GpuSpec& gpu) const {
   switch (kind) {
     case Kind::any: return true;

@@ -101,4 +101,12 @@ std::vector<std::string> closest_gpu_names(std::string_view text, size_t n = 3);
 // Peak TFLOPS for a precision, falling back to FP32 where the GPU has no faster path.
 double peak_tflops(const GpuSpec& gpu, Precision precision);
 
+// The figures a GPU the table does not know is timed and priced at (docs/cost-model.md, "Unknown
+// GPUs"): for each figure the table's least favourable GPU row (the cpu row aside) — the lowest
+// peak at each precision (0 where some row has no fast path: the FP32 rate), the lowest
+// bandwidth, the highest board power — with the memory the device reports. Never faster than any
+// GPU jobctl knows, so an estimate made with it is an upper bound on time. `name` becomes the
+// spec's name and family (a string_view: the caller keeps the text alive).
+GpuSpec unknown_gpu_spec(std::string_view name, double memory_gb);
+
 }  // namespace jobctl::cost

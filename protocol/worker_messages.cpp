@@ -71,7 +71,8 @@ json to_json(const WorkerRegistered& m) {
           {"worker_secret", m.worker_secret},
           {"heartbeat_interval_s", m.heartbeat_interval_s},
           {"lease_timeout_s", m.lease_timeout_s},
-          {"max_lease_wait_s", m.max_lease_wait_s}};
+          {"max_lease_wait_s", m.max_lease_wait_s},
+          {"warnings", m.warnings}};
 }
 
 json to_json(const LeaseOffer& m) {
@@ -220,6 +221,9 @@ Expected<WorkerRegistered> worker_registered_from_json(const json& body) {
   m.heartbeat_interval_s = body.value("heartbeat_interval_s", m.heartbeat_interval_s);
   m.lease_timeout_s = body.value("lease_timeout_s", m.lease_timeout_s);
   m.max_lease_wait_s = body.value("max_lease_wait_s", m.max_lease_wait_s);
+  if (auto w = body.find("warnings"); w != body.end() && w->is_array())
+    for (const auto& line : *w)
+      if (line.is_string()) m.warnings.push_back(line.get<std::string>());
   return m;
 }
 

@@ -37,6 +37,7 @@ struct WorkerRegistered {
   int heartbeat_interval_s = 2;
   int lease_timeout_s = 0;
   int max_lease_wait_s = 30;
+  std::vector<std::string> warnings;  // what the operator should know (a GPU jobctl does not know)
 };
 
 // A stored checkpoint a lease resumes from, as the lease names it.

@@ -85,6 +85,9 @@ int PlacementContext::intern_model(const std::string& canonical, const cost::Eff
   const cost::GpuSpec* spec = cost::find_gpu(canonical);
   if (auto cpu = config_.cpu_peak_tflops.find(canonical); cpu != config_.cpu_peak_tflops.end() && cpu->second > 0) {
     spec = &cpu_specs_.emplace_back(cost::cpu_machine_spec(cpu_names_.emplace_back(canonical), cpu->second));
+  } else if (auto unknown = config_.unknown_gpu_memory_gb.find(canonical);
+             !spec && unknown != config_.unknown_gpu_memory_gb.end()) {
+    spec = &cpu_specs_.emplace_back(cost::unknown_gpu_spec(cpu_names_.emplace_back(canonical), unknown->second));
   }
   const int id = static_cast<int>(models_.size());
   models_.push_back(canonical);
@@ -124,6 +127,7 @@ PlacementContext::PlacementContext(std::vector<cost::Offer> offers, std::vector<
   for (const auto& spec : cost::gpu_specs()) intern_model(std::string(spec.name), calibration);
   for (const auto& inv : inventory_) intern_model(cost::canonical_gpu_name(inv.gpu_model), calibration);
   for (const auto& [key, peak] : config_.cpu_peak_tflops) intern_model(key, calibration);
+  for (const auto& [name, memory] : config_.unknown_gpu_memory_gb) intern_model(name, calibration);
   figures_.reserve(offers_.size());
   offer_lambda_.reserve(offers_.size());
   cost::InterruptionRates rates = config_.interruption_rates;

@@ -103,6 +103,10 @@ struct PlacementConfig {
   // TFLOPS: a local pool of that name is timed at that peak (and calibrated under that key),
   // not at the generic "cpu" row's.
   std::map<std::string, double> cpu_peak_tflops;
+  // GPUs of local machines that jobctl's GPU table does not know, by device name, with their
+  // memory per GPU (GB): a local pool of that name is timed at cost::unknown_gpu_spec's
+  // conservative figures instead of being rejected as unknown_gpu.
+  std::map<std::string, double> unknown_gpu_memory_gb;
 };
 
 struct Candidate;
@@ -170,8 +174,9 @@ class PlacementContext {
   int cpu_model_ = -1;
   std::vector<std::string> models_;
   std::vector<const cost::GpuSpec*> specs_;  // [model]; nullptr: no specs
-  // The specs of the CPU machines of config.cpu_peak_tflops (the "cpu" row at their own peak),
-  // and their names, which the specs' string_views point into (deques: stable addresses).
+  // The specs of the CPU machines of config.cpu_peak_tflops (the "cpu" row at their own peak) and
+  // of the unknown GPUs of config.unknown_gpu_memory_gb, and their names, which the specs'
+  // string_views point into (deques: stable addresses).
   std::deque<std::string> cpu_names_;
   std::deque<cost::GpuSpec> cpu_specs_;
   std::vector<std::array<std::array<double, 4>, kModelKindCount>> rates_;  // [model][kind][precision], one GPU

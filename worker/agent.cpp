@@ -53,6 +53,7 @@ bool Agent::register_worker(client::ApiClient& api, std::initializer_list<client
     return false;
   }
   worker_id_ = registered->worker_id;
+  for (const auto& warning : registered->warnings) log_ << "jobctl-worker: warning: " << warning << "\n";
   // Every later call carries the worker's own secret (docs/security.md).
   worker_secret_ = registered->worker_secret;
   for (client::ApiClient* c : clients) c->set_worker_secret(worker_secret_);

@@ -170,4 +170,14 @@ int64_t detect_memory_mb() {
   return static_cast<int64_t>(pages) * page / (1024 * 1024);
 }
 
+std::string default_machine_id(const std::string& worker_name, const std::string& instance_provider,
+                               const std::string& instance_id, const std::string& machine_id_file) {
+  if (!instance_id.empty()) return (instance_provider.empty() ? "cloud" : instance_provider) + ":" + instance_id;
+  std::ifstream in(machine_id_file);
+  std::string line;
+  if (!in || !std::getline(in, line)) return "";
+  const std::string id(trim(line));
+  return id.empty() ? "" : id + ":" + worker_name;
+}
+
 }  // namespace jobctl::worker

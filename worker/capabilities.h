@@ -61,4 +61,14 @@ nlohmann::json capabilities_json(const std::vector<Gpu>& gpus, const cost::CpuFa
 int detect_cpu_cores();
 int64_t detect_memory_mb();
 
+// The machine's identity, registered as "machine_id": a worker that registers with the same one as
+// an older worker replaces it (jobctld releases the older one's leases at once: its machine was
+// restarted). A cloud instance or a Slurm job is its own machine: "<provider>:<instance id>". A
+// local machine: the first line of `machine_id_file` (systemd's /etc/machine-id, stable across
+// reboots) and the worker's name, "<id>:<name>", so two workers with different names share a
+// machine without replacing each other. Empty when the file cannot be read: no identity.
+std::string default_machine_id(const std::string& worker_name, const std::string& instance_provider,
+                               const std::string& instance_id,
+                               const std::string& machine_id_file = "/etc/machine-id");
+
 }  // namespace jobctl::worker

@@ -107,6 +107,13 @@ int main(int argc, char** argv) {
                  "no other (jobctld's Slurm batch jobs pass it, and the cloud instances it launches for a "
                  "command job)")
       ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));
+  std::string machine_id = "auto";
+  app.add_option("--machine-id", machine_id,
+                 "this machine's identity: a worker registering with the same one replaces this one at once "
+                 "(its leases are released, its entry shown gone), as after a restart. Default \"auto\": "
+                 "<provider>:<instance id> on a cloud instance or Slurm job, else /etc/machine-id and the "
+                 "worker's name; \"\" for none")
+      ->envname("JOBCTL_MACHINE_ID");
   int upload_attempts = 5;
   app.add_option("--upload-attempts", upload_attempts, "tries per checkpoint upload (pauses from 0.25 s doubling, with jitter)")
       ->check(CLI::Range(1, 100));
@@ -202,6 +209,9 @@ int main(int argc, char** argv) {
   opts.capabilities = capabilities_json(gpus, detect_cpu(), detect_memory_mb(), simulated);
   // Offered command jobs only when it runs them: a worker without --allow-commands never leases one.
   if (opts.runner.allow_commands) opts.capabilities["commands"] = true;
+  const std::string machine =
+      machine_id == "auto" ? default_machine_id(opts.name, instance_provider, instance_id) : machine_id;
+  if (!machine.empty()) opts.capabilities["machine_id"] = machine;
   if (!instance_id.empty() || !instance_type.empty() || !instance_provider.empty() || for_job > 0) {
     nlohmann::json inst = {{"spot", spot}};
     if (!instance_id.empty()) inst["id"] = instance_id;

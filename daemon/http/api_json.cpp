@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "daemon/jobs/worker_capabilities.h"
 #include "daemon/ledger/job_segments.h"
 #include "daemon/store/records.h"
 #include "protocol/worker_messages.h"
@@ -139,7 +140,8 @@ json worker_json(const jobs::WorkerInfo& info) {
           {"capabilities", jobs::to_json(info.capabilities)},
           {"registered_ms", info.row.registered_ms},
           {"last_seen_ms", info.row.last_seen_ms},
-          {"jobs", info.job_ids}};
+          {"jobs", info.job_ids},
+          {"warnings", jobs::worker_warnings(info.capabilities)}};
 }
 
 json lease_json(const jobs::LeaseGrant& g) {

@@ -7,6 +7,7 @@
 #include "daemon/http/auth_gate.h"
 #include "daemon/http/caller.h"
 #include "daemon/http/route_access.h"
+#include "daemon/jobs/worker_capabilities.h"
 #include "net/json_body.h"
 #include "protocol/worker_messages.h"
 #include "scheduler/job_state.h"
@@ -251,7 +252,8 @@ void register_worker(jobs::JobService& svc, const net::HttpRequest& req, const n
                                                         .worker_secret = secret->secret,
                                                         .heartbeat_interval_s = r->heartbeat_interval_s,
                                                         .lease_timeout_s = r->lease_timeout_s,
-                                                        .max_lease_wait_s = r->max_lease_wait_s});
+                                                        .max_lease_wait_s = r->max_lease_wait_s,
+                                                        .warnings = jobs::worker_warnings(reg.capabilities)});
   });
 }
 

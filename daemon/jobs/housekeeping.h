@@ -40,6 +40,11 @@ class Housekeeping {
   Expected<int> expire_leases();
   // The machine under a worker is gone: every job leased to it loses its lease at once.
   Expected<int> release_worker_leases(int64_t worker_id, const std::string& reason);
+  // A worker registered from a machine older workers named too (WorkerCapabilities::machine_id):
+  // the machine was restarted, so those workers are dead. Each one's jobs lose their lease now
+  // (billing ends now, not a lease timeout later) and it is marked gone. Returns how many leases
+  // were released. Nothing happens for an empty machine_id.
+  Expected<int> retire_replaced_workers(int64_t worker_id, const std::string& machine_id);
   // worker_liveness.cpp: an active worker silent for longer than the lease timeout, and not in a
   // long-poll now, is marked lost. Returns how many.
   Expected<int> mark_silent_workers_lost();
@@ -52,6 +57,9 @@ class Housekeeping {
   // One lost lease inside a store change: running (or placed) -> preempted -> queued, a recovery
   // counted (failed past max_recoveries), the worker marked lost.
   Status lose_lease_in(store::WriteTxn& txn, store::JobRow job, const std::string& reason, int64_t now);
+  // Every job leased to the worker loses its lease (lose_lease_in); returns how many.
+  Expected<int> release_worker_leases_in(store::WriteTxn& txn, int64_t worker_id, const std::string& reason,
+                                         int64_t now);
 
   store::Store& store_;
   const Clock& clock_;

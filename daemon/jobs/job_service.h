@@ -146,8 +146,15 @@ class JobService {
   void job_placed(const QueuedJob& job) { broker_.job_queued(job); }
 
   // ---- workers (job_commands.h, lease_broker.h)
+  // A registration naming a machine (capabilities.machine_id) that older workers named too
+  // replaces them: their jobs lose their lease at once and they are marked gone
+  // (Housekeeping::retire_replaced_workers).
   Expected<WorkerRegistered> register_worker(const WorkerRegistration& request) {
-    return commands_.register_worker(request);
+    auto registered = commands_.register_worker(request);
+    if (!registered) return registered;
+    auto released = housekeeping_.retire_replaced_workers(registered->worker_id, request.capabilities.machine_id);
+    if (!released) return released.error();
+    return registered;
   }
   // The workers with id > after_id (at most `limit`; negative: all), in id order, with the jobs
   // each holds now (only `owner`'s jobs when given: a user's view).

@@ -88,9 +88,26 @@ void LeaseBroker::remember_worker(int64_t worker_id, const WorkerCapabilities& c
   workers_[worker_id] = caps;
 }
 
+void LeaseBroker::retire_worker(int64_t worker_id) {
+  MutexLock lock(mu_);
+  workers_.erase(worker_id);
+  retired_.insert(worker_id);
+}
+
+namespace {
+
+Error worker_replaced(int64_t id) {
+  return make_error(ErrorCode::conflict,
+                    "worker " + std::to_string(id) + " was replaced by a newer registration of its machine; register again",
+                    "worker_id");
+}
+
+}  // namespace
+
 Expected<WorkerCapabilities> LeaseBroker::worker_capabilities(int64_t worker_id) {
   {
     MutexLock lock(mu_);
+    if (retired_.count(worker_id)) return worker_replaced(worker_id);
     auto it = workers_.find(worker_id);
     if (it != workers_.end()) return it->second;
   }
@@ -98,6 +115,7 @@ Expected<WorkerCapabilities> LeaseBroker::worker_capabilities(int64_t worker_id)
   auto row = store_.get_worker(worker_id);
   if (!row) return row.error();
   if (!*row) return worker_not_found(worker_id);
+  if ((*row)->state == store::WorkerState::gone) return worker_replaced(worker_id);
   MutexLock lock(mu_);
   workers_[worker_id] = (*row)->capabilities;
   return (*row)->capabilities;
@@ -111,6 +129,8 @@ void LeaseBroker::touch_worker(int64_t worker_id) {
         if (!w) return w.error();
         if (!*w) return {};
         (*w)->last_seen_ms = now;
+        // Replaced by a newer registration of its machine: it stays gone (its leases went).
+        if ((*w)->state == store::WorkerState::gone) return txn.update_worker(**w);
         if ((*w)->state == store::WorkerState::lost)  // a worker marked lost (lease expiry) that asks again is back
           txn.on_commit([this, worker_id] { observer_.worker_available(worker_id); });
         (*w)->state = store::WorkerState::active;

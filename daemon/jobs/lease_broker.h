@@ -72,6 +72,9 @@ class LeaseBroker {
 
   // A worker registered with these capabilities (what its leases are matched against).
   void remember_worker(int64_t worker_id, const WorkerCapabilities& caps) JOBCTL_EXCLUDES(mu_);
+  // A newer registration of its machine replaced the worker (Housekeeping::retire_replaced_workers):
+  // its lease requests are refused from now on (conflict), so it can never hold a job again.
+  void retire_worker(int64_t worker_id) JOBCTL_EXCLUDES(mu_);
 
   // Completes the long-polls whose deadline has passed with "no job".
   void expire_waits(int64_t now_ms) JOBCTL_EXCLUDES(mu_);
@@ -121,6 +124,7 @@ class LeaseBroker {
   JobQueue queue_ JOBCTL_GUARDED_BY(mu_);
   std::list<Waiter> waiters_ JOBCTL_GUARDED_BY(mu_);  // FIFO: the longest-waiting worker is offered first
   std::unordered_map<int64_t, WorkerCapabilities> workers_ JOBCTL_GUARDED_BY(mu_);
+  std::set<int64_t> retired_ JOBCTL_GUARDED_BY(mu_);  // replaced by their machine's newer worker
   uint64_t next_waiter_id_ JOBCTL_GUARDED_BY(mu_) = 1;
   bool shutting_down_ JOBCTL_GUARDED_BY(mu_) = false;
 };

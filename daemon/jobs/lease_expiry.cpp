@@ -1,4 +1,5 @@
-// Housekeeping::expire_leases and release_worker_leases (docs/recovery.md, "A worker dies"):
+// Housekeeping::expire_leases, release_worker_leases and retire_replaced_workers (docs/recovery.md,
+// "A worker dies"):
 // recovery's logic in one place.
 #include <nlohmann/json.hpp>
 
@@ -85,21 +86,57 @@ Expected<int> Housekeeping::expire_leases() {
   });
 }
 
+Expected<int> Housekeeping::release_worker_leases_in(WriteTxn& txn, int64_t worker_id, const std::string& reason,
+                                                     int64_t now) {
+  auto ids = txn.jobs_leased_to(worker_id);
+  if (!ids) return ids.error();
+  int released = 0;
+  for (int64_t id : *ids) {
+    auto found = txn.job(id);
+    if (!found) return found.error();
+    if (!*found) continue;
+    if (auto st = lose_lease_in(txn, std::move(**found), reason, now); !st) return st.error();
+    ++released;
+  }
+  return released;
+}
+
 Expected<int> Housekeeping::release_worker_leases(int64_t worker_id, const std::string& reason) {
   const int64_t now = clock_.now_ms();
   return store_.write_value<int>([this, worker_id, reason, now](WriteTxn& txn) -> Expected<int> {
-    auto ids = txn.jobs_leased_to(worker_id);
-    if (!ids) return ids.error();
-    int released = 0;
-    for (int64_t id : *ids) {
-      auto found = txn.job(id);
-      if (!found) return found.error();
-      if (!*found) continue;
-      if (auto st = lose_lease_in(txn, std::move(**found), reason, now); !st) return st.error();
-      ++released;
-    }
-    return released;
+    return release_worker_leases_in(txn, worker_id, reason, now);
   });
+}
+
+Expected<int> Housekeeping::retire_replaced_workers(int64_t worker_id, const std::string& machine_id) {
+  if (machine_id.empty()) return 0;
+  auto workers = store_.list_workers();
+  if (!workers) return workers.error();
+  const int64_t now = clock_.now_ms();
+  int released = 0;
+  for (const auto& w : *workers) {
+    if (w.id >= worker_id || w.state == store::WorkerState::gone || w.capabilities.machine_id != machine_id) continue;
+    const std::string reason = "worker " + std::to_string(w.id) + "'s machine (" + machine_id +
+                               ") registered again as worker " + std::to_string(worker_id);
+    const int64_t old_id = w.id;
+    auto n = store_.write_value<int>([this, old_id, reason, now](WriteTxn& txn) -> Expected<int> {
+      auto lost = release_worker_leases_in(txn, old_id, reason, now);
+      if (!lost) return lost;
+      auto old = txn.worker(old_id);
+      if (!old) return old.error();
+      if (*old) {
+        (*old)->state = store::WorkerState::gone;
+        if (auto st = txn.update_worker(**old); !st) return st.error();
+      }
+      return lost;
+    });
+    if (!n) return n.error();
+    broker_.retire_worker(old_id);
+    log_.write("worker " + std::to_string(old_id) + " replaced: " + reason +
+               (*n > 0 ? "; " + std::to_string(*n) + " lease(s) released" : ""));
+    released += *n;
+  }
+  return released;
 }
 
 }  // namespace jobctl::daemon::jobs

@@ -18,4 +18,17 @@ bool job_fits_worker(std::string_view resource_gpu, int resource_gpus,
   return matching > 0 && matching >= std::max(resource_gpus, 1);
 }
 
+std::vector<std::string> worker_warnings(const WorkerCapabilities& worker) {
+  std::vector<std::string> out;
+  std::vector<std::string> named;
+  for (const auto& g : worker.gpus) {
+    if (g.identity() || std::find(named.begin(), named.end(), g.model) != named.end()) continue;
+    named.push_back(g.model);
+    out.push_back("GPU '" + g.model + "' (" + std::to_string(g.memory_mb) +
+                  " MiB) is not in jobctl's GPU table: it takes `gpu: any` jobs and jobs that name it, estimated "
+                  "at the table's least favourable figures (docs/cost-model.md, \"Unknown GPUs\")");
+  }
+  return out;
+}
+
 }  // namespace jobctl::daemon::jobs

@@ -4,7 +4,9 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "daemon/store/worker_capabilities.h"
 
@@ -25,5 +27,10 @@ using store::WorkerInstance;
 //                    "NVIDIA A100-PCIE-40GB", "4090" takes an "NVIDIA GeForce RTX 4090")
 bool job_fits_worker(std::string_view resource_gpu, int resource_gpus,
                      const WorkerCapabilities& worker);
+
+// What an operator should know about a worker's registration, one sentence each: a GPU model
+// jobctl's table does not know (it is used for `gpu: any` jobs at conservative figures,
+// cost::unknown_gpu_spec, not at its own). Empty: nothing.
+std::vector<std::string> worker_warnings(const WorkerCapabilities& worker);
 
 }  // namespace jobctl::daemon::jobs

@@ -166,6 +166,7 @@ std::shared_ptr<const scheduler::PlacementContext> PlacementPasses::context(uint
       context_calibration_generation_ != calibration.generation || cpu_peaks_changed_) {
     scheduler::PlacementConfig config = placement_config(settings_);
     config.cpu_peak_tflops = cpu_peaks_;
+    config.unknown_gpu_memory_gb = unknown_gpus_;
     context_ = std::make_shared<const scheduler::PlacementContext>(*usable.offers, settings_.local_gpus,
                                                                    *calibration.calibrator, std::move(config));
     cpu_peaks_changed_ = false;
@@ -211,6 +212,11 @@ Expected<scheduler::LocalCapacity> PlacementPasses::local_capacity() {
             at->second = peak;
             cpu_peaks_changed_ = true;
           }
+        }
+        if (!caps->gpus.empty() && !caps->gpus.front().identity()) {
+          // A GPU the table does not know: timed at the conservative figures (cost::unknown_gpu_spec).
+          const double gb = static_cast<double>(caps->gpus.front().memory_mb) / 1024.0;
+          if (unknown_gpus_.emplace(sw.gpu_model, gb).second) cpu_peaks_changed_ = true;
         }
         sw.gpu_count = caps->gpus.empty() ? 1 : static_cast<int>(caps->gpus.size());
         sw.runs_commands = caps->commands;

@@ -210,7 +210,10 @@ class PlacementPasses {
   // PlacementConfig::cpu_peak_tflops: filled as workers are read (local_capacity(), which every
   // caller runs before context()); a new machine rebuilds the context.
   std::map<std::string, double> cpu_peaks_ JOBCTL_GUARDED_BY(cache_mu_);
-  bool cpu_peaks_changed_ JOBCTL_GUARDED_BY(cache_mu_) = false;
+  // Likewise the GPUs of local workers the GPU table does not know (device name -> GB per GPU),
+  // for PlacementConfig::unknown_gpu_memory_gb.
+  std::map<std::string, double> unknown_gpus_ JOBCTL_GUARDED_BY(cache_mu_);
+  bool cpu_peaks_changed_ JOBCTL_GUARDED_BY(cache_mu_) = false;  // either map changed
 };
 
 }  // namespace jobctl::daemon::placement

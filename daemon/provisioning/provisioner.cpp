@@ -270,18 +270,23 @@ Status Provisioner::sync(const std::vector<cloud::Instance>& described, Provisio
     InstanceRow r = it->second;
     if (!r.live()) continue;
     InstanceRow before = r;
+    // Billing ends when the cloud says it did (a terminate asked for stops billing at once, even
+    // while the machine is still shutting down), not when this pass happened to notice.
+    std::optional<int64_t> cloud_end;
+    if (inst.ended_ms) cloud_end = std::clamp(*inst.ended_ms, r.launched_ms, std::max(now, r.launched_ms));
     if (inst.terminated()) {
       r.state = "terminated";
-      r.ended_ms = now;
+      r.ended_ms = cloud_end.value_or(now);
       // Ours when we asked for it (idle, never booted); the provider's otherwise (reclaimed).
       if (!ending(before) && !inst.reason.empty()) r.reason = inst.reason;
       ++pass.ended;
     } else {
       r.state = inst.state;
+      if (cloud_end) r.ended_ms = cloud_end;
     }
     if (!inst.zone.empty()) r.zone = inst.zone;
     // Notices are recorded from the interruption feed (record_notices), with their job event.
-    if (r.state != before.state || r.zone != before.zone || r.reason != before.reason)
+    if (r.state != before.state || r.zone != before.zone || r.reason != before.reason || r.ended_ms != before.ended_ms)
       if (auto st = put(r); !st) return st;
   }
   // Rows the provider no longer reports at all: it has forgotten them, so they are gone.
@@ -347,10 +352,11 @@ Status Provisioner::release_lost_leases(const Workers& w, ProvisionerPass& pass)
 
 Status Provisioner::accrue(Workers& w, int64_t now) {
   for (auto& original : w.rows) {
-    // Rows that ended before this pass were closed then; accrue each row until it has an end.
-    if (!original.live() && original.ended_ms && original.segment_start_ms >= *original.ended_ms) continue;
+    // Rows whose billing ended before this pass were closed then; accrue each row until it has an end.
+    if (original.ended_ms && original.segment_start_ms >= *original.ended_ms) continue;
     InstanceRow r = original;
-    const int64_t end = r.live() ? now : r.ended_ms.value_or(now);
+    // The cloud's end once it reported one (live rows too: shutting down, no longer billed).
+    const int64_t end = r.ended_ms.value_or(now);
     if (r.segment_start_ms == 0) {
       r.segment_start_ms = r.launched_ms;
       r.segment_job_id = r.job_id;
@@ -376,8 +382,8 @@ Status Provisioner::accrue(Workers& w, int64_t now) {
       r.segment_start_ms = end;
       r.segment_job_id = current;
       r.segment_user = ledger::ledger_user(store_, current);
-    } else if (!r.live()) {
-      r.segment_start_ms = end;  // closed for good
+    } else if (r.ended_ms) {
+      r.segment_start_ms = end;  // closed for good: the cloud bills no more
     }
     if (r.segment_start_ms != original.segment_start_ms || r.segment_job_id != original.segment_job_id) {
       if (auto st = put(r); !st) return st;

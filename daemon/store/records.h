@@ -360,7 +360,7 @@ struct InstanceRow {
   double usd_per_hour = 0;        // what it is billed at
   double on_demand_usd_per_hour = 0;  // the same offer on demand (the spend report's reference)
   int64_t launched_ms = 0;
-  std::optional<int64_t> ended_ms;     // set once terminated
+  std::optional<int64_t> ended_ms;     // when its billing ended, as the cloud reports it (else when seen terminated)
   std::optional<int64_t> idle_since_ms;  // its worker holds no lease since then
   std::optional<int64_t> notice_ms;    // an interruption notice was given
   std::string reason;             // why it was launched, ended or adopted

@@ -67,6 +67,10 @@ Expected<WorkerCapabilities> capabilities_from_json(const json& j, const std::st
     } else if (key == "commands") {
       if (!value.is_boolean()) return make_error(ErrorCode::invalid_argument, field + " must be true or false", field);
       caps.commands = value.get<bool>();
+    } else if (key == "machine_id") {
+      if (!value.is_string() || value.get<std::string>().size() > 300)
+        return make_error(ErrorCode::invalid_argument, field + " must be a string (at most 300 characters)", field);
+      caps.machine_id = value.get<std::string>();
     } else if (key == "simulated") {
       if (!value.is_boolean()) return make_error(ErrorCode::invalid_argument, field + " must be true or false", field);
       caps.simulated = value.get<bool>();
@@ -143,6 +147,7 @@ json to_json(const WorkerCapabilities& caps) {
                   {"fma", caps.cpu->fma}, {"mhz", static_cast<int64_t>(caps.cpu->mhz)}};
   if (caps.simulated) out["simulated"] = true;
   if (caps.commands) out["commands"] = true;
+  if (!caps.machine_id.empty()) out["machine_id"] = caps.machine_id;
   return out;
 }
 

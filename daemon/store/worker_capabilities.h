@@ -6,7 +6,10 @@
 //    "cpu": {"model": "AMD EPYC 7B13", "vendor": "AuthenticAMD", "vector_bits": 256, "fma": true,
 //            "mhz": 2450},                      (optional: what cost/cpu_peak.h needs)
 //    "simulated": true,                         (optional: GPUs faked, training on the CPU)
-//    "commands": true}                          (optional: runs command jobs, --allow-commands)
+//    "commands": true,                          (optional: runs command jobs, --allow-commands)
+//    "machine_id": "3f2a...:gpu-box-1"}          (optional: the machine's identity, jobctl-worker
+//                                                --machine-id; a new registration with the same
+//                                                one replaces the older worker, see JobService)
 // An empty (or absent) "gpus" list is a CPU-only worker. The type is part of the worker's stored
 // row (records.h); the HTTP layer decodes a registration's body with the same function.
 //
@@ -57,6 +60,7 @@ struct WorkerCapabilities {
   std::optional<cost::CpuFacts> cpu;       // cores: cpu_cores; none: the worker did not say
   bool simulated = false;                  // GPUs faked (jobctl-worker --fake-gpus / --simulated)
   bool commands = false;                   // runs command jobs (jobctl-worker --allow-commands)
+  std::string machine_id;                  // the machine it runs on; empty: not said (never replaced)
 
   bool cpu_only() const { return gpus.empty(); }
 };

@@ -56,6 +56,46 @@ TEST(InstanceJson, ReadsEc2StyleFieldsAndRefusesAMissingId) {
   EXPECT_EQ(rfc3339_utc(0), "1970-01-01T00:00:00Z");
 }
 
+// The times billing runs between, as the cloud reports them: milliseconds (cloudsim) or RFC 3339
+// text (EC2's LaunchTime); anything else names the field.
+TEST(InstanceJson, ReadsTheCloudsLaunchAndEndTimes) {
+  auto i = instance_from_json(json{{"id", "i-1"}, {"launched_ms", 1000}, {"ended_ms", 62'500}}, "x");
+  ASSERT_TRUE(i) << i.error().message;
+  EXPECT_EQ(i->launched_ms, 1000);
+  EXPECT_EQ(i->ended_ms, 62'500);
+  auto aws = instance_from_json(json{{"id", "i-2"}, {"launched_ms", "2026-11-27T02:40:10+00:00"},
+                                     {"ended_ms", "2026-11-27T02:41:11.250Z"}},
+                                "x");
+  ASSERT_TRUE(aws) << aws.error().message;
+  EXPECT_EQ(aws->ended_ms.value() - aws->launched_ms, 61'250);
+  auto none = instance_from_json(json{{"id", "i-3"}}, "x");
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->ended_ms.has_value());
+  EXPECT_EQ(to_json(*aws)["ended_ms"], *aws->ended_ms);
+  auto bad = instance_from_json(json{{"id", "i-4"}, {"ended_ms", "yesterday"}}, "out");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().field, "out.ended_ms");
+}
+
+// The zone an offer was priced in reaches the launch command ({zone}), beside its region.
+TEST(ExecProviderLaunch, TheZoneTravelsToTheLaunchCommand) {
+  ExecProviderOptions o;
+  o.launch = "launch {instance_type} {region} {zone} {usd_per_hour}";
+  o.terminate = "true";
+  o.describe = "echo []";
+  ExecProvider p(o);
+  LaunchRequest req;
+  req.offer.instance_type = "p3.2xlarge";
+  req.offer.region = "us-east-2";
+  req.offer.zone = "use2-az2";
+  req.offer.on_demand_usd_per_hour = 3.06;
+  req.offer.spot_usd_per_hour = 0.3635;
+  req.spot = true;
+  auto cmd = p.launch_command(req);
+  ASSERT_TRUE(cmd) << cmd.error().message;
+  EXPECT_EQ(*cmd, "launch 'p3.2xlarge' 'us-east-2' 'use2-az2' '0.3635'");
+}
+
 class ExecProviderTest : public ::testing::Test {
  protected:
   ExecProviderOptions options() {

@@ -180,5 +180,27 @@ TEST(GpuSpecs, EveryRowIsConsistent) {
   }
 }
 
+// A GPU the table does not know is estimated at figures no known GPU is slower than, at every
+// precision (an upper bound on its time), with the memory it reports, under its own name.
+TEST(GpuSpecs, AnUnknownGpuGetsTheTablesLeastFavourableFigures) {
+  const std::string name = "Acme Tensor X1";
+  ASSERT_EQ(identify_gpu(name), nullptr);
+  const GpuSpec unknown = unknown_gpu_spec(name, 48);
+  EXPECT_EQ(unknown.name, name);
+  EXPECT_DOUBLE_EQ(unknown.memory_gb, 48);
+  EXPECT_GT(unknown.fp32_tflops, 0);
+  EXPECT_NE(std::string(unknown.source).find("not in jobctl's GPU table"), std::string::npos);
+  bool some_row_as_slow = false;
+  for (const GpuSpec& g : gpu_specs()) {
+    if (g.family == "cpu") continue;
+    for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16})
+      EXPECT_LE(peak_tflops(unknown, p), peak_tflops(g, p)) << g.name << " " << to_string(p);
+    EXPECT_LE(unknown.bandwidth_gbs, g.bandwidth_gbs) << g.name;
+    EXPECT_GE(unknown.tdp_w, g.tdp_w) << g.name;
+    some_row_as_slow |= g.fp32_tflops == unknown.fp32_tflops;
+  }
+  EXPECT_TRUE(some_row_as_slow) << "the FP32 figure is the slowest row's, not invented";
+}
+
 }  // namespace
 }  // namespace jobctl::cost

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <future>
+#include <map>
 
 #include "cost/runtime_estimate.h"
 #include "cost/workload.h"
@@ -1123,6 +1124,106 @@ TEST(PlacementService, AFailedLeaseExpiryPassIsLogged) {
   f.db->close();
   f.svc->tick();
   EXPECT_EQ(f.log.count({"lease expiry failed: unavailable"}), 1u) << ::testing::PrintToString(f.log.lines());
+}
+
+// A worker whose GPU jobctl's table does not know is warned about (the registration's and the
+// worker list's warnings) and still used: a `gpu: any` job is placed on it, timed at the table's
+// least favourable figures (cost::unknown_gpu_spec), and leased to it.
+TEST(PlacementService, AnUnknownGpuIsWarnedAboutAndTakesGpuAnyJobsAtTheConservativeFigures) {
+  PlacementFixture f;
+  const std::string unknown = "Acme Tensor X1";
+  ASSERT_EQ(cost::identify_gpu(unknown, 48), nullptr) << "the table learnt this name: pick another";
+  const int64_t w = f.add_worker({{unknown, 49152}, {unknown, 49152}});
+  auto workers = f.svc->list_workers();
+  ASSERT_TRUE(workers);
+  ASSERT_EQ(workers->size(), 1u);
+  const json listed = http::worker_json(workers->front());
+  ASSERT_EQ(listed["warnings"].size(), 1u) << listed.dump(2);  // one per model, not per device
+  EXPECT_NE(listed["warnings"][0].get<std::string>().find("'Acme Tensor X1' (49152 MiB) is not in jobctl's GPU table"),
+            std::string::npos)
+      << listed.dump(2);
+  jobs::WorkerCapabilities known;
+  known.gpus = {{"Tesla V100-SXM2-16GB", 16384}};
+  EXPECT_TRUE(jobs::worker_warnings(known).empty());
+
+  const int64_t id = f.submit(spec(R"(,"resources":{"gpu":"any"})"));
+  const json p = f.placement_of(id);
+  ASSERT_TRUE(p["chosen"].is_object()) << p.dump(2);
+  EXPECT_EQ(p["chosen"]["option"], "local");
+  EXPECT_EQ(p["chosen"]["gpu"], unknown);
+  // By hand: the slowest FP32 peak of the table's GPU rows, at the default efficiency.
+  double slowest_fp32 = 1e9;
+  for (const auto& g : cost::gpu_specs())
+    if (g.family != "cpu") slowest_fp32 = std::min(slowest_fp32, g.fp32_tflops);
+  auto job_spec = train::parse_job_spec(f.job(id).spec_json);
+  ASSERT_TRUE(job_spec);
+  const double flops = cost::workload_from_spec(*job_spec, train::model_stats(*job_spec)).training_flops;
+  EXPECT_NEAR(p["chosen"]["estimated_hours"].get<double>(),
+              flops / (slowest_fp32 * 1e12 * cost::default_efficiency(unknown, "mlp") * 3600), 1e-9);
+  EXPECT_EQ(f.lease(w), id);
+}
+
+// A machine that registers again (the same machine_id: its worker was killed and restarted)
+// replaces its older worker at once: the job the old one held is requeued with the reason, its
+// owned-GPU billing ends at the new registration (not a lease timeout later), and the old entry
+// is gone, not active.
+TEST(PlacementService, AMachineThatRegistersAgainReleasesItsOldWorkersLeasesAtOnce) {
+  PlacementFixture f;
+  auto register_on = [&f](const std::string& machine) {
+    return f.add_worker({{"Tesla V100-SXM2-16GB", 16384}}, {}, false, machine);
+  };
+  const int64_t old_worker = register_on("machine-1:box");
+  const int64_t other = register_on("machine-2:box");  // another machine: untouched
+  const int64_t id = f.submit(spec(R"(,"resources":{"gpu":"V100"})"));
+  ASSERT_EQ(f.lease(old_worker), id);
+  const int64_t leased_ms = f.clock.now_ms();
+  f.clock.advance_ms(5'000);
+  const int64_t again_ms = f.clock.now_ms();
+  const int64_t new_worker = register_on("machine-1:box");
+
+  const store::JobRow job = f.job(id);
+  EXPECT_NE(job.state, store::JobState::running);
+  EXPECT_FALSE(job.worker_id.has_value());
+  EXPECT_EQ(job.recoveries, 1);
+  auto detail = f.svc->get_job(id);
+  ASSERT_TRUE(detail);
+  bool said = false;
+  for (const auto& ev : detail->events)
+    said |= ev.type == "preempted" &&
+            ev.detail_json.find("worker " + std::to_string(old_worker) + "'s machine (machine-1:box) registered again as worker " +
+                                std::to_string(new_worker)) != std::string::npos;
+  EXPECT_TRUE(said) << "no preempted event naming the re-registration";
+
+  auto workers = f.svc->list_workers();
+  ASSERT_TRUE(workers);
+  std::map<int64_t, store::WorkerState> state;
+  for (const auto& w : *workers) state[w.row.id] = w.row.state;
+  EXPECT_EQ(state[old_worker], store::WorkerState::gone);
+  EXPECT_EQ(state[other], store::WorkerState::active);
+  EXPECT_EQ(state[new_worker], store::WorkerState::active);
+
+  // Billing of the old lease ended when the machine came back: 5 s of one V100, not more.
+  f.clock.advance_ms(60'000);
+  auto rows = f.db->ledger_rows(0, f.clock.now_ms());
+  ASSERT_TRUE(rows);
+  int found = 0;
+  for (const auto& r : *rows) {
+    if (r.resource.rfind("local:" + std::to_string(old_worker) + ":", 0) != 0) continue;
+    ++found;
+    EXPECT_EQ(r.start_ms, leased_ms);
+    EXPECT_EQ(r.end_ms, again_ms);
+    EXPECT_EQ(r.billed_seconds, 5);
+    EXPECT_FALSE(r.open);
+  }
+  EXPECT_EQ(found, 1);
+  // The job runs again, on the machine's new worker; the old one, should it still ask, gets nothing.
+  ASSERT_TRUE(f.placement->reevaluate());
+  std::promise<Expected<std::optional<jobs::LeaseGrant>>> asked;
+  f.svc->lease(old_worker, 0, [&asked](Expected<std::optional<jobs::LeaseGrant>> r) { asked.set_value(std::move(r)); });
+  auto refused = asked.get_future().get();
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::conflict);
+  EXPECT_EQ(f.lease(new_worker), id);
 }
 
 }  // namespace

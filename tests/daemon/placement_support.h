@@ -55,9 +55,10 @@ struct PlacementFixture {
     EXPECT_TRUE(placed) << (placed ? "" : placed.error().message);
     return r ? r->id : 0;
   }
-  // `commands`: the worker runs command jobs (jobctl-worker --allow-commands).
+  // `commands`: the worker runs command jobs (jobctl-worker --allow-commands); `machine_id`: the
+  // machine it says it runs on (a newer registration with the same one replaces it).
   int64_t add_worker(std::vector<jobs::GpuDevice> gpus, std::optional<jobs::WorkerInstance> inst = {},
-                     bool commands = false) {
+                     bool commands = false, std::string machine_id = {}) {
     jobs::WorkerRegistration reg;
     reg.name = "w";
     reg.capabilities.gpus = std::move(gpus);
@@ -65,6 +66,7 @@ struct PlacementFixture {
     reg.capabilities.memory_mb = 16384;
     reg.capabilities.instance = std::move(inst);
     reg.capabilities.commands = commands;
+    reg.capabilities.machine_id = std::move(machine_id);
     auto r = svc->register_worker(reg);
     EXPECT_TRUE(r);
     return r ? r->worker_id : 0;

@@ -130,13 +130,22 @@ TEST(Clouds, SpotInterruptionWithNoticeResumesOnANewInstanceBitExactly) {
 
   // Idle instances are stopped; nothing is left running in the cloud.
   ASSERT_TRUE(all_instances_ended(api, cloudsim, "spot-e2e", 60s)) << instances(api).dump(2);
-  // What jobctld's ledger billed for the instances is what cloudsim billed (per second; the two
-  // clocks start and stop a poll apart, so within a few seconds at the spot price).
+  // jobctld's ledger billed each instance for the lifetime cloudsim reports (its launch and end
+  // times, not the moments the provisioner's polls saw them), at the same price.
   auto bill = cloudsim.billing();
   ASSERT_TRUE(bill);
   const double cloud_usd = (*bill)["total_usd"].get<double>();
   double ledger_usd = 0;
-  for (const auto& i : instances(api)) ledger_usd += i["billed_usd"].get<double>();
+  for (const auto& i : instances(api)) {
+    ledger_usd += i["billed_usd"].get<double>();
+    json billed;
+    for (const auto& b : (*bill)["instances"])
+      if (b["id"] == i["id"]) billed = b;
+    ASSERT_TRUE(billed.is_object()) << i.dump() << "\n" << bill->dump(2);
+    EXPECT_EQ(i["launched_ms"], billed["launched_ms"]) << i.dump() << "\n" << billed.dump();
+    EXPECT_EQ(i["ended_ms"], billed["ended_ms"]) << i.dump() << "\n" << billed.dump();
+    EXPECT_DOUBLE_EQ(i["usd_per_hour"].get<double>(), billed["usd_per_hour"].get<double>());
+  }
   EXPECT_GT(cloud_usd, 0);
   EXPECT_GT(ledger_usd, 0);
   auto spend = api.http().request("GET", "/v1/reports/spend?group_by=job");

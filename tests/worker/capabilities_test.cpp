@@ -1,10 +1,12 @@
 #include "worker/capabilities.h"
 
 #include <cstdlib>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
 #include "cost/gpu_specs.h"
+#include "tests/support/temp_dir.h"
 
 namespace jobctl::worker {
 namespace {
@@ -104,6 +106,22 @@ TEST(Capabilities, FakeGpusFromEveryFixture) {
   auto silent = detect_fake_gpus("/bin/true");
   ASSERT_FALSE(silent);
   EXPECT_NE(silent.error().message.find("printed no GPU"), std::string::npos) << silent.error().message;
+}
+
+// The machine's identity: a cloud instance or Slurm job by its id; a local machine by
+// /etc/machine-id and the worker's name (two differently named workers of one machine are two
+// entries); nothing when the file cannot be read.
+TEST(Capabilities, MachineIdentity) {
+  jobctl::testing::TempDir dir;
+  const std::string file = dir.file("machine-id");
+  std::ofstream(file) << "3f2a9c0d5e6b4a1f8c7d6e5f4a3b2c1d\n";
+  EXPECT_EQ(default_machine_id("gpu-box", "", "", file), "3f2a9c0d5e6b4a1f8c7d6e5f4a3b2c1d:gpu-box");
+  EXPECT_EQ(default_machine_id("other", "", "", file), "3f2a9c0d5e6b4a1f8c7d6e5f4a3b2c1d:other");
+  EXPECT_EQ(default_machine_id("gpu-box", "sim", "i-0abc", file), "sim:i-0abc");
+  EXPECT_EQ(default_machine_id("gpu-box", "", "i-0abc", file), "cloud:i-0abc");
+  EXPECT_EQ(default_machine_id("gpu-box", "", "", dir.file("absent")), "");
+  std::ofstream(dir.file("empty")) << "\n";
+  EXPECT_EQ(default_machine_id("gpu-box", "", "", dir.file("empty")), "");
 }
 
 }  // namespace
