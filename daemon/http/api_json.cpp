@@ -95,6 +95,15 @@ json wait_json(const jobs::JobWait& w) {
           {"expected_start_basis", w.expected_start.basis}};
 }
 
+json job_cost_json(const ledger::JobCost& cost) {
+  // null on-demand and saved figures: no on-demand equivalent (no offer of the job's GPU model).
+  const bool known = cost.has_equivalent();
+  return {{"usd", cost.usd},
+          {"on_demand_usd", known ? json(cost.on_demand_usd) : json(nullptr)},
+          {"no_on_demand_equivalent_usd", cost.no_equivalent_usd},
+          {"saved_usd", known ? json(cost.saved_usd()) : json(nullptr)}};
+}
+
 json job_detail_json(const jobs::JobDetail& d) {
   json j = job_summary_json(d.job);
   j["spec"] = embedded(d.job.spec_json);
@@ -113,12 +122,7 @@ json job_detail_json(const jobs::JobDetail& d) {
                         {"on_demand_usd", seg.has_equivalent ? json(seg.on_demand_usd) : json(nullptr)},
                         {"open", seg.open}});
   j["segments"] = std::move(segments);
-  // null on-demand and saved figures: no on-demand equivalent (no offer of the job's GPU model).
-  const bool known = cost.has_equivalent();
-  j["cost"] = {{"usd", cost.usd},
-               {"on_demand_usd", known ? json(cost.on_demand_usd) : json(nullptr)},
-               {"no_on_demand_equivalent_usd", cost.no_equivalent_usd},
-               {"saved_usd", known ? json(cost.saved_usd()) : json(nullptr)}};
+  j["cost"] = job_cost_json(cost);
   json events = json::array();
   for (const auto& ev : d.events) events.push_back(event_json(ev));
   j["events"] = std::move(events);

@@ -11,6 +11,7 @@
 
 #include "daemon/jobs/job_wait.h"
 #include "daemon/jobs/protocol.h"
+#include "daemon/ledger/job_segments.h"
 
 namespace jobctl::daemon::http {
 
@@ -21,6 +22,10 @@ nlohmann::json job_detail_json(const jobs::JobDetail& detail);
 // end) and error_fraction = (estimated - actual) / actual; basis: where the estimate came from
 // (the placement document's runtime_basis: model, estimate, history or assumed). Null when it was
 // never placed.
+// A job's `cost` (its summary's and its detail's): what it cost, what all on-demand would have, and
+// the difference; null on-demand and saved figures when none of its time has an on-demand
+// equivalent.
+nlohmann::json job_cost_json(const ledger::JobCost& cost);
 nlohmann::json runtime_json(const store::JobRow& job, const std::vector<store::JobEventRow>& events);
 nlohmann::json event_json(const jobs::JobEventRow& ev);
 // A waiting job's `waiting` (jobs/job_wait.h): reason, queue, position, queue_length,

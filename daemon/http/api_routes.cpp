@@ -154,9 +154,13 @@ void list_jobs(jobs::JobService& svc, const net::HttpRequest& req, const net::Re
       // the job object gives it.
       summary["placement"] = j.chosen ? json{{"chosen", j.chosen->row}} : json(nullptr);
       auto c = page->costs.find(j.id);
-      const store::LedgerJobTotal cost = c == page->costs.end() ? store::LedgerJobTotal{} : c->second;
-      summary["cost"] = {{"usd", cost.usd}, {"on_demand_usd", cost.on_demand_usd},
-                         {"saved_usd", cost.on_demand_usd - cost.usd}};
+      ledger::JobCost cost;
+      if (c != page->costs.end()) {
+        cost.usd = c->second.usd;
+        cost.on_demand_usd = c->second.on_demand_usd;
+        cost.no_equivalent_usd = c->second.no_equivalent_usd;
+      }
+      summary["cost"] = job_cost_json(cost);
       jobs.push_back(std::move(summary));
     }
     return json{{"jobs", std::move(jobs)},

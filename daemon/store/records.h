@@ -237,7 +237,8 @@ struct LedgerRecord {
 // One job's billed total (Store::ledger_job_totals).
 struct LedgerJobTotal {
   double usd = 0;
-  double on_demand_usd = 0;
+  double on_demand_usd = 0;      // of the time with an on-demand equivalent
+  double no_equivalent_usd = 0;  // spent on time with none (ledger::ledger_row_has_on_demand_equivalent)
 };
 
 // A persisted efficiency calibration (cost/efficiency_calibrator.h; migrations 2 and 9).

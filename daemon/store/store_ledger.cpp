@@ -114,17 +114,20 @@ Expected<double> Store::ledger_job_total_usd(int64_t job_id) {
 Expected<std::map<int64_t, LedgerJobTotal>> Store::ledger_job_totals(int64_t first_id, int64_t last_id) {
   auto r = reader();
   if (!r) return r.error();
-  // An open row's on-demand dollars, as bill_open_row computes them.
-  auto p = (**r).prepare(std::string("SELECT job_id, SUM(") + kUsd +
-                         "), SUM(CASE WHEN open THEN ((MAX(start_ms, ?1) - start_ms + 999) / 1000) * "
-                         "on_demand_usd_per_hour / 3600.0 ELSE on_demand_usd END) FROM ledger "
-                         "WHERE job_id BETWEEN ?2 AND ?3 GROUP BY job_id");
+  // An open row's on-demand dollars, as bill_open_row computes them. A row billed with no
+  // on-demand figure has no on-demand equivalent (ledger::ledger_row_has_on_demand_equivalent).
+  const std::string on_demand =
+      "(CASE WHEN open THEN ((MAX(start_ms, ?1) - start_ms + 999) / 1000) * on_demand_usd_per_hour / 3600.0 "
+      "ELSE on_demand_usd END)";
+  auto p = (**r).prepare(std::string("SELECT job_id, SUM(") + kUsd + "), SUM(" + on_demand + "), SUM(CASE WHEN " +
+                         kUsd + " > 0 AND " + on_demand + " <= 0 THEN " + kUsd +
+                         " ELSE 0 END) FROM ledger WHERE job_id BETWEEN ?2 AND ?3 GROUP BY job_id");
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, clock_.now_ms()).bind(2, first_id).bind(3, last_id);
   std::map<int64_t, LedgerJobTotal> out;
   Status read = for_each_row(*s, [&out](const Statement& row) {
-    out[row.column_int64(0)] = LedgerJobTotal{row.column_double(1), row.column_double(2)};
+    out[row.column_int64(0)] = LedgerJobTotal{row.column_double(1), row.column_double(2), row.column_double(3)};
   });
   if (!read) return std::move(read).error();
   return out;
