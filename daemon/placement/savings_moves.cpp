@@ -1,5 +1,8 @@
 #include "daemon/placement/savings_moves.h"
 
+#include "base/fixed_decimal.h"
+#include "base/readable.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -137,13 +140,13 @@ Expected<int> SavingsMoves::check() {
     consider(jobs::MoveTarget::anywhere);
     if (!best) continue;
 
-    char why[320];
-    std::snprintf(why, sizeof why,
-                  "savings: %s runs the remaining %.0f%% for $%.4f instead of $%.4f on %s (%s); "
-                  "the move costs $%.4f (x%.2f margin)",
-                  best->target == jobs::MoveTarget::local ? "an owned worker" : "a cheaper cloud offer",
-                  100 * remaining, best->there_cost, here_cost, chosen.value("option", "").c_str(),
-                  best->option.c_str(), best->move_cost, settings_.move_margin);
+    // Money as people read it (base/readable.h): sub-cent amounts keep two significant digits.
+    const std::string why =
+        std::string("savings: ") + (best->target == jobs::MoveTarget::local ? "an owned worker" : "a cheaper cloud offer") +
+        " runs the remaining " + fixed_decimal(100 * remaining, 0) + "% for " + readable::usd(best->there_cost) +
+        " instead of " + readable::usd(here_cost) + " on " + chosen.value("option", "") + " (" + best->option +
+        "); the move costs " + readable::usd(best->move_cost) + " (x" + fixed_decimal(settings_.move_margin, 2) +
+        " margin)";
     const jobs::MoveRequest request{best->target, why,
                                     {{"remaining_here_usd", here_cost},
                                      {"remaining_there_usd", best->there_cost},

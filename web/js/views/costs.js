@@ -86,6 +86,11 @@ export function mountCosts(main) {
   });
   refreshBreakevenShown();
   let planSeq = 0;
+  const showNothingToPlan = () => {
+    const which = planned.gpu.trim() ? `${planned.gpu.trim()} jobs` : 'GPU jobs';
+    clear(planBody, h('p', { class: 'muted empty', id: 'plan-empty' },
+      `Nothing to plan from yet: no ${which} ran in the last ${planned.days || 30} days. The plan replays past GPU jobs with more owned GPUs; it appears here once some have run.`));
+  };
   const refreshPlanShown = async () => {
     const seq = ++planSeq;
     try {
@@ -95,14 +100,15 @@ export function mountCosts(main) {
       const rep = await optional(`/v1/reports/plan?${q}`);
       if (seq !== planSeq) return;
       planErr.hidden = true;
-      renderPlan(rep, planBody);
+      // A period with no job of the model is a plan of no jobs: nothing to show but that.
+      if (rep && rep.jobs === 0) showNothingToPlan();
+      else renderPlan(rep, planBody);
     } catch (e) {
       if (seq !== planSeq) return;
       // No history to replay is not an error: the plan needs GPU jobs that ran in the period.
       if (e instanceof ApiError && e.status === 400 && e.field === 'from') {
         planErr.hidden = true;
-        clear(planBody, h('p', { class: 'muted empty', id: 'plan-empty' },
-          `Nothing to plan from yet: no GPU jobs ran in the last ${planned.days || 30} days. The plan replays past GPU jobs with more owned GPUs; it appears here once some have run.`));
+        showNothingToPlan();
         return;
       }
       // A bad field is said as the daemon says it.
