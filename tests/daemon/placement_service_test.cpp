@@ -1026,7 +1026,9 @@ TEST(PlacementService, AWorkerThatRegistersWakesPlacementForTheJobsWaiting) {
   EXPECT_EQ(f.placement_of(id)["chosen"]["gpu"], "cpu");
   EXPECT_EQ(f.lease(w), id);
   // Decided before placement saw the fleet: no `unplaceable` event before its `placed`.
-  for (const auto& e : f.svc->get_job(id)->events) EXPECT_NE(e.type, "unplaceable") << e.detail_json;
+  const auto detail = f.svc->get_job(id);  // held: a range over a temporary's member would dangle
+  ASSERT_TRUE(detail);
+  for (const auto& e : detail->events) EXPECT_NE(e.type, "unplaceable") << e.detail_json;
 }
 
 // With no worker and no Slurm partition, a job decided in the first placement.reevaluate_s after
@@ -1038,7 +1040,9 @@ TEST(PlacementService, BeforeTheFleetIsSeenTheUnplaceableEventWaitsForThePassAft
   const int64_t first = f.submit(h100), second = f.submit(h100);
   auto unplaceable_events = [&f](int64_t id) {
     int n = 0;
-    for (const auto& e : f.svc->get_job(id)->events) n += e.type == "unplaceable";
+    const auto detail = f.svc->get_job(id);
+    if (detail)
+      for (const auto& e : detail->events) n += e.type == "unplaceable";
     return n;
   };
   for (int64_t id : {first, second}) {
@@ -1063,7 +1067,9 @@ TEST(PlacementService, BeforeTheFleetIsSeenTheUnplaceableEventWaitsForThePassAft
   g.add_worker({});
   const int64_t at_once = g.submit(h100);
   int n = 0;
-  for (const auto& e : g.svc->get_job(at_once)->events) n += e.type == "unplaceable";
+  const auto at_once_detail = g.svc->get_job(at_once);
+  ASSERT_TRUE(at_once_detail);
+  for (const auto& e : at_once_detail->events) n += e.type == "unplaceable";
   EXPECT_EQ(n, 1);
 }
 
