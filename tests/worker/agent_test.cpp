@@ -10,6 +10,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <sstream>
+#include <mutex>
+#include <ostream>
+#include <streambuf>
+#include <string>
 #include <thread>
 
 #include "tests/daemon/in_process_daemon.h"
@@ -63,9 +67,42 @@ class AgentTest : public ::testing::Test {
     return o;
   }
 
+  // The worker logs from several threads (the runner's, the checkpoint uploader's) to one stream,
+  // std::cerr in jobctl-worker; here a stream whose buffer takes each write under a lock.
+  class SharedLogBuffer : public std::streambuf {
+   public:
+    std::string str() {
+      std::lock_guard<std::mutex> lock(mu_);
+      return text_;
+    }
+
+   protected:
+    int_type overflow(int_type c) override {
+      if (!traits_type::eq_int_type(c, traits_type::eof())) {
+        std::lock_guard<std::mutex> lock(mu_);
+        text_.push_back(traits_type::to_char_type(c));
+      }
+      return traits_type::not_eof(c);
+    }
+    std::streamsize xsputn(const char* s, std::streamsize n) override {
+      std::lock_guard<std::mutex> lock(mu_);
+      text_.append(s, static_cast<size_t>(n));
+      return n;
+    }
+
+   private:
+    std::mutex mu_;
+    std::string text_;
+  };
+  struct SharedLog : std::ostream {
+    SharedLog() : std::ostream(&buffer) {}
+    std::string str() { return buffer.str(); }
+    SharedLogBuffer buffer;
+  };
+
   // Runs an agent on a thread; join() returns its exit code.
   struct Running {
-    std::ostringstream log;
+    SharedLog log;
     int rc = -1;
     std::thread thread;
     int join() {
