@@ -4,6 +4,7 @@
 
 #include "daemon/jobs/worker_capabilities.h"
 #include "daemon/ledger/job_segments.h"
+#include "daemon/store/row_codecs.h"
 #include "daemon/store/records.h"
 #include "protocol/worker_messages.h"
 #include "scheduler/job_state.h"
@@ -13,14 +14,6 @@ namespace jobctl::daemon::http {
 using nlohmann::json;
 
 namespace {
-
-// A stored JSON column as JSON (null when absent). Stored text was produced by jobctld itself,
-// so a parse failure would be a bug; it shows as the raw string rather than failing the request.
-json embedded(const std::optional<std::string>& text) {
-  if (!text) return nullptr;
-  json j = json::parse(*text, nullptr, false);
-  return j.is_discarded() ? json(*text) : j;
-}
 
 json opt(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
 
@@ -71,8 +64,8 @@ json job_summary_json(const jobs::JobRow& job) {
           {"worker_id", opt(job.worker_id)},
           {"lease_epoch", job.lease_epoch},
           {"recoveries", job.recoveries},
-          {"progress", embedded(job.progress_json)},
-          {"result", embedded(job.result_json)},
+          {"progress", store::stored_json(job.progress_json)},
+          {"result", store::stored_json(job.result_json)},
           {"error", job.error ? json(*job.error) : json(nullptr)},
           {"array_id", opt(job.array_id)}};
 }
@@ -83,7 +76,7 @@ json event_json(const jobs::JobEventRow& ev) {
           {"type", ev.type},
           {"from", ev.from_state ? json(scheduler::to_string(*ev.from_state)) : json(nullptr)},
           {"to", ev.to_state ? json(scheduler::to_string(*ev.to_state)) : json(nullptr)},
-          {"detail", embedded(ev.detail_json)}};
+          {"detail", store::stored_json(ev.detail_json)}};
 }
 
 json wait_json(const jobs::JobWait& w) {
@@ -106,9 +99,9 @@ json job_cost_json(const ledger::JobCost& cost) {
 
 json job_detail_json(const jobs::JobDetail& d) {
   json j = job_summary_json(d.job);
-  j["spec"] = embedded(d.job.spec_json);
+  j["spec"] = store::stored_json(d.job.spec_json);
   j["lease_expires_ms"] = opt(d.job.lease_expires_ms);
-  j["placement"] = embedded(d.job.placement_json);
+  j["placement"] = store::stored_json(d.job.placement_json);
   j["runtime"] = runtime_json(d.job, d.events);
   const ledger::JobCost cost = ledger::job_cost(d.ledger);
   json segments = json::array();

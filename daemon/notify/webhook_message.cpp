@@ -18,7 +18,7 @@ std::string webhook_body(const store::DueDelivery& due) {
               {"event", ev.type},
               {"time_ms", ev.time_ms},
               {"job", std::move(job)},
-              {"detail", due.event_detail}}
+              {"detail", store::stored_json(ev.detail_json)}}
       .dump();
 }
 

@@ -329,7 +329,6 @@ struct DueDelivery {
   WebhookDeliveryRow delivery;
   WebhookRow webhook;
   JobEventRow event;
-  nlohmann::json event_detail;  // event.detail_json decoded (a string holding the text if it is not JSON)
   std::string job_name;
 };
 

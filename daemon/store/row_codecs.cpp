@@ -65,6 +65,12 @@ Expected<JobRow> read_job(const Statement& s) {
   return r;
 }
 
+nlohmann::json stored_json(const std::optional<std::string>& text) {
+  if (!text) return nullptr;
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  return j.is_discarded() ? nlohmann::json(*text) : j;
+}
+
 Expected<JobEventRow> read_event(const Statement& s) {
   JobEventRow e;
   e.job_id = s.column_int64(0);

@@ -5,6 +5,7 @@
 // Internal to daemon/store/. Thread safety: pure functions over one statement.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "base/expected.h"
@@ -16,6 +17,11 @@ namespace jobctl::daemon::store {
 std::string job_state_name(JobState s);
 // A stored job state; an unknown one is an error (code io), never a default.
 Expected<JobState> stored_job_state(const std::string& name);
+
+// A stored JSON text column (an event's detail, a job's progress or result) as JSON; null when
+// absent. jobctld wrote the text itself, so one that does not parse would be a bug: it is given
+// back as the string rather than failing the answer it is part of.
+nlohmann::json stored_json(const std::optional<std::string>& text);
 
 // The columns written by insert_job / update_job, in bind order (?2.. after the id).
 inline constexpr const char* kJobColumns =

@@ -240,8 +240,6 @@ Expected<std::vector<DueDelivery>> Store::due_deliveries(int64_t now_ms, int lim
         if (!e) return e.error();
         if (!*e) continue;
         item.event = std::move(**e);
-        item.event_detail = nlohmann::json::parse(item.event.detail_json, nullptr, false);
-        if (item.event_detail.is_discarded()) item.event_detail = item.event.detail_json;
       }
       {
         StatementUse s(*name);
