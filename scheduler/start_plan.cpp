@@ -40,8 +40,11 @@ StartPlan plan_starts(const std::vector<PlanMachine>& machines, const std::vecto
     }
     if (!best) continue;
     plan.starts[job.id] = best_start;
-    if (best_start > now_ms && !plan.reservation)
+    if (best_start > now_ms && !plan.reservation) {
       plan.reservation = Reservation{job.id, best_machine, static_cast<int>(gpus), best_start};
+      for (const auto& [id, start] : plan.starts)
+        if (id != job.id) plan.ahead_of_reservation.insert(id);
+    }
     // It holds the GPUs that free first until its own end.
     const int64_t end = best_start + hours_to_ms(job.estimated_hours);
     std::fill(best->begin(), best->begin() + static_cast<std::ptrdiff_t>(gpus), end);

@@ -8,7 +8,8 @@
 // those GPUs for its own estimate. The first job that cannot start now is given a reservation:
 // that machine, from that time. Another job may take GPUs of the reserved machine only if its
 // estimate ends by the reserved start, or if enough of the machine's GPUs stay free at the
-// reserved start for the reserved job all the same (may_backfill).
+// reserved start for the reserved job all the same (may_backfill). The jobs taken before the
+// reserved one are not held back by it: the plan made room for them first.
 //
 // Thread safety: pure functions over values.
 #pragma once
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 namespace jobctl::scheduler {
@@ -48,6 +50,9 @@ struct StartPlan {
   std::optional<Reservation> reservation;
   // Job -> expected start; a job no machine can hold is absent.
   std::map<int64_t, int64_t> starts;
+  // The jobs planned before the reserved one (ahead of it in the queue): the reservation was made
+  // around them, so it never keeps them from a machine.
+  std::set<int64_t> ahead_of_reservation;
 
   std::optional<int64_t> expected_start(int64_t job_id) const {
     auto it = starts.find(job_id);

@@ -21,6 +21,7 @@ bool StartBoard::admit(int64_t job_id, int gpus, double estimated_hours, int64_t
   MutexLock lock(mu_);
   const auto& r = plan_.reservation;
   if (!r || !reserved_machine_ || r->job_id == job_id || r->machine_id != worker_id) return true;
+  if (plan_.ahead_of_reservation.count(job_id)) return true;
   if (!scheduler::may_backfill(*r, *reserved_machine_, now_ms, gpus, estimated_hours)) return false;
   const int64_t end = now_ms + static_cast<int64_t>(std::ceil(std::max(estimated_hours, 0.0) * 3.6e6));
   reserved_machine_->held_until.insert(reserved_machine_->held_until.end(), static_cast<size_t>(std::max(gpus, 1)), end);

@@ -28,8 +28,9 @@ class StartBoard {
  public:
   void publish(scheduler::StartPlan plan, const std::vector<scheduler::PlanMachine>& machines) JOBCTL_EXCLUDES(mu_);
 
-  // Whether the job may start on this worker now (the backfill rule); when it may, its GPUs are
-  // counted as held on that worker until its estimate ends.
+  // Whether the job may start on this worker now: the reserved job and the jobs planned before it
+  // may; others only under the backfill rule, and when one may, its GPUs are counted as held on
+  // that worker until its estimate ends.
   bool admit(int64_t job_id, int gpus, double estimated_hours, int64_t worker_id, int64_t now_ms) JOBCTL_EXCLUDES(mu_);
 
   // When the job, placed on an owned machine and waiting for it, is expected to start (ms since

@@ -79,6 +79,41 @@ TEST(PlacementMatcher, TheReservedWorkerIsOfferedOnlyJobsThatLeaveTheReservedSta
   EXPECT_FALSE(board.admit(42, 1, 2.0, 3, clock.now_ms()));
 }
 
+// The plan reserves the one free worker for the job behind the one that starts now (a job given
+// back, requeued behind an urgent one, as a placement pass runs before the worker asks again): the
+// job ahead is still offered first, and the reservation holds back only the jobs behind it.
+TEST(PlacementMatcher, TheJobPlannedBeforeTheReservedOneIsNotHeldBackByIt) {
+  ManualClock clock(1'000'000);
+  placement::StartBoard board;
+  const scheduler::PlanMachine cpu_box{7, 1, {}};
+  auto job = [](int64_t id, int priority, double hours) {
+    jobs::QueuedJob q{id, priority, id, "any", 1, store::OptionKind::local, "cpu", ""};
+    q.placement_estimated_hours = hours;
+    return q;
+  };
+  const jobs::QueuedJob urgent = job(2, 90, 10.0 / 3600), low = job(1, 10, 100.0 / 3600), later = job(3, 5, 1.0);
+  board.publish(scheduler::plan_starts({cpu_box}, {{urgent.id, 1, urgent.placement_estimated_hours, {7}},
+                                                   {low.id, 1, low.placement_estimated_hours, {7}},
+                                                   {later.id, 1, later.placement_estimated_hours, {7}}},
+                                       clock.now_ms()),
+                {cpu_box});
+  ASSERT_TRUE(board.reservation());
+  EXPECT_EQ(board.reservation()->job_id, low.id);
+  clock.advance_ms(300);  // the worker asks a little after the pass
+
+  jobs::WorkerCapabilities cpu_worker;
+  cpu_worker.cpu_cores = 2;
+  placement::PlacementMatcher matcher(board, clock);
+  jobs::JobQueue queue;
+  queue.insert(low);
+  queue.insert(urgent);
+  queue.insert(later);
+  EXPECT_EQ(matcher.pick(7, cpu_worker, queue), urgent.id);
+  jobs::JobQueue behind;
+  behind.insert(later);
+  EXPECT_FALSE(matcher.pick(7, cpu_worker, behind));  // an hour: past the reserved start
+}
+
 TEST(PlacementMatcher, ASlurmJobsWorkerTakesItsOneJobOnly) {
   auto caps = jobs::capabilities_from_json(
       json::parse(R"({"gpus": [], "cpu_cores": 2, "memory_mb": 4096,

@@ -311,8 +311,9 @@ TEST_F(RecoveryTest, AnUrgentJobTakesTheWorkerAndTheMovedOneResumesBitExact) {
   for (const auto& e : job["events"])
     if (e.value("type", "") == "leased" && e.value("time_ms", int64_t{0}) > moved_ms)
       low_leased_again = e.value("time_ms", int64_t{0});
-  EXPECT_GE(urgent_started, moved_ms);
-  EXPECT_GE(low_leased_again, urgent_done);
+  EXPECT_GE(urgent_started, moved_ms) << first["events"].dump(2) << "\n" << job["events"].dump(2);
+  EXPECT_GE(low_leased_again, urgent_done) << first["events"].dump(2) << "\n" << job["events"].dump(2) << "\n"
+                                           << diagnostics(job, a, nullptr, d.process());
 
   const std::string final_bytes = kept_final_checkpoint(tmp_.file("work-a"), low);
   ASSERT_FALSE(final_bytes.empty()) << "no final.ckpt kept by worker A";

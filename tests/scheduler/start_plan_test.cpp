@@ -44,6 +44,17 @@ TEST(StartPlan, JobsThatFitNowStartNowAndTheReservationGoesToTheEarliestMachine)
   EXPECT_EQ(plan.expected_start(7), kNow + 50 * kSec);  // a, then; only one reservation is made
 }
 
+// A free 1-GPU machine and two jobs: the first starts now, the second is reserved after it, and
+// the first is ahead of the reservation (it is never held back by it).
+TEST(StartPlan, TheJobsPlannedBeforeTheReservedOneAreAheadOfIt) {
+  const std::vector<PlanJob> queue = {{1, 1, seconds(10), {1}}, {2, 1, seconds(100), {1}}, {3, 1, seconds(5), {1}}};
+  const StartPlan plan = plan_starts({PlanMachine{1, 1, {}}}, queue, kNow);
+  ASSERT_TRUE(plan.reservation);
+  EXPECT_EQ(plan.reservation->job_id, 2);
+  EXPECT_EQ(plan.reservation->start_ms, kNow + 10 * kSec);
+  EXPECT_EQ(plan.ahead_of_reservation, (std::set<int64_t>{1}));
+}
+
 TEST(StartPlan, AJobNoMachineCanHoldHasNoStart) {
   const StartPlan plan = plan_starts({PlanMachine{1, 4, {}}}, {{3, 8, 1.0, {1}}, {4, 1, 1.0, {}}}, kNow);
   EXPECT_FALSE(plan.reservation);
