@@ -4,9 +4,11 @@
 # temporary folder; the committed corpus is not changed). Prints each target's final libFuzzer
 # line (runs, coverage, exec/s). Exits non-zero when a target crashes or the build fails.
 #
-#   fuzz/run.sh [--seconds N] [--seed N] [--build-dir DIR] [--jobs N] [--target NAME]...
+#   fuzz/run.sh [--seconds N] [--seed N] [--build-dir DIR] [--jobs N] [--opt FLAGS] [--target NAME]...
 #
-# Default: 15 s per target, a random seed, build dir build-fuzz (under the repository), -j2. A crash
+# Default: 15 s per target, a random seed, build dir build-fuzz (under the repository), -j2, built
+# -O1 -g1 (--opt "-O0 -g0" builds in less than half the time and fuzzes slower: the test command's
+# short run). A crash
 # leaves its input in the build dir's crashes/ folder and prints the reproducer command. The test
 # command's short run passes a fixed --seed so that it explores the same inputs on every CI run (a
 # red CI names a regression, not a lucky draw); the long runs for bench/RESULTS.md use random seeds
@@ -18,6 +20,7 @@ seconds=15
 seed=0  # 0: libFuzzer picks one
 build=$root/build-fuzz
 jobs=2
+opt="-O1 -g1"
 targets=()
 while (($#)); do
   case "$1" in
@@ -25,6 +28,7 @@ while (($#)); do
     --seed) seed=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
+    --opt) opt=$2; shift 2 ;;
     --target) targets+=("$2"); shift 2 ;;
     *) echo "fuzz/run.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -38,7 +42,9 @@ if [[ -z $cxx || -z $cc ]]; then
   exit 2
 fi
 if [[ ! -f $build/build.ninja ]]; then
-  cmake -S fuzz -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" >/dev/null
+  cmake -S fuzz -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" -DJOBCTL_FUZZ_OPT="$opt" >/dev/null
+elif [[ $(sed -n 's/^JOBCTL_FUZZ_OPT:STRING=//p' "$build/CMakeCache.txt") != "$opt" ]]; then
+  cmake -S fuzz -B "$build" -DJOBCTL_FUZZ_OPT="$opt" >/dev/null
 fi
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"
 
