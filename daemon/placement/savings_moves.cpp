@@ -4,7 +4,6 @@
 #include "base/readable.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
 #include <set>
 #include <string>
