@@ -1,4 +1,4 @@
-// jobctl launch TASK.yaml [--set KEY=VALUE]... [--dry-run]: a task file (cli/task_file.h,
+// jobctl launch TASK.yaml [--set KEY=VALUE]... [--dry-run]: a task file (task/task_file.h,
 // docs/task-files.md) validated, its workdir packed, then quoted (--dry-run) or submitted: one
 // job, or with `sweep` one job array (POST /v1/arrays).
 #include <memory>
@@ -12,9 +12,9 @@
 #include "bundle/code_bundle.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
-#include "cli/task_file.h"
 #include "cli/workdir_bundle.h"
 #include "client/api_client.h"
+#include "task/task_file.h"
 
 namespace jobctl::cli {
 
@@ -31,10 +31,10 @@ struct LaunchOptions {
 
 void run_launch(CliContext& ctx, const LaunchOptions& o) {
   check_output(ctx, {"table", "json"});
-  auto loaded = load_task_file(o.file, o.sets);
+  auto loaded = task::load_task_file(o.file, o.sets);
   if (!loaded) fail(ctx, loaded.error());
-  TaskFile task = std::move(*loaded);
-  auto jobs = validate_task(task);
+  task::TaskFile task = std::move(*loaded);
+  auto jobs = task::validate_task(task);
   if (!jobs) fail(ctx, jobs.error());
   client::ApiClient api(ctx.server, client::HttpClientOptions{.bearer_token = bearer_token(ctx)});
   json spec = task.spec;
@@ -50,7 +50,7 @@ void run_launch(CliContext& ctx, const LaunchOptions& o) {
   }
   // jobctld's errors name spec fields too: shown where the task file wrote them.
   auto answered = [&](Expected<json> r) {
-    if (!r) fail(ctx, locate_error(task, r.error()));
+    if (!r) fail(ctx, task::locate_error(task, r.error()));
     return std::move(*r);
   };
   if (o.dry_run) {

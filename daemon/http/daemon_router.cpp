@@ -6,6 +6,7 @@
 #include "daemon/http/openapi_route.h"
 #include "daemon/http/output_routes.h"
 #include "daemon/http/placement_routes.h"
+#include "daemon/http/task_routes.h"
 #include "daemon/http/progress_routes.h"
 #include "daemon/http/webhook_routes.h"
 
@@ -19,6 +20,7 @@ net::Router make_daemon_router(const RouteServices& s, ApiInfo info) {
   add_bundle_routes(router, s.bundles, s.downloads);
   if (s.outputs != nullptr) add_output_routes(router, *s.outputs, s.downloads);
   add_placement_routes(router, s.placement, s.ledger);
+  add_task_routes(router);
   add_instance_routes(router, s.provisioner);
   if (s.webhooks != nullptr) add_webhook_routes(router, *s.webhooks);
   add_openapi_route(router);

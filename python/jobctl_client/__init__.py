@@ -3,7 +3,7 @@
 from jobctl_client.bundle import pack_directory
 from jobctl_client.client import Client
 from jobctl_client.errors import ApiError
-from jobctl_client.models import Checkpoint, Job, JobEvent, LogLine, Output, Placement, Worker
+from jobctl_client.models import Checkpoint, Job, JobArray, JobEvent, LogLine, Output, Placement, ResolvedTask, Worker
 
-__all__ = ["ApiError", "Checkpoint", "Client", "Job", "JobEvent", "LogLine", "Output", "Placement", "Worker",
-           "pack_directory"]
+__all__ = ["ApiError", "Checkpoint", "Client", "Job", "JobArray", "JobEvent", "LogLine", "Output", "Placement",
+           "ResolvedTask", "Worker", "pack_directory"]

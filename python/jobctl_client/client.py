@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Unio
 
 from jobctl_client.bundle import pack_directory
 from jobctl_client.errors import ApiError
-from jobctl_client.models import Checkpoint, Job, LogLine, Output, Placement, Worker
+from jobctl_client.models import Checkpoint, Job, JobArray, LogLine, Output, Placement, ResolvedTask, Worker
 
 Spec = Union[Dict[str, Any], str, None]
 
@@ -48,6 +48,50 @@ class Client:
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         return Job.from_json(self._json("POST", "/v1/jobs", body, headers=headers))
 
+    def submit_array(self, spec: Spec, workdir: Optional[str] = None) -> JobArray:
+        """Submits a sweep: a command job's spec with `sweep` (a grid or a list of cases) becomes one
+        job per case, all stored or none (POST /v1/arrays); `workdir` is packed as in submit()."""
+        body = _spec_dict(spec)
+        if workdir is not None:
+            body["bundle"] = self.upload_bundle(pack_directory(workdir))
+        return JobArray.from_json(self._json("POST", "/v1/arrays", body))
+
+    def array(self, array_id: int) -> List[Job]:
+        """The array's jobs, in case order (each one's spec.array holds its index and parameters)."""
+        return sorted(self.jobs(array=array_id), key=lambda j: j.id)
+
+    def cancel_array(self, array_id: int) -> JobArray:
+        """Cancels each of the array's jobs that has not ended; returns every job as it now is."""
+        return JobArray.from_json(self._json("POST", f"/v1/arrays/{int(array_id)}/cancel", {}))
+
+    def resolve_task(self, path: str, set: Sequence[str] = ()) -> ResolvedTask:
+        """The task file at `path` (YAML: docs/task-files.md) as jobctld resolves it — the spec, how
+        many jobs it stands for, the workdir to pack (a local path, resolved against the task
+        file's folder) — without submitting. `set`: KEY=VALUE replacements, as `jobctl launch
+        --set`. Errors name the file, line and column, and the task's field."""
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        body = {"task": text, "path": os.path.basename(path) or "task.yaml", "set": list(set)}
+        resolved = ResolvedTask.from_json(self._json("POST", "/v1/tasks/resolve", body))
+        if resolved.workdir is not None:
+            resolved.workdir = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(path)), resolved.workdir))
+        return resolved
+
+    def launch(self, path: str, set: Sequence[str] = (), dry_run: bool = False) -> Union[Job, JobArray, Placement]:
+        """`jobctl launch` from Python: the task file resolved, its workdir packed and uploaded,
+        then one job submitted (a Job), or one per case of its sweep (a JobArray). dry_run: the
+        quote of one job (a Placement), nothing packed or stored."""
+        task = self.resolve_task(path, set)
+        spec = dict(task.spec)
+        if dry_run:
+            spec.pop("sweep", None)
+            return self.quote(spec)
+        if task.workdir is not None:
+            spec["bundle"] = self.upload_bundle(pack_directory(task.workdir))
+        if "sweep" in spec:
+            return JobArray.from_json(self._json("POST", "/v1/arrays", spec))
+        return Job.from_json(self._json("POST", "/v1/jobs", spec))
+
     def upload_bundle(self, bundle: bytes) -> str:
         """Stores a code bundle; returns its name (SHA-256), which a spec's `bundle` names."""
         return self._json("POST", "/v1/bundles", raw=bundle)["bundle"]
@@ -55,14 +99,16 @@ class Client:
     def job(self, job_id: int) -> Job:
         return Job.from_json(self._json("GET", f"/v1/jobs/{int(job_id)}"))
 
-    def jobs(self, state: Optional[str] = None) -> List[Job]:
-        """Every job (in this state), following the pages."""
+    def jobs(self, state: Optional[str] = None, array: Optional[int] = None) -> List[Job]:
+        """Every job (in this state, of this array), following the pages."""
         out: List[Job] = []
         after: Optional[str] = None
         while True:
-            query = {"limit": 1000}
+            query: Dict[str, Any] = {"limit": 1000}
             if state:
                 query["state"] = state
+            if array is not None:
+                query["array"] = int(array)
             if after:
                 query["after"] = after
             page = self._json("GET", "/v1/jobs", query=query)

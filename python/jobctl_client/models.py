@@ -108,3 +108,31 @@ class Worker:
     @classmethod
     def from_json(cls, j: Dict[str, Any]) -> "Worker":
         return cls(j["id"], j["name"], j["state"], j.get("gpus", []), j.get("jobs", []), j)
+
+
+@dataclass
+class JobArray:
+    """A job array (a sweep): its id (its first job's) and its jobs' summaries."""
+
+    array_id: int
+    jobs: List[Job]
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, j: Dict[str, Any]) -> "JobArray":
+        return cls(j["array_id"], [Job.from_json(x) for x in j.get("jobs", [])], j)
+
+
+@dataclass
+class ResolvedTask:
+    """A task file as jobctld resolves it (POST /v1/tasks/resolve): the JSON spec, the jobs it
+    stands for, the workdir to pack (None: none) and where each spec field was written."""
+
+    spec: Dict[str, Any]
+    jobs: int
+    workdir: Optional[str]
+    origins: Dict[str, str]
+
+    @classmethod
+    def from_json(cls, j: Dict[str, Any]) -> "ResolvedTask":
+        return cls(j["spec"], j["jobs"], j.get("workdir"), j.get("origins", {}))

@@ -6,7 +6,7 @@ import zlib
 
 import pytest
 
-from jobctl_client import ApiError, Job, LogLine, Output, Placement, pack_directory
+from jobctl_client import ApiError, Job, JobArray, LogLine, Output, Placement, ResolvedTask, pack_directory
 from jobctl_client.crc32c import crc32c
 
 # A command job's program: prints, leaves a file in JOBCTL_OUTPUT_DIR, exits 0.
@@ -85,6 +85,67 @@ def test_a_command_with_its_workdir_runs_and_its_logs_and_outputs_come_back(clie
     client.download_outputs(job.id, str(tmp_path / "got"))
     assert (tmp_path / "got" / "sub" / "result.txt").read_bytes() == b"the result"
     assert job.id in [j.id for j in client.jobs(state="succeeded")]
+
+
+def test_a_task_file_is_launched_with_its_workdir(client, tmp_path, service):
+    make_workdir(tmp_path)
+    task = tmp_path / "hello.yaml"
+    task.write_text("# the README's call, on a task of its own\nworkdir: code\nrun: ./run.sh\n"
+                    "resources:\n  gpu: any\nestimate:\n  hours: 0.01\n")
+    resolved = client.resolve_task(str(task), set=["priority=70"])
+    assert isinstance(resolved, ResolvedTask) and resolved.jobs == 1
+    assert resolved.workdir == str(tmp_path / "code")
+    assert resolved.spec["command"] == ["/bin/sh", "-c", "./run.sh"] and resolved.spec["name"] == "hello"
+    assert resolved.origins["priority"] == "--set priority" and resolved.origins["resources.gpu"] == "hello.yaml:5:8"
+    quote = client.launch(str(task), dry_run=True)
+    assert isinstance(quote, Placement) and quote.outcome == "run_local", quote.raw
+    job = client.launch(str(task), set=["priority=70"])
+    assert isinstance(job, Job) and job.name == "hello" and job.priority == 70
+    done = client.wait(job.id, timeout_s=60)
+    assert done.state == "succeeded", (done.error, service.logs())
+    assert client.output(job.id, "sub/result.txt") == b"the result"
+
+
+def test_a_sweep_task_is_one_array_listed_side_by_side_and_cancelled_as_one(client, service):
+    source = os.environ.get("JOBCTL_SOURCE_DIR")
+    if not source:
+        pytest.skip("JOBCTL_SOURCE_DIR is not set")
+    array = client.launch(os.path.join(source, "examples", "tasks", "sweep.yaml"))
+    assert isinstance(array, JobArray) and len(array.jobs) == 3
+    assert array.array_id == array.jobs[0].id
+    jobs = client.array(array.array_id)
+    assert [j.id for j in jobs] == [j.id for j in array.jobs]
+    results = []
+    for j in jobs:
+        done = client.wait(j.id, timeout_s=60, poll_s=0.2)
+        assert done.state == "succeeded", (done.error, service.logs())
+        results.append((done.spec["array"]["index"], done.spec["array"]["parameters"]["lr"]))
+    assert results == [(0, "0.1"), (1, "0.01"), (2, "0.001")]
+
+    # A sweep of sleepers, cancelled as one before any has ended.
+    sleepers = client.submit_array({"name": "py-sleepers", "command": ["sleep", "300"],
+                                    "sweep": {"cases": [{"n": 1}, {"n": 2}]}})
+    assert [j.state for j in sleepers.jobs] == ["queued", "queued"]
+    cancelled = client.cancel_array(sleepers.array_id)
+    assert [j.state for j in cancelled.jobs] == ["cancelled", "cancelled"]
+    assert [j.state for j in client.array(sleepers.array_id)] == ["cancelled", "cancelled"]
+
+
+def test_a_task_files_errors_name_its_line_and_field(client, tmp_path):
+    task = tmp_path / "bad.yaml"
+    task.write_text("run: python3 x.py\nresources:\n  gpus: 0\n")
+    with pytest.raises(ApiError) as e:
+        client.launch(str(task))
+    assert (e.value.status, e.value.code, e.value.field) == (400, "invalid_argument", "resources.gpus")
+    assert e.value.message.startswith("bad.yaml:3:9: resources.gpus"), e.value.message
+    task.write_text("run: [a, b\n")
+    with pytest.raises(ApiError) as e:
+        client.resolve_task(str(task))
+    assert (e.value.status, e.value.field) == (400, "task") and "bad.yaml:" in e.value.message
+    task.write_text("run: x\n")
+    with pytest.raises(ApiError) as e:
+        client.resolve_task(str(task), set=["novalue"])
+    assert (e.value.status, e.value.field) == (400, "--set")
 
 
 def test_a_quote_prices_the_spec_on_the_local_worker(client):

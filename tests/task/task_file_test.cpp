@@ -1,10 +1,10 @@
 // Task files: YAML into the JSON job spec, validated by the spec's parser, errors at the line and
 // column the field was written at.
-#include "cli/task_file.h"
+#include "task/task_file.h"
 
 #include <gtest/gtest.h>
 
-namespace jobctl::cli {
+namespace jobctl::task {
 namespace {
 
 using nlohmann::json;
@@ -146,5 +146,25 @@ TEST(TaskFile, AServersErrorIsLocatedToo) {
   EXPECT_EQ(e.message, "t.yaml:10:8: resources.gpu: unknown GPU 'V100'");
 }
 
+// Nested aliases: ten lines that stand for 10^9 values once written out (jobctld resolves task
+// files sent by its users). Refused when the count passes kMaxTaskValues, long before memory goes.
+TEST(TaskFile, AliasesThatStandForTooManyValuesAreRefused) {
+  std::string text = "run: x\na0: &a0 [v, v, v, v, v, v, v, v, v, v]\n";
+  for (int i = 1; i < 9; ++i) {
+    const std::string prev = "*a" + std::to_string(i - 1);
+    text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) text += (k ? ", " : "") + prev;
+    text += "]\n";
+  }
+  auto task = parse_task_file(text, "bomb.yaml");
+  ASSERT_FALSE(task);
+  EXPECT_EQ(task.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(task.error().message.find("more than 100000 values"), std::string::npos) << task.error().message;
+  EXPECT_EQ(task.error().message.rfind("bomb.yaml:", 0), 0u) << task.error().message;
+  // A few aliases, as a task file may use them, are fine.
+  auto small = parse_task_file("run: x\nenv: &e {A: \"1\"}\nsweep:\n  cases: [{lr: 0.1}, {lr: 0.2}]\n", "t.yaml");
+  ASSERT_TRUE(small) << small.error().message;
+}
+
 }  // namespace
-}  // namespace jobctl::cli
+}  // namespace jobctl::task

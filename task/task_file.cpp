@@ -1,4 +1,4 @@
-#include "cli/task_file.h"
+#include "task/task_file.h"
 
 #include <charconv>
 #include <cstdlib>
@@ -12,7 +12,7 @@
 #include "train/spec/job_spec.h"
 #include "train/spec/job_sweep.h"
 
-namespace jobctl::cli {
+namespace jobctl::task {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -56,9 +56,17 @@ json scalar_json(const YAML::Node& node, const std::string& path) {
   return s;
 }
 
-// The YAML tree as JSON, each value's position recorded under its dotted path.
+// The YAML tree as JSON, each value's position recorded under its dotted path. `budget` counts
+// the values down: YAML aliases share a node, so a few lines of nested aliases stand for billions
+// of values once written out (jobctld resolves task files sent by any user).
 Expected<json> yaml_to_json(const YAML::Node& node, const std::string& path, const std::string& file,
-                       std::map<std::string, std::string>& origins) {
+                            std::map<std::string, std::string>& origins, size_t& budget) {
+  if (budget == 0)
+    return make_error(ErrorCode::invalid_argument,
+                      position(file, node.Mark()) + ": the task file stands for more than " +
+                          std::to_string(kMaxTaskValues) + " values (aliases written out); a task is far smaller",
+                      path);
+  --budget;
   origins[path] = position(file, node.Mark());
   switch (node.Type()) {
     case YAML::NodeType::Scalar:
@@ -66,7 +74,7 @@ Expected<json> yaml_to_json(const YAML::Node& node, const std::string& path, con
     case YAML::NodeType::Sequence: {
       json out = json::array();
       for (size_t i = 0; i < node.size(); ++i) {
-        auto v = yaml_to_json(node[i], path + "[" + std::to_string(i) + "]", file, origins);
+        auto v = yaml_to_json(node[i], path + "[" + std::to_string(i) + "]", file, origins, budget);
         if (!v) return v.error();
         out.push_back(std::move(*v));
       }
@@ -80,7 +88,7 @@ Expected<json> yaml_to_json(const YAML::Node& node, const std::string& path, con
         if (out.contains(key))
           return make_error(ErrorCode::invalid_argument,
                             position(file, kv.first.Mark()) + ": " + child + " is given twice", child);
-        auto v = yaml_to_json(kv.second, child, file, origins);
+        auto v = yaml_to_json(kv.second, child, file, origins, budget);
         if (!v) return v.error();
         out[key] = std::move(*v);
       }
@@ -162,7 +170,8 @@ Expected<TaskFile> parse_task_file(const std::string& text, const std::string& p
     return make_error(ErrorCode::invalid_argument, path + ": a task file is a mapping of fields (name, run, ...)", "");
   for (const auto& set : sets)
     if (auto st = apply_set(root, set); !st) return st.error();
-  auto converted = yaml_to_json(root, "", path, task.origins);
+  size_t budget = kMaxTaskValues;
+  auto converted = yaml_to_json(root, "", path, task.origins, budget);
   if (!converted) return converted.error();
   task.origins.erase("");
   for (const auto& set : sets) {  // a field --set gave is named by its --set
@@ -271,4 +280,4 @@ Error locate_error(const TaskFile& task, Error e) {
   return e;
 }
 
-}  // namespace jobctl::cli
+}  // namespace jobctl::task

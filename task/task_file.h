@@ -1,13 +1,17 @@
 // Task files (docs/task-files.md): a job described in YAML next to its code, which `jobctl
-// launch` turns into the JSON job spec (docs/job-spec.md) and validates with the spec's own
-// parser (train::parse_job_spec; a sweep's cases through train::expand_sweep first), so a task
-// file and a JSON spec are held to one set of rules. Every field of the spec keeps the position
+// launch` (and jobctld, for a task sent as text) turns into the JSON job spec (docs/job-spec.md)
+// and validates with the spec's own parser (train::parse_job_spec; a sweep's cases through
+// train::expand_sweep first), so a task file and a JSON spec are held to one set of rules. Every field of the spec keeps the position
 // it came from, and an error about a field names the file, the line and the column it was written
 // at (or the --set that gave it).
+//
+// jobctld resolves task files sent as text by its users (POST /v1/tasks/resolve): the text is
+// bounded by the caller, and the values it stands for by kMaxTaskValues (YAML aliases).
 //
 // Thread safety: pure functions over values (load_task_file reads one file).
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,7 +20,11 @@
 
 #include "base/expected.h"
 
-namespace jobctl::cli {
+namespace jobctl::task {
+
+// The most values (scalars, lists, mappings) a task file may stand for once its aliases are
+// written out.
+inline constexpr size_t kMaxTaskValues = 100'000;
 
 struct TaskFile {
   std::string path;              // as given: errors name it
@@ -44,4 +52,4 @@ Expected<int> validate_task(const TaskFile& task);
 // name (`run` for the spec's `command`).
 Error locate_error(const TaskFile& task, Error e);
 
-}  // namespace jobctl::cli
+}  // namespace jobctl::task
