@@ -16,7 +16,8 @@
 // command jobs): sets up jobs that finished, failed, moved from a cloud instance to the owned GPU,
 // command jobs and one running, then screenshots every page (realistic-*.png) and checks that each
 // reads as a product: human headers with units, no raw API names, placement and cost in the list,
-// where each worker runs, sensible chart axes, empty states rather than errors, a live quote.
+// where each worker runs, sensible chart axes, empty states rather than errors, a live quote, a
+// task file launched as a sweep and its cases side by side.
 // With --first-run-job ID (the service scripts/start.sh started, and the first job it submitted)
 // it checks that job's page only: once the job has succeeded, its loss chart's points are the
 // API's, drawn inside the chart (step 4), screenshot first-run-job-detail.png.
@@ -535,7 +536,64 @@ async function realisticPages(browser, page) {
   await shot(page, 'realistic-submit');
 
   const c = await apiPost(`/v1/jobs/${running.id}/cancel`, {});
-  check(c.state === 'cancelled' || ended(c), 'the running job is cancelled at the end');
+  check(c.state === 'cancelled' || ended(c), 'the running job is cancelled');
+
+  await taskFileSweep(page);
+}
+
+// A task file on the submit page: checked as `jobctl launch` checks it (errors at their line), a
+// workdir pointed to the CLI, a sweep quoted and launched; then its cases side by side.
+const SWEEP_TASK = `name: browser-sweep
+run: |
+  printf '{"event": "result", "loss": 0.%s5}\\n' "$JOBCTL_ARRAY_INDEX"
+resources:
+  gpu: V100
+placement:
+  mode: local
+estimate:
+  hours: 0.01
+sweep:
+  grid:
+    lr: [0.1, 0.01, 0.001]
+`;
+async function taskFileSweep(page) {
+  await page.goto(`${base}/#/submit`);
+  await page.waitForSelector('#task-form');
+  const status = () => page.textContent('#task-status');
+  await page.fill('#t-task', 'run: python3 x.py\nresources:\n  gpus: 0\n');
+  await page.waitForFunction(() => /^Not valid yet: task\.yaml:3:9: resources\.gpus/.test(document.querySelector('#task-status')?.textContent || ''));
+  check(await page.isDisabled('#task-button'), `an invalid task file says where, and cannot be launched (${await status()})`);
+  await page.fill('#t-task', 'workdir: code\nrun: ./train.sh\n');
+  await page.waitForFunction(() => /packs the folder code/.test(document.querySelector('#task-status')?.textContent || ''));
+  check(await page.isDisabled('#task-button'), `a task with a workdir points to jobctl launch (${await status()})`);
+  await page.fill('#t-task', SWEEP_TASK);
+  await page.waitForFunction(() => /a sweep of 3 jobs/.test(document.querySelector('#task-status')?.textContent || ''));
+  await page.waitForSelector('#task-quote-cost');
+  const q = await page.textContent('#task-quote-cost');
+  check(MONEY.test(q) && /owned/.test(await page.textContent('#task-quote-where')), `the sweep is quoted (${q} a job, ${await page.textContent('#task-quote-where')})`);
+  await readsAsProduct(page, 'submit a task file');
+  await shot(page, 'realistic-submit-task');
+  await page.click('#task-button');
+  await page.waitForSelector('#launched-link');
+  const arrayId = Number((await page.getAttribute('#launched-link', 'href')).split('/').pop());
+  check(arrayId > 0, `the task launched sweep a${arrayId}`);
+  await page.click('#launched-link');
+  await page.waitForFunction(() => {
+    const states = [...document.querySelectorAll('#array-body [data-col="state"]')].map((td) => td.textContent);
+    return states.length === 3 && states.every((s) => ['succeeded', 'failed', 'cancelled'].includes(s)) &&
+      document.querySelectorAll('#array-body [data-col="result-loss"]').length === 3;
+  }, null, { timeout: 120000 });
+  const rows = await page.$$eval('#array-body tr', (trs) => trs.map((tr) => [tr.querySelector('[data-col="index"]').textContent,
+    tr.querySelector('[data-col="param-lr"]').textContent, tr.querySelector('[data-col="state"]').textContent,
+    tr.querySelector('[data-col="result-loss"]').textContent]));
+  check(JSON.stringify(rows) === JSON.stringify([['0', '0.1', 'succeeded', '0.05'], ['1', '0.01', 'succeeded', '0.15'],
+    ['2', '0.001', 'succeeded', '0.25']]), `the sweep's cases side by side: case, lr, state, loss (${JSON.stringify(rows)})`);
+  check(await page.isHidden('#array-cancel'), 'no cancel button once every case has ended');
+  await readsAsProduct(page, 'sweep');
+  await shot(page, 'realistic-sweep');
+  await page.goto(`${base}/#/jobs`);
+  await page.waitForSelector(`#jobs-body a[href="#/arrays/${arrayId}"]`);
+  check((await page.$$(`#jobs-body a[href="#/arrays/${arrayId}"]`)).length === 3, 'each case in the jobs list links to its sweep');
 }
 
 const browser = await chromium.launch({ executablePath: args.chromium, args: ['--no-sandbox'] });

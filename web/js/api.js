@@ -123,6 +123,11 @@ export function allJobs(state, maxPages = 20) {
   return allPages('/v1/jobs', 'jobs', state ? { state } : {}, '1000', maxPages);
 }
 
+// Every job of a job array (a sweep), following the keyset pages, oldest (case 0) first.
+export function arrayJobs(arrayId, maxPages = 20) {
+  return allPages('/v1/jobs', 'jobs', { array: String(arrayId) }, '1000', maxPages);
+}
+
 // Every registered worker, following the keyset pages, in id order.
 export function allWorkers(maxPages = 20) {
   return allPages('/v1/workers', 'workers', {}, '1000', maxPages);

@@ -1,10 +1,11 @@
-// The dashboard shell: hash routes (#/jobs, #/jobs/12, #/workers, #/costs, #/submit), the token
+// The dashboard shell: hash routes (#/jobs, #/jobs/12, #/arrays/12, #/workers, #/costs, #/submit), the token
 // entry, the daemon's health line. Each view is mount(main, params) -> unmount function; the
 // shell unmounts the previous view (stopping its polling) before mounting the next.
 import { api, getToken, onStatus, setToken } from './api.js';
 import { plural } from './format.js';
 import { mountJobs } from './views/jobs.js';
 import { mountJobDetail } from './views/job_detail.js';
+import { mountArray } from './views/array.js';
 import { mountWorkers } from './views/workers.js';
 import { mountCosts } from './views/costs.js';
 import { mountSubmit } from './views/submit.js';
@@ -12,6 +13,7 @@ import { mountSubmit } from './views/submit.js';
 const routes = [
   [/^#\/jobs\/(\d+)$/, 'jobs', (m, p) => mountJobDetail(m, Number(p[1]))],
   [/^#\/jobs$/, 'jobs', (m) => mountJobs(m)],
+  [/^#\/arrays\/(\d+)$/, 'jobs', (m, p) => mountArray(m, Number(p[1]))],
   [/^#\/workers$/, 'workers', (m) => mountWorkers(m)],
   [/^#\/costs$/, 'costs', (m) => mountCosts(m)],
   [/^#\/submit$/, 'submit', (m) => mountSubmit(m)],

@@ -88,7 +88,7 @@ function jobRow(j, cancel) {
   const placement = placementText(j.placement);
   return h('tr', { class: `row-${j.state}` },
     h('td', {}, h('a', { href: `#/jobs/${j.id}`, 'data-focus-key': `open-${j.id}` }, `#${j.id}`)),
-    h('td', { class: 'name' }, j.name),
+    h('td', { class: 'name' }, j.name, j.array_id ? [' ', h('a', { href: `#/arrays/${j.array_id}`, class: 'muted', title: 'the sweep this job is a case of: its cases side by side' }, `sweep a${j.array_id}`)] : null),
     h('td', { 'data-col': 'state' }, stateBadge(j.state)),
     h('td', { 'data-col': 'placement' }, placement || '—'),
     h('td', { title: p.device_name || '' }, `${res.gpu ?? '—'}${res.gpus > 1 ? ` ×${res.gpus}` : ''}`, device ? h('span', { class: 'muted' }, ` · ${device}`) : null),
