@@ -356,6 +356,9 @@ void add_submit(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--gpu", o->f.gpu, "any, cpu, or a GPU model such as A100");
   cmd->add_option("--gpus", o->f.gpus, "GPUs per job");
   cmd->add_option("--priority", o->f.priority, "0..100, higher runs first");
+  cmd->add_option("--after", o->f.after, "run only after this job (12) or every job of this array (a14) has succeeded; "
+                                         "cancelled if one fails (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_option("--mode", o->f.mode, "placement.mode: auto (default), local or cloud");
   cmd->add_option("--spot", o->f.spot, "placement.spot: auto (default), always or never");
   cmd->add_option("--deadline-hours", o->f.deadline_hours, "placement.deadline_hours: finish within H hours of submission");

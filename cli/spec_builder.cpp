@@ -95,6 +95,17 @@ Expected<json> build_spec(json spec, const SpecFlags& f) {
     section("resources")["gpus"] = *f.gpus;
   }
   if (f.priority) spec["priority"] = *f.priority;
+  if (!f.after.empty()) {  // jobctld checks that each exists; here, only the form (the message names the flag)
+    json after = json::array();
+    for (const std::string& a : f.after) {
+      const bool array = a.size() > 1 && a[0] == 'a';
+      const std::string digits = array ? a.substr(1) : a;
+      if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos)
+        return make_error(ErrorCode::invalid_argument, "--after " + a + ": a job ID (12) or an array ID (a14)", "--after");
+      after.push_back(array ? json(a) : json(std::stoll(digits)));
+    }
+    spec["after"] = std::move(after);
+  }
 
   if (auto st = one_of(f.mode, "--mode", {"auto", "local", "cloud"}); !st) return st.error();
   if (auto st = one_of(f.spot, "--spot", {"auto", "always", "never"}); !st) return st.error();

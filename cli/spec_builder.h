@@ -33,6 +33,7 @@ struct SpecFlags {
   std::optional<std::string> gpu;          // any | cpu | a GPU model
   std::optional<int> gpus;
   std::optional<int> priority;
+  std::vector<std::string> after;          // "12" (a job) or "a14" (an array): `after`, succeeded
   // placement
   std::optional<std::string> mode;         // auto | local | cloud
   std::optional<std::string> spot;         // auto | always | never

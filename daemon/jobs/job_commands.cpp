@@ -8,6 +8,7 @@
 
 #include "cost/gpu_specs.h"
 #include "cost/workload.h"
+#include "daemon/jobs/job_dependencies.h"
 #include "daemon/jobs/job_service_support.h"
 #include "daemon/jobs/job_transition.h"
 #include "scheduler/job_state.h"
@@ -54,6 +55,7 @@ Expected<JobCommands::Prepared> JobCommands::prepare(std::string_view spec_json,
   // with the field and the reason, unless the spec asks to wait for a machine that may come.
   if (Feasibility* feasibility = feasibility_.load(); feasibility && !spec->placement.queue_if_unplaceable)
     if (auto st = feasibility->check(*spec); !st) return st.error();
+  if (auto st = validate_dependencies(store_, spec->after, context.owner); !st) return st.error();
   store::JobRow row;
   row.name = spec->name;
   row.spec_json = train::to_json(*spec);
@@ -176,9 +178,9 @@ Expected<JobDetail> JobCommands::get_job(int64_t id) {
   return JobDetail{std::move((*r)->first), std::move((*r)->second), std::move(*ledger)};
 }
 
-Expected<JobRow> JobCommands::cancel_job(int64_t id) {
+Expected<JobRow> JobCommands::cancel_job(int64_t id, const std::optional<std::string>& dependency_failed) {
   const int64_t now = clock_.now_ms();
-  return store_.write_value<JobRow>([this, id, now](WriteTxn& txn) -> Expected<JobRow> {
+  return store_.write_value<JobRow>([this, id, now, dependency_failed](WriteTxn& txn) -> Expected<JobRow> {
     auto found = txn.job(id);
     if (!found) return found.error();
     if (!*found) return job_not_found(id);
@@ -192,8 +194,12 @@ Expected<JobRow> JobCommands::cancel_job(int64_t id) {
     if (!was_queued)
       if (auto st = reports_.end_lease_in(txn, job, now); !st) return st.error();
     job.lease_expires_ms.reset();
-    if (auto st = transition_job(txn, job, JobState::cancelled, "cancelled", json{{"by", "user"}}, now); !st)
-      return st.error();
+    json detail{{"by", "user"}};
+    if (dependency_failed) {
+      detail = json{{"by", "dependency"}, {"reason", *dependency_failed}};
+      job.error = "cancelled: " + *dependency_failed;
+    }
+    if (auto st = transition_job(txn, job, JobState::cancelled, "cancelled", detail, now); !st) return st.error();
     if (was_queued) txn.on_commit([this, id] { broker_.job_left_queue(id); });
     txn.on_commit([this, id] { moves_.forget(id); });
     return job;

@@ -56,7 +56,9 @@ class JobCommands {
                           std::function<void(Expected<std::vector<JobRow>>)> done);
   Expected<JobPage> list_jobs(const JobListRequest& request);
   Expected<JobDetail> get_job(int64_t id);
-  Expected<JobRow> cancel_job(int64_t id);
+  // dependency_failed: cancelled by placement, as a dependency it waited for failed (the reason
+  // is the event's and the job's error); nullopt: by its owner.
+  Expected<JobRow> cancel_job(int64_t id, const std::optional<std::string>& dependency_failed = std::nullopt);
   // Cancels every job of the array that has not ended (owner: only that user's jobs); returns
   // all its jobs as they now are. not_found when it has none (to this owner).
   Expected<std::vector<JobRow>> cancel_array(int64_t array_id, const std::optional<std::string>& owner);

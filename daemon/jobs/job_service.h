@@ -118,6 +118,8 @@ class JobService {
   // Any non-terminal job becomes cancelled (a worker running it learns on its next heartbeat);
   // cancelling a cancelled job is a no-op; a succeeded or failed one is a conflict.
   Expected<JobRow> cancel_job(int64_t id) { return commands_.cancel_job(id); }
+  // Cancels a queued job whose dependency failed (job_dependencies.h), the reason on its event.
+  Expected<JobRow> cancel_for_dependency(int64_t id, const std::string& reason) { return commands_.cancel_job(id, reason); }
   // Cancels the job array's jobs that have not ended; all of its jobs as they now are.
   Expected<std::vector<JobRow>> cancel_array(int64_t array_id, const std::optional<std::string>& owner) {
     return commands_.cancel_array(array_id, owner);

@@ -5,6 +5,7 @@
 
 #include "base/fixed_decimal.h"
 #include "base/readable.h"
+#include "daemon/jobs/job_dependencies.h"
 #include "scheduler/job_queue.h"
 #include "scheduler/option_kind.h"
 
@@ -191,6 +192,15 @@ Expected<std::map<int64_t, JobWait>> job_waits(store::Store& store, const std::v
     }
     JobWait w;
     w.reason = wait_reason(*row, has_placement ? &placement : nullptr, held_reason);
+    if (whole && !has_placement && row->state == store::JobState::queued) {  // its dependencies, if any
+      auto after = stored_dependencies(row->spec_json);
+      if (!after) return after.error();
+      if (!after->empty()) {
+        auto check = check_dependencies(store, *after);
+        if (!check) return check.error();
+        if (check->verdict != DependencyCheck::Verdict::met) w.reason = check->reason;
+      }
+    }
     if (auto place = places.find(row->id); place != places.end()) {
       w.queue = place->second.queue;
       w.position = place->second.position;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "cost/workload.h"
+#include "daemon/jobs/job_dependencies.h"
 #include "daemon/jobs/job_transition.h"
 #include "daemon/placement/job_progress.h"
 #include "daemon/placement/placement_matcher.h"
@@ -437,6 +438,23 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
     if (!spec) {
       keep_first(result, job_id, spec.error());
       continue;
+    }
+    // A job that runs after others (its `after`) is decided once they have ended as asked; until
+    // then nothing offers it to a worker. One whose dependency never will is cancelled, saying why.
+    if (!spec->after.empty()) {
+      auto check = jobs::check_dependencies(store_, spec->after);
+      if (!check) {
+        keep_first(result, job_id, check.error());
+        continue;
+      }
+      if (check->verdict != jobs::DependencyCheck::Verdict::met) {
+        forget_unplaceable(job_id);
+        event_held_.erase(job_id);
+        if (check->verdict == jobs::DependencyCheck::Verdict::failed)
+          if (auto c = jobs_.cancel_for_dependency(job_id, check->reason); !c && c.error().code != ErrorCode::conflict)
+            keep_first(result, job_id, c.error());
+        continue;
+      }
     }
     const int64_t now = clock_.now_ms();
     const auto started = std::chrono::steady_clock::now();  // a duration for the metric, not a time

@@ -28,9 +28,14 @@ class _Service:
     def __init__(self, folder):
         self.folder = folder
         self.log_path = os.path.join(folder, "jobctld.log")
+        # Placement passes every second: a job waiting for its dependencies is placed within a
+        # second of their end (the default is 10 s).
+        config = os.path.join(folder, "jobctld.json")
+        with open(config, "w") as f:
+            json.dump({"placement": {"reevaluate_s": 1}}, f)
         self.daemon = subprocess.Popen(
             [_program("JOBCTLD"), "--listen", "127.0.0.1:0", "--data-dir", os.path.join(folder, "data"),
-             "--heartbeat-interval-s", "1", "--lease-timeout-s", "30"],
+             "--heartbeat-interval-s", "1", "--lease-timeout-s", "30", "--config", config],
             stdout=open(self.log_path, "wb"), stderr=subprocess.STDOUT, start_new_session=True)
         self.url = self._listening_url()
         self.worker_log_path = os.path.join(folder, "worker.log")

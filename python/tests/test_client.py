@@ -148,6 +148,55 @@ def test_a_task_files_errors_name_its_line_and_field(client, tmp_path):
     assert (e.value.status, e.value.field) == (400, "--set")
 
 
+def _event_time(job, kind):
+    times = [e.time_ms for e in job.events if e.type == kind]
+    return times[0] if times else None
+
+
+def test_a_job_runs_after_its_dependencies_and_is_cancelled_when_one_fails(client, service):
+    first = client.submit({"name": "py-first"}, command=["sh", "-c", "sleep 3"])
+    after = client.submit({"name": "py-after", "priority": 90, "after": [first.id]}, command=["true"])
+    waiting = client.wait(after.id, timeout_s=30, poll_s=0.2,
+                          until=lambda j: (j.raw.get("waiting") or {}).get("reason", "").startswith("waiting for job"))
+    assert waiting.raw["waiting"]["reason"] in (f"waiting for job {first.id} (queued) to have succeeded",
+                                                f"waiting for job {first.id} (placed) to have succeeded",
+                                                f"waiting for job {first.id} (running) to have succeeded")
+    assert waiting.spec["after"] == [{"job": first.id, "condition": "succeeded"}]
+    done_first = client.wait(first.id, timeout_s=60)
+    done_after = client.wait(after.id, timeout_s=60)
+    assert (done_first.state, done_after.state) == ("succeeded", "succeeded"), service.logs()
+    assert _event_time(done_after, "leased") >= _event_time(done_first, "succeeded")
+
+    # A dependency that fails: the job waiting for its success is cancelled, saying which; one
+    # that waits for it to end in any way runs.
+    failing = client.submit({"name": "py-failing"}, command=["sh", "-c", "exit 3"])
+    needs_success = client.submit({"name": "py-needs-success", "after": [failing.id]}, command=["true"])
+    needs_end = client.submit({"name": "py-needs-end", "after": [{"job": failing.id, "condition": "ended"}]},
+                              command=["true"])
+    assert client.wait(failing.id, timeout_s=60).state == "failed"
+    cancelled = client.wait(needs_success.id, timeout_s=60)
+    assert cancelled.state == "cancelled", cancelled
+    assert cancelled.error == f"cancelled: job {failing.id} failed (this job was to run after it succeeded)"
+    detail = [e.detail for e in cancelled.events if e.type == "cancelled"][0]
+    assert detail == {"by": "dependency", "reason": f"job {failing.id} failed (this job was to run after it succeeded)"}
+    assert client.wait(needs_end.id, timeout_s=60).state == "succeeded"
+
+    # After a whole sweep: every case has ended first.
+    sweep = client.submit_array({"name": "py-cases", "command": ["sh", "-c", "sleep 1"],
+                                 "sweep": {"cases": [{"n": 1}, {"n": 2}]}})
+    last = client.submit({"name": "py-after-sweep", "after": [f"a{sweep.array_id}"]}, command=["true"])
+    cases = [client.wait(j.id, timeout_s=60) for j in sweep.jobs]
+    assert [c.state for c in cases] == ["succeeded", "succeeded"]
+    done_last = client.wait(last.id, timeout_s=60)
+    assert done_last.state == "succeeded"
+    assert _event_time(done_last, "leased") >= max(_event_time(c, "succeeded") for c in cases)
+
+    with pytest.raises(ApiError) as e:
+        client.submit({"name": "py-nothing-first", "after": [987654321]}, command=["true"])
+    assert (e.value.status, e.value.field) == (400, "after[0]")
+    assert e.value.message == "after[0] names job 987654321, which does not exist"
+
+
 def test_a_quote_prices_the_spec_on_the_local_worker(client):
     quote = client.quote({"name": "q", "command": ["true"], "estimate": {"hours": 0.5}})
     assert isinstance(quote, Placement)

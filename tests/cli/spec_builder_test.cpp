@@ -46,6 +46,19 @@ TEST(SpecBuilder, FlagsOverrideAFileAndKeepTheRest) {
   EXPECT_EQ((*s)["priority"], 90);
 }
 
+TEST(SpecBuilder, AfterNamesJobsAndArrays) {
+  SpecFlags f;
+  f.after = {"12", "a14"};
+  auto s = build_spec(json::object(), f);
+  ASSERT_TRUE(s);
+  EXPECT_EQ((*s)["after"], json::parse(R"([12, "a14"])"));
+  f.after = {"12", "job-3"};
+  auto bad = build_spec(json::object(), f);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().field, "--after");
+  EXPECT_EQ(bad.error().message, "--after job-3: a job ID (12) or an array ID (a14)");
+}
+
 TEST(SpecBuilder, BadListsNameTheFlag) {
   SpecFlags f;
   f.hidden = "256,abc";

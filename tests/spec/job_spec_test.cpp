@@ -314,6 +314,40 @@ TEST(JobSpec, ACommandJobsSetupIsAnOrderedListOfCommands) {
   EXPECT_EQ(parse_error(with(R"("setup": ["true"])")).field, "setup") << "a built-in model has no setup";
 }
 
+// `after`: job ids, array ids written a12, or objects with a condition; canonical as objects.
+TEST(JobSpec, AfterNamesJobsAndArraysWithTheirConditions) {
+  auto r = parse_job_spec(R"({"command": ["x"], "after": [12, "a14", {"job": 13, "condition": "ended"},
+    {"array": 20}]})");
+  ASSERT_TRUE(r) << r.error().message;
+  using C = DependencyCondition;
+  EXPECT_EQ(r->after, (std::vector<JobDependency>{{false, 12, C::succeeded}, {true, 14, C::succeeded},
+                                                  {false, 13, C::ended}, {true, 20, C::succeeded}}));
+  const std::string canonical = to_json(*r);
+  EXPECT_NE(canonical.find(R"("after":[{"job":12,"condition":"succeeded"},{"array":14,"condition":"succeeded"},)"),
+            std::string::npos) << canonical;
+  auto again = parse_job_spec(canonical);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, *r);
+  EXPECT_EQ(to_json(*again), canonical);
+  // A built-in model's job takes it too; none given, none in the canonical form.
+  EXPECT_TRUE(parse_job_spec(with(R"("after": [1])")));
+  EXPECT_EQ(to_json(*parse_job_spec(R"({"command": ["x"]})")).find("after"), std::string::npos);
+
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "after": 12})").field, "after");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "after": [12, 0]})").field, "after[1]");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "after": ["12"]})").field, "after[0]");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "after": ["a"]})").field, "after[0]");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "after": [1.5]})").field, "after[0]");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "after": [{"job": 1, "array": 2}]})").field, "after[0]");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "after": [{"job": 1, "condition": "failed"}]})").field,
+            "after[0].condition");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "after": [{"job": 1, "when": "ended"}]})").field, "after[0].when");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "after": [3, {"job": 3}]})").field, "after[1]");
+  std::string many = R"({"command": ["x"], "after": [)";
+  for (int i = 1; i <= 65; ++i) many += std::string(i > 1 ? "," : "") + std::to_string(i);
+  EXPECT_EQ(parse_error(many + "]}").field, "after");
+}
+
 TEST(JobSpec, NewFieldsLeaveOldCanonicalFormsAlone) {
   auto r = parse_job_spec(kDesignExample);
   ASSERT_TRUE(r);

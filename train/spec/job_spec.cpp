@@ -468,6 +468,57 @@ Status parse_setup(const Value* v, std::vector<std::string>& out) {
   return ok_status();
 }
 
+// `after`: a list whose entries are a job id (12), an array id as the CLI writes it ("a12"), or
+// an object {"job": 12} / {"array": 12} with an optional "condition" ("succeeded", the default,
+// or "ended").
+Status parse_after(const Value* v, std::vector<JobDependency>& out) {
+  auto bad = [](const std::string& field, const std::string& message) {
+    return make_error(ErrorCode::invalid_argument, field + " " + message, field);
+  };
+  if (!v->is_array())
+    return bad("after", "must be a list of the jobs (12), arrays (\"a12\") or {\"job\": 12, \"condition\": \"ended\"} "
+                        "that must end first");
+  const auto& arr = v->as_array();
+  if (arr.size() > kMaxDependencies) return bad("after", "must have at most " + std::to_string(kMaxDependencies) + " entries");
+  for (size_t i = 0; i < arr.size(); ++i) {
+    const std::string field = "after[" + std::to_string(i) + "]";
+    const Value& e = arr[i];
+    JobDependency d;
+    if (e.is_integer()) {
+      d.id = e.as_int();
+    } else if (e.is_string()) {
+      const std::string& t = e.as_string();
+      int64_t id = 0;
+      const bool digits = t.size() > 1 && t.size() <= 19 && t[0] == 'a' &&
+                          t.find_first_not_of("0123456789", 1) == std::string::npos;
+      if (digits) id = std::stoll(t.substr(1));
+      if (!digits || id < 1) return bad(field, "must be a job id (12) or an array id written a12 (got \"" + t.substr(0, 40) + "\")");
+      d.array = true;
+      d.id = id;
+    } else if (e.is_object()) {
+      Fields f(e, field);
+      const bool job = e.find("job") != nullptr, array = e.find("array") != nullptr;
+      if (job == array) return bad(field, "must name one job (\"job\": 12) or one array (\"array\": 12)");
+      d.array = array;
+      JOBCTL_TRY(f.get_int(array ? "array" : "job", d.id, 1, std::numeric_limits<int64_t>::max()));
+      std::string condition = "succeeded";
+      JOBCTL_TRY(f.get_string("condition", condition, 16));
+      if (condition == "ended") {
+        d.condition = DependencyCondition::ended;
+      } else if (condition != "succeeded") {
+        return bad(field + ".condition", "must be \"succeeded\" (the default) or \"ended\"");
+      }
+      JOBCTL_TRY(f.finish());
+    } else {
+      return bad(field, "must be a job id, an array id (\"a12\") or an object, not " + std::string(json::type_name(e.type())));
+    }
+    if (d.id < 1) return bad(field, "must name a job or array id of 1 or more");
+    if (std::find(out.begin(), out.end(), d) != out.end()) return bad(field, "is listed twice");
+    out.push_back(d);
+  }
+  return ok_status();
+}
+
 Status parse_estimate(const Value& v, RuntimeEstimate& e) {
   Fields f(v, "estimate");
   if (!v.find("hours") && !v.find("model"))
@@ -664,6 +715,7 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
     JOBCTL_TRY(section.parse(**obj, spec));
   }
   JOBCTL_TRY(f.get_int("priority", spec.priority, 0, 100));
+  if (const Value* after = f.take("after")) JOBCTL_TRY(parse_after(after, spec.after));
   JOBCTL_TRY(f.get_string("user", spec.user, 128));
   JOBCTL_TRY(f.finish());
   if (!command_job) JOBCTL_TRY(check_consistency(spec));
@@ -775,6 +827,13 @@ std::string to_json(const JobSpec& s) {
   root.push_back({"resources", Value(std::move(resources))});
   root.push_back({"placement", placement_json(s.placement)});
   root.push_back({"priority", Value(s.priority)});
+  if (!s.after.empty()) {  // only when given: specs without it keep their canonical form
+    json::Array after;
+    for (const auto& d : s.after)
+      after.push_back(Value(json::Object{{d.array ? "array" : "job", Value(d.id)},
+                                         {"condition", Value(d.condition == DependencyCondition::ended ? "ended" : "succeeded")}}));
+    root.push_back({"after", Value(std::move(after))});
+  }
   if (!s.user.empty()) root.push_back({"user", Value(s.user)});
   return Value(std::move(root)).dump();
 }
@@ -872,7 +931,7 @@ bool operator==(const ArrayCase& a, const ArrayCase& b) {
 bool operator==(const JobSpec& a, const JobSpec& b) {
   return a.name == b.name && a.command == b.command && a.array == b.array && a.bundle == b.bundle && a.env == b.env && a.setup == b.setup && a.estimate == b.estimate && a.model == b.model && a.data == b.data && a.train == b.train &&
          a.checkpoint == b.checkpoint && a.resources == b.resources && a.placement == b.placement &&
-         a.priority == b.priority && a.user == b.user;
+         a.priority == b.priority && a.after == b.after && a.user == b.user;
 }
 
 }  // namespace jobctl::train

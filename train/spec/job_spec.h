@@ -117,6 +117,22 @@ struct ArrayCase {
   std::vector<std::pair<std::string, std::string>> parameters;
 };
 
+// A dependency (docs/job-spec.md, "Dependencies"): the job is not placed until the job it names
+// (or every job of the array it names) has ended — `succeeded`: succeeded; `ended`: in any way.
+// When a `succeeded` dependency can no longer hold (a job of it failed or was cancelled), the job
+// is cancelled, saying which.
+enum class DependencyCondition { succeeded, ended };
+
+struct JobDependency {
+  bool array = false;  // `id` names a job array (a sweep), else a job
+  int64_t id = 0;
+  DependencyCondition condition = DependencyCondition::succeeded;
+  bool operator==(const JobDependency&) const = default;
+};
+
+// At most this many dependencies per job.
+inline constexpr size_t kMaxDependencies = 64;
+
 struct PlacementSpec {
   PlacementMode mode = PlacementMode::auto_;
   SpotMode spot = SpotMode::auto_;
@@ -145,6 +161,7 @@ struct JobSpec {
   ResourcesSpec resources;
   PlacementSpec placement;
   int priority = 50;           // 0..100, higher runs first
+  std::vector<JobDependency> after;  // what must have ended first; empty: nothing
   std::string user;            // optional: who the job is for (spend by user); "" = none. With
                                // auth on, the daemon records the token's user instead.
 };
