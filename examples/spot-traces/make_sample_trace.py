@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Writes examples/spot-traces/sample-1node.json: a small made-up spot trace in the format
-`jobctl simulate --trace` reads (docs/spot-traces.md), so that the simulator runs in a clone alone.
+"""Prints a small made-up spot trace in the format `jobctl simulate --trace` reads
+(docs/spot-traces.md), so that the simulator runs in a clone alone; no trace is kept in the repository.
 
 It is not a measurement: a two-state chain (spot available or not) ticking every 10 minutes for
 7 days, with stretches of about 8 hours up and 1.5 hours down, and a spot price that drifts around
 $0.92/h. The seed is fixed, so the file is the same on every run:
 
-    python3 examples/spot-traces/make_sample_trace.py > examples/spot-traces/sample-1node.json
+    python3 examples/spot-traces/make_sample_trace.py > sample-trace.json
 """
 import json
 import random

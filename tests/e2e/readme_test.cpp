@@ -145,7 +145,13 @@ const std::vector<Promise>& promises() {
        }},
       {"workers", {},
        [](const std::string& out, const fs::path&) { return expect_regex(out, R"(local-\S+)"); }},
-      {"simulate --trace examples/spot-traces/sample-1node.json", {},
+      {"make_sample_trace.py > sample-trace.json", {},
+       [](const std::string&, const fs::path& root) -> std::string {
+         const json j = json::parse(file_text(root / "sample-trace.json"), nullptr, false);
+         if (!j.is_object() || !j.contains("data") || !j["data"].is_array()) return "did not write a trace";
+         return j["data"].size() == 1008 ? "" : "wrote " + std::to_string(j["data"].size()) + " ticks, not 7 days of 10 min";
+       }},
+      {"simulate --trace sample-trace.json", {},
        [](const std::string& out, const fs::path&) -> std::string {
          const json j = json::parse(out, nullptr, false);
          if (j.is_discarded()) return "is not JSON";
