@@ -82,13 +82,21 @@ json to_json(const LeaseOffer& m) {
     std::snprintf(crc, sizeof crc, "%08x", m.resume->crc32c);
     resume = {{"step", m.resume->step}, {"bytes", m.resume->bytes}, {"crc32c", crc}};
   }
-  return {{"job_id", m.job_id},
-          {"epoch", m.epoch},
-          {"name", m.name},
-          {"spec", embedded(m.spec_json)},
-          {"lease_expires_ms", m.lease_expires_ms},
-          {"resume", std::move(resume)},
-          {"gpus", m.gpus}};
+  json out = {{"job_id", m.job_id},
+              {"epoch", m.epoch},
+              {"name", m.name},
+              {"spec", embedded(m.spec_json)},
+              {"lease_expires_ms", m.lease_expires_ms},
+              {"resume", std::move(resume)},
+              {"gpus", m.gpus}};
+  if (m.gang)
+    out["gang"] = {{"rank", m.gang->rank},
+                   {"nodes", m.gang->nodes},
+                   {"addrs", m.gang->addrs},
+                   {"master_addr", m.gang->master_addr},
+                   {"master_port", m.gang->master_port},
+                   {"gpus_per_node", m.gang->gpus_per_node}};
+  return out;
 }
 
 json to_json(const HeartbeatReport& m) {
@@ -249,6 +257,25 @@ Expected<LeaseOffer> lease_offer_from_json(const json& body) {
   if (auto g = body.find("gpus"); g != body.end() && g->is_array())
     for (const auto& k : *g)
       if (k.is_number_integer()) m.gpus.push_back(k.get<int>());
+  if (auto g = body.find("gang"); g != body.end() && g->is_object()) {
+    GangRendezvous gang;
+    auto rank = answer_int(*g, "rank");
+    if (!rank) return rank.error();
+    auto nodes = answer_int(*g, "nodes");
+    if (!nodes) return nodes.error();
+    gang.rank = static_cast<int>(*rank);
+    gang.nodes = static_cast<int>(*nodes);
+    if (auto a = g->find("addrs"); a != g->end() && a->is_array())
+      for (const auto& addr : *a)
+        if (addr.is_string()) gang.addrs.push_back(addr.get<std::string>());
+    gang.master_addr = g->value("master_addr", std::string());
+    gang.master_port = g->value("master_port", 0);
+    gang.gpus_per_node = g->value("gpus_per_node", 0);
+    if (gang.rank < 0 || gang.nodes < 1 || gang.rank >= gang.nodes ||
+        gang.addrs.size() != static_cast<size_t>(gang.nodes))
+      return make_error(ErrorCode::invalid_argument, "the lease's gang is inconsistent (rank, nodes, addrs)", "gang");
+    m.gang = std::move(gang);
+  }
   return m;
 }
 

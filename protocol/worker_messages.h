@@ -47,6 +47,20 @@ struct ResumePoint {
   uint32_t crc32c = 0;  // on the wire: 8 hex digits
 };
 
+// A job across several machines (a gang, `resources.nodes` > 1): where this node stands in it and
+// how its program finds the others. Every node of the gang is leased in the same change and gets
+// the same addresses; the worker gives them to its program as JOBCTL_NODE_RANK, JOBCTL_NUM_NODES,
+// JOBCTL_NODE_ADDRS, JOBCTL_MASTER_ADDR, JOBCTL_MASTER_PORT, JOBCTL_GPUS_PER_NODE
+// (docs/job-protocol.md, "Jobs across machines").
+struct GangRendezvous {
+  int rank = 0;                     // this node's, 0 .. nodes - 1; rank 0 reports for the job
+  int nodes = 1;
+  std::vector<std::string> addrs;   // every node's address, in rank order (what its worker registered)
+  std::string master_addr;          // rank 0's
+  int master_port = 0;              // a port rank 0's worker found free when it asked for work
+  int gpus_per_node = 0;            // resources.gpus (0: a CPU job)
+};
+
 // POST /v1/workers/{id}/lease: the job offered.
 struct LeaseOffer {
   int64_t job_id = 0;
@@ -56,6 +70,7 @@ struct LeaseOffer {
   int64_t lease_expires_ms = 0;
   std::optional<ResumePoint> resume;  // none: a fresh start
   std::vector<int> gpus;              // the worker's GPUs the job takes
+  std::optional<GangRendezvous> gang;  // none: a job on one machine
 };
 
 // One line of a job's output, stamped when the worker read it.

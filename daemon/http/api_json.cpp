@@ -149,6 +149,7 @@ json lease_json(const jobs::LeaseGrant& g) {
   offer.spec_json = g.spec_json;
   offer.lease_expires_ms = g.lease_expires_ms;
   offer.gpus = g.gpus;
+  offer.gang = g.gang;
   json j = protocol::to_json(offer);
   // The checkpoint to resume from as every checkpoint answer shows it (the worker reads its
   // step, size and CRC: protocol::ResumePoint).

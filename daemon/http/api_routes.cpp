@@ -299,6 +299,7 @@ void lease(jobs::JobService& svc, const net::HttpRequest& req, const net::PathPa
   if (auto st = check_acting_worker(req, *id); !st) return respond(net::error_response(st.error()));
   int64_t wait_s = 0;
   std::optional<std::vector<int>> free_gpus;
+  int rendezvous_port = 0;
   for (const auto& [key, value] : req.query) {
     if (key == "free_gpus") {  // "0,2,3"; "" for none
       free_gpus.emplace();
@@ -310,6 +311,12 @@ void lease(jobs::JobService& svc, const net::HttpRequest& req, const net::PathPa
         free_gpus->push_back(static_cast<int>(*k));
         at = comma + 1;
       }
+      continue;
+    }
+    if (key == "port") {  // a TCP port free on the worker's machine: a gang's rendezvous if it is rank 0
+      auto v = net::parse_int_param(value, "port", 1, 65535);
+      if (!v) return respond(net::error_response(v.error()));
+      rendezvous_port = static_cast<int>(*v);
       continue;
     }
     if (key != "wait_s")
@@ -331,7 +338,7 @@ void lease(jobs::JobService& svc, const net::HttpRequest& req, const net::PathPa
       return respond(std::move(none));
     }
     respond(net::json_response(200, lease_json(**r)));
-  }, std::move(free_gpus));
+  }, std::move(free_gpus), rendezvous_port);
 }
 
 // A worker's timing figures must be possible at all (calibration learns from them: docs/cost-model.md);

@@ -168,9 +168,11 @@ class JobService {
   // `free_gpus`: the indices (into its registered GPUs) of the GPUs it has free now; only jobs
   // that fit those are offered, and the lease names the ones the job takes (LeaseGrant::gpus).
   // None: all of them (a worker that runs one job at a time).
+  // `rendezvous_port`: a TCP port free on the worker's machine now (0: none said), the master
+  // port of a gang whose rank 0 it becomes.
   void lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done,
-             std::optional<std::vector<int>> free_gpus = std::nullopt) {
-    broker_.lease(worker_id, wait_ms, std::move(done), std::move(free_gpus));
+             std::optional<std::vector<int>> free_gpus = std::nullopt, int rendezvous_port = 0) {
+    broker_.lease(worker_id, wait_ms, std::move(done), std::move(free_gpus), rendezvous_port);
   }
 
   // ---- lease reports (lease_reports.h)

@@ -140,7 +140,7 @@ void LeaseBroker::touch_worker(int64_t worker_id) {
 }
 
 void LeaseBroker::lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done,
-                        std::optional<std::vector<int>> free_gpus) {
+                        std::optional<std::vector<int>> free_gpus, int rendezvous_port) {
   auto caps = worker_capabilities(worker_id);
   if (!caps) {
     done(caps.error());
@@ -190,7 +190,7 @@ void LeaseBroker::lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done,
         }
       }
       Waiter w{next_waiter_id_++, worker_id, std::move(*caps), std::move(indices), clock_.now_ms() + wait_ms,
-               std::move(done)};
+               rendezvous_port, std::move(done)};
       if (!try_assign_locked(w, later)) {
         if (wait_ms == 0)
           later.push_back([d = std::move(w.done)] { d(std::optional<LeaseGrant>{}); });

@@ -61,8 +61,9 @@ class LeaseBroker {
 
   // Offers the worker a fitting job now, or waits up to wait_ms for one (0: do not wait).
   // `free_gpus`: the indices (into its registered GPUs) of the GPUs it has free now (none: all).
-  void lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done, std::optional<std::vector<int>> free_gpus)
-      JOBCTL_EXCLUDES(mu_);
+  // `rendezvous_port`: a port free on its machine (0: none), a gang's master port if it is rank 0.
+  void lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done, std::optional<std::vector<int>> free_gpus,
+             int rendezvous_port = 0) JOBCTL_EXCLUDES(mu_);
 
   // The job entered the queue (submitted, requeued, unplaced, or placed by the placement
   // service): waiting workers are offered it, and an unplaced one is announced to the observer.
@@ -97,6 +98,7 @@ class LeaseBroker {
     WorkerCapabilities caps;       // for matching: its free GPUs only
     std::vector<int> gpu_indices;  // caps.gpus[k] is the worker's GPU gpu_indices[k]
     int64_t deadline_ms = 0;
+    int rendezvous_port = 0;       // free on its machine when it asked (0: not said)
     LeaseCallback done;
   };
   using Completions = std::vector<std::function<void()>>;

@@ -85,6 +85,8 @@ struct LeaseGrant {
   // The worker's GPUs (indices into its registered "gpus") the job takes: resources.gpus of the
   // free ones it asked with that the job's GPU request names; empty for a CPU job or a CPU worker.
   std::vector<int> gpus;
+  // A gang's node: its rank and the rendezvous (protocol::GangRendezvous); none for one machine.
+  std::optional<protocol::GangRendezvous> gang;
 };
 
 // The worker protocol's messages, shared with jobctl-worker (protocol/worker_messages.h: the

@@ -71,6 +71,13 @@ Expected<WorkerCapabilities> capabilities_from_json(const json& j, const std::st
       if (!value.is_string() || value.get<std::string>().size() > 300)
         return make_error(ErrorCode::invalid_argument, field + " must be a string (at most 300 characters)", field);
       caps.machine_id = value.get<std::string>();
+    } else if (key == "address") {
+      if (!value.is_string() || value.get<std::string>().empty() || value.get<std::string>().size() > 255 ||
+          value.get<std::string>().find_first_of(" \t\r\n,") != std::string::npos)
+        return make_error(ErrorCode::invalid_argument,
+                          field + " must be a host name or IP address (at most 255 characters, no spaces or commas)",
+                          field);
+      caps.address = value.get<std::string>();
     } else if (key == "simulated") {
       if (!value.is_boolean()) return make_error(ErrorCode::invalid_argument, field + " must be true or false", field);
       caps.simulated = value.get<bool>();
@@ -148,6 +155,7 @@ json to_json(const WorkerCapabilities& caps) {
   if (caps.simulated) out["simulated"] = true;
   if (caps.commands) out["commands"] = true;
   if (!caps.machine_id.empty()) out["machine_id"] = caps.machine_id;
+  if (!caps.address.empty()) out["address"] = caps.address;
   return out;
 }
 

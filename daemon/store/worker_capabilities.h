@@ -7,7 +7,9 @@
 //            "mhz": 2450},                      (optional: what cost/cpu_peak.h needs)
 //    "simulated": true,                         (optional: GPUs faked, training on the CPU)
 //    "commands": true,                          (optional: runs command jobs, --allow-commands)
-//    "machine_id": "3f2a...:gpu-box-1"}          (optional: the machine's identity, jobctl-worker
+//    "machine_id": "3f2a...:gpu-box-1",
+//    "address": "10.0.3.7"}                     (optional: where the other nodes of a gang reach
+//                                                this machine, jobctl-worker --address)          (optional: the machine's identity, jobctl-worker
 //                                                --machine-id; a new registration with the same
 //                                                one replaces the older worker, see JobService)
 // An empty (or absent) "gpus" list is a CPU-only worker. The type is part of the worker's stored
@@ -61,6 +63,7 @@ struct WorkerCapabilities {
   bool simulated = false;                  // GPUs faked (jobctl-worker --fake-gpus / --simulated)
   bool commands = false;                   // runs command jobs (jobctl-worker --allow-commands)
   std::string machine_id;                  // the machine it runs on; empty: not said (never replaced)
+  std::string address;                     // a host name or IP the gang's other nodes reach it at; empty: not said
 
   bool cpu_only() const { return gpus.empty(); }
 };
