@@ -79,7 +79,7 @@ Status apply_config_json(std::string_view text, DaemonConfig& c) {
   if (auto it = j.find("workers"); it != j.end()) {
     const json& w = *it;
     if (auto st = only(w, {"heartbeat_interval_s", "lease_timeout_s", "max_lease_wait_s", "max_recoveries",
-                           "max_progress_bytes"}, "workers"); !st)
+                           "max_progress_bytes", "gang_assembly_s"}, "workers"); !st)
       return st;
     Status st;
     if (st = read_int(w, "heartbeat_interval_s", "workers", c.heartbeat_interval_s); !st) return st;
@@ -87,6 +87,7 @@ Status apply_config_json(std::string_view text, DaemonConfig& c) {
     if (st = read_int(w, "max_lease_wait_s", "workers", c.max_lease_wait_s); !st) return st;
     if (st = read_int(w, "max_recoveries", "workers", c.max_recoveries); !st) return st;
     if (st = read_int(w, "max_progress_bytes", "workers", c.max_progress_bytes); !st) return st;
+    if (st = read_int(w, "gang_assembly_s", "workers", c.gang_assembly_s); !st) return st;
   }
   if (auto it = j.find("store"); it != j.end()) {
     const json& s = *it;
@@ -172,6 +173,7 @@ Status validate(const DaemonConfig& c) {
                     range("workers.max_lease_wait_s", c.max_lease_wait_s, 0, 3600),
                     range("workers.max_recoveries", c.max_recoveries, 0, 1000),
                     range("workers.max_progress_bytes", c.max_progress_bytes, 256, 1 << 20),
+                    range("workers.gang_assembly_s", c.gang_assembly_s, 1, 86400),
                     range("store.write_batch_max", c.write_batch_max, 1, 100000),
                     range("store.max_list_limit", c.max_list_limit, 1, 100000),
                     range("store.tick_ms", c.tick_ms, 10, 60000),

@@ -41,6 +41,7 @@ struct DaemonConfig {
   int lease_timeout_s = 60;
   int max_lease_wait_s = 60;
   int max_recoveries = 10;
+  int gang_assembly_s = 60;
   int64_t max_progress_bytes = 16 << 10;  // largest heartbeat `progress` (JSON text), 413 past it
   // store
   std::string synchronous = "FULL";     // FULL or NORMAL

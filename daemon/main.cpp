@@ -152,6 +152,7 @@ int main(int argc, char** argv) {
   svc_opts.max_lease_wait_s = cfg.max_lease_wait_s;
   svc_opts.max_list_limit = cfg.max_list_limit;
   svc_opts.max_recoveries = cfg.max_recoveries;
+  svc_opts.gang_assembly_s = cfg.gang_assembly_s;
   // Cost-based placement: jobs are offered only where placement chose; with
   // "placement": {"enabled": false} any fitting worker takes any queued job (FIFO).
   // The owned machines' start plan (reservations and backfill), published by placement's ticks.

@@ -27,6 +27,7 @@ struct Job {
   std::optional<double> deadline_hours;  // from submission
   // The user's own program (a command job): it runs only where a worker runs command jobs.
   bool command = false;
+  int nodes = 1;  // machines it runs on at once (resources.nodes): a gang, priced and placed as a whole
 };
 
 // The scheduler's view of a validated spec. `stats` is train::model_stats(spec).

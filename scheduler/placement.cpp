@@ -43,6 +43,7 @@ std::string_view to_string(Rejection r) {
     case Rejection::price_cap: return "price_cap";
     case Rejection::no_provider: return "no_provider";
     case Rejection::no_commands: return "no_commands";
+    case Rejection::too_few_machines: return "too_few_machines";
   }
   return "";
 }
@@ -220,6 +221,7 @@ struct RejectionInputs {
   int precision = 0;  // cost::Precision
   std::optional<double> max_usd_per_hour;
   bool command = false;
+  int nodes = 1;
 };
 
 RejectionInputs rejection_inputs(const Job& job) {
@@ -233,7 +235,8 @@ RejectionInputs rejection_inputs(const Job& job) {
           model_kind_index(w.model_kind),
           static_cast<int>(w.precision),
           job.max_usd_per_hour,
-          job.command};
+          job.command,
+          std::max(job.nodes, 1)};
 }
 
 // What one option offers a job, as reject() needs it.
@@ -246,11 +249,12 @@ struct OptionFacts {
   bool launchable = true;      // something can start the job there
   bool spot_market = true;     // spot: the offer has a spot price
   bool runs_commands = true;   // a command job can run there
+  int machines = 1;            // machines one job may take at once (a local pool's workers)
 };
 
 // The rejection rules, in the order their reasons are reported: the first that applies wins.
 Rejection reject(const RejectionInputs& in, const OptionFacts& o, const PlacementContext& ctx) {
-  static_assert(kRejectionCount == 11,
+  static_assert(kRejectionCount == 12,
                 "a new rejection belongs in reject(), to_string(Rejection) and rejection_text()");
   const bool cloud = o.kind == OptionKind::on_demand || o.kind == OptionKind::spot;
   const bool owned_wanted = in.mode != train::PlacementMode::cloud;
@@ -269,6 +273,7 @@ Rejection reject(const RejectionInputs& in, const OptionFacts& o, const Placemen
   }
   if (!gpu_ok) return Rejection::gpu_constraint;
   if (o.gpu_count < in.gpus) return Rejection::too_few_gpus;
+  if (o.machines < in.nodes) return Rejection::too_few_machines;
   if (o.model < 0 || ctx.flops_per_hour(o.model, in.kind, in.precision) <= 0) return Rejection::unknown_gpu;
   if (static_cast<double>(in.vram_bytes_per_gpu) > o.memory_bytes) return Rejection::memory;
   const double cap = in.max_usd_per_hour.value_or(kInf);
@@ -293,7 +298,8 @@ std::string rejection_key(const Job& job) {
   const RejectionInputs in = rejection_inputs(job);
   std::string key = std::string(train::to_string(in.mode)) + "|" + std::string(train::to_string(in.spot)) + "|" +
                     std::string(in.gpu) + "|" + std::to_string(in.gpus) + "|" + std::to_string(in.vram_bytes_per_gpu) + "|" +
-                    std::to_string(in.kind) + "|" + std::to_string(in.precision) + "|" + (in.command ? "command|" : "|");
+                    std::to_string(in.kind) + "|" + std::to_string(in.precision) + "|" + (in.command ? "command|" : "|") +
+                    std::to_string(in.nodes) + "|";
   // gpus "auto": the count, and so the memory per GPU, follows each option's GPUs from the
   // described workload; everything of it that sizes the memory is in the key.
   if (job.workload.gpus_auto && job.workload.transformer) {
@@ -383,7 +389,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   // `launchable`: something can start the job there; `wait()`: the queue wait, asked only when the
   // run can be timed.
   auto owned = [&](OptionKind option, uint32_t source, std::string_view gpu_model, int gpu_count, double memory_gb,
-                   auto idle, bool launchable, bool runs_commands, auto wait) {
+                   int machines, auto idle, bool launchable, bool runs_commands, auto wait) {
     Candidate c;
     c.kind = option;
     c.source = source;
@@ -392,14 +398,15 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     c.vram_bytes_per_gpu = sin.vram_bytes_per_gpu;
     const int model = ctx.device_model_id(gpu_model, memory_gb);
     if (model >= 0) {
-      // A job pays for the GPUs it takes, not the whole machine: the rest run other jobs.
+      // A job pays for the GPUs it takes, not the whole machine: the rest run other jobs. A
+      // gang takes as many on each of its nodes.
       const double per_gpu = ctx.local_price_[static_cast<size_t>(model)];
-      c.usd_per_hour = std::max(per_gpu, 0.0) * std::min(c.gpus, std::max(gpu_count, 1));
+      c.usd_per_hour = std::max(per_gpu, 0.0) * std::min(c.gpus, std::max(gpu_count, 1)) * in.nodes;
     }
-    c.rejection =
-        reject(sin, {option, model, gpu_count, memory_gb * kGiB, c.usd_per_hour, launchable, true, runs_commands}, ctx);
+    c.rejection = reject(
+        sin, {option, model, gpu_count, memory_gb * kGiB, c.usd_per_hour, launchable, true, runs_commands, machines}, ctx);
     if (model >= 0) {
-      const double rate = ctx.flops_per_hour(model, kind, precision) * c.gpus;
+      const double rate = ctx.flops_per_hour(model, kind, precision) * c.gpus * in.nodes;
       if (rate > 0) {
         c.queue_wait_hours = wait(c.gpus);
         c.estimated_hours = w.assumed_hours ? *w.assumed_hours
@@ -415,8 +422,9 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   const auto pools = capacity.pools();
   for (uint32_t p = 0; p < pools.size(); ++p) {
     const auto& pool = pools[p];
-    owned(OptionKind::local, p, pool.gpu_model, pool.gpu_count, pool.gpu_memory_gb,
-          [&](int g) { return capacity.has_free(p, g); }, true, pool.runs_commands,
+    owned(OptionKind::local, p, pool.gpu_model, pool.gpu_count, pool.gpu_memory_gb, static_cast<int>(pool.workers),
+          [&](int g) { return capacity.has_free(p, g) && static_cast<int>(pool.free.size()) >= in.nodes; }, true,
+          pool.runs_commands,
           [&](int g) { return capacity.expected_wait_hours(p, now_ms, g); });
   }
 
@@ -427,7 +435,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     const auto& part = partitions[p];
     const int startable = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(part.gpus_per_node, 0)),
                                                             part.wait_hours.size()));
-    owned(OptionKind::slurm, p, part.gpu_model, startable, part.gpu_memory_gb, [](int) { return false; },
+    owned(OptionKind::slurm, p, part.gpu_model, startable, part.gpu_memory_gb, 1, [](int) { return false; },
           ctx.config_.slurm_launchable, true,
           [&](int g) { return g >= 1 && g <= startable ? part.wait_hours[static_cast<size_t>(g - 1)] : 0.0; });
   }
@@ -450,7 +458,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     od.gpus = sin.gpus;
     od.vram_bytes_per_gpu = sin.vram_bytes_per_gpu;
     od.rejection = reject(sin, {od.kind, f.model, f.gpu_count, f.memory_bytes, od.usd_per_hour, cloud_launchable, true,
-                                ctx.config_.cloud_runs_commands}, ctx);
+                                ctx.config_.cloud_runs_commands, 1}, ctx);
     if (rate > 0) {
       od.queue_wait_hours = provision;
       od.estimated_hours = t;
@@ -467,7 +475,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     sp.vram_bytes_per_gpu = sin.vram_bytes_per_gpu;
     sp.rejection =
         reject(sin, {sp.kind, f.model, f.gpu_count, f.memory_bytes, sp.usd_per_hour, cloud_launchable, f.spot >= 0,
-                     ctx.config_.cloud_runs_commands}, ctx);
+                     ctx.config_.cloud_runs_commands, 1}, ctx);
     if (rate > 0 && f.spot >= 0) {
       const double ts = t * spot_factor[f.lambda_index];
       sp.queue_wait_hours = provision;
@@ -608,6 +616,12 @@ std::string rejection_text(const Candidate& c, const Job& job, const PlacementCo
     case Rejection::no_provider:
       return c.kind == OptionKind::slurm ? "no Slurm cluster is configured to submit it"
                                          : "no cloud provider is configured to launch it";
+    case Rejection::too_few_machines:
+      return c.kind == OptionKind::local
+                 ? "needs " + readable::count(job.nodes, "machine") + " at once; this pool has " +
+                       readable::count(static_cast<int>(capacity.pools()[c.source].workers), "worker")
+                 : "needs " + readable::count(job.nodes, "machine") +
+                       " at once; a job on several machines runs on owned workers only";
     case Rejection::no_commands:
       return c.kind == OptionKind::local
                  ? "a command job, and no worker here runs them (start one with jobctl-worker --allow-commands)"

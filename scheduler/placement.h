@@ -72,8 +72,10 @@ enum class Rejection : uint8_t {
   no_provider,      // a cloud offer, and no cloud provider is configured to launch it; a Slurm
                     // partition, and nothing submits Slurm jobs
   no_commands,      // a command job, and nothing there runs command jobs
+  too_few_machines, // a gang of more nodes than the option has machines (a cloud offer and a
+                    // Slurm partition run one machine per job here)
 };
-inline constexpr size_t kRejectionCount = 11;
+inline constexpr size_t kRejectionCount = 12;
 std::string_view to_string(Rejection r);
 
 struct PlacementConfig {

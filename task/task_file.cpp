@@ -213,16 +213,6 @@ Expected<TaskFile> parse_task_file(const std::string& text, const std::string& p
   }
   move_origins(task.origins, "run", "command");
   spec.erase("run");
-  if (spec.contains("resources") && spec["resources"].is_object() && spec["resources"].contains("nodes")) {
-    const json& nodes = spec["resources"]["nodes"];
-    if (!nodes.is_number_integer() || nodes.get<int64_t>() < 1)
-      return at(task.origins, "resources.nodes", "must be a whole number of machines (1)");
-    if (nodes.get<int64_t>() != 1)
-      return at(task.origins, "resources.nodes",
-                "is " + std::to_string(nodes.get<int64_t>()) +
-                    ": a job runs on one machine (nodes: 1); jobs across several machines are not supported yet");
-    spec["resources"].erase("nodes");
-  }
   if (!spec.contains("name")) {  // the task file's name: `sh` (the program of a command line) says nothing
     spec["name"] = fs::path(path).stem().string();
     task.origins["name"] = path;

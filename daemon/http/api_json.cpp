@@ -58,7 +58,7 @@ json job_summary_json(const jobs::JobRow& job) {
           {"name", job.name},
           {"state", scheduler::to_string(job.state)},
           {"priority", job.priority},
-          {"resources", {{"gpu", job.resource_gpu}, {"gpus", job.resource_gpus}}},
+          {"resources", {{"gpu", job.resource_gpu}, {"gpus", job.resource_gpus}, {"nodes", job.resource_nodes}}},
           {"created_ms", job.created_ms},
           {"updated_ms", job.updated_ms},
           {"worker_id", opt(job.worker_id)},
@@ -103,6 +103,11 @@ json job_detail_json(const jobs::JobDetail& d) {
   j["lease_expires_ms"] = opt(d.job.lease_expires_ms);
   j["placement"] = store::stored_json(d.job.placement_json);
   j["runtime"] = runtime_json(d.job, d.events);
+  // A gang holds one node per rank while leased: where each runs.
+  json nodes = json::array();
+  for (const auto& n : d.nodes)
+    nodes.push_back({{"rank", n.rank}, {"worker_id", n.worker_id}, {"address", n.address}, {"gpus", n.gpus}});
+  j["nodes"] = std::move(nodes);
   const ledger::JobCost cost = ledger::job_cost(d.ledger);
   json segments = json::array();
   for (const auto& seg : cost.segments)

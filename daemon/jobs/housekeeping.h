@@ -57,6 +57,8 @@ class Housekeeping {
   // One lost lease inside a store change: running (or placed) -> preempted -> queued, a recovery
   // counted (failed past max_recoveries), the worker marked lost.
   Status lose_lease_in(store::WriteTxn& txn, store::JobRow job, const std::string& reason, int64_t now);
+  // The worker is marked lost (unless it already is).
+  Status mark_worker_lost_in(store::WriteTxn& txn, int64_t worker_id);
   // Every job leased to the worker loses its lease (lose_lease_in); returns how many.
   Expected<int> release_worker_leases_in(store::WriteTxn& txn, int64_t worker_id, const std::string& reason,
                                          int64_t now);

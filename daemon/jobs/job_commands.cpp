@@ -65,6 +65,7 @@ Expected<JobCommands::Prepared> JobCommands::prepare(std::string_view spec_json,
   // The GPUs the job takes: resources.gpus, or with "auto" the least it can run on until placement
   // chooses, per option, the smallest count that holds it (and writes that count here).
   row.resource_gpus = cost::requested_gpus(*spec);
+  row.resource_nodes = spec->resources.nodes;
   row.created_ms = row.updated_ms = clock_.now_ms();
   return Prepared{std::move(row), std::move(context)};
 }
@@ -175,7 +176,13 @@ Expected<JobDetail> JobCommands::get_job(int64_t id) {
   auto ledger = store_.ledger_rows_of_job(id);
   if (!ledger) return ledger.error();
   reports_.add_newest_heartbeat((*r)->first);
-  return JobDetail{std::move((*r)->first), std::move((*r)->second), std::move(*ledger)};
+  std::vector<store::GangMemberRow> nodes;
+  if ((*r)->first.resource_nodes > 1 && (*r)->first.lease()) {
+    auto members = store_.gang_members(id);
+    if (!members) return members.error();
+    nodes = std::move(*members);
+  }
+  return JobDetail{std::move((*r)->first), std::move((*r)->second), std::move(*ledger), std::move(nodes)};
 }
 
 Expected<JobRow> JobCommands::cancel_job(int64_t id, const std::optional<std::string>& dependency_failed) {

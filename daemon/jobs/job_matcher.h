@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 
 #include "daemon/jobs/job_queue.h"
 #include "daemon/jobs/worker_capabilities.h"
@@ -17,16 +18,19 @@ namespace jobctl::daemon::jobs {
 class JobMatcher {
  public:
   virtual ~JobMatcher() = default;
-  // The id of the job to offer `worker`, or nullopt to offer nothing now.
-  virtual std::optional<int64_t> pick(int64_t worker_id, const WorkerCapabilities& worker,
-                                       const JobQueue& queue) const = 0;
+  // Whether `worker` may be offered `job` now. An implementation may count an offer it allows
+  // (a start board counts a backfill's GPUs).
+  virtual bool offers(const QueuedJob& job, int64_t worker_id, const WorkerCapabilities& worker) const = 0;
+  // The first job in queue order that offers() allows, passing over the ids in `passed` (gangs
+  // that let their held workers go: lease_broker.h); nullopt: offer nothing now.
+  std::optional<int64_t> pick(int64_t worker_id, const WorkerCapabilities& worker, const JobQueue& queue,
+                              const std::set<int64_t>& passed = {}) const;
 };
 
 // Priority, then age: the first job in queue order that fits (job_fits_worker).
 class FifoMatcher final : public JobMatcher {
  public:
-  std::optional<int64_t> pick(int64_t worker_id, const WorkerCapabilities& worker,
-                              const JobQueue& queue) const override;
+  bool offers(const QueuedJob& job, int64_t worker_id, const WorkerCapabilities& worker) const override;
 };
 
 }  // namespace jobctl::daemon::jobs

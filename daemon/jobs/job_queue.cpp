@@ -20,7 +20,9 @@ bool is_command_spec(const std::string& spec_json) {
 }
 
 bool worker_takes_kind(const QueuedJob& job, const WorkerCapabilities& worker) {
-  return !job.command || worker.commands;
+  if (job.command && !worker.commands) return false;
+  // A gang's nodes are told where the others are: a worker that said no address cannot be one.
+  return job.nodes <= 1 || !worker.address.empty();
 }
 
 }  // namespace jobctl::daemon::jobs

@@ -28,7 +28,8 @@ void set_placement_fields(const store::JobRow& row, QueuedJob& q);
 // Whether a stored (canonical) spec is a command job's.
 bool is_command_spec(const std::string& spec_json);
 
-// Whether `worker` may be offered `job` at all: a command job only to a worker that runs them.
+// Whether `worker` may be offered `job` at all: a command job only to a worker that runs them, a
+// node of a gang only to a worker that registered its address.
 bool worker_takes_kind(const QueuedJob& job, const WorkerCapabilities& worker);
 
 }  // namespace jobctl::daemon::jobs

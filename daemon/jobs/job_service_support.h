@@ -29,6 +29,7 @@ inline Error worker_not_found(int64_t id) {
 inline QueuedJob queued_from(const store::JobRow& row) {
   QueuedJob q{row.id, row.priority, row.created_ms, row.resource_gpu, row.resource_gpus, {}, {}, {}, false};
   q.command = is_command_spec(row.spec_json);
+  q.nodes = row.resource_nodes;
   if (row.state == JobState::placed) set_placement_fields(row, q);
   return q;
 }

@@ -202,60 +202,152 @@ void LeaseBroker::lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done,
   for (auto& f : later) f();
 }
 
+std::set<int64_t> LeaseBroker::passed_gangs_locked(int64_t now_ms) {
+  std::set<int64_t> passed;
+  const int64_t hold_ms = int64_t{options_.gang_assembly_s} * 1000;
+  for (auto it = gang_holds_.begin(); it != gang_holds_.end();) {
+    if (queue_.find(it->first) == queue_.end()) {  // leased, cancelled or gone
+      it = gang_holds_.erase(it);
+      continue;
+    }
+    // Odd periods since the gang began to hold: it lets its workers go.
+    if (((now_ms - it->second) / hold_ms) % 2 == 1) passed.insert(it->first);
+    ++it;
+  }
+  return passed;
+}
+
 bool LeaseBroker::try_assign_locked(Waiter& waiter, Completions& later) {
-  auto pick = matcher_->pick(waiter.worker_id, waiter.caps, queue_);
+  const int64_t now = clock_.now_ms();
+  auto pick = matcher_->pick(waiter.worker_id, waiter.caps, queue_, passed_gangs_locked(now));
   if (!pick) return false;
   const int64_t job_id = *pick;
   auto entry = queue_.find(job_id);
   if (entry == queue_.end()) return false;
+  if (entry->nodes > 1) return try_assign_gang_locked(waiter, *entry, later);
   QueuedJob reserved = *entry;
   queue_.erase(job_id);  // reserved: no other worker is offered it while the lease commits
+  std::vector<Waiter> nodes;
+  nodes.push_back(std::move(waiter));
+  commit_lease_locked(std::move(reserved), std::move(nodes), later);
+  return true;
+}
+
+bool LeaseBroker::try_assign_gang_locked(Waiter& waiter, const QueuedJob& job, Completions& later) {
+  // Every node at once or none: the other nodes come from the workers already waiting, each a
+  // different worker the matcher offers the job to.
+  std::vector<std::list<Waiter>::iterator> others;
+  std::set<int64_t> workers{waiter.worker_id};
+  for (auto it = waiters_.begin(); it != waiters_.end() && static_cast<int>(others.size()) + 1 < job.nodes; ++it) {
+    if (&*it == &waiter || workers.count(it->worker_id)) continue;
+    if (!matcher_->offers(job, it->worker_id, it->caps)) continue;
+    workers.insert(it->worker_id);
+    others.push_back(it);
+  }
+  if (static_cast<int>(others.size()) + 1 < job.nodes) {
+    // Not enough yet: this worker waits for the gang (first in its offer order), for a bounded time.
+    gang_holds_.try_emplace(job.id, clock_.now_ms());
+    return false;
+  }
+  QueuedJob reserved = job;
+  queue_.erase(job.id);
+  gang_holds_.erase(job.id);
+  std::vector<Waiter> nodes;
+  nodes.push_back(std::move(waiter));
+  for (auto it : others) {
+    nodes.push_back(std::move(*it));
+    waiters_.erase(it);
+  }
+  // Rank 0 is a node that brought a free port for the rendezvous (the asking one if it did).
+  auto master = std::find_if(nodes.begin(), nodes.end(), [](const Waiter& w) { return w.rendezvous_port > 0; });
+  if (master != nodes.end() && master != nodes.begin()) std::iter_swap(nodes.begin(), master);
+  commit_lease_locked(std::move(reserved), std::move(nodes), later);
+  return true;
+}
+
+void LeaseBroker::commit_lease_locked(QueuedJob reserved, std::vector<Waiter> nodes, Completions& later) {
+  const int64_t job_id = reserved.id;
   const int64_t now = clock_.now_ms();
   const int64_t expires = now + int64_t{options_.lease_timeout_s} * 1000;
-  auto grant = std::make_shared<LeaseGrant>();
-  const int64_t worker_id = waiter.worker_id;
-  auto change = [this, job_id, worker_id, now, expires, grant, caps = waiter.caps,
-                 indices = waiter.gpu_indices](WriteTxn& txn) -> Status {
+  struct Node {
+    int64_t worker_id;
+    WorkerCapabilities caps;
+    std::vector<int> indices;
+    int port;
+  };
+  std::vector<Node> plan;
+  for (const Waiter& w : nodes) plan.push_back({w.worker_id, w.caps, w.gpu_indices, w.rendezvous_port});
+  auto grants = std::make_shared<std::vector<LeaseGrant>>(nodes.size());
+  auto change = [this, job_id, now, expires, grants, plan = std::move(plan)](WriteTxn& txn) -> Status {
     auto found = txn.job(job_id);
     if (!found) return found.error();
     if (!*found) return make_error(ErrorCode::conflict, job_ref(job_id) + " no longer exists");
     JobRow job = std::move(**found);
     const int64_t queue_wait_ms = now - job.updated_ms;  // since it was queued (submitted or requeued)
-    const std::vector<int> gpus = gpus_taken(job.resource_gpu, job.resource_gpus, caps, indices);
+    std::vector<std::vector<int>> gpus;
+    for (const Node& n : plan) gpus.push_back(gpus_taken(job.resource_gpu, job.resource_gpus, n.caps, n.indices));
+    const bool gang = plan.size() > 1;
     // which of the worker's GPUs: what the ledger bills. The lease edge refuses (conflict) a job
     // that is no longer queued or placed, or that another worker holds.
-    if (auto st = transition_job(txn, job, LeaseTaken{worker_id, expires}, "leased", json{{"gpus", gpus}}, now); !st)
+    json detail{{"gpus", gpus.front()}};
+    if (gang) {
+      json ranks = json::array();
+      for (size_t r = 0; r < plan.size(); ++r)
+        ranks.push_back({{"rank", r}, {"worker_id", plan[r].worker_id}, {"address", plan[r].caps.address},
+                         {"gpus", gpus[r]}});
+      detail["nodes"] = std::move(ranks);
+    }
+    if (auto st = transition_job(txn, job, LeaseTaken{plan.front().worker_id, expires}, "leased", detail, now); !st)
       return st;
-    auto w = txn.worker(worker_id);
-    if (!w) return w.error();
-    if (!*w) return worker_not_found(worker_id);
-    (*w)->last_seen_ms = now;
-    if (auto st = txn.update_worker(**w); !st) return st;
-    if (recorder_)
-      if (auto st = recorder_->lease_granted(txn, job, **w, gpus, now); !st) return st;
-    *grant = LeaseGrant{job.id, job.lease_epoch, job.name, job.spec_json, expires, std::nullopt, gpus};
-    // Resume from the newest stored checkpoint: the worker downloads it.
+    // Resume from the newest stored checkpoint: the worker downloads it (every node of a gang).
     auto checkpoints = txn.checkpoints(job.id);
     if (!checkpoints) return checkpoints.error();
-    if (!checkpoints->empty()) grant->resume = checkpoints->front();
+    std::optional<protocol::GangRendezvous> rendezvous;
+    if (gang) {
+      rendezvous.emplace();
+      rendezvous->nodes = static_cast<int>(plan.size());
+      for (const Node& n : plan) rendezvous->addrs.push_back(n.caps.address);
+      rendezvous->master_addr = plan.front().caps.address;
+      // A worker that brought no port: torch.distributed's customary one.
+      rendezvous->master_port = plan.front().port > 0 ? plan.front().port : 29500;
+      rendezvous->gpus_per_node = static_cast<int>(gpus.front().size());
+    }
+    for (size_t r = 0; r < plan.size(); ++r) {
+      auto w = txn.worker(plan[r].worker_id);
+      if (!w) return w.error();
+      if (!*w) return worker_not_found(plan[r].worker_id);
+      (*w)->last_seen_ms = now;
+      if (auto st = txn.update_worker(**w); !st) return st;
+      if (recorder_)
+        if (auto st = recorder_->lease_granted(txn, job, **w, gpus[r], now); !st) return st;
+      LeaseGrant& g = (*grants)[r];
+      g = LeaseGrant{job.id, job.lease_epoch, job.name, job.spec_json, expires, std::nullopt, gpus[r], std::nullopt};
+      if (!checkpoints->empty()) g.resume = checkpoints->front();
+      if (gang) {
+        g.gang = rendezvous;
+        g.gang->rank = static_cast<int>(r);
+        store::GangMemberRow m{job.id, static_cast<int>(r), plan[r].worker_id, job.lease_epoch, gpus[r],
+                               plan[r].caps.address, expires};
+        if (auto st = txn.put_gang_member(m); !st) return st;
+      }
+    }
     txn.on_commit([this, queue_wait_ms] { observer_.job_leased(queue_wait_ms); });
     return {};
   };
-  // The waiter moves into the completion; the caller must not use it afterwards.
-  auto done = [this, w = std::move(waiter), reserved = std::move(reserved), grant](Status st) mutable {
-    on_lease_done(std::move(w), reserved, std::move(st), grant);
+  // The waiters move into the completion; the caller must not use them afterwards.
+  auto done = [this, nodes = std::move(nodes), reserved = std::move(reserved), grants](Status st) mutable {
+    on_lease_done(std::move(nodes), reserved, std::move(st), grants);
   };
   later.push_back([this, change = std::move(change), done = std::move(done)]() mutable {
     store_.write_async(std::move(change), std::move(done));
   });
-  return true;
 }
 
-void LeaseBroker::on_lease_done(Waiter waiter, const QueuedJob& reserved, Status st,
-                                const std::shared_ptr<LeaseGrant>& grant) {
+void LeaseBroker::on_lease_done(std::vector<Waiter> nodes, const QueuedJob& reserved, Status st,
+                                const std::shared_ptr<std::vector<LeaseGrant>>& grants) {
   if (st) {
     moves_.leased(reserved.id);
-    waiter.done(std::optional<LeaseGrant>(*grant));
+    for (size_t r = 0; r < nodes.size(); ++r) nodes[r].done(std::optional<LeaseGrant>((*grants)[r]));
     return;
   }
   if (st.error().code != ErrorCode::conflict) {
@@ -266,17 +358,19 @@ void LeaseBroker::on_lease_done(Waiter waiter, const QueuedJob& reserved, Status
       MutexLock lock(mu_);
       queue_.insert(reserved);
     }
-    waiter.done(std::move(st).error());
+    for (auto& w : nodes) w.done(st.error());
     return;
   }
   // The job was taken out of the queue by something else (e.g. cancelled): try the next one.
   Completions later;
   {
     MutexLock lock(mu_);
-    if (shutting_down_ || clock_.now_ms() >= waiter.deadline_ms) {
-      later.push_back([d = std::move(waiter.done)] { d(std::optional<LeaseGrant>{}); });
-    } else if (!try_assign_locked(waiter, later)) {
-      waiters_.push_front(std::move(waiter));
+    for (auto& waiter : nodes) {
+      if (shutting_down_ || clock_.now_ms() >= waiter.deadline_ms) {
+        later.push_back([d = std::move(waiter.done)] { d(std::optional<LeaseGrant>{}); });
+      } else if (!try_assign_locked(waiter, later)) {
+        waiters_.push_front(std::move(waiter));
+      }
     }
   }
   for (auto& f : later) f();

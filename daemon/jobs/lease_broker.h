@@ -108,11 +108,21 @@ class LeaseBroker {
   // Offers jobs to waiting workers while both remain.
   void dispatch_locked(Completions& later) JOBCTL_REQUIRES(mu_);
   // Reserves a job for the waiter and adds its lease change to `later`, which the caller runs
-  // once mu_ is released (a store completion may need mu_ itself).
+  // once mu_ is released (a store completion may need mu_ itself). False: nothing for it now
+  // (it waits; for a gang first in its offer order, until enough workers wait with it).
   bool try_assign_locked(Waiter& waiter, Completions& later) JOBCTL_REQUIRES(mu_);
+  // The gang `job` with `waiter` and the waiting workers it needs besides, if enough wait now:
+  // they leave waiters_ (the asking one is the caller's to drop) and the gang's lease is started.
+  bool try_assign_gang_locked(Waiter& waiter, const QueuedJob& job, Completions& later) JOBCTL_REQUIRES(mu_);
+  // Adds to `later` the one store change that leases `reserved` (out of the queue) to `nodes`
+  // (rank order; one for a job on one machine), and answers them when it commits.
+  void commit_lease_locked(QueuedJob reserved, std::vector<Waiter> nodes, Completions& later) JOBCTL_REQUIRES(mu_);
+  // The gangs that let their held workers go now (options_.gang_assembly_s); forgets the holds
+  // of gangs no longer queued.
+  std::set<int64_t> passed_gangs_locked(int64_t now_ms) JOBCTL_REQUIRES(mu_);
   // On the writer thread: the lease of `reserved` committed (st ok) or not.
-  void on_lease_done(Waiter waiter, const QueuedJob& reserved, Status st, const std::shared_ptr<LeaseGrant>& grant)
-      JOBCTL_EXCLUDES(mu_);
+  void on_lease_done(std::vector<Waiter> nodes, const QueuedJob& reserved, Status st,
+                     const std::shared_ptr<std::vector<LeaseGrant>>& grants) JOBCTL_EXCLUDES(mu_);
 
   store::Store& store_;
   const Clock& clock_;
@@ -127,6 +137,9 @@ class LeaseBroker {
   std::list<Waiter> waiters_ JOBCTL_GUARDED_BY(mu_);  // FIFO: the longest-waiting worker is offered first
   std::unordered_map<int64_t, WorkerCapabilities> workers_ JOBCTL_GUARDED_BY(mu_);
   std::set<int64_t> retired_ JOBCTL_GUARDED_BY(mu_);  // replaced by their machine's newer worker
+  // Gangs first in some waiting worker's offer order that could not gather all their nodes yet:
+  // since when they hold workers (passed_gangs_locked bounds it).
+  std::map<int64_t, int64_t> gang_holds_ JOBCTL_GUARDED_BY(mu_);
   uint64_t next_waiter_id_ JOBCTL_GUARDED_BY(mu_) = 1;
   bool shutting_down_ JOBCTL_GUARDED_BY(mu_) = false;
 };

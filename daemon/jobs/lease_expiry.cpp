@@ -1,6 +1,8 @@
 // Housekeeping::expire_leases, release_worker_leases and retire_replaced_workers (docs/recovery.md,
 // "A worker dies"):
 // recovery's logic in one place.
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "daemon/jobs/housekeeping.h"
@@ -19,39 +21,17 @@ Status Housekeeping::lose_lease_in(WriteTxn& txn, store::JobRow job, const std::
   json detail = {{"worker_id", worker_id ? json(*worker_id) : json(nullptr)},
                  {"epoch", job.lease_epoch},
                  {"reason", reason}};
-  if (auto st = reports_.end_lease_in(txn, job, now); !st) return st;
-  job.lease_expires_ms.reset();
-  job.recoveries += 1;
-  // A move asked of this lease cannot happen now: the job is placed anew as after any loss.
-  txn.on_commit([this, id = job.id] { moves_.forget(id); });
-  // A job leased but never started counts too: its lease was lost all the same.
-  if (auto st = transition_job(txn, job, JobState::preempted, "preempted", detail, now); !st) return st;
-  if (job.recoveries > options_.max_recoveries) {
-    job.error = "interrupted " + std::to_string(job.recoveries) + " times (more than max_recoveries " +
-                std::to_string(options_.max_recoveries) + "); last reason: " + reason;
-    if (auto st = transition_job(txn, job, JobState::failed, "failed", json{{"error", *job.error}}, now); !st)
-      return st;
-  } else {
-    job.worker_id.reset();
-    if (auto st = transition_job(txn, job, JobState::queued, "requeued", json{{"recoveries", job.recoveries}}, now);
-        !st)
-      return st;
-    QueuedJob q;  // queued again: no placement yet (placement re-places it)
-    q.id = job.id;
-    q.priority = job.priority;
-    q.created_ms = job.created_ms;
-    q.resource_gpu = job.resource_gpu;
-    q.resource_gpus = job.resource_gpus;
-    q.command = is_command_spec(job.spec_json);
-    txn.on_commit([this, q] { broker_.job_queued(q); });
-  }
-  if (worker_id) {
-    auto w = txn.worker(*worker_id);
-    if (!w) return w.error();
-    if (*w && (*w)->state != store::WorkerState::lost) {
-      (*w)->state = store::WorkerState::lost;
-      if (auto st = txn.update_worker(**w); !st) return st;
-    }
+  if (auto st = reports_.interrupt_in(txn, std::move(job), detail, reason, now); !st) return st;
+  if (worker_id) return mark_worker_lost_in(txn, *worker_id);
+  return {};
+}
+
+Status Housekeeping::mark_worker_lost_in(WriteTxn& txn, int64_t worker_id) {
+  auto w = txn.worker(worker_id);
+  if (!w) return w.error();
+  if (*w && (*w)->state != store::WorkerState::lost) {
+    (*w)->state = store::WorkerState::lost;
+    if (auto st = txn.update_worker(**w); !st) return st;
   }
   return {};
 }
@@ -82,6 +62,24 @@ Expected<int> Housekeeping::expire_leases() {
       if (auto st = lose_lease_in(txn, std::move(**found), reason, now); !st) return st.error();
       ++expired;
     }
+    // A gang's other nodes renew their own leases: one that stopped stops the gang (its rank 0
+    // holds the job's lease, checked above).
+    auto members = txn.expired_gang_members(now);
+    if (!members) return members.error();
+    std::set<int64_t> stopped;
+    for (const auto& m : *members) {
+      if (stopped.count(m.job_id)) continue;
+      auto found = txn.job(m.job_id);
+      if (!found) return found.error();
+      if (!*found || (*found)->lease_epoch != m.epoch || !(*found)->lease()) continue;
+      const std::string reason = "gang node " + std::to_string(m.rank) + " lost: no heartbeat from worker " +
+                                 std::to_string(m.worker_id) + " for " + std::to_string(timeout_s) + " s";
+      json detail = {{"worker_id", m.worker_id}, {"epoch", m.epoch}, {"rank", m.rank}, {"reason", reason}};
+      if (auto st = reports_.interrupt_in(txn, std::move(**found), detail, reason, now); !st) return st.error();
+      if (auto st = mark_worker_lost_in(txn, m.worker_id); !st) return st.error();
+      stopped.insert(m.job_id);
+      ++expired;
+    }
     return expired;
   });
 }
@@ -95,7 +93,11 @@ Expected<int> Housekeeping::release_worker_leases_in(WriteTxn& txn, int64_t work
     auto found = txn.job(id);
     if (!found) return found.error();
     if (!*found) continue;
-    if (auto st = lose_lease_in(txn, std::move(**found), reason, now); !st) return st.error();
+    // The worker may hold the job as one node of a gang: the whole gang stops, this worker is the
+    // one lost.
+    json detail = {{"worker_id", worker_id}, {"epoch", (*found)->lease_epoch}, {"reason", reason}};
+    if (auto st = reports_.interrupt_in(txn, std::move(**found), detail, reason, now); !st) return st.error();
+    if (auto st = mark_worker_lost_in(txn, worker_id); !st) return st.error();
     ++released;
   }
   return released;

@@ -23,6 +23,20 @@ Status require_leased_state(const JobRow& job) {
                     "epoch");
 }
 
+Expected<store::GangMemberRow> check_gang_node(store::WriteTxn& txn, const JobRow& job, const LeaseRef& lease) {
+  if (job.resource_nodes > 1 && job.lease_epoch == lease.epoch) {
+    auto members = txn.gang_members(job.id);
+    if (!members) return members.error();
+    for (const auto& m : *members)
+      if (m.rank > 0 && m.worker_id == lease.worker_id && m.epoch == lease.epoch) return m;
+  }
+  return make_error(ErrorCode::stale_epoch,
+                    "job " + std::to_string(job.id) + " has no node leased to worker " +
+                        std::to_string(lease.worker_id) + " at epoch " + std::to_string(lease.epoch) +
+                        " (current epoch " + std::to_string(job.lease_epoch) + ")",
+                    "epoch");
+}
+
 Status check_lease(const JobRow& job, const LeaseRef& lease) {
   if (auto st = check_lease_holder(job, lease); !st) return st;
   return require_leased_state(job);

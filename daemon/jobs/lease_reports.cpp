@@ -59,7 +59,15 @@ void LeaseReports::heartbeat_async(int64_t job_id, const HeartbeatReport& report
     if (!found) return found.error();
     if (!*found) return job_not_found(job_id);
     JobRow job = std::move(**found);
-    if (auto st = check_lease_holder(job, report.lease); !st) return st.error();
+    if (auto st = check_lease_holder(job, report.lease); !st) {
+      // A gang's other node renews its own lease; its progress is its log's (rank 0 reports the job's).
+      auto node = check_gang_node(txn, job, report.lease);
+      if (!node) return st.error();
+      if (auto leased = require_leased_state(job); !leased) return leased.error();
+      node->expires_ms = expires;
+      if (auto put = txn.put_gang_member(*node); !put) return put.error();
+      return HeartbeatReply{.cancel = false, .move = false, .lease_expires_ms = expires};
+    }
     if (job.state == JobState::cancelled) return HeartbeatReply{.cancel = true};
     if (auto st = require_leased_state(job); !st) return st.error();
     if (report.progress_json) job.progress_json = report.progress_json;
@@ -106,9 +114,26 @@ Expected<JobRow> LeaseReports::end_lease(int64_t job_id, const LeaseRef& lease, 
     if (!found) return found.error();
     if (!*found) return job_not_found(job_id);
     JobRow job = std::move(**found);
-    if (auto st = check_lease_holder(job, lease); !st) return st.error();
+    if (auto st = check_lease_holder(job, lease); !st) {
+      auto node = check_gang_node(txn, job, lease);
+      if (!node) return st.error();
+      if (auto leased = require_leased_state(job); !leased) return leased.error();
+      return gang_node_ended_in(txn, std::move(job), *node, outcome, now);
+    }
     if (job.state == outcome.state) return job;  // a retried report: already recorded
     if (auto st = require_leased_state(job); !st) return st.error();
+    // A gang whose rank 0 failed restarts from its newest checkpoint (a recovery counted), as
+    // when any other node fails: a node's failure is most often a peer's loss seen from the other side.
+    if (outcome.state == JobState::failed && job.resource_nodes > 1) {
+      const std::string reason = "gang node 0 (worker " + std::to_string(lease.worker_id) + ") failed: " + outcome.error;
+      json detail = lease_detail(lease);
+      detail["rank"] = 0;
+      detail["reason"] = reason;
+      if (auto st = interrupt_in(txn, job, detail, reason, now); !st) return st.error();
+      auto stored = txn.job(job_id);
+      if (!stored) return stored.error();
+      return stored->value_or(job);
+    }
     if (job.state == JobState::placed) {
       if (auto st = transition_job(txn, job, JobState::running, "started", lease_detail(lease), now); !st)
         return st.error();
@@ -143,7 +168,15 @@ Expected<JobRow> LeaseReports::preempt(int64_t job_id, const PreemptionReport& r
         if (!found) return found.error();
         if (!*found) return job_not_found(job_id);
         JobRow job = std::move(**found);
-        if (auto st = check_lease(job, report.lease); !st) return st.error();
+        if (auto st = check_lease_holder(job, report.lease); !st) {
+          // Another node of a gang gives it back (its machine is being reclaimed): the gang stops
+          // as on a move, rank 0 checkpointing first, and is placed again.
+          auto node = check_gang_node(txn, job, report.lease);
+          if (!node) return st.error();
+          if (auto leased = require_leased_state(job); !leased) return leased.error();
+          return gang_node_given_back_in(txn, std::move(job), *node, report.reason, now);
+        }
+        if (auto st = require_leased_state(job); !st) return st.error();
         json detail = lease_detail(report.lease);
         detail["reason"] = report.reason;
         if (auto st = end_lease_in(txn, job, now); !st) return st.error();
@@ -192,11 +225,70 @@ Expected<JobRow> LeaseReports::preempt(int64_t job_id, const PreemptionReport& r
 
 Status LeaseReports::end_lease_in(WriteTxn& txn, store::JobRow& job, int64_t now) {
   if (!job.worker_id) return {};
+  if (job.resource_nodes > 1)  // every node's lease ends with the job's
+    if (auto st = txn.delete_gang_members(job.id); !st) return st;
   if (auto live = live_.find(job.id, LeaseRef{*job.worker_id, job.lease_epoch}); live && live->progress_json)
     job.progress_json = live->progress_json;
   txn.on_commit([this, id = job.id] { live_.forget(id); });
   if (!recorder_) return {};
   return recorder_->lease_ended(txn, job, now);
+}
+
+Status LeaseReports::interrupt_in(WriteTxn& txn, store::JobRow job, const json& detail, const std::string& reason,
+                                  int64_t now) {
+  if (auto st = end_lease_in(txn, job, now); !st) return st;
+  job.lease_expires_ms.reset();
+  job.recoveries += 1;
+  // A move asked of this lease cannot happen now: the job is placed anew as after any loss.
+  txn.on_commit([this, id = job.id] { moves_.forget(id); });
+  // A job leased but never started counts too: its lease was lost all the same.
+  if (auto st = transition_job(txn, job, JobState::preempted, "preempted", detail, now); !st) return st;
+  if (job.recoveries > options_.max_recoveries) {
+    job.error = "interrupted " + std::to_string(job.recoveries) + " times (more than max_recoveries " +
+                std::to_string(options_.max_recoveries) + "); last reason: " + reason;
+    return transition_job(txn, job, JobState::failed, "failed", json{{"error", *job.error}}, now);
+  }
+  job.worker_id.reset();
+  if (auto st = transition_job(txn, job, JobState::queued, "requeued", json{{"recoveries", job.recoveries}}, now); !st)
+    return st;
+  // Queued again with no placement: placement re-places it.
+  txn.on_commit([this, q = queued_from(job)] { broker_.job_queued(q); });
+  return {};
+}
+
+Expected<JobRow> LeaseReports::gang_node_ended_in(WriteTxn& txn, store::JobRow job, const store::GangMemberRow& node,
+                                                  const Outcome& outcome, int64_t now) {
+  const LeaseRef lease{node.worker_id, node.epoch};
+  json detail = lease_detail(lease);
+  detail["rank"] = node.rank;
+  if (outcome.state == JobState::succeeded) {
+    // The job's outcome is rank 0's report; the other nodes' ends are noted.
+    if (auto st = note_job_event(txn, job.id, "node_succeeded", detail, now); !st) return st.error();
+    return job;
+  }
+  const std::string reason = "gang node " + std::to_string(node.rank) + " (worker " + std::to_string(node.worker_id) +
+                             ") failed: " + outcome.error;
+  detail["reason"] = reason;
+  if (auto st = interrupt_in(txn, job, detail, reason, now); !st) return st.error();
+  auto stored = txn.job(job.id);
+  if (!stored) return stored.error();
+  return stored->value_or(job);
+}
+
+Expected<JobRow> LeaseReports::gang_node_given_back_in(WriteTxn& txn, store::JobRow job,
+                                                       const store::GangMemberRow& node, const std::string& reason,
+                                                       int64_t now) {
+  json detail = lease_detail(LeaseRef{node.worker_id, node.epoch});
+  detail["rank"] = node.rank;
+  detail["reason"] = reason;
+  if (auto st = note_job_event(txn, job.id, "node_given_back", detail, now); !st) return st.error();
+  // Its worker stops; the gang stops with it once rank 0 has checkpointed (unless already moving).
+  if (!moves_.requested(job.id)) {
+    const std::string why = "gang node " + std::to_string(node.rank) + " (worker " + std::to_string(node.worker_id) +
+                            ") was given back: " + reason;
+    txn.on_commit([this, id = job.id, why] { moves_.request(id, MoveRequest(MoveTarget::anywhere, why)); });
+  }
+  return job;
 }
 
 void LeaseReports::add_newest_heartbeat(store::JobRow& job) const {

@@ -19,6 +19,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "base/clock.h"
 #include "base/expected.h"
 #include "daemon/jobs/job_moves.h"
@@ -50,8 +52,14 @@ class LeaseReports {
   Expected<JobRow> preempt(int64_t job_id, const PreemptionReport& report);
 
   // `job`'s lease ends in this change: its newest progress (live_leases.h) goes into `job`, which
-  // the caller writes, and the lease recorder is told (nothing without one or a lease).
+  // the caller writes, and the lease recorder is told (nothing without one or a lease). A gang's
+  // nodes' leases end with it.
   Status end_lease_in(store::WriteTxn& txn, store::JobRow& job, int64_t now);
+  // The job's lease was lost (its worker, or a node of its gang, gone or failed): it ends, the job
+  // goes preempted -> queued with one recovery counted (failed past max_recoveries), and is
+  // queued unplaced so that placement places it anew. `detail`: the `preempted` event's.
+  Status interrupt_in(store::WriteTxn& txn, store::JobRow job, const nlohmann::json& detail,
+                      const std::string& reason, int64_t now);
   // Writes `hb` (a heartbeat answered from memory) into `job`: its progress, and its lease's
   // expiry moved to at least hb.last_ms + the timeout; the live leases learn it when this commits.
   Status store_heartbeat_in(store::WriteTxn& txn, store::JobRow job, const LiveHeartbeat& hb);
@@ -75,6 +83,13 @@ class LeaseReports {
   // complete() and fail(): the fenced report moves the job (started first, if it never heartbeat)
   // to the outcome; a retried report of the same outcome returns the job unchanged.
   Expected<JobRow> end_lease(int64_t job_id, const LeaseRef& lease, Outcome outcome);
+  // A gang's node of rank > 0 reported its program's end: success is noted (rank 0's report is the
+  // job's outcome); a failure restarts the gang (interrupt_in).
+  Expected<JobRow> gang_node_ended_in(store::WriteTxn& txn, store::JobRow job, const store::GangMemberRow& node,
+                                      const Outcome& outcome, int64_t now);
+  // A gang's node of rank > 0 gave the job back: the gang is asked to move, so rank 0 checkpoints.
+  Expected<JobRow> gang_node_given_back_in(store::WriteTxn& txn, store::JobRow job, const store::GangMemberRow& node,
+                                           const std::string& reason, int64_t now);
   // The reply to an accepted heartbeat, shared by both paths of heartbeat_async.
   void answer_heartbeat(int64_t job_id, const HeartbeatReport& report, Expected<HeartbeatReply> reply,
                         const std::function<void(Expected<HeartbeatReply>)>& done);

@@ -51,6 +51,7 @@ struct JobDetail {
   JobRow job;
   std::vector<JobEventRow> events;
   std::vector<store::LedgerRecord> ledger;  // what its leases were billed, in start order
+  std::vector<store::GangMemberRow> nodes;  // a leased gang's nodes in rank order; else none
 };
 
 struct WorkerRegistration {

@@ -11,6 +11,9 @@ struct ServiceOptions {
   int max_lease_wait_s = 60;      // longest long-poll a worker may ask for
   int max_list_limit = 1000;      // largest page of GET /v1/jobs
   int max_recoveries = 10;        // preemptions after which a job fails instead of requeueing
+  // How long a gang first in line may keep idle workers for itself while the rest of its nodes
+  // ask for work; it then lets them take other jobs for as long, and so on (lease_broker.h).
+  int gang_assembly_s = 60;
 };
 
 }  // namespace jobctl::daemon::jobs

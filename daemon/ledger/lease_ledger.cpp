@@ -16,8 +16,10 @@ std::vector<std::string> owned_resources(int64_t worker_id, const std::vector<in
 }
 
 Status open_lease_in(store::WriteTxn& txn, const OwnedLease& lease) {
-  // Whatever of this job is still open belonged to an earlier lease: it ended by now at the latest.
-  if (auto closed = close_lease_in(txn, lease.job_id, lease.start_ms); !closed) return closed.error();
+  // Whatever of this job is still open belonged to an earlier lease: it ended by now at the latest
+  // (a gang's later nodes join its first one's rows instead).
+  if (!lease.gang_node)
+    if (auto closed = close_lease_in(txn, lease.job_id, lease.start_ms); !closed) return closed.error();
   const auto resources = owned_resources(lease.worker_id, lease.gpus);
   // The job's on-demand reference is for the whole job: each GPU row carries its share (0: no
   // on-demand equivalent, which the reports show as such).
@@ -25,7 +27,8 @@ Status open_lease_in(store::WriteTxn& txn, const OwnedLease& lease) {
   auto job = txn.job(lease.job_id);
   if (!job) return job.error();
   if (*job && (*job)->placement_json)
-    reference = ledger_on_demand_reference(*(*job)->placement_json).value_or(0.0) / static_cast<double>(resources.size());
+    reference = ledger_on_demand_reference(*(*job)->placement_json).value_or(0.0) /
+                static_cast<double>(resources.size() * static_cast<size_t>(std::max(lease.gang_nodes, 1)));
   for (const auto& r : resources) {
     LedgerEntry e{lease.job_id, r, "local", lease.start_ms, lease.start_ms, lease.usd_per_gpu_hour, lease.user, reference};
     e.open = true;

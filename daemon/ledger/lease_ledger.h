@@ -38,6 +38,10 @@ struct OwnedLease {
   std::vector<int> gpus;         // the worker's GPU indices billed; empty: a CPU-only worker (its CPU is billed as one)
   double usd_per_gpu_hour = 0;   // the owned GPU's (or CPU's) price
   std::string user;              // whom the spend is booked to (ledger_user_in)
+  // A node of a gang after its first (rank > 0): billed beside the nodes already open, and each
+  // node's rows carry its share of the job's on-demand reference.
+  bool gang_node = false;
+  int gang_nodes = 1;
 };
 
 // The resources a lease bills: "local:<worker>:gpu<k>" for each index k; none: ":cpu".

@@ -36,6 +36,8 @@ Status OwnedGpuBilling::lease_granted(store::WriteTxn& txn, const store::JobRow&
   }
   lease.usd_per_gpu_hour = std::max(usd_per_gpu_hour(worker_gpu_model(*caps)), 0.0);
   lease.user = std::move(*user);
+  lease.gang_nodes = job.resource_nodes;
+  lease.gang_node = job.resource_nodes > 1 && job.worker_id && *job.worker_id != worker.id;
   return ledger::open_lease_in(txn, lease);
 }
 

@@ -60,17 +60,13 @@ bool placement_allows(const jobs::QueuedJob& job, const jobs::WorkerCapabilities
   return worker.instance->spot == spot && worker.instance->instance_type == job.placement_instance_type;
 }
 
-std::optional<int64_t> PlacementMatcher::pick(int64_t worker_id, const jobs::WorkerCapabilities& worker,
-                                              const jobs::JobQueue& queue) const {
-  const int64_t now = clock_ ? clock_->now_ms() : 0;
-  for (const jobs::QueuedJob& job : queue) {
-    if (!placement_allows(job, worker)) continue;
-    if (board_ && job.placement_option == store::OptionKind::local &&
-        !board_->admit(job.id, job.resource_gpus, job.placement_estimated_hours, worker_id, now))
-      continue;
-    return job.id;
-  }
-  return std::nullopt;
+bool PlacementMatcher::offers(const jobs::QueuedJob& job, int64_t worker_id,
+                              const jobs::WorkerCapabilities& worker) const {
+  if (!placement_allows(job, worker)) return false;
+  if (board_ && job.placement_option == store::OptionKind::local)
+    return board_->admit(job.id, job.resource_gpus, job.placement_estimated_hours, worker_id,
+                         clock_ ? clock_->now_ms() : 0);
+  return true;
 }
 
 }  // namespace jobctl::daemon::placement

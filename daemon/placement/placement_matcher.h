@@ -30,8 +30,7 @@ class PlacementMatcher final : public jobs::JobMatcher {
   PlacementMatcher() = default;
   PlacementMatcher(StartBoard& board, const Clock& clock) : board_(&board), clock_(&clock) {}
 
-  std::optional<int64_t> pick(int64_t worker_id, const jobs::WorkerCapabilities& worker,
-                              const jobs::JobQueue& queue) const override;
+  bool offers(const jobs::QueuedJob& job, int64_t worker_id, const jobs::WorkerCapabilities& worker) const override;
 
  private:
   StartBoard* board_ = nullptr;

@@ -6,6 +6,7 @@
 
 #include "cost/workload.h"
 #include "daemon/jobs/job_dependencies.h"
+#include "daemon/jobs/job_service_support.h"
 #include "daemon/jobs/job_transition.h"
 #include "daemon/placement/job_progress.h"
 #include "daemon/placement/placement_matcher.h"
@@ -538,9 +539,7 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
       if (placed) {
         job.worker_id.reset();
         if (auto st = jobs::transition_job(txn, job, store::JobState::placed, "placed", detail, now); !st) return st;
-        jobs::QueuedJob q{job.id, job.priority, job.created_ms, job.resource_gpu, job.resource_gpus, {}, {}, {}, false};
-        q.command = jobs::is_command_spec(job.spec_json);
-        jobs::set_placement_fields(job, q);
+        jobs::QueuedJob q = jobs::queued_from(job);  // placed: with its placement
         txn.on_commit([this, q] {
           jobs_.job_placed(q);
           if (!q.placement_option || *q.placement_option == store::OptionKind::local) return;

@@ -311,6 +311,20 @@ ALTER TABLE jobs ADD COLUMN array_id INTEGER;
 CREATE INDEX jobs_array ON jobs(array_id, id) WHERE array_id IS NOT NULL;
 )sql";
 
+constexpr std::string_view kV20 = R"sql(
+CREATE TABLE gang_members (
+  job_id     INTEGER NOT NULL REFERENCES jobs(id),
+  rank       INTEGER NOT NULL,
+  worker_id  INTEGER NOT NULL,
+  epoch      INTEGER NOT NULL,
+  gpus       TEXT NOT NULL,
+  address    TEXT NOT NULL,
+  expires_ms INTEGER NOT NULL,
+  PRIMARY KEY (job_id, rank)
+);
+CREATE INDEX gang_members_expiry ON gang_members(expires_ms) WHERE rank > 0;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -334,6 +348,7 @@ const std::vector<Migration>& migrations() {
       {17, "job_outputs", kV17},
       {18, "webhooks, webhook_deliveries", kV18},
       {19, "jobs.array_id", kV19},
+      {20, "gang_members", kV20},
   };
   return list;
 }

@@ -127,6 +127,9 @@ struct JobRow {
   // The job array (sweep) it belongs to: the array's id is its first job's id. Written once, at
   // submit (WriteTxn::set_job_array), never by update_job.
   std::optional<int64_t> array_id;
+  // Machines it runs on at once (resources.nodes; > 1: a gang, whose other nodes' leases are its
+  // GangMemberRows). Read from the spec; update_job does not write it.
+  int resource_nodes = 1;
 
   // The lease, while a worker holds the job (placed or running with a worker).
   std::optional<Lease> lease() const {
@@ -184,6 +187,21 @@ struct QueuedJobRow {
   // (jobctl-worker --allow-commands).
   bool command = false;
   double placement_estimated_hours = 0;  // placed: the chosen option's running time (0: none)
+  int nodes = 1;  // machines leased together (resources.nodes)
+};
+
+// One node of a gang's current lease (migration 20): which worker holds rank `rank` of the job
+// under the job's lease epoch. Rank 0 is the job's own lease holder (JobRow::worker_id); its row
+// is kept too so that a gang's nodes, addresses and billing read from one place. The rows live as
+// long as the lease: whatever ends the job's lease deletes them in the same change.
+struct GangMemberRow {
+  int64_t job_id = 0;
+  int rank = 0;
+  int64_t worker_id = 0;
+  int64_t epoch = 0;
+  std::vector<int> gpus;       // the worker's GPUs this node takes
+  std::string address;         // where the others reach it (the worker's registered address)
+  int64_t expires_ms = 0;      // rank > 0: the member's own lease expiry, renewed by its heartbeats
 };
 
 // A job with an owner that is queued, placed or running, as the budget watch reads it.

@@ -62,6 +62,7 @@ Expected<JobRow> read_job(const Statement& s) {
     r.placement_json = s.column_opt_text(17);
   }
   r.array_id = s.column_opt_int64(18);
+  r.resource_nodes = static_cast<int>(s.column_int64(19));
   return r;
 }
 

@@ -23,6 +23,11 @@ Expected<JobState> stored_job_state(const std::string& name);
 // back as the string rather than failing the answer it is part of.
 nlohmann::json stored_json(const std::optional<std::string>& text);
 
+// A job's machines (JobRow::resource_nodes), read from its spec: a gang's count is part of the spec
+// and nothing else writes it.
+#define JOBCTL_JOB_NODES_COLUMN \
+  "CASE WHEN json_valid(spec) THEN COALESCE(json_extract(spec, '$.resources.nodes'), 1) ELSE 1 END"
+
 // The columns written by insert_job / update_job, in bind order (?2.. after the id).
 inline constexpr const char* kJobColumns =
     "id, name, spec, state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
@@ -31,11 +36,12 @@ inline constexpr const char* kJobColumns =
 inline constexpr const char* kJobReadColumns =
     "id, name, spec, state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
     "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen, "
-    "(SELECT placement FROM job_placements WHERE job_id = jobs.id), array_id";
+    "(SELECT placement FROM job_placements WHERE job_id = jobs.id), array_id, " JOBCTL_JOB_NODES_COLUMN;
 // A listing: no spec, no placement document.
 inline constexpr const char* kJobListColumns =
     "id, name, '', state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
-    "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen, NULL, array_id";
+    "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen, NULL, array_id, "
+    JOBCTL_JOB_NODES_COLUMN;
 // A worker read (never its secret's hash).
 inline constexpr const char* kWorkerColumns = "id, name, capabilities, registered_ms, last_seen_ms, state";
 inline constexpr const char* kEventColumns = "job_id, seq, time_ms, type, from_state, to_state, detail";

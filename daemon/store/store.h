@@ -117,7 +117,7 @@ class WriteTxn {
   Status delete_checkpoint(int64_t job_id, int64_t step);
   // Ids of jobs in placed or running whose lease expired before now_ms.
   Expected<std::vector<int64_t>> jobs_with_expired_leases(int64_t now_ms);
-  // Ids of jobs in placed or running leased to this worker.
+  // Ids of jobs in placed or running leased to this worker (as a gang's node too).
   Expected<std::vector<int64_t>> jobs_leased_to(int64_t worker_id);
   // Ids of jobs in a terminal state that still have checkpoint rows to sweep: every such job but
   // one that succeeded at or after keep_final_since_ms and keeps a single checkpoint (its final
@@ -126,6 +126,15 @@ class WriteTxn {
   // Moves every active lease's expiry to at least `min_expires_ms` (a restarted daemon gives
   // its workers one lease timeout to reconnect). Returns how many leases were extended.
   Expected<int64_t> extend_active_leases(int64_t min_expires_ms);
+
+  // ---- gangs: the nodes of a job's current lease (store_gangs.cpp, migration 20)
+  // The job's nodes, in rank order (none: not a gang, or not leased).
+  Expected<std::vector<GangMemberRow>> gang_members(int64_t job_id);
+  // Inserts or replaces the row of (job_id, rank).
+  Status put_gang_member(const GangMemberRow& row);
+  Status delete_gang_members(int64_t job_id);
+  // The rank > 0 nodes whose own lease expired before now_ms.
+  Expected<std::vector<GangMemberRow>> expired_gang_members(int64_t now_ms);
 
   // ---- webhooks (store_webhooks.cpp, migration 18)
   Expected<int64_t> insert_webhook(const WebhookRow& row);  // returns the new id
@@ -281,6 +290,8 @@ class Store {
   // Jobs in id order after q.after_id; rows carry no spec_json (listing stays light).
   Expected<std::vector<JobRow>> list_jobs(const JobQuery& q);
   Expected<std::vector<QueuedJobRow>> queued_jobs();
+  // A gang's nodes in rank order (store_gangs.cpp); none for a job on one machine or not leased.
+  Expected<std::vector<GangMemberRow>> gang_members(int64_t job_id);
   // The ids of the queued jobs, in id order: read from the index jobs(state, id) alone, so a
   // long queue costs no row reads and no spec parsing (placement's periodic pass).
   Expected<std::vector<int64_t>> queued_job_ids();

@@ -61,7 +61,8 @@ Expected<std::vector<int64_t>> WriteTxn::jobs_with_expired_leases(int64_t now_ms
 
 Expected<std::vector<int64_t>> WriteTxn::jobs_leased_to(int64_t worker_id) {
   auto p = db_.prepare(
-      "SELECT id FROM jobs WHERE state IN ('placed', 'running') AND worker_id = ?1 ORDER BY id");
+      "SELECT id FROM jobs WHERE state IN ('placed', 'running') AND "
+      "(worker_id = ?1 OR id IN (SELECT job_id FROM gang_members WHERE worker_id = ?1)) ORDER BY id");
   if (!p) return p.error();
   (*p)->bind(1, worker_id);
   return first_column_ints(*p);
@@ -88,7 +89,12 @@ Expected<int64_t> WriteTxn::extend_active_leases(int64_t min_expires_ms) {
       "AND lease_expires_ms IS NOT NULL AND lease_expires_ms < ?1");
   if (!p) return p.error();
   if (auto st = (*p)->bind(1, min_expires_ms).run(); !st) return st.error();
-  return static_cast<int64_t>(db_.changes());
+  const auto extended = static_cast<int64_t>(db_.changes());
+  // A gang's other nodes get the same time to reconnect.
+  auto members = db_.prepare("UPDATE gang_members SET expires_ms = ?1 WHERE expires_ms < ?1");
+  if (!members) return members.error();
+  if (auto st = (*members)->bind(1, min_expires_ms).run(); !st) return st.error();
+  return extended;
 }
 
 }  // namespace jobctl::daemon::store

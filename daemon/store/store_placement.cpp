@@ -53,11 +53,11 @@ Expected<std::vector<QueuedJobRow>> waiting_jobs(Connection& db, bool placed) {
                                "COALESCE(json_extract(chosen, '$.gpu'), ''), "
                                "COALESCE(json_extract(chosen, '$.instance_type'), ''), "
                                "CASE WHEN json_valid(spec) THEN json_extract(spec, '$.command') IS NOT NULL ELSE 0 END, "
-                               "COALESCE(json_extract(chosen, '$.estimated_hours'), 0) "
-                               "FROM jobs WHERE state = 'placed' AND worker_id IS NULL ORDER BY id"
+                               "COALESCE(json_extract(chosen, '$.estimated_hours'), 0), " JOBCTL_JOB_NODES_COLUMN
+                               " FROM jobs WHERE state = 'placed' AND worker_id IS NULL ORDER BY id"
                              : "SELECT id, priority, created_ms, resource_gpu, resource_gpus, '', '', '', "
-                               "CASE WHEN json_valid(spec) THEN json_extract(spec, '$.command') IS NOT NULL ELSE 0 END, 0 "
-                               "FROM jobs WHERE state = 'queued' ORDER BY id");
+                               "CASE WHEN json_valid(spec) THEN json_extract(spec, '$.command') IS NOT NULL ELSE 0 END, 0, "
+                               JOBCTL_JOB_NODES_COLUMN " FROM jobs WHERE state = 'queued' ORDER BY id");
   if (!p) return p.error();
   StatementUse s(*p);
   return read_rows<QueuedJobRow>(*s, [](const Statement& row) -> Expected<QueuedJobRow> {
@@ -77,6 +77,7 @@ Expected<std::vector<QueuedJobRow>> waiting_jobs(Connection& db, bool placed) {
     q.placement_instance_type = row.column_text(7);
     q.command = row.column_int64(8) != 0;  // a spec that is not JSON (never stored by submit) reads as no command
     q.placement_estimated_hours = row.column_double(9);
+    q.nodes = static_cast<int>(row.column_int64(10));
     return q;
   });
 }

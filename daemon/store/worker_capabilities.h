@@ -7,11 +7,11 @@
 //            "mhz": 2450},                      (optional: what cost/cpu_peak.h needs)
 //    "simulated": true,                         (optional: GPUs faked, training on the CPU)
 //    "commands": true,                          (optional: runs command jobs, --allow-commands)
-//    "machine_id": "3f2a...:gpu-box-1",
-//    "address": "10.0.3.7"}                     (optional: where the other nodes of a gang reach
-//                                                this machine, jobctl-worker --address)          (optional: the machine's identity, jobctl-worker
+//    "machine_id": "3f2a...:gpu-box-1",         (optional: the machine's identity, jobctl-worker
 //                                                --machine-id; a new registration with the same
 //                                                one replaces the older worker, see JobService)
+//    "address": "10.0.3.7"}                     (optional: where the other nodes of a gang reach
+//                                                this machine, jobctl-worker --address)
 // An empty (or absent) "gpus" list is a CPU-only worker. The type is part of the worker's stored
 // row (records.h); the HTTP layer decodes a registration's body with the same function.
 //

@@ -39,7 +39,7 @@ TEST(TaskFile, BecomesTheJobSpec) {
   EXPECT_EQ(s["command"], json::array({"/bin/sh", "-c", "python3 train.py --lr $JOBCTL_PARAM_LR"}));
   EXPECT_EQ(s["setup"], json::array({"pip install -r requirements.txt"}));
   EXPECT_EQ(s["env"]["OMP_NUM_THREADS"], "1");  // env values are text however they look
-  EXPECT_EQ(s["resources"], json({{"gpu", "V100"}, {"gpus", 1}}));
+  EXPECT_EQ(s["resources"], json({{"gpu", "V100"}, {"gpus", 1}, {"nodes", 1}}));  // the spec validator reads nodes
   EXPECT_EQ(s["placement"]["deadline_hours"], 4);
   EXPECT_EQ(s["placement"]["max_usd_per_hour"], 2.5);
   EXPECT_EQ(s["priority"], 70);
@@ -84,11 +84,17 @@ TEST(TaskFile, RunErrorsSayRun) {
   EXPECT_NE(jobs.error().message.find("t.yaml:1:7: run[0]"), std::string::npos) << jobs.error().message;
 }
 
-TEST(TaskFile, MoreThanOneNodeIsRefusedNamingTheField) {
+TEST(TaskFile, NodesMakeAGangAndABadCountIsPlacedInTheFile) {
   auto task = parse_task_file("run: x\nresources:\n  nodes: 2\n", "t.yaml");
-  ASSERT_FALSE(task);
-  EXPECT_EQ(task.error().field, "resources.nodes");
-  EXPECT_EQ(task.error().message.rfind("t.yaml:3:10: resources.nodes is 2", 0), 0u) << task.error().message;
+  ASSERT_TRUE(task) << task.error().message;
+  EXPECT_EQ(task->spec["resources"]["nodes"], 2);
+  ASSERT_TRUE(validate_task(*task));
+  auto too_many = parse_task_file("run: x\nresources:\n  nodes: 65\n", "t.yaml");
+  ASSERT_TRUE(too_many);
+  auto jobs = validate_task(*too_many);
+  ASSERT_FALSE(jobs);
+  EXPECT_EQ(jobs.error().field, "resources.nodes");
+  EXPECT_EQ(jobs.error().message.rfind("t.yaml:3:10: resources.nodes", 0), 0u) << jobs.error().message;
 }
 
 TEST(TaskFile, OutputsAndMissingRunAreExplained) {

@@ -329,6 +329,7 @@ Status parse_resources(const Value& v, ResourcesSpec& r) {
   }
   if (r.gpu == "cpu" && r.gpus != 1) return f.error("gpus", "must be 1 when resources.gpu is \"cpu\"");
   if (auto st = f.get_int("memory_mb", r.memory_mb, 64, int64_t{1} << 30); !st) return st;
+  if (auto st = f.get_int("nodes", r.nodes, 1, kMaxNodes); !st) return st;
   return f.finish();
 }
 
@@ -719,6 +720,16 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
   JOBCTL_TRY(f.get_string("user", spec.user, 128));
   JOBCTL_TRY(f.finish());
   if (!command_job) JOBCTL_TRY(check_consistency(spec));
+  // jobctl-train runs as one process; a program of the user's own spans machines.
+  if (spec.resources.nodes > 1 && !command_job)
+    return Unexpected{make_error(ErrorCode::invalid_argument,
+                                 "resources.nodes must be 1 for a built-in model (jobctl-train runs on one machine); "
+                                 "a command job may span machines",
+                                 "resources.nodes")};
+  if (spec.resources.nodes > 1 && spec.resources.gpus_auto)
+    return Unexpected{make_error(ErrorCode::invalid_argument,
+                                 "resources.gpus \"auto\" is for one machine; give the GPUs per node with resources.nodes",
+                                 "resources.gpus")};
   if (spec.resources.gpus_auto && !(spec.estimate && spec.estimate->model))
     return Unexpected{make_error(ErrorCode::invalid_argument,
                                  "resources.gpus \"auto\" needs estimate.model (the workload whose memory decides the count)",
@@ -789,6 +800,7 @@ std::string to_json(const JobSpec& s) {
   json::Object resources{{"gpu", Value(s.resources.gpu)},
                          {"gpus", s.resources.gpus_auto ? Value("auto") : Value(s.resources.gpus)}};
   if (s.resources.memory_mb > 0) resources.push_back({"memory_mb", Value(s.resources.memory_mb)});
+  if (s.resources.nodes != 1) resources.push_back({"nodes", Value(s.resources.nodes)});
   json::Object root{{"name", Value(s.name)}};
   if (s.is_command()) {
     json::Array command;
@@ -908,7 +920,8 @@ bool operator==(const CheckpointSpec& a, const CheckpointSpec& b) {
          a.grace_s == b.grace_s;
 }
 bool operator==(const ResourcesSpec& a, const ResourcesSpec& b) {
-  return a.gpu == b.gpu && a.gpus == b.gpus && a.gpus_auto == b.gpus_auto && a.memory_mb == b.memory_mb;
+  return a.gpu == b.gpu && a.gpus == b.gpus && a.gpus_auto == b.gpus_auto && a.memory_mb == b.memory_mb &&
+         a.nodes == b.nodes;
 }
 bool operator==(const RuntimeEstimate& a, const RuntimeEstimate& b) {
   return a.hours == b.hours && a.gpu == b.gpu && a.model == b.model;

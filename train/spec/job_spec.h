@@ -97,7 +97,13 @@ struct ResourcesSpec {
   // smallest count whose memory per GPU holds the workload; `gpus` is then 1.
   bool gpus_auto = false;
   int64_t memory_mb = 0;       // the program's address-space limit (RLIMIT_AS); 0: none
+  // Machines the job runs on at once (a gang: docs/job-spec.md, "Jobs across machines"), each with
+  // `gpus` of `gpu`; more than 1 only for a command job. All nodes are leased together or none.
+  int nodes = 1;
 };
+
+// The most machines one gang may span.
+inline constexpr int kMaxNodes = 64;
 
 // A command job's runtime hint: about `hours` on one `gpu` (a GPU model; empty: any), and/or the
 // workload as a transformer (`model`), from which the cost model estimates memory and compute.
