@@ -42,7 +42,7 @@ std::string Agent::rendezvous_address() {
   if (found.error().message != address_problem_) {
     address_problem_ = found.error().message;
     log_ << "jobctl-worker: cannot find this machine's address toward " << options_.server << " ("
-         << address_problem_ << "); registering without one (no job across machines is offered; --address sets it)\n";
+         << address_problem_ << "); registering without one (jobs across machines need it; --address sets it)\n";
   }
   return {};
 }
@@ -60,7 +60,7 @@ int Agent::rendezvous_port() {
   if (why != port_problem_) {
     port_problem_ = why;
     log_ << "jobctl-worker: asking for work without a free port (" << why
-         << "): this worker cannot be a gang's rank 0\n";
+         << "; a gang's rank 0 needs one)\n";
   }
   return 0;
 }
