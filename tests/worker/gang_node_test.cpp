@@ -391,7 +391,7 @@ TEST(RendezvousEndpoint, TheLocalAddressTowardALoopbackDaemonIsLoopback) {
 TEST(RendezvousEndpoint, AnAddressIsAHostNameOrIpWithoutSpacesOrCommas) {
   for (const char* good : {"10.0.3.7", "gpu-box-1.example.com", "::1", "fe80::1%eth0"})
     EXPECT_TRUE(check_rendezvous_address(good)) << good;
-  for (const std::string bad : {std::string(), std::string("gpu box"), std::string("a,b"), std::string("a\tb"),
+  for (const std::string& bad : {std::string(), std::string("gpu box"), std::string("a,b"), std::string("a\tb"),
                                 std::string(256, 'a')}) {
     auto st = check_rendezvous_address(bad);
     ASSERT_FALSE(st) << bad;
