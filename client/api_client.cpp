@@ -129,7 +129,7 @@ Expected<json> ApiClient::register_worker(const json& body) {
 }
 
 Expected<std::optional<json>> ApiClient::lease(int64_t worker_id, int wait_s,
-                                               const std::optional<std::vector<int>>& free_gpus) {
+                                               const std::optional<std::vector<int>>& free_gpus, int port) {
   // The server holds the request for up to wait_s; allow that plus a margin.
   const long timeout_ms = static_cast<long>(wait_s) * 1000 + 15000;
   std::string path = "/v1/workers/" + std::to_string(worker_id) + "/lease?wait_s=" + std::to_string(wait_s);
@@ -137,6 +137,7 @@ Expected<std::optional<json>> ApiClient::lease(int64_t worker_id, int wait_s,
     path += "&free_gpus=";
     for (size_t i = 0; i < free_gpus->size(); ++i) path += (i ? "," : "") + std::to_string((*free_gpus)[i]);
   }
+  if (port > 0) path += "&port=" + std::to_string(port);
   auto r = http_.request("POST", path, "{}", timeout_ms);
   if (!r) return r.error();
   if (r->status == 204) return std::optional<json>{};

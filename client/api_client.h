@@ -56,9 +56,11 @@ class ApiClient {
   Expected<nlohmann::json> register_worker(const nlohmann::json& body);
   void set_worker_secret(std::string secret) { http_.set_worker_secret(std::move(secret)); }
   // Long-polls for up to wait_s seconds; nullopt when no job was offered (HTTP 204).
-  // `free_gpus`: the indices of the worker's GPUs free now (none given: all).
+  // `free_gpus`: the indices of the worker's GPUs free now (none given: all). `port`: a TCP port
+  // free on the worker's address (a gang's master port if it becomes rank 0); 0: not sent.
   Expected<std::optional<nlohmann::json>> lease(int64_t worker_id, int wait_s,
-                                                const std::optional<std::vector<int>>& free_gpus = std::nullopt);
+                                                const std::optional<std::vector<int>>& free_gpus = std::nullopt,
+                                                int port = 0);
   Expected<nlohmann::json> heartbeat(int64_t job_id, const nlohmann::json& body);
   Expected<nlohmann::json> complete(int64_t job_id, const nlohmann::json& body);
   Expected<nlohmann::json> fail(int64_t job_id, const nlohmann::json& body);

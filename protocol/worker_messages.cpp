@@ -263,16 +263,24 @@ Expected<LeaseOffer> lease_offer_from_json(const json& body) {
     if (!rank) return rank.error();
     auto nodes = answer_int(*g, "nodes");
     if (!nodes) return nodes.error();
+    // (Read as typed fields: a mistyped one is an error, never an exception.)
+    auto master_port = answer_int(*g, "master_port");
+    if (!master_port) return master_port.error();
+    auto gpus_per_node = answer_int(*g, "gpus_per_node");
+    if (!gpus_per_node) return gpus_per_node.error();
+    auto master_addr = g->find("master_addr");
+    if (master_addr == g->end() || !master_addr->is_string())
+      return make_error(ErrorCode::invalid_argument, "the answer's master_addr is not a string", "master_addr");
     gang.rank = static_cast<int>(*rank);
     gang.nodes = static_cast<int>(*nodes);
+    gang.master_addr = master_addr->get<std::string>();
+    gang.master_port = static_cast<int>(*master_port);
+    gang.gpus_per_node = static_cast<int>(*gpus_per_node);
     if (auto a = g->find("addrs"); a != g->end() && a->is_array())
       for (const auto& addr : *a)
         if (addr.is_string()) gang.addrs.push_back(addr.get<std::string>());
-    gang.master_addr = g->value("master_addr", std::string());
-    gang.master_port = g->value("master_port", 0);
-    gang.gpus_per_node = g->value("gpus_per_node", 0);
-    if (gang.rank < 0 || gang.nodes < 1 || gang.rank >= gang.nodes ||
-        gang.addrs.size() != static_cast<size_t>(gang.nodes))
+    if (*rank < 0 || *nodes < 1 || *rank >= *nodes || *nodes > 65536 ||
+        gang.addrs.size() != static_cast<size_t>(*nodes))
       return make_error(ErrorCode::invalid_argument, "the lease's gang is inconsistent (rank, nodes, addrs)", "gang");
     m.gang = std::move(gang);
   }

@@ -12,6 +12,7 @@
 #include "base/mutex.h"
 #include "base/retry.h"
 #include "protocol/worker_messages.h"
+#include "worker/rendezvous_endpoint.h"
 
 namespace jobctl::worker {
 
@@ -31,12 +32,51 @@ std::string seconds_text(std::chrono::milliseconds d) { return fixed_decimal(sta
 
 }  // namespace
 
+std::string Agent::rendezvous_address() {
+  if (!options_.address.empty()) return options_.address;
+  auto found = local_address_toward(options_.server);
+  if (found) {
+    address_problem_.clear();
+    return *found;
+  }
+  if (found.error().message != address_problem_) {
+    address_problem_ = found.error().message;
+    log_ << "jobctl-worker: cannot find this machine's address toward " << options_.server << " ("
+         << address_problem_ << "); registering without one (jobs across machines need it; --address sets it)\n";
+  }
+  return {};
+}
+
+int Agent::rendezvous_port() {
+  std::string why;
+  if (address_.empty()) {
+    why = "no address registered";
+  } else if (auto port = free_tcp_port(address_)) {
+    port_problem_.clear();
+    return *port;
+  } else {
+    why = port.error().message;
+  }
+  if (why != port_problem_) {
+    port_problem_ = why;
+    log_ << "jobctl-worker: asking for work without a free port (" << why
+         << "; a gang's rank 0 needs one)\n";
+  }
+  return 0;
+}
+
 bool Agent::register_worker(client::ApiClient& api, std::initializer_list<client::ApiClient*> clients) {
   if (stop_.requested()) return false;
-  const json body{{"name", options_.name}, {"capabilities", options_.capabilities}};
+  json body{{"name", options_.name}, {"capabilities", options_.capabilities}};
+  // Found again at each attempt: the route toward jobctld may appear only once it is reachable.
   auto r = retry(
       kDaemonRetry, [this](std::chrono::milliseconds d) { return stop_.wait_for(d); },
-      [&] { return api.register_worker(body); },
+      [&] {
+        address_ = rendezvous_address();
+        if (address_.empty()) body["capabilities"].erase("address");
+        else body["capabilities"]["address"] = address_;
+        return api.register_worker(body);
+      },
       [](const Expected<json>& answer) { return !answer && answer.error().code != ErrorCode::invalid_argument; },
       [this](const Expected<json>& answer, int, std::chrono::milliseconds pause) {
         log_ << "jobctl-worker: cannot register yet: " << answer.error().message << "; retrying in "
@@ -61,7 +101,7 @@ bool Agent::register_worker(client::ApiClient& api, std::initializer_list<client
   max_lease_wait_s_ = registered->max_lease_wait_s;
   log_ << "jobctl-worker: registered with " << options_.server << " as worker " << worker_id_ << " ("
        << options_.name << ", " << options_.capabilities["gpus"].size() << " GPU(s), " << std::max(1, options_.slots)
-       << " slot(s))\n";
+       << " slot(s)" << (address_.empty() ? std::string() : ", address " + address_) << ")\n";
   return true;
 }
 
@@ -123,7 +163,7 @@ int Agent::run() {
     // The slot's previous job thread has ended its work; collect it.
     if (slots.threads[static_cast<size_t>(slot)].joinable()) slots.threads[static_cast<size_t>(slot)].join();
     const int wait_s = std::clamp(options_.max_wait_s, 0, std::max(0, max_lease_wait_s_));
-    auto r = poll_api.lease(worker_id_, wait_s, free_gpus);
+    auto r = poll_api.lease(worker_id_, wait_s, free_gpus, rendezvous_port());
     if (!r) {
       if (stop_.requested()) break;
       if (r.error().code == ErrorCode::not_found || r.error().code == ErrorCode::permission_denied) {

@@ -3,7 +3,11 @@
 // JobRunner on its own thread, until stopped. A GPU worker has one slot per GPU and tells the
 // daemon which GPUs are free when it asks; the lease names the ones the job takes (a 4-GPU
 // worker runs up to four 1-GPU jobs, or a 2-GPU one and two 1-GPU ones), and the job sees only
-// those (CUDA_VISIBLE_DEVICES). A CPU worker has one slot unless told otherwise (--slots). If the
+// those (CUDA_VISIBLE_DEVICES). A CPU worker has one slot unless told otherwise (--slots). It
+// registers the address the other nodes of a gang reach it at (--address, else the local address
+// of its connections toward jobctld) and sends a TCP port free there with every lease request
+// (worker/rendezvous_endpoint.h): a job across machines (a gang) gives its program the
+// rendezvous (JobRunner). If the
 // daemon no longer knows this worker (404: e.g. a new database) or refuses its secret, it
 // registers again. Registering returns the worker's own secret, which every later call (lease,
 // heartbeats, reports, checkpoint transfers) carries (docs/security.md). Transport failures back
@@ -34,6 +38,7 @@ struct AgentOptions {
   std::string token;             // API token sent as Authorization: Bearer (auth: docs/security.md)
   std::string name;              // shown in `jobctl workers`
   nlohmann::json capabilities;   // capabilities_json(...)
+  std::string address;           // registered as capabilities.address (--address); empty: found at registration
   int max_wait_s = 30;           // long-poll length asked for (capped by the daemon's maximum)
   int max_jobs = 0;              // stop after this many jobs (0: no limit; for tests)
   int slots = 1;                 // jobs run at once
@@ -51,6 +56,12 @@ class Agent {
  private:
   // Registers (again), retrying until the daemon answers; the new secret is set on `clients`.
   bool register_worker(client::ApiClient& api, std::initializer_list<client::ApiClient*> clients);
+  // The address registered: --address, else the local address toward jobctld (empty, logged,
+  // when it cannot be found: the worker then registers none).
+  std::string rendezvous_address();
+  // A TCP port free on the registered address for the next lease request; 0 (logged when the
+  // reason is new) when there is none.
+  int rendezvous_port();
 
   AgentOptions options_;
   const StopSource& stop_;
@@ -59,6 +70,9 @@ class Agent {
   std::string worker_secret_;  // from registering; every later call carries it
   int heartbeat_interval_s_ = 2;
   int max_lease_wait_s_ = 30;
+  std::string address_;         // the address registered ("" for none)
+  std::string address_problem_;  // why the last one could not be found (logged once)
+  std::string port_problem_;     // why the last lease request went without a port (logged once)
 };
 
 }  // namespace jobctl::worker

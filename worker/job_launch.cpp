@@ -30,11 +30,13 @@ Status give_tree(const fs::path& root, const process::Credentials& who) {
   return {};
 }
 
-// The job protocol's environment (docs/job-protocol.md); JOBCTL_RESUME_FROM only when resuming
-// (removed otherwise, so that one in the worker's own environment never leaks in).
+// The job protocol's environment (docs/job-protocol.md); JOBCTL_RESUME_FROM only when resuming and
+// a gang's variables only for a job across machines (removed otherwise, so that those in the
+// worker's own environment never leak in).
 std::vector<std::string> job_environment(int64_t job_id, const JobProgram& program, const RunnerOptions& options,
                                          const fs::path& out_dir, const fs::path& output_dir,
-                                         const std::optional<std::string>& resume_path) {
+                                         const std::optional<std::string>& resume_path,
+                                         const std::optional<protocol::GangRendezvous>& gang) {
   std::vector<std::string> env = program.env;
   // The worker's credentials never reach the program (docs/security.md): its API token leaves
   // the environment (the worker secret lives only in this process's memory).
@@ -43,6 +45,18 @@ std::vector<std::string> job_environment(int64_t job_id, const JobProgram& progr
   env.push_back("JOBCTL_CHECKPOINT_DIR=" + out_dir.string());
   env.push_back("JOBCTL_OUTPUT_DIR=" + output_dir.string());
   env.push_back(resume_path ? "JOBCTL_RESUME_FROM=" + *resume_path : std::string("JOBCTL_RESUME_FROM"));
+  const auto gang_variable = [&](const char* name, const std::string& value) {
+    env.push_back(gang ? std::string(name) + "=" + value : std::string(name));
+  };
+  std::string addrs;
+  if (gang)
+    for (const auto& a : gang->addrs) addrs += (addrs.empty() ? "" : ",") + a;
+  gang_variable("JOBCTL_NODE_RANK", gang ? std::to_string(gang->rank) : "");
+  gang_variable("JOBCTL_NUM_NODES", gang ? std::to_string(gang->nodes) : "");
+  gang_variable("JOBCTL_NODE_ADDRS", addrs);
+  gang_variable("JOBCTL_MASTER_ADDR", gang ? gang->master_addr : "");
+  gang_variable("JOBCTL_MASTER_PORT", gang ? std::to_string(gang->master_port) : "");
+  gang_variable("JOBCTL_GPUS_PER_NODE", gang ? std::to_string(gang->gpus_per_node) : "");
   if (!options.gpu_indices.empty()) {
     // nvidia-smi numbers GPUs in PCI bus order; make CUDA agree before picking them.
     env.push_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");
@@ -58,10 +72,12 @@ std::vector<std::string> job_environment(int64_t job_id, const JobProgram& progr
 fs::path job_output_dir(const fs::path& dir) { return dir / "outputs"; }
 
 Expected<LaunchedJob> launch_job(int64_t job_id, int64_t epoch, const JobProgram& program, const RunnerOptions& options,
-                                 const fs::path& dir, const std::optional<std::string>& resume_path, std::ostream& log) {
+                                 const fs::path& dir, const std::optional<std::string>& resume_path,
+                                 const std::optional<protocol::GangRendezvous>& gang, std::ostream& log) {
   const fs::path out_dir = dir / "out";
   const fs::path output_dir = job_output_dir(dir);
-  const std::vector<std::string> env = job_environment(job_id, program, options, out_dir, output_dir, resume_path);
+  const std::vector<std::string> env =
+      job_environment(job_id, program, options, out_dir, output_dir, resume_path, gang);
   std::error_code ec;
   for (const fs::path& d : {out_dir, output_dir}) {
     fs::create_directories(d, ec);

@@ -1,5 +1,6 @@
 // Starts one attempt of a leased job's program (docs/job-protocol.md): its environment (the job
-// protocol's variables, the GPUs it may see, never the worker's credentials), its folders (given
+// protocol's variables, a gang's rendezvous, the GPUs it may see, never the worker's credentials),
+// its folders (given
 // to the job's user under --run-as), its containment (a cgroup of its own where the machine has
 // one, else its session: worker/job_containment.h), and the child process itself.
 //
@@ -15,6 +16,7 @@
 
 #include "base/expected.h"
 #include "process/child.h"
+#include "protocol/worker_messages.h"
 #include "worker/job_containment.h"
 #include "worker/job_program.h"
 
@@ -30,9 +32,12 @@ struct LaunchedJob {
 std::filesystem::path job_output_dir(const std::filesystem::path& dir);
 
 // `dir`: the job's folder (its spec; checkpoints go to dir/out); `resume_path`: the checkpoint to
-// resume from (JOBCTL_RESUME_FROM), if any. Errors carry the message the job fails with.
+// resume from (JOBCTL_RESUME_FROM), if any; `gang`: a job across machines' rendezvous
+// (JOBCTL_NODE_RANK, JOBCTL_NUM_NODES, JOBCTL_NODE_ADDRS, JOBCTL_MASTER_ADDR, JOBCTL_MASTER_PORT,
+// JOBCTL_GPUS_PER_NODE), none for a job on one machine. Errors carry the message the job fails with.
 Expected<LaunchedJob> launch_job(int64_t job_id, int64_t epoch, const JobProgram& program,
                                  const RunnerOptions& options, const std::filesystem::path& dir,
-                                 const std::optional<std::string>& resume_path, std::ostream& log);
+                                 const std::optional<std::string>& resume_path,
+                                 const std::optional<protocol::GangRendezvous>& gang, std::ostream& log);
 
 }  // namespace jobctl::worker

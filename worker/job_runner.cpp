@@ -45,6 +45,7 @@ Expected<Lease> JobRunner::lease_from_json(const json& j) {
   l.spec_json = std::move(offer->spec_json);
   if (offer->resume) l.resume = StoredCheckpoint{offer->resume->step, offer->resume->bytes, offer->resume->crc32c};
   l.gpus = std::move(offer->gpus);
+  l.gang = std::move(offer->gang);
   return l;
 }
 
@@ -175,15 +176,20 @@ RunOutcome JobRunner::attempt(const Lease& lease, LeaseReporter& reporter, Outpu
                               const std::vector<std::string>& setup_log) {
   auto program = program_for(lease.spec_json, dir / "spec.json", options_);
   if (!program) return fail_job(reporter, program.error().message);
-  auto job = launch_job(lease.job_id, lease.epoch, *program, options_, dir, resume_path, log_);
+  auto job = launch_job(lease.job_id, lease.epoch, *program, options_, dir, resume_path, lease.gang, log_);
   if (!job) return fail_job(reporter, job.error().message);
-  log_ << "jobctl-worker: job " << lease.job_id << " (" << lease.name << ", lease epoch " << lease.epoch << ") started "
-       << program->label << " as pid " << job->child->pid() << " in " << program->cwd.string() << "\n";
+  const int rank = lease.gang ? lease.gang->rank : 0;
+  std::string place;
+  if (lease.gang)
+    place = ", rank " + std::to_string(rank) + " of " + std::to_string(lease.gang->nodes) + " nodes, master " +
+            lease.gang->master_addr + ":" + std::to_string(lease.gang->master_port);
+  log_ << "jobctl-worker: job " << lease.job_id << " (" << lease.name << ", lease epoch " << lease.epoch << place
+       << ") started " << program->label << " as pid " << job->child->pid() << " in " << program->cwd.string() << "\n";
 
   JobProtocol protocol;
   const SystemClock wall_clock;  // stamps each output line when it is read
   PendingLog pending_log(kPendingLog, wall_clock);
-  for (const auto& line : setup_log) pending_log.append(line);
+  for (const auto& line : setup_log) pending_log.append(rank_log_prefix(rank) + line);
   HeartbeatSender heartbeats(heartbeat_options(lease), pending_log, log_);
   // Every checkpoint the program writes goes to the daemon at once, on the uploader's thread (the
   // final one excepted: the job completes with it). A fenced-off upload means the lease is gone.
@@ -191,7 +197,7 @@ RunOutcome JobRunner::attempt(const Lease& lease, LeaseReporter& reporter, Outpu
   CheckpointHandoff checkpoints(uploader, *program, dir, options_, lease.job_id, log_);
   const Supervised supervised =
       JobSupervisor({*job, *program, protocol, heartbeats, pending_log, checkpoints, uploader, stop_}, lease.job_id,
-                    resume_path.has_value(), log_)
+                    resume_path.has_value(), rank, log_)
           .run();
   // The last of the log goes with a last heartbeat, before the outcome is reported (the lease
   // still holds), unless jobctld does not answer in time.
@@ -208,7 +214,14 @@ RunOutcome JobRunner::attempt(const Lease& lease, LeaseReporter& reporter, Outpu
                          .resuming = resume_path.has_value(),
                          .keep_work_dir = options_.keep_work_dirs,
                          .job_dir = dir,
-                         .upload_outputs = [&outputs] { outputs.upload(); }},
+                         .upload_outputs =
+                             [&] {
+                               // A gang's outputs are rank 0's (its other nodes write the same files, or none).
+                               if (rank == 0) outputs.upload();
+                               else
+                                 log_ << "jobctl-worker: job " << lease.job_id << ": rank " << rank
+                                      << " uploads no outputs (rank 0 stores the job's)\n";
+                             }},
                         resume_refused, log_);
 }
 

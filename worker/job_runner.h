@@ -24,6 +24,13 @@
 // deletes it and records a `checkpoint_rejected` event) and tries the previous one, then a fresh
 // start; the job is reported failed only when the fresh start fails (docs/recovery.md).
 //
+// A job across machines (a lease with a gang; docs/job-protocol.md, "What the worker gives the
+// program") runs the same way on every node, its program told the rendezvous (job_launch.h). Rank
+// 0 reports for the job. A node of rank > 0 restores the stored outputs and downloads the checkpoint to resume
+// from like any lease, heartbeats, and reports its own outcome under its own lease, but uploads no
+// checkpoint and no output and sends no progress: its progress lines become log lines, and every
+// line of its log is prefixed "[rank N] ".
+//
 // Ownership and thread safety: borrows the ApiClient and the StopSource; run() on one thread (it
 // starts the job's heartbeat and upload threads and joins them before it returns).
 #pragma once
@@ -58,6 +65,7 @@ struct Lease {
   std::string spec_json;
   std::optional<StoredCheckpoint> resume;  // the newest stored checkpoint, when the job has one
   std::vector<int> gpus;                   // the worker's GPUs the job takes (the daemon names them)
+  std::optional<protocol::GangRendezvous> gang;  // a job across machines: this node's place in it
 };
 
 class JobRunner {

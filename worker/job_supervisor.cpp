@@ -16,23 +16,51 @@ constexpr size_t kLogTail = 4096;
 
 }  // namespace
 
-JobSupervisor::JobSupervisor(Parts parts, int64_t job_id, bool resuming, std::ostream& log)
+std::string rank_log_prefix(int rank) { return rank > 0 ? "[rank " + std::to_string(rank) + "] " : std::string(); }
+
+JobSupervisor::JobSupervisor(Parts parts, int64_t job_id, bool resuming, int rank, std::ostream& log)
     : p_(parts),
       stopper_(*parts.job.child, std::chrono::milliseconds(parts.program.grace_ms)),
       job_id_(job_id),
       resuming_(resuming),
+      rank_(rank),
+      log_prefix_(rank_log_prefix(rank)),
       log_(log) {}
 
 void JobSupervisor::append_log(const std::string& line) {
-  log_ << "[job " << job_id_ << "] " << line << "\n";
-  log_tail_ += line;
+  const std::string sent = log_prefix_ + line;
+  log_ << "[job " << job_id_ << "] " << sent << "\n";
+  log_tail_ += sent;
   log_tail_ += '\n';
   if (log_tail_.size() > kLogTail) log_tail_.erase(0, log_tail_.size() - kLogTail);
-  p_.pending_log.append(line);
+  p_.pending_log.append(sent);
 }
 
 void JobSupervisor::on_stdout_line(const std::string& line) {
-  switch (p_.protocol.apply(line)) {
+  const JobProtocol::Kind kind = p_.protocol.apply(line);
+  if (kind == JobProtocol::Kind::checkpoint && (rank_ > 0 || stopper_.reason() == StopReason::lost)) {
+    // Rank 0 stores the job's checkpoints; a lost lease stores nothing more.
+    log_ << "jobctl-worker: job " << job_id_ << ": checkpoint " << p_.protocol.last_checkpoint()->at("path").dump()
+         << " not uploaded: "
+         << (rank_ > 0 ? "rank " + std::to_string(rank_) + " leaves the job's checkpoints to rank 0"
+                       : std::string("the lease is lost"))
+         << "\n";
+    return;
+  }
+  if (rank_ > 0) {
+    // The job's progress is rank 0's: this node's progress is only its log.
+    switch (kind) {
+      case JobProtocol::Kind::start:
+      case JobProtocol::Kind::epoch:
+      case JobProtocol::Kind::progress:
+      case JobProtocol::Kind::done:
+        append_log(line);
+        return;
+      default:
+        break;
+    }
+  }
+  switch (kind) {
     case JobProtocol::Kind::start:
     case JobProtocol::Kind::epoch:
       p_.heartbeats.set_progress(p_.protocol.progress());

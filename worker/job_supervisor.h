@@ -7,6 +7,11 @@
 // heartbeats go out on their own thread (worker/heartbeat_sender.h), which wakes the loop through
 // its wake_fd() when an answer changes the job's course.
 //
+// On a node of rank > 0 of a job across machines the job's progress and checkpoints are rank 0's:
+// its `progress`, `start`, `epoch` and `done` lines become log lines, its `checkpoint` lines are
+// ignored (and logged), and every log line is prefixed "[rank N] ". Once the lease is lost, a
+// checkpoint the program still announces is not uploaded either.
+//
 // Ownership and thread safety: borrows everything it is given; run() once, on the runner's thread.
 #pragma once
 
@@ -27,6 +32,10 @@
 #include "worker/stop_source.h"
 
 namespace jobctl::worker {
+
+// The prefix of every log line a node of rank `rank` sends ("[rank 2] "; "" for rank 0 and a job
+// on one machine).
+std::string rank_log_prefix(int rank);
 
 // How the program ended.
 struct Supervised {
@@ -49,7 +58,8 @@ class JobSupervisor {
     const StopSource& stop;
   };
   // `resuming`: the attempt resumes from a checkpoint (its first step is logged: bench/recovery).
-  JobSupervisor(Parts parts, int64_t job_id, bool resuming, std::ostream& log);
+  // `rank`: this node's in a job across machines (0 for a job on one machine).
+  JobSupervisor(Parts parts, int64_t job_id, bool resuming, int rank, std::ostream& log);
 
   // Runs until both pipes are closed and the program has ended (killed when it outlives its grace).
   Supervised run();
@@ -68,6 +78,8 @@ class JobSupervisor {
   JobStopper stopper_;
   const int64_t job_id_;
   const bool resuming_;
+  const int rank_;
+  const std::string log_prefix_;
   std::ostream& log_;
   process::LineSplitter out_lines_, err_lines_;
   std::string log_tail_;

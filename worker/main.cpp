@@ -17,6 +17,7 @@
 #include "worker/capabilities.h"
 #include "worker/job_containment.h"
 #include "worker/notice_poller.h"
+#include "worker/rendezvous_endpoint.h"
 #include "worker/stop_source.h"
 #include "worker/token_source.h"
 
@@ -114,6 +115,10 @@ int main(int argc, char** argv) {
                  "<provider>:<instance id> on a cloud instance or Slurm job, else /etc/machine-id and the "
                  "worker's name; \"\" for none")
       ->envname("JOBCTL_MACHINE_ID");
+  auto* address_option = app.add_option(
+      "--address", opts.address,
+      "host name or IP where the other machines of a job across machines (a gang) reach this one; registered "
+      "as capabilities.address. Default: the local address of this machine's connection toward --server");
   int upload_attempts = 5;
   app.add_option("--upload-attempts", upload_attempts, "tries per checkpoint upload (pauses from 0.25 s doubling, with jitter)")
       ->check(CLI::Range(1, 100));
@@ -136,6 +141,11 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   opts.runner.device = device;
   opts.runner.transfer.retry.max_attempts = upload_attempts;
+  if (address_option->count() > 0)
+    if (auto st = check_rendezvous_address(opts.address); !st) {
+      std::cerr << "jobctl-worker: --" << st.error().message << "\n";
+      return 2;
+    }
   if (token_option->count() > 0) {
     std::cerr << "jobctl-worker: --token is refused: the command line of a process is visible to every user "
                  "(ps, /proc/<pid>/cmdline); use --token-file FILE (mode 0600) or JOBCTL_TOKEN\n";

@@ -63,6 +63,25 @@ TEST(WorkerMessages, AnswersRoundTrip) {
   EXPECT_EQ(back->resume->bytes, 1234);
   EXPECT_EQ(back->resume->crc32c, 0x0a0b0c0du);
   EXPECT_EQ(back->gpus, (std::vector<int>{1, 3}));
+  EXPECT_FALSE(back->gang);  // a job on one machine
+  EXPECT_FALSE(to_json(offer).contains("gang"));
+
+  offer.gang = GangRendezvous{.rank = 2,
+                              .nodes = 3,
+                              .addrs = {"10.0.0.1", "10.0.0.2", "gpu-box-3"},
+                              .master_addr = "10.0.0.1",
+                              .master_port = 29500,
+                              .gpus_per_node = 8};
+  auto gang = lease_offer_from_json(to_json(offer));
+  ASSERT_TRUE(gang) << gang.error().message;
+  ASSERT_TRUE(gang->gang);
+  EXPECT_EQ(gang->gang->rank, 2);
+  EXPECT_EQ(gang->gang->nodes, 3);
+  EXPECT_EQ(gang->gang->addrs, (std::vector<std::string>{"10.0.0.1", "10.0.0.2", "gpu-box-3"}));
+  EXPECT_EQ(gang->gang->master_addr, "10.0.0.1");
+  EXPECT_EQ(gang->gang->master_port, 29500);
+  EXPECT_EQ(gang->gang->gpus_per_node, 8);
+  EXPECT_EQ(gang->job_id, 41);
 
   auto reply = heartbeat_reply_from_json(to_json(HeartbeatReply{.cancel = false, .move = true, .lease_expires_ms = 9}));
   ASSERT_TRUE(reply);
@@ -121,6 +140,34 @@ TEST(WorkerMessages, ReportDecodersNameTheFieldTheyRefuse) {
   auto released = preemption_report_from_json(json{{"worker_id", 1}, {"epoch", 1}});
   ASSERT_TRUE(released);
   EXPECT_EQ(released->reason, "worker released the job");
+}
+
+TEST(WorkerMessages, AnInconsistentGangIsAnError) {
+  const json good = {{"rank", 1},          {"nodes", 2},           {"addrs", {"10.0.0.1", "10.0.0.2"}},
+                     {"master_addr", "10.0.0.1"}, {"master_port", 29500}, {"gpus_per_node", 1}};
+  const auto offer_with = [](const json& gang) { return json{{"job_id", 4}, {"epoch", 1}, {"gang", gang}}; };
+  ASSERT_TRUE(lease_offer_from_json(offer_with(good)));
+  const auto refusal = [&](const char* key, const json& value) {
+    json gang = good;
+    gang[key] = value;
+    auto r = lease_offer_from_json(offer_with(gang));
+    return r ? std::string("(accepted)") : r.error().field;
+  };
+  EXPECT_EQ(refusal("rank", 2), "gang");   // rank >= nodes
+  EXPECT_EQ(refusal("rank", -1), "gang");
+  EXPECT_EQ(refusal("nodes", 0), "gang");
+  EXPECT_EQ(refusal("nodes", 3), "gang");  // three nodes, two addresses
+  EXPECT_EQ(refusal("addrs", {"10.0.0.1"}), "gang");
+  EXPECT_EQ(refusal("addrs", {"10.0.0.1", 7}), "gang");  // an address that is not a string
+  EXPECT_EQ(refusal("rank", "0"), "rank");
+  EXPECT_EQ(refusal("master_port", "29500"), "master_port");
+  EXPECT_EQ(refusal("master_addr", 1), "master_addr");
+  EXPECT_EQ(refusal("gpus_per_node", json()), "gpus_per_node");
+  auto bad = lease_offer_from_json(offer_with(json{{"rank", 2}, {"nodes", 2}, {"addrs", {"a", "b"}},
+                                                   {"master_addr", "a"}, {"master_port", 1}, {"gpus_per_node", 0}}));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(bad.error().message.find("gang is inconsistent"), std::string::npos) << bad.error().message;
 }
 
 TEST(WorkerMessages, AnswersWithoutTheirRequiredFieldsAreErrors) {
