@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
-"""Runs train_ddp.py as a gang of N processes on this machine, outside jobctl, and prints rank 0's
-result line.
+"""Runs train_ddp.py as a gang of N processes on this machine, outside jobctl; prints rank 0's result.
 
 Each rank gets the environment jobctl-worker gives a gang member (docs/job-protocol.md, "Jobs
 across machines"): JOBCTL_NODE_RANK, JOBCTL_NUM_NODES, JOBCTL_NODE_ADDRS and JOBCTL_MASTER_ADDR
@@ -196,7 +195,7 @@ def run(nproc, train_args, folder, timeout_s, stop_after_step=None, stop_ranks=N
     codes = wait_all(ranks, deadline, stop_after_step, stop_ranks)
     if any(r.events("result") for r in ranks):
         raise RunFailed(f"the run finished before the stop after step {stop_after_step} reached it: "
-                        "give a later step, more steps or --step-ms")
+                        "give an earlier step, more steps or --step-ms")
     expected = [0 if r.rank in stop_ranks else PEER_STOPPED_EXIT for r in ranks]
     if codes != expected:
         detail = "\n".join(f"rank {r.rank}:\n{r.stderr()[-2000:]}" for r in ranks)
