@@ -11,7 +11,7 @@
 #  5. The release build runs every other label: integration, e2e, accuracy, fuzz, browser, slurm
 #     (a one-node Slurm cluster per test program: scripts/slurm-cluster.sh), cuda (CUDA tests
 #     skip, saying so, on a machine without a GPU), torch (the memory estimate against Debian's
-#     python3-torch).
+#     python3-torch; the data-parallel example's determinism over 2 processes).
 #
 # Environment: JOBCTL_JOBS (parallel build and unit-test jobs, default: cores), JOBCTL_TEST_JOBS
 # (parallel tests in step 5, default: twice the cores), JOBCTL_BUILD_DIR (default: build).

@@ -15,56 +15,19 @@ Run it alone:  python3 examples/pytorch/train.py --steps 300
 As a job:      jobctl submit --workdir examples/pytorch -- python3 train.py --steps 300
 """
 import argparse
-import gzip
-import hashlib
-import json
 import os
 import signal
-import struct
 import sys
 import time
 
+# The folder is packed as a code bundle, and tests run the program from the source tree: no
+# __pycache__ written beside it.
+sys.dont_write_bytecode = True
+
 import torch
 
-DEFAULT_DATA = "/usr/share/datasets/fashion-mnist"
-
-
-def emit(event, **fields):
-    print(json.dumps({"event": event, **fields}), flush=True)
-
-
-def read_idx(path):
-    """An idx file (gzipped or plain) as a uint8 tensor of its shape."""
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    zero, dtype, ndim = struct.unpack(">HBB", data[:4])
-    if zero != 0 or dtype != 0x08:
-        raise ValueError(f"{path}: not an unsigned-byte idx file")
-    dims = struct.unpack(">" + "I" * ndim, data[4:4 + 4 * ndim])
-    return torch.frombuffer(bytearray(data[4 + 4 * ndim:]), dtype=torch.uint8).reshape(dims)
-
-
-def find(data_dir, name):
-    for candidate in (name + ".gz", name):
-        path = os.path.join(data_dir, candidate)
-        if os.path.exists(path):
-            return path
-    raise FileNotFoundError(f"{name}(.gz) not found in {data_dir}")
-
-
-def load(data_dir, split, limit):
-    images = read_idx(find(data_dir, f"{split}-images-idx3-ubyte"))[:limit]
-    labels = read_idx(find(data_dir, f"{split}-labels-idx1-ubyte"))[:limit]
-    return images.reshape(len(images), -1).float().div_(255.0), labels.long()
-
-
-def weights_sha256(model):
-    h = hashlib.sha256()
-    for name, tensor in sorted(model.state_dict().items()):
-        h.update(name.encode())
-        h.update(tensor.detach().contiguous().numpy().tobytes())
-    return h.hexdigest()
+import fashion_mnist
+from job_protocol import RESUME_REFUSED_EXIT, CheckpointWriter, emit, resume, weights_sha256
 
 
 def main():
@@ -80,7 +43,7 @@ def main():
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--step-delay", type=float, default=0.0,
                    help="seconds to sleep after each step (tests: a run long enough to interrupt)")
-    p.add_argument("--data-dir", default=os.environ.get("FASHION_MNIST_DIR", DEFAULT_DATA))
+    p.add_argument("--data-dir", default=os.environ.get("FASHION_MNIST_DIR", fashion_mnist.DEFAULT_DATA))
     args = p.parse_args()
 
     # One thread and deterministic kernels: the bits do not depend on the machine's cores.
@@ -93,49 +56,33 @@ def main():
 
     ckpt_dir = os.environ.get("JOBCTL_CHECKPOINT_DIR", "checkpoints")
 
-    x_train, y_train = load(args.data_dir, "train", args.train_samples)
-    x_test, y_test = load(args.data_dir, "t10k", args.test_samples)
+    x_train, y_train = fashion_mnist.load(args.data_dir, "train", args.train_samples)
+    x_test, y_test = fashion_mnist.load(args.data_dir, "t10k", args.test_samples)
 
-    model = torch.nn.Sequential(torch.nn.Linear(784, args.hidden), torch.nn.ReLU(), torch.nn.Linear(args.hidden, 10))
+    model = fashion_mnist.mlp(args.hidden)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     step = 0
 
-    resume = os.environ.get("JOBCTL_RESUME_FROM")
-    if resume:
-        try:
-            state = torch.load(resume, map_location="cpu")
-            model.load_state_dict(state["model"])
-            opt.load_state_dict(state["optimizer"])
-            step = int(state["step"])
-        except Exception as e:  # the worker falls back to an older checkpoint
-            emit("error", message=f"cannot resume from {resume}: {e}", resume_refused=True)
-            return 4
-        print(f"resumed from {resume} at step {step}", file=sys.stderr, flush=True)
+    resume_from = os.environ.get("JOBCTL_RESUME_FROM")
+    if resume_from:
+        state = resume(resume_from, model, opt)
+        if state is None:
+            return RESUME_REFUSED_EXIT
+        step = int(state["step"])
+        print(f"resumed from {resume_from} at step {step}", file=sys.stderr, flush=True)
 
-    written = []
+    checkpoints = CheckpointWriter(ckpt_dir)
 
     def checkpoint(reason):
-        os.makedirs(ckpt_dir, exist_ok=True)
-        path = os.path.join(ckpt_dir, f"ckpt-{step:08d}.pt")
-        tmp = path + ".tmp"
-        torch.save({"step": step, "model": model.state_dict(), "optimizer": opt.state_dict()}, tmp)
-        os.replace(tmp, path)  # announced files never change (the protocol's rule)
-        emit("checkpoint", path=path, step=step, reason=reason)
-        written.append(path)
-        while len(written) > 2:  # the worker keeps its own link to each announced file
-            os.remove(written.pop(0))
+        checkpoints.write(step, {"step": step, "model": model.state_dict(), "optimizer": opt.state_dict()}, reason)
 
-    per_epoch = len(x_train) // args.batch_size
     loss = None
     while step < args.steps:
         if stop["requested"]:
             checkpoint("signal")
             print(f"SIGTERM: checkpointed at step {step}, exiting", file=sys.stderr, flush=True)
             return 0
-        # The batch order depends only on (seed, epoch): a resumed run sees the same batches.
-        epoch, index = divmod(step, per_epoch)
-        order = torch.randperm(len(x_train), generator=torch.Generator().manual_seed(args.seed * 100003 + epoch))
-        batch = order[index * args.batch_size:(index + 1) * args.batch_size]
+        epoch, batch = fashion_mnist.batch_of_step(step, len(x_train), args.batch_size, args.seed)
         opt.zero_grad()
         loss = torch.nn.functional.cross_entropy(model(x_train[batch]), y_train[batch])
         loss.backward()
