@@ -110,9 +110,29 @@ Status check_feasible(const Job& job, std::span<const Machine> machines) {
 
   const double need = static_cast<double>(job.workload.vram_bytes_per_gpu) / kBytesPerGiB;
   const Machine* largest = counted.front();
+  std::vector<const Machine*> fitting;
   for (const Machine* m : counted) {
-    if (m->memory_gib <= 0 || m->memory_gib >= need) return {};
+    if (m->memory_gib <= 0 || m->memory_gib >= need) fitting.push_back(m);
     if (m->memory_gib > largest->memory_gib) largest = m;
+  }
+  if (!fitting.empty()) {
+    if (job.nodes <= 1) return {};
+    // A gang: as many workers of one kind as it has nodes (no worker yet: nothing to judge by).
+    const bool any_worker = std::any_of(all.begin(), all.end(), [](const Machine& m) { return m.gang_machines > 0; });
+    const Machine* widest = fitting.front();
+    for (const Machine* m : fitting) {
+      if (m->gang_machines >= job.nodes) return {};
+      if (m->gang_machines > widest->gang_machines) widest = m;
+    }
+    if (!any_worker) return {};
+    return make_error(ErrorCode::invalid_argument,
+                      "needs " + std::to_string(job.nodes) + " machines at once; " +
+                          (widest->gang_machines > 0
+                               ? "the most of one kind registered is " + std::to_string(widest->gang_machines) + " (" +
+                                     device_of(*widest) + " x" + std::to_string(widest->gang_machines) + ")"
+                               : std::string("no registered worker fits it")) +
+                          " (a job on several machines runs on owned workers only)" + hint,
+                      "resources.nodes");
   }
   // A described workload says how it was spread over its GPUs: "with ZeRO-2 on 2 GPUs".
   if (job.workload.transformer)

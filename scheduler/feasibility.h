@@ -11,6 +11,8 @@
 //   count   field resources.gpus: those machines have fewer such devices than asked
 //   memory  field resources.gpu: the job's memory per GPU (cost::estimate_vram) fits none of them
 //           (a CPU machine's memory is its RAM); a machine that reported no memory fits
+//   nodes   field resources.nodes: a gang needs more machines of one kind than are registered
+//           (judged only once some worker is registered: gangs run on owned workers)
 // With no machine at all on the side the mode allows, nothing is refused: there is no fleet to
 // judge the job against (no worker registered yet), and it waits for the first one.
 //
@@ -35,6 +37,9 @@ struct Machine {
   int gpu_count = 1;
   double memory_gib = 0;                // per device (RAM for a CPU machine); 0: not reported
   bool cloud = false;
+  // How many such machines one gang may span (registered workers of this kind; 0 for a cloud
+  // offer or a Slurm partition, which run a job on one machine).
+  int gang_machines = 0;
 };
 
 // ok, or an invalid_argument error naming the field with the reason and what the fleet has.

@@ -23,7 +23,8 @@ Feasibility::Feasibility(const std::vector<cost::Offer>& launchable) {
 
 void Feasibility::add_locked(scheduler::Machine m) {
   const std::string device = m.gpu ? std::string(m.gpu->name) : m.gpu_name;
-  machines_.try_emplace({device, m.gpu_count, m.memory_gib, m.cloud}, std::move(m));
+  auto [it, added] = machines_.try_emplace({device, m.gpu_count, m.memory_gib, m.cloud}, m);
+  if (!added) it->second.gang_machines += m.gang_machines;  // one more worker of that kind
 }
 
 void Feasibility::add_machine(scheduler::Machine machine) {
@@ -45,6 +46,7 @@ void Feasibility::add_worker(int64_t id, const std::string& name, const WorkerCa
   if (caps.instance) return;  // a cloud instance's or a Slurm job's worker: its offer or partition is counted already
   scheduler::Machine m;
   m.name = "worker " + std::to_string(id) + " (" + name + ")";
+  m.gang_machines = 1;
   if (caps.gpus.empty()) {
     m.gpu = cost::find_gpu("cpu");
     m.gpu_name = "cpu";

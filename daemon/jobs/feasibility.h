@@ -42,7 +42,8 @@ class Feasibility {
   void add_locked(scheduler::Machine m) JOBCTL_REQUIRES(mu_);
 
   mutable Mutex mu_;
-  // One machine per kind (device, count, memory, cloud): the first one seen names it.
+  // One machine per kind (device, count, memory, cloud): the first one seen names it; its
+  // gang_machines counts the workers of that kind.
   std::map<std::tuple<std::string, int, double, bool>, scheduler::Machine> machines_ JOBCTL_GUARDED_BY(mu_);
 };
 

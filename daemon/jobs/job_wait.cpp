@@ -106,6 +106,9 @@ std::string wait_reason(const store::JobRow& job, const json* placement, std::st
   if (!job.chosen) return "placed; waiting for a worker to take it";
   switch (job.chosen->option) {
     case scheduler::OptionKind::local:
+      if (job.resource_nodes > 1)  // a gang: leased when that many of its workers ask at once
+        return "placed on " + where + "; waiting for " + std::to_string(job.resource_nodes) +
+               " of its workers to ask for work at once (a job on " + std::to_string(job.resource_nodes) + " machines)";
       return "placed on " + where + "; waiting for a worker of it to take it" +
              (job.chosen->queue_wait_hours > 0
                   ? " (all busy: one expected free " + readable::duration_hours(job.chosen->queue_wait_hours) + " after the decision)"
@@ -120,7 +123,8 @@ std::string wait_reason(const store::JobRow& job, const json* placement, std::st
 }
 
 std::string wanted_resources(const store::QueuedJobRow& job) {
-  const std::string gpus = " x" + std::to_string(job.resource_gpus);
+  const std::string gpus =
+      " x" + std::to_string(job.resource_gpus) + (job.nodes > 1 ? " on " + std::to_string(job.nodes) + " machines" : "");
   if (!job.placement_option) return "unplaced: " + job.resource_gpu + gpus + (job.command ? ", command" : "");
   const std::string option(scheduler::option_name(*job.placement_option));
   if (scheduler::is_cloud(*job.placement_option)) return option + " " + job.placement_instance_type + gpus;

@@ -19,7 +19,8 @@ bit-identical final weights whether the run was interrupted and resumed or not.
     75, so that its worker reports a failure (and jobctld restarts the gang) rather than a success;
   - a peer that dies: the collective raises (at once, or after --timeout-s), and the rank exits 1
     saying so on stderr;
-  - result: {"event":"result","steps","final_loss","test_accuracy","weights_sha256","world_size"}
+  - result: {"event":"result","steps","final_loss","test_accuracy","weights_sha256","world_size",
+    "resumed_from"}
     from every rank (the same on each).
 
 Alone:       python3 examples/pytorch/train_ddp.py --steps 300
@@ -195,6 +196,7 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     params = list(model.parameters())
     step = 0
+    resumed_from = 0  # the step of the checkpoint resumed from (0: a fresh start)
 
     resume_from = os.environ.get("JOBCTL_RESUME_FROM")
     if resume_from:  # before the rendezvous: a refused file fails this rank at once
@@ -202,6 +204,7 @@ def main():
         if state is None:
             return RESUME_REFUSED_EXIT
         step = int(state["step"])
+        resumed_from = step
         saved_size = state.get("world_size", gang.size)
         note = f" (saved by {saved_size} ranks: the batches split differently)" if saved_size != gang.size else ""
         print(f"rank {gang.rank}: resumed from {resume_from} at step {step}{note}", file=sys.stderr, flush=True)
@@ -269,7 +272,7 @@ def main():
     with torch.no_grad():
         accuracy = (model(x_test).argmax(1) == y_test).float().mean().item()
     emit("result", steps=step, final_loss=loss, test_accuracy=accuracy, weights_sha256=weights_sha256(model),
-         world_size=gang.size)
+         world_size=gang.size, resumed_from=resumed_from)
     return 0
 
 

@@ -90,3 +90,38 @@ TEST(Feasibility, TheRefusalNamesTheFieldAndTheReason) {
 
 }  // namespace
 }  // namespace jobctl::scheduler
+
+namespace jobctl::scheduler {
+namespace {
+
+// A gang needs as many registered workers of one kind as it has nodes; cloud offers and Slurm
+// partitions run a job on one machine. Before any worker is registered nothing is judged.
+TEST(Feasibility, AGangNeedsThatManyWorkersOfOneKind) {
+  Machine cpu = machine("worker 3 (cpu)", "cpu", 1, 31);
+  cpu.gang_machines = 2;
+  Machine v100 = machine("worker 1 (v100x4)", "V100", 4, 15.8);
+  v100.gang_machines = 1;
+  const std::vector<Machine> f = {cpu, v100, machine("aws:p5.48xlarge", "H100", 8, 80, true)};
+  Job two = job("cpu");
+  two.nodes = 2;
+  EXPECT_TRUE(check_feasible(two, f));
+  Job three = job("cpu");
+  three.nodes = 3;
+  auto refused = check_feasible(three, f);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().field, "resources.nodes");
+  EXPECT_NE(refused.error().message.find("needs 3 machines at once; the most of one kind registered is 2"),
+            std::string::npos)
+      << refused.error().message;
+  Job on_cloud = job("H100");
+  on_cloud.nodes = 2;
+  auto cloud = check_feasible(on_cloud, f);
+  ASSERT_FALSE(cloud);
+  EXPECT_EQ(cloud.error().field, "resources.nodes");
+  EXPECT_NE(cloud.error().message.find("owned workers only"), std::string::npos) << cloud.error().message;
+  EXPECT_TRUE(check_feasible(on_cloud, std::vector<Machine>{machine("aws:p5.48xlarge", "H100", 8, 80, true)}))
+      << "no worker registered yet: nothing to judge a gang by";
+}
+
+}  // namespace
+}  // namespace jobctl::scheduler

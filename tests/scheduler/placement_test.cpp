@@ -238,6 +238,24 @@ TEST(Placement, MultiGpuJobAndPriceCap) {
   EXPECT_NE(s.reason.find("2 price_cap (cap $5.00/h)"), std::string::npos) << s.reason;
 }
 
+// A gang (resources.nodes) runs on an owned pool with as many workers as nodes, each node's GPUs
+// priced; cloud offers run a job on one machine and are rejected for it.
+TEST(Placement, AGangRunsOnAnOwnedPoolOfEnoughMachinesAtEveryNodesPrice) {
+  Scenario s;  // a pool of two V100 workers
+  Job j = job(10);
+  j.nodes = 2;
+  const auto d = s.decide(j);
+  ASSERT_EQ(d.choice.kind, OptionKind::local);
+  EXPECT_NEAR(d.choice.usd_per_hour, 2 * 2000.0 / (4 * 8760 * 0.5), 1e-12);
+  EXPECT_NEAR(d.choice.estimated_hours, 5.0, 1e-9) << "two nodes' GPUs share the work";
+  EXPECT_EQ(d.rejected[static_cast<size_t>(Rejection::too_few_machines)], 8u);  // 4 offers x 2
+  j.nodes = 3;
+  const auto wide = s.decide(j);
+  EXPECT_EQ(wide.outcome, Outcome::unplaceable);
+  EXPECT_EQ(s.table[0].rejection, Rejection::too_few_machines);
+  EXPECT_NE(s.json.dump().find("needs 3 machines at once; this pool has 2 workers"), std::string::npos) << s.json.dump();
+}
+
 TEST(Placement, MemoryMisfitIsNeverPlaced) {
   Scenario s;
   Job j = job();
