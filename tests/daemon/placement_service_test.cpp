@@ -291,6 +291,31 @@ TEST(PlacementService, JobsLeftOutAsUnplaceableArePlacedWhenAWorkerFitsAndCancel
   EXPECT_EQ(f.lease(h100), std::nullopt);
 }
 
+// A gang is unplaceable on a pool with fewer workers than its nodes. What placement's skipping of
+// unplaceable jobs depends on includes each pool's worker count: a worker of the pool that comes
+// back (same pool kind, one more worker) has the gang tried again and placed.
+TEST(PlacementService, AGangLeftUnplaceableIsPlacedWhenItsPoolGrowsToItsNodes) {
+  PlacementFixture f;
+  const int64_t first = f.add_worker({}, {}, /*commands=*/true);
+  const int64_t second = f.add_worker({}, {}, /*commands=*/true);
+  f.clock.advance_ms(61'000);
+  ASSERT_EQ(f.lease(first), std::nullopt);  // heard from: active
+  ASSERT_EQ(*f.svc->mark_silent_workers_lost(), 1);  // the second is silent: lost
+  const int64_t gang = f.submit(R"({"command":["python3","train_ddp.py"],"resources":{"gpu":"cpu","nodes":2}})");
+  ASSERT_EQ(f.job(gang).state, store::JobState::queued);
+  EXPECT_NE(f.placement_of(gang)["reason"].get<std::string>().find("too_few_machines"), std::string::npos)
+      << f.placement_of(gang).dump();
+  f.placement->tick();  // the submit's own request, if its hook came late: decided, still unplaceable
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(f.job(gang).state, store::JobState::queued);
+
+  EXPECT_EQ(f.lease(second), std::nullopt);  // it asks again: back in the pool
+  ASSERT_TRUE(f.db->write([](store::WriteTxn&) { return Status{}; }));  // its return has committed
+  f.placement->tick();
+  EXPECT_EQ(f.job(gang).state, store::JobState::placed);
+  EXPECT_EQ(f.placement_of(gang)["chosen"]["option"], "local");
+}
+
 // Queued jobs nothing can run are indexed by what they need: a worker that fits none of a kind of
 // job costs one decision for the kind, not one per job; a worker that fits them places them all;
 // a restart tries one job of each kind, not the queue.
