@@ -94,6 +94,10 @@ Expected<json> build_spec(json spec, const SpecFlags& f) {
     if (*f.gpus < 1) return make_error(ErrorCode::invalid_argument, "--gpus must be at least 1", "--gpus");
     section("resources")["gpus"] = *f.gpus;
   }
+  if (f.nodes) {
+    if (*f.nodes < 1) return make_error(ErrorCode::invalid_argument, "--nodes must be at least 1", "--nodes");
+    section("resources")["nodes"] = *f.nodes;
+  }
   if (f.priority) spec["priority"] = *f.priority;
   if (!f.after.empty()) {  // jobctld checks that each exists; here, only the form (the message names the flag)
     json after = json::array();

@@ -135,6 +135,14 @@ TEST(SpecBuilder, BadPlacementEnvSetupAndEstimateFlagsNameTheFlag) {
   f.gpus = 0;
   EXPECT_EQ(field_of(f), "--gpus");
   f = {};
+  f.nodes = 0;
+  EXPECT_EQ(field_of(f), "--nodes");
+  f = {};
+  f.nodes = 2;
+  auto gang = build_spec(json::parse(R"({"command":["x"]})"), f);
+  ASSERT_TRUE(gang) << gang.error().message;
+  EXPECT_EQ((*gang)["resources"]["nodes"], 2);
+  f = {};
   f.spot = "never";
   auto s = build_spec(json::parse(R"({"command":["x"]})"), f);
   ASSERT_FALSE(!s);
