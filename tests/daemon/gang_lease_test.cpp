@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "daemon/jobs/job_service.h"
 #include "tests/daemon/service_support.h"
@@ -76,6 +77,22 @@ struct GangFixture : ServiceFixture {
     EXPECT_TRUE(r) << (r ? "" : r.error().message);
     return r ? r->id : 0;
   }
+
+  // Workers a (10.0.0.1, with a port) and b, a 2-node gang, both asking: leased_a and leased_b
+  // are their grants (rank 0 and 1).
+  std::tuple<int64_t, int64_t, int64_t> two_workers_and_a_gang() {
+    const int64_t a = worker("10.0.0.1", "a"), b = worker("10.0.0.2", "b");
+    const int64_t id = submit_spec(gang_spec(2));
+    PendingLease pa = ask(a, 41000), pb = ask(b);
+    const bool leased = pa.answered(5s) && pb.answered(5s);
+    EXPECT_TRUE(leased) << "the gang was not leased";
+    if (leased) {
+      leased_a = pa.grant();
+      leased_b = pb.grant();
+    }
+    return {a, b, id};
+  }
+  std::optional<LeaseGrant> leased_a, leased_b;
 
   jobs::JobRow job(int64_t id) {
     auto d = svc->get_job(id);
@@ -210,11 +227,8 @@ TEST(GangLease, AWideGangIsNotStarvedBySingleNodeJobsAndHoldsIdleWorkersOnlySoLo
 
 TEST(GangLease, ANodeThatFailsRestartsTheWholeGangWithOneRecovery) {
   GangFixture f;
-  const int64_t a = f.worker("10.0.0.1"), b = f.worker("10.0.0.2");
-  const int64_t id = f.submit_spec(gang_spec(2));
-  PendingLease pa = f.ask(a, 41000), pb = f.ask(b);
-  ASSERT_TRUE(pa.answered(5s) && pb.answered(5s));
-  auto ga = pa.grant(), gb = pb.grant();
+  const auto [a, b, id] = f.two_workers_and_a_gang();
+  auto ga = f.leased_a, gb = f.leased_b;
   ASSERT_TRUE(ga && gb);
   // Both nodes heartbeat: the other node renews its own lease.
   ASSERT_TRUE(f.svc->heartbeat(id, jobs::HeartbeatReport({a, ga->epoch}, R"({"step":1})")));
@@ -247,11 +261,8 @@ TEST(GangLease, ANodeThatFailsRestartsTheWholeGangWithOneRecovery) {
 
 TEST(GangLease, ANodeThatStopsHeartbeatingStopsTheGangAndIsMarkedLost) {
   GangFixture f;
-  const int64_t a = f.worker("10.0.0.1"), b = f.worker("10.0.0.2");
-  const int64_t id = f.submit_spec(gang_spec(2));
-  PendingLease pa = f.ask(a, 41000), pb = f.ask(b);
-  ASSERT_TRUE(pa.answered(5s) && pb.answered(5s));
-  auto ga = pa.grant(), gb = pb.grant();
+  const auto [a, b, id] = f.two_workers_and_a_gang();
+  auto ga = f.leased_a, gb = f.leased_b;
   ASSERT_TRUE(ga && gb);
   // Rank 0 keeps heartbeating; the other node falls silent past the lease timeout (10 s).
   for (int i = 0; i < 6; ++i) {
@@ -275,11 +286,8 @@ TEST(GangLease, ANodeThatStopsHeartbeatingStopsTheGangAndIsMarkedLost) {
 
 TEST(GangLease, RankZerosReportIsTheJobsOutcomeAndEndsEveryNodesLease) {
   GangFixture f;
-  const int64_t a = f.worker("10.0.0.1"), b = f.worker("10.0.0.2");
-  const int64_t id = f.submit_spec(gang_spec(2));
-  PendingLease pa = f.ask(a, 41000), pb = f.ask(b);
-  ASSERT_TRUE(pa.answered(5s) && pb.answered(5s));
-  auto ga = pa.grant(), gb = pb.grant();
+  const auto [a, b, id] = f.two_workers_and_a_gang();
+  auto ga = f.leased_a, gb = f.leased_b;
   ASSERT_TRUE(ga && gb);
   auto done = f.svc->complete(id, {{a, ga->epoch}, R"({"weights_sha256":"ab"})"});
   ASSERT_TRUE(done) << done.error().message;

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "tests/daemon/in_process_daemon.h"
+#include "tests/support/shared_log.h"
 #include "tests/support/temp_dir.h"
 #include "worker/capabilities.h"
 #include "tests/support/poll.h"
@@ -67,38 +68,8 @@ class AgentTest : public ::testing::Test {
     return o;
   }
 
-  // The worker logs from several threads (the runner's, the checkpoint uploader's) to one stream,
-  // std::cerr in jobctl-worker; here a stream whose buffer takes each write under a lock.
-  class SharedLogBuffer : public std::streambuf {
-   public:
-    std::string str() {
-      std::lock_guard<std::mutex> lock(mu_);
-      return text_;
-    }
-
-   protected:
-    int_type overflow(int_type c) override {
-      if (!traits_type::eq_int_type(c, traits_type::eof())) {
-        std::lock_guard<std::mutex> lock(mu_);
-        text_.push_back(traits_type::to_char_type(c));
-      }
-      return traits_type::not_eof(c);
-    }
-    std::streamsize xsputn(const char* s, std::streamsize n) override {
-      std::lock_guard<std::mutex> lock(mu_);
-      text_.append(s, static_cast<size_t>(n));
-      return n;
-    }
-
-   private:
-    std::mutex mu_;
-    std::string text_;
-  };
-  struct SharedLog : std::ostream {
-    SharedLog() : std::ostream(&buffer) {}
-    std::string str() { return buffer.str(); }
-    SharedLogBuffer buffer;
-  };
+  // The worker logs from several threads to one stream (tests/support/shared_log.h).
+  using SharedLog = jobctl::testing::SharedLog;
 
   // Runs an agent on a thread; join() returns its exit code.
   struct Running {

@@ -30,6 +30,7 @@
 #include "net/router.h"
 #include "net/server.h"
 #include "protocol/worker_messages.h"
+#include "tests/support/shared_log.h"
 #include "tests/support/temp_dir.h"
 #include "worker/job_launch.h"
 #include "worker/job_runner.h"
@@ -45,36 +46,7 @@ constexpr int64_t kGangJobId = 7;
 constexpr int64_t kGangWorkerId = 3;
 
 // The runner's log: written from several threads (the runner's, the heartbeat and upload threads).
-class GangLogBuffer : public std::streambuf {
- public:
-  std::string str() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return text_;
-  }
-
- protected:
-  int_type overflow(int_type c) override {
-    if (!traits_type::eq_int_type(c, traits_type::eof())) {
-      std::lock_guard<std::mutex> lock(mu_);
-      text_.push_back(traits_type::to_char_type(c));
-    }
-    return traits_type::not_eof(c);
-  }
-  std::streamsize xsputn(const char* s, std::streamsize n) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    text_.append(s, static_cast<size_t>(n));
-    return n;
-  }
-
- private:
-  std::mutex mu_;
-  std::string text_;
-};
-struct GangLog : std::ostream {
-  GangLog() : std::ostream(&buffer) {}
-  std::string str() { return buffer.str(); }
-  GangLogBuffer buffer;
-};
+using GangLog = jobctl::testing::SharedLog;
 
 // A jobctld stand-in for one lease: it serves one stored output, answers heartbeats (or refuses
 // them as stale), and records every heartbeat, report and upload.
