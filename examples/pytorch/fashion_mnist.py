@@ -56,3 +56,17 @@ def batch_of_step(step, samples, batch_size, seed):
 
 def mlp(hidden):
     return torch.nn.Sequential(torch.nn.Linear(784, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 10))
+
+
+def add_training_arguments(parser, batch_size_help=None):
+    """The arguments both example programs take: the run's length, the model, the data, the cadence."""
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--batch-size", type=int, default=64, help=batch_size_help)
+    parser.add_argument("--hidden", type=int, default=64)
+    parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--train-samples", type=int, default=8192)
+    parser.add_argument("--test-samples", type=int, default=2000)
+    parser.add_argument("--checkpoint-every", type=int, default=50)
+    parser.add_argument("--log-every", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--data-dir", default=os.environ.get("FASHION_MNIST_DIR", DEFAULT_DATA))

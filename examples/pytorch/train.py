@@ -32,18 +32,9 @@ from job_protocol import RESUME_REFUSED_EXIT, CheckpointWriter, emit, resume, we
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=300)
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--hidden", type=int, default=64)
-    p.add_argument("--lr", type=float, default=0.05)
-    p.add_argument("--train-samples", type=int, default=8192)
-    p.add_argument("--test-samples", type=int, default=2000)
-    p.add_argument("--checkpoint-every", type=int, default=50)
-    p.add_argument("--log-every", type=int, default=10)
-    p.add_argument("--seed", type=int, default=7)
+    fashion_mnist.add_training_arguments(p)
     p.add_argument("--step-delay", type=float, default=0.0,
                    help="seconds to sleep after each step (tests: a run long enough to interrupt)")
-    p.add_argument("--data-dir", default=os.environ.get("FASHION_MNIST_DIR", fashion_mnist.DEFAULT_DATA))
     args = p.parse_args()
 
     # One thread and deterministic kernels: the bits do not depend on the machine's cores.

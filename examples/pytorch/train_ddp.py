@@ -155,20 +155,11 @@ class Collectives:
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=300)
-    p.add_argument("--batch-size", type=int, default=64, help="the global batch, split over the ranks")
-    p.add_argument("--hidden", type=int, default=64)
-    p.add_argument("--lr", type=float, default=0.05)
-    p.add_argument("--train-samples", type=int, default=8192)
-    p.add_argument("--test-samples", type=int, default=2000)
-    p.add_argument("--checkpoint-every", type=int, default=50)
-    p.add_argument("--log-every", type=int, default=10)
-    p.add_argument("--seed", type=int, default=7)
+    fashion_mnist.add_training_arguments(p, batch_size_help="the global batch, split over the ranks")
     p.add_argument("--step-ms", type=int, default=0,
                    help="each step takes at least this long (tests: a run long enough to interrupt)")
     p.add_argument("--timeout-s", type=int, default=60,
                    help="how long to wait for the other ranks, at the rendezvous and in each collective")
-    p.add_argument("--data-dir", default=os.environ.get("FASHION_MNIST_DIR", fashion_mnist.DEFAULT_DATA))
     args = p.parse_args()
     try:
         gang = Gang(os.environ)
