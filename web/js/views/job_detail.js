@@ -190,9 +190,11 @@ function renderSummary(el, job, cancel) {
       ['Data', spec.data ? spec.data.dataset : undefined],
       ['Epochs', spec.train ? `${epochsDone(job)} of ${spec.train.epochs}` : undefined],
       ['Step', p.total_steps ? `${job.state === 'succeeded' ? (r.steps ?? p.step) : (p.step ?? 0)} of ${p.total_steps}` : undefined],
-      ['Resources', job.resources ? `${job.resources.gpu}${job.resources.gpus > 1 ? ` ×${job.resources.gpus}` : ''}${spec.resources?.gpus === 'auto' ? ' (gpus auto: the smallest count that fits where it is placed)' : ''}` : undefined],
+      ['Resources', job.resources ? `${job.resources.gpu}${job.resources.gpus > 1 ? ` ×${job.resources.gpus}` : ''}${job.resources.nodes > 1 ? ` on each of ${job.resources.nodes} machines` : ''}${spec.resources?.gpus === 'auto' ? ' (gpus auto: the smallest count that fits where it is placed)' : ''}` : undefined],
       ['Device', p.device_name || p.device || r.device],
       ['Worker', job.worker_id ? h('a', { href: '#/workers' }, `#${job.worker_id}`) : undefined],
+      // A job across machines while leased: where each of its nodes runs (rank 0 reports for it).
+      ['Nodes', job.nodes?.length ? job.nodes.map((n) => `rank ${n.rank}: worker #${n.worker_id} (${n.address})`).join(', ') : undefined],
       ['Recoveries', String(job.recoveries ?? 0)],
       ['Priority', String(job.priority)],
       ['Submitted', time(job.created_ms)],
