@@ -62,7 +62,11 @@ Expected<int> Housekeeping::unplace_unclaimed() {
     const store::PlacementChoice& chosen = *(*row)->chosen;
     // The wait placement expected (a busy pool) is not a failure to claim it; the bound comes after.
     const double expected_wait_h = chosen.queue_wait_hours;
-    const int64_t due = (*row)->updated_ms + bound_ms + static_cast<int64_t>(std::max(expected_wait_h, 0.0) * 3.6e6);
+    // A gang is claimed only when all its nodes' workers ask at once: it may keep idle workers
+    // for a period, then let them go for as long (lease_broker.h), before that is a failure.
+    const int64_t gang_ms = q.nodes > 1 ? int64_t{options_.gang_assembly_s} * 2000 : 0;
+    const int64_t due =
+        (*row)->updated_ms + bound_ms + gang_ms + static_cast<int64_t>(std::max(expected_wait_h, 0.0) * 3.6e6);
     if (now < due) continue;
     const std::string pool = cost::device_label(chosen.gpu, chosen.gpus);
     const std::string where = q.placement_option == store::OptionKind::local

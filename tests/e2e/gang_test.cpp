@@ -36,7 +36,7 @@ bool torch_distributed_available() {
 
 // Small enough for seconds, paced (--step-ms) so that a node can be killed mid-run.
 std::vector<std::string> train_args() {
-  return {"--steps", "150", "--train-samples", "512", "--test-samples", "200", "--hidden", "32",
+  return {"--steps", "120", "--train-samples", "512", "--test-samples", "200", "--hidden", "32",
           "--batch-size", "64", "--log-every", "5", "--checkpoint-every", "20", "--step-ms", "40"};
 }
 
@@ -125,8 +125,8 @@ TEST(Gang, TwoNodesOfADataParallelProgramMatchItsRunOutsideJobctlAndSurviveLosin
   submitted = api.submit_job(gang_spec("ddp-2node-lost").dump());
   ASSERT_TRUE(submitted) << submitted.error().message;
   const int64_t lost = (*submitted)["id"];
-  job = wait_job(api, lost, [](const json& j) { return progress_step(j) >= 45 || is_terminal(j); }, 120s);
-  ASSERT_GE(progress_step(job), 45) << job.dump(2) << all_output();
+  job = wait_job(api, lost, [](const json& j) { return progress_step(j) >= 40 || is_terminal(j); }, 120s);
+  ASSERT_GE(progress_step(job), 40) << job.dump(2) << all_output();
   ASSERT_EQ(job["nodes"].size(), 2u) << job.dump(2);
   const int64_t rank1_worker = job["nodes"][1].value("worker_id", int64_t{0});
   const std::string victim = worker_names(api)[rank1_worker];
