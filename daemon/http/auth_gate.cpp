@@ -120,7 +120,8 @@ std::optional<int64_t> named_worker(const net::HttpRequest& req, const RouteAcce
   return *id;
 }
 
-// A worker reads a job's checkpoints only while it holds the job's lease.
+// A worker reads a job's checkpoints only while it holds the job's lease (as any node of a gang:
+// every node resumes from the same checkpoint).
 std::optional<net::HttpResponse> check_lease_holder(const GateServices& s, const RouteAccess& access,
                                                     const net::RouteSpec& route, const net::PathParams& params,
                                                     int64_t worker_id) {
@@ -130,7 +131,15 @@ std::optional<net::HttpResponse> check_lease_holder(const GateServices& s, const
   if (!job) return refuse(job.error());
   if (!*job) return refuse(make_error(ErrorCode::not_found, "job " + std::to_string(*job_id) + " does not exist"));
   const bool leased = (*job)->state == store::JobState::placed || (*job)->state == store::JobState::running;
-  if (!leased || (*job)->worker_id != worker_id)
+  bool holds = leased && (*job)->worker_id == worker_id;
+  if (leased && !holds && (*job)->resource_nodes > 1) {
+    auto nodes = s.store->gang_members(*job_id);
+    if (!nodes) return refuse(nodes.error());
+    holds = std::any_of(nodes->begin(), nodes->end(), [&](const store::GangMemberRow& n) {
+      return n.worker_id == worker_id && n.epoch == (*job)->lease_epoch;
+    });
+  }
+  if (!holds)
     return refuse(make_error(ErrorCode::permission_denied,
                              "worker " + std::to_string(worker_id) + " does not hold the lease of job " +
                                  std::to_string(*job_id) +

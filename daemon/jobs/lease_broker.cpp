@@ -249,9 +249,9 @@ bool LeaseBroker::try_assign_gang_locked(Waiter& waiter, const QueuedJob& job, C
     gang_holds_.try_emplace(job.id, clock_.now_ms());
     return false;
   }
-  QueuedJob reserved = job;
-  queue_.erase(job.id);
-  gang_holds_.erase(job.id);
+  QueuedJob reserved = job;  // `job` is the queue's entry: erased next
+  queue_.erase(reserved.id);
+  gang_holds_.erase(reserved.id);
   std::vector<Waiter> nodes;
   nodes.push_back(std::move(waiter));
   for (auto it : others) {

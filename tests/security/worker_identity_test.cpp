@@ -7,6 +7,8 @@
 //   A11 a user could not list their own job's checkpoints, but any worker token could read
 //       every job's;
 //   A15 a 1 MB heartbeat `progress` was stored.
+#include <future>
+
 #include "net/http_status.h"
 #include "tests/security/security_support.h"
 #include "tests/support/checkpoint_bytes.h"
@@ -146,6 +148,49 @@ TEST(WorkerIdentity, CheckpointsAreReadableByTheOwnerTheLeaseHolderAndAdminsOnly
   const Worker other = register_worker(c.url(), c.fleet_a, "same-fleet-other-worker");
   EXPECT_EQ(status(c.fleet_a, other.secret, list + "/8"), 403);
   EXPECT_EQ(status(c.fleet_a, "", list + "/8"), 403);
+}
+
+// A gang's nodes each hold a lease of the job (docs/job-spec.md, "Jobs across machines"): every
+// node reads the checkpoint it resumes from, and a worker that is no node of it still cannot.
+TEST(WorkerIdentity, EveryNodeOfAGangReadsItsCheckpointsAndNoOtherWorker) {
+  Cluster c;
+  ASSERT_TRUE(c.d->ok());
+  auto node = [&](const std::string& name, const std::string& address) {
+    auto r = http_as(c.url(), c.fleet_a)
+                 .request("POST", "/v1/workers/register",
+                          json{{"name", name},
+                               {"capabilities", {{"gpus", json::array()}, {"cpu_cores", 2}, {"memory_mb", 4096},
+                                                 {"commands", true}, {"address", address}}}}
+                              .dump());
+    EXPECT_TRUE(r && r->status == 201) << (r ? r->body : r.error().message);
+    const json j = r ? body_of(*r) : json();
+    return Worker{j.value("worker_id", int64_t{0}), j.value("worker_secret", std::string())};
+  };
+  const Worker a = node("node-a", "10.0.0.1"), b = node("node-b", "10.0.0.2");
+  const int64_t job = submit(c.url(), c.admin,
+                             R"({"name":"gang","command":["python3","train_ddp.py"],"resources":{"gpu":"cpu","nodes":2}})");
+  ASSERT_GT(job, 0);
+  auto first = std::async(std::launch::async, [&] { return lease(c.url(), c.fleet_a, a, 20); });
+  const json lb = lease(c.url(), c.fleet_a, b, 20);
+  const json la = first.get();
+  ASSERT_TRUE(la.is_object() && lb.is_object()) << la.dump() << lb.dump();
+  ASSERT_EQ(la["job_id"], job);
+  ASSERT_EQ(lb["job_id"], job);
+  const bool a_is_rank0 = la["gang"]["rank"] == 0;
+  const Worker& rank0 = a_is_rank0 ? a : b;
+  const Worker& rank1 = a_is_rank0 ? b : a;
+  const int64_t epoch = la.value("epoch", int64_t{0});
+  ASSERT_EQ(put_checkpoint(c.url(), c.fleet_a, rank0.secret, job, 8, rank0.id, epoch, "opaque state of step 8").status,
+            201);
+  // The other node may not store one (rank 0 stores the job's), but reads it.
+  EXPECT_EQ(put_checkpoint(c.url(), c.fleet_a, rank1.secret, job, 9, rank1.id, epoch, "not rank 0").status, 409);
+  auto status = [&](const Worker& w) {
+    auto r = http_as(c.url(), c.fleet_a, w.secret).request("GET", "/v1/jobs/" + std::to_string(job) + "/checkpoints/8");
+    return r ? r->status : 0L;
+  };
+  EXPECT_EQ(status(rank0), 200);
+  EXPECT_EQ(status(rank1), 200);
+  EXPECT_EQ(status(register_worker(c.url(), c.fleet_a, "not-a-node")), 403);
 }
 
 TEST(UploadChecks, ALeaseHolderCannotStoreJunkAnotherTrainingsStateOrAStepBeyondTheJob) {
