@@ -268,7 +268,9 @@ TEST(GangLease, ANodeThatStopsHeartbeatingStopsTheGangAndIsMarkedLost) {
   for (int i = 0; i < 6; ++i) {
     f.clock.advance_ms(2000);
     ASSERT_TRUE(f.svc->heartbeat(id, jobs::HeartbeatReport({a, ga->epoch})));
-    if (i < 5) EXPECT_EQ(*f.svc->expire_leases(), 0) << "at " << (i + 1) * 2 << " s";
+    if (i < 5) {
+      EXPECT_EQ(*f.svc->expire_leases(), 0) << "at " << (i + 1) * 2 << " s";
+    }
   }
   f.clock.advance_ms(2000);
   ASSERT_TRUE(f.svc->heartbeat(id, jobs::HeartbeatReport({a, ga->epoch})));

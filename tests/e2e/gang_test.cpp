@@ -145,9 +145,10 @@ TEST(Gang, TwoNodesOfADataParallelProgramMatchItsRunOutsideJobctlAndSurviveLosin
   for (const auto& e : job["events"]) {
     if (e.value("type", "") == "leased") {
       ++leases;
-      if (leases == 2)
+      if (leases == 2) {
         for (const auto& n : e["detail"]["nodes"])
           EXPECT_NE(n.value("worker_id", int64_t{0}), rank1_worker) << "the lost worker is not placed again";
+      }
     }
     if (e.value("type", "") == "preempted" && e["detail"].value("reason", "").find("gang node") != std::string::npos)
       stopped_as_gang = true;

@@ -97,7 +97,8 @@ class LeaseDaemon {
                                        uploads_.push_back(req.target);
                                        respond(net::json_response(201, json::object()));
                                      },
-                                 .body = net::RequestBody::to_file()});
+                                 .body = net::RequestBody::to_file(),
+                                 .access = {}});
     router_.set_fallback([this](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) {
       MutexLock lock(mu_);
       unexpected_.push_back(req.method + " " + req.target);
