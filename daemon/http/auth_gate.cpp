@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "daemon/jobs/lease_fence.h"
 #include "net/json_body.h"
 
 namespace jobctl::daemon::http {
@@ -135,9 +136,7 @@ std::optional<net::HttpResponse> check_lease_holder(const GateServices& s, const
   if (leased && !holds && (*job)->resource_nodes > 1) {
     auto nodes = s.store->gang_members(*job_id);
     if (!nodes) return refuse(nodes.error());
-    holds = std::any_of(nodes->begin(), nodes->end(), [&](const store::GangMemberRow& n) {
-      return n.worker_id == worker_id && n.epoch == (*job)->lease_epoch;
-    });
+    holds = jobs::gang_node_of(*nodes, jobs::LeaseRef{worker_id, (*job)->lease_epoch}).has_value();
   }
   if (!holds)
     return refuse(make_error(ErrorCode::permission_denied,

@@ -54,11 +54,11 @@ class Housekeeping {
   Expected<int> unplace_unclaimed();
 
  private:
-  // One lost lease inside a store change: running (or placed) -> preempted -> queued, a recovery
-  // counted (failed past max_recoveries), the worker marked lost.
-  Status lose_lease_in(store::WriteTxn& txn, store::JobRow job, const std::string& reason, int64_t now);
-  // The worker is marked lost (unless it already is).
-  Status mark_worker_lost_in(store::WriteTxn& txn, int64_t worker_id);
+  // One lost lease inside a store change (LeaseReports::interrupt_in, `job` updated): running (or
+  // placed) -> preempted -> queued, a recovery counted (failed past max_recoveries), and
+  // `worker_id` — the job's own worker, or the node `rank` of its gang that went — marked lost.
+  Status lose_lease_in(store::WriteTxn& txn, store::JobRow& job, std::optional<int64_t> worker_id,
+                       std::optional<int> rank, const std::string& reason, int64_t now);
   // Every job leased to the worker loses its lease (lose_lease_in); returns how many.
   Expected<int> release_worker_leases_in(store::WriteTxn& txn, int64_t worker_id, const std::string& reason,
                                          int64_t now);

@@ -15,19 +15,16 @@ using nlohmann::json;
 using store::WriteTxn;
 
 // One lost lease: running (or placed) -> preempted -> queued, a recovery counted (failed past
-// max_recoveries), the worker marked lost. The job is queued unplaced, so placement re-places it.
-Status Housekeeping::lose_lease_in(WriteTxn& txn, store::JobRow job, const std::string& reason, int64_t now) {
-  const std::optional<int64_t> worker_id = job.worker_id;
+// max_recoveries), the lost worker marked lost. The job is queued unplaced, so placement re-places it.
+Status Housekeeping::lose_lease_in(WriteTxn& txn, store::JobRow& job, std::optional<int64_t> worker_id,
+                                   std::optional<int> rank, const std::string& reason, int64_t now) {
   json detail = {{"worker_id", worker_id ? json(*worker_id) : json(nullptr)},
                  {"epoch", job.lease_epoch},
                  {"reason", reason}};
-  if (auto st = reports_.interrupt_in(txn, std::move(job), detail, reason, now); !st) return st;
-  if (worker_id) return mark_worker_lost_in(txn, *worker_id);
-  return {};
-}
-
-Status Housekeeping::mark_worker_lost_in(WriteTxn& txn, int64_t worker_id) {
-  auto w = txn.worker(worker_id);
+  if (rank) detail["rank"] = *rank;
+  if (auto st = reports_.interrupt_in(txn, job, detail, reason, now); !st) return st;
+  if (!worker_id) return {};
+  auto w = txn.worker(*worker_id);
   if (!w) return w.error();
   if (*w && (*w)->state != store::WorkerState::lost) {
     (*w)->state = store::WorkerState::lost;
@@ -59,7 +56,7 @@ Expected<int> Housekeeping::expire_leases() {
       const std::string reason = "lease expired: no heartbeat from worker " +
                                  (worker_id ? std::to_string(*worker_id) : std::string("?")) + " for " +
                                  std::to_string(timeout_s) + " s";
-      if (auto st = lose_lease_in(txn, std::move(**found), reason, now); !st) return st.error();
+      if (auto st = lose_lease_in(txn, **found, worker_id, std::nullopt, reason, now); !st) return st.error();
       ++expired;
     }
     // A gang's other nodes renew their own leases: one that stopped stops the gang (its rank 0
@@ -74,9 +71,7 @@ Expected<int> Housekeeping::expire_leases() {
       if (!*found || (*found)->lease_epoch != m.epoch || !(*found)->lease()) continue;
       const std::string reason = "gang node " + std::to_string(m.rank) + " lost: no heartbeat from worker " +
                                  std::to_string(m.worker_id) + " for " + std::to_string(timeout_s) + " s";
-      json detail = {{"worker_id", m.worker_id}, {"epoch", m.epoch}, {"rank", m.rank}, {"reason", reason}};
-      if (auto st = reports_.interrupt_in(txn, std::move(**found), detail, reason, now); !st) return st.error();
-      if (auto st = mark_worker_lost_in(txn, m.worker_id); !st) return st.error();
+      if (auto st = lose_lease_in(txn, **found, m.worker_id, m.rank, reason, now); !st) return st.error();
       stopped.insert(m.job_id);
       ++expired;
     }
@@ -95,9 +90,7 @@ Expected<int> Housekeeping::release_worker_leases_in(WriteTxn& txn, int64_t work
     if (!*found) continue;
     // The worker may hold the job as one node of a gang: the whole gang stops, this worker is the
     // one lost.
-    json detail = {{"worker_id", worker_id}, {"epoch", (*found)->lease_epoch}, {"reason", reason}};
-    if (auto st = reports_.interrupt_in(txn, std::move(**found), detail, reason, now); !st) return st.error();
-    if (auto st = mark_worker_lost_in(txn, worker_id); !st) return st.error();
+    if (auto st = lose_lease_in(txn, **found, worker_id, std::nullopt, reason, now); !st) return st.error();
     ++released;
   }
   return released;

@@ -23,18 +23,23 @@ Status require_leased_state(const JobRow& job) {
                     "epoch");
 }
 
-Expected<store::GangMemberRow> check_gang_node(store::WriteTxn& txn, const JobRow& job, const LeaseRef& lease) {
-  if (job.resource_nodes > 1 && job.lease_epoch == lease.epoch) {
-    auto members = txn.gang_members(job.id);
-    if (!members) return members.error();
-    for (const auto& m : *members)
-      if (m.rank > 0 && m.worker_id == lease.worker_id && m.epoch == lease.epoch) return m;
-  }
-  return make_error(ErrorCode::stale_epoch,
-                    "job " + std::to_string(job.id) + " has no node leased to worker " +
-                        std::to_string(lease.worker_id) + " at epoch " + std::to_string(lease.epoch) +
-                        " (current epoch " + std::to_string(job.lease_epoch) + ")",
-                    "epoch");
+std::optional<store::GangMemberRow> gang_node_of(const std::vector<store::GangMemberRow>& nodes, const LeaseRef& lease) {
+  for (const auto& n : nodes)
+    if (n.rank > 0 && n.worker_id == lease.worker_id && n.epoch == lease.epoch) return n;
+  return std::nullopt;
+}
+
+Expected<std::optional<store::GangMemberRow>> check_reporter(store::WriteTxn& txn, const JobRow& job,
+                                                             const LeaseRef& lease) {
+  const Status holder = check_lease_holder(job, lease);
+  if (holder) return std::optional<store::GangMemberRow>{};
+  if (job.resource_nodes <= 1 || job.lease_epoch != lease.epoch) return holder.error();
+  auto nodes = txn.gang_members(job.id);
+  if (!nodes) return nodes.error();
+  auto node = gang_node_of(*nodes, lease);
+  if (!node) return holder.error();
+  if (auto leased = require_leased_state(job); !leased) return leased.error();
+  return node;
 }
 
 Status check_lease(const JobRow& job, const LeaseRef& lease) {

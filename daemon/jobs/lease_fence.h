@@ -7,10 +7,13 @@
 // (daemon/http/auth_gate.h); the fence decides whether that worker still holds the job.
 //
 // A gang (a job on several machines) has one lease per node under the job's epoch: rank 0's is the
-// job's own (worker_id), the others' are its gang_members rows; check_gang_node fences those.
+// job's own (worker_id), the others' are its gang_members rows; check_reporter fences both.
 //
 // Thread safety: functions over a job row read in the caller's transaction.
 #pragma once
+
+#include <optional>
+#include <vector>
 
 #include "base/expected.h"
 #include "daemon/jobs/protocol.h"
@@ -25,8 +28,13 @@ Status check_lease_holder(const JobRow& job, const LeaseRef& lease);
 Status require_leased_state(const JobRow& job);
 // Both: the report acts under the current lease of a job that is still leased.
 Status check_lease(const JobRow& job, const LeaseRef& lease);
-// The node of rank > 0 of `job`'s current gang lease that `lease` names, read in `txn`. Errors:
-// stale_epoch when it names none (a job on one machine never has one), the store's.
-Expected<store::GangMemberRow> check_gang_node(store::WriteTxn& txn, const JobRow& job, const LeaseRef& lease);
+// The node of rank > 0 among `nodes` (a gang's gang_members rows) that `lease` names; none: no such.
+std::optional<store::GangMemberRow> gang_node_of(const std::vector<store::GangMemberRow>& nodes, const LeaseRef& lease);
+// Who makes a report about `job` under `lease`, read in `txn`: its own lease holder (nullopt; the
+// job's state is the caller's to check, as for any report), or a node of rank > 0 of its current
+// gang lease while the job is leased (that node). Errors: stale_epoch when it is neither (the
+// holder check's error), the store's.
+Expected<std::optional<store::GangMemberRow>> check_reporter(store::WriteTxn& txn, const JobRow& job,
+                                                             const LeaseRef& lease);
 
 }  // namespace jobctl::daemon::jobs

@@ -59,13 +59,12 @@ void LeaseReports::heartbeat_async(int64_t job_id, const HeartbeatReport& report
     if (!found) return found.error();
     if (!*found) return job_not_found(job_id);
     JobRow job = std::move(**found);
-    if (auto st = check_lease_holder(job, report.lease); !st) {
+    auto node = check_reporter(txn, job, report.lease);
+    if (!node) return node.error();
+    if (*node) {
       // A gang's other node renews its own lease; its progress is its log's (rank 0 reports the job's).
-      auto node = check_gang_node(txn, job, report.lease);
-      if (!node) return st.error();
-      if (auto leased = require_leased_state(job); !leased) return leased.error();
-      node->expires_ms = expires;
-      if (auto put = txn.put_gang_member(*node); !put) return put.error();
+      (*node)->expires_ms = expires;
+      if (auto put = txn.put_gang_member(**node); !put) return put.error();
       return HeartbeatReply{.cancel = false, .move = false, .lease_expires_ms = expires};
     }
     if (job.state == JobState::cancelled) return HeartbeatReply{.cancel = true};
@@ -114,26 +113,15 @@ Expected<JobRow> LeaseReports::end_lease(int64_t job_id, const LeaseRef& lease, 
     if (!found) return found.error();
     if (!*found) return job_not_found(job_id);
     JobRow job = std::move(**found);
-    if (auto st = check_lease_holder(job, lease); !st) {
-      auto node = check_gang_node(txn, job, lease);
-      if (!node) return st.error();
-      if (auto leased = require_leased_state(job); !leased) return leased.error();
-      return gang_node_ended_in(txn, std::move(job), *node, outcome, now);
-    }
+    auto node = check_reporter(txn, job, lease);
+    if (!node) return node.error();
+    if (*node) return gang_node_ended_in(txn, std::move(job), (*node)->rank, lease, outcome, now);
     if (job.state == outcome.state) return job;  // a retried report: already recorded
     if (auto st = require_leased_state(job); !st) return st.error();
     // A gang whose rank 0 failed restarts from its newest checkpoint (a recovery counted), as
     // when any other node fails: a node's failure is most often a peer's loss seen from the other side.
-    if (outcome.state == JobState::failed && job.resource_nodes > 1) {
-      const std::string reason = "gang node 0 (worker " + std::to_string(lease.worker_id) + ") failed: " + outcome.error;
-      json detail = lease_detail(lease);
-      detail["rank"] = 0;
-      detail["reason"] = reason;
-      if (auto st = interrupt_in(txn, job, detail, reason, now); !st) return st.error();
-      auto stored = txn.job(job_id);
-      if (!stored) return stored.error();
-      return stored->value_or(job);
-    }
+    if (outcome.state == JobState::failed && job.resource_nodes > 1)
+      return gang_node_ended_in(txn, std::move(job), 0, lease, outcome, now);
     if (job.state == JobState::placed) {
       if (auto st = transition_job(txn, job, JobState::running, "started", lease_detail(lease), now); !st)
         return st.error();
@@ -168,14 +156,11 @@ Expected<JobRow> LeaseReports::preempt(int64_t job_id, const PreemptionReport& r
         if (!found) return found.error();
         if (!*found) return job_not_found(job_id);
         JobRow job = std::move(**found);
-        if (auto st = check_lease_holder(job, report.lease); !st) {
-          // Another node of a gang gives it back (its machine is being reclaimed): the gang stops
-          // as on a move, rank 0 checkpointing first, and is placed again.
-          auto node = check_gang_node(txn, job, report.lease);
-          if (!node) return st.error();
-          if (auto leased = require_leased_state(job); !leased) return leased.error();
-          return gang_node_given_back_in(txn, std::move(job), *node, report.reason, now);
-        }
+        auto node = check_reporter(txn, job, report.lease);
+        if (!node) return node.error();
+        // Another node of a gang gives it back (its machine is being reclaimed): the gang stops
+        // as on a move, rank 0 checkpointing first, and is placed again.
+        if (*node) return gang_node_given_back_in(txn, std::move(job), **node, report.reason, now);
         if (auto st = require_leased_state(job); !st) return st.error();
         json detail = lease_detail(report.lease);
         detail["reason"] = report.reason;
@@ -234,7 +219,7 @@ Status LeaseReports::end_lease_in(WriteTxn& txn, store::JobRow& job, int64_t now
   return recorder_->lease_ended(txn, job, now);
 }
 
-Status LeaseReports::interrupt_in(WriteTxn& txn, store::JobRow job, const json& detail, const std::string& reason,
+Status LeaseReports::interrupt_in(WriteTxn& txn, store::JobRow& job, const json& detail, const std::string& reason,
                                   int64_t now) {
   if (auto st = end_lease_in(txn, job, now); !st) return st;
   job.lease_expires_ms.reset();
@@ -256,23 +241,20 @@ Status LeaseReports::interrupt_in(WriteTxn& txn, store::JobRow job, const json& 
   return {};
 }
 
-Expected<JobRow> LeaseReports::gang_node_ended_in(WriteTxn& txn, store::JobRow job, const store::GangMemberRow& node,
+Expected<JobRow> LeaseReports::gang_node_ended_in(WriteTxn& txn, store::JobRow job, int rank, const LeaseRef& lease,
                                                   const Outcome& outcome, int64_t now) {
-  const LeaseRef lease{node.worker_id, node.epoch};
   json detail = lease_detail(lease);
-  detail["rank"] = node.rank;
+  detail["rank"] = rank;
   if (outcome.state == JobState::succeeded) {
     // The job's outcome is rank 0's report; the other nodes' ends are noted.
     if (auto st = note_job_event(txn, job.id, "node_succeeded", detail, now); !st) return st.error();
     return job;
   }
-  const std::string reason = "gang node " + std::to_string(node.rank) + " (worker " + std::to_string(node.worker_id) +
+  const std::string reason = "gang node " + std::to_string(rank) + " (worker " + std::to_string(lease.worker_id) +
                              ") failed: " + outcome.error;
   detail["reason"] = reason;
   if (auto st = interrupt_in(txn, job, detail, reason, now); !st) return st.error();
-  auto stored = txn.job(job.id);
-  if (!stored) return stored.error();
-  return stored->value_or(job);
+  return job;
 }
 
 Expected<JobRow> LeaseReports::gang_node_given_back_in(WriteTxn& txn, store::JobRow job,

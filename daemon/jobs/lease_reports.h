@@ -57,8 +57,9 @@ class LeaseReports {
   Status end_lease_in(store::WriteTxn& txn, store::JobRow& job, int64_t now);
   // The job's lease was lost (its worker, or a node of its gang, gone or failed): it ends, the job
   // goes preempted -> queued with one recovery counted (failed past max_recoveries), and is
-  // queued unplaced so that placement places it anew. `detail`: the `preempted` event's.
-  Status interrupt_in(store::WriteTxn& txn, store::JobRow job, const nlohmann::json& detail,
+  // queued unplaced so that placement places it anew. `job` is left as written. `detail`: the
+  // `preempted` event's.
+  Status interrupt_in(store::WriteTxn& txn, store::JobRow& job, const nlohmann::json& detail,
                       const std::string& reason, int64_t now);
   // Writes `hb` (a heartbeat answered from memory) into `job`: its progress, and its lease's
   // expiry moved to at least hb.last_ms + the timeout; the live leases learn it when this commits.
@@ -83,9 +84,9 @@ class LeaseReports {
   // complete() and fail(): the fenced report moves the job (started first, if it never heartbeat)
   // to the outcome; a retried report of the same outcome returns the job unchanged.
   Expected<JobRow> end_lease(int64_t job_id, const LeaseRef& lease, Outcome outcome);
-  // A gang's node of rank > 0 reported its program's end: success is noted (rank 0's report is the
-  // job's outcome); a failure restarts the gang (interrupt_in).
-  Expected<JobRow> gang_node_ended_in(store::WriteTxn& txn, store::JobRow job, const store::GangMemberRow& node,
+  // Node `rank` of a gang reported its program's end under `lease`: a success of rank > 0 is noted
+  // (rank 0's report is the job's outcome); any node's failure restarts the gang (interrupt_in).
+  Expected<JobRow> gang_node_ended_in(store::WriteTxn& txn, store::JobRow job, int rank, const LeaseRef& lease,
                                       const Outcome& outcome, int64_t now);
   // A gang's node of rank > 0 gave the job back: the gang is asked to move, so rank 0 checkpoints.
   Expected<JobRow> gang_node_given_back_in(store::WriteTxn& txn, store::JobRow job, const store::GangMemberRow& node,
