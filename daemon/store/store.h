@@ -304,8 +304,8 @@ class Store {
   Expected<std::optional<WorkerRow>> get_worker(int64_t id);
   // Every job in placed or running with a worker: the lease and what placement chose, no spec.
   Expected<std::vector<LeaseSummary>> lease_summaries();
-  // (job id, worker id) of every job in placed or running (of one owner's jobs when `owner` is
-  // given: a user sees only their own jobs on the workers).
+  // (job id, worker id) of every job in placed or running, every node of a gang included (of one
+  // owner's jobs when `owner` is given: a user sees only their own jobs on the workers).
   Expected<std::vector<std::pair<int64_t, int64_t>>> active_leases(const std::optional<std::string>& owner = std::nullopt);
   // The last `limit` succeeded command jobs with the job key of `name` and the command of
   // `spec_json` (a canonical spec, train::to_json) — newest first, with their last run (index

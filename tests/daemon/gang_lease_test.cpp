@@ -146,6 +146,12 @@ TEST(GangLease, AllNodesAreLeasedInOneChangeOrNone) {
       EXPECT_NE(ev.detail_json.find("\"nodes\""), std::string::npos) << ev.detail_json;
     }
   EXPECT_EQ(leased_events, 1);
+
+  // Every node's worker lists the job it holds (the launchers read the same leases).
+  auto workers = f.svc->list_workers();
+  ASSERT_TRUE(workers);
+  for (const auto& w : *workers)
+    EXPECT_EQ(w.job_ids, std::vector<int64_t>{id}) << "worker " << w.row.id;
 }
 
 TEST(GangLease, AWorkerThatSaidNoAddressIsNeverANode) {
