@@ -131,7 +131,7 @@ Status check_feasible(const Job& job, std::span<const Machine> machines) {
                                ? "the most of one kind registered is " + std::to_string(widest->gang_machines) + " (" +
                                      device_of(*widest) + " x" + std::to_string(widest->gang_machines) + ")"
                                : std::string("no registered worker fits it")) +
-                          " (a job on several machines runs on owned workers only)" + hint,
+                          " (a job on several machines runs on owned workers or a Slurm partition only)" + hint,
                       "resources.nodes");
   }
   // A described workload says how it was spread over its GPUs: "with ZeRO-2 on 2 GPUs".

@@ -37,8 +37,8 @@ struct Machine {
   int gpu_count = 1;
   double memory_gib = 0;                // per device (RAM for a CPU machine); 0: not reported
   bool cloud = false;
-  // How many such machines one gang may span (registered workers of this kind; 0 for a cloud
-  // offer or a Slurm partition, which run a job on one machine).
+  // How many such machines one gang may span (registered workers of this kind; a Slurm
+  // partition's nodes times the tasks one node runs; 0 for a cloud offer).
   int gang_machines = 0;
 };
 

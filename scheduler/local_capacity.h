@@ -47,6 +47,8 @@ class LocalCapacity {
     int gpus_per_node = 0;
     double gpu_memory_gb = 0;
     std::vector<double> wait_hours;  // [k - 1]: until a job of k GPUs would start (k > size: never)
+    int tasks_per_node = 1;          // nodes of one gang a Slurm node runs side by side
+    int machines = 1;                // nodes one gang may take: usable Slurm nodes x tasks_per_node
   };
 
   LocalCapacity() = default;

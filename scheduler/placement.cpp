@@ -429,15 +429,19 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   }
 
   // Slurm partitions: waiting in Slurm's queue rather than for a worker; a job takes one node of
-  // the partition, and Slurm's estimate says how many GPUs of one node can ever start.
+  // the partition, and Slurm's estimate says how many GPUs of one node can ever start. A gang's
+  // nodes are tasks of one Slurm job, up to tasks_per_node of them sharing a Slurm node's GPUs.
   const auto partitions = capacity.partitions();
   for (uint32_t p = 0; p < partitions.size(); ++p) {
     const auto& part = partitions[p];
     const int startable = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(part.gpus_per_node, 0)),
                                                             part.wait_hours.size()));
-    owned(OptionKind::slurm, p, part.gpu_model, startable, part.gpu_memory_gb, 1, [](int) { return false; },
-          ctx.config_.slurm_launchable, true,
-          [&](int g) { return g >= 1 && g <= startable ? part.wait_hours[static_cast<size_t>(g - 1)] : 0.0; });
+    const int sharing = std::clamp(std::min(in.nodes, part.tasks_per_node), 1, std::max(startable, 1));
+    owned(OptionKind::slurm, p, part.gpu_model, startable / sharing, part.gpu_memory_gb, part.machines,
+          [](int) { return false; }, ctx.config_.slurm_launchable, true, [&](int g) {
+            const int node_gpus = g * sharing;
+            return g >= 1 && node_gpus <= startable ? part.wait_hours[static_cast<size_t>(node_gpus - 1)] : 0.0;
+          });
   }
 
   // Cloud offers: on-demand, then spot.
@@ -617,11 +621,17 @@ std::string rejection_text(const Candidate& c, const Job& job, const PlacementCo
       return c.kind == OptionKind::slurm ? "no Slurm cluster is configured to submit it"
                                          : "no cloud provider is configured to launch it";
     case Rejection::too_few_machines:
-      return c.kind == OptionKind::local
-                 ? "needs " + readable::count(job.nodes, "machine") + " at once; this pool has " +
-                       readable::count(static_cast<int>(capacity.pools()[c.source].workers), "worker")
-                 : "needs " + readable::count(job.nodes, "machine") +
-                       " at once; a job on several machines runs on owned workers only";
+      if (c.kind == OptionKind::local)
+        return "needs " + readable::count(job.nodes, "machine") + " at once; this pool has " +
+               readable::count(static_cast<int>(capacity.pools()[c.source].workers), "worker");
+      if (c.kind == OptionKind::slurm) {
+        const auto& part = capacity.partitions()[c.source];
+        return "needs " + readable::count(job.nodes, "machine") + " at once; this partition runs " +
+               std::to_string(part.machines) + " (" + readable::count(part.machines / std::max(part.tasks_per_node, 1), "usable node") +
+               " x " + readable::count(part.tasks_per_node, "task") + ")";
+      }
+      return "needs " + readable::count(job.nodes, "machine") +
+             " at once; a job on several machines runs on owned workers or a Slurm partition only";
     case Rejection::no_commands:
       return c.kind == OptionKind::local
                  ? "a command job, and no worker here runs them (start one with jobctl-worker --allow-commands)"

@@ -1,5 +1,6 @@
 #include "slurm/batch_job.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -23,6 +24,10 @@ Status validate(const BatchJob& j) {
   if (j.command.empty()) return bad("slurm.command", "must not be empty");
   if (j.gpus < 0 || j.gpus > 64) return bad("slurm.gpus", "must be between 0 and 64");
   if (j.cpus < 0 || j.cpus > 4096) return bad("slurm.cpus", "must be between 0 and 4096");
+  if (j.tasks < 1 || j.tasks > 64) return bad("slurm.tasks", "must be between 1 and 64");
+  if (j.tasks_per_node < 1 || j.tasks_per_node > 64) return bad("slurm.tasks_per_node", "must be between 1 and 64");
+  if (j.gpus * std::min(j.tasks, j.tasks_per_node) > 64)
+    return bad("slurm.gpus", "x the tasks on one node must be at most 64");
   for (char c : j.gpu_type)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'))
       return bad("slurm.gpu_type", "must be a GRES type name (letters, digits, '_', '-', '.')");
@@ -57,15 +62,26 @@ int64_t time_limit_for(double estimate_s, double margin, int signal_lead_s, int 
   return std::min(minutes * 60, kMaxTimeLimitS);
 }
 
+int nodes_for(int tasks, int tasks_per_node) {
+  const int per_node = std::max(1, std::min(tasks, tasks_per_node));
+  return std::max(1, (tasks + per_node - 1) / per_node);
+}
+
 std::vector<std::string> sbatch_arguments(const BatchJob& j) {
-  std::vector<std::string> a = {"--parsable", "--job-name=" + j.name, "--partition=" + j.partition, "--nodes=1",
-                                "--ntasks=1", "--time=" + slurm_time(j.time_limit_s),
-                                "--signal=B:TERM@" + std::to_string(j.signal_lead_s),
+  const int per_node = std::max(1, std::min(j.tasks, j.tasks_per_node));
+  std::vector<std::string> a = {"--parsable", "--job-name=" + j.name, "--partition=" + j.partition,
+                                "--nodes=" + std::to_string(nodes_for(j.tasks, j.tasks_per_node)),
+                                "--ntasks=" + std::to_string(std::max(j.tasks, 1)),
+                                "--time=" + slurm_time(j.time_limit_s),
+                                // One worker: the batch shell is it. A gang: every task's worker.
+                                (j.tasks > 1 ? "--signal=TERM@" : "--signal=B:TERM@") + std::to_string(j.signal_lead_s),
                                 // Preemption and `scontrol requeue` need a requeueable job; jobctld
                                 // sees the requeue and decides where the job goes next.
                                 "--requeue"};
+  if (j.tasks > 1) a.push_back("--ntasks-per-node=" + std::to_string(per_node));
   if (!j.comment.empty()) a.push_back("--comment=" + j.comment);
-  if (j.gpus > 0) a.push_back("--gres=gpu:" + (j.gpu_type.empty() ? "" : j.gpu_type + ":") + std::to_string(j.gpus));
+  if (j.gpus > 0)
+    a.push_back("--gres=gpu:" + (j.gpu_type.empty() ? "" : j.gpu_type + ":") + std::to_string(j.gpus * per_node));
   if (j.cpus > 0) a.push_back("--cpus-per-task=" + std::to_string(j.cpus));
   if (!j.account.empty()) a.push_back("--account=" + j.account);
   if (!j.qos.empty()) a.push_back("--qos=" + j.qos);

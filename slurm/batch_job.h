@@ -13,6 +13,13 @@
 // to the whole job and SIGKILL KillWait seconds later (the cluster's setting, 30 s by default):
 // the worker's checkpoint has that long.
 //
+// A gang of N nodes is one batch job of N tasks, one worker each, started by `srun` from the batch
+// shell: `--nodes=ceil(N / k) --ntasks=N --ntasks-per-node=k`, where k (tasks_per_node) is 1 on a
+// real cluster (one machine per node) and more where one node stands in for several; --gres asks
+// for k nodes' GPUs on each Slurm node. Its time-limit signal is `--signal=TERM@lead` (no B:):
+// Slurm sends it to every task, so each node's worker stops its program at once (the batch shell
+// is only srun waiting).
+//
 // Thread safety: plain values and pure functions.
 #pragma once
 
@@ -28,9 +35,11 @@ struct BatchJob {
   std::string name;               // --job-name
   std::string comment;            // --comment: "jobctl:<tag>", how jobctld finds its own jobs
   std::string partition;          // --partition
-  int gpus = 0;                   // --gres=gpu[:type]:N (0: no GPU asked for)
+  int gpus = 0;                   // GPUs per task: --gres=gpu[:type]:N x the tasks on a node (0: no GPU asked for)
   std::string gpu_type;           // the GRES type ("a100"); empty: any GPU of the partition
   int cpus = 0;                   // --cpus-per-task (0: the partition's default)
+  int tasks = 1;                  // --ntasks: a gang's nodes (the command runs under srun, once per task)
+  int tasks_per_node = 1;         // --ntasks-per-node, at most: tasks sharing a Slurm node
   int64_t time_limit_s = 0;       // --time, rounded up to whole minutes (Slurm's unit)
   int signal_lead_s = 120;        // --signal=B:TERM@lead
   std::string account;            // --account (optional)
@@ -41,11 +50,15 @@ struct BatchJob {
   std::string command;            // the shell command the job runs (`exec`ed by the batch shell)
 };
 
-// Checks what sbatch would otherwise reject late or misread: a name and command, 0..64 GPUs, a
+// Checks what sbatch would otherwise reject late or misread: a name and command, 0..64 GPUs per
+// node, 1..64 tasks and tasks per node, a
 // time limit of 1 minute to 365 days, a lead shorter than the limit and at most 65535 s
 // (Slurm's maximum), no newline in any option. Errors: invalid_argument naming the field
 // ("slurm.signal_lead_s").
 Status validate(const BatchJob& job);
+
+// The Slurm nodes a job of `tasks` tasks, at most `tasks_per_node` on one node, asks for.
+int nodes_for(int tasks, int tasks_per_node);
 
 // The sbatch arguments after the program name (each one argument, unquoted).
 std::vector<std::string> sbatch_arguments(const BatchJob& job);

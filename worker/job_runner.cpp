@@ -106,8 +106,11 @@ RunOutcome JobRunner::run(const Lease& lease) {
   auto fail_job = [&](const std::string& why) { return this->fail_job(reporter, why); };
 
   // The job's folder: the spec, the checkpoints (out/) and a command job's own folder (work/).
+  // Two nodes of one gang may share a machine and a --work-dir (tasks of one Slurm job on a node):
+  // each node's folder is its own.
   const fs::path dir = fs::absolute(fs::path(options_.work_dir)) /
-                       ("job-" + std::to_string(lease.job_id) + "-lease-" + std::to_string(lease.epoch));
+                       ("job-" + std::to_string(lease.job_id) + "-lease-" + std::to_string(lease.epoch) +
+                        (lease.gang && lease.gang->rank > 0 ? "-rank-" + std::to_string(lease.gang->rank) : ""));
   const fs::path spec_path = dir / "spec.json";
   const fs::path out_dir = dir / "out";
   std::error_code ec;

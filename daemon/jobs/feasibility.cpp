@@ -1,5 +1,8 @@
 #include "daemon/jobs/feasibility.h"
 
+#include <algorithm>
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "scheduler/job.h"
@@ -24,7 +27,9 @@ Feasibility::Feasibility(const std::vector<cost::Offer>& launchable) {
 void Feasibility::add_locked(scheduler::Machine m) {
   const std::string device = m.gpu ? std::string(m.gpu->name) : m.gpu_name;
   auto [it, added] = machines_.try_emplace({device, m.gpu_count, m.memory_gib, m.cloud}, m);
-  if (!added) it->second.gang_machines += m.gang_machines;  // one more worker of that kind
+  if (!added)  // one more worker of that kind (a partition not read yet counts as unlimited)
+    it->second.gang_machines = static_cast<int>(std::min<int64_t>(
+        std::numeric_limits<int>::max(), int64_t{it->second.gang_machines} + m.gang_machines));
 }
 
 void Feasibility::add_machine(scheduler::Machine machine) {

@@ -381,7 +381,8 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
   uint64_t offers_generation = 0;
   const auto ctx = context(&offers_generation);
   // What an unplaceable job's fate depends on besides its key: the local pools that exist and
-  // how many workers each has (a gang needs that many), the Slurm partitions and the usable
+  // how many workers each has (a gang needs that many), the Slurm partitions (and the gang nodes
+  // each runs) and the usable
   // offers; calibration changes estimates, never whether anything
   // can run a job. While these are unchanged, deciding a job of a key tried under them gives the
   // same answer, so a pass may skip it (a queue of thousands of jobs nothing can run would
@@ -391,7 +392,8 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
     inputs += pool.gpu_model + "x" + std::to_string(pool.gpu_count) + ":" + std::to_string(pool.gpu_memory_gb) +
               (pool.runs_commands ? ":commands" : "") + ":" + std::to_string(pool.workers) + ";";
   for (const auto& partition : capacity->partitions())
-    inputs += "slurm:" + partition.name + ":" + std::to_string(partition.wait_hours.size()) + ";";
+    inputs += "slurm:" + partition.name + ":" + std::to_string(partition.wait_hours.size()) + ":" +
+              std::to_string(partition.machines) + ";";
   if (inputs != inputs_) {
     inputs_ = std::move(inputs);
     ++inputs_generation_;

@@ -29,11 +29,12 @@ Status read_partitions(const json& section, std::vector<SlurmPartitionSettings>&
   for (size_t i = 0; i < it->size(); ++i) {
     const std::string f = "slurm.partitions[" + std::to_string(i) + "]";
     const json& p = (*it)[i];
-    if (auto st = only(p, {"name", "gpu_model", "gpus_per_node"}, f); !st) return st;
+    if (auto st = only(p, {"name", "gpu_model", "gpus_per_node", "tasks_per_node"}, f); !st) return st;
     SlurmPartitionSettings partition;
     if (auto st = read_string(p, "name", f, partition.name); !st) return st;
     if (auto st = read_string(p, "gpu_model", f, partition.gpu_model); !st) return st;
     if (auto st = read_int(p, "gpus_per_node", f, partition.gpus_per_node); !st) return st;
+    if (auto st = read_int(p, "tasks_per_node", f, partition.tasks_per_node); !st) return st;
     out.push_back(std::move(partition));
   }
   return {};
@@ -117,6 +118,7 @@ Status validate(const SlurmSettings& s) {
     if (p.gpu_model.empty()) return bad(f + ".gpu_model", "is required (the GPU model its nodes have, e.g. \"A100\")");
     if (!cost::identify_gpu(p.gpu_model)) return bad(f + ".gpu_model", "is not a GPU model jobctl knows: " + p.gpu_model);
     if (p.gpus_per_node < 0 || p.gpus_per_node > 64) return bad(f + ".gpus_per_node", "must be between 0 and 64");
+    if (p.tasks_per_node < 1 || p.tasks_per_node > 64) return bad(f + ".tasks_per_node", "must be between 1 and 64");
   }
   // The rest is what every batch job carries: checked once here, by the same rules as each
   // submission (slurm/batch_job.h), so a bad option fails at start rather than at the first job.

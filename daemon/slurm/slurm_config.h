@@ -5,7 +5,8 @@
 //   "slurm": {"conf_file": "/etc/slurm/slurm.conf", "bin_dir": "", "timeout_s": 30,
 //             "tag": "jobctl", "server_url": "http://10.1.0.5:8080",
 //             "worker_command": "/shared/bin/jobctl-worker --server {server} --work-dir /scratch",
-//             "partitions": [{"name": "a100", "gpu_model": "A100", "gpus_per_node": 0}],
+//             "partitions": [{"name": "a100", "gpu_model": "A100", "gpus_per_node": 0,
+//                             "tasks_per_node": 1}],
 //             "account": "", "qos": "", "sbatch_options": ["--constraint=ib"],
 //             "time_margin": 0.5, "signal_lead_s": 120, "startup_s": 60, "poll_s": 5}
 //
@@ -31,6 +32,9 @@ struct SlurmPartitionSettings {
                                // entry it is priced by
   int gpus_per_node = 0;       // 0: from the nodes' GRES (`sinfo --json`); set it when the GRES
                                // has no count jobctl can read
+  int tasks_per_node = 1;      // nodes of one gang a Slurm node may run side by side (each a task
+                               // with its GPU share): 1 on a real cluster, one machine per node;
+                               // more where one big node stands in for several (a test cluster)
 };
 
 struct SlurmSettings {
@@ -46,7 +50,7 @@ struct SlurmSettings {
   std::string qos;             // --qos (optional)
   std::vector<std::string> sbatch_options;  // more sbatch options, as they are
   double time_margin = 0.5;    // time limit: estimate x (1 + margin) + signal lead + start-up
-  int signal_lead_s = 120;     // --signal=B:TERM@lead
+  int signal_lead_s = 120;     // --signal=B:TERM@lead (a gang's: TERM@lead, to every task)
   int startup_s = 60;
   int poll_s = 5;              // squeue/sinfo read this often (queue waits, job states)
 

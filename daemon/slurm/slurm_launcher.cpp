@@ -38,6 +38,19 @@ int64_t job_of_name(const std::string& name) {
   return std::stoll(digits);
 }
 
+// The Slurm job and task a worker registered as: "<job id>" (one worker: task 0) or
+// "<job id>.<task>" (a gang's worker per task, $SLURM_PROCID). Anything else: not ours.
+std::optional<std::pair<int64_t, int>> slurm_task_of(const std::string& instance_id) {
+  const size_t dot = instance_id.find('.');
+  const std::string job = instance_id.substr(0, dot);
+  const std::string task = dot == std::string::npos ? "0" : instance_id.substr(dot + 1);
+  auto digits = [](const std::string& s, size_t most) {
+    return !s.empty() && s.size() <= most && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (!digits(job, 18) || !digits(task, 4)) return std::nullopt;
+  return std::make_pair(std::stoll(job), std::stoi(task));
+}
+
 std::string state_of(const sl::SlurmJob& j) { return j.running() ? "running" : j.pending() ? "pending" : "ended"; }
 
 // The chosen candidate of a job placed on a partition: its partition and the placement's estimate.
@@ -61,19 +74,21 @@ struct SlurmLauncher::Pass {
   std::map<int64_t, sl::SlurmJob> ours;       // Slurm job id -> what squeue says
   std::set<int64_t> recorded;                 // every Slurm job id with a row (ended ones too)
   std::set<int64_t> live_for_job;             // jobctl jobs with a live row (after step 2)
-  std::map<int64_t, int64_t> worker_of;       // Slurm job id -> its newest registered worker
+  // Slurm job id -> task -> its newest registered worker (a gang's batch job runs one per task).
+  std::map<int64_t, std::map<int, int64_t>> workers_of;
   std::map<int64_t, int64_t> job_of_worker;   // worker id -> the job it holds
 
-  std::optional<int64_t> worker(int64_t slurm_id) const {
-    auto it = worker_of.find(slurm_id);
-    return it == worker_of.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  std::vector<int64_t> workers(int64_t slurm_id) const {
+    std::vector<int64_t> out;
+    if (auto it = workers_of.find(slurm_id); it != workers_of.end())
+      for (const auto& [task, worker] : it->second) out.push_back(worker);
+    return out;
   }
-  // The jobctl job the Slurm job's worker holds a lease on now.
+  // The jobctl job a worker of the Slurm job holds a lease on now.
   std::optional<int64_t> leased_job(int64_t slurm_id) const {
-    auto w = worker(slurm_id);
-    if (!w) return std::nullopt;
-    auto it = job_of_worker.find(*w);
-    return it == job_of_worker.end() ? std::nullopt : std::optional<int64_t>(it->second);
+    for (int64_t w : workers(slurm_id))
+      if (auto it = job_of_worker.find(w); it != job_of_worker.end()) return it->second;
+    return std::nullopt;
   }
 };
 
@@ -148,9 +163,7 @@ Expected<SlurmLaunchPass> SlurmLauncher::run_pass() {
   for (const auto& w : *workers) {  // id order: a re-registration replaces the older worker
     const auto& instance = w.capabilities.instance;
     if (!instance || instance->provider != "slurm") continue;
-    const std::string& id = instance->id;
-    if (!id.empty() && id.size() <= 18 && id.find_first_not_of("0123456789") == std::string::npos)
-      p.worker_of[std::stoll(id)] = w.id;
+    if (auto task = slurm_task_of(instance->id)) p.workers_of[task->first][task->second] = w.id;
   }
   auto leases = store_.active_leases();
   if (!leases) return leases.error();
@@ -278,11 +291,12 @@ Status SlurmLauncher::end_row(Pass& p, SlurmJobRow row, const std::string& event
   p.live_for_job.erase(job_id);
   // Its processes are gone: a lease its worker still holds is released now, not at the lease
   // timeout (the worker that checkpointed and handed its job back holds none).
-  if (auto w = p.worker(slurm_id); w && p.job_of_worker.count(*w)) {
-    auto n = jobs_.release_worker_leases(*w, reason + " while its worker held the job");
+  for (int64_t w : p.workers(slurm_id)) {
+    if (!p.job_of_worker.count(w)) continue;
+    auto n = jobs_.release_worker_leases(w, reason + " while its worker held the job");
     if (!n) return n.error();
     p.done.released += *n;
-    p.job_of_worker.erase(*w);
+    p.job_of_worker.erase(w);
   }
   // Placed on it and never taken (cancelled while pending, failed at start): placement chooses again.
   if (job_id > 0) {
@@ -356,6 +370,9 @@ Status SlurmLauncher::submit_placed(Pass& p) {
     b.comment = "jobctl:" + settings_.tag;
     b.partition = choice->partition;
     b.gpus = std::max(1, q.resource_gpus);
+    b.tasks = std::max(1, q.nodes);
+    for (const auto& configured : settings_.partitions)
+      if (configured.name == b.partition) b.tasks_per_node = configured.tasks_per_node;
     const double estimate_s = std::isfinite(choice->estimated_hours) ? std::max(0.0, choice->estimated_hours) * 3600 : 0;
     b.time_limit_s = sl::time_limit_for(estimate_s, settings_.time_margin, settings_.signal_lead_s, settings_.startup_s);
     b.signal_lead_s = settings_.signal_lead_s;
@@ -365,10 +382,15 @@ Status SlurmLauncher::submit_placed(Pass& p) {
     auto worker = cloud::expand_command(settings_.worker_command, {{"server", server_url()}}, "slurm.worker_command");
     if (!worker) return worker.error();
     // The batch shell expands $SLURM_JOB_ID: the worker registers as this Slurm job, for this job
-    // alone (a command job included: it runs nothing else).
-    b.command = *worker + " --instance-provider slurm --instance-id \"$SLURM_JOB_ID\" --instance-type " +
-                cloud::shell_quote(b.partition) + " --for-job " + std::to_string(q.id) + " --max-jobs 1" +
-                (q.command ? " --allow-commands" : "");
+    // alone (a command job included: it runs nothing else). A gang's batch shell starts one worker
+    // per task through srun; each task's shell expands its own $SLURM_PROCID, so the workers are
+    // distinct machines to jobctld (their machine ids too) and each is one node.
+    const std::string worker_for_job =
+        *worker + " --instance-provider slurm --instance-id \"$SLURM_JOB_ID" + (b.tasks > 1 ? ".$SLURM_PROCID" : "") +
+        "\" --instance-type " + cloud::shell_quote(b.partition) + " --for-job " + std::to_string(q.id) +
+        " --max-jobs 1" + (q.command ? " --allow-commands" : "");
+    b.command = b.tasks > 1 ? "srun --kill-on-bad-exit=0 /bin/sh -c " + cloud::shell_quote("exec " + worker_for_job)
+                            : worker_for_job;
 
     auto submitted = commands_.submit(b);
     const int64_t now = p.now;
@@ -404,8 +426,12 @@ Status SlurmLauncher::submit_placed(Pass& p) {
     r.state = "pending";
     r.submitted_ms = now;
     r.reason = "submitted for job " + std::to_string(q.id);
-    const json detail = {{"slurm_job_id", r.slurm_job_id}, {"partition", r.partition}, {"gpus", r.gpus},
-                         {"time_limit_s", b.time_limit_s}};
+    json detail = {{"slurm_job_id", r.slurm_job_id}, {"partition", r.partition}, {"gpus", r.gpus},
+                   {"time_limit_s", b.time_limit_s}};
+    if (b.tasks > 1) {
+      detail["tasks"] = b.tasks;
+      detail["nodes"] = sl::nodes_for(b.tasks, b.tasks_per_node);
+    }
     // Should this write fail, the next pass adopts the Slurm job by its name: never a second sbatch.
     if (auto st = store_.write([r, id, detail, now](WriteTxn& txn) -> Status {
           if (auto st2 = txn.put_slurm_job(r); !st2) return st2;

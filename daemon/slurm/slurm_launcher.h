@@ -29,7 +29,10 @@
 //     estimate with slurm.time_margin, --signal lead, --requeue, --comment=jobctl:<tag>) running
 //     slurm.worker_command plus `--instance-provider slurm --instance-id $SLURM_JOB_ID
 //     --instance-type <partition> --for-job <id> --max-jobs 1`: the worker registers as that
-//     Slurm job, for that one job, and placement_matcher.h offers it nothing else. The row and a
+//     Slurm job, for that one job, and placement_matcher.h offers it nothing else. A gang of N
+//     nodes is one batch job of N tasks (slurm/batch_job.h), its batch shell running
+//     `srun ... jobctl-worker ... --instance-id $SLURM_JOB_ID.$SLURM_PROCID`: N workers, each a
+//     node of the gang, which the broker leases together like any gang's. The row and a
 //     `slurm_submitted` event are written together. A submission Slurm refuses is retried on
 //     later passes; after kSubmitAttempts refusals — or kSubmitAttempts batch jobs of the job
 //     failing before its worker took it (a worker command that cannot run on the nodes, say) — the

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "cost/gpu_specs.h"
 #include "slurm/partition.h"
@@ -37,6 +38,8 @@ std::vector<scheduler::LocalCapacity::Partition> partitions_for_placement(
     offered.name = p.name;
     offered.gpu_model = configured.gpu_model;
     offered.gpus_per_node = p.gpus_per_node;
+    offered.tasks_per_node = configured.tasks_per_node;
+    offered.machines = p.usable_nodes * configured.tasks_per_node;
     const cost::GpuSpec* spec = cost::identify_gpu(configured.gpu_model);
     offered.gpu_memory_gb = spec ? spec->memory_gb : 0;
     for (int k = 1; k <= p.gpus_per_node; ++k) {
@@ -59,10 +62,13 @@ std::vector<scheduler::Machine> feasibility_machines(const SlurmSettings& settin
     m.gpu_name = configured.gpu_model;
     m.gpu_count = std::max(1, configured.gpus_per_node);
     m.memory_gib = m.gpu ? m.gpu->memory_gb : 0;
+    // A cluster not read yet refuses no gang for its width.
+    m.gang_machines = std::numeric_limits<int>::max();
     for (const auto& p : read)
       if (p.name == configured.name && p.gpus_per_node > 0) {
         m.gpu_count = p.gpus_per_node;
         m.memory_gib = p.gpu_memory_gb;
+        m.gang_machines = p.machines;
       }
     out.push_back(std::move(m));
   }

@@ -110,7 +110,7 @@ TEST(Config, SlurmSectionIsReadAndEveryBadFieldIsNamed) {
   ASSERT_TRUE(apply_config_json(R"({"slurm": {"conf_file": "/etc/slurm/slurm.conf", "timeout_s": 20,
     "tag": "lab", "server_url": "http://10.1.0.5:8080",
     "worker_command": "/shared/jobctl-worker --server {server} --work-dir /scratch",
-    "partitions": [{"name": "a100", "gpu_model": "A100"}, {"name": "v100", "gpu_model": "V100", "gpus_per_node": 4}],
+    "partitions": [{"name": "a100", "gpu_model": "A100"}, {"name": "v100", "gpu_model": "V100", "gpus_per_node": 4, "tasks_per_node": 2}],
     "account": "ml", "qos": "normal", "sbatch_options": ["--constraint=ib"], "time_margin": 0.25,
     "signal_lead_s": 90, "startup_s": 30, "poll_s": 10}})", c));
   EXPECT_TRUE(c.slurm.enabled);
@@ -122,6 +122,8 @@ TEST(Config, SlurmSectionIsReadAndEveryBadFieldIsNamed) {
   EXPECT_EQ(c.slurm.partitions[1].name, "v100");
   EXPECT_EQ(c.slurm.partitions[1].gpu_model, "V100");
   EXPECT_EQ(c.slurm.partitions[1].gpus_per_node, 4);
+  EXPECT_EQ(c.slurm.partitions[0].tasks_per_node, 1);
+  EXPECT_EQ(c.slurm.partitions[1].tasks_per_node, 2);
   EXPECT_EQ(c.slurm.sbatch_options, std::vector<std::string>{"--constraint=ib"});
   EXPECT_DOUBLE_EQ(c.slurm.time_margin, 0.25);
   EXPECT_EQ(c.slurm.signal_lead_s, 90);
@@ -139,6 +141,8 @@ TEST(Config, SlurmSectionIsReadAndEveryBadFieldIsNamed) {
                 Bad{R"({"slurm": {"partitions": [{"name": "gpu", "gpu_model": "A100", "gpus": 2}]}})", "slurm.partitions[0].gpus"},
                 Bad{R"({"slurm": {"partitions": [{"name": "gpu", "gpu_model": "A100", "gpus_per_node": 65}]}})",
                     "slurm.partitions[0].gpus_per_node"},
+                Bad{R"({"slurm": {"partitions": [{"name": "gpu", "gpu_model": "A100", "tasks_per_node": 0}]}})",
+                    "slurm.partitions[0].tasks_per_node"},
                 Bad{R"({"slurm": {"partitions": [{"name": "gpu", "gpu_model": "A100"}, {"name": "gpu", "gpu_model": "V100"}]}})",
                     "slurm.partitions[1].name"},
                 Bad{R"({"slurm": {"partiton": []}})", "slurm.partiton"},

@@ -5,6 +5,8 @@
 #include "daemon/slurm/slurm_partitions.h"
 
 #include <gtest/gtest.h>
+
+#include <limits>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -54,6 +56,17 @@ TEST(SlurmPartitions, EachConfiguredPartitionWithItsQueueWaitPerGpuCount) {
   ASSERT_EQ(configured.size(), 1u);
   EXPECT_EQ(configured[0].gpus_per_node, 4);
   EXPECT_EQ(configured[0].wait_hours.size(), 4u);
+  EXPECT_EQ(configured[0].machines, 1) << "one usable node: a gang of one node at most";
+
+  // A node that stands in for several machines runs that many nodes of a gang.
+  settings.partitions = {{"gpu", "V100", 0, 2}};
+  const auto sharing = partitions_for_placement(settings, *nodes, *jobs, now_s);
+  ASSERT_EQ(sharing.size(), 1u);
+  EXPECT_EQ(sharing[0].tasks_per_node, 2);
+  EXPECT_EQ(sharing[0].machines, 2);
+  const auto gang_machines = feasibility_machines(settings, sharing);
+  ASSERT_EQ(gang_machines.size(), 1u);
+  EXPECT_EQ(gang_machines[0].gang_machines, 2);
 
   // Unusable nodes offer nothing.
   auto down = *nodes;
@@ -79,6 +92,7 @@ TEST(SlurmPartitions, EachConfiguredPartitionIsAMachineForFeasibility) {
   EXPECT_EQ(machines[0].gpu_count, 2);  // the node's GRES
   EXPECT_FALSE(machines[0].cloud);      // owned GPUs
   EXPECT_EQ(machines[1].gpu_count, 4);  // not reported: as configured
+  EXPECT_EQ(machines[1].gang_machines, std::numeric_limits<int>::max()) << "not read: no gang refused for its width";
   ASSERT_NE(machines[1].gpu, nullptr);
   EXPECT_GT(machines[1].memory_gib, 0);
 }

@@ -16,23 +16,13 @@
 #include <map>
 #include <string>
 
-#include "process/run.h"
+#include "tests/e2e/ddp_support.h"
 #include "tests/e2e/recovery_support.h"
 #include "tests/support/ci.h"
 #include "tests/support/temp_dir.h"
 
 namespace jobctl::e2e {
 namespace {
-
-constexpr const char* kPython = "/usr/bin/python3";
-
-std::string source_file(const std::string& relative) { return env_or_fail("JOBCTL_SOURCE_DIR") + "/" + relative; }
-
-bool torch_distributed_available() {
-  auto r = process::run({kPython, "-c", "import torch.distributed as d; assert d.is_gloo_available()"},
-                        {.timeout = std::chrono::seconds(60)});
-  return r && r->success();
-}
 
 // Small enough for seconds, paced (--step-ms) so that a node can be killed mid-run.
 std::vector<std::string> train_args() {
@@ -41,26 +31,8 @@ std::vector<std::string> train_args() {
 }
 
 json gang_spec(const std::string& name) {
-  std::vector<std::string> command = {kPython, source_file("examples/pytorch/train_ddp.py")};
-  for (const auto& a : train_args()) command.push_back(a);
-  return {{"name", name}, {"command", command}, {"resources", {{"gpu", "cpu"}, {"nodes", 2}}},
+  return {{"name", name}, {"command", ddp_command(train_args())}, {"resources", {{"gpu", "cpu"}, {"nodes", 2}}},
           {"checkpoint", {{"grace_s", 10}}}};
-}
-
-// The weights hash of the same program run as 2 processes outside jobctl.
-std::string reference_hash() {
-  std::vector<std::string> argv = {kPython, source_file("examples/pytorch/run_ddp_local.py"), "--nproc", "2", "--"};
-  for (const auto& a : train_args()) argv.push_back(a);
-  auto r = jobctl::testing::run_to_end(argv, std::chrono::minutes(5));
-  EXPECT_TRUE(r.success()) << r.out << r.err;
-  std::string last;
-  std::istringstream lines(r.out);
-  for (std::string line; std::getline(lines, line);) {
-    json j = json::parse(line, nullptr, false);
-    if (j.is_object() && j.contains("weights_sha256")) last = j["weights_sha256"];
-  }
-  EXPECT_EQ(last.size(), 64u) << r.out;
-  return last;
 }
 
 // Worker ids by name.
@@ -81,7 +53,7 @@ std::string log_text(client::ApiClient& api, int64_t id) {
 TEST(Gang, TwoNodesOfADataParallelProgramMatchItsRunOutsideJobctlAndSurviveLosingANode) {
   if (!torch_distributed_available())
     JOBCTL_SKIP_UNLESS_CI("Debian's python3-torch with gloo is not installed (scripts/setup.sh)");
-  const std::string expected = reference_hash();
+  const std::string expected = ddp_reference_hash(train_args());
   ASSERT_FALSE(expected.empty());
 
   jobctl::testing::TempDir tmp;

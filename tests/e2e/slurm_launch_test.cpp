@@ -12,6 +12,10 @@
 //     fresh Slurm job resumes it: final weights byte-identical to an uninterrupted run;
 //   - `scontrol requeue` likewise, and jobctld cancels the requeued Slurm job so it never runs
 //     again (no wait for Slurm's BeginTime, no second worker for the job);
+//   - a gang of two nodes (examples/pytorch/train_ddp.py, torch.distributed over gloo) is one
+//     sbatch of two tasks on the one node (tasks_per_node 2), srun starting a worker per task:
+//     the two workers are its two nodes, and its final weights equal the program's 2-process run
+//     outside jobctl;
 //   - jobctld killed (SIGKILL) mid-run and restarted on its port: it reconciles with Slurm's
 //     queue, keeps the running Slurm job (no second sbatch) and the job finishes in it; the same
 //     with its record of the Slurm job lost (it adopts the job by its comment); and with the Slurm
@@ -24,13 +28,16 @@
 #include <fstream>
 #include <optional>
 #include <regex>
+#include <set>
 
 #include <sqlite3.h>
 
 #include "slurm/job_outcome.h"
 #include "slurm/slurm_commands.h"
+#include "tests/e2e/ddp_support.h"
 #include "tests/e2e/recovery_support.h"
 #include "tests/e2e/slurm_test_fixture.h"
+#include "tests/support/ci.h"
 #include "tests/support/slurm_cluster.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/poll.h"
@@ -258,6 +265,67 @@ TEST_F(SlurmLaunchTest, TheCheapestPartitionGetsOneSlurmJobFromJobctldAndSlurmAg
   EXPECT_TRUE(std::regex_search(records, record)) << records;
   // The local worker was never offered it.
   EXPECT_EQ(local_->output().find("jobctl-worker: job "), std::string::npos) << local_->output();
+}
+
+// A gang on the partition: one Slurm job of one task per node, each task's worker a node of it.
+// The test cluster's one node stands in for two machines (tasks_per_node 2).
+TEST_F(SlurmLaunchTest, AGangIsOneSlurmJobWithAWorkerPerTaskThroughSrun) {
+  if (!torch_distributed_available())
+    JOBCTL_SKIP_UNLESS_CI("Debian's python3-torch with gloo is not installed (scripts/setup.sh)");
+  const std::vector<std::string> args = {"--steps", "60", "--train-samples", "512", "--test-samples", "200",
+                                         "--hidden", "32", "--batch-size", "64", "--log-every", "10",
+                                         "--checkpoint-every", "20"};
+  const std::string expected = ddp_reference_hash(args);
+  ASSERT_FALSE(expected.empty());
+  json config = json::parse(read_bytes(config_));
+  config["slurm"]["partitions"][0]["tasks_per_node"] = 2;
+  std::ofstream(config_, std::ios::trunc) << config.dump();
+
+  auto d = start_daemon();
+  client::ApiClient api(d->url());
+  const json spec = {{"name", "slurm-gang"},
+                     {"command", ddp_command(args)},
+                     {"resources", {{"gpu", "V100"}, {"gpus", 1}, {"nodes", 2}}}};
+  auto submitted = api.submit_job(spec.dump());
+  ASSERT_TRUE(submitted) << submitted.error().message;
+  const int64_t id = (*submitted)["id"];
+  json job = wait_job(api, id, is_terminal, 240s);
+  const auto slurm_ids = submitted_slurm_jobs(job);
+  ASSERT_EQ(job.value("state", ""), "succeeded")
+      << job.dump(2) << "\n" << (slurm_ids.empty() ? "" : slurm_output(slurm_ids[0])) << cluster_->logs();
+  EXPECT_EQ(job["result"].value("weights_sha256", ""), expected) << job["result"].dump();
+  EXPECT_EQ(job["result"].value("world_size", 0), 2);
+  EXPECT_EQ(job["placement"]["chosen"]["option"], "slurm") << job["placement"].dump(2);
+
+  // One sbatch of two tasks on one node.
+  ASSERT_EQ(slurm_ids.size(), 1u) << job.dump(2);
+  for (const auto& e : job["events"])
+    if (e.value("type", "") == "slurm_submitted") {
+      EXPECT_EQ(e["detail"].value("tasks", 0), 2) << e.dump();
+      EXPECT_EQ(e["detail"].value("nodes", 0), 1) << e.dump();
+    }
+  // Its two tasks' workers, told apart by their task, were the gang's two nodes.
+  std::set<int64_t> nodes;
+  for (const auto& e : job["events"])
+    if (e.value("type", "") == "leased")
+      for (const auto& n : e["detail"].value("nodes", json::array())) nodes.insert(n.value("worker_id", int64_t{0}));
+  ASSERT_EQ(nodes.size(), 2u) << job["events"].dump(1);
+  auto listed = api.list_workers();
+  ASSERT_TRUE(listed);
+  std::set<std::string> instances;
+  for (const auto& w : listed->value("workers", json::array()))
+    if (nodes.count(w.value("id", int64_t{0})))
+      instances.insert(w["capabilities"]["instance"].value("id", ""));
+  const std::string sid = std::to_string(slurm_ids[0]);
+  EXPECT_EQ(instances, (std::set<std::string>{sid + ".0", sid + ".1"}));
+
+  // Slurm agrees: the batch job of two tasks completed.
+  job = wait_job(api, id, [](const json& j) { return has_event(j, "slurm_completed"); }, 60s);
+  EXPECT_TRUE(has_event(job, "slurm_completed")) << job.dump(2);
+  auto ended = slurm_job(slurm_ids[0]);
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->state, "COMPLETED");
+  EXPECT_EQ(ended->name, "jobctl-job-" + std::to_string(id));
 }
 
 // A job that asks for the partition's GPU model is accepted although no registered worker has it

@@ -118,7 +118,15 @@ TEST(Feasibility, AGangNeedsThatManyWorkersOfOneKind) {
   auto cloud = check_feasible(on_cloud, f);
   ASSERT_FALSE(cloud);
   EXPECT_EQ(cloud.error().field, "resources.nodes");
-  EXPECT_NE(cloud.error().message.find("owned workers only"), std::string::npos) << cloud.error().message;
+  EXPECT_NE(cloud.error().message.find("owned workers or a Slurm partition only"), std::string::npos)
+      << cloud.error().message;
+  // A Slurm partition of V100 nodes running 4 tasks at once takes a 3-node V100 gang.
+  Machine partition = machine("slurm partition gpu", "V100", 2, 15.8);
+  partition.gang_machines = 4;
+  Job v100_gang = job("V100");
+  v100_gang.nodes = 3;
+  EXPECT_FALSE(check_feasible(v100_gang, f));
+  EXPECT_TRUE(check_feasible(v100_gang, std::vector<Machine>{cpu, v100, partition}));
   EXPECT_TRUE(check_feasible(on_cloud, std::vector<Machine>{machine("aws:p5.48xlarge", "H100", 8, 80, true)}))
       << "no worker registered yet: nothing to judge a gang by";
 }

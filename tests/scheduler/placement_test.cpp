@@ -256,6 +256,46 @@ TEST(Placement, AGangRunsOnAnOwnedPoolOfEnoughMachinesAtEveryNodesPrice) {
   EXPECT_NE(s.json.dump().find("needs 3 machines at once; this pool has 2 workers"), std::string::npos) << s.json.dump();
 }
 
+// A gang on a Slurm partition: its nodes are tasks of one Slurm job, one per Slurm node, or
+// tasks_per_node of them sharing one node's GPUs; priced and timed for every node.
+TEST(Placement, AGangRunsOnASlurmPartitionOfEnoughNodesAsTasks) {
+  Scenario s;
+  s.capacity = LocalCapacity{};
+  s.config.slurm_launchable = true;
+  s.capacity.add_partition({"gpu", "V100", 4, 16, {0.5, 0.5, 3.0, 3.0}, 1, 3});  // 3 usable nodes
+  s.capacity.add_partition({"one", "V100", 2, 16, {0.1, 0.2}, 2, 2});             // 1 node, 2 tasks on it
+  const double per_gpu = 2000.0 / (4 * 8760 * 0.5);
+  Job j = job(10);
+  j.workload.gpus = 2;
+  j.nodes = 2;
+  auto d = s.decide(j);
+  ASSERT_GE(s.table.size(), 2u);
+  EXPECT_EQ(s.table[0].rejection, Rejection::none);
+  EXPECT_NEAR(s.table[0].usd_per_hour, 2 * 2 * per_gpu, 1e-12) << "two GPUs on each of two nodes";
+  EXPECT_NEAR(s.table[0].estimated_hours, 2.5, 1e-9) << "10 V100-hours on four";
+  EXPECT_DOUBLE_EQ(s.table[0].queue_wait_hours, 0.5);
+  // Two tasks of two GPUs on a 2-GPU node: no.
+  EXPECT_EQ(s.table[1].rejection, Rejection::too_few_gpus);
+  EXPECT_EQ(d.choice.kind, OptionKind::slurm);
+
+  // One GPU a node: the one-node partition runs both tasks on its two GPUs (Slurm's wait for 2).
+  j.workload.gpus = 1;
+  d = s.decide(j);
+  EXPECT_EQ(s.table[1].rejection, Rejection::none);
+  EXPECT_DOUBLE_EQ(s.table[1].queue_wait_hours, 0.2);
+  EXPECT_NEAR(s.table[1].usd_per_hour, 2 * per_gpu, 1e-12);
+
+  // Four nodes: more than either partition runs at once.
+  j.nodes = 4;
+  d = s.decide(j);
+  EXPECT_EQ(d.outcome, Outcome::unplaceable);
+  EXPECT_EQ(s.table[0].rejection, Rejection::too_few_machines);
+  EXPECT_EQ(s.table[1].rejection, Rejection::too_few_machines);
+  EXPECT_NE(s.json.dump().find("needs 4 machines at once; this partition runs 3 (3 usable nodes x 1 task)"),
+            std::string::npos)
+      << s.json.dump();
+}
+
 TEST(Placement, MemoryMisfitIsNeverPlaced) {
   Scenario s;
   Job j = job();

@@ -292,7 +292,43 @@ TEST(BatchJob, SbatchArguments) {
   EXPECT_TRUE(has("--time=48"));
   EXPECT_TRUE(has("--signal=B:TERM@120"));
   EXPECT_TRUE(has("--requeue"));
+  EXPECT_TRUE(has("--nodes=1"));
+  EXPECT_TRUE(has("--ntasks=1"));
   EXPECT_EQ(a.back(), "--wrap=exec jobctl-worker --server 'http://10.0.0.5:8080'");
+}
+
+TEST(BatchJob, AGangIsOneTaskPerNodeSignalledInEveryTask) {
+  BatchJob j = sample();
+  j.tasks = 4;
+  ASSERT_TRUE(validate(j));
+  auto a = sbatch_arguments(j);
+  auto has = [&](const std::string& s) { return std::find(a.begin(), a.end(), s) != a.end(); };
+  EXPECT_TRUE(has("--nodes=4"));
+  EXPECT_TRUE(has("--ntasks=4"));
+  EXPECT_TRUE(has("--ntasks-per-node=1"));
+  EXPECT_TRUE(has("--gres=gpu:a100:2"));  // per node: one task's GPUs
+  EXPECT_TRUE(has("--signal=TERM@120"));  // every task's worker, not the batch shell
+  EXPECT_FALSE(has("--signal=B:TERM@120"));
+
+  // A node that stands in for two machines: two tasks on each, and both tasks' GPUs.
+  j.tasks = 3;
+  j.tasks_per_node = 2;
+  ASSERT_TRUE(validate(j));
+  a = sbatch_arguments(j);
+  EXPECT_TRUE(has("--nodes=2"));
+  EXPECT_TRUE(has("--ntasks=3"));
+  EXPECT_TRUE(has("--ntasks-per-node=2"));
+  EXPECT_TRUE(has("--gres=gpu:a100:4"));
+  EXPECT_EQ(nodes_for(2, 2), 1);
+  EXPECT_EQ(nodes_for(5, 1), 5);
+  EXPECT_EQ(nodes_for(1, 8), 1);
+
+  j.tasks = 65;
+  EXPECT_EQ(validate(j).error().field, "slurm.tasks");
+  j.tasks = 2;
+  j.tasks_per_node = 2;
+  j.gpus = 40;
+  EXPECT_EQ(validate(j).error().field, "slurm.gpus");
 }
 
 TEST(BatchJob, TimeLimits) {
