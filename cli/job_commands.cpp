@@ -356,6 +356,8 @@ void add_submit(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--gpu", o->f.gpu, "any, cpu, or a GPU model such as A100");
   cmd->add_option("--gpus", o->f.gpus, "GPUs per job (per machine with --nodes)");
   cmd->add_option("--nodes", o->f.nodes, "machines the command runs on at once (resources.nodes; docs/job-spec.md)");
+  cmd->add_option("--on-node-loss", o->f.on_node_loss,
+                  "a gang's answer to a lost node: restart_gang (default) or replace_node (resources.on_node_loss)");
   cmd->add_option("--priority", o->f.priority, "0..100, higher runs first");
   cmd->add_option("--after", o->f.after, "run only after this job (12) or every job of this array (a14) has succeeded; "
                                          "cancelled if one fails (repeatable)")

@@ -98,6 +98,9 @@ Expected<json> build_spec(json spec, const SpecFlags& f) {
     if (*f.nodes < 1) return make_error(ErrorCode::invalid_argument, "--nodes must be at least 1", "--nodes");
     section("resources")["nodes"] = *f.nodes;
   }
+  if (f.on_node_loss) {  // its values are the spec's to check (a 400 naming resources.on_node_loss)
+    section("resources")["on_node_loss"] = *f.on_node_loss;
+  }
   if (f.priority) spec["priority"] = *f.priority;
   if (!f.after.empty()) {  // jobctld checks that each exists; here, only the form (the message names the flag)
     json after = json::array();

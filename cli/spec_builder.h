@@ -33,6 +33,7 @@ struct SpecFlags {
   std::optional<std::string> gpu;          // any | cpu | a GPU model
   std::optional<int> gpus;
   std::optional<int> nodes;                // resources.nodes: machines at once (a command job)
+  std::optional<std::string> on_node_loss; // resources.on_node_loss: restart_gang or replace_node
   std::optional<int> priority;
   std::vector<std::string> after;          // "12" (a job) or "a14" (an array): `after`, succeeded
   // placement

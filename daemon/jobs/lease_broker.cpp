@@ -49,9 +49,26 @@ Status LeaseBroker::load() {
   if (!queued) return queued.error();
   auto placed = store_.placed_waiting_jobs();  // placed, not leased yet (placement_passes.h)
   if (!placed) return placed.error();
+  auto vacant = store_.gang_vacancies();
+  if (!vacant) return vacant.error();
+  std::vector<GangVacancy> vacancies;
+  for (const auto& v : *vacant) {
+    auto job = store_.get_job(v.job_id);
+    if (!job) return job.error();
+    if (!*job) continue;
+    auto members = store_.gang_members(v.job_id);
+    if (!members) return members.error();
+    GangVacancy g{queued_from(**job), v.rank, v.epoch, {}};
+    set_placement_fields(**job, g.job);
+    for (const auto& m : *members)
+      if (!m.vacant()) g.nodes.insert(m.worker_id);
+    if ((*job)->worker_id) g.nodes.insert(*(*job)->worker_id);
+    vacancies.push_back(std::move(g));
+  }
   MutexLock lock(mu_);
   for (const auto& q : *queued) queue_.insert(q);
   for (const auto& q : *placed) queue_.insert(q);
+  for (auto& v : vacancies) vacancies_[{v.job.id, v.rank}] = std::move(v);
   return {};
 }
 
@@ -218,6 +235,7 @@ std::set<int64_t> LeaseBroker::passed_gangs_locked(int64_t now_ms) {
 }
 
 bool LeaseBroker::try_assign_locked(Waiter& waiter, Completions& later) {
+  if (try_fill_vacancy_locked(waiter, later)) return true;
   const int64_t now = clock_.now_ms();
   auto pick = matcher_->pick(waiter.worker_id, waiter.caps, queue_, passed_gangs_locked(now));
   if (!pick) return false;
@@ -327,7 +345,7 @@ void LeaseBroker::commit_lease_locked(QueuedJob reserved, std::vector<Waiter> no
         g.gang = rendezvous;
         g.gang->rank = static_cast<int>(r);
         store::GangMemberRow m{job.id, static_cast<int>(r), plan[r].worker_id, job.lease_epoch, gpus[r],
-                               plan[r].caps.address, expires};
+                               plan[r].caps.address, expires, rendezvous->master_port};
         if (auto st = txn.put_gang_member(m); !st) return st;
       }
     }
@@ -371,6 +389,112 @@ void LeaseBroker::on_lease_done(std::vector<Waiter> nodes, const QueuedJob& rese
       } else if (!try_assign_locked(waiter, later)) {
         waiters_.push_front(std::move(waiter));
       }
+    }
+  }
+  for (auto& f : later) f();
+}
+
+bool LeaseBroker::try_fill_vacancy_locked(Waiter& waiter, Completions& later) {
+  auto it = std::find_if(vacancies_.begin(), vacancies_.end(), [&](const auto& v) {
+    return !v.second.nodes.count(waiter.worker_id) && matcher_->offers(v.second.job, waiter.worker_id, waiter.caps);
+  });
+  if (it == vacancies_.end()) return false;
+  GangVacancy vacancy = std::move(it->second);
+  vacancies_.erase(it);
+  const int64_t now = clock_.now_ms();
+  const int64_t expires = now + int64_t{options_.lease_timeout_s} * 1000;
+  auto grant = std::make_shared<LeaseGrant>();
+  auto change = [this, vacancy, worker_id = waiter.worker_id, caps = waiter.caps, indices = waiter.gpu_indices, now,
+                 expires, grant](WriteTxn& txn) -> Status {
+    auto found = txn.job(vacancy.job.id);
+    if (!found) return found.error();
+    const std::string gone = job_ref(vacancy.job.id) + " no longer waits for a node of rank " +
+                             std::to_string(vacancy.rank);
+    if (!*found || !(*found)->lease() || (*found)->lease_epoch != vacancy.epoch)
+      return make_error(ErrorCode::conflict, gone);
+    const JobRow& job = **found;
+    auto members = txn.gang_members(job.id);
+    if (!members) return members.error();
+    auto slot = std::find_if(members->begin(), members->end(), [&](const auto& m) { return m.rank == vacancy.rank; });
+    if (slot == members->end() || !slot->vacant() || members->front().rank != 0)
+      return make_error(ErrorCode::conflict, gone);
+    for (const auto& m : *members)
+      if (m.worker_id == worker_id) return make_error(ErrorCode::conflict, gone);
+    auto w = txn.worker(worker_id);
+    if (!w) return w.error();
+    if (!*w) return worker_not_found(worker_id);
+    (*w)->last_seen_ms = now;
+    if (auto st = txn.update_worker(**w); !st) return st;
+    const std::vector<int> gpus = gpus_taken(job.resource_gpu, job.resource_gpus, caps, indices);
+    if (recorder_)
+      if (auto st = recorder_->lease_granted(txn, job, **w, gpus, now); !st) return st;
+    slot->worker_id = worker_id;
+    slot->gpus = gpus;
+    slot->address = caps.address;
+    slot->expires_ms = expires;
+    slot->master_port = members->front().master_port;
+    if (auto st = txn.put_gang_member(*slot); !st) return st;
+    if (auto st = note_job_event(txn, job.id, "node_replaced",
+                                 json{{"rank", vacancy.rank}, {"worker_id", worker_id}, {"address", caps.address},
+                                      {"gpus", gpus}, {"epoch", job.lease_epoch}},
+                                 now);
+        !st)
+      return st;
+    auto checkpoints = txn.checkpoints(job.id);
+    if (!checkpoints) return checkpoints.error();
+    *grant = LeaseGrant{job.id, job.lease_epoch, job.name, job.spec_json, expires, std::nullopt, gpus, std::nullopt};
+    if (!checkpoints->empty()) grant->resume = checkpoints->front();
+    protocol::GangRendezvous g;
+    g.rank = vacancy.rank;
+    g.nodes = static_cast<int>(members->size());
+    for (const auto& m : *members) g.addrs.push_back(m.address);
+    g.master_addr = members->front().address;
+    g.master_port = members->front().master_port;
+    g.gpus_per_node = static_cast<int>(gpus.size());
+    grant->gang = std::move(g);
+    return {};
+  };
+  auto done = [this, waiter = std::move(waiter), vacancy, grant](Status st) mutable {
+    on_vacancy_done(std::move(waiter), std::move(vacancy), std::move(st), grant);
+  };
+  later.push_back([this, change = std::move(change), done = std::move(done)]() mutable {
+    store_.write_async(std::move(change), std::move(done));
+  });
+  return true;
+}
+
+void LeaseBroker::on_vacancy_done(Waiter waiter, GangVacancy vacancy, Status st,
+                                  const std::shared_ptr<LeaseGrant>& grant) {
+  if (st) {
+    waiter.done(std::optional<LeaseGrant>(*grant));
+    return;
+  }
+  Completions later;
+  {
+    MutexLock lock(mu_);
+    // Rolled back: the rank is still vacant. A conflict: the gang moved on (restarted, ended).
+    if (st.error().code != ErrorCode::conflict) vacancies_.try_emplace({vacancy.job.id, vacancy.rank}, vacancy);
+    if (st.error().code != ErrorCode::conflict) {
+      later.push_back([d = std::move(waiter.done), e = st.error()] { d(e); });
+    } else if (shutting_down_ || clock_.now_ms() >= waiter.deadline_ms) {
+      later.push_back([d = std::move(waiter.done)] { d(std::optional<LeaseGrant>{}); });
+    } else if (!try_assign_locked(waiter, later)) {
+      waiters_.push_front(std::move(waiter));
+    }
+  }
+  for (auto& f : later) f();
+}
+
+void LeaseBroker::node_vacant(GangVacancy vacancy) {
+  Completions later;
+  {
+    MutexLock lock(mu_);
+    vacancies_[{vacancy.job.id, vacancy.rank}] = std::move(vacancy);
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+      if (try_fill_vacancy_locked(*it, later))
+        it = waiters_.erase(it);
+      else
+        ++it;
     }
   }
   for (auto& f : later) f();

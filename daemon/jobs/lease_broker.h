@@ -45,6 +45,15 @@
 
 namespace jobctl::daemon::jobs {
 
+// A rank of a leased gang whose node was lost while the others go on (LeaseReports::
+// vacate_node_in): the broker leases it to a replacement worker under the gang's epoch.
+struct GangVacancy {
+  QueuedJob job;            // what the matcher offers: the gang's resources and placement
+  int rank = 0;
+  int64_t epoch = 0;        // the gang's lease
+  std::set<int64_t> nodes;  // workers that are nodes of it already (never the replacement)
+};
+
 class LeaseBroker {
  public:
   // Callback of lease(): a grant, nullopt (no job before the deadline), or an Error.
@@ -55,8 +64,8 @@ class LeaseBroker {
   LeaseBroker(const LeaseBroker&) = delete;
   LeaseBroker& operator=(const LeaseBroker&) = delete;
 
-  // Loads the queue from the store (queued jobs, and placed ones no worker holds). Call once
-  // before serving.
+  // Loads the queue from the store (queued jobs, and placed ones no worker holds, and the vacant
+  // ranks of gangs). Call once before serving.
   Status load() JOBCTL_EXCLUDES(mu_);
 
   // Offers the worker a fitting job now, or waits up to wait_ms for one (0: do not wait).
@@ -70,6 +79,9 @@ class LeaseBroker {
   void job_queued(const QueuedJob& job) JOBCTL_EXCLUDES(mu_);
   // The job left the queue other than by a lease (cancelled).
   void job_left_queue(int64_t job_id) JOBCTL_EXCLUDES(mu_);
+  // A gang's rank awaits a replacement node (from a store commit hook): waiting workers are
+  // offered it before any queued job, since the rest of the gang is running and waiting for it.
+  void node_vacant(GangVacancy vacancy) JOBCTL_EXCLUDES(mu_);
 
   // A worker registered with these capabilities (what its leases are matched against).
   void remember_worker(int64_t worker_id, const WorkerCapabilities& caps) JOBCTL_EXCLUDES(mu_);
@@ -117,6 +129,12 @@ class LeaseBroker {
   // Adds to `later` the one store change that leases `reserved` (out of the queue) to `nodes`
   // (rank order; one for a job on one machine), and answers them when it commits.
   void commit_lease_locked(QueuedJob reserved, std::vector<Waiter> nodes, Completions& later) JOBCTL_REQUIRES(mu_);
+  // A vacant gang rank the waiter may fill: its lease change is added to `later` (the vacancy is
+  // reserved while it commits). False: none it fits.
+  bool try_fill_vacancy_locked(Waiter& waiter, Completions& later) JOBCTL_REQUIRES(mu_);
+  // On the writer thread: the replacement's lease committed (st ok) or not.
+  void on_vacancy_done(Waiter waiter, GangVacancy vacancy, Status st, const std::shared_ptr<LeaseGrant>& grant)
+      JOBCTL_EXCLUDES(mu_);
   // The gangs that let their held workers go now (options_.gang_assembly_s); forgets the holds
   // of gangs no longer queued.
   std::set<int64_t> passed_gangs_locked(int64_t now_ms) JOBCTL_REQUIRES(mu_);
@@ -136,6 +154,8 @@ class LeaseBroker {
   JobQueue queue_ JOBCTL_GUARDED_BY(mu_);
   std::list<Waiter> waiters_ JOBCTL_GUARDED_BY(mu_);  // FIFO: the longest-waiting worker is offered first
   std::unordered_map<int64_t, WorkerCapabilities> workers_ JOBCTL_GUARDED_BY(mu_);
+  // Vacant gang ranks by (job, rank); one being filled is out of it until its change commits.
+  std::map<std::pair<int64_t, int>, GangVacancy> vacancies_ JOBCTL_GUARDED_BY(mu_);
   std::set<int64_t> retired_ JOBCTL_GUARDED_BY(mu_);  // replaced by their machine's newer worker
   // Gangs first in some waiting worker's offer order that could not gather all their nodes yet:
   // since when they hold workers (passed_gangs_locked bounds it).

@@ -7,6 +7,7 @@
 
 #include "daemon/jobs/housekeeping.h"
 #include "daemon/jobs/job_transition.h"
+#include "daemon/jobs/lease_fence.h"
 #include "scheduler/job_state.h"
 
 namespace jobctl::daemon::jobs {
@@ -16,13 +17,23 @@ using store::WriteTxn;
 
 // One lost lease: running (or placed) -> preempted -> queued, a recovery counted (failed past
 // max_recoveries), the lost worker marked lost. The job is queued unplaced, so placement re-places it.
+// A gang that replaces lost nodes loses only the node, when it is not rank 0.
 Status Housekeeping::lose_lease_in(WriteTxn& txn, store::JobRow& job, std::optional<int64_t> worker_id,
                                    std::optional<int> rank, const std::string& reason, int64_t now) {
+  if (worker_id && !rank && job.resource_nodes > 1 && job.worker_id != worker_id) {
+    auto members = txn.gang_members(job.id);
+    if (!members) return members.error();
+    if (auto node = gang_node_of(*members, LeaseRef{*worker_id, job.lease_epoch})) rank = node->rank;
+  }
   json detail = {{"worker_id", worker_id ? json(*worker_id) : json(nullptr)},
                  {"epoch", job.lease_epoch},
                  {"reason", reason}};
   if (rank) detail["rank"] = *rank;
-  if (auto st = reports_.interrupt_in(txn, job, detail, reason, now); !st) return st;
+  if (worker_id && rank && *rank > 0 && job.lease() && LeaseReports::replaces_lost_nodes(job)) {
+    if (auto st = reports_.vacate_node_in(txn, job, *rank, reason, now); !st) return st;
+  } else if (auto st = reports_.interrupt_in(txn, job, detail, reason, now); !st) {
+    return st;
+  }
   if (!worker_id) return {};
   auto w = txn.worker(*worker_id);
   if (!w) return w.error();
@@ -69,11 +80,18 @@ Expected<int> Housekeeping::expire_leases() {
       auto found = txn.job(m.job_id);
       if (!found) return found.error();
       if (!*found || (*found)->lease_epoch != m.epoch || !(*found)->lease()) continue;
-      const std::string reason = "gang node " + std::to_string(m.rank) + " lost: no heartbeat from worker " +
-                                 std::to_string(m.worker_id) + " for " + std::to_string(timeout_s) + " s";
-      if (auto st = lose_lease_in(txn, **found, m.worker_id, m.rank, reason, now); !st) return st.error();
-      stopped.insert(m.job_id);
+      if (m.vacant()) {  // no replacement came in time: the whole gang restarts
+        const std::string reason = "gang node " + std::to_string(m.rank) + " was lost and not replaced within " +
+                                   std::to_string(options_.gang_assembly_s) + " s";
+        if (auto st = lose_lease_in(txn, **found, std::nullopt, m.rank, reason, now); !st) return st.error();
+      } else {
+        const std::string reason = "gang node " + std::to_string(m.rank) + " lost: no heartbeat from worker " +
+                                   std::to_string(m.worker_id) + " for " + std::to_string(timeout_s) + " s";
+        if (auto st = lose_lease_in(txn, **found, m.worker_id, m.rank, reason, now); !st) return st.error();
+      }
       ++expired;
+      // A gang still leased (its node being replaced) may lose another node in this pass.
+      if (!(*found)->lease()) stopped.insert(m.job_id);
     }
     return expired;
   });

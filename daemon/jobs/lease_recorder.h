@@ -25,6 +25,9 @@ class LeaseRecorder {
   // The lease of `job` (its worker and epoch still set) ended at now_ms: completed, failed,
   // cancelled, given back, expired or its machine gone. An error refuses that change.
   virtual Status lease_ended(store::WriteTxn& txn, const store::JobRow& job, int64_t now_ms) = 0;
+  // One node of `job`'s gang, on `worker_id`, left at now_ms while the others go on (a lost node
+  // being replaced): only its share ends.
+  virtual Status node_ended(store::WriteTxn& txn, const store::JobRow& job, int64_t worker_id, int64_t now_ms) = 0;
 };
 
 }  // namespace jobctl::daemon::jobs

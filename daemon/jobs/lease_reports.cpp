@@ -1,6 +1,7 @@
 #include "daemon/jobs/lease_reports.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "daemon/jobs/job_transition.h"
 #include "daemon/jobs/lease_fence.h"
 #include "scheduler/job_state.h"
+#include "train/spec/job_spec.h"
 
 namespace jobctl::daemon::jobs {
 
@@ -257,6 +259,45 @@ Expected<JobRow> LeaseReports::gang_node_ended_in(WriteTxn& txn, store::JobRow j
   return job;
 }
 
+bool LeaseReports::replaces_lost_nodes(const store::JobRow& job) {
+  if (job.resource_nodes <= 1) return false;
+  auto spec = train::parse_job_spec(job.spec_json);
+  return spec && spec->resources.on_node_loss == train::NodeLoss::replace_node;
+}
+
+Status LeaseReports::vacate_node_in(WriteTxn& txn, const store::JobRow& job, int rank, const std::string& reason,
+                                    int64_t now) {
+  auto members = txn.gang_members(job.id);
+  if (!members) return members.error();
+  auto node = std::find_if(members->begin(), members->end(), [rank](const auto& m) { return m.rank == rank; });
+  if (rank <= 0 || node == members->end() || node->vacant()) return {};
+  const int64_t lost_worker = node->worker_id;
+  const int64_t until = now + int64_t{options_.gang_assembly_s} * 1000;
+  json detail = lease_detail(LeaseRef{lost_worker, node->epoch});
+  detail["rank"] = rank;
+  detail["reason"] = reason;
+  detail["replace_by_ms"] = until;
+  node->worker_id = 0;
+  node->address.clear();
+  node->gpus.clear();
+  node->expires_ms = until;
+  if (auto st = txn.put_gang_member(*node); !st) return st;
+  if (recorder_)
+    if (auto st = recorder_->node_ended(txn, job, lost_worker, now); !st) return st;
+  if (auto st = note_job_event(txn, job.id, "node_lost", detail, now); !st) return st;
+  std::set<int64_t> nodes;
+  for (const auto& m : *members)
+    if (!m.vacant()) nodes.insert(m.worker_id);
+  if (job.worker_id) nodes.insert(*job.worker_id);
+  // Offered where the gang was placed (its pool, its instance type).
+  QueuedJob q = queued_from(job);
+  set_placement_fields(job, q);
+  txn.on_commit([this, q = std::move(q), rank, epoch = job.lease_epoch, nodes = std::move(nodes)] {
+    broker_.node_vacant(GangVacancy{q, rank, epoch, nodes});
+  });
+  return {};
+}
+
 Expected<JobRow> LeaseReports::gang_node_given_back_in(WriteTxn& txn, store::JobRow job,
                                                        const store::GangMemberRow& node, const std::string& reason,
                                                        int64_t now) {
@@ -264,6 +305,11 @@ Expected<JobRow> LeaseReports::gang_node_given_back_in(WriteTxn& txn, store::Job
   detail["rank"] = node.rank;
   detail["reason"] = reason;
   if (auto st = note_job_event(txn, job.id, "node_given_back", detail, now); !st) return st.error();
+  // A gang that replaces lost nodes leases another machine for this one; the others go on.
+  if (replaces_lost_nodes(job)) {
+    if (auto st = vacate_node_in(txn, job, node.rank, "given back: " + reason, now); !st) return st.error();
+    return job;
+  }
   // Its worker stops; the gang stops with it once rank 0 has checkpointed (unless already moving).
   if (!moves_.requested(job.id)) {
     const std::string why = "gang node " + std::to_string(node.rank) + " (worker " + std::to_string(node.worker_id) +

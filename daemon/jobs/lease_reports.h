@@ -61,6 +61,15 @@ class LeaseReports {
   // `preempted` event's.
   Status interrupt_in(store::WriteTxn& txn, store::JobRow& job, const nlohmann::json& detail,
                       const std::string& reason, int64_t now);
+  // Whether the gang replaces a lost node of rank > 0 rather than restart (its spec's
+  // resources.on_node_loss is "replace_node").
+  static bool replaces_lost_nodes(const store::JobRow& job);
+  // Node `rank` (> 0) of `job`'s gang is lost while the others go on: its rank becomes vacant —
+  // waiting up to workers.gang_assembly_s for a replacement the broker leases it to, after which
+  // the gang restarts (lease expiry) —, its billing ends, a `node_lost` event says so, and the
+  // broker is told. Nothing else of the job changes.
+  Status vacate_node_in(store::WriteTxn& txn, const store::JobRow& job, int rank, const std::string& reason,
+                        int64_t now);
   // Writes `hb` (a heartbeat answered from memory) into `job`: its progress, and its lease's
   // expiry moved to at least hb.last_ms + the timeout; the live leases learn it when this commits.
   Status store_heartbeat_in(store::WriteTxn& txn, store::JobRow job, const LiveHeartbeat& hb);

@@ -37,15 +37,19 @@ Status open_lease_in(store::WriteTxn& txn, const OwnedLease& lease) {
   return {};
 }
 
-Expected<int> close_lease_in(store::WriteTxn& txn, int64_t job_id, int64_t end_ms) {
+Expected<int> close_lease_in(store::WriteTxn& txn, int64_t job_id, int64_t end_ms, std::optional<int64_t> worker_id) {
   auto open = txn.open_ledger_rows(job_id);
   if (!open) return open.error();
+  const std::string node = worker_id ? "local:" + std::to_string(*worker_id) + ":" : std::string();
+  int closed = 0;
   for (const auto& r : *open) {
+    if (!node.empty() && r.resource.rfind(node, 0) != 0) continue;
+    ++closed;
     LedgerEntry e{r.job_id, r.resource, r.kind, r.start_ms, std::max(end_ms, r.start_ms), r.usd_per_hour, r.user,
                   r.on_demand_usd_per_hour};
     if (auto st = Ledger::accrue_in(txn, e); !st) return st.error();
   }
-  return static_cast<int>(open->size());
+  return closed;
 }
 
 }  // namespace jobctl::daemon::ledger

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,9 @@ std::vector<std::string> owned_resources(int64_t worker_id, const std::vector<in
 // shared among its GPUs. Errors: invalid_argument for a bad price, or the store's.
 Status open_lease_in(store::WriteTxn& txn, const OwnedLease& lease);
 
-// Closes every open row of the job at `end_ms` (not before its start). Returns how many.
-Expected<int> close_lease_in(store::WriteTxn& txn, int64_t job_id, int64_t end_ms);
+// Closes every open row of the job at `end_ms` (not before its start), or only those of one
+// worker's resources (a gang's node that left) when `worker_id` is given. Returns how many.
+Expected<int> close_lease_in(store::WriteTxn& txn, int64_t job_id, int64_t end_ms,
+                             std::optional<int64_t> worker_id = std::nullopt);
 
 }  // namespace jobctl::daemon::ledger

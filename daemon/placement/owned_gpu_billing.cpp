@@ -46,4 +46,9 @@ Status OwnedGpuBilling::lease_ended(store::WriteTxn& txn, const store::JobRow& j
   return closed ? Status{} : Status{closed.error()};
 }
 
+Status OwnedGpuBilling::node_ended(store::WriteTxn& txn, const store::JobRow& job, int64_t worker_id, int64_t now_ms) {
+  auto closed = ledger::close_lease_in(txn, job.id, now_ms, worker_id);
+  return closed ? Status{} : Status{closed.error()};
+}
+
 }  // namespace jobctl::daemon::placement

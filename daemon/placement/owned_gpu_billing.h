@@ -28,6 +28,7 @@ class OwnedGpuBilling final : public jobs::LeaseRecorder {
   Status lease_granted(store::WriteTxn& txn, const store::JobRow& job, const store::WorkerRow& worker,
                        const std::vector<int>& gpus, int64_t now_ms) override;
   Status lease_ended(store::WriteTxn& txn, const store::JobRow& job, int64_t now_ms) override;
+  Status node_ended(store::WriteTxn& txn, const store::JobRow& job, int64_t worker_id, int64_t now_ms) override;
 
   // One hour of one owned GPU of this model (canonical name, "cpu" for a CPU).
   double usd_per_gpu_hour(std::string_view gpu_model) const { return prices_.local_usd_per_gpu_hour(gpu_model); }

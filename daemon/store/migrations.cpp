@@ -325,6 +325,12 @@ CREATE TABLE gang_members (
 CREATE INDEX gang_members_expiry ON gang_members(expires_ms) WHERE rank > 0;
 )sql";
 
+// The gang's rendezvous port on every node's row: a node leased later (the replacement of a lost
+// one) is told the same master. A row of worker 0 is a vacant rank awaiting its replacement.
+constexpr const char* kV21 = R"sql(
+ALTER TABLE gang_members ADD COLUMN master_port INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -349,6 +355,7 @@ const std::vector<Migration>& migrations() {
       {18, "webhooks, webhook_deliveries", kV18},
       {19, "jobs.array_id", kV19},
       {20, "gang_members", kV20},
+      {21, "gang_members.master_port", kV21},
   };
   return list;
 }

@@ -201,7 +201,12 @@ struct GangMemberRow {
   int64_t epoch = 0;
   std::vector<int> gpus;       // the worker's GPUs this node takes
   std::string address;         // where the others reach it (the worker's registered address)
-  int64_t expires_ms = 0;      // rank > 0: the member's own lease expiry, renewed by its heartbeats
+  int64_t expires_ms = 0;      // rank > 0: the member's own lease expiry, renewed by its heartbeats;
+                               // a vacant rank's: when the gang stops waiting for a replacement
+  int master_port = 0;         // the gang's rendezvous port (rank 0's machine)
+
+  // A rank whose node was lost, awaiting a replacement (resources.on_node_loss "replace_node").
+  bool vacant() const { return worker_id == 0; }
 };
 
 // A job with an owner that is queued, placed or running, as the budget watch reads it.

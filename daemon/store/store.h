@@ -292,6 +292,8 @@ class Store {
   Expected<std::vector<QueuedJobRow>> queued_jobs();
   // A gang's nodes in rank order (store_gangs.cpp); none for a job on one machine or not leased.
   Expected<std::vector<GangMemberRow>> gang_members(int64_t job_id);
+  // The vacant ranks of current gang leases (a lost node awaiting its replacement), job order.
+  Expected<std::vector<GangMemberRow>> gang_vacancies();
   // The ids of the queued jobs, in id order: read from the index jobs(state, id) alone, so a
   // long queue costs no row reads and no spec parsing (placement's periodic pass).
   Expected<std::vector<int64_t>> queued_job_ids();

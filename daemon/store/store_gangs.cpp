@@ -10,7 +10,7 @@ namespace jobctl::daemon::store {
 
 namespace {
 
-constexpr const char* kGangColumns = "job_id, rank, worker_id, epoch, gpus, address, expires_ms";
+constexpr const char* kGangColumns = "job_id, rank, worker_id, epoch, gpus, address, expires_ms, master_port";
 
 Expected<std::vector<GangMemberRow>> read_members(Statement& s) {
   return read_rows<GangMemberRow>(s, [](const Statement& row) -> Expected<GangMemberRow> {
@@ -27,6 +27,7 @@ Expected<std::vector<GangMemberRow>> read_members(Statement& s) {
       if (g.is_number_integer()) m.gpus.push_back(g.get<int>());
     m.address = row.column_text(5);
     m.expires_ms = row.column_int64(6);
+    m.master_port = static_cast<int>(row.column_int64(7));
     return m;
   });
 }
@@ -45,7 +46,7 @@ Expected<std::vector<GangMemberRow>> WriteTxn::gang_members(int64_t job_id) { re
 
 Status WriteTxn::put_gang_member(const GangMemberRow& m) {
   auto p = db_.prepare(std::string("INSERT OR REPLACE INTO gang_members (") + kGangColumns +
-                       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+                       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, m.job_id)
@@ -54,7 +55,8 @@ Status WriteTxn::put_gang_member(const GangMemberRow& m) {
       .bind(4, m.epoch)
       .bind(5, nlohmann::json(m.gpus).dump())
       .bind(6, m.address)
-      .bind(7, m.expires_ms);
+      .bind(7, m.expires_ms)
+      .bind(8, static_cast<int64_t>(m.master_port));
   return s->run();
 }
 
@@ -72,6 +74,18 @@ Expected<std::vector<GangMemberRow>> WriteTxn::expired_gang_members(int64_t now_
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, now_ms);
+  return read_members(*s);
+}
+
+Expected<std::vector<GangMemberRow>> Store::gang_vacancies() {
+  auto r = reader();
+  if (!r) return r.error();
+  auto p = (**r).prepare(
+      "SELECT g.job_id, g.rank, g.worker_id, g.epoch, g.gpus, g.address, g.expires_ms, g.master_port "
+      "FROM gang_members g JOIN jobs j ON j.id = g.job_id AND j.lease_epoch = g.epoch "
+      "WHERE g.worker_id = 0 AND j.state IN ('placed', 'running') ORDER BY g.job_id, g.rank");
+  if (!p) return p.error();
+  StatementUse s(*p);
   return read_members(*s);
 }
 

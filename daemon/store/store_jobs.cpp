@@ -190,12 +190,12 @@ Expected<std::vector<std::pair<int64_t, int64_t>>> Store::active_leases(const st
                                  "AND worker_id IS NOT NULL AND owner = ?1 "
                                  "UNION SELECT g.job_id, g.worker_id FROM gang_members g JOIN jobs j "
                                  "ON j.id = g.job_id AND j.lease_epoch = g.epoch WHERE j.state IN ('placed', 'running') "
-                                 "AND j.owner = ?1 ORDER BY 1, 2"
+                                 "AND j.owner = ?1 AND g.worker_id > 0 ORDER BY 1, 2"
                                : "SELECT id, worker_id FROM jobs WHERE state IN ('placed', 'running') "
                                  "AND worker_id IS NOT NULL "
                                  "UNION SELECT g.job_id, g.worker_id FROM gang_members g JOIN jobs j "
                                  "ON j.id = g.job_id AND j.lease_epoch = g.epoch WHERE j.state IN ('placed', 'running') "
-                                 "ORDER BY 1, 2");
+                                 "AND g.worker_id > 0 ORDER BY 1, 2");
   if (!p) return p.error();
   StatementUse s(*p);
   if (owner) s->bind(1, *owner);

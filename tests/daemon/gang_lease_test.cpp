@@ -26,6 +26,10 @@ std::string gang_spec(int nodes, int priority = 50) {
          R"(},"priority":)" + std::to_string(priority) + "}";
 }
 
+// A gang that replaces a lost node rather than restart (resources.on_node_loss).
+const std::string kReplacingSpec =
+    R"({"command":["torchrun","train.py"],"resources":{"gpu":"cpu","nodes":2,"on_node_loss":"replace_node"}})";
+
 const std::string kSingleSpec = R"({"command":["true"],"resources":{"gpu":"cpu"}})";
 
 // A lease long-poll whose answer is awaited later.
@@ -80,9 +84,9 @@ struct GangFixture : ServiceFixture {
 
   // Workers a (10.0.0.1, with a port) and b, a 2-node gang, both asking: leased_a and leased_b
   // are their grants (rank 0 and 1).
-  std::tuple<int64_t, int64_t, int64_t> two_workers_and_a_gang() {
+  std::tuple<int64_t, int64_t, int64_t> two_workers_and_a_gang(const std::string& spec = gang_spec(2)) {
     const int64_t a = worker("10.0.0.1", "a"), b = worker("10.0.0.2", "b");
-    const int64_t id = submit_spec(gang_spec(2));
+    const int64_t id = submit_spec(spec);
     PendingLease pa = ask(a, 41000), pb = ask(b);
     const bool leased = pa.answered(5s) && pb.answered(5s);
     EXPECT_TRUE(leased) << "the gang was not leased";
@@ -310,6 +314,97 @@ TEST(GangLease, RankZerosReportIsTheJobsOutcomeAndEndsEveryNodesLease) {
   EXPECT_EQ(f.job(id).state, store::JobState::succeeded);
 }
 
+// on_node_loss "replace_node": a silent node of rank > 0 is replaced by another worker under the
+// same lease while rank 0 goes on; the gang is not restarted and no recovery is counted.
+TEST(GangLease, AReplacingGangLeasesOnlyItsLostNodeAgainAndGoesOn) {
+  GangFixture f;
+  const auto [a, b, id] = f.two_workers_and_a_gang(kReplacingSpec);
+  auto ga = f.leased_a, gb = f.leased_b;
+  ASSERT_TRUE(ga && gb);
+  const int64_t c = f.worker("10.0.0.3", "c");
+  for (int i = 0; i < 6; ++i) {
+    f.clock.advance_ms(2000);
+    ASSERT_TRUE(f.svc->heartbeat(id, jobs::HeartbeatReport({a, ga->epoch})));
+  }
+  f.clock.advance_ms(2000);
+  ASSERT_TRUE(f.svc->heartbeat(id, jobs::HeartbeatReport({a, ga->epoch})));
+  EXPECT_EQ(*f.svc->expire_leases(), 1);
+  auto job = f.job(id);
+  EXPECT_EQ(job.state, store::JobState::running);
+  EXPECT_EQ(job.recoveries, 0);
+  EXPECT_EQ(job.lease_epoch, ga->epoch);
+  auto lost = f.db->get_worker(b);
+  ASSERT_TRUE(lost && *lost);
+  EXPECT_EQ((*lost)->state, store::WorkerState::lost);
+  auto nodes = f.db->gang_members(id);
+  ASSERT_TRUE(nodes);
+  ASSERT_EQ(nodes->size(), 2u);
+  EXPECT_TRUE((*nodes)[1].vacant());
+
+  // The next worker to ask is leased the vacant rank, told the same master.
+  PendingLease pc = f.ask(c);
+  ASSERT_TRUE(pc.answered(5s));
+  auto gc = pc.grant();
+  ASSERT_TRUE(gc && gc->gang);
+  EXPECT_EQ(gc->job_id, id);
+  EXPECT_EQ(gc->epoch, ga->epoch);
+  EXPECT_EQ(gc->gang->rank, 1);
+  EXPECT_EQ(gc->gang->nodes, 2);
+  EXPECT_EQ(gc->gang->master_addr, "10.0.0.1");
+  EXPECT_EQ(gc->gang->master_port, 41000);
+  EXPECT_EQ(gc->gang->addrs, (std::vector<std::string>{"10.0.0.1", "10.0.0.3"}));
+  // Its node and rank 0 report under the lease; the lost worker cannot.
+  EXPECT_TRUE(f.svc->heartbeat(id, jobs::HeartbeatReport({c, gc->epoch})));
+  EXPECT_TRUE(f.svc->heartbeat(id, jobs::HeartbeatReport({a, ga->epoch})));
+  auto stale = f.svc->heartbeat(id, jobs::HeartbeatReport({b, gb->epoch}));
+  ASSERT_FALSE(stale);
+  EXPECT_EQ(stale.error().code, ErrorCode::stale_epoch);
+  auto detail = f.svc->get_job(id);
+  ASSERT_TRUE(detail);
+  bool lost_event = false, replaced_event = false;
+  for (const auto& ev : detail->events) {
+    lost_event |= ev.type == "node_lost";
+    replaced_event |= ev.type == "node_replaced";
+    EXPECT_NE(ev.type, "preempted");
+  }
+  EXPECT_TRUE(lost_event && replaced_event);
+  auto done = f.svc->complete(id, {{a, ga->epoch}, R"({"weights_sha256":"ab"})"});
+  ASSERT_TRUE(done) << done.error().message;
+  EXPECT_EQ(done->state, store::JobState::succeeded);
+  EXPECT_EQ(done->recoveries, 0);
+}
+
+// A node given back (its spot instance reclaimed) is replaced too; a vacancy nobody fills within
+// workers.gang_assembly_s restarts the gang, one recovery counted.
+TEST(GangLease, AReplacingGangThatFindsNoReplacementInTimeRestarts) {
+  GangFixture f;
+  const auto [a, b, id] = f.two_workers_and_a_gang(kReplacingSpec);
+  auto ga = f.leased_a, gb = f.leased_b;
+  ASSERT_TRUE(ga && gb);
+  ASSERT_TRUE(f.svc->preempt(id, jobs::PreemptionReport{{b, gb->epoch}, "spot notice"}));
+  auto hb = f.svc->heartbeat(id, jobs::HeartbeatReport({a, ga->epoch}));
+  ASSERT_TRUE(hb);
+  EXPECT_FALSE(hb->move) << "the gang goes on: only the node is replaced";
+  EXPECT_EQ(f.job(id).state, store::JobState::running);
+  for (int i = 0; i < 14; ++i) {  // 28 s of the 30 s allowed
+    f.clock.advance_ms(2000);
+    ASSERT_TRUE(f.svc->heartbeat(id, jobs::HeartbeatReport({a, ga->epoch})));
+    EXPECT_EQ(*f.svc->expire_leases(), 0) << "at " << (i + 1) * 2 << " s";
+  }
+  f.clock.advance_ms(4000);
+  ASSERT_TRUE(f.svc->heartbeat(id, jobs::HeartbeatReport({a, ga->epoch})));
+  EXPECT_EQ(*f.svc->expire_leases(), 1);
+  auto job = f.job(id);
+  EXPECT_EQ(job.state, store::JobState::queued);
+  EXPECT_EQ(job.recoveries, 1);
+  auto detail = f.svc->get_job(id);
+  ASSERT_TRUE(detail);
+  bool restarted = false;
+  for (const auto& ev : detail->events)
+    if (ev.type == "preempted" && ev.detail_json.find("not replaced within 30 s") != std::string::npos) restarted = true;
+  EXPECT_TRUE(restarted);
+}
+
 TEST(GangSpec, NodesAreForCommandJobsAndBounded) {
   GangFixture f;
   auto trainer = f.svc->submit_job(R"({"model":{"kind":"mlp","hidden":[32]},"data":{"dataset":"synthetic","samples":256},
@@ -322,6 +417,12 @@ TEST(GangSpec, NodesAreForCommandJobsAndBounded) {
   auto ok = f.svc->submit_job(gang_spec(2));
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(ok->resource_nodes, 2);
+  auto lone = f.svc->submit_job(R"({"command":["true"],"resources":{"on_node_loss":"replace_node"}})");
+  ASSERT_FALSE(lone);
+  EXPECT_EQ(lone.error().field, "resources.on_node_loss");
+  auto unknown = f.svc->submit_job(R"({"command":["true"],"resources":{"nodes":2,"on_node_loss":"shrug"}})");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().field, "resources.on_node_loss");
 }
 
 }  // namespace

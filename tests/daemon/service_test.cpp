@@ -163,6 +163,7 @@ class RefusesTheFirstLease final : public jobs::LeaseRecorder {
     return make_error(ErrorCode::io, "the lease cannot be billed now");
   }
   Status lease_ended(store::WriteTxn&, const store::JobRow&, int64_t) override { return {}; }
+  Status node_ended(store::WriteTxn&, const store::JobRow&, int64_t, int64_t) override { return {}; }
 
  private:
   std::atomic<bool> refused_{false};

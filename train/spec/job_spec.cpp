@@ -33,6 +33,8 @@ constexpr std::array<EnumName<PlacementMode>, 3> kPlacementModes{
     {{PlacementMode::auto_, "auto"}, {PlacementMode::local, "local"}, {PlacementMode::cloud, "cloud"}}};
 constexpr std::array<EnumName<SpotMode>, 3> kSpotModes{
     {{SpotMode::auto_, "auto"}, {SpotMode::always, "always"}, {SpotMode::never, "never"}}};
+constexpr std::array<EnumName<NodeLoss>, 2> kNodeLosses{
+    {{NodeLoss::restart_gang, "restart_gang"}, {NodeLoss::replace_node, "replace_node"}}};
 constexpr std::array<EnumName<Precision>, 2> kPrecisions{{{Precision::fp32, "fp32"}, {Precision::bf16, "bf16"}}};
 constexpr std::array<EnumName<WorkloadPrecision>, 3> kWorkloadPrecisions{
     {{WorkloadPrecision::fp32, "fp32"}, {WorkloadPrecision::bf16, "bf16"}, {WorkloadPrecision::fp16, "fp16"}}};
@@ -330,6 +332,9 @@ Status parse_resources(const Value& v, ResourcesSpec& r) {
   if (r.gpu == "cpu" && r.gpus != 1) return f.error("gpus", "must be 1 when resources.gpu is \"cpu\"");
   if (auto st = f.get_int("memory_mb", r.memory_mb, 64, int64_t{1} << 30); !st) return st;
   if (auto st = f.get_int("nodes", r.nodes, 1, kMaxNodes); !st) return st;
+  if (auto st = f.get_enum("on_node_loss", r.on_node_loss, kNodeLosses, false); !st) return st;
+  if (r.on_node_loss != NodeLoss::restart_gang && r.nodes == 1)
+    return f.error("on_node_loss", "is for a job on several machines (resources.nodes > 1)");
   return f.finish();
 }
 
@@ -801,6 +806,8 @@ std::string to_json(const JobSpec& s) {
                          {"gpus", s.resources.gpus_auto ? Value("auto") : Value(s.resources.gpus)}};
   if (s.resources.memory_mb > 0) resources.push_back({"memory_mb", Value(s.resources.memory_mb)});
   if (s.resources.nodes != 1) resources.push_back({"nodes", Value(s.resources.nodes)});
+  if (s.resources.on_node_loss != NodeLoss::restart_gang)
+    resources.push_back({"on_node_loss", Value(name_of(kNodeLosses, s.resources.on_node_loss))});
   json::Object root{{"name", Value(s.name)}};
   if (s.is_command()) {
     json::Array command;
@@ -893,6 +900,7 @@ std::string_view to_string(OptimizerKind v) { return name_of(kOptimizers, v); }
 std::string_view to_string(ScheduleKind v) { return name_of(kSchedules, v); }
 std::string_view to_string(PlacementMode v) { return name_of(kPlacementModes, v); }
 std::string_view to_string(SpotMode v) { return name_of(kSpotModes, v); }
+std::string_view to_string(NodeLoss v) { return name_of(kNodeLosses, v); }
 std::string_view to_string(Precision v) { return name_of(kPrecisions, v); }
 std::string_view to_string(WorkloadPrecision v) { return name_of(kWorkloadPrecisions, v); }
 std::string_view to_string(WorkloadOptimizer v) { return name_of(kWorkloadOptimizers, v); }

@@ -29,6 +29,11 @@ enum class OptimizerKind { sgd, adamw };
 enum class ScheduleKind { constant, step, cosine };
 enum class PlacementMode { auto_, local, cloud };
 enum class SpotMode { auto_, always, never };
+// What a gang does when one of its nodes other than rank 0 is lost (its worker silent, its machine
+// gone or given back): stop and restart every node from the newest checkpoint, or lease only a
+// replacement for that node while the others go on (a program that re-forms its group, such as
+// torchrun's elastic agent: docs/job-spec.md, "Jobs across machines").
+enum class NodeLoss { restart_gang, replace_node };
 // The number format of the matrix products: fp32, or bf16 operands with fp32 accumulation (the
 // weights, gradients and optimizer state stay fp32; docs/job-spec.md).
 enum class Precision { fp32, bf16 };
@@ -100,6 +105,7 @@ struct ResourcesSpec {
   // Machines the job runs on at once (a gang: docs/job-spec.md, "Jobs across machines"), each with
   // `gpus` of `gpu`; more than 1 only for a command job. All nodes are leased together or none.
   int nodes = 1;
+  NodeLoss on_node_loss = NodeLoss::restart_gang;  // a gang's (nodes > 1) only
 };
 
 // The most machines one gang may span.
@@ -205,6 +211,7 @@ std::string_view to_string(OptimizerKind);
 std::string_view to_string(ScheduleKind);
 std::string_view to_string(PlacementMode);
 std::string_view to_string(SpotMode);
+std::string_view to_string(NodeLoss);
 std::string_view to_string(Precision);
 
 // Input geometry the data spec implies: channels x height x width (height = width = 1 and
