@@ -26,29 +26,36 @@ StartPlan plan_starts(const std::vector<PlanMachine>& machines, const std::vecto
   for (const auto& m : machines) free_at.emplace(m.id, free_times(m, now_ms));
   for (const PlanJob& job : queue) {
     const size_t gpus = static_cast<size_t>(std::max(job.gpus, 1));
-    std::vector<int64_t>* best = nullptr;
-    int64_t best_machine = 0, best_start = 0;
+    const size_t nodes = static_cast<size_t>(std::max(job.nodes, 1));
+    // Each machine it may use, by when `gpus` of its GPUs are free (earliest first; ties keep the
+    // job's order of machines).
+    std::vector<std::pair<int64_t, int64_t>> candidates;  // (start, machine)
     for (int64_t id : job.machines) {
       auto it = free_at.find(id);
       if (it == free_at.end() || it->second.size() < gpus) continue;
-      const int64_t start = it->second[gpus - 1];
-      if (!best || start < best_start) {
-        best = &it->second;
-        best_machine = id;
-        best_start = start;
-      }
+      if (std::any_of(candidates.begin(), candidates.end(), [id](const auto& c) { return c.second == id; })) continue;
+      candidates.emplace_back(it->second[gpus - 1], id);
     }
-    if (!best) continue;
-    plan.starts[job.id] = best_start;
-    if (best_start > now_ms && !plan.reservation) {
-      plan.reservation = Reservation{job.id, best_machine, static_cast<int>(gpus), best_start};
-      for (const auto& [id, start] : plan.starts)
+    if (candidates.size() < nodes) continue;
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    candidates.resize(nodes);
+    const int64_t start = candidates.back().first;  // the last of its machines to be free
+    plan.starts[job.id] = start;
+    if (start > now_ms && !plan.reservation) {
+      Reservation r{job.id, candidates.front().second, static_cast<int>(gpus), start, {}};
+      for (const auto& c : candidates) r.machine_ids.push_back(c.second);
+      plan.reservation = std::move(r);
+      for (const auto& [id, planned] : plan.starts)
         if (id != job.id) plan.ahead_of_reservation.insert(id);
     }
-    // It holds the GPUs that free first until its own end.
-    const int64_t end = best_start + hours_to_ms(job.estimated_hours);
-    std::fill(best->begin(), best->begin() + static_cast<std::ptrdiff_t>(gpus), end);
-    std::sort(best->begin(), best->end());
+    // It holds the GPUs that free first on each of its machines, from its start until its end.
+    const int64_t end = start + hours_to_ms(job.estimated_hours);
+    for (const auto& c : candidates) {
+      auto& at = free_at[c.second];
+      std::fill(at.begin(), at.begin() + static_cast<std::ptrdiff_t>(gpus), end);
+      std::sort(at.begin(), at.end());
+    }
   }
   return plan;
 }
@@ -60,7 +67,7 @@ int spare_gpus_at_start(const Reservation& r, const PlanMachine& machine) {
 }
 
 bool may_backfill(const Reservation& r, const PlanMachine& machine, int64_t now_ms, int gpus, double estimated_hours) {
-  if (machine.id != r.machine_id) return true;
+  if (!r.holds(machine.id)) return true;
   if (now_ms + hours_to_ms(estimated_hours) <= r.start_ms) return true;
   return spare_gpus_at_start(r, machine) >= gpus;
 }

@@ -11,9 +11,14 @@
 // reserved start for the reserved job all the same (may_backfill). The jobs taken before the
 // reserved one are not held back by it: the plan made room for them first.
 //
+// A gang (nodes > 1) needs that many different machines at once: it starts when the last of the
+// `nodes` machines that free its GPUs first does, holds the GPUs of each from then, and its
+// reservation holds all of them.
+//
 // Thread safety: pure functions over values.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -34,16 +39,22 @@ struct PlanMachine {
 // A job waiting for a machine, in queue order.
 struct PlanJob {
   int64_t id = 0;
-  int gpus = 1;
+  int gpus = 1;                    // per machine
   double estimated_hours = 0;     // its running time
   std::vector<int64_t> machines;  // the machines it may run on (PlanMachine::id)
+  int nodes = 1;                  // machines it runs on at once (a gang)
 };
 
 struct Reservation {
   int64_t job_id = 0;
-  int64_t machine_id = 0;
-  int gpus = 1;
+  int64_t machine_id = 0;              // the first machine it holds
+  int gpus = 1;                        // on each
   int64_t start_ms = 0;
+  std::vector<int64_t> machine_ids;    // every machine it holds (a gang's nodes; empty: machine_id)
+
+  bool holds(int64_t machine) const {
+    return machine == machine_id || std::find(machine_ids.begin(), machine_ids.end(), machine) != machine_ids.end();
+  }
 };
 
 struct StartPlan {
@@ -68,7 +79,7 @@ StartPlan plan_starts(const std::vector<PlanMachine>& machines, const std::vecto
 int spare_gpus_at_start(const Reservation& r, const PlanMachine& machine);
 
 // Slurm's rule: whether a job of `gpus` GPUs and `estimated_hours`, started now on `machine`, leaves
-// the reservation's start where it is. Always true on a machine that is not the reserved one.
+// the reservation's start where it is. Always true on a machine the reservation does not hold.
 bool may_backfill(const Reservation& r, const PlanMachine& machine, int64_t now_ms, int gpus, double estimated_hours);
 
 }  // namespace jobctl::scheduler

@@ -19,7 +19,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kReservedNote = "; reserved worker ";
+constexpr const char* kReservedNote = "; reserved worker";
 
 }  // namespace
 
@@ -58,7 +58,7 @@ Status ReservationPass::run() {
   std::vector<scheduler::PlanJob> queue;
   queue.reserve(waiting->size());
   for (const auto& q : *waiting) {
-    scheduler::PlanJob job{q.id, std::max(q.resource_gpus, 1), q.placement_estimated_hours, {}};
+    scheduler::PlanJob job{q.id, std::max(q.resource_gpus, 1), q.placement_estimated_hours, {}, std::max(q.nodes, 1)};
     for (const store::WorkerRow* w : local)
       if (placement_allows(q, w->capabilities)) job.machines.push_back(w->id);
     queue.push_back(std::move(job));
@@ -70,19 +70,28 @@ Status ReservationPass::run() {
     noted_.reset();
     return {};
   }
-  const bool same = noted_ && noted_->job_id == reservation->job_id && noted_->machine_id == reservation->machine_id &&
+  const bool same = noted_ && noted_->job_id == reservation->job_id && noted_->machine_ids == reservation->machine_ids &&
                     std::abs(noted_->start_ms - reservation->start_ms) < kStartToleranceMs;
   if (same) return {};
-  std::string worker_name;
+  std::map<int64_t, std::string> worker_names;
   for (const store::WorkerRow* w : local)
-    if (w->id == reservation->machine_id) worker_name = w->name;
-  if (auto st = note_reservation(*reservation, worker_name, now); !st) return st;
+    if (reservation->holds(w->id)) worker_names[w->id] = w->name;
+  if (auto st = note_reservation(*reservation, worker_names, now); !st) return st;
   noted_ = reservation;
   return {};
 }
 
-Status ReservationPass::note_reservation(const scheduler::Reservation& r, const std::string& worker_name,
-                                         int64_t now_ms) {
+Status ReservationPass::note_reservation(const scheduler::Reservation& r,
+                                         const std::map<int64_t, std::string>& worker_names, int64_t now_ms) {
+  auto named = [&worker_names](int64_t id) {
+    auto it = worker_names.find(id);
+    return std::to_string(id) + (it == worker_names.end() || it->second.empty() ? "" : " (" + it->second + ")");
+  };
+  const std::vector<int64_t> machines = r.machine_ids.empty() ? std::vector<int64_t>{r.machine_id} : r.machine_ids;
+  std::string held;
+  for (int64_t id : machines) held += (held.empty() ? "" : ", ") + named(id);
+  const auto first_name = worker_names.find(r.machine_id);
+  const std::string worker_name = first_name == worker_names.end() ? "" : first_name->second;
   return store_.write([&](store::WriteTxn& txn) -> Status {
     auto cur = txn.job(r.job_id);
     if (!cur) return cur.error();
@@ -96,8 +105,8 @@ Status ReservationPass::note_reservation(const scheduler::Reservation& r, const 
     // The reason as placement gave it, without an earlier reservation's note.
     std::string reason = (*doc).value("reason", "");
     if (const size_t at = reason.find(kReservedNote); at != std::string::npos) reason.resize(at);
-    reason += kReservedNote + std::to_string(r.machine_id) + (worker_name.empty() ? "" : " (" + worker_name + ")") +
-              ", " + std::to_string(r.gpus) + " GPU" + (r.gpus == 1 ? "" : "s") + ", to start by " + start +
+    reason += kReservedNote + std::string(machines.size() > 1 ? "s " : " ") + held + ", " + std::to_string(r.gpus) +
+              " GPU" + (r.gpus == 1 ? "" : "s") + (machines.size() > 1 ? " each" : "") + ", to start by " + start +
               " (when the jobs running there are expected to end; other jobs use its GPUs only if they end "
               "by then)";
     json& chosen = (*doc)["chosen"];
@@ -115,8 +124,9 @@ Status ReservationPass::note_reservation(const scheduler::Reservation& r, const 
     }
     job.chosen->queue_wait_hours = wait_hours;
     job.chosen->meets_deadline = meets;
-    const json detail = {{"worker_id", r.machine_id}, {"worker", worker_name}, {"gpus", r.gpus},
-                         {"start_ms", r.start_ms}, {"start", start},       {"meets_deadline", meets}};
+    json detail = {{"worker_id", r.machine_id}, {"worker", worker_name}, {"gpus", r.gpus},
+                   {"start_ms", r.start_ms}, {"start", start},       {"meets_deadline", meets}};
+    if (machines.size() > 1) detail["worker_ids"] = machines;
     (*doc)["reservation"] = detail;
     (*doc)["reason"] = reason;
     auto text = store::deflate_text(doc->dump());

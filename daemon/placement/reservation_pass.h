@@ -15,7 +15,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 
 #include "base/clock.h"
 #include "base/expected.h"
@@ -38,7 +40,9 @@ class ReservationPass {
   Status run();
 
  private:
-  Status note_reservation(const scheduler::Reservation& r, const std::string& worker_name, int64_t now_ms);
+  // `worker_names`: the names of the workers it holds, by id.
+  Status note_reservation(const scheduler::Reservation& r, const std::map<int64_t, std::string>& worker_names,
+                          int64_t now_ms);
 
   store::Store& store_;
   const Clock& clock_;

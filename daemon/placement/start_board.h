@@ -1,6 +1,7 @@
 // The start plan of the owned machines as the last placement pass made it (scheduler/start_plan.h),
 // shared with the matcher that hands jobs to workers: jobs wait in start order and the one
-// reservation holds a wide job's machine (docs/cost-model.md, "Reservations and backfill").
+// reservation holds a wide job's machine — a gang's machines — (docs/cost-model.md, "Reservations
+// and backfill").
 //
 // Placement publishes a plan every pass, from the local workers, what their running jobs hold
 // until their estimates end, and the jobs placed on them waiting for a worker. Between passes the
@@ -41,7 +42,9 @@ class StartBoard {
  private:
   mutable Mutex mu_;
   scheduler::StartPlan plan_ JOBCTL_GUARDED_BY(mu_);
-  std::optional<scheduler::PlanMachine> reserved_machine_ JOBCTL_GUARDED_BY(mu_);
+  // The machines the reservation holds (a gang's: several), as the plan saw them, plus the jobs
+  // admitted onto them since.
+  std::map<int64_t, scheduler::PlanMachine> reserved_machines_ JOBCTL_GUARDED_BY(mu_);
 };
 
 }  // namespace jobctl::daemon::placement

@@ -77,6 +77,13 @@ TEST(PlacementMatcher, TheReservedWorkerIsOfferedOnlyJobsThatLeaveTheReservedSta
   EXPECT_TRUE(board.admit(40, 1, 2.0, 3, clock.now_ms()));
   EXPECT_TRUE(board.admit(41, 1, 2.0, 3, clock.now_ms()));
   EXPECT_FALSE(board.admit(42, 1, 2.0, 3, clock.now_ms()));
+
+  // A gang's reservation holds each of its machines: worker 4 (idle) as well as worker 3.
+  plan.reservation = scheduler::Reservation{20, 3, 4, 1'060'000, {3, 4}};
+  board.publish(plan, {box, scheduler::PlanMachine{4, 4, {}}});
+  EXPECT_FALSE(board.admit(50, 1, 2.0, 4, clock.now_ms())) << "would run past the gang's start on its node";
+  EXPECT_TRUE(board.admit(51, 1, 30.0 / 3600, 4, clock.now_ms()));
+  EXPECT_TRUE(board.admit(52, 1, 2.0, 5, clock.now_ms())) << "not a machine of the gang";
 }
 
 // The plan reserves the one free worker for the job behind the one that starts now (a job given

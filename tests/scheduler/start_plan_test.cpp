@@ -55,6 +55,28 @@ TEST(StartPlan, TheJobsPlannedBeforeTheReservedOneAreAheadOfIt) {
   EXPECT_EQ(plan.ahead_of_reservation, (std::set<int64_t>{1}));
 }
 
+// A gang of two 1-GPU machines starts when the second of its machines frees, holds both from
+// then, and its reservation holds both: a job that would run past its start may take neither.
+TEST(StartPlan, AGangIsReservedEveryMachineItNeedsAndStartsWhenTheLastIsFree) {
+  PlanMachine a{1, 1, {kNow + 10 * kSec}};
+  PlanMachine b{2, 1, {kNow + 40 * kSec}};
+  PlanMachine c{3, 1, {kNow + 90 * kSec}};
+  PlanJob gang{20, 1, seconds(100), {1, 2, 3}, 2};
+  const StartPlan plan = plan_starts({a, b, c}, {gang, {21, 1, seconds(30), {1, 2, 3}}}, kNow);
+  ASSERT_TRUE(plan.reservation);
+  EXPECT_EQ(plan.reservation->job_id, 20);
+  EXPECT_EQ(plan.reservation->machine_ids, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(plan.reservation->start_ms, kNow + 40 * kSec) << "when b, the later of its two, is free";
+  EXPECT_EQ(plan.expected_start(21), kNow + 90 * kSec) << "c: a and b are the gang's from now+40 s";
+  EXPECT_FALSE(may_backfill(*plan.reservation, a, kNow + 10 * kSec, 1, seconds(60)));
+  EXPECT_TRUE(may_backfill(*plan.reservation, a, kNow + 10 * kSec, 1, seconds(20)));
+  EXPECT_FALSE(may_backfill(*plan.reservation, b, kNow, 1, seconds(60)));
+  EXPECT_TRUE(may_backfill(*plan.reservation, c, kNow, 1, seconds(600)));
+  // Wider than the machines it may use: no start.
+  gang.nodes = 4;
+  EXPECT_FALSE(plan_starts({a, b, c}, {gang}, kNow).expected_start(20));
+}
+
 TEST(StartPlan, AJobNoMachineCanHoldHasNoStart) {
   const StartPlan plan = plan_starts({PlanMachine{1, 4, {}}}, {{3, 8, 1.0, {1}}, {4, 1, 1.0, {}}}, kNow);
   EXPECT_FALSE(plan.reservation);
