@@ -1,5 +1,7 @@
 #include "daemon/jobs/feasibility.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "scheduler/job.h"
@@ -7,7 +9,7 @@
 
 namespace jobctl::daemon::jobs {
 
-Feasibility::Feasibility(const std::vector<cost::Offer>& launchable) {
+Feasibility::Feasibility(const std::vector<cost::Offer>& launchable, int max_instances) {
   MutexLock lock(mu_);
   for (const auto& o : launchable) {
     scheduler::Machine m;
@@ -17,6 +19,7 @@ Feasibility::Feasibility(const std::vector<cost::Offer>& launchable) {
     m.gpu_count = o.gpu_count;
     m.memory_gib = o.gpu_memory_gb;
     m.cloud = true;
+    m.gang_machines = std::max(max_instances, 0);
     add_locked(std::move(m));
   }
 }
@@ -24,7 +27,8 @@ Feasibility::Feasibility(const std::vector<cost::Offer>& launchable) {
 void Feasibility::add_locked(scheduler::Machine m) {
   const std::string device = m.gpu ? std::string(m.gpu->name) : m.gpu_name;
   auto [it, added] = machines_.try_emplace({device, m.gpu_count, m.memory_gib, m.cloud}, m);
-  if (!added) it->second.gang_machines += m.gang_machines;  // one more worker of that kind
+  // One more worker of that kind; offers of one kind share the one cap on instances.
+  if (!added && !m.cloud) it->second.gang_machines += m.gang_machines;
 }
 
 void Feasibility::add_machine(scheduler::Machine machine) {
