@@ -42,6 +42,8 @@ Status apply_config_json(std::string_view text, DaemonConfig& c) {
   // An exec cloud starts a worker able to run a command job only through its {job_flags}.
   c.placement.cloud_runs_commands =
       c.cloud.provider != "exec" || c.cloud.exec.worker_command.find("{job_flags}") != std::string::npos;
+  // A gang on a cloud offer takes one instance per node, under the provisioner's cap.
+  c.placement.cloud_max_instances = c.cloud.max_instances;
   if (auto it = j.find("listen"); it != j.end()) {
     if (!it->is_string()) return bad("listen", "must be a string");
     if (auto st = apply_listen(it->get<std::string>(), c); !st) return st;

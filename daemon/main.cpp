@@ -206,7 +206,8 @@ int main(int argc, char** argv) {
   // Submits that nothing could ever run are refused (docs/api.md, "Refused at submit"): against
   // the registered workers and, with a cloud provider, the offers placement may launch.
   jobs::Feasibility feasibility(cfg.placement.enabled && !cfg.placement.cloud_provider.empty() ? placement.offers()
-                                                                                              : std::vector<cost::Offer>{});
+                                                                                              : std::vector<cost::Offer>{},
+                                cfg.placement.cloud_max_instances);
   if (auto st = feasibility.load(db); !st) return fail(st.error());
   // A Slurm partition's node is a machine too (its GPUs as the cluster reported them at start).
   if (cfg.placement.enabled && slurm_partitions)

@@ -117,21 +117,26 @@ Status check_feasible(const Job& job, std::span<const Machine> machines) {
   }
   if (!fitting.empty()) {
     if (job.nodes <= 1) return {};
-    // A gang: as many workers of one kind as it has nodes (no worker yet: nothing to judge by).
-    const bool any_worker = std::any_of(all.begin(), all.end(), [](const Machine& m) { return m.gang_machines > 0; });
+    // A gang: as many workers of one kind, or instances of one cloud offer, as it has nodes
+    // (no worker registered and no cloud: nothing to judge by).
+    const bool any_gang = std::any_of(all.begin(), all.end(), [](const Machine& m) { return m.gang_machines > 0; });
     const Machine* widest = fitting.front();
     for (const Machine* m : fitting) {
       if (m->gang_machines >= job.nodes) return {};
       if (m->gang_machines > widest->gang_machines) widest = m;
     }
-    if (!any_worker) return {};
+    if (!any_gang) return {};
+    std::string most = "no registered worker fits it";
+    if (widest->gang_machines > 0 && widest->cloud)
+      most = "the most of one kind is " + std::to_string(widest->gang_machines) + " instances of " + widest->name +
+             " (cloud.max_instances)";
+    else if (widest->gang_machines > 0)
+      most = "the most of one kind registered is " + std::to_string(widest->gang_machines) + " (" + device_of(*widest) +
+             " x" + std::to_string(widest->gang_machines) + ")";
     return make_error(ErrorCode::invalid_argument,
-                      "needs " + std::to_string(job.nodes) + " machines at once; " +
-                          (widest->gang_machines > 0
-                               ? "the most of one kind registered is " + std::to_string(widest->gang_machines) + " (" +
-                                     device_of(*widest) + " x" + std::to_string(widest->gang_machines) + ")"
-                               : std::string("no registered worker fits it")) +
-                          " (a job on several machines runs on owned workers or a Slurm partition only)" + hint,
+                      "needs " + std::to_string(job.nodes) + " machines at once; " + most +
+                          " (a job on several machines runs on registered workers of one kind, on a Slurm "
+                          "partition's nodes, or on instances of one cloud offer up to cloud.max_instances)" + hint,
                       "resources.nodes");
   }
   // A described workload says how it was spread over its GPUs: "with ZeRO-2 on 2 GPUs".

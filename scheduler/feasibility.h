@@ -11,8 +11,9 @@
 //   count   field resources.gpus: those machines have fewer such devices than asked
 //   memory  field resources.gpu: the job's memory per GPU (cost::estimate_vram) fits none of them
 //           (a CPU machine's memory is its RAM); a machine that reported no memory fits
-//   nodes   field resources.nodes: a gang needs more machines of one kind than are registered
-//           (judged only once some worker is registered: gangs run on owned workers)
+//   nodes   field resources.nodes: a gang needs more machines of one kind than there are (registered
+//           workers of one kind, or cloud.max_instances instances of one launchable offer);
+//           judged only once some machine could hold a gang at all
 // With no machine at all on the side the mode allows, nothing is refused: there is no fleet to
 // judge the job against (no worker registered yet), and it waits for the first one.
 //
@@ -37,8 +38,9 @@ struct Machine {
   int gpu_count = 1;
   double memory_gib = 0;                // per device (RAM for a CPU machine); 0: not reported
   bool cloud = false;
-  // How many such machines one gang may span (registered workers of this kind; a Slurm
-  // partition's nodes times the tasks one node runs; 0 for a cloud offer).
+  // How many such machines one gang may span: registered workers of this kind; a Slurm
+  // partition's nodes times the tasks one node runs; for a cloud offer, the instances of it that
+  // may run at once (cloud.max_instances).
   int gang_machines = 0;
 };
 

@@ -350,12 +350,15 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     d.deadline_left_hours = *job.deadline_hours - static_cast<double>(now_ms - job.submitted_ms) / 3.6e6;
   const double deadline = d.deadline_left_hours.value_or(kInf);
 
-  // Spot time factors, once per distinct interruption rate.
+  // Spot time factors, once per distinct interruption rate. A gang runs on N instances, each
+  // interrupted at lambda independently, and any one interruption stops (and restarts) the whole
+  // gang: the gang is interrupted at N lambda. C (rank 0 writes the checkpoint) and R (the N
+  // instances boot at once) stay one node's.
   const double c_hours = ctx.checkpoint_hours(w.checkpoint_bytes);
   const double r_hours = ctx.restart_hours(w.checkpoint_bytes);
   std::array<double, kMaxCachedLambdas> spot_factor{};
   for (size_t i = 0; i < ctx.lambdas_.size(); ++i)
-    spot_factor[i] = cost::spot_time_factor(c_hours, r_hours, ctx.lambdas_[i]);
+    spot_factor[i] = cost::spot_time_factor(c_hours, r_hours, ctx.lambdas_[i] * in.nodes);
 
   std::array<Best, 2> best_meet, best_any;  // per device class
   Best best_idle;  // the cheapest fitting local option whose pool has the GPUs free now
@@ -444,13 +447,17 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
           });
   }
 
-  // Cloud offers: on-demand, then spot.
+  // Cloud offers: on-demand, then spot. A gang takes one instance of the offer per node: it pays
+  // for every one, and the work is spread over every node's GPUs.
   const double provision = ctx.config_.provision_hours;
   const bool cloud_launchable = ctx.config_.cloud_launchable;
+  // One machine is always there to judge: a cap of 0 launches nothing, and says so elsewhere.
+  const int cloud_machines = std::max(ctx.config_.cloud_max_instances, 1);
+  const int instances = in.nodes;
   for (uint32_t i = 0; i < ctx.figures_.size(); ++i) {
     const auto& f = ctx.figures_[i];
     const RejectionInputs sin = sized(f.gpu_count, f.memory_bytes);
-    const double rate = f.model >= 0 ? ctx.flops_per_hour(f.model, kind, precision) * sin.gpus : 0.0;
+    const double rate = f.model >= 0 ? ctx.flops_per_hour(f.model, kind, precision) * sin.gpus * instances : 0.0;
     const double t = rate <= 0 ? 0.0
                      : w.assumed_hours ? *w.assumed_hours
                                        : cost::training_flops_for(w, sin.gpus) / rate + ctx.run_overhead_hours(f.model, kind);
@@ -458,15 +465,15 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     Candidate od;
     od.kind = OptionKind::on_demand;
     od.source = i;
-    od.usd_per_hour = f.on_demand;
+    od.usd_per_hour = f.on_demand * instances;
     od.gpus = sin.gpus;
     od.vram_bytes_per_gpu = sin.vram_bytes_per_gpu;
     od.rejection = reject(sin, {od.kind, f.model, f.gpu_count, f.memory_bytes, od.usd_per_hour, cloud_launchable, true,
-                                ctx.config_.cloud_runs_commands, 1}, ctx);
+                                ctx.config_.cloud_runs_commands, cloud_machines}, ctx);
     if (rate > 0) {
       od.queue_wait_hours = provision;
       od.estimated_hours = t;
-      od.estimated_cost_usd = f.on_demand * (t + provision);
+      od.estimated_cost_usd = od.usd_per_hour * (t + provision);
       od.completion_hours = provision + t;
     }
     consider(od, device_class(f.model), false);
@@ -474,17 +481,17 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     Candidate sp;
     sp.kind = OptionKind::spot;
     sp.source = i;
-    sp.usd_per_hour = std::max(f.spot, 0.0);
+    sp.usd_per_hour = std::max(f.spot, 0.0) * instances;
     sp.gpus = sin.gpus;
     sp.vram_bytes_per_gpu = sin.vram_bytes_per_gpu;
     sp.rejection =
         reject(sin, {sp.kind, f.model, f.gpu_count, f.memory_bytes, sp.usd_per_hour, cloud_launchable, f.spot >= 0,
-                     ctx.config_.cloud_runs_commands, 1}, ctx);
+                     ctx.config_.cloud_runs_commands, cloud_machines}, ctx);
     if (rate > 0 && f.spot >= 0) {
       const double ts = t * spot_factor[f.lambda_index];
       sp.queue_wait_hours = provision;
       sp.estimated_hours = ts;
-      sp.estimated_cost_usd = f.spot * (ts + provision);
+      sp.estimated_cost_usd = sp.usd_per_hour * (ts + provision);
       sp.completion_hours = provision + ts;
     }
     consider(sp, device_class(f.model), false);
@@ -621,17 +628,18 @@ std::string rejection_text(const Candidate& c, const Job& job, const PlacementCo
       return c.kind == OptionKind::slurm ? "no Slurm cluster is configured to submit it"
                                          : "no cloud provider is configured to launch it";
     case Rejection::too_few_machines:
-      if (c.kind == OptionKind::local)
-        return "needs " + readable::count(job.nodes, "machine") + " at once; this pool has " +
-               readable::count(static_cast<int>(capacity.pools()[c.source].workers), "worker");
+      if (c.kind == OptionKind::on_demand || c.kind == OptionKind::spot)
+        return "needs " + readable::count(job.nodes, "instance") + " at once; at most " +
+               std::to_string(std::max(ctx.config().cloud_max_instances, 1)) + " run at once (cloud.max_instances)";
       if (c.kind == OptionKind::slurm) {
         const auto& part = capacity.partitions()[c.source];
         return "needs " + readable::count(job.nodes, "machine") + " at once; this partition runs " +
-               std::to_string(part.machines) + " (" + readable::count(part.machines / std::max(part.tasks_per_node, 1), "usable node") +
-               " x " + readable::count(part.tasks_per_node, "task") + ")";
+               std::to_string(part.machines) + " (" +
+               readable::count(part.machines / std::max(part.tasks_per_node, 1), "usable node") + " x " +
+               readable::count(part.tasks_per_node, "task") + ")";
       }
-      return "needs " + readable::count(job.nodes, "machine") +
-             " at once; a job on several machines runs on owned workers or a Slurm partition only";
+      return "needs " + readable::count(job.nodes, "machine") + " at once; this pool has " +
+             readable::count(static_cast<int>(capacity.pools()[c.source].workers), "worker");
     case Rejection::no_commands:
       return c.kind == OptionKind::local
                  ? "a command job, and no worker here runs them (start one with jobctl-worker --allow-commands)"

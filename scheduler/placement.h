@@ -9,6 +9,8 @@
 //   - each cloud offer on-demand, and on spot where the offer has a spot price (expected time with
 //     the interruption-risk and checkpoint terms: T_spot = T (1 + C/tau + lambda (tau/2 + R)),
 //     lambda from cost/interruption_rates.h for the offer's cloud, region and instance type).
+//     A gang of N nodes takes N instances of the offer: N times the price and the GPUs, and on
+//     spot N lambda, since an interruption of any one instance stops the whole gang.
 // Candidates are rejected, with the reason recorded, by: placement mode (auto/local/cloud), the
 // job's GPU constraint ("any" GPU, "cpu" = anything, or the variants a model name names), spot mode (never/always),
 // too few GPUs, a GPU without known specs, memory (the VRAM estimate must fit each GPU), and the
@@ -72,8 +74,9 @@ enum class Rejection : uint8_t {
   no_provider,      // a cloud offer, and no cloud provider is configured to launch it; a Slurm
                     // partition, and nothing submits Slurm jobs
   no_commands,      // a command job, and nothing there runs command jobs
-  too_few_machines, // a gang of more nodes than the option has machines (a cloud offer and a
-                    // Slurm partition run one machine per job here)
+  too_few_machines, // a gang of more nodes than the option has machines (a local pool's workers,
+                    // cloud.max_instances instances of a cloud offer; a Slurm partition runs one
+                    // machine per job here)
 };
 inline constexpr size_t kRejectionCount = 12;
 std::string_view to_string(Rejection r);
@@ -101,6 +104,9 @@ struct PlacementConfig {
   // worker dedicated to that job, with command jobs allowed); false: command jobs are rejected
   // there with no_commands. Slurm batch jobs always can (their worker runs the one job).
   bool cloud_runs_commands = true;
+  // How many instances of one offer a gang may take at once (cloud.max_instances): a gang of N
+  // nodes on a cloud offer is N instances of it, launched together in the priced zone.
+  int cloud_max_instances = 16;
   // CPU machines by their device key (cost/cpu_peak.h, "cpu/AMD EPYC/2") and their peak FP32
   // TFLOPS: a local pool of that name is timed at that peak (and calibrated under that key),
   // not at the generic "cpu" row's.

@@ -10,7 +10,7 @@
 
 namespace jobctl::daemon::jobs {
 
-Feasibility::Feasibility(const std::vector<cost::Offer>& launchable) {
+Feasibility::Feasibility(const std::vector<cost::Offer>& launchable, int max_instances) {
   MutexLock lock(mu_);
   for (const auto& o : launchable) {
     scheduler::Machine m;
@@ -20,6 +20,7 @@ Feasibility::Feasibility(const std::vector<cost::Offer>& launchable) {
     m.gpu_count = o.gpu_count;
     m.memory_gib = o.gpu_memory_gb;
     m.cloud = true;
+    m.gang_machines = std::max(max_instances, 0);
     add_locked(std::move(m));
   }
 }
@@ -27,7 +28,9 @@ Feasibility::Feasibility(const std::vector<cost::Offer>& launchable) {
 void Feasibility::add_locked(scheduler::Machine m) {
   const std::string device = m.gpu ? std::string(m.gpu->name) : m.gpu_name;
   auto [it, added] = machines_.try_emplace({device, m.gpu_count, m.memory_gib, m.cloud}, m);
-  if (!added)  // one more worker of that kind (a partition not read yet counts as unlimited)
+  // One more worker of that kind (a partition not read yet counts as unlimited); offers of one
+  // kind share the one cap on instances.
+  if (!added && !m.cloud)
     it->second.gang_machines = static_cast<int>(std::min<int64_t>(
         std::numeric_limits<int>::max(), int64_t{it->second.gang_machines} + m.gang_machines));
 }

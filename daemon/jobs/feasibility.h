@@ -26,8 +26,9 @@ namespace jobctl::daemon::jobs {
 
 class Feasibility {
  public:
-  // `launchable`: the offers placement may launch (empty: no cloud provider, no cloud).
-  explicit Feasibility(const std::vector<cost::Offer>& launchable);
+  // `launchable`: the offers placement may launch (empty: no cloud provider, no cloud);
+  // `max_instances`: how many instances of one of them a gang may take (cloud.max_instances).
+  Feasibility(const std::vector<cost::Offer>& launchable, int max_instances);
 
   // Every worker registered so far. Errors: the store's.
   [[nodiscard]] Status load(store::Store& store);

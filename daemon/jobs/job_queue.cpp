@@ -10,6 +10,7 @@ void set_placement_fields(const store::JobRow& row, QueuedJob& q) {
   q.placement_gpu = row.chosen->gpu;
   q.placement_instance_type = row.chosen->instance_type;
   q.placement_estimated_hours = row.chosen->estimated_hours;
+  q.placement_zone = row.chosen->zone;
 }
 
 bool is_command_spec(const std::string& spec_json) {

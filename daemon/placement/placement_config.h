@@ -49,6 +49,8 @@ struct PlacementSettings {
                                        // batch jobs of jobs placed on its partitions
   bool cloud_runs_commands = true;     // the instances jobctld launches can run command jobs (the
                                        // provider starts their worker for the job: {job_flags})
+  int cloud_max_instances = 16;        // cloud.max_instances: the most instances of one offer a
+                                       // gang may take
   double provision_hours = 0.05;
   // What a restart and a checkpoint cost besides their bytes (scheduler::PlacementConfig): the
   // spot time model's C and R, and the price of a move.

@@ -58,6 +58,10 @@ std::optional<CloudChoice> cloud_choice(const store::JobRow& job) {
   return CloudChoice{c.instance_type, c.region, c.zone, c.option == store::OptionKind::spot};
 }
 
+// A job that runs on instances launched for it alone: a command job (the user's own program),
+// and a gang (its nodes find each other only on instances launched together for it).
+bool needs_own_instances(const store::QueuedJobRow& q) { return q.command || q.nodes > 1; }
+
 }  // namespace
 
 // What one pass knows about the instances' workers: read once, used by every step.
@@ -66,6 +70,7 @@ struct Provisioner::Workers {
   std::map<std::string, int64_t> worker_of;          // instance id -> its newest registered worker
   std::map<int64_t, int64_t> job_of;                 // worker id -> the job it holds
   std::vector<store::QueuedJobRow> waiting;          // placed jobs nobody has leased yet
+  std::set<int64_t> unplaced;                        // queued jobs placement has not placed (again) yet
 
   std::optional<int64_t> worker(const std::string& instance_id) const {
     auto it = worker_of.find(instance_id);
@@ -78,18 +83,22 @@ struct Provisioner::Workers {
     return it == job_of.end() ? std::nullopt : std::optional<int64_t>(it->second);
   }
   // Placed jobs waiting for an instance of this kind (an instance shared between jobs: command
-  // jobs wait for an instance of their own).
+  // jobs and gangs wait for instances of their own).
   int waiting_for(const std::string& type, bool spot) const {
     int n = 0;
     for (const auto& q : waiting)
-      if (!q.command && q.placement_instance_type == type && (q.placement_option == store::OptionKind::spot) == spot) ++n;
+      if (!needs_own_instances(q) && q.placement_instance_type == type &&
+          (q.placement_option == store::OptionKind::spot) == spot)
+        ++n;
     return n;
   }
-  // Whether a placed job waits for the instance launched for it alone.
+  // Whether a placed job waits for the instance launched for it alone. A gang's nodes run in the
+  // one zone its placement priced: an instance of its in another zone is not one of them.
   bool waits_for(const InstanceRow& dedicated) const {
     for (const auto& q : waiting)
       if (q.id == dedicated.job_id && q.placement_instance_type == dedicated.instance_type &&
-          (q.placement_option == store::OptionKind::spot) == dedicated.spot)
+          (q.placement_option == store::OptionKind::spot) == dedicated.spot &&
+          (q.nodes <= 1 || q.placement_zone.empty() || q.placement_zone == dedicated.zone))
         return true;
     return false;
   }
@@ -228,6 +237,9 @@ Expected<Provisioner::Workers> Provisioner::snapshot() {
   if (!waiting) return waiting.error();
   for (auto& q : *waiting)
     if (q.placement_option && scheduler::is_cloud(*q.placement_option)) w.waiting.push_back(std::move(q));
+  auto queued = store_.queued_jobs();
+  if (!queued) return queued.error();
+  for (const auto& q : *queued) w.unplaced.insert(q.id);
   return w;
 }
 
@@ -404,8 +416,10 @@ Status Provisioner::stop_idle(Workers& w, ProvisionerPass& pass, int64_t now) {
     if (r.notice_ms && !w.job(r.id)) {
       // Being reclaimed and its job handed back (or none taken): every second more is waste.
       why = "interruption notice, and no job left on it";
-    } else if (r.dedicated && !w.job(r.id) && !w.waits_for(r)) {
-      // Launched for one command job, which has ended or gone elsewhere: no other job may use it.
+    } else if (r.dedicated && !w.job(r.id) && !w.waits_for(r) && !w.unplaced.count(r.job_id)) {
+      // Launched for one job alone, which has ended or gone elsewhere: no other job may use it.
+      // A job queued again (a gang restarted, a retry) is not gone yet: placement may put it
+      // back on this very kind, and the instance waits for it as an idle one would.
       why = "launched for job " + std::to_string(r.job_id) + " alone, which no longer runs or waits here";
     } else if (!worker) {
       if (now - r.launched_ms >= int64_t{settings_.boot_timeout_s} * 1000)
@@ -446,13 +460,13 @@ Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pa
   }
   int live = 0;
   std::map<std::pair<std::string, bool>, int> free;  // (type, spot) -> booting or idle instances
-  std::set<int64_t> dedicated_to;  // command jobs whose own instance is booting or idle
+  std::map<int64_t, int> dedicated_to;  // job -> its own instances booting or idle (a gang: in its zone)
   for (const auto& r : w.rows) {
     if (!r.live() || ending(r)) continue;
     ++live;
     if (r.notice_ms) continue;  // being reclaimed: it will take no new job
     if (r.dedicated) {
-      if (w.waits_for(r)) dedicated_to.insert(r.job_id);  // booting, or its worker about to lease
+      if (w.waits_for(r)) ++dedicated_to[r.job_id];  // booting, or its worker about to lease
       continue;
     }
     if (!w.job(r.id)) ++free[{r.instance_type, r.spot}];
@@ -462,42 +476,69 @@ Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pa
   for (const auto& q : w.waiting) still_waiting.insert(q.id);
   for (const auto& q : w.waiting) {
     const bool spot = q.placement_option == store::OptionKind::spot;
-    if (q.command) {
-      // A command job runs on an instance launched for it alone (its worker runs that job only).
-      if (dedicated_to.count(q.id)) continue;
+    // A command job runs on an instance launched for it alone (its worker runs that job only); a
+    // gang on as many as it has nodes, launched together in the zone its placement priced.
+    int wanted = 1;
+    if (needs_own_instances(q)) {
+      wanted = std::max(q.nodes, 1) - dedicated_to[q.id];
+      if (wanted <= 0) continue;
     } else if (int& available = free[{q.placement_instance_type, spot}]; available > 0) {
       --available;  // an instance of its kind is booting or idle: its worker will take it
       continue;
     }
-    if (live >= settings_.max_instances) break;  // at the cap: the rest wait for a free instance
+    // At the cap: the rest wait for a free instance. A gang's instances are launched all at once
+    // or not at all (a part of a gang would only idle, billed, until the rest fit).
+    if (live + wanted > settings_.max_instances) break;
     auto job = store_.get_job(q.id);
     if (!job) return job.error();
     if (!*job) continue;
     auto choice = cloud_choice(**job);
     if (!choice) continue;
     const cost::Offer* offer = find_offer(offers, choice->instance_type, choice->region, choice->zone);
-    Expected<cloud::Instance> inst =
-        make_error(ErrorCode::not_found, "offer " + choice->instance_type + " in " + choice->region +
-                                             (choice->zone.empty() ? "" : "/" + choice->zone) + " is not in the catalog");
-    cloud::LaunchRequest req;
+    std::vector<cloud::Instance> launched;
+    Error failure = make_error(ErrorCode::not_found, "offer " + choice->instance_type + " in " + choice->region +
+                                                        (choice->zone.empty() ? "" : "/" + choice->zone) +
+                                                        " is not in the catalog");
+    bool failed = offer == nullptr;
     if (offer) {
+      cloud::LaunchRequest req;
       req.offer = *offer;
       req.spot = choice->spot;
       req.server_url = server;
       req.tag = settings_.tag;
       req.name = "jobctl-job-" + std::to_string(q.id);
-      if (q.command) req.for_job = q.id;
-      inst = provider_->launch(req);
+      if (needs_own_instances(q)) req.for_job = q.id;
+      for (int k = 0; k < wanted && !failed; ++k) {
+        auto inst = provider_->launch(req);
+        if (inst) launched.push_back(std::move(*inst));
+        else {
+          failed = true;
+          failure = inst.error();
+        }
+      }
     }
-    if (!inst) {
+    // The instances this pass launched, recorded (and billed from launch); after a failed launch
+    // of a gang's, those are terminated at once: the gang cannot start on them.
+    for (const cloud::Instance& inst : launched)
+      if (auto st = record_launch(inst, *offer, choice->spot, q, failed, now); !st) return st;
+    pass.launched += static_cast<int>(launched.size());
+    live += static_cast<int>(launched.size());
+    if (failed) {
+      for (const cloud::Instance& inst : launched)
+        if (auto st = provider_->terminate(inst.id); !st) return st;
+      pass.terminated += static_cast<int>(launched.size());
       ++pass.launch_failures;
       const int failures = ++launch_failures_[q.id];
       const std::string what = "launching " + choice->instance_type + (choice->spot ? " spot" : " on demand") +
                                " in " + choice->region + " failed (" + std::to_string(failures) + " of " +
-                               std::to_string(settings_.launch_attempts) + "): " + inst.error().message;
+                               std::to_string(settings_.launch_attempts) + "): " + failure.message +
+                               (launched.empty() ? std::string()
+                                                 : "; the " + std::to_string(launched.size()) +
+                                                       " launched with it for the gang are terminated");
       LogLine() << "jobctld: provisioner: job " << q.id << ": " << what;
-      const json detail = {{"instance_type", choice->instance_type}, {"region", choice->region},
-                           {"spot", choice->spot}, {"attempt", failures}, {"error", inst.error().message}};
+      json detail = {{"instance_type", choice->instance_type}, {"region", choice->region},
+                     {"spot", choice->spot}, {"attempt", failures}, {"error", failure.message}};
+      if (wanted > 1) detail["instances"] = wanted;
       const int64_t id = q.id;
       if (auto st = store_.write([id, detail, now](WriteTxn& txn) {
             return jobs::note_job_event(txn, id, "launch_failed", detail, now);
@@ -515,44 +556,49 @@ Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pa
       continue;
     }
     launch_failures_.erase(q.id);
-    InstanceRow r;
-    r.id = inst->id;
-    r.provider = std::string(provider_->kind());
-    r.instance_type = offer->instance_type;
-    r.region = inst->region.empty() ? offer->region : inst->region;
-    r.zone = inst->zone.empty() ? offer->zone : inst->zone;
-    r.spot = choice->spot;
-    r.state = inst->state.empty() ? "pending" : inst->state;
-    r.job_id = q.id;
-    r.dedicated = q.command;
-    // Billed at the price of the zone the instance runs in: the one asked for, unless the cloud put
-    // it elsewhere and did not say at what price.
-    const cost::Offer* billed = offer;
-    if (inst->usd_per_hour <= 0 && r.zone != offer->zone)
-      if (const cost::Offer* o = find_offer(offers, offer->instance_type, r.region, r.zone)) billed = o;
-    r.usd_per_hour = inst->usd_per_hour > 0 ? inst->usd_per_hour : offer_price(*billed, choice->spot);
-    r.on_demand_usd_per_hour = billed->on_demand_usd_per_hour;
-    r.launched_ms = inst->launched_ms > 0 ? inst->launched_ms : now;
-    r.reason = "launched for job " + std::to_string(q.id);
-    r.segment_start_ms = r.launched_ms;
-    r.segment_job_id = q.id;
-    r.segment_user = ledger::ledger_user(store_, q.id);
-    const json detail = {{"instance_id", r.id}, {"instance_type", r.instance_type}, {"region", r.region},
-                         {"spot", r.spot}, {"usd_per_hour", r.usd_per_hour}};
-    const int64_t id = q.id;
-    if (auto st = store_.write([r, id, detail, now](WriteTxn& txn) -> Status {
-          if (auto st2 = txn.put_instance(r); !st2) return st2;
-          return jobs::note_job_event(txn, id, "instance_launched", detail, now);
-        });
-        !st)
-      return st;
-    LogLine() << "jobctld: provisioner: launched " << r.id << " (" << r.instance_type
-              << (r.spot ? " spot" : " on demand") << ", $" << r.usd_per_hour << "/h) for job " << q.id;
-    ++live;
-    ++pass.launched;
   }
   for (auto it = launch_failures_.begin(); it != launch_failures_.end();)
     it = still_waiting.count(it->first) ? std::next(it) : launch_failures_.erase(it);
+  return {};
+}
+
+Status Provisioner::record_launch(const cloud::Instance& inst, const cost::Offer& offer, bool spot,
+                                  const store::QueuedJobRow& q, bool abandoned, int64_t now) {
+  const auto offers = placement_.offers();
+  InstanceRow r;
+  r.id = inst.id;
+  r.provider = std::string(provider_->kind());
+  r.instance_type = offer.instance_type;
+  r.region = inst.region.empty() ? offer.region : inst.region;
+  r.zone = inst.zone.empty() ? offer.zone : inst.zone;
+  r.spot = spot;
+  r.state = abandoned ? "shutting-down" : inst.state.empty() ? "pending" : inst.state;
+  r.job_id = q.id;
+  r.dedicated = needs_own_instances(q);
+  // Billed at the price of the zone the instance runs in: the one asked for, unless the cloud put
+  // it elsewhere and did not say at what price.
+  const cost::Offer* billed = &offer;
+  if (inst.usd_per_hour <= 0 && r.zone != offer.zone)
+    if (const cost::Offer* o = find_offer(offers, offer.instance_type, r.region, r.zone)) billed = o;
+  r.usd_per_hour = inst.usd_per_hour > 0 ? inst.usd_per_hour : offer_price(*billed, spot);
+  r.on_demand_usd_per_hour = billed->on_demand_usd_per_hour;
+  r.launched_ms = inst.launched_ms > 0 ? inst.launched_ms : now;
+  r.reason = abandoned ? "launched for job " + std::to_string(q.id) + "'s gang, whose other launches failed"
+                       : "launched for job " + std::to_string(q.id);
+  r.segment_start_ms = r.launched_ms;
+  r.segment_job_id = q.id;
+  r.segment_user = ledger::ledger_user(store_, q.id);
+  const json detail = {{"instance_id", r.id}, {"instance_type", r.instance_type}, {"region", r.region},
+                       {"zone", r.zone}, {"spot", r.spot}, {"usd_per_hour", r.usd_per_hour}};
+  const int64_t id = q.id;
+  if (auto st = store_.write([r, id, detail, now](WriteTxn& txn) -> Status {
+        if (auto st2 = txn.put_instance(r); !st2) return st2;
+        return jobs::note_job_event(txn, id, "instance_launched", detail, now);
+      });
+      !st)
+    return st;
+  LogLine() << "jobctld: provisioner: launched " << r.id << " (" << r.instance_type
+            << (r.spot ? " spot" : " on demand") << ", $" << r.usd_per_hour << "/h) for job " << q.id;
   return {};
 }
 

@@ -16,15 +16,21 @@
 //     under the job's lease, so they are the job's); idle time is booked to no job.
 //  4. Idle and boot limits: an instance whose worker holds no job while no placed job wants its
 //     kind is stopped after cloud.idle_timeout_s; one whose worker never registers, after
-//     cloud.boot_timeout_s. An instance launched for one command job is stopped as soon as that
-//     job neither runs on it nor waits for it.
+//     cloud.boot_timeout_s. An instance launched for one job alone (a command job, a gang's node)
+//     is stopped as soon as that job neither runs on it nor waits for it; while the job is queued
+//     again for placement (a gang restarting), it counts as idle.
 //  5. Launches: for placed jobs whose chosen option is a cloud offer, as many instances of that
 //     (type, spot) as there are such jobs beyond the live instances of the kind that are free
 //     (booting or idle), up to cloud.max_instances. A command job (the user's own program) gets an
-//     instance of its own, whose worker runs that job alone (cloud::LaunchRequest::for_job). A launch that fails is retried on later
-//     passes; after cloud.launch_attempts failures the offer (its spot market, for spot) is set
-//     aside by placement for cloud.unavailable_cooldown_s and the job is unplaced, so placement
-//     chooses again without it (on demand, say, when spot has no capacity).
+//     instance of its own, whose worker runs that job alone (cloud::LaunchRequest::for_job); a
+//     gang of N nodes gets N such instances, launched in one pass in the zone its placement
+//     priced, or none while fewer than N fit under cloud.max_instances (its own instances still
+//     booting or idle in that zone count towards the N: after a restart a healthy node's
+//     instance is used again). A launch that fails is retried on later passes (a gang's others
+//     of that pass are terminated at once); after cloud.launch_attempts failures the offer (its
+//     spot market, for spot) is set aside by placement for cloud.unavailable_cooldown_s and the
+//     job is unplaced, so placement chooses again without it (on demand, say, when spot has no
+//     capacity).
 //
 // Instances outlive the daemon: stopping the provisioner (or killing jobctld) leaves them running
 // so their jobs go on; the next start reconciles.
@@ -116,6 +122,10 @@ class Provisioner {
   Status accrue(Workers& w, int64_t now) JOBCTL_REQUIRES(pass_mu_);
   Status stop_idle(Workers& w, ProvisionerPass& pass, int64_t now) JOBCTL_REQUIRES(pass_mu_);
   Status launch_for_placed_jobs(const Workers& w, ProvisionerPass& pass, int64_t now) JOBCTL_REQUIRES(pass_mu_);
+  // Records an instance launched for job `q` (its row and an instance_launched event); `abandoned`:
+  // launched with a gang's others, one of which failed: recorded as being terminated.
+  Status record_launch(const cloud::Instance& inst, const cost::Offer& offer, bool spot,
+                       const store::QueuedJobRow& q, bool abandoned, int64_t now) JOBCTL_REQUIRES(pass_mu_);
   Status put(const store::InstanceRow& row);
   void loop();
 

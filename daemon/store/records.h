@@ -188,6 +188,7 @@ struct QueuedJobRow {
   bool command = false;
   double placement_estimated_hours = 0;  // placed: the chosen option's running time (0: none)
   int nodes = 1;  // machines leased together (resources.nodes)
+  std::string placement_zone{};  // cloud: the zone the chosen offer was priced in ("": none named)
 };
 
 // One node of a gang's current lease (migration 20): which worker holds rank `rank` of the job

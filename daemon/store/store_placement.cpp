@@ -46,7 +46,7 @@ namespace {
 
 // Jobs waiting for a worker, in id order, with what matching needs. `placed`: jobs placed but not
 // leased, with their chosen option from the chosen column (the placement's chosen candidate, a
-// small JSON object; SQLite's json_extract reads the four fields); otherwise queued jobs.
+// small JSON object; SQLite's json_extract reads the five fields); otherwise queued jobs.
 Expected<std::vector<QueuedJobRow>> waiting_jobs(Connection& db, bool placed) {
   auto p = db.prepare(placed ? "SELECT id, priority, created_ms, resource_gpu, resource_gpus, "
                                "COALESCE(json_extract(chosen, '$.option'), ''), "
@@ -54,10 +54,11 @@ Expected<std::vector<QueuedJobRow>> waiting_jobs(Connection& db, bool placed) {
                                "COALESCE(json_extract(chosen, '$.instance_type'), ''), "
                                "CASE WHEN json_valid(spec) THEN json_extract(spec, '$.command') IS NOT NULL ELSE 0 END, "
                                "COALESCE(json_extract(chosen, '$.estimated_hours'), 0), " JOBCTL_JOB_NODES_COLUMN
+                               ", COALESCE(json_extract(chosen, '$.zone'), '')"
                                " FROM jobs WHERE state = 'placed' AND worker_id IS NULL ORDER BY id"
                              : "SELECT id, priority, created_ms, resource_gpu, resource_gpus, '', '', '', "
                                "CASE WHEN json_valid(spec) THEN json_extract(spec, '$.command') IS NOT NULL ELSE 0 END, 0, "
-                               JOBCTL_JOB_NODES_COLUMN " FROM jobs WHERE state = 'queued' ORDER BY id");
+                               JOBCTL_JOB_NODES_COLUMN ", '' FROM jobs WHERE state = 'queued' ORDER BY id");
   if (!p) return p.error();
   StatementUse s(*p);
   return read_rows<QueuedJobRow>(*s, [](const Statement& row) -> Expected<QueuedJobRow> {
@@ -78,6 +79,7 @@ Expected<std::vector<QueuedJobRow>> waiting_jobs(Connection& db, bool placed) {
     q.command = row.column_int64(8) != 0;  // a spec that is not JSON (never stored by submit) reads as no command
     q.placement_estimated_hours = row.column_double(9);
     q.nodes = static_cast<int>(row.column_int64(10));
+    q.placement_zone = row.column_text(11);
     return q;
   });
 }

@@ -147,7 +147,7 @@ TEST_F(Api, WhatNothingCouldRunIsRefusedAtSubmit) {
   p5.gpu_count = 8;
   p5.gpu_memory_gb = 80;
   p5.on_demand_usd_per_hour = 98.32;
-  jobs::Feasibility feasibility({p5});
+  jobs::Feasibility feasibility({p5}, 16);
   f_.svc->set_feasibility(&feasibility);
   f_.register_worker({{"Tesla V100-SXM2-16GB", 16160}, {"Tesla V100-SXM2-16GB", 16160}});
   jobs::WorkerRegistration cpu;  // a CPU worker with 16 GiB
@@ -189,7 +189,7 @@ TEST_F(Api, AFixedGpuCountThatCannotHoldTheDescribedWorkloadIsRefusedWithTheFigu
   p5.gpu_count = 8;
   p5.gpu_memory_gb = 80;
   p5.on_demand_usd_per_hour = 98.32;
-  jobs::Feasibility feasibility({g5, p5});
+  jobs::Feasibility feasibility({g5, p5}, 16);
   f_.svc->set_feasibility(&feasibility);
   const auto spec = [](const std::string& resources) {
     return R"({"command": ["python3", "finetune.py"], "resources": )" + resources +

@@ -1,5 +1,6 @@
 // The provisioner (daemon/provisioning/provisioner.h) driven pass by pass without sockets:
-// a placed cloud job gets an instance, its time is billed per job, idle and never-booted
+// a placed cloud job gets an instance (a gang as many as its nodes, launched together in one
+// zone, or none), its time is billed per job, idle and never-booted
 // instances are stopped, unknown instances are adopted and vanished ones ended, notices are
 // recorded, a lost instance's lease is released, and an offer that cannot launch is set aside so
 // placement chooses again. The provider is an in-memory cloud (the real drivers are tested in
@@ -8,7 +9,9 @@
 
 #include <algorithm>
 #include <fstream>
+#include <future>
 #include <map>
+#include <set>
 
 #include "daemon/provisioning/provisioner.h"
 #include "tests/daemon/placement_support.h"
@@ -29,6 +32,7 @@ class MemoryCloud final : public cloud::Provider {
   Expected<std::vector<cost::Offer>> list_offers() override { return std::vector<cost::Offer>{}; }
   Expected<cloud::Instance> launch(const cloud::LaunchRequest& r) override {
     ++launch_calls;
+    if (refuse_calls.count(launch_calls)) return make_error(ErrorCode::unavailable, "InsufficientInstanceCapacity");
     if (refuse_launches > 0) {
       --refuse_launches;
       return make_error(ErrorCode::unavailable, "no spot capacity in " + r.offer.region);
@@ -74,6 +78,7 @@ class MemoryCloud final : public cloud::Provider {
   std::vector<cloud::InterruptionNotice> notices;
   std::vector<std::string> terminated;
   int refuse_launches = 0;
+  std::set<int> refuse_calls;  // launch calls (1 the first) refused
   int launch_calls = 0;
   bool unreachable = false;
 
@@ -504,6 +509,222 @@ TEST(Provisioner, AJobOnAnInstanceThatEndedIsReleasedWithoutWaitingForTheLeaseTi
   const auto row = f.job(job);
   EXPECT_EQ(row.state, store::JobState::queued);
   EXPECT_EQ(row.recoveries, 1);
+}
+
+// Gangs on cloud instances: a catalog with one type in two zones (the second's spot market the
+// cheaper), and a 2-node command job placed there.
+struct CatalogDir {
+  jobctl::testing::TempDir catalog_dir;  // built before the fixture that reads its catalog
+};
+struct GangFixture : CatalogDir, ProvisionerFixture {
+  explicit GangFixture(provisioning::CloudSettings cs = settings(), int max_instances = 16)
+      : ProvisionerFixture(std::move(cs), zones_placement(catalog_dir, max_instances)) {}
+  static placement::PlacementSettings zones_placement(jobctl::testing::TempDir& dir, int max_instances) {
+    const std::string catalog = dir.file("aws_zones.csv");
+    std::ofstream(catalog)
+        << "Cloud,InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuMemoryMiB,Price,SpotPrice,"
+           "Region,AvailabilityZone\n"
+           "aws,p3.2xlarge,V100,1,8,61,16384,3.06,0.4798,us-east-2,use2-az1\n"
+           "aws,p3.2xlarge,V100,1,8,61,16384,3.06,0.3635,us-east-2,use2-az2\n";
+    placement::PlacementSettings s = cloud_placement();
+    s.seed_catalog = false;
+    s.catalog_files = {{catalog, "aws"}};
+    s.cloud_max_instances = max_instances;
+    return s;
+  }
+  int64_t gang_job(int nodes = 2) {
+    return submit(R"({"name":"ddp","command":["python3","train_ddp.py"],"estimate":{"hours":1,"gpu":"V100"},)"
+                  R"("resources":{"gpu":"V100","nodes":)" +
+                  std::to_string(nodes) + "}}");
+  }
+  // The worker an instance launched for `job` boots (jobctl-worker --for-job, commands allowed),
+  // with the address the gang's other nodes reach it at.
+  int64_t boot_for(const std::string& instance_id, int64_t job) {
+    jobs::WorkerRegistration reg;
+    reg.name = instance_id;
+    reg.capabilities.gpus = {{"Tesla V100-SXM2-16GB", 16384}};
+    reg.capabilities.cpu_cores = 4;
+    reg.capabilities.memory_mb = 16384;
+    reg.capabilities.commands = true;
+    reg.capabilities.address = "10.0.0." + std::to_string(++booted);
+    reg.capabilities.instance = jobs::WorkerInstance{instance_id, "sim", "p3.2xlarge", true, job};
+    auto r = svc->register_worker(reg);
+    EXPECT_TRUE(r) << (r ? "" : r.error().message);
+    return r ? r->worker_id : 0;
+  }
+  int booted = 0;
+  // Workers that long-poll together, as a gang's nodes do; each one's grant.
+  std::vector<std::optional<jobs::LeaseGrant>> lease_together(const std::vector<int64_t>& workers) {
+    std::vector<std::future<Expected<std::optional<jobs::LeaseGrant>>>> asked;
+    for (size_t i = 0; i < workers.size(); ++i) {
+      auto p = std::make_shared<std::promise<Expected<std::optional<jobs::LeaseGrant>>>>();
+      asked.push_back(p->get_future());
+      svc->lease(workers[i], 10'000, [p](Expected<std::optional<jobs::LeaseGrant>> r) { p->set_value(std::move(r)); },
+                 std::nullopt, i == 0 ? 41000 : 0);
+    }
+    std::vector<std::optional<jobs::LeaseGrant>> out;
+    for (auto& f : asked) {
+      if (f.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+        ADD_FAILURE() << "a node's lease was not answered";
+        out.push_back(std::nullopt);
+        continue;
+      }
+      auto r = f.get();
+      out.push_back(r && *r ? std::optional<jobs::LeaseGrant>(std::move(**r)) : std::nullopt);
+    }
+    return out;
+  }
+  int count(int64_t job, const std::string& type) {
+    const auto types = event_types(job);
+    return static_cast<int>(std::count(types.begin(), types.end(), type));
+  }
+};
+
+// A gang of two nodes placed on spot gets two instances in one pass, in the zone its placement
+// priced, each launched for it alone; once both workers hold their nodes, each instance's time is
+// billed to the job: one ledger segment per instance.
+TEST(Provisioner, AGangGetsOneInstancePerNodeInThePricedZoneEachBilledToTheJob) {
+  GangFixture f;
+  const int64_t job = f.gang_job();
+  const json chosen = f.placement_of(job)["chosen"];
+  ASSERT_EQ(chosen["option"], "spot") << f.placement_of(job).dump(2);
+  ASSERT_EQ(chosen["zone"], "use2-az2");
+  EXPECT_NEAR(chosen["usd_per_hour"].get<double>(), 2 * 0.3635, 1e-9) << "two instances' price";
+  auto p = f.pass();
+  EXPECT_EQ(p.launched, 2);
+  auto rows = f.rows();
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& r : rows) {
+    EXPECT_TRUE(r.dedicated);
+    EXPECT_EQ(r.job_id, job);
+    EXPECT_EQ(r.zone, "use2-az2");
+    EXPECT_DOUBLE_EQ(r.usd_per_hour, 0.3635);
+    EXPECT_EQ(f.cloud->instances.at(r.id).for_job, job);
+  }
+  EXPECT_EQ(f.count(job, "instance_launched"), 2);
+  // While they boot, the gang waits for them: no more launches.
+  f.clock.advance_ms(30'000);
+  EXPECT_EQ(f.pass().launched, 0);
+
+  // Both workers register and lease the gang together.
+  const int64_t w0 = f.boot_for(rows[0].id, job), w1 = f.boot_for(rows[1].id, job);
+  const auto grants = f.lease_together({w0, w1});
+  ASSERT_TRUE(grants[0] && grants[1]);
+  ASSERT_TRUE(grants[0]->gang && grants[1]->gang);
+  EXPECT_EQ(grants[0]->job_id, job);
+  EXPECT_EQ(grants[1]->job_id, job);
+  f.clock.advance_ms(3'600'000);
+  f.pass();
+  auto views = f.prov->instances();
+  ASSERT_TRUE(views);
+  for (const auto& v : *views) EXPECT_EQ(v.running_job_id, job) << v.row.id << ": each node's worker holds the job";
+  auto ledger = f.ledger->rows(0, f.clock.now_ms() + 1);
+  ASSERT_TRUE(ledger);
+  std::set<std::string> billed;
+  for (const auto& e : *ledger) {
+    if (!e.entry.resource.starts_with("instance:")) continue;
+    EXPECT_EQ(e.entry.job_id, job) << e.entry.resource;
+    EXPECT_EQ(e.billed_seconds, 3630) << e.entry.resource << ": launch to now, boot included";
+    billed.insert(e.entry.resource);
+  }
+  EXPECT_EQ(billed, (std::set<std::string>{"instance:" + rows[0].id, "instance:" + rows[1].id}));
+  auto segments = f.db->ledger_rows_of_job(job);
+  ASSERT_TRUE(segments);
+  EXPECT_EQ(std::count_if(segments->begin(), segments->end(),
+                          [](const store::LedgerRecord& e) { return e.resource.starts_with("instance:"); }),
+            2);
+}
+
+// A gang's instances are launched all at once or not at all: none while fewer than its nodes fit
+// under cloud.max_instances; when one launch of a pass fails, the others of that pass are
+// terminated and the failure counted, and the next pass launches the whole gang again.
+TEST(Provisioner, AGangIsLaunchedWholeOrNotAtAll) {
+  provisioning::CloudSettings s = ProvisionerFixture::settings();
+  s.max_instances = 3;
+  GangFixture f(s, 3);
+  f.spot_job();
+  const int64_t gang = f.gang_job(3);
+  ASSERT_EQ(f.placement_of(gang)["chosen"]["option"], "spot") << f.placement_of(gang).dump(2);
+  auto p = f.pass();
+  EXPECT_EQ(p.launched, 1) << "the single job's instance; the gang's three do not fit beside it";
+  EXPECT_EQ(f.count(gang, "instance_launched"), 0);
+
+  provisioning::CloudSettings wide = ProvisionerFixture::settings();
+  wide.max_instances = 16;
+  GangFixture g(wide);
+  const int64_t job = g.gang_job(3);
+  g.cloud->refuse_calls = {2};  // the second of the three launches fails
+  p = g.pass();
+  EXPECT_EQ(p.launch_failures, 1);
+  EXPECT_EQ(p.launched, 1);
+  EXPECT_EQ(p.terminated, 1);
+  auto rows = g.rows();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(g.cloud->terminated, std::vector<std::string>{rows[0].id});
+  EXPECT_EQ(rows[0].state, "shutting-down");
+  EXPECT_EQ(g.count(job, "launch_failed"), 1);
+  EXPECT_EQ(g.job(job).state, store::JobState::placed) << "one failure of launch_attempts (2)";
+  p = g.pass();
+  EXPECT_EQ(p.launched, 3);
+  EXPECT_EQ(p.launch_failures, 0);
+  int live = 0;
+  for (const auto& r : g.rows()) live += r.live() && r.state != "shutting-down" && r.state != "terminated";
+  EXPECT_EQ(live, 3);
+}
+
+// A spot notice to one node's instance: that node gives the gang back, the gang stops (rank 0
+// hands back after its checkpoint) and is queued again. The healthy node's instance waits for
+// the gang's next placement (not stopped while the job is queued), is one of its nodes again, and
+// only the noticed instance is replaced; it is stopped once its job left it.
+TEST(Provisioner, AfterANoticeToOneNodeOnlyThatNodesInstanceIsReplaced) {
+  GangFixture f;
+  const int64_t job = f.gang_job();
+  ASSERT_EQ(f.pass().launched, 2);
+  const auto rows = f.rows();
+  ASSERT_EQ(rows.size(), 2u);
+  const int64_t w0 = f.boot_for(rows[0].id, job), w1 = f.boot_for(rows[1].id, job);
+  const auto grants = f.lease_together({w0, w1});
+  ASSERT_TRUE(grants[0] && grants[0]->gang && grants[1] && grants[1]->gang);
+  const int64_t epoch = grants[0]->epoch;
+  // Rank 1 is the second worker (rank 0 brought the port).
+  ASSERT_EQ(grants[1]->gang->rank, 1);
+  const std::string noticed = rows[1].id, healthy = rows[0].id;
+  f.clock.advance_ms(5'000);
+  f.cloud->notices.push_back({noticed, f.clock.now_ms(), f.clock.now_ms() + 120'000, "spot-interruption"});
+  auto p = f.pass();
+  EXPECT_EQ(p.notices, 1);
+  EXPECT_EQ(f.count(job, "spot_notice"), 1);
+  EXPECT_EQ(p.terminated, 0) << "rank 1's worker still holds its node: it is stopping";
+
+  // Rank 1 gives its node back, then rank 0 after its checkpoint: the gang is queued again.
+  auto given = f.svc->preempt(job, jobs::PreemptionReport{{w1, epoch}, "spot interruption notice"});
+  ASSERT_TRUE(given) << given.error().message;
+  auto back = f.svc->preempt(job, jobs::PreemptionReport{{w0, epoch}, "moved: gang node 1 was given back"});
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(f.job(job).state, store::JobState::queued);
+  EXPECT_EQ(f.count(job, "node_given_back"), 1);
+  f.clock.advance_ms(1'000);
+  p = f.pass();  // before placement has placed it again
+  EXPECT_EQ(p.terminated, 1);
+  EXPECT_EQ(f.cloud->terminated, std::vector<std::string>{noticed});
+  EXPECT_EQ(p.launched, 0);
+
+  ASSERT_TRUE(f.placement->reevaluate());
+  ASSERT_EQ(f.job(job).state, store::JobState::placed);
+  ASSERT_EQ(f.placement_of(job)["chosen"]["zone"], "use2-az2");
+  p = f.pass();
+  EXPECT_EQ(p.launched, 1) << "the healthy node's instance is one of the two";
+  EXPECT_EQ(p.terminated, 0);
+  EXPECT_EQ(f.count(job, "instance_launched"), 3);
+  std::string fresh;
+  for (const auto& r : f.rows())
+    if (r.id != noticed && r.id != healthy) fresh = r.id;
+  ASSERT_FALSE(fresh.empty());
+  const int64_t w2 = f.boot_for(fresh, job);
+  const auto again = f.lease_together({w0, w2});
+  ASSERT_TRUE(again[0] && again[1]) << "the gang is leased on the healthy instance and the new one";
+  EXPECT_EQ(again[0]->job_id, job);
+  EXPECT_TRUE(again[0]->gang.has_value());
 }
 
 TEST(Provisioner, NoMoreThanMaxInstancesRunAtOnce) {

@@ -7,6 +7,14 @@
 // job resumes on a second instance from it and succeeds with the weights' hash of an
 // uninterrupted run of the same program.
 //
+// GangOnSpot: examples/pytorch/train_ddp.py as a 2-node command job (torch.distributed over gloo)
+// on two cloudsim spot instances launched together in one zone. Mid-run a spot notice reaches the
+// instance of rank 1 (not rank 0): the gang stops together after one step, rank 0 checkpointing
+// that step first (at or after the last step reported before the notice: no step after the notice
+// is lost), and is placed again; rank 1's instance is replaced (rank 0's, healthy, is one of the
+// gang's nodes again); every node resumes from that checkpoint, and the job succeeds with the
+// final weights of a 2-process run outside jobctl.
+//
 // FailingProgram: a program that exits 3 fails its job, the message giving the exit status and
 // the tail of its log.
 //
@@ -26,7 +34,11 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <map>
 #include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -151,6 +163,147 @@ TEST(CommandJobs, PyTorchOnSpotResumesOnANewInstanceWithTheSameWeights) {
   std::cout << "command job e2e: checkpoint at the notice: step " << notice_step << "; final weights "
             << job["result"]["weights_sha256"].get<std::string>() << " (uninterrupted run: "
             << reference["weights_sha256"].get<std::string>() << ")\n";
+}
+
+bool torch_distributed_available() {
+  auto r = process::run({kPython, "-c", "import torch.distributed as d; assert d.is_gloo_available()"},
+                        {.timeout = std::chrono::seconds(60)});
+  return r && r->success();
+}
+
+// A few paced steps (a notice lands mid-run) and no periodic checkpoint: the one stored is the
+// checkpoint the notice made.
+std::vector<std::string> ddp_args() {
+  return {"--steps", "100", "--train-samples", "512", "--test-samples", "200", "--hidden", "32",
+          "--batch-size", "64", "--log-every", "5", "--checkpoint-every", "1000", "--step-ms", "40"};
+}
+
+int count_events(const json& job, const std::string& type) {
+  int n = 0;
+  for (const auto& e : job.value("events", json::array())) n += e.value("type", "") == type;
+  return n;
+}
+
+TEST(CommandJobs, AGangOnSpotInstancesCheckpointsOnANoticeToOneNodeAndResumesWithTheSameWeights) {
+  if (!torch_distributed_available())
+    JOBCTL_SKIP_UNLESS_CI("Debian's python3-torch with gloo is not installed (scripts/setup.sh)");
+  jobctl::testing::TempDir tmp;
+  // The uninterrupted run, 2 processes outside jobctl, while the gang runs.
+  std::vector<std::string> reference_argv = {kPython, source_file("examples/pytorch/run_ddp_local.py"), "--nproc", "2",
+                                             "--"};
+  for (const auto& a : ddp_args()) reference_argv.push_back(a);
+  auto reference = std::async(std::launch::async, [reference_argv] {
+    return jobctl::testing::run_to_end(reference_argv, std::chrono::minutes(5));
+  });
+
+  CloudSim sim(tmp.file("cloudsim"), " --allow-commands");
+  ASSERT_FALSE(sim.url().empty());
+  Daemon d(tmp.file("data"), "127.0.0.1:0", 30, {"--config", write_config(tmp, sim.url(), "gang-e2e")});
+  ASSERT_FALSE(d.url().empty());
+  client::ApiClient api(d.url());
+  cloud::SimProvider cloudsim({sim.url(), 5000});
+
+  std::vector<std::string> command = {kPython, source_file("examples/pytorch/train_ddp.py")};
+  for (const auto& a : ddp_args()) command.push_back(a);
+  const json spec = {{"name", "ddp-spot"},
+                     {"command", command},
+                     {"estimate", {{"hours", 0.5}, {"gpu", "V100"}}},
+                     {"resources", {{"gpu", "V100"}, {"gpus", 1}, {"nodes", 2}}},
+                     {"placement", {{"mode", "cloud"}, {"spot", "always"}}},
+                     {"checkpoint", {{"grace_s", 10}}}};
+  auto submitted = api.submit_job(spec.dump());
+  ASSERT_TRUE(submitted) << submitted.error().message;
+  const int64_t id = (*submitted)["id"];
+  auto diagnostics = [&] {
+    std::string s = "\n--- jobctld:\n" + d.process().output() + "\n--- cloudsim:\n" + sim.process().output();
+    for (const auto& i : instances(api)) {
+      const std::string inst = i.value("id", "");
+      s += "\n--- instance " + inst + " worker:\n" + read_bytes(tmp.file("cloudsim/instances/" + inst + "/worker.log"));
+    }
+    return s;
+  };
+
+  json job = wait_job(api, id, [](const json& j) { return progress_step(j) >= 25 || is_terminal(j); }, 180s);
+  ASSERT_GE(progress_step(job), 25) << job.dump(2) << diagnostics();
+  const json chosen = job["placement"]["chosen"];
+  ASSERT_EQ(chosen["option"], "spot") << job["placement"].dump(2);
+  // Two instances of the chosen offer, launched for the job in the zone it was priced in.
+  std::map<int64_t, std::string> instance_of_worker;
+  for (const auto& i : instances(api)) {
+    if (i["launched_for_job_id"] != id) continue;
+    EXPECT_EQ(i["instance_type"], chosen["instance_type"]);
+    EXPECT_EQ(i["zone"], chosen["zone"]);
+    EXPECT_TRUE(i["spot"].get<bool>());
+    if (i["worker_id"].is_number()) instance_of_worker[i["worker_id"].get<int64_t>()] = i["id"];
+  }
+  ASSERT_EQ(instance_of_worker.size(), 2u) << instances(api).dump(2);
+  ASSERT_EQ(job["nodes"].size(), 2u) << job.dump(2);
+  const int64_t rank0_worker = job["nodes"][0].value("worker_id", int64_t{0});
+  const int64_t rank1_worker = job["nodes"][1].value("worker_id", int64_t{0});
+  ASSERT_TRUE(instance_of_worker.count(rank0_worker) && instance_of_worker.count(rank1_worker)) << job.dump(2);
+  const std::string rank0_instance = instance_of_worker[rank0_worker];
+  const std::string rank1_instance = instance_of_worker[rank1_worker];
+
+  // The notice, to rank 1's instance.
+  const int64_t before_notice = progress_step(*api.get_job(id));
+  client::HttpClient http(sim.url());
+  auto r = http.request("POST", "/instances/" + rank1_instance + "/interrupt", "{}");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  job = wait_job(api, id, [](const json& j) { return count_events(j, "requeued") >= 1 || is_terminal(j); }, 60s);
+  ASSERT_EQ(count_events(job, "requeued"), 1) << job.dump(2) << diagnostics();
+  const json stored = checkpoints_of(api, id);
+  ASSERT_FALSE(stored.value("checkpoints", json::array()).empty()) << stored.dump() << diagnostics();
+  ASSERT_EQ(stored["checkpoints"].size(), 1u) << "the one the notice made (no periodic checkpoint): " << stored.dump();
+  const int64_t notice_step = stored["checkpoints"][0]["step"];
+  EXPECT_GE(notice_step, before_notice) << "a step reported before the notice was lost";
+  EXPECT_LT(notice_step, 100);
+
+  job = wait_job(api, id, is_terminal, 240s);
+  ASSERT_EQ(job.value("state", ""), "succeeded") << job.dump(2) << diagnostics();
+  const auto reference_run = reference.get();
+  ASSERT_TRUE(reference_run.success()) << reference_run.out << reference_run.err;
+  std::string expected;
+  std::istringstream lines(reference_run.out);
+  for (std::string line; std::getline(lines, line);) {
+    json j = json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("weights_sha256")) expected = j["weights_sha256"];
+  }
+  ASSERT_EQ(expected.size(), 64u) << reference_run.out;
+  EXPECT_EQ(job["result"].value("weights_sha256", ""), expected) << job["result"].dump();
+  EXPECT_EQ(job["result"].value("resumed_from", int64_t{0}), notice_step) << job["result"].dump();
+  EXPECT_EQ(job["result"].value("world_size", 0), 2);
+
+  // The events: the notice on the job; one gang stop, by whichever report came first: rank 1
+  // giving its node back (node_given_back, then rank 0 hands back after its checkpoint) or rank
+  // 0's exit 75 after it (a peer was asked to stop: one recovery); two leases; two instances for
+  // the first placement and one for the second (rank 1's replacement).
+  EXPECT_EQ(count_events(job, "spot_notice"), 1) << job["events"].dump(1);
+  EXPECT_EQ(count_events(job, "requeued"), 1) << job["events"].dump(1);
+  EXPECT_LE(job.value("recoveries", 0), 1);
+  EXPECT_LE(count_events(job, "node_given_back"), 1) << job["events"].dump(1);
+  EXPECT_EQ(count_events(job, "leased"), 2) << job["events"].dump(1);
+  EXPECT_EQ(count_events(job, "instance_launched"), 3) << job["events"].dump(1);
+  int64_t second_lease_has_rank0 = 0;
+  int leases = 0;
+  for (const auto& e : job["events"])
+    if (e.value("type", "") == "leased" && ++leases == 2)
+      for (const auto& n : e["detail"]["nodes"]) {
+        EXPECT_NE(n.value("worker_id", int64_t{0}), rank1_worker) << "the noticed node is not placed again";
+        second_lease_has_rank0 += n.value("worker_id", int64_t{0}) == rank0_worker;
+      }
+  EXPECT_EQ(second_lease_has_rank0, 1) << "rank 0's healthy instance is one of the gang's nodes again";
+  // Each instance's time is billed to the job: a ledger segment per instance.
+  std::set<std::string> billed;
+  for (const auto& seg : job.value("segments", json::array())) billed.insert(seg.value("where", ""));
+  for (const auto& i : instances(api))
+    if (i["launched_for_job_id"] == id)
+      EXPECT_TRUE(billed.count("instance:" + i["id"].get<std::string>())) << job["segments"].dump(1);
+  ASSERT_TRUE(all_instances_ended(api, cloudsim, "gang-e2e", 60s)) << instances(api).dump(2);
+  std::cout << "gang on spot e2e: notice at step >= " << before_notice << ", checkpoint at step " << notice_step
+            << (count_events(job, "node_given_back") ? " (rank 1 gave its node back first)" : " (rank 0's exit 75 first)")
+            << "; final weights " << job["result"]["weights_sha256"].get<std::string>() << " (2 processes outside jobctl: "
+            << expected << ")\n";
 }
 
 TEST(CommandJobs, AFailingProgramFailsTheJobWithItsExitStatusAndLogTail) {

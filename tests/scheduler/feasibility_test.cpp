@@ -118,7 +118,7 @@ TEST(Feasibility, AGangNeedsThatManyWorkersOfOneKind) {
   auto cloud = check_feasible(on_cloud, f);
   ASSERT_FALSE(cloud);
   EXPECT_EQ(cloud.error().field, "resources.nodes");
-  EXPECT_NE(cloud.error().message.find("owned workers or a Slurm partition only"), std::string::npos)
+  EXPECT_NE(cloud.error().message.find("instances of one cloud offer up to cloud.max_instances"), std::string::npos)
       << cloud.error().message;
   // A Slurm partition of V100 nodes running 4 tasks at once takes a 3-node V100 gang.
   Machine partition = machine("slurm partition gpu", "V100", 2, 15.8);
@@ -129,6 +129,38 @@ TEST(Feasibility, AGangNeedsThatManyWorkersOfOneKind) {
   EXPECT_TRUE(check_feasible(v100_gang, std::vector<Machine>{cpu, v100, partition}));
   EXPECT_TRUE(check_feasible(on_cloud, std::vector<Machine>{machine("aws:p5.48xlarge", "H100", 8, 80, true)}))
       << "no worker registered yet: nothing to judge a gang by";
+}
+
+// A launchable cloud offer holds a gang of up to cloud.max_instances instances (its
+// gang_machines): wider gangs are refused with the cap; with no cloud, owned workers decide.
+TEST(Feasibility, ACloudOfferHoldsAGangOfUpToMaxInstances) {
+  Machine cpu = machine("worker 3 (cpu)", "cpu", 1, 31);
+  cpu.gang_machines = 1;
+  Machine p5 = machine("aws:p5.48xlarge", "H100", 8, 80, true);
+  p5.gang_machines = 4;
+  const std::vector<Machine> f = {cpu, p5};
+  Job four = job("H100", 8);
+  four.nodes = 4;
+  EXPECT_TRUE(check_feasible(four, f));
+  Job any = job("any");
+  any.nodes = 3;
+  EXPECT_TRUE(check_feasible(any, f)) << "the CPU worker is one, the cloud offer holds three";
+  Job five = job("H100", 8);
+  five.nodes = 5;
+  auto refused = check_feasible(five, f);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().field, "resources.nodes");
+  EXPECT_NE(refused.error().message.find("needs 5 machines at once; the most of one kind is 4 instances of "
+                                         "aws:p5.48xlarge (cloud.max_instances)"),
+            std::string::npos)
+      << refused.error().message;
+  // Owned workers only (no cloud configured): a CPU gang of 2 on one CPU worker is refused.
+  Job two = job("cpu");
+  two.nodes = 2;
+  auto owned = check_feasible(two, std::vector<Machine>{cpu});
+  ASSERT_FALSE(owned);
+  EXPECT_NE(owned.error().message.find("the most of one kind registered is 1"), std::string::npos)
+      << owned.error().message;
 }
 
 }  // namespace

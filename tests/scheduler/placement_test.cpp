@@ -239,7 +239,7 @@ TEST(Placement, MultiGpuJobAndPriceCap) {
 }
 
 // A gang (resources.nodes) runs on an owned pool with as many workers as nodes, each node's GPUs
-// priced; cloud offers run a job on one machine and are rejected for it.
+// priced; wider than the pool, it goes to the cloud (one instance per node).
 TEST(Placement, AGangRunsOnAnOwnedPoolOfEnoughMachinesAtEveryNodesPrice) {
   Scenario s;  // a pool of two V100 workers
   Job j = job(10);
@@ -248,10 +248,10 @@ TEST(Placement, AGangRunsOnAnOwnedPoolOfEnoughMachinesAtEveryNodesPrice) {
   ASSERT_EQ(d.choice.kind, OptionKind::local);
   EXPECT_NEAR(d.choice.usd_per_hour, 2 * 2000.0 / (4 * 8760 * 0.5), 1e-12);
   EXPECT_NEAR(d.choice.estimated_hours, 5.0, 1e-9) << "two nodes' GPUs share the work";
-  EXPECT_EQ(d.rejected[static_cast<size_t>(Rejection::too_few_machines)], 8u);  // 4 offers x 2
+  EXPECT_EQ(d.rejected[static_cast<size_t>(Rejection::too_few_machines)], 0u) << "2 instances of an offer fit the cap";
   j.nodes = 3;
   const auto wide = s.decide(j);
-  EXPECT_EQ(wide.outcome, Outcome::unplaceable);
+  EXPECT_TRUE(is_cloud(wide.choice.kind)) << s.reason;
   EXPECT_EQ(s.table[0].rejection, Rejection::too_few_machines);
   EXPECT_NE(s.json.dump().find("needs 3 machines at once; this pool has 2 workers"), std::string::npos) << s.json.dump();
 }
@@ -285,15 +285,69 @@ TEST(Placement, AGangRunsOnASlurmPartitionOfEnoughNodesAsTasks) {
   EXPECT_DOUBLE_EQ(s.table[1].queue_wait_hours, 0.2);
   EXPECT_NEAR(s.table[1].usd_per_hour, 2 * per_gpu, 1e-12);
 
-  // Four nodes: more than either partition runs at once.
+  // Four nodes: more than either partition runs at once (cloud instances may take it).
   j.nodes = 4;
   d = s.decide(j);
-  EXPECT_EQ(d.outcome, Outcome::unplaceable);
+  EXPECT_NE(d.choice.kind, OptionKind::slurm);
   EXPECT_EQ(s.table[0].rejection, Rejection::too_few_machines);
   EXPECT_EQ(s.table[1].rejection, Rejection::too_few_machines);
   EXPECT_NE(s.json.dump().find("needs 4 machines at once; this partition runs 3 (3 usable nodes x 1 task)"),
             std::string::npos)
       << s.json.dump();
+}
+
+// A gang of N nodes on a cloud offer is N instances of it: N times the price per hour, the work
+// spread over every instance's GPUs, and on spot the risk that any one of the N is interrupted
+// (N lambda: one interruption stops the whole gang).
+TEST(Placement, ACloudGangIsNInstancesOfTheOfferAtNTimesThePriceAndNTimesTheSpotRisk) {
+  Scenario s;
+  Job one = job(10);
+  one.mode = train::PlacementMode::cloud;
+  s.decide(one);
+  const std::vector<Candidate> single = s.table;
+  Job gang = one;
+  gang.nodes = 2;
+  s.decide(gang);
+  ASSERT_EQ(s.table.size(), single.size());
+  const double c = (100'000'000 / 200e6 + 2.0) / 3600;  // checkpoint write: bytes, then the fixed part
+  const double r = 0.05 + 0.01 + 100'000'000 / 100e6 / 3600;  // provision, warm-up, fetch
+  int cloud_rows = 0;
+  for (size_t i = 0; i < s.table.size(); ++i) {
+    const Candidate& g = s.table[i];
+    const Candidate& o = single[i];
+    if (!is_cloud(g.kind) || g.rejection != Rejection::none) continue;
+    ++cloud_rows;
+    const std::string row = option_label(g, PlacementContext(s.catalog, s.inventory, s.calibration, s.config), s.capacity);
+    EXPECT_NEAR(g.usd_per_hour, 2 * o.usd_per_hour, 1e-9) << row;
+    EXPECT_EQ(g.gpus, o.gpus) << row << ": GPUs per node";
+    if (g.kind == OptionKind::on_demand) {
+      EXPECT_NEAR(g.estimated_hours, o.estimated_hours / 2, 1e-9) << row;
+      EXPECT_NEAR(g.estimated_cost_usd, g.usd_per_hour * (g.estimated_hours + 0.05), 1e-9) << row;
+    } else {
+      // The on-demand row just before is the same offer: its time is the gang's time without risk.
+      const double t = s.table[i - 1].estimated_hours;
+      EXPECT_NEAR(g.estimated_hours, t * cost::spot_time_factor(c, r, 2 * 0.1), 1e-9) << row;
+      EXPECT_GT(g.estimated_hours, t * cost::spot_time_factor(c, r, 0.1)) << row << ": two instances, twice the risk";
+    }
+  }
+  EXPECT_EQ(cloud_rows, 7) << "every cloud row but the spot one of an offer with no spot market";
+}
+
+// cloud.max_instances caps a cloud gang: wider, every cloud row is rejected, with the cap named.
+TEST(Placement, ACloudGangWiderThanMaxInstancesIsRejected) {
+  Scenario s;
+  s.config.cloud_max_instances = 2;
+  Job j = job(10);
+  j.nodes = 3;
+  const auto d = s.decide(j);
+  EXPECT_EQ(d.outcome, Outcome::unplaceable);
+  EXPECT_EQ(d.rejected[static_cast<size_t>(Rejection::too_few_machines)], 9u);  // the pool + 4 offers x 2
+  EXPECT_NE(s.json.dump().find("needs 3 instances at once; at most 2 run at once (cloud.max_instances)"),
+            std::string::npos)
+      << s.json.dump();
+  j.nodes = 2;
+  EXPECT_NE(s.decide(j).outcome, Outcome::unplaceable);
+  EXPECT_EQ(s.table[2].rejection, Rejection::none) << "2 instances of p3.2xlarge fit the cap";
 }
 
 TEST(Placement, MemoryMisfitIsNeverPlaced) {
