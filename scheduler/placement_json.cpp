@@ -38,8 +38,10 @@ json candidate_json(const Candidate& c, const Job& job, const PlacementContext& 
     r["gpu"] = cost::canonical_gpu_name(o.gpu_model, o.gpu_memory_gb);
     r["gpu_memory_gib"] = o.gpu_memory_gb;
     // The rate the spot time factor was priced with (cost/interruption_rates.h: configured, else
-    // the traces' rate for this offer).
-    if (c.kind == OptionKind::spot) r["interruptions_per_hour"] = ctx.interruptions_per_hour(c.source);
+    // the traces' rate for this offer); a gang's is its N instances' together, since any one
+    // interruption stops it.
+    if (c.kind == OptionKind::spot)
+      r["interruptions_per_hour"] = ctx.interruptions_per_hour(c.source) * std::max(job.nodes, 1);
   }
   // What the job takes there: its GPUs (resources.gpus, or with "auto" the count chosen to fit;
   // "job_gpus" the same, for readers of older documents) and its estimated memory on each; the

@@ -106,7 +106,11 @@ json job_detail_json(const jobs::JobDetail& d) {
   // A gang holds one node per rank while leased: where each runs.
   json nodes = json::array();
   for (const auto& n : d.nodes)
-    nodes.push_back({{"rank", n.rank}, {"worker_id", n.worker_id}, {"address", n.address}, {"gpus", n.gpus}});
+    // A vacant rank (a lost node awaiting its replacement) has no worker.
+    nodes.push_back({{"rank", n.rank},
+                     {"worker_id", n.vacant() ? json(nullptr) : json(n.worker_id)},
+                     {"address", n.address},
+                     {"gpus", n.gpus}});
   j["nodes"] = std::move(nodes);
   const ledger::JobCost cost = ledger::job_cost(d.ledger);
   json segments = json::array();

@@ -45,6 +45,7 @@
 #include "cloud/sim_provider.h"
 #include "process/run.h"
 #include "tests/e2e/cloud_support.h"
+#include "tests/e2e/ddp_support.h"
 #include "tests/e2e/recovery_support.h"
 #include "tests/support/ci.h"
 #include "tests/support/temp_dir.h"
@@ -52,13 +53,9 @@
 namespace jobctl::e2e {
 namespace {
 
-// Debian's interpreter, which python3-torch installs into (not a python3 earlier on PATH).
-constexpr const char* kPython = "/usr/bin/python3";
-
-std::string source_file(const std::string& relative) { return env_or_fail("JOBCTL_SOURCE_DIR") + "/" + relative; }
 
 bool torch_available() {
-  auto r = process::run({kPython, "-c", "import torch"}, {.timeout = std::chrono::seconds(60)});
+  auto r = process::run({kDebianPython, "-c", "import torch"}, {.timeout = std::chrono::seconds(60)});
   return r && r->success();
 }
 
@@ -81,14 +78,14 @@ json checkpoints_of(client::ApiClient& api, int64_t id) {
 
 // The example's arguments after the program: 400 steps, a checkpoint every 100.
 std::vector<std::string> torch_args(const std::string& script) {
-  return {kPython, script, "--steps", "400", "--checkpoint-every", "100", "--step-delay", "0.03"};
+  return {kDebianPython, script, "--steps", "400", "--checkpoint-every", "100", "--step-delay", "0.03"};
 }
 
 TEST(CommandJobs, PyTorchOnSpotResumesOnANewInstanceWithTheSameWeights) {
   if (!torch_available()) JOBCTL_SKIP_UNLESS_CI("Debian's python3-torch is not installed (scripts/setup.sh)");
   jobctl::testing::TempDir tmp;
   // The uninterrupted run: the same program and arguments, no worker.
-  auto reference_args = torch_args(source_file("examples/pytorch/train.py"));
+  auto reference_args = torch_args(source_path("examples/pytorch/train.py"));
   reference_args.insert(reference_args.end(), {"--checkpoint-every", "0", "--step-delay", "0"});
   const auto reference_run = jobctl::testing::run_to_end(reference_args);
   const json reference = result_line(reference_run.out);
@@ -109,7 +106,7 @@ TEST(CommandJobs, PyTorchOnSpotResumesOnANewInstanceWithTheSameWeights) {
   const std::string spec_path = tmp.file("torch.json");
   std::ofstream(spec_path) << spec.dump();
   std::vector<std::string> cli = {env_or_fail("JOBCTL_CLI"), "--server", d.url(), "-o", "json", "submit",
-                                  "--workdir", source_file("examples/pytorch"), spec_path, "--"};
+                                  "--workdir", source_path("examples/pytorch"), spec_path, "--"};
   for (const auto& a : torch_args("train.py")) cli.push_back(a);
   const auto submitted = jobctl::testing::run_to_end(cli, 60s);
   ASSERT_TRUE(submitted.success()) << submitted.describe() << "\n" << submitted.out << submitted.err;
@@ -165,12 +162,6 @@ TEST(CommandJobs, PyTorchOnSpotResumesOnANewInstanceWithTheSameWeights) {
             << reference["weights_sha256"].get<std::string>() << ")\n";
 }
 
-bool torch_distributed_available() {
-  auto r = process::run({kPython, "-c", "import torch.distributed as d; assert d.is_gloo_available()"},
-                        {.timeout = std::chrono::seconds(60)});
-  return r && r->success();
-}
-
 // A few paced steps (a notice lands mid-run) and no periodic checkpoint: the one stored is the
 // checkpoint the notice made.
 std::vector<std::string> ddp_args() {
@@ -189,12 +180,7 @@ TEST(CommandJobs, AGangOnSpotInstancesCheckpointsOnANoticeToOneNodeAndResumesWit
     JOBCTL_SKIP_UNLESS_CI("Debian's python3-torch with gloo is not installed (scripts/setup.sh)");
   jobctl::testing::TempDir tmp;
   // The uninterrupted run, 2 processes outside jobctl, while the gang runs.
-  std::vector<std::string> reference_argv = {kPython, source_file("examples/pytorch/run_ddp_local.py"), "--nproc", "2",
-                                             "--"};
-  for (const auto& a : ddp_args()) reference_argv.push_back(a);
-  auto reference = std::async(std::launch::async, [reference_argv] {
-    return jobctl::testing::run_to_end(reference_argv, std::chrono::minutes(5));
-  });
+  auto reference = std::async(std::launch::async, [] { return run_ddp_reference(ddp_args()); });
 
   CloudSim sim(tmp.file("cloudsim"), " --allow-commands");
   ASSERT_FALSE(sim.url().empty());
@@ -203,10 +189,8 @@ TEST(CommandJobs, AGangOnSpotInstancesCheckpointsOnANoticeToOneNodeAndResumesWit
   client::ApiClient api(d.url());
   cloud::SimProvider cloudsim({sim.url(), 5000});
 
-  std::vector<std::string> command = {kPython, source_file("examples/pytorch/train_ddp.py")};
-  for (const auto& a : ddp_args()) command.push_back(a);
   const json spec = {{"name", "ddp-spot"},
-                     {"command", command},
+                     {"command", ddp_command(ddp_args())},
                      {"estimate", {{"hours", 0.5}, {"gpu", "V100"}}},
                      {"resources", {{"gpu", "V100"}, {"gpus", 1}, {"nodes", 2}}},
                      {"placement", {{"mode", "cloud"}, {"spot", "always"}}},
@@ -261,15 +245,8 @@ TEST(CommandJobs, AGangOnSpotInstancesCheckpointsOnANoticeToOneNodeAndResumesWit
 
   job = wait_job(api, id, is_terminal, 240s);
   ASSERT_EQ(job.value("state", ""), "succeeded") << job.dump(2) << diagnostics();
-  const auto reference_run = reference.get();
-  ASSERT_TRUE(reference_run.success()) << reference_run.out << reference_run.err;
-  std::string expected;
-  std::istringstream lines(reference_run.out);
-  for (std::string line; std::getline(lines, line);) {
-    json j = json::parse(line, nullptr, false);
-    if (j.is_object() && j.contains("weights_sha256")) expected = j["weights_sha256"];
-  }
-  ASSERT_EQ(expected.size(), 64u) << reference_run.out;
+  const std::string expected = ddp_weights_hash(reference.get());
+  ASSERT_EQ(expected.size(), 64u);
   EXPECT_EQ(job["result"].value("weights_sha256", ""), expected) << job["result"].dump();
   EXPECT_EQ(job["result"].value("resumed_from", int64_t{0}), notice_step) << job["result"].dump();
   EXPECT_EQ(job["result"].value("world_size", 0), 2);
@@ -348,7 +325,7 @@ TEST(CommandJobs, AProgramIgnoringSigtermIsKilledAfterGraceAndResumesFromItsLast
   ASSERT_FALSE(d.url().empty());
   client::ApiClient api(d.url());
   const json spec = {{"name", "stubborn"},
-                     {"command", {kPython, source_file("tests/e2e/programs/ignores_sigterm.py"), "60"}},
+                     {"command", {kDebianPython, source_path("tests/e2e/programs/ignores_sigterm.py"), "60"}},
                      {"checkpoint", {{"grace_s", 1}}},
                      {"resources", {{"gpu", "cpu"}}}};
   auto submitted = api.submit_job(spec.dump());
@@ -387,7 +364,7 @@ TEST(CommandJobs, SetupMakesAVirtualenvOnceAndTheProgramRunsInIt) {
   ASSERT_FALSE(d.url().empty());
   client::ApiClient api(d.url());
   Process worker(worker_argv(d.url(), "w", tmp.file("work"), {"--allow-commands"}));
-  const json setup = {std::string(kPython) + " -m venv --system-site-packages --without-pip .venv",
+  const json setup = {std::string(kDebianPython) + " -m venv --system-site-packages --without-pip .venv",
                       "echo made >> setup-runs.txt"};
   const std::string program =
       "import json, sys, torch\n"
@@ -413,7 +390,7 @@ TEST(CommandJobs, SetupMakesAVirtualenvOnceAndTheProgramRunsInIt) {
   EXPECT_TRUE(first["result"].value("in_venv", false)) << first["result"].dump();
   EXPECT_FALSE(first["result"].value("torch", "").empty());
   EXPECT_EQ(first["result"].value("setup_runs", 0), 1);
-  EXPECT_NE(first["log_text"].get<std::string>().find("setup[0]$ " + std::string(kPython) + " -m venv"), std::string::npos)
+  EXPECT_NE(first["log_text"].get<std::string>().find("setup[0]$ " + std::string(kDebianPython) + " -m venv"), std::string::npos)
       << first["log_text"];
 
   const json second = run_job("venv-second", setup);

@@ -40,12 +40,16 @@ inline std::vector<std::string> ddp_command(const std::vector<std::string>& args
   return command;
 }
 
-// The final weights hash of train_ddp.py with `args` run as `nproc` processes outside jobctl.
-inline std::string ddp_reference_hash(const std::vector<std::string>& args, int nproc = 2) {
+// train_ddp.py with `args` run as `nproc` processes outside jobctl (run_ddp_local.py), to its end.
+inline process::RunResult run_ddp_reference(const std::vector<std::string>& args, int nproc = 2) {
   std::vector<std::string> argv = {kDebianPython, source_path("examples/pytorch/run_ddp_local.py"), "--nproc",
                                    std::to_string(nproc), "--"};
   argv.insert(argv.end(), args.begin(), args.end());
-  auto r = jobctl::testing::run_to_end(argv, std::chrono::minutes(5));
+  return jobctl::testing::run_to_end(argv, std::chrono::minutes(5));
+}
+
+// The last weights hash a run printed (empty: none), checking the run succeeded.
+inline std::string ddp_weights_hash(const process::RunResult& r) {
   EXPECT_TRUE(r.success()) << r.out << r.err;
   std::string last;
   std::istringstream lines(r.out);
@@ -55,6 +59,11 @@ inline std::string ddp_reference_hash(const std::vector<std::string>& args, int 
   }
   EXPECT_EQ(last.size(), 64u) << r.out;
   return last;
+}
+
+// The final weights hash of train_ddp.py with `args` run as `nproc` processes outside jobctl.
+inline std::string ddp_reference_hash(const std::vector<std::string>& args, int nproc = 2) {
+  return ddp_weights_hash(run_ddp_reference(args, nproc));
 }
 
 }  // namespace jobctl::e2e

@@ -331,6 +331,10 @@ TEST(Placement, ACloudGangIsNInstancesOfTheOfferAtNTimesThePriceAndNTimesTheSpot
     }
   }
   EXPECT_EQ(cloud_rows, 7) << "every cloud row but the spot one of an offer with no spot market";
+  // The decision document shows the rate the gang was priced with: its two instances'.
+  for (const auto& row : s.json["candidates"])
+    if (row.value("option", "") == "spot" && row.contains("interruptions_per_hour"))
+      EXPECT_NEAR(row["interruptions_per_hour"].get<double>(), 2 * 0.1, 1e-12) << row.dump();
 }
 
 // cloud.max_instances caps a cloud gang: wider, every cloud row is rejected, with the cap named.

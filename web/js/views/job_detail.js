@@ -194,7 +194,7 @@ function renderSummary(el, job, cancel) {
       ['Device', p.device_name || p.device || r.device],
       ['Worker', job.worker_id ? h('a', { href: '#/workers' }, `#${job.worker_id}`) : undefined],
       // A job across machines while leased: where each of its nodes runs (rank 0 reports for it).
-      ['Nodes', job.nodes?.length ? job.nodes.map((n) => `rank ${n.rank}: worker #${n.worker_id} (${n.address})`).join(', ') : undefined],
+      ['Nodes', job.nodes?.length ? job.nodes.map((n) => (n.worker_id ? `rank ${n.rank}: worker #${n.worker_id} (${n.address})` : `rank ${n.rank}: lost, awaiting a replacement`)).join(', ') : undefined],
       ['Recoveries', String(job.recoveries ?? 0)],
       ['Priority', String(job.priority)],
       ['Submitted', time(job.created_ms)],
