@@ -25,6 +25,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <iostream>
 #include <fstream>
 #include <optional>
 #include <regex>
@@ -272,9 +273,10 @@ TEST_F(SlurmLaunchTest, TheCheapestPartitionGetsOneSlurmJobFromJobctldAndSlurmAg
 TEST_F(SlurmLaunchTest, AGangIsOneSlurmJobWithAWorkerPerTaskThroughSrun) {
   if (!torch_distributed_available())
     JOBCTL_SKIP_UNLESS_CI("Debian's python3-torch with gloo is not installed (scripts/setup.sh)");
-  const std::vector<std::string> args = {"--steps", "60", "--train-samples", "512", "--test-samples", "200",
-                                         "--hidden", "32", "--batch-size", "64", "--log-every", "10",
-                                         "--checkpoint-every", "20"};
+  // Paced (--step-ms) so that the second run can be cancelled mid-way.
+  const std::vector<std::string> args = {"--steps", "100", "--train-samples", "512", "--test-samples", "200",
+                                         "--hidden", "32", "--batch-size", "64", "--log-every", "5",
+                                         "--checkpoint-every", "20", "--step-ms", "40"};
   const std::string expected = ddp_reference_hash(args);
   ASSERT_FALSE(expected.empty());
   json config = json::parse(read_bytes(config_));
@@ -326,6 +328,32 @@ TEST_F(SlurmLaunchTest, AGangIsOneSlurmJobWithAWorkerPerTaskThroughSrun) {
   ASSERT_TRUE(ended);
   EXPECT_EQ(ended->state, "COMPLETED");
   EXPECT_EQ(ended->name, "jobctl-job-" + std::to_string(id));
+
+  // `scancel` of a gang's batch job mid-run: every task's worker is signalled, the gang stops with
+  // rank 0's checkpoint, jobctld records the cancel and submits a fresh batch job of two tasks,
+  // which resumes from that checkpoint to the same weights.
+  submitted = api.submit_job(spec.dump());
+  ASSERT_TRUE(submitted) << submitted.error().message;
+  const int64_t cancelled = (*submitted)["id"];
+  job = wait_running_in_slurm(api, cancelled, 30);
+  ASSERT_FALSE(HasFailure());
+  const auto first = submitted_slurm_jobs(job);
+  ASSERT_EQ(first.size(), 1u) << job.dump(2);
+  ASSERT_TRUE(slurm_->cancel(first[0]));
+  job = wait_job(api, cancelled, is_terminal, 240s);
+  const auto both = submitted_slurm_jobs(job);
+  ASSERT_EQ(job.value("state", ""), "succeeded")
+      << job.dump(2) << "\n" << slurm_output(first[0]) << (both.size() > 1 ? slurm_output(both[1]) : "")
+      << cluster_->logs();
+  EXPECT_EQ(job["result"].value("weights_sha256", ""), expected) << job["result"].dump();
+  EXPECT_GT(job["result"].value("resumed_from", int64_t{0}), 0) << "resumed from the checkpoint, not from scratch";
+  ASSERT_EQ(both.size(), 2u) << job.dump(2);
+  EXPECT_TRUE(has_event(job, "slurm_cancelled")) << job.dump(2);
+  EXPECT_LE(job.value("recoveries", 0), 1);
+  std::cout << "slurm gang e2e: scancel of Slurm job " << first[0] << " at step >= 30; resumed from step "
+            << job["result"].value("resumed_from", int64_t{0}) << " in Slurm job " << both[1] << ", recoveries "
+            << job.value("recoveries", 0) << "; final weights " << job["result"].value("weights_sha256", "")
+            << " (2 processes outside jobctl: " << expected << ")\n";
 }
 
 // A job that asks for the partition's GPU model is accepted although no registered worker has it
