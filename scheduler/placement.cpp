@@ -628,7 +628,7 @@ std::string rejection_text(const Candidate& c, const Job& job, const PlacementCo
       return c.kind == OptionKind::slurm ? "no Slurm cluster is configured to submit it"
                                          : "no cloud provider is configured to launch it";
     case Rejection::too_few_machines:
-      if (c.kind == OptionKind::on_demand || c.kind == OptionKind::spot)
+      if (is_cloud(c.kind))
         return "needs " + readable::count(job.nodes, "instance") + " at once; at most " +
                std::to_string(std::max(ctx.config().cloud_max_instances, 1)) + " run at once (cloud.max_instances)";
       if (c.kind == OptionKind::slurm) {

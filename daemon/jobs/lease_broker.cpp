@@ -283,6 +283,22 @@ bool LeaseBroker::try_assign_gang_locked(Waiter& waiter, const QueuedJob& job, C
   return true;
 }
 
+Expected<LeaseGrant> LeaseBroker::grant_node_in(WriteTxn& txn, const JobRow& job, int64_t worker_id,
+                                               const std::vector<int>& gpus,
+                                               const std::vector<store::CheckpointRow>& checkpoints, int64_t now,
+                                               int64_t expires) {
+  auto w = txn.worker(worker_id);
+  if (!w) return w.error();
+  if (!*w) return worker_not_found(worker_id);
+  (*w)->last_seen_ms = now;
+  if (auto st = txn.update_worker(**w); !st) return st.error();
+  if (recorder_)
+    if (auto st = recorder_->lease_granted(txn, job, **w, gpus, now); !st) return st.error();
+  LeaseGrant g{job.id, job.lease_epoch, job.name, job.spec_json, expires, std::nullopt, gpus, std::nullopt};
+  if (!checkpoints.empty()) g.resume = checkpoints.front();
+  return g;
+}
+
 void LeaseBroker::commit_lease_locked(QueuedJob reserved, std::vector<Waiter> nodes, Completions& later) {
   const int64_t job_id = reserved.id;
   const int64_t now = clock_.now_ms();
@@ -331,16 +347,10 @@ void LeaseBroker::commit_lease_locked(QueuedJob reserved, std::vector<Waiter> no
       rendezvous->gpus_per_node = static_cast<int>(gpus.front().size());
     }
     for (size_t r = 0; r < plan.size(); ++r) {
-      auto w = txn.worker(plan[r].worker_id);
-      if (!w) return w.error();
-      if (!*w) return worker_not_found(plan[r].worker_id);
-      (*w)->last_seen_ms = now;
-      if (auto st = txn.update_worker(**w); !st) return st;
-      if (recorder_)
-        if (auto st = recorder_->lease_granted(txn, job, **w, gpus[r], now); !st) return st;
+      auto granted = grant_node_in(txn, job, plan[r].worker_id, gpus[r], *checkpoints, now, expires);
+      if (!granted) return granted.error();
       LeaseGrant& g = (*grants)[r];
-      g = LeaseGrant{job.id, job.lease_epoch, job.name, job.spec_json, expires, std::nullopt, gpus[r], std::nullopt};
-      if (!checkpoints->empty()) g.resume = checkpoints->front();
+      g = std::move(*granted);
       if (gang) {
         g.gang = rendezvous;
         g.gang->rank = static_cast<int>(r);
@@ -420,14 +430,12 @@ bool LeaseBroker::try_fill_vacancy_locked(Waiter& waiter, Completions& later) {
       return make_error(ErrorCode::conflict, gone);
     for (const auto& m : *members)
       if (m.worker_id == worker_id) return make_error(ErrorCode::conflict, gone);
-    auto w = txn.worker(worker_id);
-    if (!w) return w.error();
-    if (!*w) return worker_not_found(worker_id);
-    (*w)->last_seen_ms = now;
-    if (auto st = txn.update_worker(**w); !st) return st;
     const std::vector<int> gpus = gpus_taken(job.resource_gpu, job.resource_gpus, caps, indices);
-    if (recorder_)
-      if (auto st = recorder_->lease_granted(txn, job, **w, gpus, now); !st) return st;
+    auto checkpoints = txn.checkpoints(job.id);
+    if (!checkpoints) return checkpoints.error();
+    auto granted = grant_node_in(txn, job, worker_id, gpus, *checkpoints, now, expires);
+    if (!granted) return granted.error();
+    *grant = std::move(*granted);
     slot->worker_id = worker_id;
     slot->gpus = gpus;
     slot->address = caps.address;
@@ -440,10 +448,6 @@ bool LeaseBroker::try_fill_vacancy_locked(Waiter& waiter, Completions& later) {
                                  now);
         !st)
       return st;
-    auto checkpoints = txn.checkpoints(job.id);
-    if (!checkpoints) return checkpoints.error();
-    *grant = LeaseGrant{job.id, job.lease_epoch, job.name, job.spec_json, expires, std::nullopt, gpus, std::nullopt};
-    if (!checkpoints->empty()) grant->resume = checkpoints->front();
     protocol::GangRendezvous g;
     g.rank = vacancy.rank;
     g.nodes = static_cast<int>(members->size());
@@ -472,9 +476,9 @@ void LeaseBroker::on_vacancy_done(Waiter waiter, GangVacancy vacancy, Status st,
   Completions later;
   {
     MutexLock lock(mu_);
-    // Rolled back: the rank is still vacant. A conflict: the gang moved on (restarted, ended).
-    if (st.error().code != ErrorCode::conflict) vacancies_.try_emplace({vacancy.job.id, vacancy.rank}, vacancy);
     if (st.error().code != ErrorCode::conflict) {
+      // Rolled back: the rank is still vacant. (A conflict: the gang moved on, restarted or ended.)
+      vacancies_.try_emplace({vacancy.job.id, vacancy.rank}, vacancy);
       later.push_back([d = std::move(waiter.done), e = st.error()] { d(e); });
     } else if (shutting_down_ || clock_.now_ms() >= waiter.deadline_ms) {
       later.push_back([d = std::move(waiter.done)] { d(std::optional<LeaseGrant>{}); });

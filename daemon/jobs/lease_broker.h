@@ -132,6 +132,12 @@ class LeaseBroker {
   // A vacant gang rank the waiter may fill: its lease change is added to `later` (the vacancy is
   // reserved while it commits). False: none it fits.
   bool try_fill_vacancy_locked(Waiter& waiter, Completions& later) JOBCTL_REQUIRES(mu_);
+  // Inside a lease change: the worker takes `job` (already carrying its lease) with `gpus` — seen
+  // now, its billing started — and the grant it is answered with, resuming from the newest of
+  // `checkpoints`. A gang's rendezvous is the caller's to add.
+  Expected<LeaseGrant> grant_node_in(store::WriteTxn& txn, const JobRow& job, int64_t worker_id,
+                                     const std::vector<int>& gpus, const std::vector<store::CheckpointRow>& checkpoints,
+                                     int64_t now, int64_t expires);
   // On the writer thread: the replacement's lease committed (st ok) or not.
   void on_vacancy_done(Waiter waiter, GangVacancy vacancy, Status st, const std::shared_ptr<LeaseGrant>& grant)
       JOBCTL_EXCLUDES(mu_);

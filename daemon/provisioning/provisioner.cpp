@@ -70,7 +70,6 @@ struct Provisioner::Workers {
   std::map<std::string, int64_t> worker_of;          // instance id -> its newest registered worker
   std::map<int64_t, int64_t> job_of;                 // worker id -> the job it holds
   std::vector<store::QueuedJobRow> waiting;          // placed jobs nobody has leased yet
-  std::set<int64_t> unplaced;                        // queued jobs placement has not placed (again) yet
 
   std::optional<int64_t> worker(const std::string& instance_id) const {
     auto it = worker_of.find(instance_id);
@@ -237,9 +236,6 @@ Expected<Provisioner::Workers> Provisioner::snapshot() {
   if (!waiting) return waiting.error();
   for (auto& q : *waiting)
     if (q.placement_option && scheduler::is_cloud(*q.placement_option)) w.waiting.push_back(std::move(q));
-  auto queued = store_.queued_jobs();
-  if (!queued) return queued.error();
-  for (const auto& q : *queued) w.unplaced.insert(q.id);
   return w;
 }
 
@@ -413,13 +409,20 @@ Status Provisioner::stop_idle(Workers& w, ProvisionerPass& pass, int64_t now) {
     InstanceRow r = original;
     std::string why;
     const auto worker = w.worker(r.id);
+    // Launched for one job alone, which neither runs on it nor waits for it: gone, unless it is
+    // queued again (a gang restarted, a retry), when placement may put it back on this very kind
+    // and the instance waits for it as an idle one would. Read only for such an instance.
+    bool job_gone = false;
+    if (r.dedicated && !w.job(r.id) && !w.waits_for(r)) {
+      auto job = store_.get_job(r.job_id);
+      if (!job) return job.error();
+      job_gone = !*job || (*job)->state != store::JobState::queued;
+    }
     if (r.notice_ms && !w.job(r.id)) {
       // Being reclaimed and its job handed back (or none taken): every second more is waste.
       why = "interruption notice, and no job left on it";
-    } else if (r.dedicated && !w.job(r.id) && !w.waits_for(r) && !w.unplaced.count(r.job_id)) {
-      // Launched for one job alone, which has ended or gone elsewhere: no other job may use it.
-      // A job queued again (a gang restarted, a retry) is not gone yet: placement may put it
-      // back on this very kind, and the instance waits for it as an idle one would.
+    } else if (job_gone) {
+      // No other job may use it.
       why = "launched for job " + std::to_string(r.job_id) + " alone, which no longer runs or waits here";
     } else if (!worker) {
       if (now - r.launched_ms >= int64_t{settings_.boot_timeout_s} * 1000)

@@ -80,10 +80,9 @@ Expected<std::vector<GangMemberRow>> WriteTxn::expired_gang_members(int64_t now_
 Expected<std::vector<GangMemberRow>> Store::gang_vacancies() {
   auto r = reader();
   if (!r) return r.error();
-  auto p = (**r).prepare(
-      "SELECT g.job_id, g.rank, g.worker_id, g.epoch, g.gpus, g.address, g.expires_ms, g.master_port "
-      "FROM gang_members g JOIN jobs j ON j.id = g.job_id AND j.lease_epoch = g.epoch "
-      "WHERE g.worker_id = 0 AND j.state IN ('placed', 'running') ORDER BY g.job_id, g.rank");
+  auto p = (**r).prepare(std::string("SELECT ") + kGangColumns +
+                         " FROM gang_members WHERE worker_id = 0 AND (job_id, epoch) IN "
+                         "(SELECT id, lease_epoch FROM jobs WHERE state IN ('placed', 'running')) ORDER BY job_id, rank");
   if (!p) return p.error();
   StatementUse s(*p);
   return read_members(*s);

@@ -185,17 +185,14 @@ Expected<std::vector<FinishedRun>> Store::finished_runs_keyed(const std::string&
 Expected<std::vector<std::pair<int64_t, int64_t>>> Store::active_leases(const std::optional<std::string>& owner) {
   auto r = reader();
   if (!r) return r.error();
-  // A gang's other nodes hold the job too (gang_members; rank 0 is the job's own worker).
-  auto p = (**r).prepare(owner ? "SELECT id, worker_id FROM jobs WHERE state IN ('placed', 'running') "
-                                 "AND worker_id IS NOT NULL AND owner = ?1 "
-                                 "UNION SELECT g.job_id, g.worker_id FROM gang_members g JOIN jobs j "
-                                 "ON j.id = g.job_id AND j.lease_epoch = g.epoch WHERE j.state IN ('placed', 'running') "
-                                 "AND j.owner = ?1 AND g.worker_id > 0 ORDER BY 1, 2"
-                               : "SELECT id, worker_id FROM jobs WHERE state IN ('placed', 'running') "
-                                 "AND worker_id IS NOT NULL "
-                                 "UNION SELECT g.job_id, g.worker_id FROM gang_members g JOIN jobs j "
-                                 "ON j.id = g.job_id AND j.lease_epoch = g.epoch WHERE j.state IN ('placed', 'running') "
-                                 "AND g.worker_id > 0 ORDER BY 1, 2");
+  // A gang's other nodes hold the job too (gang_members; rank 0 is the job's own worker; a vacant
+  // rank, worker 0, holds nothing).
+  const std::string owned = owner ? " AND j.owner = ?1" : "";
+  auto p = (**r).prepare("SELECT j.id, j.worker_id FROM jobs j WHERE j.state IN ('placed', 'running') "
+                         "AND j.worker_id IS NOT NULL" + owned +
+                         " UNION SELECT g.job_id, g.worker_id FROM gang_members g JOIN jobs j "
+                         "ON j.id = g.job_id AND j.lease_epoch = g.epoch WHERE j.state IN ('placed', 'running') "
+                         "AND g.worker_id > 0" + owned + " ORDER BY 1, 2");
   if (!p) return p.error();
   StatementUse s(*p);
   if (owner) s->bind(1, *owner);
