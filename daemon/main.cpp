@@ -24,6 +24,7 @@
 #include "daemon/http/progress_routes.h"
 #include "daemon/jobs/checkpoint_service.h"
 #include "daemon/store/blob_store.h"
+#include "daemon/store/database_check.h"
 #include "net/server.h"
 #include "daemon/http/static_files.h"
 #include "daemon/store/progress_history.h"
@@ -89,6 +90,9 @@ int main(int argc, char** argv) {
   app.add_option("--role", create_token_role, "role of --create-token: admin, user or worker")
       ->check(CLI::IsMember({"admin", "user", "worker"}));
   app.add_flag("--auth", auth_flag, "require API tokens (auth.enabled; docs/security.md)");
+  bool check_flag = false;
+  app.add_flag("--check", check_flag,
+               "check --data-dir's database: print every damaged page and row, exit 1 when any (docs/operations.md)");
   CLI11_PARSE(app, argc, argv);
 
   DaemonConfig cfg;
@@ -121,6 +125,21 @@ int main(int argc, char** argv) {
   ::umask(0077);
   ::signal(SIGXFSZ, SIG_IGN);
 
+  // --check reads the file only: it may run beside a running jobctld, or on a copy.
+  if (check_flag) {
+    const std::string path = (std::filesystem::path(cfg.data_dir) / "jobctl.db").string();
+    auto problems = store::check_database(path);
+    if (!problems) return fail(problems.error());
+    for (const std::string& p : *problems) std::cout << p << "\n";
+    if (problems->empty()) {
+      std::cout << path << ": ok (every page, and every row of jobs, job_events and workers, read)\n";
+      return 0;
+    }
+    std::cout << problems->size() << " problem(s) in " << path
+              << "; restore the newest backup (docs/operations.md, \"Checking and restoring the database\")\n";
+    return 1;
+  }
+
   // One daemon per data directory (held until exit); --create-token may run beside it.
   std::unique_ptr<DataDir> data_dir_lock;
   if (create_token_user.empty()) {
@@ -141,7 +160,7 @@ int main(int argc, char** argv) {
   so.max_batch = cfg.write_batch_max;
   so.max_readers = cfg.handler_threads;
   auto opened = store::Store::open(so, clock);
-  if (!opened) return fail(opened.error());
+  if (!opened) return fail(store::explain_damaged_database(db_path, opened.error()));
   store::Store& db = **opened;
   if (!create_token_user.empty())
     return http::create_token_command(db, clock, create_token_user, create_token_role, std::cout, std::cerr);

@@ -76,7 +76,7 @@ class Housekeeping {
   PassLog unclaimed_log_{"unplacing jobs no worker claimed"};
 
   Mutex mu_;
-  int64_t next_pass_ms_ JOBCTL_GUARDED_BY(mu_) = 0;  // tick() runs the passes when due
+  int64_t next_pass_ms_ JOBCTL_GUARDED_BY(mu_) = 0;  // steady clock: tick() runs the passes when due
 };
 
 }  // namespace jobctl::daemon::jobs

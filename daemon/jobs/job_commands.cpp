@@ -326,14 +326,14 @@ Expected<std::vector<WorkerInfo>> JobCommands::list_workers(const std::optional<
   if (!leases) return leases.error();
   std::unordered_map<int64_t, std::vector<int64_t>> jobs_of;
   for (const auto& [job_id, worker_id] : *leases) jobs_of[worker_id].push_back(job_id);
-  const auto heard = reports_.live().last_heard_by_worker();  // newer than the stored last_seen_ms (live_leases.h)
   std::vector<WorkerInfo> out;
   out.reserve(rows->size());
   for (auto& row : *rows) {
     WorkerInfo info;
     info.capabilities = row.capabilities;
     info.job_ids = jobs_of[row.id];
-    if (auto h = heard.find(row.id); h != heard.end()) row.last_seen_ms = std::max(row.last_seen_ms, h->second);
+    // Newer than the stored last_seen_ms, which heartbeats advance only every 10 s (worker_contacts.h).
+    if (auto c = broker_.contacts().last(row.id)) row.last_seen_ms = std::max(row.last_seen_ms, c->wall_ms);
     info.row = std::move(row);
     out.push_back(std::move(info));
   }

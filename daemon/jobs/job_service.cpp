@@ -26,7 +26,7 @@ Status JobService::start() {
   // running while it was down reconnect instead of losing their jobs (docs/recovery.md).
   const int64_t grace_until = clock_.now_ms() + int64_t{options_.lease_timeout_s} * 1000;
   if (auto st = store_.write([grace_until](WriteTxn& txn) -> Status {
-        auto n = txn.extend_active_leases(grace_until);
+        auto n = txn.rebase_active_leases(grace_until);
         return n ? Status{} : Status{n.error()};
       });
       !st)

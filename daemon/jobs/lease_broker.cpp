@@ -42,7 +42,8 @@ LeaseBroker::LeaseBroker(store::Store& store, const Clock& clock, std::unique_pt
       options_(options),
       recorder_(recorder),
       moves_(moves),
-      observer_(observer) {}
+      observer_(observer),
+      contacts_(clock.steady_ms()) {}
 
 Status LeaseBroker::load() {
   auto queued = store_.queued_jobs();
@@ -101,6 +102,7 @@ bool LeaseBroker::shutting_down() const {
 }
 
 void LeaseBroker::remember_worker(int64_t worker_id, const WorkerCapabilities& caps) {
+  contacts_.heard(worker_id, clock_.steady_ms(), clock_.now_ms());  // registered: heard from
   MutexLock lock(mu_);
   workers_[worker_id] = caps;
 }
@@ -140,6 +142,7 @@ Expected<WorkerCapabilities> LeaseBroker::worker_capabilities(int64_t worker_id)
 
 void LeaseBroker::touch_worker(int64_t worker_id) {
   const int64_t now = clock_.now_ms();
+  contacts_.heard(worker_id, clock_.steady_ms(), now);
   store_.write_async(
       [this, worker_id, now](WriteTxn& txn) -> Status {
         auto w = txn.worker(worker_id);
@@ -206,7 +209,7 @@ void LeaseBroker::lease(int64_t worker_id, int64_t wait_ms, LeaseCallback done,
           ++it;
         }
       }
-      Waiter w{next_waiter_id_++, worker_id, std::move(*caps), std::move(indices), clock_.now_ms() + wait_ms,
+      Waiter w{next_waiter_id_++, worker_id, std::move(*caps), std::move(indices), clock_.steady_ms() + wait_ms,
                rendezvous_port, std::move(done)};
       if (!try_assign_locked(w, later)) {
         if (wait_ms == 0)
@@ -394,7 +397,7 @@ void LeaseBroker::on_lease_done(std::vector<Waiter> nodes, const QueuedJob& rese
   {
     MutexLock lock(mu_);
     for (auto& waiter : nodes) {
-      if (shutting_down_ || clock_.now_ms() >= waiter.deadline_ms) {
+      if (shutting_down_ || clock_.steady_ms() >= waiter.deadline_ms) {
         later.push_back([d = std::move(waiter.done)] { d(std::optional<LeaseGrant>{}); });
       } else if (!try_assign_locked(waiter, later)) {
         waiters_.push_front(std::move(waiter));
@@ -480,7 +483,7 @@ void LeaseBroker::on_vacancy_done(Waiter waiter, GangVacancy vacancy, Status st,
       // Rolled back: the rank is still vacant. (A conflict: the gang moved on, restarted or ended.)
       vacancies_.try_emplace({vacancy.job.id, vacancy.rank}, vacancy);
       later.push_back([d = std::move(waiter.done), e = st.error()] { d(e); });
-    } else if (shutting_down_ || clock_.now_ms() >= waiter.deadline_ms) {
+    } else if (shutting_down_ || clock_.steady_ms() >= waiter.deadline_ms) {
       later.push_back([d = std::move(waiter.done)] { d(std::optional<LeaseGrant>{}); });
     } else if (!try_assign_locked(waiter, later)) {
       waiters_.push_front(std::move(waiter));
@@ -530,12 +533,12 @@ void LeaseBroker::job_left_queue(int64_t job_id) {
   queue_.erase(job_id);
 }
 
-void LeaseBroker::expire_waits(int64_t now_ms) {
+void LeaseBroker::expire_waits(int64_t steady_now_ms) {
   Completions later;
   {
     MutexLock lock(mu_);
     for (auto it = waiters_.begin(); it != waiters_.end();) {
-      if (it->deadline_ms <= now_ms) {
+      if (it->deadline_ms <= steady_now_ms) {
         later.push_back([d = std::move(it->done)] { d(std::optional<LeaseGrant>{}); });
         it = waiters_.erase(it);
       } else {

@@ -41,6 +41,7 @@
 #include "daemon/jobs/lease_recorder.h"
 #include "daemon/jobs/protocol.h"
 #include "daemon/jobs/service_options.h"
+#include "daemon/jobs/worker_contacts.h"
 #include "daemon/store/store.h"
 
 namespace jobctl::daemon::jobs {
@@ -89,8 +90,8 @@ class LeaseBroker {
   // its lease requests are refused from now on (conflict), so it can never hold a job again.
   void retire_worker(int64_t worker_id) JOBCTL_EXCLUDES(mu_);
 
-  // Completes the long-polls whose deadline has passed with "no job".
-  void expire_waits(int64_t now_ms) JOBCTL_EXCLUDES(mu_);
+  // Completes the long-polls whose deadline (steady clock) has passed with "no job".
+  void expire_waits(int64_t steady_now_ms) JOBCTL_EXCLUDES(mu_);
   // Completes every waiting long-poll with "no job" and refuses new waits. Idempotent.
   void shutdown() JOBCTL_EXCLUDES(mu_);
   bool shutting_down() const JOBCTL_EXCLUDES(mu_);
@@ -102,6 +103,13 @@ class LeaseBroker {
   size_t waiting_workers() const JOBCTL_EXCLUDES(mu_);
   // The workers in a long-poll now (alive, however long the poll).
   std::vector<int64_t> waiting_worker_ids() const JOBCTL_EXCLUDES(mu_);
+  // A worker marked lost is active again (heard from since, worker_liveness.cpp): the observer
+  // is told it is available, as when it asks for a lease.
+  void worker_back(int64_t worker_id) { observer_.worker_available(worker_id); }
+  // When each worker was last heard from (worker_contacts.h): lease requests and registrations
+  // here, heartbeats by the lease reports.
+  WorkerContacts& contacts() { return contacts_; }
+  const WorkerContacts& contacts() const { return contacts_; }
 
  private:
   struct Waiter {
@@ -109,7 +117,7 @@ class LeaseBroker {
     int64_t worker_id = 0;
     WorkerCapabilities caps;       // for matching: its free GPUs only
     std::vector<int> gpu_indices;  // caps.gpus[k] is the worker's GPU gpu_indices[k]
-    int64_t deadline_ms = 0;
+    int64_t deadline_ms = 0;       // steady clock
     int rendezvous_port = 0;       // free on its machine when it asked (0: not said)
     LeaseCallback done;
   };
@@ -155,6 +163,7 @@ class LeaseBroker {
   LeaseRecorder* const recorder_;
   JobMoves& moves_;
   JobObserver& observer_;
+  WorkerContacts contacts_;  // its own lock
 
   mutable Mutex mu_;
   JobQueue queue_ JOBCTL_GUARDED_BY(mu_);

@@ -2,6 +2,7 @@
 // "A worker dies"):
 // recovery's logic in one place.
 #include <set>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -46,23 +47,39 @@ Status Housekeeping::lose_lease_in(WriteTxn& txn, store::JobRow& job, std::optio
 
 Expected<int> Housekeeping::expire_leases() {
   const int64_t now = clock_.now_ms();
+  const int64_t steady = clock_.steady_ms();
   const int timeout_s = options_.lease_timeout_s;
-  return store_.write_value<int>([this, now, timeout_s](WriteTxn& txn) -> Expected<int> {
-    auto ids = txn.jobs_with_expired_leases(now);
-    if (!ids) return ids.error();
+  // Leases silent for the timeout on the steady clock expire even when their stored (wall-clock)
+  // expiry is still ahead: the wall clock was stepped back.
+  std::vector<int64_t> silent = reports_.live().silent(steady);
+  return store_.write_value<int>([this, now, steady, timeout_s, silent](WriteTxn& txn) -> Expected<int> {
+    auto stored_ids = txn.jobs_with_expired_leases(now);
+    if (!stored_ids) return stored_ids.error();
+    const std::set<int64_t> past_stored_expiry(stored_ids->begin(), stored_ids->end());
+    std::set<int64_t> ids = past_stored_expiry;
+    ids.insert(silent.begin(), silent.end());
     int expired = 0;
-    for (int64_t id : *ids) {
+    for (int64_t id : ids) {
       auto found = txn.job(id);
       if (!found) return found.error();
       if (!*found) continue;
       const std::optional<int64_t> worker_id = (*found)->worker_id;
-      // Heard from within the timeout, only not stored since (live_leases.h): renewed, not expired.
+      // Heard from within the timeout (steady clock), only not stored since (live_leases.h):
+      // renewed, not expired, whatever the wall clock did.
       if (worker_id) {
         const LeaseRef lease{*worker_id, (*found)->lease_epoch};
-        if (auto live = reports_.live().find(id, lease); live && now - live->last_ms < int64_t{timeout_s} * 1000) {
-          if (auto st = reports_.store_heartbeat_in(txn, std::move(**found), *live); !st) return st.error();
+        auto live = reports_.live().find(id, lease);
+        if (live && steady - live->last_steady_ms < int64_t{timeout_s} * 1000) {
+          // Stored as heard that long ago by the wall clock of now, should it have been stepped since.
+          LiveHeartbeat hb = *live;
+          hb.last_ms = now - (steady - live->last_steady_ms);
+          if (auto st = reports_.store_heartbeat_in(txn, std::move(**found), hb); !st) return st.error();
           continue;
         }
+        // Listed only as silent in memory: only when the entry is this lease's, and it is still leased.
+        if (!past_stored_expiry.count(id) && (!live || !(*found)->lease())) continue;
+      } else if (!past_stored_expiry.count(id)) {
+        continue;
       }
       const std::string reason = "lease expired: no heartbeat from worker " +
                                  (worker_id ? std::to_string(*worker_id) : std::string("?")) + " for " +

@@ -9,6 +9,7 @@
 #include "daemon/jobs/job_service_support.h"
 #include "daemon/jobs/job_transition.h"
 #include "daemon/jobs/lease_fence.h"
+#include "daemon/store/sqlite.h"
 #include "scheduler/job_state.h"
 #include "train/spec/job_spec.h"
 
@@ -49,14 +50,16 @@ void LeaseReports::answer_heartbeat(int64_t job_id, const HeartbeatReport& repor
 void LeaseReports::heartbeat_async(int64_t job_id, const HeartbeatReport& report,
                                    std::function<void(Expected<HeartbeatReply>)> done) {
   const int64_t now = clock_.now_ms();
+  const int64_t steady = clock_.steady_ms();
   const int64_t expires = now + int64_t{options_.lease_timeout_s} * 1000;
-  if (live_.renew(job_id, report.lease, now, report.progress_json)) {
+  broker_.contacts().heard(report.lease.worker_id, steady, now);  // whatever the answer: it is alive
+  if (live_.renew(job_id, report.lease, now, steady, report.progress_json)) {
     // Answered from memory: the stored expiry is recent enough (live_leases.h). A cancel or any
     // end of the lease forgets the entry when it commits, so the next heartbeat sees it.
     answer_heartbeat(job_id, report, HeartbeatReply{.cancel = false, .move = false, .lease_expires_ms = expires}, done);
     return;
   }
-  auto change = [job_id, report, now, expires](WriteTxn& txn) -> Expected<HeartbeatReply> {
+  auto change = [this, job_id, report, now, expires](WriteTxn& txn) -> Expected<HeartbeatReply> {
     auto found = txn.job(job_id);
     if (!found) return found.error();
     if (!*found) return job_not_found(job_id);
@@ -82,9 +85,14 @@ void LeaseReports::heartbeat_async(int64_t job_id, const HeartbeatReport& report
     }
     // The worker's last_seen_ms to within 10 s: rewriting its row on every heartbeat (every 2 s,
     // thousands of workers) would double the write load for a figure people read in seconds.
+    // A worker marked lost that heartbeats is active again (worker_contacts.h).
     auto w = txn.worker(report.lease.worker_id);
     if (!w) return w.error();
-    if (*w && now - (*w)->last_seen_ms >= kLastSeenResolutionMs) {
+    if (*w && (now - (*w)->last_seen_ms >= kLastSeenResolutionMs || (*w)->state == store::WorkerState::lost)) {
+      if ((*w)->state == store::WorkerState::lost) {
+        (*w)->state = store::WorkerState::active;
+        txn.on_commit([this, id = report.lease.worker_id] { observer_.worker_available(id); });
+      }
       (*w)->last_seen_ms = now;
       if (auto st = txn.update_worker(**w); !st) return st.error();
     }
@@ -92,11 +100,33 @@ void LeaseReports::heartbeat_async(int64_t job_id, const HeartbeatReport& report
   };
   store_.write_value_async<HeartbeatReply>(
       std::move(change),
-      [this, job_id, report, now, expires, done = std::move(done)](Expected<HeartbeatReply> reply) {
-        if (reply && !reply->cancel) live_.stored(job_id, report.lease, now, report.progress_json, expires);
+      [this, job_id, report, now, steady, expires, done = std::move(done)](Expected<HeartbeatReply> reply) {
+        if (reply && !reply->cancel) live_.stored(job_id, report.lease, now, steady, report.progress_json, expires);
+        // The store could not write (a full disk, I/O errors): a running lease's heartbeat is
+        // kept in memory and stored once it writes again (live_leases.h), rather than refused.
+        if (!reply && store::is_storage_failure(reply.error()) && hold_unstored(job_id, report, now, steady))
+          reply = HeartbeatReply{.cancel = false, .move = false, .lease_expires_ms = expires};
         answer_heartbeat(job_id, report, std::move(reply), done);
       },
       store::Durability::relaxed);  // a lost heartbeat is repeated by the next one (store.h)
+}
+
+bool LeaseReports::hold_unstored(int64_t job_id, const HeartbeatReport& report, int64_t now, int64_t steady) {
+  std::optional<int64_t> stored_expires;
+  if (auto live = live_.find(job_id, report.lease)) {
+    stored_expires = live->stored_expires_ms;  // an entry matching the lease is its current one
+  } else {
+    // A restarted jobctld has no entries yet: the lease is checked on the stored job (reads work
+    // while writes fail). A job not yet started (placed) needs its first heartbeat stored.
+    auto job = store_.get_job(job_id);
+    if (!job || !*job || (*job)->state != JobState::running || !check_lease_holder(**job, report.lease) ||
+        !(*job)->lease_expires_ms)
+      return false;
+    stored_expires = *(*job)->lease_expires_ms;
+  }
+  live_.stored(job_id, report.lease, now, steady, report.progress_json, *stored_expires);
+  held_heartbeats_.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 Expected<JobRow> LeaseReports::complete(int64_t job_id, const CompletionReport& report) {
@@ -334,10 +364,11 @@ void LeaseReports::add_newest_heartbeat(store::LeaseSummary& lease) const {
 
 Status LeaseReports::store_heartbeat_in(WriteTxn& txn, store::JobRow job, const LiveHeartbeat& hb) {
   if (hb.progress_json) job.progress_json = hb.progress_json;
+  // The expiry is the newest heartbeat plus the timeout, in the wall clock's time of that heartbeat.
   job.lease_expires_ms = std::max(job.lease_expires_ms.value_or(0), hb.last_ms + live_.lease_timeout_ms());
   if (auto st = txn.update_job(job); !st) return st;
   txn.on_commit([this, id = job.id, hb, expires = *job.lease_expires_ms] {
-    live_.stored(id, hb.lease, hb.last_ms, hb.progress_json, expires);
+    live_.stored(id, hb.lease, hb.last_ms, hb.last_steady_ms, hb.progress_json, expires);
   });
   return {};
 }

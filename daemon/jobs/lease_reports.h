@@ -14,6 +14,7 @@
 // calling thread or the store's writer thread; *_in methods run inside a store change.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -80,6 +81,9 @@ class LeaseReports {
   // Stores the newest heartbeat of every lease whose stored copy is older (at shutdown).
   Status store_live_heartbeats();
 
+  // Heartbeats answered while the store could not write them (kept in memory, stored later).
+  int64_t held_heartbeats() const { return held_heartbeats_.load(std::memory_order_relaxed); }
+
   LiveLeases& live() { return live_; }
   const LiveLeases& live() const { return live_; }
 
@@ -100,6 +104,10 @@ class LeaseReports {
   // A gang's node of rank > 0 gave the job back: the gang is asked to move, so rank 0 checkpoints.
   Expected<JobRow> gang_node_given_back_in(store::WriteTxn& txn, store::JobRow job, const store::GangMemberRow& node,
                                            const std::string& reason, int64_t now);
+  // A heartbeat whose store change failed because the store cannot write: when its lease is
+  // current and running, it is recorded in the live leases (stored once the store writes again)
+  // and true is returned, so the worker is answered as usual.
+  bool hold_unstored(int64_t job_id, const HeartbeatReport& report, int64_t now, int64_t steady);
   // The reply to an accepted heartbeat, shared by both paths of heartbeat_async.
   void answer_heartbeat(int64_t job_id, const HeartbeatReport& report, Expected<HeartbeatReply> reply,
                         const std::function<void(Expected<HeartbeatReply>)>& done);
@@ -112,6 +120,7 @@ class LeaseReports {
   JobMoves& moves_;
   JobObserver& observer_;
   LiveLeases live_;  // its own lock
+  std::atomic<int64_t> held_heartbeats_{0};
 };
 
 }  // namespace jobctl::daemon::jobs

@@ -11,33 +11,36 @@ bool same_lease(const LeaseRef& a, const LeaseRef& b) { return a.worker_id == b.
 LiveLeases::LiveLeases(int64_t lease_timeout_ms, int64_t store_every_ms)
     : lease_timeout_ms_(lease_timeout_ms), store_every_ms_(store_every_ms) {}
 
-bool LiveLeases::renew(int64_t job_id, const LeaseRef& lease, int64_t now_ms,
+bool LiveLeases::renew(int64_t job_id, const LeaseRef& lease, int64_t now_ms, int64_t steady_ms,
                        const std::optional<std::string>& progress_json) {
   MutexLock lock(mu_);
   auto it = entries_.find(job_id);
   if (it == entries_.end() || !same_lease(it->second.lease, lease)) return false;
   LiveHeartbeat& hb = it->second;
   if (hb.stored_expires_ms - now_ms <= lease_timeout_ms_ - store_every_ms_) return false;
-  if (now_ms >= hb.last_ms) {
+  if (steady_ms >= hb.last_steady_ms) {
     hb.last_ms = now_ms;
+    hb.last_steady_ms = steady_ms;
     if (progress_json) hb.progress_json = progress_json;
   }
   return true;
 }
 
-void LiveLeases::stored(int64_t job_id, const LeaseRef& lease, int64_t now_ms,
+void LiveLeases::stored(int64_t job_id, const LeaseRef& lease, int64_t now_ms, int64_t steady_ms,
                         const std::optional<std::string>& progress_json, int64_t stored_expires_ms) {
   MutexLock lock(mu_);
   LiveHeartbeat& hb = entries_[job_id];
-  if (!same_lease(hb.lease, lease)) hb = LiveHeartbeat{lease, 0, std::nullopt, 0};
+  if (!same_lease(hb.lease, lease)) hb = LiveHeartbeat{lease, 0, 0, std::nullopt, 0};
   // Completions of heartbeats that were in the store's queue together may come after a newer
   // heartbeat answered from memory: the newest one wins.
-  if (now_ms >= hb.last_ms) {
+  if (steady_ms >= hb.last_steady_ms) {
     hb.last_ms = now_ms;
+    hb.last_steady_ms = steady_ms;
     if (progress_json) hb.progress_json = progress_json;
   }
   hb.stored_expires_ms = std::max(hb.stored_expires_ms, stored_expires_ms);
 }
+
 
 std::optional<LiveHeartbeat> LiveLeases::find(int64_t job_id, const LeaseRef& lease) const {
   MutexLock lock(mu_);
@@ -51,19 +54,18 @@ void LiveLeases::forget(int64_t job_id) {
   entries_.erase(job_id);
 }
 
-std::unordered_map<int64_t, int64_t> LiveLeases::last_heard_by_worker() const {
+std::vector<int64_t> LiveLeases::silent(int64_t steady_ms) const {
   MutexLock lock(mu_);
-  std::unordered_map<int64_t, int64_t> out;
-  for (const auto& [id, hb] : entries_) {
-    int64_t& last = out[hb.lease.worker_id];
-    last = std::max(last, hb.last_ms);
-  }
+  std::vector<int64_t> out;
+  for (const auto& [id, hb] : entries_)
+    if (steady_ms - hb.last_steady_ms > lease_timeout_ms_) out.push_back(id);
   return out;
 }
 
-size_t LiveLeases::prune(int64_t now_ms) {
+size_t LiveLeases::prune(int64_t steady_ms) {
   MutexLock lock(mu_);
-  return std::erase_if(entries_, [&](const auto& kv) { return now_ms - kv.second.last_ms > lease_timeout_ms_; });
+  return std::erase_if(entries_,
+                       [&](const auto& kv) { return steady_ms - kv.second.last_steady_ms > lease_timeout_ms_; });
 }
 
 std::unordered_map<int64_t, LiveHeartbeat> LiveLeases::unstored() const {

@@ -12,9 +12,15 @@
 //     "lease_timeout_s after the last heartbeat", exact in a running daemon;
 //   - the job views (get_job, list_jobs) show the newest progress and expiry;
 //   - a lease that ends (complete, fail, preempt, cancel, expiry) stores the newest progress;
-//   - a worker that heartbeats is not silent (mark_silent_workers_lost).
+//   - a worker that heartbeats is heard from (worker_contacts.h, for mark_silent_workers_lost).
 // A restart loses only what was not stored: at most store_every_ms of progress (the progress
-// history file has every point), and the stored expiry is extended at start anyway.
+// history file has every point), and the stored expiry is re-based at start anyway.
+//
+// Silence is measured on the steady clock (last_steady_ms): a step of the wall clock neither
+// expires a lease heard from within the timeout nor keeps alive one that went silent. While the
+// store cannot write (a full disk, I/O errors), a heartbeat of a current lease is recorded here
+// all the same (stored() with the expiry the store has), its progress kept, and written when the store takes writes again (the
+// expiry pass renews it from here), so a lease never expires because of jobctld's own store.
 //
 // An entry exists only for a lease whose heartbeat reached the store (that change checked the
 // lease and made the job running), and is forgotten when the lease ends, so an entry that matches
@@ -27,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "base/mutex.h"
 #include "daemon/jobs/protocol.h"
@@ -35,7 +42,8 @@ namespace jobctl::daemon::jobs {
 
 struct LiveHeartbeat {
   LeaseRef lease;
-  int64_t last_ms = 0;                         // the newest heartbeat
+  int64_t last_ms = 0;                         // the newest heartbeat, wall clock (what is stored and shown)
+  int64_t last_steady_ms = 0;                  // the same, steady clock (what silence is measured by)
   std::optional<std::string> progress_json;    // the newest progress reported under this lease
   int64_t stored_expires_ms = 0;               // the lease's expiry as the store has it
 };
@@ -47,20 +55,25 @@ class LiveLeases {
   // A heartbeat that needs no store change: `lease` has an entry here whose stored expiry is
   // more than lease_timeout - store_every ahead of `now_ms`. Records it and returns true; false
   // (nothing recorded): the heartbeat must go through the store.
-  bool renew(int64_t job_id, const LeaseRef& lease, int64_t now_ms, const std::optional<std::string>& progress_json);
+  // `now_ms` is the wall clock, `steady_ms` the steady one, both read at the heartbeat.
+  bool renew(int64_t job_id, const LeaseRef& lease, int64_t now_ms, int64_t steady_ms,
+             const std::optional<std::string>& progress_json);
   // A change storing the lease's heartbeat of `now_ms` committed: the lease is running, its
-  // expiry and that heartbeat's progress stored.
-  void stored(int64_t job_id, const LeaseRef& lease, int64_t now_ms, const std::optional<std::string>& progress_json,
-              int64_t stored_expires_ms);
+  // expiry and that heartbeat's progress stored. Also a heartbeat of a lease known current and
+  // running (its entry here, or the stored job read back) that the store could not write, with
+  // `stored_expires_ms` as the store has it: the expiry pass stores it once the store writes again.
+  void stored(int64_t job_id, const LeaseRef& lease, int64_t now_ms, int64_t steady_ms,
+              const std::optional<std::string>& progress_json, int64_t stored_expires_ms);
   // The job's entry when it is for `lease`.
   std::optional<LiveHeartbeat> find(int64_t job_id, const LeaseRef& lease) const;
   // The lease ended (or the job is gone): its entry is dropped.
   void forget(int64_t job_id);
-  // The newest heartbeat of each worker that has an entry.
-  std::unordered_map<int64_t, int64_t> last_heard_by_worker() const;
+  // The jobs whose entry was not heard from for longer than the lease timeout at `steady_ms`:
+  // their leases expire whatever the stored (wall-clock) expiry says.
+  std::vector<int64_t> silent(int64_t steady_ms) const;
   // Drops entries not heard from for longer than the lease timeout (their leases expire from
-  // the store's expiry). Returns how many.
-  size_t prune(int64_t now_ms);
+  // the store's expiry, or silent()). Returns how many.
+  size_t prune(int64_t steady_ms);
   // Entries whose newest heartbeat is newer than the stored expiry says (last_ms + timeout past
   // it): what a shutdown stores.
   std::unordered_map<int64_t, LiveHeartbeat> unstored() const;

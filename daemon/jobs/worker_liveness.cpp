@@ -16,28 +16,44 @@ using store::WriteTxn;
 
 Expected<int> Housekeeping::mark_silent_workers_lost() {
   const int64_t now = clock_.now_ms();
+  const int64_t steady = clock_.steady_ms();
   const int64_t silence_ms = int64_t{options_.lease_timeout_s} * 1000;
-  std::set<int64_t> alive;  // a worker in a long-poll is alive, however long the poll
-  for (int64_t id : broker_.waiting_worker_ids()) alive.insert(id);
-  // A worker whose heartbeats were answered from memory is as alive (live_leases.h).
-  for (const auto& [worker_id, last_ms] : reports_.live().last_heard_by_worker())
-    if (now - last_ms <= silence_ms) alive.insert(worker_id);
+  std::set<int64_t> waiting;  // a worker in a long-poll is alive, however long the poll
+  for (int64_t id : broker_.waiting_worker_ids()) waiting.insert(id);
+  // Judged by what jobctld heard (worker_contacts.h), on the steady clock: every heartbeat, lease
+  // request and registration, or jobctld's start for a worker not heard from since.
+  const WorkerContacts& contacts = broker_.contacts();
+  auto heard_within = [&](int64_t id) { return waiting.count(id) || contacts.silence_ms(id, steady) <= silence_ms; };
   auto workers = store_.list_workers();
   if (!workers) return workers.error();
-  std::vector<int64_t> silent;
-  for (const auto& w : *workers)
-    if (w.state == store::WorkerState::active && now - w.last_seen_ms > silence_ms && !alive.count(w.id)) silent.push_back(w.id);
-  if (silent.empty()) return 0;
-  return store_.write_value<int>([silent, now, silence_ms](WriteTxn& txn) -> Expected<int> {
+  std::vector<int64_t> silent, back;
+  for (const auto& w : *workers) {
+    if (w.state == store::WorkerState::active && !heard_within(w.id)) silent.push_back(w.id);
+    // Marked lost (its lease expired, or silent before) and heard from since: active again.
+    if (w.state == store::WorkerState::lost && contacts.last(w.id) && heard_within(w.id)) back.push_back(w.id);
+  }
+  if (silent.empty() && back.empty()) return 0;
+  return store_.write_value<int>([this, silent, back, now](WriteTxn& txn) -> Expected<int> {
     int lost = 0;
-    for (int64_t id : silent) {
+    auto set_state = [&](int64_t id, store::WorkerState from, store::WorkerState to) -> Expected<bool> {
       auto w = txn.worker(id);
       if (!w) return w.error();
-      // Re-checked inside the change: it may have asked for work meanwhile.
-      if (!*w || (*w)->state != store::WorkerState::active || now - (*w)->last_seen_ms <= silence_ms) continue;
-      (*w)->state = store::WorkerState::lost;
+      if (!*w || (*w)->state != from) return false;
+      (*w)->state = to;
+      if (to == store::WorkerState::active)
+        if (auto c = broker_.contacts().last(id)) (*w)->last_seen_ms = std::max((*w)->last_seen_ms, c->wall_ms);
       if (auto st = txn.update_worker(**w); !st) return st.error();
-      ++lost;
+      return true;
+    };
+    for (int64_t id : silent) {
+      auto changed = set_state(id, store::WorkerState::active, store::WorkerState::lost);
+      if (!changed) return changed.error();
+      lost += *changed ? 1 : 0;
+    }
+    for (int64_t id : back) {
+      auto changed = set_state(id, store::WorkerState::lost, store::WorkerState::active);
+      if (!changed) return changed.error();
+      if (*changed) txn.on_commit([this, id] { broker_.worker_back(id); });
     }
     return lost;
   });

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/fixed_decimal.h"
 #include "base/log_line.h"
 #include "daemon/jobs/job_transition.h"
 #include "daemon/jobs/worker_capabilities.h"
@@ -17,6 +18,16 @@ using store::InstanceRow;
 using store::WriteTxn;
 
 namespace {
+
+// The pause before an offer whose launch failed is tried again: 2 s, 4 s, 8 s, ... up to 2 min,
+// each shortened by a random share of up to half (base/retry.h), so that jobs placed on one
+// market do not all retry together. Within cloud.launch_attempts failures of one job the offer is
+// set aside for cloud.unavailable_cooldown_s anyway.
+const RetryPolicy kLaunchBackoff{.max_attempts = 0,
+                                 .first_delay = std::chrono::seconds(2),
+                                 .max_delay = std::chrono::minutes(2),
+                                 .multiplier = 2.0,
+                                 .jitter = 0.5};
 
 bool ending(const InstanceRow& r) { return r.state == "shutting-down" || r.state == "stopping"; }
 
@@ -498,6 +509,10 @@ Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pa
     auto choice = cloud_choice(**job);
     if (!choice) continue;
     const cost::Offer* offer = find_offer(offers, choice->instance_type, choice->region, choice->zone);
+    const auto market = std::make_tuple(choice->instance_type, choice->region, choice->spot);
+    const int64_t steady = clock_.steady_ms();
+    if (auto b = launch_backoff_.find(market); b != launch_backoff_.end() && steady < b->second.next_try_steady_ms)
+      continue;  // its last launch failed: the job waits for the backoff, placed where it is
     std::vector<cloud::Instance> launched;
     Error failure = make_error(ErrorCode::not_found, "offer " + choice->instance_type + " in " + choice->region +
                                                         (choice->zone.empty() ? "" : "/" + choice->zone) +
@@ -532,15 +547,20 @@ Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pa
       pass.terminated += static_cast<int>(launched.size());
       ++pass.launch_failures;
       const int failures = ++launch_failures_[q.id];
+      auto backoff = launch_backoff_.try_emplace(market, LaunchBackoff{Backoff(kLaunchBackoff), 0}).first;
+      const int64_t pause_ms = backoff->second.backoff.next_delay().count();
+      backoff->second.next_try_steady_ms = steady + pause_ms;
       const std::string what = "launching " + choice->instance_type + (choice->spot ? " spot" : " on demand") +
                                " in " + choice->region + " failed (" + std::to_string(failures) + " of " +
-                               std::to_string(settings_.launch_attempts) + "): " + failure.message +
+                               std::to_string(settings_.launch_attempts) + ", next try of the offer in " +
+                               fixed_decimal(pause_ms / 1000.0, 1) + " s): " + failure.message +
                                (launched.empty() ? std::string()
                                                  : "; the " + std::to_string(launched.size()) +
                                                        " launched with it for the gang are terminated");
       LogLine() << "jobctld: provisioner: job " << q.id << ": " << what;
       json detail = {{"instance_type", choice->instance_type}, {"region", choice->region},
-                     {"spot", choice->spot}, {"attempt", failures}, {"error", failure.message}};
+                     {"spot", choice->spot}, {"attempt", failures}, {"error", failure.message},
+                     {"retry_after_ms", pause_ms}};
       if (wanted > 1) detail["instances"] = wanted;
       const int64_t id = q.id;
       if (auto st = store_.write([id, detail, now](WriteTxn& txn) {
@@ -559,6 +579,7 @@ Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pa
       continue;
     }
     launch_failures_.erase(q.id);
+    launch_backoff_.erase(market);
   }
   for (auto it = launch_failures_.begin(); it != launch_failures_.end();)
     it = still_waiting.count(it->first) ? std::next(it) : launch_failures_.erase(it);

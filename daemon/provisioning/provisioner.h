@@ -46,11 +46,13 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/expected.h"
 #include "base/mutex.h"
+#include "base/retry.h"
 #include "cloud/provider.h"
 #include "daemon/provisioning/cloud_config.h"
 #include "daemon/jobs/job_service.h"
@@ -140,6 +142,15 @@ class Provisioner {
   Mutex pass_mu_;  // one pass at a time
   // job id -> failed launches for its current placement
   std::map<int64_t, int> launch_failures_ JOBCTL_GUARDED_BY(pass_mu_);
+  // A market (instance type, region, spot) whose launch failed is tried again only after an
+  // exponential backoff with jitter (kLaunchBackoff in provisioner.cpp), whichever job asks: a
+  // failed launch unplaces nothing at once, and the next pass comes at once, so without it the
+  // launches of a market with no capacity came 0.1 s apart. Steady clock. A success forgets it.
+  struct LaunchBackoff {
+    Backoff backoff;
+    int64_t next_try_steady_ms = 0;
+  };
+  std::map<std::tuple<std::string, std::string, bool>, LaunchBackoff> launch_backoff_ JOBCTL_GUARDED_BY(pass_mu_);
   int64_t notices_since_ms_ JOBCTL_GUARDED_BY(pass_mu_) = 0;
 
   mutable Mutex mu_;

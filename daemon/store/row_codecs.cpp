@@ -66,6 +66,38 @@ Expected<JobRow> read_job(const Statement& s) {
   return r;
 }
 
+namespace {
+
+// Empty when `text` (absent is fine) is a JSON object, else what is wrong with it.
+std::string json_object_problem(const std::optional<std::string>& text) {
+  if (!text) return {};
+  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return "is not JSON";
+  if (!j.is_object()) return "is not a JSON object";
+  return {};
+}
+
+}  // namespace
+
+Status check_job_documents(const JobRow& job) {
+  const std::pair<const char*, const std::optional<std::string>*> docs[] = {
+      {"spec", nullptr}, {"progress", &job.progress_json}, {"result", &job.result_json},
+      {"placement", &job.placement_json}};
+  for (const auto& [name, text] : docs) {
+    const std::string problem = json_object_problem(text ? *text : std::optional<std::string>(job.spec_json));
+    if (!problem.empty())
+      return make_error(ErrorCode::io, "row " + std::to_string(job.id) + ": the stored " + name + " " + problem);
+  }
+  return {};
+}
+
+Status check_event_detail(const JobEventRow& event) {
+  const std::string problem = json_object_problem(event.detail_json);
+  if (problem.empty()) return {};
+  return make_error(ErrorCode::io, "row (job " + std::to_string(event.job_id) + ", seq " + std::to_string(event.seq) +
+                                       "): the stored detail " + problem);
+}
+
 nlohmann::json stored_json(const std::optional<std::string>& text) {
   if (!text) return nullptr;
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);

@@ -50,8 +50,13 @@ inline constexpr const char* kEventColumns = "job_id, seq, time_ms, type, from_s
 Expected<JobRow> read_job(const Statement& s);
 // Binds ?2.. in kJobColumns order (?1 is the id where one is bound).
 void bind_job_columns(Statement& s, const JobRow& r);
+// For `jobctld --check` (database_check.h): the job's JSON documents (spec, progress, result,
+// placement) parse as JSON objects; the error names the row and the document.
+Status check_job_documents(const JobRow& job);
 // A row selected with kEventColumns.
 Expected<JobEventRow> read_event(const Statement& s);
+// For `jobctld --check`: the event's detail parses as a JSON object.
+Status check_event_detail(const JobEventRow& event);
 // A row selected with kWorkerColumns.
 Expected<WorkerRow> read_worker(const Statement& s);
 // The capabilities column's text.

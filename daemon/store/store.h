@@ -123,9 +123,12 @@ class WriteTxn {
   // one that succeeded at or after keep_final_since_ms and keeps a single checkpoint (its final
   // one, kept with its outputs).
   Expected<std::vector<int64_t>> finished_jobs_with_checkpoints(int64_t keep_final_since_ms);
-  // Moves every active lease's expiry to at least `min_expires_ms` (a restarted daemon gives
-  // its workers one lease timeout to reconnect). Returns how many leases were extended.
-  Expected<int64_t> extend_active_leases(int64_t min_expires_ms);
+  // Sets every active lease's expiry (and every gang node's, a vacant rank's only when sooner)
+  // to `expires_ms`: a restarted daemon gives its workers one lease timeout to reconnect, counted
+  // from its start whatever the wall clock did while it was down (a deadline stored under a clock
+  // stepped back since would otherwise keep a dead worker's job for as long). Returns how many
+  // leases were re-based.
+  Expected<int64_t> rebase_active_leases(int64_t expires_ms);
 
   // ---- gangs: the nodes of a job's current lease (store_gangs.cpp, migration 20)
   // The job's nodes, in rank order (none: not a gang, or not leased).

@@ -83,17 +83,18 @@ Expected<std::vector<int64_t>> WriteTxn::finished_jobs_with_checkpoints(int64_t 
   return first_column_ints(*p);
 }
 
-Expected<int64_t> WriteTxn::extend_active_leases(int64_t min_expires_ms) {
+Expected<int64_t> WriteTxn::rebase_active_leases(int64_t expires_ms) {
   auto p = db_.prepare(
       "UPDATE jobs SET lease_expires_ms = ?1 WHERE state IN ('placed', 'running') "
-      "AND lease_expires_ms IS NOT NULL AND lease_expires_ms < ?1");
+      "AND lease_expires_ms IS NOT NULL AND lease_expires_ms <> ?1");
   if (!p) return p.error();
-  if (auto st = (*p)->bind(1, min_expires_ms).run(); !st) return st.error();
+  if (auto st = (*p)->bind(1, expires_ms).run(); !st) return st.error();
   const auto extended = static_cast<int64_t>(db_.changes());
   // A gang's other nodes get the same time to reconnect.
-  auto members = db_.prepare("UPDATE gang_members SET expires_ms = ?1 WHERE expires_ms < ?1");
+  // (A vacant rank keeps a later replacement deadline: its window is the gang's assembly time.)
+  auto members = db_.prepare("UPDATE gang_members SET expires_ms = ?1 WHERE expires_ms < ?1 OR worker_id <> 0");
   if (!members) return members.error();
-  if (auto st = (*members)->bind(1, min_expires_ms).run(); !st) return st.error();
+  if (auto st = (*members)->bind(1, expires_ms).run(); !st) return st.error();
   return extended;
 }
 

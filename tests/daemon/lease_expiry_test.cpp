@@ -111,6 +111,93 @@ TEST(LeaseExpiry, ARestartedServiceGivesLiveLeasesOneTimeoutOfGrace) {
   EXPECT_EQ(*f.svc->expire_leases(), 1);  // but a worker that never comes back still loses it
 }
 
+// A step of the wall clock (NTP, a VM restore, a manual change) expires no live lease: silence is
+// measured on the steady clock. Stepped back, a lease that then goes silent still expires after
+// the timeout, though its stored expiry is a minute ahead.
+TEST(LeaseExpiry, AWallClockStepExpiresNoLiveLeaseAndStillExpiresASilentOne) {
+  testing::ServiceFixture f(short_leases());
+  const int64_t job = f.submit();
+  const int64_t w = f.register_worker();
+  auto g = f.lease_now(w);
+  ASSERT_TRUE(g && *g);
+  const jobs::HeartbeatReport hb{{w, (*g)->epoch}, std::nullopt};
+  ASSERT_TRUE(f.svc->heartbeat(job, hb));
+  f.clock.advance_ms(1000);
+  f.clock.jump_wall_ms(60'000);  // forward a minute
+  EXPECT_EQ(*f.svc->expire_leases(), 0);
+  ASSERT_TRUE(f.svc->heartbeat(job, hb));
+  f.clock.advance_ms(2000);
+  EXPECT_EQ(*f.svc->expire_leases(), 0);
+  f.clock.jump_wall_ms(-120'000);  // back two minutes
+  ASSERT_TRUE(f.svc->heartbeat(job, hb));
+  for (int i = 0; i < 4; ++i) {
+    f.clock.advance_ms(2000);
+    EXPECT_EQ(*f.svc->expire_leases(), 0) << i;
+    ASSERT_TRUE(f.svc->heartbeat(job, hb)) << i;
+  }
+  EXPECT_EQ(f.svc->get_job(job)->job.state, store::JobState::running);
+  EXPECT_EQ(f.svc->get_job(job)->job.recoveries, 0);
+  // Now silent: 5 s on the steady clock, while its stored expiry is still far ahead.
+  f.clock.advance_ms(5001);
+  EXPECT_EQ(*f.svc->expire_leases(), 1);
+  EXPECT_EQ(f.svc->get_job(job)->job.state, store::JobState::queued);
+}
+
+// A worker heartbeating through an outage of twice the lease timeout is active at once after the
+// restart, its "last seen" is its newest heartbeat, and its job keeps its first lease.
+TEST(Liveness, AWorkerHeartbeatingThroughAnOutageIsActiveAfterTheRestart) {
+  testing::ServiceFixture f(short_leases());
+  const int64_t job = f.submit();
+  const int64_t w = f.register_worker();
+  auto g = f.lease_now(w);
+  ASSERT_TRUE(g && *g);
+  const jobs::HeartbeatReport hb{{w, (*g)->epoch}, std::nullopt};
+  ASSERT_TRUE(f.svc->heartbeat(job, hb));
+  f.svc->shutdown();
+  f.clock.advance_ms(10'000);  // down for twice the timeout; the worker's heartbeats fail
+  f.svc = std::make_unique<jobs::JobService>(*f.db, f.clock, std::make_unique<jobs::FifoMatcher>(), short_leases());
+  ASSERT_TRUE(f.svc->start());
+  auto worker = [&] {
+    auto workers = f.svc->list_workers();
+    EXPECT_TRUE(workers && workers->size() == 1);
+    return workers && !workers->empty() ? (*workers)[0].row : store::WorkerRow{};
+  };
+  EXPECT_EQ(*f.svc->mark_silent_workers_lost(), 0);  // not heard from yet, but jobctld just started
+  EXPECT_EQ(worker().state, store::WorkerState::active);
+  for (int i = 0; i < 5; ++i) {
+    f.clock.advance_ms(1000);
+    ASSERT_TRUE(f.svc->heartbeat(job, hb)) << i;
+    EXPECT_EQ(*f.svc->mark_silent_workers_lost(), 0) << i;
+    EXPECT_EQ(*f.svc->expire_leases(), 0) << i;
+    EXPECT_EQ(worker().state, store::WorkerState::active) << i;
+    EXPECT_EQ(worker().last_seen_ms, f.clock.now_ms()) << i;  // state and "last seen" agree
+  }
+  auto d = f.svc->get_job(job);
+  EXPECT_EQ(d->job.state, store::JobState::running);
+  EXPECT_EQ(d->job.lease_epoch, (*g)->epoch);
+  EXPECT_EQ(d->job.recoveries, 0);
+}
+
+// A worker marked lost that is heard from again (a heartbeat) is active again: a heartbeat sets
+// it back, as a lease request does.
+TEST(Liveness, AHeartbeatSetsALostWorkerBackToActive) {
+  testing::ServiceFixture f(short_leases());
+  const int64_t job = f.submit();
+  const int64_t w = f.register_worker();
+  auto g = f.lease_now(w);
+  ASSERT_TRUE(g && *g);
+  ASSERT_TRUE(f.db->write([w](store::WriteTxn& txn) -> Status {
+    auto row = txn.worker(w);
+    if (!row) return row.error();
+    (*row)->state = store::WorkerState::lost;
+    return txn.update_worker(**row);
+  }));
+  ASSERT_TRUE(f.svc->heartbeat(job, jobs::HeartbeatReport{{w, (*g)->epoch}, std::nullopt}));
+  auto workers = f.svc->list_workers();
+  ASSERT_TRUE(workers && workers->size() == 1);
+  EXPECT_EQ((*workers)[0].row.state, store::WorkerState::active);
+}
+
 // A worker that registers and never asks again (or stops asking) is lost after the lease timeout;
 // one in a long-poll, or one that asks, is not; a lost worker that asks again is back.
 TEST(Liveness, SilentWorkersAreLost) {

@@ -17,12 +17,12 @@ using jobs::LiveLeases;
 TEST(LiveLeases, ALeaseIsRenewedInMemoryOnlyWhileItsStoredExpiryIsRecent) {
   LiveLeases live(10'000, 5'000);
   const LeaseRef lease{7, 3};
-  EXPECT_FALSE(live.renew(1, lease, 0, R"({"step":1})"));  // never stored: through the store
-  live.stored(1, lease, 0, R"({"step":1})", 10'000);
-  EXPECT_TRUE(live.renew(1, lease, 4'999, R"({"step":2})"));
-  EXPECT_FALSE(live.renew(1, lease, 5'000, R"({"step":3})"));   // the stored expiry is 5 s away
-  EXPECT_FALSE(live.renew(1, LeaseRef{7, 4}, 1'000, std::nullopt));  // another lease
-  EXPECT_FALSE(live.renew(1, LeaseRef{8, 3}, 1'000, std::nullopt));
+  EXPECT_FALSE(live.renew(1, lease, 0, 0, R"({"step":1})"));  // never stored: through the store
+  live.stored(1, lease, 0, 0, R"({"step":1})", 10'000);
+  EXPECT_TRUE(live.renew(1, lease, 4'999, 4'999, R"({"step":2})"));
+  EXPECT_FALSE(live.renew(1, lease, 5'000, 5'000, R"({"step":3})"));   // the stored expiry is 5 s away
+  EXPECT_FALSE(live.renew(1, LeaseRef{7, 4}, 1'000, 1'000, std::nullopt));  // another lease
+  EXPECT_FALSE(live.renew(1, LeaseRef{8, 3}, 1'000, 1'000, std::nullopt));
   auto hb = live.find(1, lease);
   ASSERT_TRUE(hb);
   EXPECT_EQ(hb->last_ms, 4'999);
@@ -33,19 +33,19 @@ TEST(LiveLeases, ALeaseIsRenewedInMemoryOnlyWhileItsStoredExpiryIsRecent) {
 TEST(LiveLeases, AnOlderStoredHeartbeatDoesNotHideANewerOne) {
   LiveLeases live(10'000, 5'000);
   const LeaseRef lease{7, 3};
-  live.stored(1, lease, 1'000, R"({"step":1})", 11'000);
-  ASSERT_TRUE(live.renew(1, lease, 3'000, R"({"step":3})"));
-  live.stored(1, lease, 2'000, R"({"step":2})", 12'000);  // committed after the renewal above
+  live.stored(1, lease, 1'000, 1'000, R"({"step":1})", 11'000);
+  ASSERT_TRUE(live.renew(1, lease, 3'000, 3'000, R"({"step":3})"));
+  live.stored(1, lease, 2'000, 2'000, R"({"step":2})", 12'000);  // committed after the renewal above
   auto hb = live.find(1, lease);
   ASSERT_TRUE(hb);
   EXPECT_EQ(hb->last_ms, 3'000);
   EXPECT_EQ(hb->progress_json, R"({"step":3})");
   EXPECT_EQ(hb->stored_expires_ms, 12'000);
   EXPECT_EQ(live.unstored().size(), 1u);  // step 3 is not in the store
-  live.stored(1, lease, 3'000, R"({"step":3})", 13'000);
+  live.stored(1, lease, 3'000, 3'000, R"({"step":3})", 13'000);
   EXPECT_TRUE(live.unstored().empty());
   // A new lease of the job replaces the entry.
-  live.stored(1, LeaseRef{9, 4}, 4'000, std::nullopt, 14'000);
+  live.stored(1, LeaseRef{9, 4}, 4'000, 4'000, std::nullopt, 14'000);
   EXPECT_FALSE(live.find(1, lease));
   auto next = live.find(1, LeaseRef{9, 4});
   ASSERT_TRUE(next);
@@ -54,19 +54,17 @@ TEST(LiveLeases, AnOlderStoredHeartbeatDoesNotHideANewerOne) {
 
 TEST(LiveLeases, EntriesAreForgottenWhenTheLeaseEndsOrGoesSilent) {
   LiveLeases live(10'000, 5'000);
-  live.stored(1, LeaseRef{7, 1}, 0, std::nullopt, 10'000);
-  live.stored(2, LeaseRef{7, 1}, 2'000, std::nullopt, 12'000);
-  live.stored(3, LeaseRef{8, 1}, 1'000, std::nullopt, 11'000);
-  auto heard = live.last_heard_by_worker();
-  EXPECT_EQ(heard.size(), 2u);
-  EXPECT_EQ(heard[7], 2'000);
-  EXPECT_EQ(heard[8], 1'000);
+  live.stored(1, LeaseRef{7, 1}, 0, 0, std::nullopt, 10'000);
+  live.stored(2, LeaseRef{7, 1}, 2'000, 2'000, std::nullopt, 12'000);
+  live.stored(3, LeaseRef{8, 1}, 1'000, 1'000, std::nullopt, 11'000);
   live.forget(3);
   EXPECT_FALSE(live.find(3, LeaseRef{8, 1}));
+  EXPECT_EQ(live.silent(10'000), std::vector<int64_t>{});
+  EXPECT_EQ(live.silent(10'001), std::vector<int64_t>{1});
   EXPECT_EQ(live.prune(10'000), 0u);
   EXPECT_EQ(live.prune(10'001), 1u);  // job 1: nothing for more than the timeout
   EXPECT_EQ(live.size(), 1u);
-  EXPECT_FALSE(live.renew(1, LeaseRef{7, 1}, 10'001, std::nullopt));
+  EXPECT_FALSE(live.renew(1, LeaseRef{7, 1}, 10'001, 10'001, std::nullopt));
 }
 
 // A service with a 60 s lease timeout (the store is written every 30 s of heartbeats).

@@ -429,7 +429,12 @@ TEST(Provisioner, RepeatedLaunchFailuresSetTheOfferAsideAndPlacementChoosesAgain
   const int64_t job = f.spot_job();
   f.cloud->refuse_launches = 2;
   EXPECT_EQ(f.pass().launch_failures, 1);
-  EXPECT_EQ(f.job(job).state, store::JobState::placed);  // tried again next pass
+  EXPECT_EQ(f.job(job).state, store::JobState::placed);  // tried again after the backoff
+  // The next pass, at once, does not try the offer: the first pause is 1 to 2 s (jitter).
+  const int calls = f.cloud->launch_calls;
+  EXPECT_EQ(f.pass().launch_failures, 0);
+  EXPECT_EQ(f.cloud->launch_calls, calls);
+  f.clock.advance_ms(2000);
   EXPECT_EQ(f.pass().launch_failures, 1);
   EXPECT_EQ(f.job(job).state, store::JobState::queued);
   auto types = f.event_types(job);
@@ -664,6 +669,7 @@ TEST(Provisioner, AGangIsLaunchedWholeOrNotAtAll) {
   EXPECT_EQ(rows[0].state, "shutting-down");
   EXPECT_EQ(g.count(job, "launch_failed"), 1);
   EXPECT_EQ(g.job(job).state, store::JobState::placed) << "one failure of launch_attempts (2)";
+  g.clock.advance_ms(2000);  // the offer's backoff after a failed launch
   p = g.pass();
   EXPECT_EQ(p.launched, 3);
   EXPECT_EQ(p.launch_failures, 0);
