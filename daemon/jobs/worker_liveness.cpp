@@ -15,7 +15,6 @@ using nlohmann::json;
 using store::WriteTxn;
 
 Expected<int> Housekeeping::mark_silent_workers_lost() {
-  const int64_t now = clock_.now_ms();
   const int64_t steady = clock_.steady_ms();
   const int64_t silence_ms = int64_t{options_.lease_timeout_s} * 1000;
   std::set<int64_t> waiting;  // a worker in a long-poll is alive, however long the poll
@@ -33,7 +32,7 @@ Expected<int> Housekeeping::mark_silent_workers_lost() {
     if (w.state == store::WorkerState::lost && contacts.last(w.id) && heard_within(w.id)) back.push_back(w.id);
   }
   if (silent.empty() && back.empty()) return 0;
-  return store_.write_value<int>([this, silent, back, now](WriteTxn& txn) -> Expected<int> {
+  return store_.write_value<int>([this, silent, back](WriteTxn& txn) -> Expected<int> {
     int lost = 0;
     auto set_state = [&](int64_t id, store::WorkerState from, store::WorkerState to) -> Expected<bool> {
       auto w = txn.worker(id);

@@ -32,11 +32,12 @@ class OfferBook {
   void reset(std::vector<cost::Offer> offers) JOBCTL_EXCLUDES(mu_);
   // Every loaded offer, set aside or not.
   std::vector<cost::Offer> all() const JOBCTL_EXCLUDES(mu_);
-  // Leaves the offer out until `until_ms` (a later time extends it): for spot only its spot
-  // market, for on-demand the whole offer.
+  // Leaves the offer out until `until_ms` on the steady clock (a later time extends it): for spot
+  // only its spot market, for on-demand the whole offer. A cooldown, so never wall-clock time.
   void set_aside(const std::string& instance_type, const std::string& region, bool spot, int64_t until_ms)
       JOBCTL_EXCLUDES(mu_);
-  // What placement may choose from at now_ms (set-asides whose time has come are dropped first).
+  // What placement may choose from at `now_ms`, steady clock (set-asides whose time has come are
+  // dropped first).
   Usable usable(int64_t now_ms) JOBCTL_EXCLUDES(mu_);
 
  private:

@@ -160,7 +160,7 @@ Status PlacementPasses::reevaluate_queue() {
 }
 
 std::shared_ptr<const scheduler::PlacementContext> PlacementPasses::context(uint64_t* offers_generation) {
-  const OfferBook::Usable usable = offers_.usable(clock_.now_ms());
+  const OfferBook::Usable usable = offers_.usable(clock_.steady_ms());
   const HeartbeatCalibration::Snapshot calibration = calibration_.snapshot();
   if (offers_generation) *offers_generation = usable.generation;
   MutexLock lock(cache_mu_);

@@ -86,7 +86,7 @@ class PlacementService final : private jobs::JobObserver {
   void set_partition_source(PlacementPasses::PartitionSource source) {
     passes_.set_partition_source(std::move(source));
   }
-  // The provisioner could not launch this offer (OfferBook::set_aside).
+  // The provisioner could not launch this offer (OfferBook::set_aside; `until_ms` steady clock).
   void set_aside(const std::string& instance_type, const std::string& region, bool spot, int64_t until_ms) {
     offers_.set_aside(instance_type, region, spot, until_ms);
   }

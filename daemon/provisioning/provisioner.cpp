@@ -570,7 +570,7 @@ Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pa
         return st;
       if (failures >= settings_.launch_attempts) {
         placement_.set_aside(choice->instance_type, choice->region, choice->spot,
-                             now + int64_t{settings_.unavailable_cooldown_s} * 1000);
+                             steady + int64_t{settings_.unavailable_cooldown_s} * 1000);
         launch_failures_.erase(q.id);
         auto moved = jobs_.unplace(q.id, what + "; the offer is set aside for " +
                                              std::to_string(settings_.unavailable_cooldown_s) + " s");

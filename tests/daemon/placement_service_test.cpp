@@ -62,7 +62,7 @@ struct OnDemandWhileSpotIsSetAside {
 void start_on_demand_while_spot_is_set_aside(PlacementFixture& f, const std::string& placement,
                                              OnDemandWhileSpotIsSetAside& out) {
   out.f = &f;
-  const int64_t until = f.clock.now_ms() + OnDemandWhileSpotIsSetAside::kSetAsideMs;
+  const int64_t until = f.clock.steady_ms() + OnDemandWhileSpotIsSetAside::kSetAsideMs;  // steady clock
   for (const auto& o : f.placement->offers())
     if (o.spot_usd_per_hour) f.placement->set_aside(o.instance_type, o.region, true, until);
   out.id = f.submit(hours_long_v100_job(placement));
