@@ -86,10 +86,11 @@ TEST(WebhookOptions, RetriesTripleUpToTheCapAndTheConfigurationIsChecked) {
   bad = apply_webhook_config(json{{"webhooks", {{"retry_s", 1}}}}, c);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().field, "webhooks.retry_s");
-  bad = apply_webhook_config(json{{"webhooks", {{"max_concurrent", 2}, {"max_concurrent_per_user", 3}}}}, c);
+  WebhookOptions d;
+  bad = apply_webhook_config(json{{"webhooks", {{"max_concurrent", 2}, {"max_concurrent_per_user", 3}}}}, d);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().field, "webhooks.max_concurrent_per_user");
-  WebhookOptions d;
+  d = WebhookOptions{};
   ASSERT_TRUE(apply_webhook_config(json{{"webhooks", {{"connect_timeout_s", 1.5}, {"max_concurrent", 4}}}}, d));
   EXPECT_EQ(d.connect_timeout_s, 1.5);
   EXPECT_EQ(d.max_concurrent, 4);
