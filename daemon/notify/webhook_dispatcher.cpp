@@ -12,30 +12,34 @@ namespace jobctl::daemon::notify {
 
 namespace {
 
-constexpr int kBatch = 32;
+constexpr int kBatch = 64;
 constexpr size_t kMaxErrorText = 300;
 
 }  // namespace
 
 void WebhookDispatcher::start() {
   if (ticker_) return;
+  // A sent delivery wakes the reader at once, so a burst goes out at the senders' pace, not a
+  // few per half second; woken reads are at least 20 ms apart.
+  ticker_ = std::make_unique<Ticker>(std::chrono::milliseconds(500), [this] { enqueue_due(); },
+                                     std::chrono::milliseconds(20));
   for (int i = 0; i < options_.max_concurrent; ++i) senders_.emplace_back([this] { sender_loop(); });
-  ticker_ = std::make_unique<Ticker>(std::chrono::milliseconds(500), [this] { enqueue_due(); });
 }
 
 void WebhookDispatcher::stop() {
-  if (ticker_) ticker_->stop();
-  ticker_.reset();
+  // The senders first: they wake the ticker.
   queues_.stop();
   for (std::thread& t : senders_) t.join();
   senders_.clear();
+  if (ticker_) ticker_->stop();
+  ticker_.reset();
 }
 
 int WebhookDispatcher::enqueue_due() {
   // A few of each user's at a time: enough to keep their senders busy, never a backlog that
   // crowds out the others' in one read.
   const uint64_t snapshot = queues_.snapshot();
-  auto due = store_.due_deliveries(clock_.now_ms(), kBatch, 2 * options_.max_concurrent_per_user);
+  auto due = store_.due_deliveries(clock_.now_ms(), kBatch, 4 * options_.max_concurrent_per_user);
   if (!due) {
     log_.write("webhooks: cannot read the pending deliveries: " + due.error().message);
     return 0;
@@ -58,6 +62,7 @@ void WebhookDispatcher::sender_loop() {
   while (auto item = queues_.take(/*wait=*/true)) {
     send(*item);
     queues_.done(*item);
+    ticker_->wake();
   }
 }
 

@@ -1,5 +1,6 @@
 // Sends the webhook deliveries the store has queued (docs/notifications.md): every half second,
-// the pending deliveries that are due are read into per-user queues (delivery_queues.h), and
+// and again after each delivery sent, the pending deliveries that are due (a few of each user's)
+// are read into per-user queues (delivery_queues.h), and
 // webhooks.max_concurrent sender threads POST them, signed (webhook_message.h), at most
 // webhooks.max_concurrent_per_user of one user's at once, and record each outcome: a 2xx answer
 // delivers it; anything else (another status, no connection, a timeout, a refused address)
