@@ -297,7 +297,7 @@ int main(int argc, char** argv) {
   api_info.max_progress_bytes = static_cast<size_t>(cfg.max_progress_bytes);
   ledger::Ledger ledger(db);
   // Webhooks (docs/notifications.md): the store queues a delivery with each job event a user's
-  // webhook subscribes to; the dispatcher sends them on a thread of its own.
+  // webhook subscribes to; the dispatcher sends them on threads of its own, each user's in turn.
   notify::WebhookService webhooks(db, clock, cfg.webhooks);
   notify::WebhookDispatcher webhook_dispatcher(db, clock, cfg.webhooks, log);
   net::Router router = http::make_daemon_router(
@@ -314,7 +314,8 @@ int main(int argc, char** argv) {
   }
   // Auth, limits, metrics (docs/security.md): the gate in front of the routes. A route that
   // declares no access stops the start here (deny by default).
-  auto installed = http::install_hardening(router, svc, db, clock, cfg.security);
+  auto installed = http::install_hardening(router, svc, db, clock, cfg.security, nullptr,
+                                           [&webhook_dispatcher] { return webhook_dispatcher.lag_s(); });
   if (!installed) return fail(installed.error());
   std::unique_ptr<http::Hardening> hardening = std::move(*installed);
   // Budgets count a submitted job's own estimate: the cheapest option meeting its deadline, as
@@ -431,7 +432,7 @@ int main(int argc, char** argv) {
     LogLine() << "jobctld: storing the newest heartbeats failed: " << st.error().message;
   ticker.stop();
   if (budget_ticker) budget_ticker->stop();
-  webhook_dispatcher.stop();  // a delivery in flight finishes first (webhooks.timeout_s at most)
+  webhook_dispatcher.stop();  // the deliveries in flight finish first (webhooks.timeout_s at most)
   if (placement_ticker) placement_ticker->stop();
   if (slurm_partitions) slurm_partitions->stop();
   if (provisioner) provisioner->stop();  // instances keep running; the next start reconciles

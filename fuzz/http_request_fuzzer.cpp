@@ -1,5 +1,6 @@
 // libFuzzer target: the HTTP request path in process — target parsing, the request gate (tokens,
-// roles, the worker secret), the route table and every handler, checkpoint uploads included,
+// roles, the worker secret), the route table and every handler, checkpoint uploads and task files
+// sent as text (POST /v1/tasks/resolve: YAML, its aliases) included,
 // over a real SQLite store, JobService, CheckpointService and blob store in a temporary folder.
 //
 // Input: "METHOD TARGET\n" then header lines ("Content-Type: ...", "Authorization: ...",
@@ -36,6 +37,7 @@
 #include "daemon/http/api_routes.h"
 #include "daemon/http/auth_setup.h"
 #include "daemon/http/checkpoint_routes.h"
+#include "daemon/http/task_routes.h"
 #include "daemon/jobs/checkpoint_service.h"
 #include "daemon/jobs/job_matcher.h"
 #include "daemon/jobs/job_service.h"
@@ -121,11 +123,13 @@ struct World {
     on.limits.max_waiting_jobs_per_user = 50;
     open_router = http::make_api_router(*svc);
     http::add_checkpoint_routes(open_router, *checkpoints, downloads);
+    http::add_task_routes(open_router);  // task files sent as text: YAML and its aliases
     auto open_installed = http::install_hardening(open_router, *svc, *db, clock, off);
     if (!open_installed) std::abort();
     open_h = std::move(*open_installed);
     auth_router = http::make_api_router(*svc);
     http::add_checkpoint_routes(auth_router, *checkpoints, downloads);
+    http::add_task_routes(auth_router);
     auto auth_installed = http::install_hardening(auth_router, *svc, *db, clock, on);
     if (!auth_installed) std::abort();
     auth_h = std::move(*auth_installed);

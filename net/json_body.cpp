@@ -28,28 +28,30 @@ HttpResponse json_response(int status, const json& body) {
 
 namespace {
 
-// nlohmann's own DOM builder behind a depth check: the first object or array past the limit
-// stops the parse (a SAX handler that answers false ends it).
-class DepthLimitedDom {
+// nlohmann's own DOM builder behind a depth check and a budget of the bytes the values take in
+// memory: the first object or array past the depth, or the first value past the budget, stops
+// the parse (a SAX handler that answers false ends it).
+class LimitedDom {
  public:
-  explicit DepthLimitedDom(json& result) : dom_(result, /*allow_exceptions=*/false) {}
+  explicit LimitedDom(json& result) : dom_(result, /*allow_exceptions=*/false) {}
 
   bool too_deep() const { return too_deep_; }
+  bool too_large() const { return too_large_; }
 
-  bool null() { return dom_.null(); }
-  bool boolean(bool v) { return dom_.boolean(v); }
-  bool number_integer(json::number_integer_t v) { return dom_.number_integer(v); }
-  bool number_unsigned(json::number_unsigned_t v) { return dom_.number_unsigned(v); }
-  bool number_float(json::number_float_t v, const json::string_t& s) { return dom_.number_float(v, s); }
-  bool string(json::string_t& v) { return dom_.string(v); }
-  bool binary(json::binary_t& v) { return dom_.binary(v); }
-  bool key(json::string_t& v) { return dom_.key(v); }
-  bool start_object(std::size_t n) { return enter() && dom_.start_object(n); }
+  bool null() { return spend(0) && dom_.null(); }
+  bool boolean(bool v) { return spend(0) && dom_.boolean(v); }
+  bool number_integer(json::number_integer_t v) { return spend(0) && dom_.number_integer(v); }
+  bool number_unsigned(json::number_unsigned_t v) { return spend(0) && dom_.number_unsigned(v); }
+  bool number_float(json::number_float_t v, const json::string_t& s) { return spend(0) && dom_.number_float(v, s); }
+  bool string(json::string_t& v) { return spend(v.size()) && dom_.string(v); }
+  bool binary(json::binary_t& v) { return spend(v.size()) && dom_.binary(v); }
+  bool key(json::string_t& v) { return spend(v.size()) && dom_.key(v); }
+  bool start_object(std::size_t n) { return enter() && spend(0) && dom_.start_object(n); }
   bool end_object() {
     --depth_;
     return dom_.end_object();
   }
-  bool start_array(std::size_t n) { return enter() && dom_.start_array(n); }
+  bool start_array(std::size_t n) { return enter() && spend(0) && dom_.start_array(n); }
   bool end_array() {
     --depth_;
     return dom_.end_array();
@@ -64,21 +66,37 @@ class DepthLimitedDom {
     too_deep_ = true;
     return false;
   }
+  // A value's cost: the json node, its allocation (an object's map node, a string's buffer) and
+  // its text. "[{},{},...]" takes some 20 times its text in memory.
+  bool spend(size_t text_bytes) {
+    constexpr size_t kPerValue = 64;
+    spent_ += kPerValue + text_bytes;
+    if (spent_ <= kMaxJsonBodyValueBytes) return true;
+    too_large_ = true;
+    return false;
+  }
 
   nlohmann::detail::json_sax_dom_parser<json> dom_;
   size_t depth_ = 0;
+  size_t spent_ = 0;
   bool too_deep_ = false;
+  bool too_large_ = false;
 };
 
 }  // namespace
 
 Expected<json> parse_json_body(std::string_view text) {
   json result;
-  DepthLimitedDom dom(result);
+  LimitedDom dom(result);
   const bool ok = json::sax_parse(text, &dom);
   if (dom.too_deep())
     return make_error(ErrorCode::invalid_argument,
                       "the body nests objects and arrays deeper than " + std::to_string(kMaxJsonDepth) + " levels",
+                      "body");
+  if (dom.too_large())
+    return make_error(ErrorCode::payload_too_large,
+                      "the body's values would take more than " + std::to_string(kMaxJsonBodyValueBytes) +
+                          " bytes in memory once parsed (64 bytes a value and its text; the limit); send fewer values",
                       "body");
   if (!ok) return make_error(ErrorCode::malformed_json, "the body is not valid JSON", "body");
   return result;

@@ -32,9 +32,16 @@ HttpResponse json_response(int status, const nlohmann::json& body);
 // train/spec/json.h, stop at the same depth.)
 inline constexpr size_t kMaxJsonDepth = 64;
 
-// Parses a request body's JSON text, refusing nesting deeper than kMaxJsonDepth as soon as the
-// parser reaches it (the rest of the text is not read). Errors name "body": malformed_json, or
-// invalid_argument for the depth.
+// The most bytes a request body's values may take once parsed, counted as 64 bytes a value (the
+// node and its allocation) plus its text: "[{},{},...]" takes some 20 times its text in memory, so
+// the body's byte limit alone would let a 1 MiB body become 22 MB. 8 MiB holds some 130,000
+// values, far more than any request of the API has.
+inline constexpr size_t kMaxJsonBodyValueBytes = size_t{8} << 20;
+
+// Parses a request body's JSON text, refusing nesting deeper than kMaxJsonDepth, or values past
+// kMaxJsonBodyValueBytes, as soon as the parser reaches them (the rest of the text is not read).
+// Errors name "body": malformed_json, invalid_argument for the depth, payload_too_large for the
+// values' bytes.
 Expected<nlohmann::json> parse_json_body(std::string_view text);
 
 // The text of a top-level member's value exactly as received, in `object_text` (a JSON object

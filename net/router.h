@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "net/message.h"
@@ -39,12 +40,20 @@ enum class Dispatch { pool, io };
 struct RequestBody {
   enum class Kind { memory, file };
   Kind kind = Kind::memory;
-  // The most bytes accepted (413 past it); 0: the server's limit for the kind
-  // (ServerOptions::max_body_bytes, max_upload_bytes).
+  // The most bytes accepted, at most the server's limit for the kind
+  // (ServerOptions::max_body_bytes, max_upload_bytes); 0: the server's. Past it: 413, from
+  // Content-Length before a byte of the body is read, else as soon as the bytes read pass it.
   size_t max_bytes = 0;
+  // The setting the 413 names as its field when max_bytes is the limit ("outputs.max_bytes_per_job";
+  // "": "body").
+  std::string limit_field;
 
-  static RequestBody in_memory(size_t max_bytes = 0) { return {Kind::memory, max_bytes}; }
-  static RequestBody to_file(size_t max_bytes = 0) { return {Kind::file, max_bytes}; }
+  static RequestBody in_memory(size_t max_bytes = 0, std::string limit_field = "") {
+    return {Kind::memory, max_bytes, std::move(limit_field)};
+  }
+  static RequestBody to_file(size_t max_bytes = 0, std::string limit_field = "") {
+    return {Kind::file, max_bytes, std::move(limit_field)};
+  }
 };
 
 // One route, everything about it declared in one place: what it matches, what runs it, where

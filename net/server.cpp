@@ -498,14 +498,19 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   // The most bytes the admitted request's body may have: its route's limit, else the server's.
   size_t body_limit() const {
+    const size_t server = upload_ ? srv_.options.max_upload_bytes : srv_.options.max_body_bytes;
     const RequestBody body = route_.body();
-    if (body.max_bytes > 0) return body.max_bytes;
-    return upload_ ? srv_.options.max_upload_bytes : srv_.options.max_body_bytes;
+    return body.max_bytes > 0 ? std::min(body.max_bytes, server) : server;
   }
 
+  // The 413 names the route's own setting when that is the limit.
   Error too_large(size_t limit) const {
+    const RequestBody body = route_.body();
+    const bool route_limit = body.max_bytes > 0 && body.max_bytes == limit && !body.limit_field.empty();
     return make_error(ErrorCode::payload_too_large,
-                      "the request body is larger than the limit of " + std::to_string(limit) + " bytes", "body");
+                      "the request body is larger than the limit of " + std::to_string(limit) + " bytes" +
+                          (route_limit ? " (" + body.limit_field + ")" : std::string()),
+                      route_limit ? body.limit_field : "body");
   }
 
   // ---- answers

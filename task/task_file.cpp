@@ -7,6 +7,8 @@
 #include <sstream>
 #include <utility>
 
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
 #include "train/spec/job_spec.h"
@@ -56,18 +58,75 @@ json scalar_json(const YAML::Node& node, const std::string& path) {
   return s;
 }
 
+// Counts the nodes of a YAML text as written (an alias counts once), from the parser's events,
+// before any tree is built: yaml-cpp spends some 450 bytes of memory on each node, so 256 KiB of
+// "[a,a,a,...]" would take 60 MB as a tree.
+class NodeCounter : public YAML::EventHandler {
+ public:
+  struct TooMany {
+    YAML::Mark mark;
+  };
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { count(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { count(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { count(m); }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    count(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    count(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void count(const YAML::Mark& m) {
+    if (++nodes_ > kMaxTaskNodes) throw TooMany{m};
+  }
+  size_t nodes_ = 0;
+};
+
+Status check_node_count(const std::string& text, const std::string& file) {
+  std::istringstream in(text);
+  NodeCounter counter;
+  try {
+    YAML::Parser parser(in);
+    parser.HandleNextDocument(counter);
+  } catch (const NodeCounter::TooMany& too_many) {
+    return make_error(ErrorCode::invalid_argument,
+                      position(file, too_many.mark) + ": the task file has more than " + std::to_string(kMaxTaskNodes) +
+                          " YAML values (the limit); a task is far smaller",
+                      "");
+  } catch (const YAML::Exception&) {
+    // Not YAML: YAML::Load says where, below.
+  }
+  return {};
+}
+
+// What one value costs once written out: its text, and its dotted path and position in `origins`
+// (a map entry of two strings). A path repeats every key above it, so a long key over many
+// aliased values multiplies.
+size_t written_bytes(const YAML::Node& node, const std::string& path, const std::string& origin) {
+  constexpr size_t kPerValue = 96;  // a map node, two string headers, a JSON value
+  return kPerValue + path.size() + origin.size() + (node.IsScalar() ? node.Scalar().size() : 0);
+}
+
 // The YAML tree as JSON, each value's position recorded under its dotted path. `budget` counts
-// the values down: YAML aliases share a node, so a few lines of nested aliases stand for billions
-// of values once written out (jobctld resolves task files sent by any user).
+// the bytes that produces down: YAML aliases share a node, so a few lines of nested aliases
+// stand for billions of values once written out (jobctld resolves task files sent by any user).
 Expected<json> yaml_to_json(const YAML::Node& node, const std::string& path, const std::string& file,
                             std::map<std::string, std::string>& origins, size_t& budget) {
-  if (budget == 0)
+  std::string origin = position(file, node.Mark());
+  const size_t cost = written_bytes(node, path, origin);
+  if (cost > budget)
     return make_error(ErrorCode::invalid_argument,
-                      position(file, node.Mark()) + ": the task file stands for more than " +
-                          std::to_string(kMaxTaskValues) + " values (aliases written out); a task is far smaller",
-                      path);
-  --budget;
-  origins[path] = position(file, node.Mark());
+                      origin + ": the task file stands for more than " + std::to_string(kMaxTaskBytes) +
+                          " bytes once its aliases are written out (each value with its field's dotted name; "
+                          "the limit); a task is far smaller",
+                      "");
+  budget -= cost;
+  origins[path] = std::move(origin);
   switch (node.Type()) {
     case YAML::NodeType::Scalar:
       return scalar_json(node, path);
@@ -160,6 +219,7 @@ Status apply_set(YAML::Node& root, const std::string& set) {
 Expected<TaskFile> parse_task_file(const std::string& text, const std::string& path, const std::vector<std::string>& sets) {
   TaskFile task;
   task.path = path;
+  if (auto st = check_node_count(text, path); !st) return st.error();
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -170,7 +230,7 @@ Expected<TaskFile> parse_task_file(const std::string& text, const std::string& p
     return make_error(ErrorCode::invalid_argument, path + ": a task file is a mapping of fields (name, run, ...)", "");
   for (const auto& set : sets)
     if (auto st = apply_set(root, set); !st) return st.error();
-  size_t budget = kMaxTaskValues;
+  size_t budget = kMaxTaskBytes;
   auto converted = yaml_to_json(root, "", path, task.origins, budget);
   if (!converted) return converted.error();
   task.origins.erase("");

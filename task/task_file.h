@@ -6,7 +6,8 @@
 // at (or the --set that gave it).
 //
 // jobctld resolves task files sent as text by its users (POST /v1/tasks/resolve): the text is
-// bounded by the caller, and the values it stands for by kMaxTaskValues (YAML aliases).
+// bounded by the caller, its YAML values as written by kMaxTaskNodes, and what it stands for once
+// its aliases are written out by kMaxTaskBytes.
 //
 // Thread safety: pure functions over values (load_task_file reads one file).
 #pragma once
@@ -22,9 +23,13 @@
 
 namespace jobctl::task {
 
-// The most values (scalars, lists, mappings) a task file may stand for once its aliases are
-// written out.
-inline constexpr size_t kMaxTaskValues = 100'000;
+// The most YAML values (scalars, lists, mappings, aliases) a task file may have as written: they
+// are counted from the parser's events before a tree is built (yaml-cpp's tree takes some 450
+// bytes a value).
+inline constexpr size_t kMaxTaskNodes = 20'000;
+// The most bytes a task file may stand for once its aliases are written out: every value's text
+// with its dotted field name and position (TaskFile::origins), and a fixed cost a value.
+inline constexpr size_t kMaxTaskBytes = size_t{4} << 20;
 
 struct TaskFile {
   std::string path;              // as given: errors name it

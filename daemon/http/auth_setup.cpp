@@ -15,7 +15,8 @@ namespace jobctl::daemon::http {
 Expected<std::unique_ptr<Hardening>> install_hardening(net::Router& router, jobs::JobService& svc,
                                              store::Store& store, const Clock& clock,
                                              const auth::SecurityOptions& options,
-                                             auth::SpendSource* spend) {
+                                             auth::SpendSource* spend,
+                                             std::function<double()> webhook_delivery_lag_s) {
   auto h = std::make_unique<Hardening>(store, clock, options, spend);
   GateServices gate{nullptr, nullptr, &h->workers, &store};
   if (options.auth.enabled) {
@@ -37,6 +38,7 @@ Expected<std::unique_ptr<Hardening>> install_hardening(net::Router& router, jobs
   sources.spend_by_kind = [spend = &h->ledger_spend] { return spend->month_by_kind(); };
   sources.queued_jobs = [&svc] { return static_cast<int64_t>(svc.queued_count()); };
   sources.waiting_workers = [&svc] { return static_cast<int64_t>(svc.waiting_workers()); };
+  sources.webhook_delivery_lag_s = std::move(webhook_delivery_lag_s);
   h->metrics = std::make_unique<metrics::Metrics>(std::move(sources));
   if (options.metrics.enabled) {
     metrics::Metrics* m = h->metrics.get();

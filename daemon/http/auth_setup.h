@@ -8,6 +8,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -62,12 +63,14 @@ struct Hardening {
 };
 
 // `spend`: where users' spend comes from; null: the cost ledger (LedgerSpend). Not owned.
+// `webhook_delivery_lag_s`: the webhook dispatcher's lag for /metrics (none: not exported).
 // Call once every other route is added: the whole table is then checked (check_route_access,
 // route_access.h), and a route without declared access is an error jobctld does not start with.
 Expected<std::unique_ptr<Hardening>> install_hardening(net::Router& router, jobs::JobService& service,
                                              store::Store& store, const Clock& clock,
                                              const auth::SecurityOptions& options,
-                                             auth::SpendSource* spend = nullptr);
+                                             auth::SpendSource* spend = nullptr,
+                                             std::function<double()> webhook_delivery_lag_s = {});
 
 // `jobctld --create-token USER --role ROLE --data-dir DIR`: creates a token in the database and
 // prints it once (on `out`, with a JSON line describing it). Returns the exit code.

@@ -44,14 +44,17 @@ void download(const jobs::BundleService& bundles, DownloadSlots& slots, const ne
 }  // namespace
 
 void add_bundle_routes(net::Router& r, jobs::BundleService& bundles, DownloadSlots& slots) {
-  // An upload streams to a file (at most the server's upload limit), never whole in memory. A
+  // An upload streams to a file (at most the server's upload limit, and at most a user's whole
+  // quota: past either it is refused before it is staged whole), never whole in memory. A
   // bundle is read by the worker that runs its job: any token (bundles are named by their SHA-256,
   // which only the specs naming them show).
   r.add(route("POST", "/v1/bundles", {Access::user},
               [&bundles](const net::HttpRequest& req, const net::PathParams&, net::Responder respond) {
                 upload(bundles, req, respond);
               },
-              net::Dispatch::pool, net::RequestBody::to_file()));
+              net::Dispatch::pool,
+              net::RequestBody::to_file(static_cast<size_t>(bundles.options().quota_bytes_per_user),
+                                        "bundles.quota_bytes_per_user")));
   r.add(route("GET", "/v1/bundles/{sha256}", {Access::any_token},
               [&bundles, &slots](const net::HttpRequest&, const net::PathParams& p, net::Responder respond) {
                 download(bundles, slots, p, respond);

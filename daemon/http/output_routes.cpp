@@ -84,7 +84,11 @@ void add_output_routes(net::Router& r, jobs::OutputService& svc, DownloadSlots& 
   // The job's owner, its lease holder (a resumed job's worker fetches the earlier outputs) and
   // an admin read them: checkpoint_reader's rule.
   const RouteAccess worker{Access::worker}, reader{Access::checkpoint_reader, "id"};
-  r.add(route("PUT", "/v1/jobs/{id}/outputs", worker, P(upload_output), net::Dispatch::pool, net::RequestBody::to_file()));
+  // One output is at most the job's whole allowance: an upload past it is refused on its
+  // Content-Length, or as its bytes stream past it, before it is staged whole.
+  r.add(route("PUT", "/v1/jobs/{id}/outputs", worker, P(upload_output), net::Dispatch::pool,
+              net::RequestBody::to_file(static_cast<size_t>(svc.options().max_bytes_per_job),
+                                        "outputs.max_bytes_per_job")));
   r.add(route("GET", "/v1/jobs/{id}/outputs", reader, P(list_outputs)));
   r.add(route("GET", "/v1/jobs/{id}/outputs/file", reader,
               [&svc, &slots](const net::HttpRequest& req, const net::PathParams& p, net::Responder respond) {

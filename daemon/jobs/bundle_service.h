@@ -73,6 +73,7 @@ class BundleService {
   void tick() JOBCTL_EXCLUDES(mu_);
 
   std::string incoming_dir() const { return blobs_.incoming_dir(); }
+  const BundleOptions& options() const { return options_; }
 
  private:
   store::Store& store_;

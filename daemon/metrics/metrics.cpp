@@ -154,6 +154,11 @@ std::string Metrics::render() const {
     header(out, "jobctl_waiting_workers", "gauge", "Workers in a lease long-poll.");
     out += "jobctl_waiting_workers " + std::to_string(sources_.waiting_workers()) + "\n";
   }
+  if (sources_.webhook_delivery_lag_s) {
+    header(out, "jobctl_webhook_delivery_lag_seconds", "gauge",
+           "How long the webhook delivery longest past its due time has waited for a sender (0: none waits).");
+    out += "jobctl_webhook_delivery_lag_seconds " + num(sources_.webhook_delivery_lag_s()) + "\n";
+  }
   if (spend_ok) {
     header(out, "jobctl_spend_usd", "gauge", "Spend this calendar month (UTC) from the cost ledger, in USD, by kind.");
     for (const auto& [kind, usd] : spend)

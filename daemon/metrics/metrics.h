@@ -7,6 +7,7 @@
 //   jobctl_placement_latency_seconds                     histogram, observed by placement
 //   jobctl_spend_usd{kind}                               gauge, this month's ledger spend
 //   jobctl_queued_jobs, jobctl_waiting_workers           gauges (in memory)
+//   jobctl_webhook_delivery_lag_seconds                  gauge, the longest a due delivery waits
 //   jobctl_store_commit_seconds{durable}                 histogram, each write batch's COMMIT
 //   jobctl_store_commit_queue_wait_seconds               histogram, a batch's longest queue wait
 //   jobctl_store_commit_changes                          histogram, changes per COMMIT
@@ -65,6 +66,8 @@ struct MetricsSources {
   std::function<Expected<std::map<std::string, double>>()> spend_by_kind;
   std::function<int64_t()> queued_jobs;
   std::function<int64_t()> waiting_workers;
+  // How long the webhook delivery longest past its due time has waited for a sender (seconds).
+  std::function<double()> webhook_delivery_lag_s;
 };
 
 class Metrics {

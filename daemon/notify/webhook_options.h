@@ -15,6 +15,9 @@ struct WebhookOptions {
   double retry_initial_s = 10;      // the wait after the first failed attempt; then 3x each time
   double retry_max_s = 3600;        // the longest wait between two attempts
   double timeout_s = 10;            // one attempt, connecting included
+  double connect_timeout_s = 3;     // connecting (at most timeout_s)
+  int max_concurrent = 8;           // deliveries sent at once, over all users
+  int max_concurrent_per_user = 2;  // of one user's (their receivers' slowness stays theirs)
   bool allow_private_addresses = false;  // receivers on loopback, private or link-local addresses
   int max_webhooks_per_user = 20;
   int keep_deliveries = 200;        // finished deliveries kept per webhook (the newest)

@@ -336,8 +336,9 @@ class Store {
   Expected<std::optional<WebhookRow>> webhook(int64_t id);
   // A webhook's deliveries, newest first, at most `limit`.
   Expected<std::vector<WebhookDeliveryRow>> webhook_deliveries(int64_t webhook_id, int limit);
-  // Pending deliveries whose next attempt is due at `now_ms`, oldest first, at most `limit`.
-  Expected<std::vector<DueDelivery>> due_deliveries(int64_t now_ms, int limit);
+  // Pending deliveries whose next attempt is due at `now_ms`, oldest first, at most `limit`, and
+  // at most `per_owner` of each webhook owner's (the oldest of theirs).
+  Expected<std::vector<DueDelivery>> due_deliveries(int64_t now_ms, int limit, int per_owner = 1 << 30);
 
   // ---- API tokens and job owners (store_tokens.cpp)
   Expected<int64_t> insert_token(const TokenRow& row);

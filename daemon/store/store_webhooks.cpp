@@ -202,17 +202,20 @@ Expected<std::vector<WebhookDeliveryRow>> Store::webhook_deliveries(int64_t webh
   return out;
 }
 
-Expected<std::vector<DueDelivery>> Store::due_deliveries(int64_t now_ms, int limit) {
+Expected<std::vector<DueDelivery>> Store::due_deliveries(int64_t now_ms, int limit, int per_owner) {
   std::vector<DueDelivery> out;
   Status st = with_reader([&](Connection& db) -> Status {
+    // Each owner's oldest `per_owner`: one user's backlog never hides another's deliveries.
     auto p = db.prepare(std::string("SELECT ") + kDeliveryColumns +
-                        " FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_ms <= ?1 "
-                        "ORDER BY next_attempt_ms, id LIMIT ?2");
+                        " FROM (SELECT d.*, ROW_NUMBER() OVER (PARTITION BY w.owner ORDER BY d.next_attempt_ms, d.id)"
+                        " AS owner_rank FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id"
+                        " WHERE d.state = 'pending' AND d.next_attempt_ms <= ?1)"
+                        " WHERE owner_rank <= ?3 ORDER BY next_attempt_ms, id LIMIT ?2");
     if (!p) return p.error();
     std::vector<WebhookDeliveryRow> due;
     {
       StatementUse s(*p);
-      s->bind(1, now_ms).bind(2, int64_t{limit});
+      s->bind(1, now_ms).bind(2, int64_t{limit}).bind(3, int64_t{per_owner});
       auto rows = read_rows<WebhookDeliveryRow>(*s, read_delivery);
       if (!rows) return rows.error();
       due = std::move(*rows);

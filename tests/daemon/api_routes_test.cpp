@@ -98,6 +98,19 @@ TEST(JsonBody, MemberTextIsAValueExactlyAsReceived) {
   EXPECT_EQ(net::member_text(deep, "progress")->size(), 200000u);
 }
 
+// 1 MB of "{}," would be 330,000 objects, over 20 MB in memory: refused while it is parsed.
+TEST(JsonBody, ValuesPastTheirBytesInMemoryAreRefusedNamingBody) {
+  std::string body = "[";
+  for (int i = 0; i < 330'000; ++i) body += i ? ",{}" : "{}";
+  body += "]";
+  auto parsed = net::parse_json_body(body);
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().code, ErrorCode::payload_too_large);
+  EXPECT_EQ(parsed.error().field, "body");
+  // A long string is its bytes: 4 MB of text in one value is fine.
+  EXPECT_TRUE(net::parse_json_body("{\"task\": \"" + std::string(4 << 20, 'x') + "\"}"));
+}
+
 TEST_F(Api, SubmitReturns201WithIdAndLocation) {
   net::HttpResponse r = call("POST", "/v1/jobs", mlp_spec(R"(,"name":"x")"));
   ASSERT_EQ(r.status, 201) << r.body;

@@ -15,6 +15,7 @@
 
 #include "client/http_client.h"
 #include "daemon/auth/secret.h"
+#include "daemon/notify/delivery_queues.h"
 #include "daemon/notify/webhook_dispatcher.h"
 #include "daemon/notify/webhook_message.h"
 #include "daemon/notify/webhook_options.h"
@@ -85,6 +86,53 @@ TEST(WebhookOptions, RetriesTripleUpToTheCapAndTheConfigurationIsChecked) {
   bad = apply_webhook_config(json{{"webhooks", {{"retry_s", 1}}}}, c);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().field, "webhooks.retry_s");
+  WebhookOptions d;
+  bad = apply_webhook_config(json{{"webhooks", {{"max_concurrent", 2}, {"max_concurrent_per_user", 3}}}}, d);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().field, "webhooks.max_concurrent_per_user");
+  d = WebhookOptions{};
+  ASSERT_TRUE(apply_webhook_config(json{{"webhooks", {{"connect_timeout_s", 1.5}, {"max_concurrent", 4}}}}, d));
+  EXPECT_EQ(d.connect_timeout_s, 1.5);
+  EXPECT_EQ(d.max_concurrent, 4);
+}
+
+store::DueDelivery due_of(const std::string& owner, int64_t id, int64_t due_ms = 0) {
+  store::DueDelivery d;
+  d.delivery.id = id;
+  d.delivery.next_attempt_ms = due_ms;
+  d.webhook.owner = owner;
+  return d;
+}
+
+TEST(DeliveryQueues, UsersAreServedInTurnAndNoneHoldsMoreThanItsShare) {
+  DeliveryQueues q(2);
+  std::vector<store::DueDelivery> due;
+  for (int64_t i = 1; i <= 5; ++i) due.push_back(due_of("ann", i, 1000));
+  due.push_back(due_of("bob", 6, 4000));
+  EXPECT_EQ(q.add(due, q.snapshot()), 6);
+  EXPECT_EQ(q.add(due, q.snapshot()), 0) << "queued already";
+  EXPECT_DOUBLE_EQ(q.lag_s(5000), 4.0);
+  // Ann, bob, ann: then ann has her two out and nothing else may go.
+  auto a1 = q.take(false), b1 = q.take(false), a2 = q.take(false);
+  ASSERT_TRUE(a1 && b1 && a2);
+  EXPECT_EQ(a1->webhook.owner, "ann");
+  EXPECT_EQ(b1->webhook.owner, "bob");
+  EXPECT_EQ(a2->webhook.owner, "ann");
+  EXPECT_FALSE(q.take(false)) << "ann's third went while two of hers are out";
+  // Bob's next delivery goes at once, whatever ann's wait.
+  EXPECT_EQ(q.add({due_of("bob", 7, 4500)}, q.snapshot()), 1);
+  auto b2 = q.take(false);
+  ASSERT_TRUE(b2);
+  EXPECT_EQ(b2->delivery.id, 7);
+  // One of ann's done: her next may go; a read taken before it was done does not queue it again.
+  const uint64_t before = q.snapshot();
+  q.done(*a1);
+  EXPECT_EQ(q.add({due_of("ann", a1->delivery.id, 1000)}, before), 0);
+  auto a3 = q.take(false);
+  ASSERT_TRUE(a3);
+  EXPECT_EQ(a3->webhook.owner, "ann");
+  q.stop();
+  EXPECT_FALSE(q.take(true)) << "stopped";
 }
 
 TEST(WebhookAddresses, OnlyPublicAddressesArePublic) {

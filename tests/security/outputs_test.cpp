@@ -1,9 +1,13 @@
 // A job's outputs (docs/job-protocol.md, "Outputs") against a real jobctld with auth on: only the
 // lease holder stores them, a path that would leave JOBCTL_OUTPUT_DIR is refused on the server
 // and on the CLI side, another user's job answers 404, and the per-job and per-user limits answer
-// 413 and 429 with the configuration key that holds them.
+// 413 and 429 with the configuration key that holds them — before the body is staged, on its
+// Content-Length or as a chunked body streams past the limit.
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
+
+#include <iostream>
 
 #include "bundle/folder_files.h"
 #include "client/api_client.h"
@@ -151,6 +155,72 @@ TEST(OutputsLimits, PerJobAndPerUserLimitsAnswer413And429NamingTheirKey) {
   Status stale = upload(world.d.url(), world.fleet, w2, job2, epoch2 + 1, "d.bin", "d", world.dir);
   ASSERT_FALSE(stale);
   EXPECT_EQ(stale.error().code, ErrorCode::stale_epoch);
+}
+
+// Sends an output upload of `total` bytes over a raw connection, a piece at a time, looking for
+// the answer between pieces (and, with Content-Length, for a second before the first): the
+// answer, and how many body bytes the client had sent when it came.
+struct RawUpload {
+  std::string answer;
+  size_t sent_before_answer = 0;
+};
+RawUpload raw_upload(const Jobctld& d, const std::string& fleet, const Worker& w, int64_t job, int64_t epoch,
+                     size_t total, bool chunked) {
+  RawConnection c(d.port());
+  RawUpload out;
+  EXPECT_TRUE(c.connected());
+  std::string head = "PUT /v1/jobs/" + std::to_string(job) + "/outputs?path=big.bin&worker_id=" + std::to_string(w.id) +
+                     "&epoch=" + std::to_string(epoch) + " HTTP/1.1\r\nHost: " + c.host() +
+                     "\r\nAuthorization: Bearer " + fleet + "\r\nX-Worker-Secret: " + w.secret +
+                     "\r\nContent-Type: application/octet-stream\r\n";
+  head += chunked ? "Transfer-Encoding: chunked\r\n\r\n" : "Content-Length: " + std::to_string(total) + "\r\n\r\n";
+  if (!c.send(head)) return out;
+  if (!chunked) {
+    out.answer = c.read_response(std::chrono::seconds(1));
+    if (!out.answer.empty()) return out;
+  }
+  const std::string piece(256 * 1024, 'o');
+  char size_line[32];
+  std::snprintf(size_line, sizeof size_line, "%zx\r\n", piece.size());
+  while (out.sent_before_answer < total) {
+    const bool sent = chunked ? c.send(size_line) && c.send(piece) && c.send("\r\n") : c.send(piece);
+    if (!sent) break;  // the server closed after its answer
+    out.sent_before_answer += piece.size();
+    out.answer = c.read_response(std::chrono::milliseconds(5));
+    if (!out.answer.empty()) return out;
+  }
+  if (chunked && out.sent_before_answer >= total) c.send("0\r\n\r\n");
+  out.answer = c.read_response(std::chrono::seconds(60));
+  return out;
+}
+
+TEST(OutputsStreaming, AnOutputOverTheJobsLimitIsRefusedBeforeItIsStaged) {
+  OutputsWorld world(json{{"max_bytes_per_job", 1 << 20}});
+  ASSERT_TRUE(world.d.ok());
+  auto [job, w, epoch] = world.leased_job("outputs-streaming");
+  const size_t total = size_t{128} << 20;
+  for (const bool chunked : {false, true}) {
+    const RawUpload up = raw_upload(world.d, world.fleet, w, job, epoch, total, chunked);
+    std::cerr << (chunked ? "chunked" : "Content-Length") << ": " << (up.sent_before_answer >> 20)
+              << " MiB of a " << (total >> 20) << " MiB output were sent before the answer: "
+              << up.answer.substr(0, up.answer.find("\r\n")) << "\n";
+    if (!chunked) {
+      EXPECT_EQ(status_of(up.answer), 413) << up.answer;
+      EXPECT_NE(up.answer.find("outputs.max_bytes_per_job"), std::string::npos) << up.answer;
+      EXPECT_EQ(up.sent_before_answer, 0u) << "the Content-Length was not checked before the body";
+    } else {
+      // The 413 goes out and the connection closes with the client's bytes unread: the reset
+      // may overtake the answer.
+      if (!up.answer.empty()) {
+        EXPECT_EQ(status_of(up.answer), 413) << up.answer;
+        EXPECT_NE(up.answer.find("outputs.max_bytes_per_job"), std::string::npos) << up.answer;
+      }
+      // The limit, and what the sockets' buffers held when the server stopped reading.
+      EXPECT_LT(up.sent_before_answer, size_t{16} << 20) << "the chunked body was read past the limit";
+    }
+  }
+  // Nothing of it was kept, and an output under the limit is stored.
+  EXPECT_TRUE(upload(world.d.url(), world.fleet, w, job, epoch, "small.bin", std::string(1000, 's'), world.dir));
 }
 
 }  // namespace

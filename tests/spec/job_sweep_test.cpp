@@ -87,6 +87,24 @@ TEST(JobSweep, TooManyCasesAreRefused) {
   EXPECT_EQ(specs.error().field, "sweep.grid");
 }
 
+// Each case repeats the whole spec: 1000 cases of a 10 KB spec are 10 MB of specs.
+TEST(JobSweep, CasesPastTheirBytesAreRefusedNamingSweep) {
+  std::string values;
+  for (int i = 0; i < 1000; ++i) values += (values.empty() ? "" : ",") + std::to_string(i);
+  const std::string pad = R"(, "env": {"PAD": ")" + std::string(8000, 'p') + R"(", "PAD2": ")" + std::string(2000, 'q') + "\"}";
+  auto specs = expand_sweep(std::string("{") + kCommand + pad + R"(, "sweep": {"grid": {"i": [)" + values + "]}}}");
+  ASSERT_FALSE(specs);
+  EXPECT_EQ(specs.error().code, ErrorCode::payload_too_large);
+  EXPECT_EQ(specs.error().field, "sweep");
+  EXPECT_NE(specs.error().message.find(std::to_string(kMaxSweepBytes)), std::string::npos) << specs.error().message;
+  // The same spec over 100 cases (1 MB) is fine.
+  std::string fewer;
+  for (int i = 0; i < 100; ++i) fewer += (fewer.empty() ? "" : ",") + std::to_string(i);
+  auto ok = expand_sweep(std::string("{") + kCommand + pad + R"(, "sweep": {"grid": {"i": [)" + fewer + "]}}}");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->size(), 100u);
+}
+
 TEST(JobSweep, ArrayIsACommandJobsAndRefusedOnABuiltInModel) {
   auto spec = parse_job_spec(R"({"model": {"kind": "mlp"}, "data": {"dataset": "synthetic"},
                                  "array": {"index": 0, "parameters": {}}})");

@@ -153,7 +153,7 @@ TEST(TaskFile, AServersErrorIsLocatedToo) {
 }
 
 // Nested aliases: ten lines that stand for 10^9 values once written out (jobctld resolves task
-// files sent by its users). Refused when the count passes kMaxTaskValues, long before memory goes.
+// files sent by its users). Refused when their bytes pass kMaxTaskBytes, long before memory goes.
 TEST(TaskFile, AliasesThatStandForTooManyValuesAreRefused) {
   std::string text = "run: x\na0: &a0 [v, v, v, v, v, v, v, v, v, v]\n";
   for (int i = 1; i < 9; ++i) {
@@ -165,11 +165,37 @@ TEST(TaskFile, AliasesThatStandForTooManyValuesAreRefused) {
   auto task = parse_task_file(text, "bomb.yaml");
   ASSERT_FALSE(task);
   EXPECT_EQ(task.error().code, ErrorCode::invalid_argument);
-  EXPECT_NE(task.error().message.find("more than 100000 values"), std::string::npos) << task.error().message;
+  EXPECT_NE(task.error().message.find("more than 4194304 bytes once its aliases are written out"), std::string::npos)
+      << task.error().message;
   EXPECT_EQ(task.error().message.rfind("bomb.yaml:", 0), 0u) << task.error().message;
   // A few aliases, as a task file may use them, are fine.
   auto small = parse_task_file("run: x\nenv: &e {A: \"1\"}\nsweep:\n  cases: [{lr: 0.1}, {lr: 0.2}]\n", "t.yaml");
   ASSERT_TRUE(small) << small.error().message;
+}
+
+// A long key over a few aliased lists: 40,000 values, each named by a path that repeats the
+// 16 KiB key (650 MB of names), from 17 KB of text.
+TEST(TaskFile, ALongKeyOverAliasedValuesIsRefusedByItsBytes) {
+  std::string text = "run: x\nl: &l [";
+  for (int i = 0; i < 200; ++i) text += i ? ",v" : "v";
+  text += "]\n? " + std::string(16 * 1024, 'k') + "\n: [";
+  for (int i = 0; i < 200; ++i) text += i ? ",*l" : "*l";
+  text += "]\n";
+  auto task = parse_task_file(text, "long.yaml");
+  ASSERT_FALSE(task);
+  EXPECT_NE(task.error().message.find("bytes once its aliases are written out"), std::string::npos) << task.error().message;
+  EXPECT_LT(task.error().message.size(), 1000u) << "the error repeats the key";
+}
+
+// More YAML values than a task has are refused from the parser's events, before a tree is built.
+TEST(TaskFile, MoreValuesThanATaskHasAreRefusedAsWritten) {
+  std::string text = "run: x\nl: [";
+  for (int i = 0; i < 30'000; ++i) text += i ? ",a" : "a";
+  text += "]\n";
+  auto task = parse_task_file(text, "flat.yaml");
+  ASSERT_FALSE(task);
+  EXPECT_NE(task.error().message.find("more than 20000 YAML values"), std::string::npos) << task.error().message;
+  EXPECT_EQ(task.error().message.rfind("flat.yaml:2:", 0), 0u) << task.error().message;
 }
 
 }  // namespace

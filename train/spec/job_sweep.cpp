@@ -126,6 +126,19 @@ Expected<std::vector<std::string>> expand_sweep(std::string_view spec_json) {
   json::Object base;
   for (const auto& member : parsed->as_object())
     if (member.first != "sweep") base.push_back(member);
+  // Every case repeats the whole spec (each is a job of its own, stored whole): the bytes they
+  // come to are bounded, not only their number, and refused before they are made when the spec
+  // alone says so.
+  const size_t base_bytes = Value(base).dump().size();
+  auto too_large = [&](size_t bytes) {
+    return make_error(ErrorCode::payload_too_large,
+                      "sweep: its " + std::to_string(cases->size()) + " cases come to at least " +
+                          std::to_string(bytes) + " bytes of job specs (each case is the whole spec), over the limit of " +
+                          std::to_string(kMaxSweepBytes) + "; make the spec smaller or split the sweep",
+                      "sweep");
+  };
+  if (base_bytes > kMaxSweepBytes / std::max<size_t>(1, cases->size())) return too_large(base_bytes * cases->size());
+  size_t total = 0;
   std::vector<std::string> specs;
   specs.reserve(cases->size());
   for (size_t i = 0; i < cases->size(); ++i) {
@@ -135,6 +148,8 @@ Expected<std::vector<std::string>> expand_sweep(std::string_view spec_json) {
     spec.set("array", Value(json::Object{{"index", Value(static_cast<int64_t>(i))},
                                           {"parameters", Value(std::move(params))}}));
     specs.push_back(spec.dump());
+    total += specs.back().size();
+    if (total > kMaxSweepBytes) return too_large(total);
   }
   return specs;
 }

@@ -13,6 +13,7 @@
 // Thread safety: pure functions over values.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,9 @@ namespace jobctl::train {
 
 inline constexpr int kMaxArrayCases = 1000;
 inline constexpr size_t kMaxSweepParameters = 32;
+// The most bytes a sweep's case specs may come to together (each case is the whole spec, stored as
+// a job of its own): what one array request may add to jobctld's database is bounded by it.
+inline constexpr size_t kMaxSweepBytes = size_t{8} << 20;
 inline constexpr std::string_view kSweepParameterNameRule =
     "a parameter name is letters, digits and '_' (at most 64), not starting with a digit";
 
@@ -30,7 +34,8 @@ inline constexpr std::string_view kSweepParameterNameRule =
 bool is_sweep_parameter_name(std::string_view name);
 
 // The specs (JSON texts) of each case of the spec's `sweep`, in index order. Errors name the field
-// ("sweep.grid.lr[2]", "sweep.cases[1]"); a spec without `sweep` is an error naming `sweep`. The
+// ("sweep.grid.lr[2]", "sweep.cases[1]"); a spec without `sweep` is an error naming `sweep`; cases
+// over kMaxSweepBytes together are "payload_too_large" naming `sweep`. The
 // cases' specs are not validated here: parse_job_spec does that, one spec at a time.
 [[nodiscard]] Expected<std::vector<std::string>> expand_sweep(std::string_view spec_json);
 
