@@ -263,19 +263,22 @@ TEST(OutputOwner, AnOutputThatIsNotAFileOfTheJobsUserIsNotUploaded) {
 
 // A proxy in front of jobctld (argv[1]: its port) that passes everything on, but sends the
 // request bodies of a connection that carried an output upload at argv[2] bytes a second. It
-// prints its own port.
+// prints its own port, and names jobctld's in the requests' Host.
 constexpr const char* kSlowUploadProxy = R"(import socket, sys, threading, time
 upstream, rate = int(sys.argv[1]), int(sys.argv[2])
 listener = socket.socket()
 listener.bind(("127.0.0.1", 0))
 listener.listen(64)
-print("port", listener.getsockname()[1], flush=True)
+port = listener.getsockname()[1]
+print("port", port, flush=True)
+mine, theirs = b"Host: 127.0.0.1:%d" % port, b"Host: 127.0.0.1:%d" % upstream
 def pump(src, dst, to_server):
     slow = False
     try:
         while True:
             data = src.recv(4096)
             if not data: break
+            if to_server: data = data.replace(mine, theirs)  # jobctld answers only its own name
             if to_server and b"PUT " in data and b"/outputs" in data: slow = True
             if slow and to_server:
                 for i in range(0, len(data), 1024):
