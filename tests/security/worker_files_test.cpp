@@ -115,40 +115,34 @@ TEST(CheckpointSwap, ACheckpointSwappedForALinkAfterItsCheckIsNeverReadThroughTh
                        << " uploaded checkpoints were the root-only file the link pointed at";
 }
 
-// Waits for the next job's folder (argv[2] jobs on) to become this user's, then swaps its
-// subfolders sub00..sub19 with links to argv[1] and back, for argv[3] seconds.
+// Waits for the next job's folder to become this user's (the first exchange that succeeds), then
+// swaps its subfolders sub00.. (argv[3] of them) with links to argv[1] and back, for argv[2]
+// seconds.
 constexpr const char* kSwapFolders = R"(import ctypes, glob, os, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
-target, seconds = sys.argv[1], float(sys.argv[2])
+target, seconds, folders = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 victim = int(os.environ["JOBCTL_JOB_ID"]) + 1
 work_dir = os.path.dirname(os.path.dirname(os.getcwd()))
 pattern = os.path.join(work_dir, "job-%d-lease-*" % victim, "work")
-uid = os.getuid()
+# Links to the target in this job's own folder: exchanged with the next job's subfolders (the
+# same file system), which succeeds as soon as its folder is this user's.
+links = [os.path.abspath(".l%02d" % i).encode() for i in range(folders)]
+for l in links: os.symlink(target, l)
 print("waiting for", pattern, flush=True)
 deadline = time.time() + 60
-seen = False
 w = None
-while time.time() < deadline and not seen:
-    if w is None:
-        found = glob.glob(pattern)
-        w = found[0] if found else None
-    try:
-        seen = w is not None and os.lstat(w).st_uid == uid
-    except FileNotFoundError:
-        pass
-print("seen" if seen else "never seen", flush=True)
-if seen:
-    subs = [os.path.join(w, "sub%02d" % i).encode() for i in range(20)]
-    links = [os.path.join(w, ".l%02d" % i).encode() for i in range(20)]
-    for l in links:
-        try: os.symlink(target, l)
-        except OSError as e: print("cannot link:", e, flush=True)
-    end = time.time() + seconds
-    swaps = 0
-    while time.time() < end:
-        for s, l in zip(subs, links):
-            if libc.renameat2(-100, s, -100, l, 2) == 0: swaps += 1
-    print("swaps", swaps, flush=True)
+while w is None and time.time() < deadline:
+    found = glob.glob(pattern)
+    w = found[0] if found else None
+subs = [os.path.join(w or "", "sub%02d" % i).encode() for i in range(folders)]
+swaps = 0
+while w is not None and time.time() < deadline and swaps == 0:
+    if libc.renameat2(-100, subs[-1], -100, links[-1], 2) == 0: swaps += 1
+end = time.time() + seconds
+while swaps and time.time() < end:
+    for s, l in zip(subs, links):
+        if libc.renameat2(-100, s, -100, l, 2) == 0: swaps += 1
+print("swaps", swaps, flush=True)
 )";
 
 TEST(ChownWalk, GivingAJobItsFoldersNeverFollowsAFolderAnotherJobSwapsForALink) {
@@ -159,9 +153,11 @@ TEST(ChownWalk, GivingAJobItsFoldersNeverFollowsAFolderAnotherJobSwapsForALink) 
   const fs::path victim = site.dir.path() / "victim";
   fs::create_directories(victim);
   for (int i = 0; i < 500; ++i) write_root_only((victim / ("f" + std::to_string(i))).string(), "root's\n");
-  // The next job's code: 20 folders of 150 files each, so that the walk takes a while.
+  // The next job's code: 60 folders of 150 files each, so that the walk takes a while and the
+  // swapping starts before it reaches most of them (each one it enters as a link loses).
+  constexpr int kFolders = 60;
   const fs::path code = site.dir.path() / "code";
-  for (int s = 0; s < 20; ++s) {
+  for (int s = 0; s < kFolders; ++s) {
     char name[8];
     std::snprintf(name, sizeof name, "sub%02d", s);
     fs::create_directories(code / name);
@@ -178,7 +174,7 @@ TEST(ChownWalk, GivingAJobItsFoldersNeverFollowsAFolderAnotherJobSwapsForALink) 
   ASSERT_TRUE(worker.ok());
   const int64_t attacker = submit(site.url(), site.admin,
                                   json{{"name", "swapper"},
-                                       {"command", {kPython, "-c", kSwapFolders, victim.string(), "3"}},
+                                       {"command", {kPython, "-c", kSwapFolders, victim.string(), "3", std::to_string(kFolders)}},
                                        {"resources", {{"gpu", "cpu"}}}}
                                       .dump());
   ASSERT_TRUE(jobctl::testing::poll_until(
