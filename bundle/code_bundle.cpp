@@ -8,8 +8,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -58,23 +61,55 @@ struct Entry {
 std::optional<std::string> path_problem(const std::string& path) { return relative_path_problem(path); }
 
 // Whether `target`, a link at `link_path`, stays inside the bundle (lexically).
-bool link_stays_inside(const std::string& link_path, const std::string& target) {
-  if (target.empty() || target.front() == '/') return false;
-  std::vector<std::string> stack;
-  std::stringstream dirs(link_path);
-  for (std::string part; std::getline(dirs, part, '/');) stack.push_back(part);
-  stack.pop_back();  // the link's own name
-  std::stringstream parts(target);
-  for (std::string part; std::getline(parts, part, '/');) {
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> out;
+  std::stringstream parts(path);
+  for (std::string part; std::getline(parts, part, '/');) out.push_back(part);
+  return out;
+}
+
+// Whether the link at `link_path` stays inside the bundle as the file system would resolve it:
+// its target is walked from the link's folder, and a component naming another of the bundle's
+// `links` (path -> target) is replaced by that link's target, up to 40 links (as Linux allows),
+// so a chain of links each lexically inside that ends outside is refused.
+bool link_resolves_inside(const std::string& link_path, const std::map<std::string, std::string>& links) {
+  std::vector<std::string> at = split_path(link_path);
+  at.pop_back();  // the link's own name
+  std::deque<std::string> rest;
+  int hops = 0;
+  const auto follow = [&](const std::string& target) {
+    if (target.empty() || target.front() == '/' || ++hops > 40) return false;
+    const auto parts = split_path(target);
+    rest.insert(rest.begin(), parts.begin(), parts.end());
+    return true;
+  };
+  if (!follow(links.at(link_path))) return false;
+  while (!rest.empty()) {
+    const std::string part = rest.front();
+    rest.pop_front();
     if (part.empty() || part == ".") continue;
     if (part == "..") {
-      if (stack.empty()) return false;
-      stack.pop_back();
-    } else {
-      stack.push_back(part);
+      if (at.empty()) return false;
+      at.pop_back();
+      continue;
     }
+    std::string joined;
+    for (const auto& a : at) joined += a + "/";
+    joined += part;
+    if (auto link = links.find(joined); link != links.end()) {
+      if (!follow(link->second)) return false;
+      continue;
+    }
+    at.push_back(part);
   }
   return true;
+}
+
+// The first of `links` that leads out of the bundle, if any.
+std::optional<std::string> link_out(const std::map<std::string, std::string>& links) {
+  for (const auto& [path, target] : links)
+    if (!link_resolves_inside(path, links)) return path;
+  return std::nullopt;
 }
 
 Expected<std::string> read_whole(const fs::path& p) {
@@ -92,6 +127,7 @@ Expected<std::string> pack_directory(const std::string& dir, uint64_t max_input_
   const fs::path root = fs::path(dir);
   if (!fs::is_directory(fs::symlink_status(root, ec))) return pack_error("--workdir " + dir + " is not a folder");
   std::vector<Entry> entries;
+  std::map<std::string, std::string> links;  // path -> target
   uint64_t input = 0;
   BundleStats st;
   fs::recursive_directory_iterator it(root, fs::directory_options::none, ec), end;
@@ -110,8 +146,7 @@ Expected<std::string> pack_directory(const std::string& dir, uint64_t max_input_
     if (fs::is_symlink(s)) {
       e.type = 'l';
       e.data = fs::read_symlink(p, ec).string();
-      if (!link_stays_inside(rel, e.data))
-        return pack_error(rel + " is a link out of " + dir + " (to " + e.data + "); bundles carry only links inside");
+      links[rel] = e.data;
       ++st.links;
     } else if (fs::is_directory(s)) {
       e.type = 'd';
@@ -134,6 +169,9 @@ Expected<std::string> pack_directory(const std::string& dir, uint64_t max_input_
     if (auto problem = path_problem(e.path)) return pack_error(rel + ": " + *problem);
     entries.push_back(std::move(e));
   }
+  if (auto out = link_out(links))
+    return pack_error(*out + " is a link out of " + dir + " (to " + links[*out] +
+                      ", as its chain of links resolves); bundles carry only links inside");
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.path < b.path; });
 
   std::string raw;
@@ -206,7 +244,8 @@ Expected<BundleStats> unpack_bundle(const std::string& bundle, const std::string
 
   // Parse and check every entry before writing any.
   std::vector<Entry> entries;
-  std::set<std::string> links, seen;
+  std::map<std::string, std::string> links;
+  std::set<std::string> seen;
   size_t pos = 0;
   for (uint64_t i = 0; i < count; ++i) {
     if (raw.size() - pos < kEntryHeadBytes) return bad("truncated entry " + std::to_string(i));
@@ -229,14 +268,14 @@ Expected<BundleStats> unpack_bundle(const std::string& bundle, const std::string
     for (size_t slash = e.path.find('/'); slash != std::string::npos; slash = e.path.find('/', slash + 1))
       if (links.count(e.path.substr(0, slash))) return bad(e.path + " lies under the link " + e.path.substr(0, slash));
     if (e.type == 'l') {
-      if (!link_stays_inside(e.path, e.data)) return bad(e.path + " is a link out of the bundle (to " + e.data + ")");
-      links.insert(e.path);
+      links[e.path] = e.data;
     } else if (e.type == 'd' && !e.data.empty()) {
       return bad(e.path + ": a folder entry with data");
     }
     entries.push_back(std::move(e));
   }
   if (pos != raw.size()) return bad("bytes after the last entry");
+  if (auto out = link_out(links)) return bad(*out + " is a link out of the bundle (to " + links[*out] + ", as its chain of links resolves)");
   // A link must not be a prefix of an entry written before it either.
   for (const auto& e : entries)
     for (size_t slash = e.path.find('/'); slash != std::string::npos; slash = e.path.find('/', slash + 1))

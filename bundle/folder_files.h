@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,25 @@ struct FolderFile {
 // `skipped` when given). Errors: io when `dir` cannot be read.
 Expected<std::vector<FolderFile>> list_folder_files(const std::string& dir, std::vector<std::string>* skipped = nullptr);
 
-// Opens `dir`/`path` for reading, never through a link. Errors: invalid_argument (field "path")
-// for a path base/relative_path.h refuses; io otherwise. The caller closes the descriptor.
-Expected<int> open_inside_for_read(const std::string& dir, const std::string& path);
+// Opens `path` (relative, '/'-separated, no empty, "." or ".." component) beneath the folder
+// `dir_fd`, following no link on the way or at its end: openat2 with RESOLVE_BENEATH |
+// RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS where the kernel has it, else one component at a
+// time with O_NOFOLLOW. `flags` are open(2)'s for the last component (O_NOFOLLOW and O_CLOEXEC are
+// added). Errors: invalid_argument for a path with such a component; io otherwise (errno kept).
+// The caller closes the descriptor. This is how the worker reaches every file of a job's: what it
+// opens is what it then checks (fstat) and reads, so nothing swapped in after the check is read.
+Expected<int> open_beneath(int dir_fd, const std::string& path, int flags);
+
+// The regular file behind `fd` (of the user `owner`, when given): its size. Errors: io naming
+// `shown` when it is not one (a FIFO, a folder, another user's file).
+Expected<uint64_t> check_regular_file(int fd, std::optional<uint32_t> owner, const std::string& shown);
+
+// Opens `dir`/`path` for reading, never through a link (open_beneath), and checks it is a
+// regular file (of `owner`, when given: a program running as another user names only its own).
+// Errors: invalid_argument (field "path") for a path base/relative_path.h refuses; io otherwise.
+// The caller closes the descriptor.
+Expected<int> open_inside_for_read(const std::string& dir, const std::string& path,
+                                   std::optional<uint32_t> owner = std::nullopt);
 
 // A file being written at `dir`/`path`: created (folders on the way made 0755) as a temporary
 // file next to it; commit() fsyncs and renames it into place, replacing a file (or a link: the

@@ -88,7 +88,8 @@ json to_json(const LeaseOffer& m) {
               {"spec", embedded(m.spec_json)},
               {"lease_expires_ms", m.lease_expires_ms},
               {"resume", std::move(resume)},
-              {"gpus", m.gpus}};
+              {"gpus", m.gpus},
+              {"owner", m.owner}};
   if (m.gang)
     out["gang"] = {{"rank", m.gang->rank},
                    {"nodes", m.gang->nodes},
@@ -283,6 +284,10 @@ Expected<LeaseOffer> lease_offer_from_json(const json& body) {
         gang.addrs.size() != static_cast<size_t>(*nodes))
       return make_error(ErrorCode::invalid_argument, "the lease's gang is inconsistent (rank, nodes, addrs)", "gang");
     m.gang = std::move(gang);
+  }
+  if (auto o = body.find("owner"); o != body.end()) {
+    if (!o->is_string()) return make_error(ErrorCode::invalid_argument, "the lease's owner is not a string", "owner");
+    m.owner = o->get<std::string>();
   }
   return m;
 }

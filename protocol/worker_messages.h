@@ -71,6 +71,7 @@ struct LeaseOffer {
   std::optional<ResumePoint> resume;  // none: a fresh start
   std::vector<int> gpus;              // the worker's GPUs the job takes
   std::optional<GangRendezvous> gang;  // none: a job on one machine
+  std::string owner;                   // the user who submitted the job ("" without auth)
 };
 
 // One line of a job's output, stamped when the worker read it.

@@ -1,10 +1,15 @@
 #include "worker/checkpoint_handoff.h"
 
-#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <optional>
 #include <ostream>
 #include <string>
-#include <system_error>
+
+#include "bundle/folder_files.h"
 
 namespace jobctl::worker {
 
@@ -13,10 +18,21 @@ using nlohmann::json;
 
 namespace {
 
-// Whether `path` itself (not a link's target) is a regular file of `uid`.
-bool owned_regular_file(const fs::path& path, uid_t uid) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid;
+// The announced file, opened with no link followed anywhere on its path: beneath the job's
+// folder when it lies there, else beneath "/" (a program may keep its checkpoints on another
+// file system, /dev/shm say). Errors name the path.
+Expected<int> open_checkpoint(const fs::path& job_dir, const fs::path& path) {
+  fs::path base = job_dir.lexically_normal();
+  fs::path rel = path.lexically_relative(base);
+  if (rel.empty() || *rel.begin() == "..") {
+    base = "/";
+    rel = path.relative_path();
+  }
+  const int base_fd = ::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (base_fd < 0) return make_error(ErrorCode::io, "cannot open " + base.string() + ": " + std::strerror(errno));
+  auto fd = bundle::open_beneath(base_fd, rel.generic_string(), O_RDONLY | O_NONBLOCK);
+  ::close(base_fd);
+  return fd;
 }
 
 }  // namespace
@@ -32,19 +48,24 @@ void CheckpointHandoff::take(const json& ck, const json& progress) {
   else if (progress.contains("step") && progress["step"].is_number_integer()) step = progress["step"].get<int64_t>();
   if (step < 0 || (program_.command && step < last_enqueued_step_)) step = last_enqueued_step_ + 1;
   last_enqueued_step_ = step;
-  // The program may prune or replace the file (the protocol asks it to replace atomically):
-  // a hard link keeps this one for the uploader.
-  const std::string copy = (job_dir_ / ("upload-" + std::to_string(step) + ".ckpt")).string();
-  std::error_code link_ec;
-  fs::remove(copy, link_ec);
-  fs::create_hard_link(path, copy, link_ec);
-  if (options_.run_as && !owned_regular_file(link_ec ? path : fs::path(copy), options_.run_as->uid)) {
-    log_ << "jobctl-worker: job " << job_id_ << ": checkpoint " << path.string()
-         << " is not a file of the job's user; not uploaded\n";
-    fs::remove(copy, link_ec);
+  // The bytes uploaded are those of the file opened and checked here, read from the same
+  // descriptor (it keeps them even when the program prunes or replaces the file): under --run-as
+  // only a regular file of the job's user, as the descriptor's fstat says, never a link's target.
+  auto fd = open_checkpoint(job_dir_, path.lexically_normal());
+  if (!fd) {
+    log_ << "jobctl-worker: job " << job_id_ << ": checkpoint " << path.string() << " not uploaded: "
+         << fd.error().message << "\n";
     return;
   }
-  uploader_.enqueue(step, link_ec ? path.string() : copy, ck.value("reason", std::string("program")), !link_ec);
+  const std::optional<uint32_t> owner =
+      options_.run_as ? std::optional<uint32_t>(options_.run_as->uid) : std::nullopt;
+  if (auto ok = bundle::check_regular_file(*fd, owner, path.string()); !ok) {
+    log_ << "jobctl-worker: job " << job_id_ << ": checkpoint " << path.string()
+         << " is not a file of the job's user; not uploaded (" << ok.error().message << ")\n";
+    ::close(*fd);
+    return;
+  }
+  uploader_.enqueue(step, *fd, ck.value("reason", std::string("program")));
 }
 
 }  // namespace jobctl::worker

@@ -41,25 +41,25 @@ std::string hex8(uint32_t v) {
 
 }  // namespace
 
-Expected<std::string> read_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  // Always io, never not_found: a caller reads not_found as the daemon's answer that the job is
-  // gone (the lease is lost), while a local file can vanish for reasons of its own (the trainer
-  // pruned an old checkpoint before it could be linked for upload).
-  if (fd < 0) return make_error(ErrorCode::io, "cannot open " + path + ": " + std::strerror(errno));
+Expected<std::string> read_descriptor(int fd, const std::string& shown) {
   std::string out;
   char buf[1 << 16];
   for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
+    const ssize_t n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(out.size()));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int e = errno;
-      ::close(fd);
-      return make_error(ErrorCode::io, "cannot read " + path + ": " + std::strerror(e));
-    }
+    if (n < 0) return make_error(ErrorCode::io, "cannot read " + shown + ": " + std::strerror(errno));
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
   }
+  return out;
+}
+
+Expected<std::string> read_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Always io, never not_found: a caller reads not_found as the daemon's answer that the job is
+  // gone (the lease is lost), while a local file can vanish for reasons of its own.
+  if (fd < 0) return make_error(ErrorCode::io, "cannot open " + path + ": " + std::strerror(errno));
+  auto out = read_descriptor(fd, path);
   ::close(fd);
   return out;
 }
@@ -141,8 +141,8 @@ Expected<CheckpointTransfer::Answer> CheckpointTransfer::send_retrying(const std
 }
 
 Status CheckpointTransfer::upload(int64_t job_id, int64_t step, int64_t worker_id, int64_t epoch,
-                                  const std::string& path) {
-  auto bytes = read_file(path);
+                                  int fd) {
+  auto bytes = read_descriptor(fd, "the checkpoint at step " + std::to_string(step));
   if (!bytes) return bytes.error();
   const uint32_t crc = crc32c::value(bytes->data(), bytes->size());
   const std::string target = "/v1/jobs/" + std::to_string(job_id) + "/checkpoints/" + std::to_string(step) +
@@ -152,6 +152,15 @@ Status CheckpointTransfer::upload(int64_t job_id, int64_t step, int64_t worker_i
   if (!r) return r.error();
   if (r->status != 201) return client::error_from_answer(r->status, r->body);
   return {};
+}
+
+Status CheckpointTransfer::upload(int64_t job_id, int64_t step, int64_t worker_id, int64_t epoch,
+                                  const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return make_error(ErrorCode::io, "cannot open " + path + ": " + std::strerror(errno));
+  auto st = upload(job_id, step, worker_id, epoch, fd);
+  ::close(fd);
+  return st;
 }
 
 Expected<std::vector<StoredCheckpoint>> CheckpointTransfer::list(int64_t job_id) {

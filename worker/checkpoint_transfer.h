@@ -48,9 +48,11 @@ class CheckpointTransfer {
   CheckpointTransfer(const CheckpointTransfer&) = delete;
   CheckpointTransfer& operator=(const CheckpointTransfer&) = delete;
 
-  // Uploads `path` as the job's checkpoint at `step` under the lease (worker, epoch). Errors
-  // keep the daemon's code ("stale_epoch" when fenced off: do not retry) or "unavailable"/"io"
-  // after the last attempt.
+  // Uploads the file open as `fd` (read from its start; the caller keeps and closes it) as the
+  // job's checkpoint at `step` under the lease (worker, epoch). Errors keep the daemon's code
+  // ("stale_epoch" when fenced off: do not retry) or "unavailable"/"io" after the last attempt.
+  Status upload(int64_t job_id, int64_t step, int64_t worker_id, int64_t epoch, int fd);
+  // The same for a file of the worker's own, by path (the tests' uploads).
   Status upload(int64_t job_id, int64_t step, int64_t worker_id, int64_t epoch, const std::string& path);
   // The job's stored checkpoints, newest first.
   Expected<std::vector<StoredCheckpoint>> list(int64_t job_id);
@@ -79,5 +81,7 @@ class CheckpointTransfer {
 Expected<uint32_t> file_crc32c(const std::string& path, int64_t* size = nullptr);
 // Reads a whole file.
 Expected<std::string> read_file(const std::string& path);
+// Reads the whole file open as `fd`, from its start (pread: the descriptor's offset is left).
+Expected<std::string> read_descriptor(int fd, const std::string& shown);
 
 }  // namespace jobctl::worker

@@ -29,14 +29,12 @@ CheckpointUploader::~CheckpointUploader() {
   if (thread_.joinable()) thread_.join();
 }
 
-void CheckpointUploader::discard(const Item& item) {
-  if (item.remove_after) ::unlink(item.path.c_str());
-}
+void CheckpointUploader::discard(const Item& item) { ::close(item.fd); }
 
-void CheckpointUploader::enqueue(int64_t step, std::string path, std::string reason, bool remove_after) {
+void CheckpointUploader::enqueue(int64_t step, int fd, std::string reason) {
   {
     MutexLock lock(mu_);
-    queue_.push_back(Item{step, std::move(path), std::move(reason), remove_after});
+    queue_.push_back(Item{step, fd, std::move(reason)});
   }
   cv_.signal_all();
 }
@@ -78,7 +76,7 @@ void CheckpointUploader::run() {
            << " not uploaded: the lease is gone\n";
     } else {
       const auto t0 = std::chrono::steady_clock::now();
-      auto st = transfer_.upload(job_id_, item.step, worker_id_, epoch_, item.path);
+      auto st = transfer_.upload(job_id_, item.step, worker_id_, epoch_, item.fd);
       const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
       if (st) {
         last_uploaded_.store(item.step);

@@ -30,9 +30,11 @@ class CheckpointUploader {
   CheckpointUploader(const CheckpointUploader&) = delete;
   CheckpointUploader& operator=(const CheckpointUploader&) = delete;
 
-  // `reason` is the trainer's (periodic, signal, interrupt). `remove_after`: the file is the
-  // uploader's own copy; it is deleted once uploaded or skipped.
-  void enqueue(int64_t step, std::string path, std::string reason, bool remove_after);
+  // `reason` is the trainer's (periodic, signal, interrupt). `fd`: the checkpoint, open (the
+  // handoff opened and checked it: worker/checkpoint_handoff.h); the uploader reads it from that
+  // descriptor and closes it once uploaded or skipped. An open descriptor keeps the file's bytes
+  // even after the program prunes or replaces it.
+  void enqueue(int64_t step, int fd, std::string reason);
   // Waits until everything queued was uploaded (or given up on), at most timeout_ms. True when
   // the queue is empty.
   bool drain(int timeout_ms);
@@ -43,8 +45,8 @@ class CheckpointUploader {
  private:
   struct Item {
     int64_t step;
-    std::string path, reason;
-    bool remove_after;
+    int fd;
+    std::string reason;
   };
   static void discard(const Item& item);
   void run() JOBCTL_EXCLUDES(mu_);

@@ -62,6 +62,15 @@ void HeartbeatSender::quiet() {
   quiet_ = true;
 }
 
+void HeartbeatSender::keep_alive() {
+  {
+    MutexLock lock(mu_);
+    if (verdict_ == Verdict::cancel || verdict_ == Verdict::lost) return;
+    quiet_ = false;
+  }
+  cv_.signal_all();
+}
+
 HeartbeatSender::Verdict HeartbeatSender::verdict(std::string* why) {
   char drain[16];
   while (wake_read_ >= 0 && ::read(wake_read_, drain, sizeof drain) > 0) {

@@ -56,6 +56,9 @@ class HeartbeatSender {
   void beat_now() JOBCTL_EXCLUDES(mu_);
   // No more heartbeats are started (the job is stopping); one in flight finishes.
   void quiet() JOBCTL_EXCLUDES(mu_);
+  // Heartbeats go on (after quiet()) while the worker uploads what the program left, so that a
+  // slow upload never outlives the lease; not once the lease is cancelled or lost.
+  void keep_alive() JOBCTL_EXCLUDES(mu_);
 
   // Readable while a verdict waits to be taken.
   int wake_fd() const { return wake_read_; }

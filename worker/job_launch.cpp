@@ -1,6 +1,9 @@
 #include "worker/job_launch.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -14,20 +17,71 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Gives `root` and everything under it (links themselves, never followed) to `who`.
-Status give_tree(const fs::path& root, const process::Credentials& who) {
-  auto give = [&](const fs::path& p) -> Status {
-    if (::lchown(p.c_str(), who.uid, who.gid) != 0)
-      return make_error(ErrorCode::io, "cannot give " + p.string() + " to uid " + std::to_string(who.uid) + ": " +
-                                           std::strerror(errno));
-    return {};
+// Gives the folder open as `dir_fd` and everything in it to `who`, each folder's entries before
+// the folder itself, so that the user may change nothing in a folder while the walk is in it.
+// Every entry is reached by its name in a folder held open and examined on a descriptor of its
+// own: subfolders opened with O_NOFOLLOW (a folder swapped for a link is an error, never
+// entered), anything else opened with O_PATH | O_NOFOLLOW and changed through that descriptor (a
+// link itself, never its target). A regular file of someone else with more than one name (a hard
+// link into the tree) is refused.
+Status give_folder(int dir_fd, const std::string& shown, const process::Credentials& who, int depth) {
+  auto failed = [&](const std::string& what) {
+    return make_error(ErrorCode::io, "cannot give " + what + " to uid " + std::to_string(who.uid) + ": " + std::strerror(errno));
   };
-  if (auto st = give(root); !st) return st;
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec))
-    if (auto st = give(it->path()); !st) return st;
-  if (ec) return make_error(ErrorCode::io, "cannot list " + root.string() + ": " + ec.message());
-  return {};
+  if (depth > 256) return make_error(ErrorCode::io, "cannot give " + shown + ": folders more than 256 deep");
+  const int list_fd = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (list_fd < 0) return failed(shown);
+  DIR* listing = ::fdopendir(list_fd);
+  if (listing == nullptr) {
+    ::close(list_fd);
+    return failed(shown);
+  }
+  Status result;
+  while (result) {
+    errno = 0;
+    const dirent* e = ::readdir(listing);
+    if (e == nullptr) {
+      if (errno != 0) result = failed(shown);
+      break;
+    }
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    const std::string at = shown + "/" + name;
+    const int fd = ::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      result = failed(at);
+      break;
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      result = failed(at);
+    } else if (S_ISDIR(st.st_mode)) {
+      const int sub = ::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (sub < 0) result = failed(at);
+      else {
+        result = give_folder(sub, at, who, depth + 1);
+        ::close(sub);
+      }
+    } else if (S_ISREG(st.st_mode) && st.st_nlink > 1 && st.st_uid != who.uid) {
+      result = make_error(ErrorCode::io, "cannot give " + at + " to uid " + std::to_string(who.uid) +
+                                             ": a file of another user with other names (a hard link)");
+    } else if (::fchownat(fd, "", who.uid, who.gid, AT_EMPTY_PATH) != 0) {
+      result = failed(at);
+    }
+    ::close(fd);
+  }
+  ::closedir(listing);
+  if (result && ::fchown(dir_fd, who.uid, who.gid) != 0) return failed(shown);
+  return result;
+}
+
+// Gives the folder `root` (itself no link) and everything under it to `who`.
+Status give_tree(const fs::path& root, const process::Credentials& who) {
+  const int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return make_error(ErrorCode::io, "cannot open " + root.string() + ": " + std::strerror(errno));
+  auto st = give_folder(fd, root.string(), who, 0);
+  ::close(fd);
+  return st;
 }
 
 // The job protocol's environment (docs/job-protocol.md); JOBCTL_RESUME_FROM only when resuming and

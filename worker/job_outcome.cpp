@@ -34,6 +34,7 @@ RunOutcome give_back(const AttemptEnd& end, std::ostream& log) {
     log << "jobctl-worker: job " << end.reporter.job_id() << ": checkpoint upload still pending; giving the job back\n";
   const int64_t last_uploaded_step = end.uploader.last_uploaded_step();
   end.upload_outputs();
+  end.end_heartbeats();
   const std::string reason =
       (s.stop == StopReason::move ? std::string("moved by jobctld") : std::string(end.stop.reason()) + ": worker stopping") +
       "; trainer " + s.status.describe() +
@@ -64,9 +65,11 @@ RunOutcome finish_attempt(const AttemptEnd& end, std::string& resume_refused, st
   const int64_t job_id = end.reporter.job_id();
   switch (s.stop) {
     case StopReason::cancel:
+      end.end_heartbeats();
       log << "jobctl-worker: job " << job_id << " stopped after cancel (" << s.status.describe() << ")\n";
       return RunOutcome::cancelled;
     case StopReason::lost:
+      end.end_heartbeats();
       return RunOutcome::lease_lost;
     case StopReason::release:
     case StopReason::move:
@@ -81,9 +84,11 @@ RunOutcome finish_attempt(const AttemptEnd& end, std::string& resume_refused, st
     // older one.
     if (end.resuming && protocol.resume_refused() && !protocol.started()) {
       resume_refused = protocol.error().value_or(program.label + " " + s.status.describe());
+      end.end_heartbeats();
       return RunOutcome::failed;
     }
     end.upload_outputs();
+    end.end_heartbeats();
     std::string why = program.label + " " + s.status.describe();
     if (s.status.exited && !program.command)
       if (const char* meaning = exit_code_meaning(s.status.code)) why += std::string(" (") + meaning + ")";
@@ -99,6 +104,7 @@ RunOutcome finish_attempt(const AttemptEnd& end, std::string& resume_refused, st
   }
 
   end.upload_outputs();
+  end.end_heartbeats();
   // jobctl-train's `done` line says whether the run was whole: one that stopped early (a signal
   // from elsewhere) exits 0 but did not finish.
   if (protocol.done() && protocol.done()->value("status", std::string()) != "succeeded") {

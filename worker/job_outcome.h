@@ -41,6 +41,9 @@ struct AttemptEnd {
   // Uploads the program's outputs (worker/output_sync.h): after the program exited or after the
   // last checkpoint of a job given back, before the report that ends the lease.
   std::function<void()> upload_outputs = [] {};
+  // Ends the heartbeats (the last carries the log still pending): after the uploads, before the
+  // report that ends the lease, so that the lease lives as long as the uploads take.
+  std::function<void()> end_heartbeats = [] {};
 };
 
 // Reports the attempt's outcome. When a resuming program refused its checkpoint (an `error` line

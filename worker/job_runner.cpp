@@ -46,6 +46,7 @@ Expected<Lease> JobRunner::lease_from_json(const json& j) {
   if (offer->resume) l.resume = StoredCheckpoint{offer->resume->step, offer->resume->bytes, offer->resume->crc32c};
   l.gpus = std::move(offer->gpus);
   l.gang = std::move(offer->gang);
+  l.owner = std::move(offer->owner);
   return l;
 }
 
@@ -139,14 +140,15 @@ RunOutcome JobRunner::run(const Lease& lease) {
       log_ << "jobctl-worker: job " << lease.job_id << ": unpacked its code bundle (" << unpacked->files << " files, "
            << unpacked->file_bytes << " bytes) into " << program->cwd.string() << "\n";
     }
-    auto setup = prepare_setup(*program, bundle_bytes, options_, log_);
+    auto setup = prepare_setup(*program, bundle_bytes, lease.owner, options_, log_);
     if (!setup) return fail_job(setup.error().message);
     setup_log = std::move(setup->log_lines);
   }
 
   // The outputs earlier leases stored come back into this lease's empty JOBCTL_OUTPUT_DIR before
   // the program starts.
-  OutputSync outputs(api_, lease.job_id, worker_id_, lease.epoch, job_output_dir(dir).string(), log_);
+  OutputSync outputs(api_, lease.job_id, worker_id_, lease.epoch, job_output_dir(dir).string(), log_,
+                     options_.run_as ? std::optional<uint32_t>(options_.run_as->uid) : std::nullopt);
   if (auto restored = outputs.restore(); !restored)
     return fail_job("cannot restore the job's earlier outputs: " + restored.error().message);
 
@@ -202,11 +204,15 @@ RunOutcome JobRunner::attempt(const Lease& lease, LeaseReporter& reporter, Outpu
       JobSupervisor({*job, *program, protocol, heartbeats, pending_log, checkpoints, uploader, stop_}, lease.job_id,
                     resume_path.has_value(), rank, log_)
           .run();
-  // The last of the log goes with a last heartbeat, before the outcome is reported (the lease
-  // still holds), unless jobctld does not answer in time.
+  // Heartbeats keep the lease while the last checkpoint and the outputs upload; the last of the
+  // log goes with a last heartbeat, before the outcome is reported (the lease still holds),
+  // unless jobctld does not answer in time.
+  heartbeats.keep_alive();
   const bool flush = supervised.stop != StopReason::lost;
-  if (!heartbeats.finish(flush, kFinalLogWait) && flush)
-    log_ << "jobctl-worker: job " << lease.job_id << ": the last of its log was not delivered\n";
+  auto end_heartbeats = [&] {
+    if (!heartbeats.finish(flush, kFinalLogWait) && flush)
+      log_ << "jobctl-worker: job " << lease.job_id << ": the last of its log was not delivered\n";
+  };
   return finish_attempt({.supervised = supervised,
                          .program = *program,
                          .protocol = protocol,
@@ -224,7 +230,8 @@ RunOutcome JobRunner::attempt(const Lease& lease, LeaseReporter& reporter, Outpu
                                else
                                  log_ << "jobctl-worker: job " << lease.job_id << ": rank " << rank
                                       << " uploads no outputs (rank 0 stores the job's)\n";
-                             }},
+                             },
+                         .end_heartbeats = end_heartbeats},
                         resume_refused, log_);
 }
 

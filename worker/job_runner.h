@@ -66,6 +66,7 @@ struct Lease {
   std::optional<StoredCheckpoint> resume;  // the newest stored checkpoint, when the job has one
   std::vector<int> gpus;                   // the worker's GPUs the job takes (the daemon names them)
   std::optional<protocol::GangRendezvous> gang;  // a job across machines: this node's place in it
+  std::string owner;  // the user who submitted the job ("" without auth): its setups are its own
 };
 
 class JobRunner {

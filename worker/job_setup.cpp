@@ -2,14 +2,18 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include "base/crc32c.h"
+#include "base/mutex.h"
 #include "base/text_file.h"
 #include "bundle/code_bundle.h"
 #include "process/run.h"
@@ -77,10 +81,65 @@ Status run_commands(const JobProgram& program, const fs::path& dir, const Runner
   return {};
 }
 
+// Every entry under `dir` (links themselves, never followed) as it is now, one line each: its
+// path, type and mode, size, inode and change time. The folder's own markers are left out (they
+// are written after the listing). A program cannot change an entry and set its change time back.
+std::string entries_as_they_are(const fs::path& dir) {
+  std::string out;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string rel = it->path().lexically_relative(dir).generic_string();
+    if (rel.rfind(kMadeFor, 0) == 0) continue;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0) return "unreadable " + rel;
+    out += rel + " " + std::to_string(st.st_mode) + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_ino) +
+           " " + std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec) + "\n";
+  }
+  if (ec) return "unreadable: " + ec.message();
+  return out;
+}
+
+// What each setup folder held when this worker process made it (folder -> entries_as_they_are):
+// in the worker's memory, which no program can reach, not on disk, where a program running as the
+// worker's user could rewrite the record along with the folder. A folder made before this worker
+// started is made again.
+Mutex made_mu;
+std::map<std::string, std::string> made_entries JOBCTL_GUARDED_BY(made_mu);
+
+std::optional<std::string> entries_when_made(const fs::path& dir) JOBCTL_EXCLUDES(made_mu) {
+  MutexLock lock(made_mu);
+  auto it = made_entries.find(dir.string());
+  if (it == made_entries.end()) return std::nullopt;
+  return it->second;
+}
+
+void record_entries(const fs::path& dir, std::optional<std::string> entries) JOBCTL_EXCLUDES(made_mu) {
+  MutexLock lock(made_mu);
+  if (entries) made_entries[dir.string()] = std::move(*entries);
+  else made_entries.erase(dir.string());
+}
+
+// Write permission off (`writable` false) or, for the owner, back on (to remove the folder) for
+// `dir` and every entry under it; links are left alone.
+void set_writable(const fs::path& dir, bool writable) {
+  std::error_code ec;
+  const auto change = [&](const fs::path& p) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) return;
+    const mode_t mode = writable ? (st.st_mode | S_IWUSR) : (st.st_mode & ~(S_IWUSR | S_IWGRP | S_IWOTH));
+    ::chmod(p.c_str(), mode & 07777);
+  };
+  change(dir);
+  for (fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end; !ec && it != end;
+       it.increment(ec))
+    change(it->path());
+}
+
 }  // namespace
 
 Expected<PreparedSetup> prepare_setup(const JobProgram& program, const std::string& bundle_bytes,
-                                      const RunnerOptions& options, std::ostream& log) {
+                                      const std::string& owner, const RunnerOptions& options, std::ostream& log) {
   PreparedSetup out;
   if (program.setup.empty()) return out;
   if (options.run_as)
@@ -88,7 +147,7 @@ Expected<PreparedSetup> prepare_setup(const JobProgram& program, const std::stri
                       "this worker runs job programs as another user (--run-as) and does not run setup commands "
                       "(they would run as the worker's own user); install what the job needs on the worker",
                       "setup");
-  std::string made_for = "bundle " + program.bundle + "\n";
+  std::string made_for = "user " + owner + "\nbundle " + program.bundle + "\n";
   for (const auto& c : program.setup) made_for += c + "\n";
   char crc[16];
   std::snprintf(crc, sizeof crc, "%08x", crc32c::value(made_for.data(), made_for.size()));
@@ -104,12 +163,20 @@ Expected<PreparedSetup> prepare_setup(const JobProgram& program, const std::stri
   }
   FolderLock lock(out.dir.string() + ".lock");
   if (!lock.held()) return make_error(ErrorCode::io, "cannot lock " + out.dir.string() + ".lock");
-  if (fs::exists(out.dir / kDone) && read_all(out.dir / kMadeFor) == made_for) {
+  const bool made = fs::exists(out.dir / kDone) && read_all(out.dir / kMadeFor) == made_for;
+  const std::optional<std::string> when_made = entries_when_made(out.dir);
+  if (made && when_made && *when_made == entries_as_they_are(out.dir)) {
     out.cached = true;
-    out.log_lines.push_back("setup: done before on this worker for this bundle and setup (" + out.dir.string() +
+    out.log_lines.push_back("setup: done before on this worker for this user, bundle and setup (" + out.dir.string() +
                             "); not run again");
   } else {
-    fs::remove_all(out.dir, ec);  // a failed or interrupted setup starts again from scratch
+    if (made)
+      out.log_lines.push_back("setup: what it made before in " + out.dir.string() +
+                              (when_made ? " was changed since" : " was made before this worker started") +
+                              "; made again from scratch");
+    record_entries(out.dir, std::nullopt);
+    set_writable(out.dir, true);
+    fs::remove_all(out.dir, ec);  // a failed, interrupted or changed setup starts again from scratch
     fs::create_directories(out.dir, ec);
     if (ec) return make_error(ErrorCode::io, "cannot create " + out.dir.string() + ": " + ec.message());
     {
@@ -123,8 +190,18 @@ Expected<PreparedSetup> prepare_setup(const JobProgram& program, const std::stri
                                                            unpacked.error().message);
     log << "jobctl-worker: running " << program.setup.size() << " setup command(s) in " << out.dir.string() << "\n";
     if (auto st = run_commands(program, out.dir, options, out.log_lines); !st) return st.error();
-    std::ofstream done(out.dir / kDone, std::ios::trunc);
-    if (!done.flush()) return make_error(ErrorCode::io, "cannot write " + (out.dir / kDone).string());
+    // Read-only from now on (the folder itself once its marker is written), and reused only while
+    // every entry is as listed in the marker.
+    set_writable(out.dir, false);
+    ::chmod(out.dir.c_str(), 0755);
+    {
+      std::ofstream done(out.dir / kDone, std::ios::trunc);
+      if (!done.flush()) return make_error(ErrorCode::io, "cannot write " + (out.dir / kDone).string());
+    }
+    ::chmod((out.dir / kDone).c_str(), 0444);
+    ::chmod((out.dir / kMadeFor).c_str(), 0444);
+    ::chmod(out.dir.c_str(), 0555);
+    record_entries(out.dir, entries_as_they_are(out.dir));
   }
   // What setup made, beside the program's own copy of the bundle.
   for (const auto& entry : fs::directory_iterator(out.dir, ec)) {

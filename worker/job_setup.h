@@ -1,16 +1,22 @@
 // A command job's `setup` (docs/job-spec.md): shell commands run before its program, in a folder
-// holding the job's code, once per (worker, code bundle, setup). What they make there (a
+// holding the job's code, once per (worker, user, code bundle, setup). What they make there (a
 // virtualenv, a compiled extension, downloaded weights) is kept and linked into every later lease's
-// folder with the same bundle and setup, so a job that moves back or resumes here does not install
-// again.
+// folder of the same user with the same bundle and setup, so a job that moves back or resumes here
+// does not install again. Another user's job never gets it (one user's program could have changed
+// it), and no job may change it: once made it is read-only, and it is reused only while every
+// entry is as this worker process recorded it, in its memory, when it made it (each one's type,
+// mode, size, inode and change time, which no program can set back), else made again from
+// scratch (so also once after the worker restarts).
 //
 // On disk, under the worker's --work-dir: `setup/<bundle prefix>-<crc>-<n>/` holds the bundle
-// unpacked, `.jobctl-setup` (the bundle and commands it was made for: a different setup whose
-// CRC collides gets the next n) and, once every command succeeded, `.jobctl-setup-done`. A folder
-// without the marker (a failed or interrupted setup) is made again from scratch. `<folder>.lock`
-// is held (flock) while a lease prepares it, so two slots never run the same setup at once.
+// unpacked, `.jobctl-setup` (the user, bundle and commands it was made for: a different setup
+// whose CRC collides gets the next n) and, once every command succeeded, `.jobctl-setup-done`. A
+// folder without the marker (a failed or interrupted setup) or whose entries changed is made
+// again from scratch. `<folder>.lock` is held (flock) while a lease
+// prepares it, so two slots never run the same setup at once.
 //
-// Thread safety: a free function; concurrent calls for the same folder serialise on its lock.
+// Thread safety: a free function; concurrent calls for the same folder serialise on its lock (the
+// record of what each folder held is behind a mutex of its own).
 #pragma once
 
 #include <filesystem>
@@ -36,7 +42,8 @@ struct PreparedSetup {
 // program's folder lacks into it. Errors carry the message the job fails with: the failing
 // command, its exit status and the tail of its output; a setup on a worker that runs programs as
 // another user (--run-as) is refused, since the commands would run as the worker's user.
+// `owner`: the user who submitted the job (the lease's; "" without auth).
 Expected<PreparedSetup> prepare_setup(const JobProgram& program, const std::string& bundle_bytes,
-                                      const RunnerOptions& options, std::ostream& log);
+                                      const std::string& owner, const RunnerOptions& options, std::ostream& log);
 
 }  // namespace jobctl::worker

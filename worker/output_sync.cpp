@@ -27,8 +27,8 @@ bool transient(const Status& st) {
 }  // namespace
 
 OutputSync::OutputSync(client::ApiClient& api, int64_t job_id, int64_t worker_id, int64_t epoch, std::string dir,
-                       std::ostream& log)
-    : api_(api), job_id_(job_id), worker_id_(worker_id), epoch_(epoch), dir_(std::move(dir)), log_(log) {}
+                       std::ostream& log, std::optional<uint32_t> owner)
+    : api_(api), job_id_(job_id), worker_id_(worker_id), epoch_(epoch), dir_(std::move(dir)), log_(log), owner_(owner) {}
 
 Status OutputSync::restore() {
   auto listed = api_.list_outputs(job_id_);
@@ -77,7 +77,7 @@ int OutputSync::upload() {
     if (auto it = sent_.find(f.path); it != sent_.end() && it->second == std::make_pair(f.bytes, f.mtime_ns)) continue;
     Status st;
     for (int attempt = 0; attempt < kOutputRetry.max_attempts; ++attempt) {
-      auto fd = bundle::open_inside_for_read(dir_, f.path);
+      auto fd = bundle::open_inside_for_read(dir_, f.path, owner_);
       if (!fd) {
         st = fd.error();
         break;

@@ -5,7 +5,8 @@
 // exited and when the job is given back (after its last checkpoint's upload, before the report
 // that ends the lease). A file restored and unchanged is not sent again. Files are read and
 // written without leaving the folder (bundle/folder_files.h): a link the program plants there is
-// skipped, never followed.
+// skipped, never followed; with an `owner` (the job's user under --run-as) only that user's files
+// are sent, as fstat on the descriptor read says (never a hard link to the worker's files).
 //
 // Ownership and thread safety: borrows the ApiClient; one thread (the runner's).
 #pragma once
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -24,7 +26,7 @@ namespace jobctl::worker {
 class OutputSync {
  public:
   OutputSync(client::ApiClient& api, int64_t job_id, int64_t worker_id, int64_t epoch, std::string dir,
-             std::ostream& log);
+             std::ostream& log, std::optional<uint32_t> owner = std::nullopt);
 
   const std::string& dir() const { return dir_; }
   // Downloads the job's stored outputs into the folder. Errors: the daemon's or the disk's.
@@ -38,6 +40,7 @@ class OutputSync {
   const int64_t job_id_, worker_id_, epoch_;
   const std::string dir_;
   std::ostream& log_;
+  const std::optional<uint32_t> owner_;
   std::map<std::string, std::pair<uint64_t, int64_t>> sent_;  // path -> (bytes, mtime) stored
 };
 

@@ -159,6 +159,7 @@ json lease_json(const jobs::LeaseGrant& g) {
   offer.lease_expires_ms = g.lease_expires_ms;
   offer.gpus = g.gpus;
   offer.gang = g.gang;
+  offer.owner = g.owner;
   json j = protocol::to_json(offer);
   // The checkpoint to resume from as every checkpoint answer shows it (the worker reads its
   // step, size and CRC: protocol::ResumePoint).

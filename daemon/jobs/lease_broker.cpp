@@ -297,7 +297,10 @@ Expected<LeaseGrant> LeaseBroker::grant_node_in(WriteTxn& txn, const JobRow& job
   if (auto st = txn.update_worker(**w); !st) return st.error();
   if (recorder_)
     if (auto st = recorder_->lease_granted(txn, job, **w, gpus, now); !st) return st.error();
-  LeaseGrant g{job.id, job.lease_epoch, job.name, job.spec_json, expires, std::nullopt, gpus, std::nullopt};
+  auto owner = txn.job_owner(job.id);
+  if (!owner) return owner.error();
+  LeaseGrant g{job.id,      job.lease_epoch, job.name,    job.spec_json, expires,
+               std::nullopt, gpus,           std::nullopt, owner->value_or("")};
   if (!checkpoints.empty()) g.resume = checkpoints.front();
   return g;
 }

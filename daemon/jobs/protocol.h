@@ -88,6 +88,8 @@ struct LeaseGrant {
   std::vector<int> gpus;
   // A gang's node: its rank and the rendezvous (protocol::GangRendezvous); none for one machine.
   std::optional<protocol::GangRendezvous> gang;
+  // The user who submitted the job ("" without auth): a worker reuses a setup only for its user.
+  std::string owner;
 };
 
 // The worker protocol's messages, shared with jobctl-worker (protocol/worker_messages.h: the

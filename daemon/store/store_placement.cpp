@@ -6,7 +6,7 @@
 
 #include <map>
 
-#include "daemon/store/row_codecs.h"
+#include "daemon/store/row_codecs.h"  // JOBCTL_JOB_NODES_COLUMN
 
 namespace jobctl::daemon::store {
 

@@ -17,6 +17,7 @@
 
 #include "process/user_credentials.h"
 #include "tests/security/security_support.h"
+#include "tests/security/worker_site.h"
 #include "tests/support/poll.h"
 
 namespace jobctl::security {
@@ -25,69 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kPython = "/usr/bin/python3";
-
-// A Unix user made for one test (root only), removed at its end.
-class TestUser {
- public:
-  TestUser() {
-    name_ = "jct" + std::to_string(::getpid()) + "x" + std::to_string(counter()++);
-    CommandResult r = run_command({"useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name_});
-    EXPECT_TRUE(r.status.success()) << r.out << r.err;
-    auto c = process::credentials_of(name_);
-    EXPECT_TRUE(c) << (c ? "" : c.error().message);
-    if (c) credentials_ = *c;
-  }
-  ~TestUser() { run_command({"userdel", name_}); }
-  const std::string& name() const { return name_; }
-  const process::Credentials& credentials() const { return credentials_; }
-
- private:
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-  std::string name_;
-  process::Credentials credentials_;
-};
-
-// jobctld with auth on, an admin (who may submit command jobs) and a worker token.
-struct Site {
-  Site() : data(dir.file("data")) {
-    admin = create_token(data, "root", "admin");
-    worker_token = create_token(data, "fleet", "worker");
-    d.emplace(data, std::vector<std::string>{"--auth"});
-    // Job folders are entered by the job's user, whoever that is.
-    fs::permissions(dir.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                    fs::perms::others_read | fs::perms::others_exec);
-  }
-  const std::string& url() const { return d->url(); }
-
-  std::vector<std::string> worker_argv(const std::vector<std::string>& extra) const {
-    std::vector<std::string> a = {env_or_fail("JOBCTL_WORKER"), "--server", url(), "--name", "isolated",
-                                  "--trainer", env_or_fail("JOBCTL_TRAIN"), "--work-dir", dir.file("work"),
-                                  "--device", "cpu", "--wait-s", "1", "--allow-commands"};
-    a.insert(a.end(), extra.begin(), extra.end());
-    return a;
-  }
-
-  // Submits a command job of `command` and waits for its end: the job and its log.
-  std::pair<json, std::string> run_job(const std::vector<std::string>& command, const Process& worker) const {
-    const int64_t id = submit(url(), admin, json{{"name", "probe"}, {"command", command},
-                                                 {"resources", {{"gpu", "cpu"}}}}.dump());
-    const json job = wait_job(url(), admin, id, [](const json& j) {
-      const std::string s = j.value("state", "");
-      return s == "succeeded" || s == "failed" || s == "cancelled";
-    }, 90s);
-    EXPECT_EQ(job.value("state", ""), "succeeded") << job.dump(1) << "\n--- worker:\n" << worker.output();
-    auto log = http_as(url(), admin).request("GET", "/v1/jobs/" + std::to_string(id) + "/log");
-    EXPECT_TRUE(log && log->status == 200);
-    return {job, log && log->status == 200 ? body_of(*log).value("text", "") : ""};
-  }
-
-  TempDir dir;
-  std::string data, admin, worker_token;
-  std::optional<Jobctld> d;
-};
 
 // Reads the worker's (its parent's) environ, cmdline and memory, looking for argv[1].
 constexpr const char* kProcProbe = R"(import os, sys
