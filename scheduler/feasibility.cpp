@@ -76,9 +76,10 @@ Status check_fits_model(const Job& job, const cost::GpuRequest& request, std::sp
     const int n = std::max(widest, job.workload.gpus);
     const double need = static_cast<double>(cost::vram_bytes_for(job.workload, n)) / kBytesPerGiB;
     return make_error(ErrorCode::invalid_argument,
-                      "fits no count of " + request.name() + " GPUs up to " + std::to_string(widest) + ": on " +
-                          std::to_string(n) + " it needs " + gib(need) + " per GPU" +
-                          (job.workload.transformer ? " " + cost::parallelism_text(*job.workload.transformer, n) : "") +
+                      "fits no count of " + request.name() + " GPUs up to " + std::to_string(widest) + ": it needs " +
+                          gib(need) + " per GPU " +
+                          (job.workload.transformer ? cost::parallelism_text(*job.workload.transformer, n)
+                                                    : "on " + std::to_string(n) + " GPUs") +
                           "; " + with_article(request.name()) + " has " + gib(memory_gib) + hint,
                       "resources.gpus");
   }

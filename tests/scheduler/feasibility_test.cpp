@@ -225,7 +225,7 @@ TEST(Feasibility, AWorkloadThatNoVariantOfItsGpuModelHoldsIsRefusedWithNoFleet) 
   auto never = check_feasible(any_count, none);
   ASSERT_FALSE(never);
   EXPECT_EQ(never.error().field, "resources.gpus");
-  EXPECT_NE(never.error().message.find("fits no count of RTX4090 GPUs up to 8: on 8 it needs " +
+  EXPECT_NE(never.error().message.find("fits no count of RTX4090 GPUs up to 8: it needs " +
                                        gib_text(static_cast<double>(cost::vram_bytes_for(any_count.workload, 8)))),
             std::string::npos)
       << never.error().message;
