@@ -40,18 +40,14 @@ bool StartBoard::admit(int64_t job_id, int gpus, double estimated_hours, int64_t
     if (hold_order < order && h.holds(worker_id)) ahead.push_back(&h);
   }
   if (!scheduler::may_start(ahead, machine->second, now_ms, gpus, estimated_hours)) return false;
+  // A gang is offered to each of its workers in turn and may not assemble: its hold stays until
+  // the next plan sees it leased (or not).
+  if (own && own->machine_ids.size() > 1) return true;
   // It starts now: its GPUs are held from now on this machine (so that two jobs between passes
   // cannot both take the same room), and its own hold here is spent.
   const int64_t end = now_ms + static_cast<int64_t>(std::ceil(std::max(estimated_hours, 0.0) * 3.6e6));
   machine->second.held_until.insert(machine->second.held_until.end(), static_cast<size_t>(std::max(gpus, 1)), end);
-  if (own && own->holds(worker_id)) {
-    if (own->machine_ids.size() <= 1) {
-      own->end_ms = own->start_ms;  // empty: it holds nothing any more
-    } else {
-      std::erase(own->machine_ids, worker_id);
-      if (own->machine_id == worker_id) own->machine_id = own->machine_ids.front();
-    }
-  }
+  if (own && own->holds(worker_id)) own->end_ms = own->start_ms;  // empty: it holds nothing any more
   return true;
 }
 

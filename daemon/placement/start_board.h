@@ -32,7 +32,8 @@ class StartBoard {
 
   // Whether the job may start on this worker now: only where it leaves the holds of the jobs
   // ahead of it in place (a job the last plan did not see is behind all of them); when it may,
-  // its GPUs are counted as held on that worker until its estimate ends.
+  // its GPUs are counted as held on that worker until its estimate ends, and its own hold there is
+  // spent (a gang's stays until the next plan: it may not assemble).
   bool admit(int64_t job_id, int gpus, double estimated_hours, int64_t worker_id, int64_t now_ms) JOBCTL_EXCLUDES(mu_);
 
   // When the job, placed on an owned machine and waiting for it, is expected to start (ms since
