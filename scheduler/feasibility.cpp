@@ -13,6 +13,9 @@ namespace jobctl::scheduler {
 namespace {
 
 constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+// The widest machine "auto" is judged against when no wider one of the model is known: eight
+// GPUs, the widest box sold (DGX, HGX, the clouds' p4d/p5/a3).
+constexpr int kWidestMachine = 8;
 
 std::string gib(double v) {
   char buf[32];
@@ -46,11 +49,66 @@ std::string fleet_summary(std::span<const Machine> machines) {
   return s.empty() ? "no machine at all" : s;
 }
 
+// The most memory any variant the request names has (the rows of cost::gpu_specs()); 0 when the
+// request names no model ("any", "cpu").
+double most_memory_of(const cost::GpuRequest& request) {
+  if (request.kind != cost::GpuRequest::Kind::model) return 0;
+  double most = 0;
+  for (const auto& g : cost::gpu_specs())
+    if (request.matches(g)) most = std::max(most, g.memory_gb);
+  return most;
+}
+
+// The fleet-independent check: the memory of the named model is a fact of the GPU table, so a
+// workload that fits no variant of it (at the count asked, or at any count up to the widest
+// machine for "auto") is refused whatever is registered. The table's GB figure is compared as
+// GiB (24 for an RTX 4090 that reports 23.99 GiB): a margin in the job's favour, never a refusal
+// of what a real device could hold.
+Status check_fits_model(const Job& job, const cost::GpuRequest& request, std::span<const Machine> machines) {
+  const double memory_gib = most_memory_of(request);
+  if (memory_gib <= 0) return {};
+  const std::string hint = "; no machine with " + with_article(request.name()) + " could ever hold it";
+  if (job.workload.gpus_auto) {
+    int widest = kWidestMachine;
+    for (const auto& m : machines)
+      if (m.gpu && request.matches(*m.gpu)) widest = std::max(widest, m.gpu_count);
+    if (cost::smallest_fitting_gpus(job.workload, widest, memory_gib * kBytesPerGiB) > 0) return {};
+    const int n = std::max(widest, job.workload.gpus);
+    const double need = static_cast<double>(cost::vram_bytes_for(job.workload, n)) / kBytesPerGiB;
+    return make_error(ErrorCode::invalid_argument,
+                      "fits no count of " + request.name() + " GPUs up to " + std::to_string(widest) + ": it needs " +
+                          gib(need) + " per GPU " +
+                          (job.workload.transformer ? cost::parallelism_text(*job.workload.transformer, n)
+                                                    : "on " + std::to_string(n) + " GPUs") +
+                          "; " + with_article(request.name()) + " has " + gib(memory_gib) + hint,
+                      "resources.gpus");
+  }
+  const double need = static_cast<double>(job.workload.vram_bytes_per_gpu) / kBytesPerGiB;
+  if (need <= memory_gib) return {};
+  const int gpus = std::max(job.workload.gpus, 1);
+  return make_error(ErrorCode::invalid_argument,
+                    "needs " + gib(need) + " per GPU" +
+                        (job.workload.transformer ? " " + cost::parallelism_text(*job.workload.transformer, gpus)
+                                                  : " on " + std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s")) +
+                        "; " + with_article(request.name()) + " has " + gib(memory_gib) + hint,
+                    "resources.gpus");
+}
+
+Status check_fleet(const Job& job, const cost::GpuRequest& request, std::span<const Machine> machines);
+
 }  // namespace
 
 Status check_feasible(const Job& job, std::span<const Machine> machines) {
   auto request = cost::parse_gpu_request(job.gpu);
   if (!request) return request.error();
+  if (auto st = check_fleet(job, *request, machines); !st) return st;
+  // What the fleet could not refuse (no machine of the model known yet) the model's own memory may.
+  return check_fits_model(job, *request, machines);
+}
+
+namespace {
+
+Status check_fleet(const Job& job, const cost::GpuRequest& request, std::span<const Machine> machines) {
   std::vector<const Machine*> usable;
   for (const auto& m : machines) {
     if (job.mode == train::PlacementMode::local && m.cloud) continue;
@@ -69,11 +127,11 @@ Status check_feasible(const Job& job, std::span<const Machine> machines) {
 
   std::vector<const Machine*> model;
   for (const Machine* m : usable)
-    if (request->kind == cost::GpuRequest::Kind::any || (m->gpu && request->matches(*m->gpu))) model.push_back(m);
+    if (request.kind == cost::GpuRequest::Kind::any || (m->gpu && request.matches(*m->gpu))) model.push_back(m);
   if (model.empty())
     return make_error(ErrorCode::invalid_argument,
-                      where + " has " + (request->kind == cost::GpuRequest::Kind::cpu ? std::string("a CPU-only machine")
-                                                                                       : "a " + request->name()) +
+                      where + " has " + (request.kind == cost::GpuRequest::Kind::cpu ? std::string("a CPU-only machine")
+                                                                                       : "a " + request.name()) +
                           " (there is: " + fleet_summary(all) + ")" + hint,
                       "resources.gpu");
 
@@ -104,7 +162,7 @@ Status check_feasible(const Job& job, std::span<const Machine> machines) {
   }
   if (counted.empty())
     return make_error(ErrorCode::invalid_argument,
-                      "asks for " + std::to_string(gpus) + " x " + request->name() + "; " + where +
+                      "asks for " + std::to_string(gpus) + " x " + request.name() + "; " + where +
                           " has more than " + std::to_string(most->gpu_count) + " (" + most->name + ")" + hint,
                       "resources.gpus");
 
@@ -149,9 +207,11 @@ Status check_feasible(const Job& job, std::span<const Machine> machines) {
   return make_error(ErrorCode::invalid_argument,
                     "needs " + gib(need) + " of memory per GPU (weights, gradients, optimizer state and the "
                     "activations of one batch); the most any " +
-                        (request->kind == cost::GpuRequest::Kind::any ? std::string() : request->name() + " ") + "machine has is " +
+                        (request.kind == cost::GpuRequest::Kind::any ? std::string() : request.name() + " ") + "machine has is " +
                         gib(largest->memory_gib) + " (" + largest->name + ", " + device_of(*largest) + ")" + hint,
                     "resources.gpu");
 }
+
+}  // namespace
 
 }  // namespace jobctl::scheduler

@@ -4,7 +4,12 @@
 // submit"). A spec with placement.queue_if_unplaceable skips it (it waits for a machine that may
 // come).
 //
-// The checks, in order, each over the machines the placement mode allows (local: registered
+// First, whatever the fleet holds: a job naming a GPU model whose workload fits no variant of it
+// (cost::gpu_specs()'s memory) at the count asked — for gpus "auto", at any count up to the widest
+// machine of that model known, at least 8 — is refused (field resources.gpus, with the memory it
+// needs per GPU and what the GPU has): no machine that may come could hold it.
+//
+// Then the checks, in order, each over the machines the placement mode allows (local: registered
 // workers; cloud: catalog offers that can be launched; auto: both):
 //   model   field resources.gpu: no machine has a device the request names ("any": every device,
 //           a CPU too; "cpu": CPUs only)
@@ -14,7 +19,7 @@
 //   nodes   field resources.nodes: a gang needs more machines of one kind than there are (registered
 //           workers of one kind, or cloud.max_instances instances of one launchable offer);
 //           judged only once some machine could hold a gang at all
-// With no machine at all on the side the mode allows, nothing is refused: there is no fleet to
+// With no machine at all on the side the mode allows, none of these is refused: there is no fleet to
 // judge the job against (no worker registered yet), and it waits for the first one.
 //
 // Thread safety: pure functions over values.

@@ -77,7 +77,7 @@ Status apply_placement_config(const json& doc, PlacementSettings& s) {
   if (auto it = doc.find("placement"); it != doc.end()) {
     const json& p = *it;
     if (auto st = only(p, {"enabled", "cloud_provider", "clouds", "provision_hours",
-                           "spot_interruptions_per_hour", "reevaluate_s", "deadline_policy", "move_margin",
+                           "spot_interruptions_per_hour", "reevaluate_s", "max_reservations", "deadline_policy", "move_margin",
                            "max_moves_per_hour", "warmup_hours", "checkpoint_fixed_seconds"},
                        "placement");
         !st)
@@ -95,6 +95,7 @@ Status apply_placement_config(const json& doc, PlacementSettings& s) {
     }
     if (auto st = read_string(p, "deadline_policy", "placement", s.deadline_policy); !st) return st;
     if (auto st = config_fields::read_int(p, "reevaluate_s", "placement", s.reevaluate_s); !st) return st;
+    if (auto st = config_fields::read_int(p, "max_reservations", "placement", s.max_reservations); !st) return st;
     if (auto st = read_number(p, "move_margin", "placement", s.move_margin); !st) return st;
     if (auto st = config_fields::read_int(p, "max_moves_per_hour", "placement", s.max_moves_per_hour); !st)
       return st;
@@ -128,6 +129,8 @@ Status validate(const PlacementSettings& s) {
   if (s.spot_interruptions_per_hour && !(*s.spot_interruptions_per_hour >= 0 && *s.spot_interruptions_per_hour <= 100))
     return bad("placement.spot_interruptions_per_hour", "must be between 0 and 100");
   if (s.reevaluate_s < 1 || s.reevaluate_s > 86400) return bad("placement.reevaluate_s", "must be between 1 and 86400");
+  if (s.max_reservations < 1 || s.max_reservations > 10000)
+    return bad("placement.max_reservations", "must be between 1 and 10000");
   if (!(s.move_margin >= 1 && s.move_margin <= 100)) return bad("placement.move_margin", "must be between 1 and 100");
   if (s.max_moves_per_hour < 0 || s.max_moves_per_hour > 60)
     return bad("placement.max_moves_per_hour", "must be between 0 and 60");

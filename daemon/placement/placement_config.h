@@ -10,7 +10,7 @@
 //   "placement": {"enabled": true, "cloud_provider": "" | "sim" | "exec", "clouds": ["aws"],
 //                 "provision_hours": 0.05, "warmup_hours": 0.01, "checkpoint_fixed_seconds": 2,
 //                 "spot_interruptions_per_hour": 0.3,   (default: each offer's trace rate)
-//                 "reevaluate_s": 10, "deadline_policy": "up"}
+//                 "reevaluate_s": 10, "max_reservations": 16, "deadline_policy": "up"}
 //
 // Thread safety: plain values and pure functions.
 #pragma once
@@ -26,6 +26,7 @@
 #include "cost/local_gpu.h"
 #include "cost/price_catalog.h"
 #include "scheduler/placement.h"
+#include "scheduler/start_plan.h"
 
 namespace jobctl::daemon::placement {
 
@@ -60,6 +61,9 @@ struct PlacementSettings {
   // (cost/interruption_rates.h).
   std::optional<double> spot_interruptions_per_hour;
   int reevaluate_s = 10;               // queued re-placement, deadline checks
+  // The most jobs waiting for owned machines that one plan reserves GPUs for (reservation_pass.h;
+  // Slurm's bf_max_job_test): behind the last, a job that cannot start now waits unplanned.
+  int max_reservations = scheduler::kDefaultMaxReservations;
   std::string deadline_policy = "up";  // scheduler::make_deadline_policy name
   // Moves for savings (savings_moves.h): a running cloud job moves to an idle owned worker when
   // that saves more than move_margin x what the move costs; at most max_moves_per_hour per job

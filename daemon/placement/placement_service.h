@@ -118,7 +118,7 @@ class PlacementService final : private jobs::JobObserver {
   // the matcher reads. Not owned; set before start(); none: no reservations are made.
   void set_start_board(StartBoard& board) JOBCTL_EXCLUDES(tick_mu_) {
     MutexLock lock(tick_mu_);
-    reservations_.emplace(store_, clock_, jobs_, board);
+    reservations_.emplace(store_, clock_, jobs_, board, settings_.max_reservations);
     board_ = &board;
   }
   // When a job placed on an owned machine and waiting for it is expected to start (ms since the

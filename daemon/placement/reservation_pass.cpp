@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,7 @@ Status ReservationPass::run() {
   std::erase_if(*waiting, [](const store::QueuedJobRow& q) { return q.placement_option != store::OptionKind::local; });
   if (waiting->empty()) {
     board_.publish({}, {});
-    noted_.reset();
+    noted_.clear();
     return {};
   }
   auto workers = store_.list_workers();
@@ -63,21 +64,64 @@ Status ReservationPass::run() {
       if (placement_allows(q, w->capabilities)) job.machines.push_back(w->id);
     queue.push_back(std::move(job));
   }
-  scheduler::StartPlan plan = scheduler::plan_starts(machines, queue, now);
-  const std::optional<scheduler::Reservation> reservation = plan.reservation;
+  scheduler::StartPlan plan = scheduler::plan_starts(machines, queue, now, max_reservations_);
+  const std::vector<scheduler::Reservation> reservations = plan.reservations;
+  if (auto st = note_overruns(*leases, plan.holds, now); !st) return st;
   board_.publish(std::move(plan), machines);
-  if (!reservation) {
-    noted_.reset();
-    return {};
+  std::map<int64_t, scheduler::Reservation> noted;
+  for (const auto& r : reservations) {
+    auto before = noted_.find(r.job_id);
+    const bool same = before != noted_.end() && before->second.machine_ids == r.machine_ids &&
+                      std::abs(before->second.start_ms - r.start_ms) < kStartToleranceMs;
+    if (same) {
+      noted.emplace(r.job_id, before->second);
+      continue;
+    }
+    std::map<int64_t, std::string> worker_names;
+    for (const store::WorkerRow* w : local)
+      if (r.holds(w->id)) worker_names[w->id] = w->name;
+    if (auto st = note_reservation(r, worker_names, now); !st) {
+      noted_ = std::move(noted);
+      return st;
+    }
+    noted.emplace(r.job_id, r);
   }
-  const bool same = noted_ && noted_->job_id == reservation->job_id && noted_->machine_ids == reservation->machine_ids &&
-                    std::abs(noted_->start_ms - reservation->start_ms) < kStartToleranceMs;
-  if (same) return {};
-  std::map<int64_t, std::string> worker_names;
-  for (const store::WorkerRow* w : local)
-    if (reservation->holds(w->id)) worker_names[w->id] = w->name;
-  if (auto st = note_reservation(*reservation, worker_names, now); !st) return st;
-  noted_ = reservation;
+  noted_ = std::move(noted);
+  return {};
+}
+
+Status ReservationPass::note_overruns(const std::vector<store::LeaseSummary>& leases,
+                                      const std::vector<scheduler::Reservation>& holds, int64_t now_ms) {
+  std::set<int64_t> still;
+  for (const auto& l : leases) {
+    if (!l.chosen || l.leased_ms <= 0) continue;
+    auto end = expected_end_ms(l, now_ms);
+    if (!end) return end.error();
+    if (*end >= now_ms) continue;
+    // Past its estimate on a worker a waiting job is planned on: those jobs wait for it.
+    std::vector<int64_t> waiting;
+    for (const auto& h : holds)
+      if (h.holds(l.worker_id)) waiting.push_back(h.job_id);
+    if (waiting.empty()) continue;
+    still.insert(l.job_id);
+    if (overruns_noted_.count(l.job_id)) continue;
+    std::string names;
+    for (int64_t id : waiting) names += (names.empty() ? "job " : ", job ") + std::to_string(id);
+    const json detail = {
+        {"worker_id", l.worker_id},
+        {"estimated_end_ms", *end},
+        {"waiting_jobs", waiting},
+        {"reason", "running past its estimate (expected to end by " + format_utc(*end, UtcStyle::rfc3339) + "); " +
+                       names + " planned on worker " + std::to_string(l.worker_id) +
+                       " wait for it to end (it is not stopped)"}};
+    auto st = store_.write([&](store::WriteTxn& txn) -> Status {
+      return jobs::note_job_event(txn, l.job_id, "overrun", detail, now_ms);
+    });
+    if (!st) return st;
+    overruns_noted_.insert(l.job_id);
+  }
+  // A job noted once is noted again only after a new lease has overrun anew.
+  std::erase_if(overruns_noted_, [&still](int64_t id) { return !still.count(id); });
   return {};
 }
 

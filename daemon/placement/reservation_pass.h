@@ -4,8 +4,9 @@
 // each with the workers it may run on (placement_allows) — planned by scheduler::plan_starts and
 // published on the start board the matcher reads.
 //
-// When the reservation changes (another job or worker, or its start moves by more than
-// kStartTolerance), the reserved job's placement document says so: a `reservation` object
+// Up to `max_reservations` jobs that cannot start now are reserved (placement.max_reservations).
+// When a reservation changes (another worker, or its start moves by more than kStartTolerance),
+// the reserved job's placement document says so: a `reservation` object
 // (worker, GPUs, start), the reason naming the worker and the start time, its chosen option's
 // queue wait and whether it meets its deadline from that start — what priority moves and the
 // deadline checks read — and a `reserved` event with the same figures.
@@ -17,7 +18,9 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/expected.h"
@@ -33,13 +36,19 @@ class ReservationPass {
   // progress reports, and each write is a store change and an event).
   static constexpr int64_t kStartToleranceMs = 5'000;
 
-  ReservationPass(store::Store& store, const Clock& clock, jobs::JobService& jobs, StartBoard& board)
-      : store_(store), clock_(clock), jobs_(jobs), board_(board) {}
+  ReservationPass(store::Store& store, const Clock& clock, jobs::JobService& jobs, StartBoard& board,
+                  int max_reservations = scheduler::kDefaultMaxReservations)
+      : store_(store), clock_(clock), jobs_(jobs), board_(board), max_reservations_(max_reservations) {}
 
   // Plans and publishes; notes a changed reservation on its job. Errors: the store's.
   Status run();
 
  private:
+  // An `overrun` event, once per lease, on each running job past its estimate on a worker some
+  // waiting job is planned on (it is not stopped: the plan takes it to end now, and the jobs
+  // planned there wait for it).
+  Status note_overruns(const std::vector<store::LeaseSummary>& leases,
+                       const std::vector<scheduler::Reservation>& holds, int64_t now_ms);
   // `worker_names`: the names of the workers it holds, by id.
   Status note_reservation(const scheduler::Reservation& r, const std::map<int64_t, std::string>& worker_names,
                           int64_t now_ms);
@@ -48,7 +57,9 @@ class ReservationPass {
   const Clock& clock_;
   jobs::JobService& jobs_;
   StartBoard& board_;
-  std::optional<scheduler::Reservation> noted_;  // the last reservation written to its job
+  const int max_reservations_;
+  std::map<int64_t, scheduler::Reservation> noted_;  // job -> the last reservation written to it
+  std::set<int64_t> overruns_noted_;                  // running jobs whose overrun is noted
 };
 
 }  // namespace jobctl::daemon::placement

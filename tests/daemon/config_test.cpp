@@ -196,6 +196,25 @@ TEST(Config, PlacementRestartFigures) {
   }
 }
 
+// placement.max_reservations: 16 by default, as many as asked within 1-10000, a bad value named.
+TEST(Config, PlacementMaxReservations) {
+  DaemonConfig c;
+  c.data_dir = "/tmp";
+  EXPECT_EQ(c.placement.max_reservations, 16);
+  ASSERT_TRUE(apply_config_json(R"({"placement": {"max_reservations": 3}})", c));
+  EXPECT_EQ(c.placement.max_reservations, 3);
+  EXPECT_TRUE(validate(c));
+  for (const char* doc : {R"({"placement": {"max_reservations": 0}})", R"({"placement": {"max_reservations": "4"}})",
+                          R"({"placement": {"max_reservations": 10001}})"}) {
+    DaemonConfig d;
+    d.data_dir = "/tmp";
+    auto st = apply_config_json(doc, d);
+    if (st) st = validate(d);
+    ASSERT_FALSE(st) << doc;
+    EXPECT_EQ(st.error().field, "placement.max_reservations") << doc << ": " << st.error().message;
+  }
+}
+
 TEST(Config, ConnectionUploadAndProgressLimits) {
   DaemonConfig c;
   c.data_dir = "/tmp";

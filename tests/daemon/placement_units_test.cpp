@@ -121,6 +121,48 @@ TEST(PlacementMatcher, TheJobPlannedBeforeTheReservedOneIsNotHeldBackByIt) {
   EXPECT_FALSE(matcher.pick(7, cpu_worker, behind));  // an hour: past the reserved start
 }
 
+// A wide job behind a small job that waits ahead of it (what a mixed stream leaves in the queue):
+// both are reserved, and a job that came after the wide one is offered the box only where it
+// leaves the wide job's start in place. With one reservation (the small job's, which leaves a GPU
+// spare at its start), a later 1-GPU job of an hour was offered the box and the wide job's start
+// moved an hour later.
+TEST(PlacementMatcher, AJobBehindTheWideOneNeverTakesItsReservedGpus) {
+  ManualClock clock(1'000'000);
+  placement::StartBoard board;
+  // Worker 3: 4 GPUs, two held until now+20 s.
+  const scheduler::PlanMachine box{3, 4, {1'020'000, 1'020'000}};
+  auto job = [](int64_t id, int gpus, double hours) {
+    jobs::QueuedJob q{id, 50, id, "H100", gpus, store::OptionKind::local, "H100", ""};
+    q.placement_estimated_hours = hours;
+    return q;
+  };
+  const jobs::QueuedJob small = job(1, 3, 10.0 / 3600), wide = job(2, 4, 30.0 / 3600);
+  const jobs::QueuedJob later = job(3, 1, 1.0), brief = job(4, 1, 5.0 / 3600);
+  board.publish(scheduler::plan_starts({box}, {{small.id, 3, small.placement_estimated_hours, {3}},
+                                              {wide.id, 4, wide.placement_estimated_hours, {3}}},
+                                       clock.now_ms()),
+                {box});
+  const auto reservations = board.reservations();
+  ASSERT_EQ(reservations.size(), 2u);
+  EXPECT_EQ(reservations[0].job_id, small.id);
+  EXPECT_EQ(reservations[0].start_ms, 1'020'000);
+  EXPECT_EQ(reservations[1].job_id, wide.id);
+  EXPECT_EQ(reservations[1].start_ms, 1'030'000);
+
+  jobs::WorkerCapabilities two_free;
+  two_free.gpus = {jobs::GpuDevice{"NVIDIA H100 80GB HBM3", 81559}, jobs::GpuDevice{"NVIDIA H100 80GB HBM3", 81559}};
+  placement::PlacementMatcher matcher(board, clock);
+  jobs::JobQueue behind;
+  behind.insert(later);
+  EXPECT_FALSE(matcher.pick(3, two_free, behind)) << "an hour on the box would move the wide job's start";
+  behind.insert(brief);
+  EXPECT_EQ(matcher.pick(3, two_free, behind), brief.id) << "5 s end before either reserved start";
+  clock.advance_ms(20'000);
+  EXPECT_TRUE(board.admit(small.id, 3, small.placement_estimated_hours, 3, clock.now_ms()));
+  clock.advance_ms(10'000);
+  EXPECT_TRUE(board.admit(wide.id, 4, wide.placement_estimated_hours, 3, clock.now_ms()));
+}
+
 TEST(PlacementMatcher, ASlurmJobsWorkerTakesItsOneJobOnly) {
   auto caps = jobs::capabilities_from_json(
       json::parse(R"({"gpus": [], "cpu_cores": 2, "memory_mb": 4096,

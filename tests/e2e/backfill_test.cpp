@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <string>
@@ -165,6 +166,117 @@ TEST(Backfill, AWideJobBehindAStreamOfOneGpuJobsStartsWhenItsReservationSays) {
   }
   EXPECT_GT(backfilled, 0) << "no 1-GPU job used the box while the wide job waited";
   EXPECT_GT(later, 0) << "the stream ended before the wide job started";
+}
+
+// A box of `box` GPUs and a stream of jobs whose widths cycle through `widths`.
+struct MixedStream {
+  std::string fixture;  // tests/fixtures/nvidia-smi/...
+  std::string gpu;      // its model, as local_gpus and the jobs name it
+  int box = 4;
+  std::vector<int> widths;
+};
+
+std::string write_box_config(jobctl::testing::TempDir& tmp, const MixedStream& m) {
+  const json pool = {{"gpu_model", m.gpu},   {"count", m.box},      {"purchase_usd", 20000.0 * m.box}, {"lifetime_years", 4},
+                     {"utilisation", 0.5},   {"power_kw", 0.4 * m.box}, {"electricity_usd_per_kwh", 0.15}};
+  const std::string path = tmp.file("jobctld.json");
+  std::ofstream(path) << json{{"workers", {{"max_lease_wait_s", 1}}},
+                              {"cost", {{"pricing", "amortised"}, {"local_gpus", {pool}}}},
+                              {"placement", {{"reevaluate_s", 1}}}}
+                             .dump()
+                      << "\n";
+  return path;
+}
+
+json box_job(const MixedStream& m, const std::string& name, int gpus, double run_s, double estimate_s) {
+  return {{"name", name},
+          {"command", {"/bin/sleep", std::to_string(run_s)}},
+          {"estimate", {{"hours", estimate_s / 3600.0}, {"gpu", m.gpu}}},
+          {"resources", {{"gpu", m.gpu}, {"gpus", gpus}}},
+          {"placement", {{"mode", "local"}}}};
+}
+
+// Jobs of the mix arrive faster than the box finishes them (each runs 1.5 s and says 3 s: the
+// estimates are honest, no running job overruns); a job as wide as the box comes after a few of
+// them, with some of those still waiting ahead of it. It is reserved the box by the first pass
+// after its placement, the reservation's start never moves later (nothing overruns), and it is
+// leased by the first start it was promised, within one placement pass and one poll, while the
+// stream still arrives.
+void expect_the_wide_job_starts_as_promised(const MixedStream& m) {
+  SCOPED_TRACE(m.fixture);
+  jobctl::testing::TempDir tmp;
+  Daemon d(tmp.file("data"), "127.0.0.1:0", 10, {"--config", write_box_config(tmp, m)});
+  ASSERT_FALSE(d.url().empty()) << d.process().output();
+  client::ApiClient api(d.url());
+  auto argv = worker_argv(d.url(), "box", tmp.file("work"), {"--allow-commands", "--fake-gpus", fixture(m.fixture)});
+  auto at = std::find(argv.begin(), argv.end(), "--device");
+  argv.erase(at, at + 2);
+  *(std::find(argv.begin(), argv.end(), "--wait-s") + 1) = "1";
+  Process worker(argv);
+  ASSERT_TRUE(jobctl::testing::poll_until([&] {
+    auto w = api.list_workers();
+    return w && !(*w)["workers"].empty();
+  }, 30s)) << worker.output();
+
+  auto submit = [&api](const json& spec) -> int64_t {
+    auto r = api.submit_job(spec.dump());
+    EXPECT_TRUE(r) << (r ? "" : r.error().message);
+    return r ? (*r)["id"].get<int64_t>() : 0;
+  };
+  std::vector<int64_t> stream;
+  int64_t wide = 0;
+  int after_wide_started = 0;
+  for (int k = 0; k < 400 && after_wide_started < 3; ++k) {
+    stream.push_back(submit(box_job(m, "stream-" + std::to_string(k), m.widths[k % m.widths.size()], 1.5, 3)));
+    if (k == 6) wide = submit(box_job(m, "wide", m.box, 1, 2.5));
+    std::this_thread::sleep_for(400ms);
+    if (wide == 0) continue;
+    auto w = api.get_job(wide);
+    ASSERT_TRUE(w);
+    if (!first_event(*w, "leased").is_null()) ++after_wide_started;
+  }
+  const json wide_job = wait_job(api, wide, is_terminal, 120s);
+  ASSERT_EQ(wide_job.value("state", ""), "succeeded") << wide_job.dump(2) << worker.output();
+  const json reserved = first_event(wide_job, "reserved");
+  ASSERT_TRUE(reserved.is_object()) << wide_job["events"].dump(2);
+  const int64_t promised = reserved["detail"]["start_ms"];
+  const int64_t leased_ms = first_event(wide_job, "leased")["time_ms"];
+  // Reserved by the first pass after its placement, whatever waits ahead of it: the start it
+  // shows is the plan's within one pass.
+  const int64_t placed_ms = first_event(wide_job, "placed")["time_ms"];
+  EXPECT_LE(reserved["time_ms"].get<int64_t>(), placed_ms + kPassAndPollMs) << wide_job["events"].dump(2);
+  std::vector<int64_t> starts;
+  for (const auto& e : wide_job["events"])
+    if (e.value("type", "") == "reserved") starts.push_back(e["detail"]["start_ms"]);
+  for (int64_t s : starts)
+    EXPECT_LE(s, promised + kPassAndPollMs) << "the reservation moved later with no job overrunning: "
+                                            << wide_job["events"].dump(2);
+  EXPECT_LE(leased_ms, promised + kPassAndPollMs) << wide_job["events"].dump(2);
+  int moved_later = 0;
+  for (size_t k = 1; k < starts.size(); ++k) moved_later += starts[k] > starts[k - 1];
+  std::printf("%s, widths cycling %zu: placed at 0 ms, first reserved start +%lld ms, leased +%lld ms "
+              "(%lld ms after the promise), %zu reserved notes, %d later than the one before\n",
+              m.fixture.c_str(), m.widths.size(), static_cast<long long>(promised - placed_ms),
+              static_cast<long long>(leased_ms - placed_ms), static_cast<long long>(leased_ms - promised),
+              starts.size(), moved_later);
+  // The stream went on after it started.
+  int later = 0;
+  for (int64_t id : stream) {
+    const json j = wait_job(api, id, is_terminal, 120s);
+    ASSERT_EQ(j.value("state", ""), "succeeded") << j.dump(2);
+    if (first_event(j, "leased")["time_ms"].get<int64_t>() > leased_ms) ++later;
+  }
+  EXPECT_GT(later, 0);
+}
+
+TEST(Backfill, AWideJobInAMixedStreamOnAFourGpuBoxStartsAsPromised) {
+  expect_the_wide_job_starts_as_promised({"v100-sxm2-16gb-x4", "V100", 4, {1, 2}});
+  expect_the_wide_job_starts_as_promised({"v100-sxm2-16gb-x4", "V100", 4, {1, 1, 3}});
+}
+
+TEST(Backfill, AWideJobInAMixedStreamOnAnEightGpuBoxStartsAsPromised) {
+  expect_the_wide_job_starts_as_promised({"h100-sxm-x8", "H100", 8, {1, 2}});
+  expect_the_wide_job_starts_as_promised({"h100-sxm-x8", "H100", 8, {2, 4, 1}});
 }
 
 }  // namespace

@@ -127,5 +127,42 @@ TEST(GpuCountFit, QuoteListsTheCountsThatHoldASevenBillionParameterFineTune) {
   EXPECT_NE(refused.err.find("A10G has 22.35 GiB"), std::string::npos) << refused.err;
 }
 
+// A fresh jobctld with no worker registered and no cloud: a 13B full fine-tune (no ZeRO) on one
+// RTX 4090 is refused at submit (400 on resources.gpus) with the memory it needs per GPU and what
+// the GPU has; so is gpus "auto" on that model, with no count up to 8 holding it. The 7B ZeRO-3
+// fine-tune that two H100s hold is accepted and waits for a machine.
+TEST(GpuCountFit, AJobItsGpuModelCanNeverHoldIsRefusedWithNoWorkerRegistered) {
+  jobctl::testing::TempDir tmp;
+  Daemon d(tmp.file("data"));
+  ASSERT_FALSE(d.url().empty());
+  auto thirteen_b = [](const json& gpus) {
+    json spec = seven_b_spec("RTX 4090", gpus, {"python3", "finetune.py"}, "auto");
+    spec["estimate"]["model"] = {{"layers", 40},     {"hidden", 5120},         {"heads", 40},
+                                 {"vocab", 32000},   {"seq_len", 2048},        {"tokens", 1000000000},
+                                 {"precision", "bf16"}, {"optimizer", "adamw"}};
+    return spec;
+  };
+  for (const json& gpus : {json(1), json("auto")}) {
+    const std::string path = tmp.file("ft13b.json");
+    std::ofstream(path) << thirteen_b(gpus).dump();
+    const auto refused = jobctl_cli(d.url(), {"submit", path});
+    EXPECT_FALSE(refused.success()) << refused.out;
+    EXPECT_NE(refused.err.find("resources.gpus"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find(gpus.is_string() ? "fits no count of RTX4090 GPUs up to 8: it needs " : "needs "),
+              std::string::npos)
+        << refused.err;
+    EXPECT_NE(refused.err.find(" GiB per GPU"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("an RTX4090 has 24.00 GiB"), std::string::npos) << refused.err;
+  }
+  client::ApiClient api(d.url());
+  auto list = api.list_jobs(std::nullopt, 10, "");
+  ASSERT_TRUE(list) << list.error().message;
+  EXPECT_TRUE((*list)["jobs"].empty()) << "a refused job is not stored: " << list->dump();
+  const std::string fits = tmp.file("ft7b.json");
+  std::ofstream(fits) << seven_b_spec("H100", 2, json{"python3", "finetune.py"}, "auto").dump();
+  const auto accepted = jobctl_cli(d.url(), {"submit", fits});
+  EXPECT_TRUE(accepted.success()) << accepted.out << accepted.err;
+}
+
 }  // namespace
 }  // namespace jobctl::e2e

@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
+#include "cost/workload.h"
+#include "train/spec/job_spec.h"
+#include "train/spec/model_stats.h"
+
 namespace jobctl::scheduler {
 namespace {
 
@@ -83,9 +89,11 @@ TEST(Feasibility, TheRefusalNamesTheFieldAndTheReason) {
   Job cloud_cpu = job("cpu");
   cloud_cpu.mode = train::PlacementMode::cloud;
   EXPECT_FALSE(check_feasible(cloud_cpu, f));
-  // A machine that reported no memory is assumed to fit.
+  // A machine that reported no memory is assumed to fit what its model could hold (a V100 has
+  // 32 GB at most: 500 GiB is refused by the model's own memory, whatever the machine reports).
   const std::vector<Machine> unknown_memory{machine("worker 9", "V100", 1, 0)};
-  EXPECT_TRUE(check_feasible(job("V100", 1, 500), unknown_memory));
+  EXPECT_TRUE(check_feasible(job("V100", 1, 30), unknown_memory));
+  EXPECT_FALSE(check_feasible(job("V100", 1, 500), unknown_memory));
 }
 
 }  // namespace
@@ -161,6 +169,76 @@ TEST(Feasibility, ACloudOfferHoldsAGangOfUpToMaxInstances) {
   ASSERT_FALSE(owned);
   EXPECT_NE(owned.error().message.find("the most of one kind registered is 1"), std::string::npos)
       << owned.error().message;
+}
+
+}  // namespace
+}  // namespace jobctl::scheduler
+
+namespace jobctl::scheduler {
+namespace {
+
+// A command job describing a full fine-tune of a Llama-2-13B shape (40 layers, hidden 5120, 40
+// heads, vocabulary 32,000, seq 2048, bf16, AdamW, no recomputation, no ZeRO) on `gpus` x `gpu`.
+Job thirteen_b(const std::string& gpu, const std::string& gpus, int zero_stage = 0) {
+  auto spec = train::parse_job_spec(R"({"command": ["python3", "finetune.py"], "resources": {"gpu": ")" + gpu +
+                                    R"(", "gpus": )" + gpus + R"(}, "estimate": {"model": {"layers": 40,
+    "hidden": 5120, "heads": 40, "vocab": 32000, "seq_len": 2048, "tokens": 1000000000, "zero_stage": )" +
+                                    std::to_string(zero_stage) + "}}}");
+  EXPECT_TRUE(spec) << spec.error().message;
+  return job_from_spec("ft13b", *spec, train::model_stats(*spec), 0);
+}
+
+std::string gib_text(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / kBytesPerGiB);
+  return buf;
+}
+
+// Whether a workload fits a GPU model is a fact of the model, not of the fleet: with no machine
+// known at all (no worker registered yet, no cloud) a 13B full fine-tune on one RTX 4090 is
+// refused with the memory it needs per GPU and what the GPU has; so is a count the model's
+// largest variant cannot hold, and an "auto" job no count up to an 8-GPU box holds. What some
+// count of the model holds is accepted and waits for a machine.
+TEST(Feasibility, AWorkloadThatNoVariantOfItsGpuModelHoldsIsRefusedWithNoFleet) {
+  const std::vector<Machine> none;
+  const Job one = thirteen_b("RTX 4090", "1");
+  ASSERT_GT(one.workload.vram_bytes_per_gpu, 200 * kBytesPerGiB);  // model state alone is 16 x 13B
+  auto refused = check_feasible(one, none);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().field, "resources.gpus");
+  EXPECT_NE(refused.error().message.find("needs " + gib_text(static_cast<double>(one.workload.vram_bytes_per_gpu)) +
+                                         " per GPU"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("an RTX4090 has 24.00 GiB"), std::string::npos) << refused.error().message;
+
+  // A100 names both variants: judged by the 80 GB one. ZeRO-3 on 8 of them holds it; on 2 not.
+  EXPECT_TRUE(check_feasible(thirteen_b("A100", "8", 3), none));
+  auto two = check_feasible(thirteen_b("A100", "2", 3), none);
+  ASSERT_FALSE(two);
+  EXPECT_NE(two.error().message.find("an A100 has 80.00 GiB"), std::string::npos) << two.error().message;
+  EXPECT_NE(two.error().message.find("with ZeRO-3 on 2 GPUs"), std::string::npos) << two.error().message;
+
+  // "auto": without ZeRO every GPU holds the whole model state, so no count of a 4090 does; the
+  // figures are those of the widest box (8).
+  const Job any_count = thirteen_b("RTX4090", "\"auto\"");
+  auto never = check_feasible(any_count, none);
+  ASSERT_FALSE(never);
+  EXPECT_EQ(never.error().field, "resources.gpus");
+  EXPECT_NE(never.error().message.find("fits no count of RTX4090 GPUs up to 8: it needs " +
+                                       gib_text(static_cast<double>(cost::vram_bytes_for(any_count.workload, 8)))),
+            std::string::npos)
+      << never.error().message;
+  EXPECT_NE(never.error().message.find("has 24.00 GiB"), std::string::npos) << never.error().message;
+  EXPECT_TRUE(check_feasible(thirteen_b("H100", "\"auto\"", 3), none));
+  // "any" and "cpu" name no model: nothing to judge without a fleet.
+  EXPECT_TRUE(check_feasible(thirteen_b("any", "1"), none));
+
+  // The same refusals with a fleet that has none of the model (cloud offers of other GPUs).
+  const std::vector<Machine> other{machine("aws:p5.48xlarge", "H100", 8, 80, true)};
+  Job local = one;
+  local.mode = train::PlacementMode::local;
+  EXPECT_FALSE(check_feasible(local, other));
 }
 
 }  // namespace
