@@ -2,7 +2,6 @@
 // not leased yet), and the efficiency calibration. Declared in store.h; the calibration table
 // comes from migration 2.
 #include "daemon/store/store.h"
-#include "daemon/store/row_codecs.h"
 
 #include <map>
 
