@@ -5,6 +5,8 @@
 
 #include <map>
 
+#include "daemon/store/row_codecs.h"
+
 namespace jobctl::daemon::store {
 
 Status WriteTxn::put_calibration(const CalibrationRecord& row) {
