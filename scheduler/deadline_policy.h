@@ -64,9 +64,6 @@ struct ProgressState {
   std::vector<bool> zone_spot_available;
   size_t zone = 0;
   double move_hours = 0;
-  // Prices, when the caller knows them (0: unknown).
-  double spot_usd_per_hour = 0;
-  double on_demand_usd_per_hour = 0;
 
   double remaining_time() const { return deadline_hours - elapsed_hours; }
   double remaining_compute() const { return total_compute_hours - done_compute_hours; }

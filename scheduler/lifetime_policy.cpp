@@ -54,9 +54,9 @@ void LifetimePolicy::observe(const ProgressState& s, double spot_price, double o
 }
 
 Capacity LifetimePolicy::choose(const ProgressState& s) {
-  const double od_price = s.on_demand_usd_per_hour > 0 ? s.on_demand_usd_per_hour : 1.0;
-  const double spot_price =
-      s.on_demand_usd_per_hour > 0 ? s.spot_usd_per_hour : options_.default_spot_price_ratio * od_price;
+  // Prices in on-demand hours: the daemon's state carries none, and the simulator's must decide alike.
+  const double od_price = 1.0;
+  const double spot_price = options_.spot_price_ratio;
   observe(s, spot_price, od_price);
   const double d = s.changeover_hours;
   const double r = s.remaining_time();

@@ -23,8 +23,9 @@
 //      only while what the job has spent, plus a period of spot that makes no progress, plus
 //      on-demand to the end, stays within (1 + max_loss) x all on-demand — so no run costs more
 //      than that (waiting and on-demand never add to the excess).
-// The prices come with the ProgressState; where they are unknown (0), spot counts as
-// default_spot_price_ratio x on-demand.
+// Money is counted in on-demand hours, spot at spot_price_ratio of one (0.35: the guard holds for
+// spot at up to 35% of on-demand, the paper's p3.2xlarge is 30%): the daemon's ProgressState
+// carries no prices, and the simulator's must decide the same.
 //
 // Thread safety: see deadline_policy.h.
 #pragma once
@@ -42,7 +43,7 @@ struct LifetimeOptions {
   double release_hysteresis_changeovers = 1.0;
   double confirm_hours = 0.5;         // spot up this long before on-demand -> spot
   double max_loss = 0.009;            // of the all-on-demand cost: the cost guard
-  double default_spot_price_ratio = 0.3;
+  double spot_price_ratio = 0.35;     // spot's price over on-demand's, as the policy counts it
 };
 
 class LifetimePolicy final : public DeadlinePolicy {

@@ -109,8 +109,6 @@ Expected<SimulationResult> simulate_zones(std::span<const SpotTrace> zones, cons
     if (multi) s.zone_spot_available = up;
     s.zone = zone;
     s.move_hours = c.move_hours;
-    s.spot_usd_per_hour = c.spot_usd_per_hour;
-    s.on_demand_usd_per_hour = c.on_demand_usd_per_hour;
     const Capacity next = policy.decide(s);
     const size_t next_zone = next == Capacity::spot ? policy.spot_zone() : zone;
     ++r.decisions;

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "scheduler/deadline_policy.h"
+#include "scheduler/optimal_policy.h"
 #include "scheduler/spot_simulator.h"
 
 namespace jobctl::scheduler {
@@ -92,6 +93,27 @@ TEST(NoLookAhead, ATraceCutAtTheDecisionDecidesTheSame) {
         }
       }
     }
+}
+
+// The check can fail: the omniscient optimum, which plans from the whole trace, decides
+// differently on a cut one.
+TEST(NoLookAhead, TheOptimumFailsIt) {
+  std::mt19937 rng(20261201);
+  std::vector<SpotTrace> zones{runs_trace(rng, 200, 600, 0.12), runs_trace(rng, 200, 600, 0.12)};
+  const SimulationConfig c = paper(12, 1.5);
+  auto whole = make_optimal_zones_policy(zones, c);
+  ASSERT_TRUE(whole);
+  int differ = 0;
+  for (size_t k = 10; k < 100; k += 10) {
+    std::vector<SpotTrace> cut = zones;
+    for (auto& z : cut) z.available.resize(k + 1);
+    auto part = make_optimal_zones_policy(cut, c);
+    ASSERT_TRUE(part);
+    const auto& a = (*whole)->plan().decisions;
+    const auto& b = (*part)->plan().decisions;
+    differ += k < a.size() && k < b.size() && a[k] != b[k];
+  }
+  EXPECT_GT(differ, 0);
 }
 
 TEST(LifetimePolicy, LearnsTheRemainingLifeOfAWindowFromThePast) {
