@@ -69,11 +69,14 @@ Capacity LifetimePolicy::choose(const ProgressState& s) {
   const double reserve = options_.reserve_changeovers * d;
   const double threshold = (1.0 - a) * r + reserve;
 
-  // The cost guard: a period of spot that makes no progress, then on-demand to the end.
+  // The cost guard: spot that makes no progress for `hours` (a period, or a new start's whole
+  // changeover), then on-demand to the end.
   const double baseline = od_price * (s.total_compute_hours + d);
-  const bool spot_affordable = spent_ + spot_price * s.decision_period_hours +
-                                   od_price * (s.remaining_compute() + d) <=
-                               (1.0 + options_.max_loss) * baseline;
+  auto affordable = [&](double hours) {
+    return spent_ + spot_price * std::max(hours, s.decision_period_hours) + od_price * (s.remaining_compute() + d) <=
+           (1.0 + options_.max_loss) * baseline;
+  };
+  const bool spot_affordable = affordable(s.decision_period_hours);
 
   if (spot_affordable && s.current == Capacity::spot && s.spot_in(s.zone)) return Capacity::spot;
   if (spot_affordable) {
@@ -90,7 +93,9 @@ Capacity LifetimePolicy::choose(const ProgressState& s) {
       const bool confirmed = s.current != Capacity::on_demand ||
                              (age >= options_.confirm_hours - 1e-9 &&
                               (od_price - spot_price) * useful >= spot_price * co + od_price * d);
-      if (useful <= 0 || !confirmed || slack - co < reserve || !can_defer_on_demand(s, Capacity::spot, z)) continue;
+      if (useful <= 0 || !confirmed || !affordable(co) || slack - co < reserve ||
+          !can_defer_on_demand(s, Capacity::spot, z))
+        continue;
       if (!found || useful > best_useful) {
         best_useful = useful;
         choose_spot_zone(z);

@@ -20,9 +20,9 @@
 //      the slack), else on-demand, leaving it only with one changeover of hysteresis — as
 //      "adaptive" does in one zone (adaptive_progress.h);
 //   4. the safety nets: DeadlinePolicy's exact per-period deadline guard, and a cost guard: spot
-//      only while what the job has spent, plus a period of spot that makes no progress, plus
-//      on-demand to the end, stays within (1 + max_loss) x all on-demand — so no run costs more
-//      than that (waiting and on-demand never add to the excess).
+//      only while what the job has spent, plus spot that makes no progress (a period; for a new
+//      start, its whole changeover), plus on-demand to the end, stays within (1 + max_loss) x all
+//      on-demand — so no run costs more than that (waiting and on-demand never add to the excess).
 // Money is counted in on-demand hours, spot at spot_price_ratio of one (0.35: the guard holds for
 // spot at up to 35% of on-demand, the paper's p3.2xlarge is 30%): the daemon's ProgressState
 // carries no prices, and the simulator's must decide the same.
