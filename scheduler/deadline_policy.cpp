@@ -5,13 +5,15 @@
 
 #include "scheduler/adaptive_progress.h"
 #include "scheduler/baseline_policies.h"
+#include "scheduler/lifetime_policy.h"
 #include "scheduler/uniform_progress.h"
 
 namespace jobctl::scheduler {
 
 namespace {
 constexpr double kEps = 1e-9;
-constexpr std::array<std::string_view, 5> kPolicyNames{"up", "greedy", "on-demand", "local-first", "adaptive"};
+constexpr std::array<std::string_view, 6> kPolicyNames{"up", "greedy", "on-demand", "local-first", "adaptive",
+                                                     "lifetime"};
 }  // namespace
 
 std::string_view to_string(Capacity c) {
@@ -24,13 +26,16 @@ std::string_view to_string(Capacity c) {
   return "none";
 }
 
-bool can_defer_on_demand(const ProgressState& s, Capacity next) {
+bool can_defer_on_demand(const ProgressState& s, Capacity next) { return can_defer_on_demand(s, next, s.zone); }
+
+bool can_defer_on_demand(const ProgressState& s, Capacity next, size_t next_zone) {
   const double g = s.decision_period_hours;
   const double d = s.changeover_hours;
   const double c = s.remaining_compute();
   double progress = 0;  // guaranteed progress over the period
   if (next == Capacity::spot || next == Capacity::local) {
-    const double pending = s.current == next ? s.pending_changeover_hours : d;
+    const bool same = s.current == next && (next != Capacity::spot || next_zone == s.zone);
+    const double pending = same ? s.pending_changeover_hours : next == Capacity::spot ? s.changeover_in(next_zone) : d;
     progress = std::max(0.0, g - pending);
   } else if (next == Capacity::on_demand) {
     return true;
@@ -40,16 +45,27 @@ bool can_defer_on_demand(const ProgressState& s, Capacity next) {
 
 void DeadlinePolicy::reset() {
   committed_ = false;
+  spot_zone_ = 0;
+  last_ = Capacity::none;
   on_reset();
 }
 
 Capacity DeadlinePolicy::decide(const ProgressState& s) {
+  last_ = decide_unrecorded(s);
+  return last_;
+}
+
+Capacity DeadlinePolicy::decide_unrecorded(const ProgressState& s) {
+  spot_zone_ = s.zone;
   if (committed_) return Capacity::on_demand;
   Capacity c = choose(s);
   if (committed_) return Capacity::on_demand;
-  if (c == Capacity::spot && !s.spot_available) c = Capacity::none;
+  if (spot_zone_ >= s.zones()) spot_zone_ = s.zone;
+  if (c == Capacity::spot && !s.spot_in(spot_zone_)) c = Capacity::none;
+  if (c != Capacity::spot) spot_zone_ = s.zone;
   if (c == Capacity::local && !s.local_available) c = Capacity::none;
-  if (guarded() && c != Capacity::on_demand && !can_defer_on_demand(s, c)) {
+  if (guarded() && c != Capacity::on_demand && !can_defer_on_demand(s, c, spot_zone_)) {
+    spot_zone_ = s.zone;
     committed_ = true;
     return Capacity::on_demand;
   }
@@ -62,6 +78,7 @@ std::unique_ptr<DeadlinePolicy> make_deadline_policy(std::string_view name) {
   if (name == "on-demand") return std::make_unique<OnDemandPolicy>();
   if (name == "local-first") return std::make_unique<LocalFirstPolicy>();
   if (name == "adaptive") return std::make_unique<AdaptiveProgressPolicy>();
+  if (name == "lifetime") return std::make_unique<LifetimePolicy>();
   return nullptr;
 }
 

@@ -17,6 +17,9 @@
 //   "local-first" an owned GPU whenever one is free, otherwise on-demand (never spot).
 //   "optimal"    the omniscient bound (optimal_policy.h): knows the whole trace, so it is made for
 //                one trace and job by make_optimal_policy, not by name here.
+//   "lifetime"   a policy across the zones of a region (lifetime_policy.h): per-zone spot lifetimes
+//                and the effective availability learnt from the past, expected-cost choices of
+//                staying, moving and on-demand, the deadline guard and a cost guard.
 //   "adaptive"   jobctl's policy (adaptive_progress.h): Uniform Progress with the line's slope
 //                replaced by the spot availability observed so far, no return from on-demand to
 //                spot until spot has stayed up for a while, and an exact per-period safety net.
@@ -31,11 +34,13 @@
 // Thread safety: a policy object holds per-job state; one job, one object, one thread at a time.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace jobctl::scheduler {
 
@@ -51,16 +56,30 @@ struct ProgressState {
   double decision_period_hours = 0;    // longest time until the policy is asked again
   Capacity current = Capacity::none;   // what the job runs on now (none after an interruption)
   double pending_changeover_hours = 0; // of the current instance's changeover, still to go
-  bool spot_available = false;
+  bool spot_available = false;        // in `zone`
   bool local_available = false;
+  // Several zones of one region (a multi-zone simulation): spot in each, the zone the job's
+  // checkpoint is in (where it runs now, if it runs), and what moving the checkpoint to another
+  // zone adds to a changeover (its transfer). Empty: one zone, `spot_available` is all there is.
+  std::vector<bool> zone_spot_available;
+  size_t zone = 0;
+  double move_hours = 0;
 
   double remaining_time() const { return deadline_hours - elapsed_hours; }
   double remaining_compute() const { return total_compute_hours - done_compute_hours; }
+  size_t zones() const { return zone_spot_available.empty() ? 1 : zone_spot_available.size(); }
+  bool spot_in(size_t z) const { return zone_spot_available.empty() ? z == 0 && spot_available : zone_spot_available[z]; }
+  // The changeover of starting in zone z: the move's transfer when the checkpoint has progress
+  // and lies elsewhere.
+  double changeover_in(size_t z) const {
+    return changeover_hours + (z != zone && done_compute_hours > 0 ? move_hours : 0.0);
+  }
 };
 
 // Whether the deadline stays reachable in the worst case if the job runs on `next` (none, spot or
-// local) for one more decision period and must then start on-demand.
+// local; spot in `next_zone`) for one more decision period and must then start on-demand.
 bool can_defer_on_demand(const ProgressState& s, Capacity next);
+bool can_defer_on_demand(const ProgressState& s, Capacity next, size_t next_zone);
 
 class DeadlinePolicy {
  public:
@@ -72,6 +91,10 @@ class DeadlinePolicy {
   // What to run on until the next decision. Never spot when spot is unavailable, never local when
   // no local GPU is free.
   Capacity decide(const ProgressState& s);
+  // The zone of the last decision's spot (multi-zone; a policy that never moves stays in s.zone).
+  size_t spot_zone() const { return spot_zone_; }
+  // The last decision (none before the first).
+  Capacity last_decision() const { return last_; }
   // True once the job has moved to on-demand for good.
   bool committed_to_on_demand() const { return committed_; }
 
@@ -82,9 +105,15 @@ class DeadlinePolicy {
   void commit_to_on_demand() { committed_ = true; }
   // Whether the last-resort guard applies: false only for a policy that knows the future.
   virtual bool guarded() const { return true; }
+  // A policy that moves between zones names the zone of the spot it chose (default: s.zone).
+  void choose_spot_zone(size_t z) { spot_zone_ = z; }
 
  private:
+  Capacity decide_unrecorded(const ProgressState& s);
+
   bool committed_ = false;
+  size_t spot_zone_ = 0;
+  Capacity last_ = Capacity::none;
 };
 
 // nullptr for an unknown name.

@@ -12,12 +12,16 @@ namespace {
 constexpr double kNoCost = std::numeric_limits<double>::infinity();
 constexpr double kMillisPerHour = 3.6e6;
 
-// What runs between ticks, as the planner's state sees it.
-enum Slot : int { kIdle = 0, kSpot = 1, kOnDemand = 2, kSlots = 3 };
+// What runs between ticks, as the planner's state sees it: per zone, idle (the checkpoint is
+// there), spot there, or on-demand with the checkpoint there.
+enum Kind : int { kIdle = 0, kSpot = 1, kOnDemand = 2, kKinds = 3 };
+int slot_of(int zone, int kind) { return zone * kKinds + kind; }
+int zone_of(int slot) { return slot / kKinds; }
+int kind_of(int slot) { return slot % kKinds; }
+Capacity capacity_of(int kind) { return kind == kSpot ? Capacity::spot : kind == kOnDemand ? Capacity::on_demand : Capacity::none; }
 
-Capacity capacity_of(int slot) { return slot == kSpot ? Capacity::spot : slot == kOnDemand ? Capacity::on_demand : Capacity::none; }
-
-// How a state was reached (one byte per state, for the way back).
+// How a state was reached (one byte per state, for the way back): the step in the low 3 bits, a
+// changeover's "moved the checkpoint" in bit 3, the zone it came from in the high 4 bits.
 enum Pred : uint8_t {
   kUnreached = 0,
   kStart,          // idle at tick 0 with no progress
@@ -27,34 +31,63 @@ enum Pred : uint8_t {
   kContinued,      // running: was running the same at the previous tick
   kChangedOver,    // running: started from idle L ticks before, a whole changeover since
 };
+constexpr uint8_t kMovedBit = 8;
+uint8_t pred_byte(Pred p, bool moved, int from_zone) {
+  return static_cast<uint8_t>(p | (moved ? kMovedBit : 0) | (from_zone << 4));
+}
 
 // How the cheapest finish was reached: in a tick of running, or in a changeover's last tick.
 struct Finish {
   double cost = kNoCost;
   int64_t tick = 0;
   int slot = kIdle;   // what ran in the finishing ticks
+  int from_slot = kIdle;  // after a changeover: the idle state it started from
   bool after_changeover = false;
+  bool moved = false;
   int64_t progress = 0;  // grid units at the state the finish started from
   int64_t finish_ms = 0;
 };
 
+// A changeover of `ms`: it spans L ticks; its last tick does r of work (all of it when there is none).
+struct Changeover {
+  int64_t L = 1, r = 0;
+};
+Changeover changeover_of(int64_t ms, int64_t g) {
+  Changeover c;
+  c.L = ms == 0 ? 1 : (ms + g - 1) / g;
+  c.r = ms == 0 ? g : c.L * g - ms;
+  return c;
+}
+
 }  // namespace
 
 Expected<OptimalPlan> plan_optimal(const SpotTrace& spot, const SimulationConfig& c) {
+  return plan_optimal_zones(std::span<const SpotTrace>(&spot, 1), c);
+}
+
+Expected<OptimalPlan> plan_optimal_zones(std::span<const SpotTrace> zones, const SimulationConfig& c) {
+  if (zones.empty()) return make_error(ErrorCode::invalid_argument, "no zones to plan", "trace");
+  if (zones.size() > 15) return make_error(ErrorCode::invalid_argument, "at most 15 zones", "trace");
+  const SpotTrace& spot = zones.front();
   if (auto st = validate_simulation(spot, c); !st) return st.error();
+  for (const auto& z : zones)
+    if (z.available.empty() || z.gap_seconds != spot.gap_seconds)
+      return make_error(ErrorCode::invalid_argument, "every zone's trace must have the first one's tick", "trace");
+  const int nz = static_cast<int>(zones.size());
+  const int slots = nz * kKinds;
 
   // Integer milliseconds: every duration the planner adds up is exact.
   const int64_t g = std::llround(spot.gap_seconds * 1000.0);
   const int64_t d = std::llround(c.changeover_hours * kMillisPerHour);
+  const int64_t m = nz > 1 ? std::llround(c.move_hours * kMillisPerHour) : 0;
   const int64_t work = std::llround(c.compute_hours * kMillisPerHour);
   const int64_t deadline = std::llround(c.deadline_hours * kMillisPerHour);
   if (g <= 0) return make_error(ErrorCode::invalid_argument, "the trace's tick is under a millisecond", "trace");
 
-  // A changeover spans L ticks; its last tick does r of work (all of it when there is none).
-  const int64_t L = d == 0 ? 1 : (d + g - 1) / g;
-  const int64_t r = d == 0 ? g : L * g - d;
-  const int64_t grid = r == 0 ? g : std::gcd(g, r);
-  const int64_t gu = g / grid, ru = r / grid;
+  const Changeover same = changeover_of(d, g), moved = changeover_of(d + m, g);
+  int64_t grid = same.r == 0 ? g : std::gcd(g, same.r);
+  if (m > 0 && moved.r != 0) grid = std::gcd(grid, moved.r);
+  const int64_t gu = g / grid;
 
   const auto start_tick = static_cast<size_t>(std::floor(c.start_hours / spot.gap_hours() + 1e-9));
   const int64_t ticks = (deadline + g - 1) / g;  // ticks that begin before the deadline
@@ -72,7 +105,7 @@ Expected<OptimalPlan> plan_optimal(const SpotTrace& spot, const SimulationConfig
     lo[static_cast<size_t>(k)] = l;
     width[static_cast<size_t>(k)] = std::max<int64_t>(0, h - l + 1);
     max_width = std::max(max_width, width[static_cast<size_t>(k)]);
-    offset[static_cast<size_t>(k) + 1] = offset[static_cast<size_t>(k)] + width[static_cast<size_t>(k)] * kSlots;
+    offset[static_cast<size_t>(k) + 1] = offset[static_cast<size_t>(k)] + width[static_cast<size_t>(k)] * slots;
     if (offset[static_cast<size_t>(k) + 1] > kMaxOptimalCells)
       return make_error(ErrorCode::limit_exceeded,
                         "the optimal plan needs more than " + std::to_string(kMaxOptimalCells) +
@@ -91,141 +124,165 @@ Expected<OptimalPlan> plan_optimal(const SpotTrace& spot, const SimulationConfig
   };
 
   // Costs of L + 1 ticks in a ring (a changeover writes L ticks ahead), slots x max_width each.
-  const int64_t ring = L + 1;
-  std::vector<double> cost(static_cast<size_t>(ring * kSlots * max_width), kNoCost);
+  const int64_t ring = std::max(same.L, moved.L) + 1;
+  std::vector<double> cost(static_cast<size_t>(ring * slots * max_width), kNoCost);
   auto cost_at = [&](int64_t k, int slot, int64_t p) -> double& {
-    return cost[static_cast<size_t>(((k % ring) * kSlots + slot) * max_width + (p - lo[static_cast<size_t>(k)]))];
+    return cost[static_cast<size_t>(((k % ring) * slots + slot) * max_width + (p - lo[static_cast<size_t>(k)]))];
   };
 
   auto trace_tick = [&](int64_t k) { return start_tick + static_cast<size_t>(k); };
-  auto spot_up = [&](int64_t k) { return spot.available_at(trace_tick(k)); };
-  auto spot_price = [&](int64_t k) {
+  auto spot_up = [&](int zone, int64_t k) { return zones[static_cast<size_t>(zone)].available_at(trace_tick(k)); };
+  auto spot_price = [&](int zone, int64_t k) {
     const size_t tt = trace_tick(k);
-    return c.spot_price_from_trace && tt < spot.prices.size() ? spot.prices[tt] : c.spot_usd_per_hour;
+    const auto& prices = zones[static_cast<size_t>(zone)].prices;
+    return c.spot_price_from_trace && tt < prices.size() ? prices[tt] : c.spot_usd_per_hour;
   };
-  auto price = [&](int slot, int64_t k) { return slot == kSpot ? spot_price(k) : c.on_demand_usd_per_hour; };
+  auto price = [&](int slot, int64_t k) {
+    return kind_of(slot) == kSpot ? spot_price(zone_of(slot), k) : c.on_demand_usd_per_hour;
+  };
   auto usd = [](double per_hour, int64_t ms) { return per_hour * static_cast<double>(ms) / kMillisPerHour; };
 
   // A changeover started at tick k: spot must stay up through its L ticks (else it is reclaimed
   // before making progress, which waiting would match for free). Its first L - 1 ticks are billed whole.
-  auto changeover_possible = [&](int slot, int64_t k) {
-    if (slot != kSpot) return true;
+  auto changeover_possible = [&](int slot, int64_t k, int64_t L) {
+    if (kind_of(slot) != kSpot) return true;
     for (int64_t i = 0; i < L; ++i)
-      if (!spot_up(k + i)) return false;
+      if (!spot_up(zone_of(slot), k + i)) return false;
     return true;
   };
-  auto changeover_head_cost = [&](int slot, int64_t k) {
+  auto changeover_head_cost = [&](int slot, int64_t k, int64_t L) {
     double sum = 0;
     for (int64_t i = 0; i + 1 < L; ++i) sum += usd(price(slot, k + i), g);
     return sum;
   };
 
   Finish best;
-  auto finish = [&](double total, int64_t k, int slot, bool after_changeover, int64_t p, int64_t end_ms) {
-    if (end_ms <= deadline && total < best.cost) best = Finish{total, k, slot, after_changeover, p, end_ms};
-  };
-
-  cost_at(0, kIdle, 0) = 0;
-  pred_at(0, kIdle, 0) = kStart;
+  cost_at(0, slot_of(0, kIdle), 0) = 0;
+  pred_at(0, slot_of(0, kIdle), 0) = kStart;
   for (int64_t k = 0; k < ticks; ++k) {
     const int64_t t = k * g;
     const int64_t l = lo[static_cast<size_t>(k)], w = width[static_cast<size_t>(k)];
-    const bool up = spot_up(k);
-    // Running states may stop (or are reclaimed) at this tick: idle, at no cost, before it decides.
-    for (int slot : {kSpot, kOnDemand})
-      for (int64_t p = l; p < l + w; ++p) {
-        const double v = cost_at(k, slot, p);
-        if (v < cost_at(k, kIdle, p)) {
-          cost_at(k, kIdle, p) = v;
-          pred_at(k, kIdle, p) = slot == kSpot ? kStoppedSpot : kStoppedDemand;
+    for (int z = 0; z < nz; ++z) {
+      const int idle = slot_of(z, kIdle);
+      // Running states may stop (or are reclaimed) at this tick: idle, at no cost, before it decides.
+      for (int kind : {kSpot, kOnDemand})
+        for (int64_t p = l; p < l + w; ++p) {
+          const double v = cost_at(k, slot_of(z, kind), p);
+          if (v < cost_at(k, idle, p)) {
+            cost_at(k, idle, p) = v;
+            pred_at(k, idle, p) = kind == kSpot ? kStoppedSpot : kStoppedDemand;
+          }
         }
-      }
-    // Idle: wait a tick, or start a changeover.
-    for (int slot : {kSpot, kOnDemand}) {
-      if (!changeover_possible(slot, k)) continue;
-      const double head = changeover_head_cost(slot, k);
-      const int64_t last = k + L - 1;
-      const double last_price = price(slot, last);
-      for (int64_t p = l; p < l + w; ++p) {
-        const double v = cost_at(k, kIdle, p);
-        if (v == kNoCost) continue;
-        const int64_t left = work - p * grid;
-        if (left <= r) {  // finishes in the changeover's last tick
-          finish(v + head + usd(last_price, (g - r) + left), k, slot, true, p, t + (L - 1) * g + (g - r) + left);
-          continue;
-        }
-        const int64_t to = p + ru;
-        if (!in_band(k + L, to)) continue;
-        const double total = v + head + usd(last_price, g);
-        if (total < cost_at(k + L, slot, to)) {
-          cost_at(k + L, slot, to) = total;
-          pred_at(k + L, slot, to) = kChangedOver;
-        }
-      }
     }
-    for (int64_t p = l; p < l + w; ++p) {
-      const double v = cost_at(k, kIdle, p);
-      if (v == kNoCost || !in_band(k + 1, p)) continue;
-      if (v < cost_at(k + 1, kIdle, p)) {
-        cost_at(k + 1, kIdle, p) = v;
-        pred_at(k + 1, kIdle, p) = kIdled;
-      }
-    }
-    // Running: another tick of work.
-    for (int slot : {kSpot, kOnDemand}) {
-      if (slot == kSpot && !up) continue;
-      const double per_hour = price(slot, k);
-      for (int64_t p = l; p < l + w; ++p) {
-        const double v = cost_at(k, slot, p);
-        if (v == kNoCost) continue;
-        const int64_t left = work - p * grid;
-        if (left <= g) {
-          finish(v + usd(per_hour, left), k, slot, false, p, t + left);
-          continue;
+    for (int z = 0; z < nz; ++z) {
+      const int idle = slot_of(z, kIdle);
+      // Idle: start a changeover — on-demand here, spot here or in another zone.
+      for (int to_zone = 0; to_zone < nz; ++to_zone)
+        for (int kind : {kSpot, kOnDemand}) {
+          if (kind == kOnDemand && to_zone != z) continue;
+          const int to = slot_of(to_zone, kind);
+          const bool move = to_zone != z;
+          // A move pays its transfer once there is progress (a checkpoint to move).
+          const bool possible[2] = {changeover_possible(to, k, same.L), changeover_possible(to, k, moved.L)};
+          const double head[2] = {changeover_head_cost(to, k, same.L), changeover_head_cost(to, k, moved.L)};
+          const double last_price[2] = {price(to, k + same.L - 1), price(to, k + moved.L - 1)};
+          for (int64_t p = l; p < l + w; ++p) {
+            const double v = cost_at(k, idle, p);
+            if (v == kNoCost) continue;
+            const int which = move && p > 0 ? 1 : 0;
+            if (!possible[which]) continue;
+            const Changeover& co = which ? moved : same;
+            const int64_t left = work - p * grid;
+            if (left <= co.r) {  // finishes in the changeover's last tick
+              const double total = v + head[which] + usd(last_price[which], (g - co.r) + left);
+              const int64_t end_ms = t + (co.L - 1) * g + (g - co.r) + left;
+              if (end_ms <= deadline && total < best.cost)
+                best = Finish{total, k, to, idle, true, which == 1, p, end_ms};
+              continue;
+            }
+            const int64_t top = p + co.r / grid;
+            if (!in_band(k + co.L, top)) continue;
+            const double total = v + head[which] + usd(last_price[which], g);
+            if (total < cost_at(k + co.L, to, top)) {
+              cost_at(k + co.L, to, top) = total;
+              pred_at(k + co.L, to, top) = pred_byte(kChangedOver, which == 1, z);
+            }
+          }
         }
-        const int64_t to = p + gu;
-        if (!in_band(k + 1, to)) continue;
-        const double total = v + usd(per_hour, g);
-        if (total < cost_at(k + 1, slot, to)) {
-          cost_at(k + 1, slot, to) = total;
-          pred_at(k + 1, slot, to) = kContinued;
+      for (int64_t p = l; p < l + w; ++p) {
+        const double v = cost_at(k, idle, p);
+        if (v == kNoCost || !in_band(k + 1, p)) continue;
+        if (v < cost_at(k + 1, idle, p)) {
+          cost_at(k + 1, idle, p) = v;
+          pred_at(k + 1, idle, p) = kIdled;
+        }
+      }
+      // Running: another tick of work.
+      for (int kind : {kSpot, kOnDemand}) {
+        const int slot = slot_of(z, kind);
+        if (kind == kSpot && !spot_up(z, k)) continue;
+        const double per_hour = price(slot, k);
+        for (int64_t p = l; p < l + w; ++p) {
+          const double v = cost_at(k, slot, p);
+          if (v == kNoCost) continue;
+          const int64_t left = work - p * grid;
+          if (left <= g) {
+            const double total = v + usd(per_hour, left);
+            if (t + left <= deadline && total < best.cost) best = Finish{total, k, slot, slot, false, false, p, t + left};
+            continue;
+          }
+          const int64_t top = p + gu;
+          if (!in_band(k + 1, top)) continue;
+          const double total = v + usd(per_hour, g);
+          if (total < cost_at(k + 1, slot, top)) {
+            cost_at(k + 1, slot, top) = total;
+            pred_at(k + 1, slot, top) = kContinued;
+          }
         }
       }
     }
     // This tick's slot of the ring is reused for tick k + ring.
-    std::fill_n(cost.begin() + static_cast<std::ptrdiff_t>((k % ring) * kSlots * max_width), kSlots * max_width, kNoCost);
+    std::fill_n(cost.begin() + static_cast<std::ptrdiff_t>((k % ring) * slots * max_width), slots * max_width, kNoCost);
   }
   if (best.cost == kNoCost)
     return make_error(ErrorCode::invalid_argument, "no schedule meets the deadline", "deadline_hours");
 
-  // The way back, writing what ran in each tick.
+  // The way back, writing what ran in each tick (and where).
   OptimalPlan plan;
   plan.cost_usd = best.cost;
   plan.finish_hours = static_cast<double>(best.finish_ms) / kMillisPerHour;
   plan.cells = offset.back();
-  const int64_t span = best.after_changeover ? L : 1;
+  const int64_t span = best.after_changeover ? (best.moved ? moved.L : same.L) : 1;
   plan.decisions.assign(static_cast<size_t>(best.tick + span), Capacity::none);
-  for (int64_t i = 0; i < span; ++i) plan.decisions[static_cast<size_t>(best.tick + i)] = capacity_of(best.slot);
+  plan.zones.assign(static_cast<size_t>(best.tick + span), 0);
+  auto mark = [&](int64_t tick, int slot) {
+    plan.decisions[static_cast<size_t>(tick)] = capacity_of(kind_of(slot));
+    plan.zones[static_cast<size_t>(tick)] = static_cast<size_t>(zone_of(slot));
+  };
+  for (int64_t i = 0; i < span; ++i) mark(best.tick + i, best.slot);
   int64_t k = best.tick, p = best.progress;
-  int slot = best.after_changeover ? kIdle : best.slot;
+  int slot = best.after_changeover ? best.from_slot : best.slot;
   for (;;) {
-    const uint8_t how = pred_at(k, slot, p);
+    const uint8_t byte = pred_at(k, slot, p);
+    const uint8_t how = byte & 7;
     if (how == kStart) break;
     switch (how) {
       case kIdled: --k; break;  // that tick ran nothing (already none)
-      case kStoppedSpot: slot = kSpot; break;
-      case kStoppedDemand: slot = kOnDemand; break;
+      case kStoppedSpot: slot = slot_of(zone_of(slot), kSpot); break;
+      case kStoppedDemand: slot = slot_of(zone_of(slot), kOnDemand); break;
       case kContinued:
         --k;
         p -= gu;
-        plan.decisions[static_cast<size_t>(k)] = capacity_of(slot);
+        mark(k, slot);
         break;
-      case kChangedOver:
-        for (int64_t i = 1; i <= L; ++i) plan.decisions[static_cast<size_t>(k - i)] = capacity_of(slot);
-        k -= L;
-        p -= ru;
-        slot = kIdle;
+      case kChangedOver: {
+        const Changeover& co = (byte & kMovedBit) ? moved : same;
+        for (int64_t i = 1; i <= co.L; ++i) mark(k - i, slot);
+        k -= co.L;
+        p -= co.r / grid;
+        slot = slot_of(byte >> 4, kIdle);
         break;
+      }
       default:
         return make_error(ErrorCode::internal, "optimal plan: a state on the way back was never reached", "");
     }
@@ -236,13 +293,20 @@ Expected<OptimalPlan> plan_optimal(const SpotTrace& spot, const SimulationConfig
 Capacity OptimalPolicy::choose(const ProgressState& s) {
   const auto tick = static_cast<size_t>(std::llround(s.elapsed_hours / tick_hours_));
   // Past the plan (it cannot happen when the plan is played on its own trace): finish on-demand.
-  return tick < plan_.decisions.size() ? plan_.decisions[tick] : Capacity::on_demand;
+  if (tick >= plan_.decisions.size()) return Capacity::on_demand;
+  if (plan_.decisions[tick] == Capacity::spot) choose_spot_zone(plan_.zones[tick]);
+  return plan_.decisions[tick];
 }
 
 Expected<std::unique_ptr<OptimalPolicy>> make_optimal_policy(const SpotTrace& spot, const SimulationConfig& config) {
-  auto plan = plan_optimal(spot, config);
+  return make_optimal_zones_policy(std::span<const SpotTrace>(&spot, 1), config);
+}
+
+Expected<std::unique_ptr<OptimalPolicy>> make_optimal_zones_policy(std::span<const SpotTrace> zones,
+                                                                  const SimulationConfig& config) {
+  auto plan = plan_optimal_zones(zones, config);
   if (!plan) return plan.error();
-  return std::make_unique<OptimalPolicy>(std::move(*plan), spot.gap_hours());
+  return std::make_unique<OptimalPolicy>(std::move(*plan), zones.front().gap_hours());
 }
 
 }  // namespace jobctl::scheduler

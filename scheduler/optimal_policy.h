@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -41,6 +42,7 @@ struct OptimalPlan {
   double cost_usd = 0;                // what the plan costs under the simulator's billing
   double finish_hours = 0;            // when it finishes, from the job's start
   std::vector<Capacity> decisions;    // per tick from the job's start: what to run on
+  std::vector<size_t> zones;          // and in which zone (the checkpoint's for on-demand)
   int64_t cells = 0;                  // states the planner stored (its memory, in bytes)
 };
 
@@ -48,6 +50,9 @@ struct OptimalPlan {
 // (invalid_argument naming the field), limit_exceeded (changeover_hours) when the state space
 // is larger than kMaxOptimalCells.
 [[nodiscard]] Expected<OptimalPlan> plan_optimal(const SpotTrace& spot, const SimulationConfig& config);
+// The same over several zones of a region, under simulate_zones()'s model (moves pay
+// config.move_hours): the states are per zone, so it costs zones x plan_optimal's. At most 15 zones.
+[[nodiscard]] Expected<OptimalPlan> plan_optimal_zones(std::span<const SpotTrace> zones, const SimulationConfig& config);
 
 // Plays a plan tick by tick. It is exempt from DeadlinePolicy's last-resort guard: the guard
 // assumes the worst of a future that this policy knows.
@@ -69,5 +74,7 @@ class OptimalPolicy : public DeadlinePolicy {
 // plan_optimal, wrapped as a policy for simulate() with the same trace and config.
 [[nodiscard]] Expected<std::unique_ptr<OptimalPolicy>> make_optimal_policy(const SpotTrace& spot,
                                                                           const SimulationConfig& config);
+[[nodiscard]] Expected<std::unique_ptr<OptimalPolicy>> make_optimal_zones_policy(std::span<const SpotTrace> zones,
+                                                                                const SimulationConfig& config);
 
 }  // namespace jobctl::scheduler

@@ -20,13 +20,15 @@ nlohmann::json simulation_json(const SimulationResult& r, bool with_segments) {
                       {"local_cost_usd", r.local_cost_usd},
                       {"preemptions", r.preemptions},
                       {"changeovers", r.changeovers},
+                      {"moves", r.moves},
                       {"decisions", r.decisions},
                       {"trace_hours_from_start", r.trace_hours_from_start},
                       {"trace_covers_deadline", r.trace_covers_deadline}};
   if (with_segments) {
     nlohmann::json segs = nlohmann::json::array();
     for (const auto& s : r.segments)
-      segs.push_back({{"start_hours", s.start_hours}, {"end_hours", s.end_hours}, {"capacity", to_string(s.capacity)}});
+      segs.push_back({{"start_hours", s.start_hours}, {"end_hours", s.end_hours}, {"capacity", to_string(s.capacity)},
+                      {"zone", s.zone}});
     j["segments"] = std::move(segs);
   }
   return j;

@@ -31,9 +31,25 @@ Status validate_simulation(const SpotTrace& spot, const SimulationConfig& c) {
   return ok_status();
 }
 
+double checkpoint_transfer_hours(double checkpoint_gb, double gbit_per_s) {
+  return gbit_per_s > 0 ? checkpoint_gb * 8.0 / gbit_per_s / 3600.0 : 0.0;
+}
+
 Expected<SimulationResult> simulate(const SpotTrace& spot, const SimulationConfig& c, DeadlinePolicy& policy,
                                     const SpotTrace* local) {
+  return simulate_zones(std::span<const SpotTrace>(&spot, 1), c, policy, local);
+}
+
+Expected<SimulationResult> simulate_zones(std::span<const SpotTrace> zones, const SimulationConfig& c,
+                                          DeadlinePolicy& policy, const SpotTrace* local) {
+  if (zones.empty()) return make_error(ErrorCode::invalid_argument, "no zones to simulate", "trace");
+  const SpotTrace& spot = zones.front();
   if (auto st = validate_simulation(spot, c); !st) return st.error();
+  for (const auto& z : zones)
+    if (z.available.empty() || z.gap_seconds != spot.gap_seconds)
+      return make_error(ErrorCode::invalid_argument, "every zone's trace must have the first one's tick", "trace");
+  if (!(std::isfinite(c.move_hours) && c.move_hours >= 0))
+    return make_error(ErrorCode::invalid_argument, "the move's transfer hours must be >= 0", "move_hours");
   if (local && (local->available.empty() || !(local->gap_seconds > 0)))
     return make_error(ErrorCode::invalid_argument, "the local-availability trace is empty", "local_trace");
 
@@ -45,13 +61,16 @@ Expected<SimulationResult> simulate(const SpotTrace& spot, const SimulationConfi
   r.trace_hours_from_start = spot.hours() - static_cast<double>(start_tick) * g;
   r.trace_covers_deadline = r.trace_hours_from_start >= c.deadline_hours;
   // Every sensible policy ends on on-demand; this bound only stops one that never finishes.
-  const double stop_hours = c.deadline_hours + c.compute_hours + 10 * c.changeover_hours + 10 * g;
+  const double stop_hours = c.deadline_hours + c.compute_hours + 10 * (c.changeover_hours + c.move_hours) + 10 * g;
 
   policy.reset();
   const double d = c.changeover_hours;
   const double c0 = c.compute_hours;
+  const bool multi = zones.size() > 1;
+  std::vector<bool> up(zones.size());
   double done = 0, pending = 0;
   Capacity current = Capacity::none;
+  size_t zone = 0;  // where the checkpoint is
   for (size_t k = 0;; ++k) {
     const double t = static_cast<double>(k) * g;
     if (t > stop_hours) {
@@ -59,7 +78,8 @@ Expected<SimulationResult> simulate(const SpotTrace& spot, const SimulationConfi
       break;
     }
     const size_t tick = start_tick + k;
-    const bool spot_up = spot.available_at(tick);
+    for (size_t z = 0; z < zones.size(); ++z) up[z] = zones[z].available_at(tick);
+    const bool spot_up = up[zone];
     bool local_up = false;
     if (local) {
       const double abs_hours = static_cast<double>(tick) * g;
@@ -86,16 +106,22 @@ Expected<SimulationResult> simulate(const SpotTrace& spot, const SimulationConfi
     s.pending_changeover_hours = pending;
     s.spot_available = spot_up;
     s.local_available = local_up;
+    if (multi) s.zone_spot_available = up;
+    s.zone = zone;
+    s.move_hours = c.move_hours;
     const Capacity next = policy.decide(s);
+    const size_t next_zone = next == Capacity::spot ? policy.spot_zone() : zone;
     ++r.decisions;
-    if (next != current) {
+    if (next != current || next_zone != zone) {
       if (next != Capacity::none) {
-        pending = d;
+        pending = s.changeover_in(next_zone);
         ++r.changeovers;
+        if (next_zone != zone && done > 0) ++r.moves;
       } else {
         pending = 0;
       }
       current = next;
+      zone = next_zone;
     }
 
     double used = 0;  // hours of this tick billed
@@ -105,8 +131,10 @@ Expected<SimulationResult> simulate(const SpotTrace& spot, const SimulationConfi
       const double work = std::min(g - overhead, c0 - done);
       used = overhead + work;
       double price = c.on_demand_usd_per_hour;
-      if (current == Capacity::spot)
-        price = c.spot_price_from_trace && tick < spot.prices.size() ? spot.prices[tick] : c.spot_usd_per_hour;
+      if (current == Capacity::spot) {
+        const SpotTrace& here = zones[zone];
+        price = c.spot_price_from_trace && tick < here.prices.size() ? here.prices[tick] : c.spot_usd_per_hour;
+      }
       if (current == Capacity::local) price = c.local_usd_per_hour;
       const double cost = price * used;
       r.cost_usd += cost;
@@ -122,10 +150,11 @@ Expected<SimulationResult> simulate(const SpotTrace& spot, const SimulationConfi
       used = g;
       r.idle_hours += g;
     }
-    if (!r.segments.empty() && r.segments.back().capacity == current && r.segments.back().end_hours >= t - 1e-9)
+    if (!r.segments.empty() && r.segments.back().capacity == current && r.segments.back().zone == zone &&
+        r.segments.back().end_hours >= t - 1e-9)
       r.segments.back().end_hours = t + used;
     else
-      r.segments.push_back(SimulationSegment{t, t + used, current});
+      r.segments.push_back(SimulationSegment{t, t + used, current, zone});
 
     if (done >= c0 - 1e-9) {
       r.finished = true;

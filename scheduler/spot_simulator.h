@@ -11,6 +11,8 @@
 // ticks past the end of the trace count as no spot. Billing is per second of use; the last tick
 // is billed only up to the moment the job finishes.
 //
+// Several zones of a region: simulate_zones.
+//
 // The baseline is all on-demand: (C0 + d) * on-demand price; savings = 1 - cost / baseline.
 //
 // Thread safety: pure function of its arguments (the policy object is reset and then mutated).
@@ -18,6 +20,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,12 +39,19 @@ struct SimulationConfig {
   double start_hours = 0;            // where in the trace the job starts
   bool spot_price_from_trace = false;  // use the trace's per-tick prices where it has them
   double local_usd_per_hour = 0;     // an owned GPU's hour (only with a local trace)
+  // Several zones: moving the checkpoint to another zone adds this to the changeover (its size
+  // over the transfer rate: checkpoint_transfer_hours).
+  double move_hours = 0;
 };
+
+// The hours a checkpoint of `checkpoint_gb` (10^9 bytes) takes at `gbit_per_s` (10^9 bits/s).
+double checkpoint_transfer_hours(double checkpoint_gb, double gbit_per_s);
 
 struct SimulationSegment {
   double start_hours = 0;
   double end_hours = 0;
   Capacity capacity = Capacity::none;
+  size_t zone = 0;  // of the zones simulated; the checkpoint's zone while idle or on-demand
 };
 
 struct SimulationResult {
@@ -62,6 +72,7 @@ struct SimulationResult {
   double local_cost_usd = 0;
   int64_t preemptions = 0;
   int64_t changeovers = 0;
+  int64_t moves = 0;                 // changeovers that moved the checkpoint to another zone
   int64_t decisions = 0;
   double trace_hours_from_start = 0;
   bool trace_covers_deadline = false;
@@ -77,5 +88,14 @@ struct SimulationResult {
 // Runs the job; errors: validate_simulation's.
 [[nodiscard]] Expected<SimulationResult> simulate(const SpotTrace& spot, const SimulationConfig& config,
                                                   DeadlinePolicy& policy, const SpotTrace* local = nullptr);
+
+// The same over several zones of one region, one trace each (the same tick; the start must lie in
+// the first): spot runs in the zone the policy names; on-demand and a wait keep the checkpoint
+// where it is; a start in another zone once there is progress pays move_hours on top of the
+// changeover. The job starts with no checkpoint, in zone 0. One zone: simulate() exactly.
+// Errors: validate_simulation's on the first zone; invalid_argument (field "trace") for no zones
+// or zones of different ticks.
+[[nodiscard]] Expected<SimulationResult> simulate_zones(std::span<const SpotTrace> zones, const SimulationConfig& config,
+                                                        DeadlinePolicy& policy, const SpotTrace* local = nullptr);
 
 }  // namespace jobctl::scheduler

@@ -135,7 +135,7 @@ Status validate(const PlacementSettings& s) {
   if (s.max_moves_per_hour < 0 || s.max_moves_per_hour > 60)
     return bad("placement.max_moves_per_hour", "must be between 0 and 60");
   if (!scheduler::make_deadline_policy(s.deadline_policy))
-    return bad("placement.deadline_policy", "names no deadline policy (up, greedy, on-demand, local-first, adaptive)");
+    return bad("placement.deadline_policy", "names no deadline policy (up, greedy, on-demand, local-first, adaptive, lifetime)");
   return {};
 }
 

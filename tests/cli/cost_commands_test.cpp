@@ -77,7 +77,40 @@ TEST_F(CostCommands, SimulateSeveralPoliciesTableAndCsv) {
   auto csv = jobctl(base);
   ASSERT_EQ(csv.code, 0) << csv.err;
   EXPECT_EQ(csv.out.rfind("policy,cost_usd,on_demand_cost_usd,savings,deadline_met", 0), 0u) << csv.out;
-  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 6);  // header + 4 policies + optimal
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 7);  // header + 5 policies + optimal
+}
+
+// Two zones of 0.5 h ticks: zone 0 up for the first 30 h, zone 1 from then on. 100 h of compute by
+// 130 h: only a move at 30 h finishes on spot (zone 1 alone would end at 130.5 h). lifetime and the
+// optimum move (a 0.5 h changeover plus the 9 GB checkpoint's 72 s at 1 Gbit/s); up stays in zone 0.
+// (A job this long: lifetime's cost guard lets it risk a period of spot only within 0.9% of the
+// all-on-demand cost.)
+TEST_F(CostCommands, SimulateAcrossZonesMoves) {
+  std::string first, later;
+  for (int i = 0; i < 280; ++i) {
+    first += (i ? "," : "") + std::string(i < 60 ? "1" : "0");
+    later += (i ? "," : "") + std::string(i < 60 ? "0" : "1");
+  }
+  const auto a = write("a.json", R"({"metadata": {"gap_seconds": 1800}, "data": [)" + first + "]}");
+  const auto b = write("b.json", R"({"metadata": {"gap_seconds": 1800}, "data": [)" + later + "]}");
+  auto r = jobctl({"simulate", "--trace", a, "--trace", b, "--policy", "up,lifetime,optimal", "--compute-hours", "100",
+                   "--deadline-hours", "130", "--changeover-hours", "0.5", "--spot-price", "1", "--on-demand-price",
+                   "4", "--checkpoint-gb", "9", "--transfer-gbps", "1", "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 3u);
+  EXPECT_EQ(j[0]["moves"], 0);
+  EXPECT_EQ(j[1]["policy"], "lifetime");
+  EXPECT_EQ(j[1]["moves"], 1);
+  EXPECT_EQ(j[1]["deadline_met"], true);
+  EXPECT_EQ(j[2]["moves"], 1);
+  // All on spot: 30 h in zone 0 (29.5 h of it work), 0.52 h of changeover and 70.5 h in zone 1.
+  EXPECT_NEAR(j[2]["cost_usd"].get<double>(), 30 + 0.52 + 70.5, 1e-9);
+  EXPECT_NEAR(j[1]["cost_usd"].get<double>(), 30 + 0.52 + 70.5, 1e-9);
+  auto bad = jobctl({"simulate", "--trace", a, "--trace", b, "--policy", "lifetime", "--compute-hours", "1",
+                     "--deadline-hours", "3", "--spot-price", "1", "--on-demand-price", "4", "--transfer-gbps", "0"});
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("--transfer-gbps"), std::string::npos) << bad.err;
 }
 
 TEST_F(CostCommands, SimulateOptimalWaitsOutTheOutage) {

@@ -261,6 +261,13 @@ TEST_F(SpotReplay, AdaptiveDecidesAsInTheSimulator) {
   replay_and_compare({kTrace, 3, 84.0 / 72.0, 180, "adaptive"});
 }
 
+// "lifetime" (one zone in the daemon: its moves between zones are the simulator's) from an outage
+// and from a spot stretch, tight and loose.
+TEST_F(SpotReplay, LifetimeDecidesAsInTheSimulator) {
+  replay_and_compare({kTrace, 80, 84.0 / 72.0, 180, "lifetime"});
+  replay_and_compare({kTrace, 3, 100.0 / 72.0, 180, "lifetime"});
+}
+
 // Every V100 trace of the availability set, from two points of it, at a loose deadline (the
 // policies wait for spot often) with each policy.
 TEST_F(SpotReplay, EveryV100TraceDecidesAsInTheSimulator) {
@@ -268,7 +275,7 @@ TEST_F(SpotReplay, EveryV100TraceDecidesAsInTheSimulator) {
                             "availability/1-node/aws-10-26-2022/us-west-2a_v100_8.json",
                             "availability/1-node/aws-10-26-2022/us-west-2b_v100_8.json"})
     for (size_t start : {500u, 2000u})
-      for (const char* policy : {"up", "adaptive"}) {
+      for (const char* policy : {"up", "adaptive", "lifetime"}) {
         SCOPED_TRACE(std::string(trace) + " from tick " + std::to_string(start) + ", " + policy);
         replay_and_compare({trace, start, 1.5, 180, policy});
       }

@@ -108,7 +108,7 @@ TEST(DeadlinePolicy, NeverSpotWhenUnavailable) {
     }
   }
   EXPECT_EQ(make_deadline_policy("fastest"), nullptr);
-  EXPECT_EQ(deadline_policy_names().size(), 5u);
+  EXPECT_EQ(deadline_policy_names().size(), 6u);
 }
 
 TEST(Adaptive, LearnsAvailabilityAndWaitsForStableSpot) {

@@ -127,6 +127,84 @@ INSTANTIATE_TEST_SUITE_P(SmallTraces, OptimalAgainstBruteForce,
                                            Case{900, 0.5, 0.75, 2.5, false}, Case{600, 0.0, 0.8, 1.5, false},
                                            Case{450, 0.3, 0.5, 1.25, true}));
 
+// Across zones: every script of (nothing, spot in zone 0, spot in zone 1, on-demand) per tick,
+// played through simulate_zones, against plan_optimal_zones — moves pay the transfer.
+class ScriptedZonesPolicy : public DeadlinePolicy {
+ public:
+  explicit ScriptedZonesPolicy(double tick_hours) : tick_hours_(tick_hours) {}
+  std::vector<int> script;  // 0 none, 1 + z spot in zone z, 3 on-demand
+  std::string_view name() const override { return "scripted"; }
+
+ protected:
+  Capacity choose(const ProgressState& s) override {
+    const auto k = static_cast<size_t>(std::llround(s.elapsed_hours / tick_hours_));
+    const int x = k < script.size() ? script[k] : 3;
+    if (x == 1 || x == 2) choose_spot_zone(static_cast<size_t>(x - 1));
+    return x == 0 ? Capacity::none : x == 3 ? Capacity::on_demand : Capacity::spot;
+  }
+  bool guarded() const override { return false; }
+
+ private:
+  double tick_hours_;
+};
+
+TEST(OptimalZones, CostsExactlyTheCheapestScheduleAcrossZones) {
+  std::mt19937 rng(20261201);
+  SimulationConfig c;
+  c.compute_hours = 0.6;
+  c.deadline_hours = 1.25;
+  c.changeover_hours = 0.25;
+  c.move_hours = 0.125;
+  c.spot_usd_per_hour = 1.0;
+  c.on_demand_usd_per_hour = 3.0;
+  const size_t ticks = 8;  // of 600 s: to the deadline
+  int moved = 0;
+  for (int trial = 0; trial < 6; ++trial) {
+    std::vector<SpotTrace> zones(2);
+    for (auto& z : zones) z = random_trace(rng, ticks + 2, 600, false);
+    // Every other trial, zone 1 is up where zone 0 is not; the first, zone 0 for three ticks, then
+    // zone 1: only a move meets the deadline on spot alone.
+    if (trial % 2)
+      for (size_t i = 0; i < zones[1].available.size(); ++i) zones[1].available[i] = 1 - zones[0].available[i];
+    if (trial == 0) {
+      zones[0].available = {1, 1, 1, 0, 0, 0, 0, 0, 0};
+      zones[1].available = {0, 0, 0, 1, 1, 1, 1, 1, 1};
+    }
+    ScriptedZonesPolicy p(zones[0].gap_hours());
+    p.script.assign(ticks, 0);
+    double best = std::numeric_limits<double>::infinity();
+    size_t total = 1;
+    for (size_t i = 0; i < ticks; ++i) total *= 4;
+    for (size_t code = 0; code < total; ++code) {
+      size_t x = code;
+      bool useless = false;
+      for (size_t i = 0; i < ticks; ++i, x /= 4) {
+        p.script[i] = static_cast<int>(x % 4);
+        if ((p.script[i] == 1 || p.script[i] == 2) && !zones[static_cast<size_t>(p.script[i] - 1)].available_at(i))
+          useless = true;
+      }
+      if (useless) continue;
+      auto r = simulate_zones(zones, c, p);
+      ASSERT_TRUE(r);
+      if (r->deadline_met) best = std::min(best, r->cost_usd);
+    }
+    auto plan = plan_optimal_zones(zones, c);
+    ASSERT_TRUE(plan) << plan.error().message;
+    EXPECT_NEAR(plan->cost_usd, best, 1e-9) << "trial " << trial;
+    auto policy = make_optimal_zones_policy(zones, c);
+    ASSERT_TRUE(policy);
+    auto r = simulate_zones(zones, c, **policy);
+    ASSERT_TRUE(r);
+    EXPECT_TRUE(r->deadline_met);
+    EXPECT_NEAR(r->cost_usd, plan->cost_usd, 1e-9);
+    moved += r->moves > 0;
+    auto single = plan_optimal(zones[0], c);
+    ASSERT_TRUE(single);
+    EXPECT_LE(plan->cost_usd, single->cost_usd + 1e-9) << "a second zone can only help";
+  }
+  EXPECT_GT(moved, 0) << "no trial's optimum moved between zones: the test shows nothing";
+}
+
 TEST(OptimalPolicy, NeverCostsMoreThanTheOtherPoliciesThatMeetTheDeadline) {
   std::mt19937 rng(7);
   SimulationConfig c;
