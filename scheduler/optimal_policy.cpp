@@ -14,10 +14,10 @@ constexpr double kMillisPerHour = 3.6e6;
 
 // What runs between ticks, as the planner's state sees it: per zone, idle (the checkpoint is
 // there), spot there, or on-demand with the checkpoint there.
-enum Kind : int { kIdle = 0, kSpot = 1, kOnDemand = 2, kKinds = 3 };
-int slot_of(int zone, int kind) { return zone * kKinds + kind; }
-int zone_of(int slot) { return slot / kKinds; }
-int kind_of(int slot) { return slot % kKinds; }
+enum Kind : int { kIdle = 0, kSpot = 1, kOnDemand = 2, kSlotKinds = 3 };
+int slot_of(int zone, int kind) { return zone * kSlotKinds + kind; }
+int zone_of(int slot) { return slot / kSlotKinds; }
+int kind_of(int slot) { return slot % kSlotKinds; }
 Capacity capacity_of(int kind) { return kind == kSpot ? Capacity::spot : kind == kOnDemand ? Capacity::on_demand : Capacity::none; }
 
 // How a state was reached (one byte per state, for the way back): the step in the low 3 bits, a
@@ -74,7 +74,7 @@ Expected<OptimalPlan> plan_optimal_zones(std::span<const SpotTrace> zones, const
     if (z.available.empty() || z.gap_seconds != spot.gap_seconds)
       return make_error(ErrorCode::invalid_argument, "every zone's trace must have the first one's tick", "trace");
   const int nz = static_cast<int>(zones.size());
-  const int slots = nz * kKinds;
+  const int slots = nz * kSlotKinds;
 
   // Integer milliseconds: every duration the planner adds up is exact.
   const int64_t g = std::llround(spot.gap_seconds * 1000.0);
