@@ -86,8 +86,16 @@ TEST(GangRendezvous, AnotherJobOfTheSameUserCannotConnectToARunningGangsMasterPo
   const std::string mallory = site.commands_token("mallory");
   // Two slots each: a gang's nodes go to two workers, the probe to the second slot of one (a job
   // of the same user on the same machine while the gang runs).
-  Process a(site.worker_argv({"--run-as", user.name(), "--slots", "2"}), site.worker_env());
-  Process b(site.worker_argv({"--run-as", user.name(), "--slots", "2"}), site.worker_env());
+  // Two workers of one machine: registered under names of their own (one name and address is
+  // one worker, re-registered).
+  auto named = [&](const std::string& name) {
+    std::vector<std::string> argv = site.worker_argv({"--run-as", user.name(), "--slots", "2"});
+    for (auto& arg : argv)
+      if (arg == "isolated") arg = name;
+    return argv;
+  };
+  Process a(named("node-a"), site.worker_env());
+  Process b(named("node-b"), site.worker_env());
   ASSERT_TRUE(a.ok() && b.ok());
   const std::string flag = site.dir.file("gang-done");
   const int64_t gang = submit(site.url(), mallory,
