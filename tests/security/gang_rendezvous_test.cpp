@@ -112,6 +112,7 @@ TEST(GangRendezvous, AnotherJobOfTheSameUserCannotConnectToARunningGangsMasterPo
   const auto at = gang_log.find("listening on ");
   ASSERT_NE(at, std::string::npos) << gang_log;
   const std::string port = std::to_string(std::stoi(gang_log.substr(at + 13)));
+  EXPECT_NE(gang_tables(), "") << "no jobctl_gang table while the gang runs" << workers();
 
   const int64_t probe = submit(site.url(), mallory,
                                json{{"name", "probe"}, {"command", {kPython, "-c", kProbe, port}},
@@ -132,6 +133,32 @@ TEST(GangRendezvous, AnotherJobOfTheSameUserCannotConnectToARunningGangsMasterPo
   // The table goes when rank 0's lease ends (after its report).
   EXPECT_TRUE(jobctl::testing::poll_until([] { return gang_tables().empty(); }, std::chrono::seconds(10)))
       << "left after the gang ended:\n" << gang_tables() << workers();
+}
+
+// A table left by a worker that is gone (killed before it could remove it) is removed when a
+// worker starts; one of a worker that still runs (this test's pid stands for one) is kept.
+TEST(GangRendezvous, AWorkerRemovesAtItsStartTheTablesOfWorkersThatAreGone) {
+  if (::geteuid() != 0) GTEST_SKIP() << "--run-as needs root (the worker changes the program's user)";
+  if (auto nft = process::run({"nft", "--version"}); !nft || !nft->success())
+    JOBCTL_SKIP_UNLESS_CI(std::string("nft not found: run scripts/setup.sh (it installs nftables)"));
+  // A pid above pid_max never runs.
+  int64_t pid_max = 0;
+  std::ifstream("/proc/sys/kernel/pid_max") >> pid_max;
+  ASSERT_GT(pid_max, 0);
+  const std::string gone = "jobctl_gang_" + std::to_string(pid_max + 1) + "_7_1";
+  const std::string alive = "jobctl_gang_" + std::to_string(::getpid()) + "_8_1";
+  for (const auto& t : {gone, alive})
+    ASSERT_TRUE(run_command({"nft", "add", "table", "inet", t}).status.success()) << t;
+  Site site;
+  TestUser user;
+  Process worker(site.worker_argv({"--run-as", user.name()}), site.worker_env());
+  ASSERT_TRUE(worker.ok());
+  EXPECT_TRUE(jobctl::testing::poll_until([&] { return gang_tables().find(gone) == std::string::npos; },
+                                          std::chrono::seconds(10)))
+      << gang_tables() << "\n--- worker:\n" << worker.output();
+  EXPECT_NE(gang_tables().find(alive), std::string::npos) << gang_tables();
+  run_command({"nft", "delete", "table", "inet", alive});
+  run_command({"nft", "delete", "table", "inet", gone});
 }
 
 }  // namespace
