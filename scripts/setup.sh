@@ -25,6 +25,8 @@ packages=(
   dataset-fashion-mnist     # /usr/share/datasets/fashion-mnist
   libjs-chart.js            # Chart.js for the dashboard's charts (copied next to jobctld at build time)
   procps psmisc             # pgrep/kill in the scripts and tests
+  nftables                  # nft: a root worker with --run-as keeps a gang's rendezvous port to the
+                            # gang (docs/security.md); the security tests check it
   python3-torch             # PyTorch on the CPU: the user program of examples/pytorch/ and of the
                             # command-job e2e tests (docs/job-protocol.md)
   python3-pytest python3-venv python3-setuptools python3-pip  # the Python client (python/): its

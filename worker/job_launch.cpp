@@ -151,12 +151,16 @@ Expected<LaunchedJob> launch_job(int64_t job_id, int64_t epoch, const JobProgram
   job.containment = JobContainment::start(options.cgroup_parent, job_cgroup_name(job_id, epoch),
                                           program.memory_limit_bytes, options.run_as, log);
   job.oom_kills_before = oom_kill_count();
-  auto spawned = process::Child::spawn(program.argv, {.cwd = program.cwd.string(),
-                                                      .env = env,
-                                                      .address_space_limit_bytes = program.memory_limit_bytes,
-                                                      .new_session = job.containment->procs_fd() < 0,
-                                                      .cgroup_procs_fd = job.containment->procs_fd(),
-                                                      .run_as = options.run_as});
+  process::SpawnOptions spawn{.cwd = program.cwd.string(),
+                               .env = env,
+                               .address_space_limit_bytes = program.memory_limit_bytes,
+                               .new_session = job.containment->procs_fd() < 0,
+                               .cgroup_procs_fd = job.containment->procs_fd(),
+                               .run_as = options.run_as};
+  // A gang's programs run with the gang's own group: its rendezvous port admits that group alone
+  // (worker/gang_firewall.h). Its folders keep the user's group; the worker checks owners by uid.
+  if (spawn.run_as && gang && options.gang_gids) spawn.run_as->gid = gang_gid(*options.gang_gids, job_id);
+  auto spawned = process::Child::spawn(program.argv, spawn);
   if (!spawned) return make_error(ErrorCode::io, "cannot start " + program.label + ": " + spawned.error().message);
   job.containment->set_session((*spawned)->pid());
   job.child = std::move(*spawned);

@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "bundle/code_bundle.h"
+#include "worker/gang_firewall.h"
 #include "worker/job_setup.h"
 #include "worker/checkpoint_handoff.h"
 #include "worker/checkpoint_uploader.h"
@@ -121,6 +122,15 @@ RunOutcome JobRunner::run(const Lease& lease) {
     std::ofstream spec(spec_path, std::ios::trunc);
     spec << lease.spec_json << "\n";
     if (!spec.flush()) return fail_job("cannot write " + spec_path.string());
+  }
+  // Rank 0's rendezvous port kept to the gang while this lease runs, however it ends.
+  std::unique_ptr<GangFirewall> rendezvous_guard;
+  if (lease.gang && lease.gang->rank == 0 && lease.gang->master_port > 0) {
+    if (options_.run_as && options_.gang_gids)
+      rendezvous_guard = GangFirewall::install(lease.job_id, lease.epoch, *lease.gang,
+                                               gang_gid(*options_.gang_gids, lease.job_id), log_);
+    else
+      say_rendezvous_open("the worker runs jobs without --run-as", log_);
   }
   CheckpointTransfer transfer(options_.transfer, stop_wait());
   std::vector<std::string> setup_log;  // for the job's log, ahead of its program's

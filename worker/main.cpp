@@ -15,6 +15,7 @@
 #include "process/user_credentials.h"
 #include "worker/agent.h"
 #include "worker/capabilities.h"
+#include "worker/gang_firewall.h"
 #include "worker/job_containment.h"
 #include "worker/notice_poller.h"
 #include "worker/rendezvous_endpoint.h"
@@ -75,6 +76,11 @@ int main(int argc, char** argv) {
   app.add_option("--run-as", run_as,
                  "run job programs as this Unix user (name or uid), not as the worker's: the way to run a "
                  "shared worker (needs root; docs/security.md)");
+  std::string gang_gid_range = "2000000000-2099999999";
+  app.add_option("--gang-gid-range", gang_gid_range,
+                 "with --run-as: groups FIRST-LAST a gang's programs run with, one per gang (by job id), so that "
+                 "rank 0's rendezvous port admits the gang alone (nftables; docs/security.md); off: the port stays "
+                 "open (default 2000000000-2099999999)");
   std::string job_cgroup = "auto";
   app.add_option("--job-cgroup", job_cgroup,
                  "cgroup v2 folder under which each job gets a cgroup of its own (ended as a whole when the "
@@ -177,6 +183,15 @@ int main(int argc, char** argv) {
       return 2;
     }
     opts.runner.run_as = std::move(*who);
+    if (gang_gid_range != "off") {
+      auto range = parse_gang_gid_range(gang_gid_range);
+      if (!range) {
+        std::cerr << "jobctl-worker: " << range.error().message << "\n";
+        return 2;
+      }
+      opts.runner.gang_gids = *range;
+      remove_orphaned_gang_tables(std::cerr);
+    }
   }
   if (job_cgroup == "auto") {
     // This worker's own cgroup, where it may make folders; otherwise none (the fallback).

@@ -9,6 +9,7 @@
 
 #include "process/child.h"
 #include "worker/checkpoint_transfer.h"
+#include "worker/gang_firewall.h"
 
 namespace jobctl::worker {
 
@@ -26,6 +27,9 @@ struct RunnerOptions {
   std::vector<int> gpu_indices;    // the job sees only these GPUs (CUDA_VISIBLE_DEVICES); empty: all
   TransferOptions transfer;        // jobctld's URL and credentials, checkpoint uploads and downloads (filled by the agent)
   std::optional<process::Credentials> run_as;  // job programs run as this user (--run-as); nullopt: the worker's
+  // With run_as: a gang's programs run with a group of their own from this range and rank 0's
+  // rendezvous port is kept to the gang (worker/gang_firewall.h); nullopt: the port stays open.
+  std::optional<GangGidRange> gang_gids;
   std::string cgroup_parent;       // each run's cgroup v2 goes under this folder; empty: none (worker/job_containment.h)
   int setup_timeout_s = 3600;      // longest a command job's setup command may run (worker/job_setup.h)
 };

@@ -32,6 +32,7 @@
 #include "protocol/worker_messages.h"
 #include "tests/support/shared_log.h"
 #include "tests/support/temp_dir.h"
+#include "worker/gang_firewall.h"
 #include "worker/job_launch.h"
 #include "worker/job_runner.h"
 #include "worker/rendezvous_endpoint.h"
@@ -370,6 +371,27 @@ TEST(RendezvousEndpoint, AnAddressIsAHostNameOrIpWithoutSpacesOrCommas) {
     ASSERT_FALSE(st) << bad;
     EXPECT_EQ(st.error().field, "address");
   }
+}
+
+// --gang-gid-range: FIRST-LAST, each gang's group drawn from it by job id.
+TEST(GangGidRange, ParsesARangeRefusesBadOnesAndDrawsOneGroupPerJob) {
+  auto r = parse_gang_gid_range("2000000000-2099999999");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->first, 2000000000u);
+  EXPECT_EQ(r->last, 2099999999u);
+  for (const char* bad : {"", "5-3", "999-2000", "2000-1999", "1000", "1000-", "-2000", "1000-2000x", "a-b",
+                          "1000-4294967295"}) {
+    auto refused = parse_gang_gid_range(bad);
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_NE(refused.error().message.find("--gang-gid-range"), std::string::npos);
+  }
+  const GangGidRange small{5000, 5009};
+  EXPECT_EQ(gang_gid(small, 1), 5001u);
+  EXPECT_EQ(gang_gid(small, 9), 5009u);
+  EXPECT_EQ(gang_gid(small, 10), 5000u);  // ids 10 apart share one: the size of the range
+  EXPECT_NE(gang_gid(small, 3), gang_gid(small, 4));
+  const std::string table = gang_table_name(42, 3);
+  EXPECT_EQ(table, "jobctl_gang_" + std::to_string(::getpid()) + "_42_3");
 }
 
 }  // namespace
