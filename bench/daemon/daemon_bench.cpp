@@ -613,14 +613,15 @@ int quiet(const std::map<std::string, std::string>& a) {
     last = now;
   }
   const double measured = std::chrono::duration<double>(Clock::now() - w0).count();
+  // Printed before the stop, which may take long.
+  std::printf("quiet: ready %.2f s after exec, %.1f s of CPU by %.0f s later; then jobctld CPU per %.0f s: %s "
+              "(%.2f%% over %.0f s)\n",
+              ready_s, cpu_settled, skip, window_s, cpu_line.c_str(), 100.0 * (last - cpu_settled) / measured, measured);
+  std::fflush(stdout);
   const auto sigterm = Clock::now();
   kill(pid, SIGTERM);
   waitpid(pid, nullptr, 0);
-  const double stop_s = std::chrono::duration<double>(Clock::now() - sigterm).count();
-  std::printf("quiet: ready %.2f s after exec, %.1f s of CPU by %.0f s later; then jobctld CPU per %.0f s: %s "
-              "(%.2f%% over %.0f s); SIGTERM to exit %.2f s\n",
-              ready_s, cpu_settled, skip, window_s, cpu_line.c_str(), 100.0 * (last - cpu_settled) / measured, measured,
-              stop_s);
+  std::printf("quiet: SIGTERM to exit %.2f s\n", std::chrono::duration<double>(Clock::now() - sigterm).count());
   return 0;
 }
 
