@@ -425,6 +425,7 @@ int main(int argc, char** argv) {
 
   LogLine() << "jobctld: " << wait_for_termination_signal(signals) << ", shutting down";
 
+  placement.stop();         // a placement pass over a long queue ends before its next job
   server.begin_shutdown();  // stop accepting; idle connections close
   svc.shutdown();           // waiting long-polls are answered "no job" now
   server.stop();            // in-flight requests finish (up to the grace period), threads join

@@ -23,6 +23,10 @@
 //             answers 200, then for S seconds submits at R/s (open loop) while probing /healthz
 //             every 20 ms: both p50/p99/max, and jobctld's CPU % per 5 s (start-up's placement
 //             work shows there); stops jobctld with SIGTERM
+//   quiet     --jobctld BIN --data-dir D --port P [--skip-s W] [--windows N] [--window-s L]
+//             starts jobctld on D (e.g. a filled database), waits W s (default 30) after /healthz
+//             answers for start-up to settle, prints its CPU % over N windows of L s (default 4 of
+//             15) with nothing changing, then sends SIGTERM and prints how long it took to exit
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -555,11 +559,77 @@ int start(const std::map<std::string, std::string>& a) {
   return 0;
 }
 
+int quiet(const std::map<std::string, std::string>& a) {
+  const std::string bin = get(a, "--jobctld", ""), dir = get(a, "--data-dir", ""), port = get(a, "--port", "18945");
+  const double skip = std::stod(get(a, "--skip-s", "30"));
+  const int windows = std::stoi(get(a, "--windows", "4"));
+  const double window_s = std::stod(get(a, "--window-s", "15"));
+  if (bin.empty() || dir.empty()) { std::fprintf(stderr, "quiet: --jobctld and --data-dir are required\n"); return 2; }
+  const std::string listen = "127.0.0.1:" + port;
+  std::vector<std::string> argv_s = {bin, "--listen", listen, "--data-dir", dir};
+  std::vector<char*> argv_c;
+  for (auto& s : argv_s) argv_c.push_back(s.data());
+  argv_c.push_back(nullptr);
+  posix_spawn_file_actions_t quiet_out;
+  posix_spawn_file_actions_init(&quiet_out);
+  posix_spawn_file_actions_addopen(&quiet_out, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&quiet_out, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const auto t0 = Clock::now();
+  if (posix_spawn(&pid, bin.c_str(), &quiet_out, nullptr, argv_c.data(), environ) != 0) {
+    std::fprintf(stderr, "quiet: cannot run %s\n", bin.c_str());
+    return 1;
+  }
+  posix_spawn_file_actions_destroy(&quiet_out);
+  double ready_s = -1;
+  {
+    HttpClient http("http://" + listen);
+    while (std::chrono::duration<double>(Clock::now() - t0).count() < 120) {
+      auto r = http.request("GET", "/healthz");
+      if (r && r->status == 200) {
+        ready_s = std::chrono::duration<double>(Clock::now() - t0).count();
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  if (ready_s < 0) {
+    std::fprintf(stderr, "quiet: jobctld did not answer /healthz within 120 s\n");
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return 1;
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(skip));
+  const double cpu_settled = cpu_seconds(pid);
+  std::string cpu_line;
+  const auto w0 = Clock::now();
+  double last = cpu_settled;
+  for (int i = 1; i <= windows; ++i) {
+    std::this_thread::sleep_until(w0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(i * window_s)));
+    const double now = cpu_seconds(pid);
+    char part[32];
+    std::snprintf(part, sizeof part, "%s%.2f%%", cpu_line.empty() ? "" : " ", 100.0 * (now - last) / window_s);
+    cpu_line += part;
+    last = now;
+  }
+  const double measured = std::chrono::duration<double>(Clock::now() - w0).count();
+  // Printed before the stop, which may take long.
+  std::printf("quiet: ready %.2f s after exec, %.1f s of CPU by %.0f s later; then jobctld CPU per %.0f s: %s "
+              "(%.2f%% over %.0f s)\n",
+              ready_s, cpu_settled, skip, window_s, cpu_line.c_str(), 100.0 * (last - cpu_settled) / measured, measured);
+  std::fflush(stdout);
+  const auto sigterm = Clock::now();
+  kill(pid, SIGTERM);
+  waitpid(pid, nullptr, 0);
+  std::printf("quiet: SIGTERM to exit %.2f s\n", std::chrono::duration<double>(Clock::now() - sigterm).count());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: jobctl-bench-daemon submit|list|heartbeat|lease|fill|idle|start [--flag value]...\n");
+    std::fprintf(stderr, "usage: jobctl-bench-daemon submit|list|heartbeat|lease|fill|idle|start|quiet [--flag value]...\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -571,6 +641,7 @@ int main(int argc, char** argv) {
   if (mode == "fill") return fill(a);
   if (mode == "idle") return idle(a);
   if (mode == "start") return start(a);
+  if (mode == "quiet") return quiet(a);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }

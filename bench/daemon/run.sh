@@ -55,6 +55,8 @@ echo "jobctld RSS after start: $(rss)"
 "$bench" list --url http://127.0.0.1:18942 --requests 2000
 echo "jobctld RSS after the listing: $(rss)"
 stop
+# A restart with that queue, nothing changing: CPU per 15 s once started, then SIGTERM to exit.
+"$bench" quiet --jobctld "$jobctld" --data-dir "$tmp/big" --port 18942 --skip-s 20 --windows 4
 
 echo "== 10,000 workers heartbeating every 5 s"
 start "$tmp/hb" 18943 --lease-timeout-s 600

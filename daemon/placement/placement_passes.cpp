@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <utility>
 
 #include "cost/workload.h"
@@ -387,7 +388,11 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
   // can run a job. While these are unchanged, deciding a job of a key tried under them gives the
   // same answer, so a pass may skip it (a queue of thousands of jobs nothing can run would
   // otherwise cost a decision and a write each, every pass).
-  std::string inputs = std::to_string(offers_generation) + ";";
+  // Before the fleet is seen (see the header) an unplaceable job's event waits. Seeing it is an
+  // input too: a job decided before is decided again, once per key, when the grace ends.
+  const bool fleet_unseen = capacity->pools().empty() && capacity->partitions().empty() &&
+                            clock_.now_ms() < fleet_grace_until_ms_;
+  std::string inputs = std::to_string(offers_generation) + (fleet_unseen ? ";fleet unseen;" : ";");
   for (const auto& pool : capacity->pools())
     inputs += pool.gpu_model + "x" + std::to_string(pool.gpu_count) + ":" + std::to_string(pool.gpu_memory_gb) +
               (pool.runs_commands ? ":commands" : "") + ":" + std::to_string(pool.workers) + ";";
@@ -399,9 +404,6 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
     ++inputs_generation_;
   }
   const uint64_t generation = inputs_generation_;
-  // Before the fleet is seen (see the header) an unplaceable job's event waits.
-  const bool fleet_unseen = capacity->pools().empty() && capacity->partitions().empty() &&
-                            clock_.now_ms() < fleet_grace_until_ms_;
   // Decisions are queued as deferred store changes a group at a time: the writer commits them a
   // few per transaction between the other changes (a submit waits behind at most a few), and the
   // pass never queues more than a group ahead of what committed.
@@ -419,13 +421,45 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
     if (pending->left < at_least) return;
     while (pending->left > 0) pending->cv.wait(pending->mu);
   };
+  // Queues one change of a decision (see below).
+  auto queue_change = [this, &pending, &wait_for_group](int64_t job_id, std::function<Status(WriteTxn&)> change) {
+    {
+      MutexLock lock(pending->mu);
+      ++pending->left;
+    }
+    // Deferred: a decision is derived state (lost in a power cut, the next pass takes it again;
+    // the change checks its job is unchanged), and a backlog of them must not hold up submits.
+    store_.write_async(
+        std::move(change),
+        [pending, job_id](Status st) {
+          MutexLock lock(pending->mu);
+          if (!st && pending->first_error)
+            pending->first_error = make_error(st.error().code, "job " + std::to_string(job_id) + ": " + st.error().message);
+          if (--pending->left == 0) pending->cv.signal_all();
+        },
+        store::Durability::deferred);
+    wait_for_group(kGroup);
+  };
   Status result;
   for (int64_t job_id : ids) {
+    // Stopping (SIGTERM): what is left stays queued, decided by the next start.
+    if (stopping_.load(std::memory_order_relaxed)) break;
     // Left out before its row is read: a pass over a long queue nothing can run reads no rows.
     if (skip_unchanged) {
       auto it = unplaceable_keys_.find(job_id);
-      if (it != unplaceable_keys_.end() && it->second->second.tried_under == generation && !event_held_.count(job_id))
+      if (it != unplaceable_keys_.end() && it->second->second.tried_under == generation) {
+        // Its key was just tried with the fleet seen and stays unplaceable: the event it held is
+        // written from its stored document, without deciding it again.
+        if (!fleet_unseen && event_held_.erase(job_id) > 0) queue_change(job_id, [job_id, now = clock_.now_ms()](WriteTxn& txn) -> Status {
+            auto cur = txn.job(job_id);
+            if (!cur) return cur.error();
+            if (!*cur || (*cur)->state != store::JobState::queued || !(*cur)->placement_json) return {};
+            auto p = store::decode_placement_document(*(*cur)->placement_json, "job " + std::to_string(job_id));
+            if (!p) return {};  // unreadable: the next decision replaces it
+            return jobs::note_job_event(txn, job_id, "unplaceable", json{{"reason", p->value("reason", "")}}, now);
+          });
         continue;
+      }
     }
     auto found = store_.get_job(job_id);
     if (!found) {
@@ -484,8 +518,7 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
       hold_event = fleet_unseen;
       force_event = !fleet_unseen && event_held_.erase(job_id) > 0;
       if (hold_event) event_held_.insert(job_id);
-      // A held job is indexed as tried under no inputs: the next pass decides it again.
-      index_unplaceable(job_id, d->unplaceable_key, hold_event ? 0 : generation);
+      index_unplaceable(job_id, d->unplaceable_key, generation);
       unplaceable_key = std::move(d->unplaceable_key);
     }
     // Read here, not on the writer: a document is kilobytes of JSON, and the writer serves submits.
@@ -557,22 +590,7 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
         return jobs::note_job_event(txn, job.id, not_placed_event, detail, now);
       return {};
     };
-    {
-      MutexLock lock(pending->mu);
-      ++pending->left;
-    }
-    // Deferred: a decision is derived state (lost in a power cut, the next pass takes it again;
-    // the change checks its job is unchanged), and a backlog of them must not hold up submits.
-    store_.write_async(
-        std::move(change),
-        [pending, job_id](Status st) {
-          MutexLock lock(pending->mu);
-          if (!st && pending->first_error)
-            pending->first_error = make_error(st.error().code, "job " + std::to_string(job_id) + ": " + st.error().message);
-          if (--pending->left == 0) pending->cv.signal_all();
-        },
-        store::Durability::deferred);
-    wait_for_group(kGroup);
+    queue_change(job_id, std::move(change));
   }
   wait_for_group(0);
   MutexLock lock(pending->mu);

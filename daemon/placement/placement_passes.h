@@ -33,9 +33,13 @@
 // placement.reevaluate_s after start (the first periodic pass after start's), an unplaceable
 // decision stores its document (which says why) but holds its event, so that a job submitted
 // just before the first worker registers (scripts/start.sh's first job) is placed once the
-// registration's pass sees the worker, with no `unplaceable` before its `placed`. A held job is
-// decided again at every pass until one takes it with the fleet seen; if it is still unplaceable
-// then, its event is written then, once.
+// registration's pass sees the worker, with no `unplaceable` before its `placed`. Whether the
+// fleet is seen is one of the inputs: the first pass after the grace decides one held job per key
+// again, and where that one stays unplaceable the event of every held job of its key is written
+// then, once, from its stored document (a queue of 100,000 jobs decided in the grace is not
+// decided again).
+// stop(): a pass in progress stops before its next job (jobctld's SIGTERM); the jobs left are
+// decided by the next start.
 // request() and capacity_changed() only record; run_requested() decides what they recorded.
 // Every pass reads the workers and their leases once and commits its decisions a group at a time.
 //
@@ -46,6 +50,7 @@
 // then cache_mu_; requests_mu_, observers_mu_ and source_mu_ are never held with another.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -105,6 +110,8 @@ class PlacementPasses {
   Status run_requested() JOBCTL_EXCLUDES(requests_mu_, pass_mu_, cache_mu_, observers_mu_);
   // Decides every queued job (see the header). Errors: as run_requested().
   Status reevaluate_queue() JOBCTL_EXCLUDES(pass_mu_, cache_mu_, observers_mu_);
+  // From now on passes stop before their next job (see the header).
+  void stop() { stopping_.store(true, std::memory_order_relaxed); }
   // The decision placement would make for this spec now (the placement document), stored nowhere.
   // Errors: the spec's.
   Expected<nlohmann::json> quote(std::string_view spec_json) JOBCTL_EXCLUDES(cache_mu_);
@@ -172,6 +179,8 @@ class PlacementPasses {
   HeartbeatCalibration& calibration_;
   SpotDeadlines& deadlines_;
   CommandRuntimeHistory command_runtimes_{store_};
+
+  std::atomic<bool> stopping_{false};
 
   Mutex observers_mu_;  // held while an observer runs; never held with another
   std::function<void(double)> decision_observer_ JOBCTL_GUARDED_BY(observers_mu_);

@@ -76,6 +76,9 @@ class PlacementService final : private jobs::JobObserver {
   // The periodic part of tick() now: every queued job, then running spot jobs against their
   // deadlines (tests call it directly). Errors: the first failure; both parts run.
   Status reevaluate() JOBCTL_EXCLUDES(tick_mu_);
+  // Shutdown: a pass in progress stops before its next job (PlacementPasses::stop), so that the
+  // ticker's stop does not wait for a long queue to be decided. Safe from any thread.
+  void stop() { passes_.stop(); }
 
   // The decision placement would make for this spec now (the placement document), stored nowhere.
   Expected<nlohmann::json> quote(std::string_view spec_json) { return passes_.quote(spec_json); }

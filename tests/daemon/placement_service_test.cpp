@@ -316,6 +316,51 @@ TEST(PlacementService, AGangLeftUnplaceableIsPlacedWhenItsPoolGrowsToItsNodes) {
   EXPECT_EQ(f.placement_of(gang)["chosen"]["option"], "local");
 }
 
+// With no worker, queued jobs nothing can run are decided once while nothing they could use
+// changes: a pass within placement's first reevaluate_s after start (the fleet not seen yet)
+// leaves them out, the first pass after it decides one job of their kind again (and writes every
+// job's held `unplaceable` event), later passes decide none (each stored decision keeps its
+// decided_ms); a worker they can use has them decided and placed.
+TEST(PlacementService, AnUnplaceableJobIsNotDecidedAgainWhileNothingItCouldUseChanges) {
+  PlacementFixture f;  // started now: placement.reevaluate_s is 10 s
+  const std::string h100 = spec(R"(,"resources":{"gpu":"H100"})");
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(f.submit(h100));
+  f.placement->tick();  // what the submits' hooks asked for, decided by submit(): drained here
+  std::atomic<int> decisions{0};
+  f.placement->set_decision_observer([&decisions](double) { ++decisions; });
+  const int64_t first_decided = f.placement_of(ids.front())["decided_ms"];
+  const int64_t last_decided = f.placement_of(ids.back())["decided_ms"];
+  auto unplaceable_events = [&f](int64_t id) {
+    int n = 0;
+    const auto detail = f.svc->get_job(id);
+    if (detail)
+      for (const auto& e : detail->events) n += e.type == "unplaceable";
+    return n;
+  };
+  f.clock.advance_ms(5'000);
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(decisions, 0) << "within the grace, nothing changed: no job decided";
+  f.clock.advance_ms(5'000);  // the grace is over: the fleet (none) is seen
+  ASSERT_TRUE(f.placement->reevaluate());
+  EXPECT_EQ(decisions, 1) << "one decision for the kind";
+  for (int64_t id : ids) EXPECT_EQ(unplaceable_events(id), 1) << "job " << id;
+  for (int pass = 0; pass < 3; ++pass) {
+    f.clock.advance_ms(10'000);
+    ASSERT_TRUE(f.placement->reevaluate());
+    f.placement->tick();
+  }
+  EXPECT_EQ(decisions, 1) << "nothing changed: no job decided";
+  EXPECT_EQ(f.placement_of(ids.back())["decided_ms"], last_decided) << "its decision is the one of its submit";
+  EXPECT_EQ(f.placement_of(ids.front())["decided_ms"], first_decided + 10'000) << "decided again once, after the grace";
+  for (int64_t id : ids) EXPECT_EQ(unplaceable_events(id), 1) << "job " << id;
+  // Something they can use: an H100 registers.
+  f.add_worker({{"NVIDIA H100 80GB HBM3", 81559}});
+  f.placement->tick();
+  ASSERT_TRUE(f.placement->reevaluate());
+  for (int64_t id : ids) EXPECT_EQ(f.job(id).state, store::JobState::placed) << "job " << id;
+}
+
 // Queued jobs nothing can run are indexed by what they need: a worker that fits none of a kind of
 // job costs one decision for the kind, not one per job; a worker that fits them places them all;
 // a restart tries one job of each kind, not the queue.
