@@ -46,11 +46,15 @@ inline constexpr const char* kJobReadColumns =
     "(SELECT placement FROM job_placements WHERE job_id = jobs.id), array_id, " JOBCTL_JOB_NODES_COLUMN
     ", spec_crc, progress_crc, result_crc, chosen_crc, "
     "(SELECT placement_crc FROM job_placements WHERE job_id = jobs.id)";
-// A listing: no spec (its checksum that of the empty text, 0), no placement document.
+// A listing: no spec, no placement document, but both checked against their checksums by SQLite
+// (the spec's checksum column reads as that of the empty text, 0, when it matches, and the
+// placement's as NULL, that of no document): a damaged job is listed as damaged.
 inline constexpr const char* kJobListColumns =
     "id, name, '', state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
     "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen, NULL, array_id, "
-    JOBCTL_JOB_NODES_COLUMN ", 0, progress_crc, result_crc, chosen_crc, NULL";
+    JOBCTL_JOB_NODES_COLUMN ", CASE WHEN crc32c(spec) IS spec_crc THEN 0 ELSE -1 END, progress_crc, result_crc, "
+    "chosen_crc, (SELECT CASE WHEN crc32c(placement) IS placement_crc THEN NULL ELSE -1 END FROM job_placements "
+    "WHERE job_id = jobs.id)";
 // A worker read (never its secret's hash).
 inline constexpr const char* kWorkerColumns = "id, name, capabilities, registered_ms, last_seen_ms, state";
 inline constexpr const char* kEventColumns = "job_id, seq, time_ms, type, from_state, to_state, detail, detail_crc";
