@@ -54,6 +54,7 @@ json runtime_json(const store::JobRow& job, const std::vector<store::JobEventRow
 }
 
 json job_summary_json(const jobs::JobRow& job) {
+  if (job.damaged) return {{"id", job.id}, {"name", job.name}, {"state", scheduler::to_string(job.state)}, {"damaged", *job.damaged}};
   return {{"id", job.id},
           {"name", job.name},
           {"state", scheduler::to_string(job.state)},

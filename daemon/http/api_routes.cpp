@@ -147,6 +147,10 @@ void list_jobs(jobs::JobService& svc, const net::HttpRequest& req, const net::Re
     if (!waits) return waits.error();
     for (const auto& j : page->jobs) {
       json summary = job_summary_json(j);
+      if (j.damaged) {  // what is damaged, and nothing read from it
+        jobs.push_back(std::move(summary));
+        continue;
+      }
       auto w = waits->find(j.id);
       summary["waiting"] = w == waits->end() ? json(nullptr) : wait_json(w->second);
       // Where it is placed and what it cost so far, for a list that shows them: the placement

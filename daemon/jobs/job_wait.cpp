@@ -170,7 +170,7 @@ Expected<std::map<int64_t, JobWait>> job_waits(store::Store& store, const std::v
                                                const std::map<int64_t, QueuePlace>& places, int64_t now_ms) {
   std::map<int64_t, JobWait> out;
   for (const auto& listed : jobs) {
-    if (!is_waiting(listed)) continue;
+    if (listed.damaged || !is_waiting(listed)) continue;  // a damaged job is listed as that alone
     // A listing leaves the placement document out: read the job whole.
     const store::JobRow* row = &listed;
     std::optional<store::JobRow> whole;

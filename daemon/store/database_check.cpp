@@ -33,8 +33,11 @@ void check_rows(Connection& db, const std::string& sql, const std::string& table
       return;
     }
     if (!*row) return;
-    if (Status st = check(std::as_const(**p)); !st)
-      problems.push_back(file + ": table " + table + ", " + st.error().message);
+    if (Status st = check(std::as_const(**p)); !st) {
+      const std::string& m = st.error().message;
+      // A checksum's error names its table and row already (row_codecs.h).
+      problems.push_back(file + ": " + (m.rfind("table ", 0) == 0 ? m : "table " + table + ", " + m));
+    }
   }
 }
 
@@ -70,12 +73,14 @@ Expected<std::vector<std::string>> check_database(const std::string& path) {
   check_rows(db, std::string("SELECT ") + kJobReadColumns + " FROM jobs ORDER BY id", "jobs", path, problems,
              [](const Statement& s) -> Status {
                auto job = read_job(s);
+               if (!job && job.error().message.rfind("table ", 0) == 0) return job.error();
                if (!job) return make_error(job.error().code, "row " + std::to_string(s.column_int64(0)) + ": " + job.error().message);
                return check_job_documents(*job);
              });
   check_rows(db, std::string("SELECT ") + kEventColumns + " FROM job_events ORDER BY job_id, seq", "job_events",
              path, problems, [](const Statement& s) -> Status {
                auto e = read_event(s);
+               if (!e && e.error().message.rfind("table ", 0) == 0) return e.error();
                if (!e) return make_error(e.error().code, "row (job " + std::to_string(s.column_int64(0)) + ", seq " +
                                                              std::to_string(s.column_int64(1)) + "): " + e.error().message);
                return check_event_detail(*e);

@@ -4,9 +4,9 @@
 // Two layers: SQLite's own `PRAGMA integrity_check` (the file's pages, b-trees and indexes: a
 // corrupt page, a torn write), and every row of jobs, job_events and workers read through the
 // store's row codecs, their JSON documents (spec, progress, result, placement, event details,
-// capabilities) parsed — what a GET would have met. Each problem names the table, the row and the
-// file. Stored documents carry no checksum: a byte changed inside a document that still decodes
-// as the same kind of value is not found.
+// capabilities) checked against their checksums and parsed — what a GET would have met: a byte
+// changed inside a document, even one that still parses, is found. Each problem names the table,
+// the row and the file.
 //
 // Thread safety: a free function over its own read-only connection; it may run beside a jobctld.
 #pragma once

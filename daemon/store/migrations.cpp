@@ -331,6 +331,22 @@ constexpr const char* kV21 = R"sql(
 ALTER TABLE gang_members ADD COLUMN master_port INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 22: every stored document's checksum beside it (row_codecs.h: CRC32C of its bytes,
+// verified on every read; NULL with an absent document), computed here for the rows written
+// before by SQL's crc32c(), the same function (sqlite.cpp).
+constexpr const char* kV22 = R"sql(
+ALTER TABLE jobs ADD COLUMN spec_crc INTEGER;
+ALTER TABLE jobs ADD COLUMN progress_crc INTEGER;
+ALTER TABLE jobs ADD COLUMN result_crc INTEGER;
+ALTER TABLE jobs ADD COLUMN chosen_crc INTEGER;
+UPDATE jobs SET spec_crc = crc32c(spec), progress_crc = crc32c(progress), result_crc = crc32c(result),
+  chosen_crc = crc32c(chosen);
+ALTER TABLE job_placements ADD COLUMN placement_crc INTEGER;
+UPDATE job_placements SET placement_crc = crc32c(placement);
+ALTER TABLE job_events ADD COLUMN detail_crc INTEGER;
+UPDATE job_events SET detail_crc = crc32c(detail);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -356,6 +372,7 @@ const std::vector<Migration>& migrations() {
       {19, "jobs.array_id", kV19},
       {20, "gang_members", kV20},
       {21, "gang_members.master_port", kV21},
+      {22, "jobs.*_crc, job_placements.placement_crc, job_events.detail_crc", kV22},
   };
   return list;
 }

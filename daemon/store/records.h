@@ -130,6 +130,10 @@ struct JobRow {
   // Machines it runs on at once (resources.nodes; > 1: a gang, whose other nodes' leases are its
   // GangMemberRows). Read from the spec; update_job does not write it.
   int resource_nodes = 1;
+  // A listing's row whose stored documents are damaged (a checksum that does not match, a value
+  // that does not decode): what is damaged, and only id, name and state read; the job itself is
+  // not served (a single read of it is that error).
+  std::optional<std::string> damaged;
 
   // The lease, while a worker holds the job (placed or running with a worker).
   std::optional<Lease> lease() const {

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/crc32c.h"
+
 #include "daemon/store/deflated_text.h"
 
 namespace jobctl::daemon::store {
@@ -17,6 +19,21 @@ Expected<JobState> stored_job_state(const std::string& name) {
 Error corrupt(const std::string& row, const Error& e) {
   return make_error(ErrorCode::io, row + ": the stored " + (e.field.empty() ? std::string("value") : e.field) +
                                        " does not decode: " + e.message);
+}
+
+int64_t document_checksum(std::string_view bytes) { return crc32c::value(bytes.data(), bytes.size()); }
+
+std::optional<int64_t> document_checksum(const std::optional<std::string>& bytes) {
+  if (!bytes) return std::nullopt;
+  return document_checksum(std::string_view(*bytes));
+}
+
+Status verify_document(const Statement& s, const char* table, const std::string& row, const char* column,
+                       const std::optional<std::string>& bytes, std::optional<int64_t> crc) {
+  if (document_checksum(bytes) == crc) return {};
+  return make_error(ErrorCode::io, std::string("table ") + table + ", " + row + ": the stored " + column +
+                                       " is damaged (its checksum does not match) in " + s.database_file() +
+                                       "; docs/operations.md says how to restore it");
 }
 
 Expected<std::optional<PlacementChoice>> stored_choice(const std::optional<std::string>& text, int64_t job_id) {
@@ -51,15 +68,29 @@ Expected<JobRow> read_job(const Statement& s) {
   r.result_json = s.column_opt_text(13);
   r.error = s.column_opt_text(14);
   r.recoveries = static_cast<int>(s.column_int64(15));
-  auto chosen = stored_choice(s.column_opt_text(16), r.id);
+  // Every document against its checksum before any of it is decoded.
+  const std::string row = "row " + std::to_string(r.id);
+  const std::optional<std::string> chosen_text = s.column_opt_text(16);
+  const bool placement_deflated = s.is_blob(17);  // asked before the bytes are read as text
+  const std::optional<std::string> placement_bytes = s.column_opt_text(17);
+  if (document_checksum(std::string_view(r.spec_json)) != s.column_opt_int64(20))
+    return verify_document(s, "jobs", row, "spec", r.spec_json, s.column_opt_int64(20)).error();
+  const std::pair<const char*, const std::optional<std::string>*> docs[] = {
+      {"progress", &r.progress_json}, {"result", &r.result_json}, {"chosen", &chosen_text}};
+  for (int i = 0; i < 3; ++i)
+    if (Status st = verify_document(s, "jobs", row, docs[i].first, *docs[i].second, s.column_opt_int64(21 + i)); !st)
+      return std::move(st).error();
+  if (Status st = verify_document(s, "job_placements", row, "placement", placement_bytes, s.column_opt_int64(24)); !st)
+    return std::move(st).error();
+  auto chosen = stored_choice(chosen_text, r.id);
   if (!chosen) return chosen.error();
   r.chosen = std::move(*chosen);
-  if (s.is_blob(17)) {  // deflated (deflated_text.h); TEXT: written before documents were
-    auto text = inflate_text(s.column_text(17));
+  if (placement_deflated) {  // deflated (deflated_text.h); TEXT: written before documents were
+    auto text = inflate_text(*placement_bytes);
     if (!text) return make_error(text.error().code, "job " + std::to_string(r.id) + ": " + text.error().message);
     r.placement_json = std::move(*text);
   } else {
-    r.placement_json = s.column_opt_text(17);
+    r.placement_json = placement_bytes;
   }
   r.array_id = s.column_opt_int64(18);
   r.resource_nodes = static_cast<int>(s.column_int64(19));
@@ -120,7 +151,12 @@ Expected<JobEventRow> read_event(const Statement& s) {
     if (!st) return st.error();
     e.to_state = *st;
   }
-  e.detail_json = s.column_opt_text(6).value_or("{}");
+  const std::optional<std::string> detail = s.column_opt_text(6);
+  if (Status st = verify_document(s, "job_events", "row (job " + std::to_string(e.job_id) + ", seq " +
+                                                       std::to_string(e.seq) + ")", "detail", detail, s.column_opt_int64(7));
+      !st)
+    return std::move(st).error();
+  e.detail_json = detail.value_or("{}");
   return e;
 }
 
@@ -145,6 +181,7 @@ std::string capabilities_text(const WorkerCapabilities& c) { return to_json(c).d
 
 void bind_job_columns(Statement& s, const JobRow& r) {
   // ?2.. in kJobColumns order (?1 is the id where one is bound).
+  const std::optional<std::string> chosen = choice_text(r.chosen);
   s.bind(2, r.name)
       .bind(3, r.spec_json)
       .bind(4, job_state_name(r.state))
@@ -160,7 +197,11 @@ void bind_job_columns(Statement& s, const JobRow& r) {
       .bind(14, r.result_json)
       .bind(15, r.error)
       .bind(16, r.recoveries)
-      .bind(17, choice_text(r.chosen));
+      .bind(17, chosen)
+      .bind(18, document_checksum(std::string_view(r.spec_json)))
+      .bind(19, document_checksum(r.progress_json))
+      .bind(20, document_checksum(r.result_json))
+      .bind(21, document_checksum(chosen));
 }
 
 }  // namespace jobctl::daemon::store

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/expected.h"
 #include "daemon/store/records.h"
@@ -28,23 +29,44 @@ nlohmann::json stored_json(const std::optional<std::string>& text);
 #define JOBCTL_JOB_NODES_COLUMN \
   "CASE WHEN json_valid(spec) THEN COALESCE(json_extract(spec, '$.resources.nodes'), 1) ELSE 1 END"
 
+// Every stored document has a checksum column beside it (CRC32C of its bytes as stored; NULL
+// with an absent document), written where the row is encoded and verified where it is decoded:
+// a byte changed inside a document, even one that still parses, is an error naming the table,
+// the row, the column and the file rather than data served.
+
 // The columns written by insert_job / update_job, in bind order (?2.. after the id).
 inline constexpr const char* kJobColumns =
     "id, name, spec, state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
-    "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen";
+    "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen, "
+    "spec_crc, progress_crc, result_crc, chosen_crc";
 // A single job read: every column and the placement document of job_placements.
 inline constexpr const char* kJobReadColumns =
     "id, name, spec, state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
     "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen, "
-    "(SELECT placement FROM job_placements WHERE job_id = jobs.id), array_id, " JOBCTL_JOB_NODES_COLUMN;
-// A listing: no spec, no placement document.
+    "(SELECT placement FROM job_placements WHERE job_id = jobs.id), array_id, " JOBCTL_JOB_NODES_COLUMN
+    ", spec_crc, progress_crc, result_crc, chosen_crc, "
+    "(SELECT placement_crc FROM job_placements WHERE job_id = jobs.id)";
+// A listing: no spec, no placement document, but both checked against their checksums by SQLite
+// (the spec's checksum column reads as that of the empty text, 0, when it matches, and the
+// placement's as NULL, that of no document): a damaged job is listed as damaged.
 inline constexpr const char* kJobListColumns =
     "id, name, '', state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
     "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen, NULL, array_id, "
-    JOBCTL_JOB_NODES_COLUMN;
+    JOBCTL_JOB_NODES_COLUMN ", CASE WHEN crc32c(spec) IS spec_crc THEN 0 ELSE -1 END, progress_crc, result_crc, "
+    "chosen_crc, (SELECT CASE WHEN crc32c(placement) IS placement_crc THEN NULL ELSE -1 END FROM job_placements "
+    "WHERE job_id = jobs.id)";
 // A worker read (never its secret's hash).
 inline constexpr const char* kWorkerColumns = "id, name, capabilities, registered_ms, last_seen_ms, state";
-inline constexpr const char* kEventColumns = "job_id, seq, time_ms, type, from_state, to_state, detail";
+inline constexpr const char* kEventColumns = "job_id, seq, time_ms, type, from_state, to_state, detail, detail_crc";
+
+// A document's checksum column: the CRC32C of its bytes (SQL's crc32c() in sqlite.cpp, which the
+// migration that added the columns used, gives the same); absent with the document.
+int64_t document_checksum(std::string_view bytes);
+std::optional<int64_t> document_checksum(const std::optional<std::string>& bytes);
+// An error (code io) naming `table`, `row`, `column` and the statement's file when `bytes` do not
+// match the stored checksum `crc`.
+Status verify_document(const Statement& s, const char* table, const std::string& row, const char* column,
+                       const std::optional<std::string>& bytes, std::optional<int64_t> crc);
 
 // A row selected with kJobReadColumns or kJobListColumns.
 Expected<JobRow> read_job(const Statement& s);

@@ -2,9 +2,23 @@
 
 #include <sqlite3.h>
 
+#include "base/crc32c.h"
+
 namespace jobctl::daemon::store {
 
 namespace {
+
+// SQL's crc32c(x): the CRC32C of a text's or blob's bytes, NULL for NULL — the same value
+// document_checksum (row_codecs.h) computes, so a migration can checksum rows written before.
+void sql_crc32c(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+    sqlite3_result_null(ctx);
+    return;
+  }
+  const void* bytes = sqlite3_value_blob(argv[0]);
+  const int n = sqlite3_value_bytes(argv[0]);
+  sqlite3_result_int64(ctx, jobctl::crc32c::value(bytes, static_cast<size_t>(n)));
+}
 
 // The disk under the database refused a write (full, read-only, failing): the store, not the
 // request, is at fault, and a later retry may succeed.
@@ -89,6 +103,10 @@ void Statement::reset() {
 
 int Statement::column_count() const { return sqlite3_column_count(stmt_); }
 bool Statement::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+std::string Statement::database_file() const {
+  const char* f = sqlite3_db_filename(db_, "main");
+  return f ? f : "";
+}
 bool Statement::is_blob(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_BLOB; }
 int64_t Statement::column_int64(int col) const { return sqlite3_column_int64(stmt_, col); }
 double Statement::column_double(int col) const { return sqlite3_column_double(stmt_, col); }
@@ -120,6 +138,8 @@ Expected<std::unique_ptr<Connection>> Connection::open(const std::string& path, 
   sqlite3_extended_result_codes(db, 1);
   // Readers may briefly meet the writer's checkpoint; wait instead of failing.
   sqlite3_busy_timeout(db, 5000);
+  sqlite3_create_function_v2(db, "crc32c", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, sql_crc32c, nullptr,
+                             nullptr, nullptr);
   return std::unique_ptr<Connection>(new Connection(db));
 }
 

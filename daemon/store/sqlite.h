@@ -63,6 +63,8 @@ class Statement {
   std::string column_text(int col) const;
   std::optional<int64_t> column_opt_int64(int col) const;
   std::optional<std::string> column_opt_text(int col) const;
+  // The file of the database the statement reads (errors about its rows name it).
+  std::string database_file() const;
 
  private:
   sqlite3* db_;

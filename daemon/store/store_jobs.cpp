@@ -33,7 +33,7 @@ Expected<std::optional<JobRow>> WriteTxn::job(int64_t id) { return query_job(db_
 Expected<int64_t> WriteTxn::insert_job(const JobRow& row) {
   auto p = db_.prepare(std::string("INSERT INTO jobs (") + kJobColumns +
                        ") VALUES (NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-                       "?15, ?16, ?17)");
+                       "?15, ?16, ?17, ?18, ?19, ?20, ?21)");
   if (!p) return p.error();
   StatementUse s(*p);
   bind_job_columns(*s, row);
@@ -46,7 +46,7 @@ Status WriteTxn::update_job(const JobRow& row) {
       "UPDATE jobs SET name = ?2, spec = ?3, state = ?4, priority = ?5, resource_gpu = ?6, "
       "resource_gpus = ?7, created_ms = ?8, updated_ms = ?9, worker_id = ?10, lease_epoch = ?11, "
       "lease_expires_ms = ?12, progress = ?13, result = ?14, error = ?15, recoveries = ?16, "
-      "chosen = ?17 WHERE id = ?1");
+      "chosen = ?17, spec_crc = ?18, progress_crc = ?19, result_crc = ?20, chosen_crc = ?21 WHERE id = ?1");
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, row.id);
@@ -70,24 +70,25 @@ Status WriteTxn::set_job_array(int64_t job_id, int64_t array_id) {
 Status WriteTxn::put_placement(int64_t job_id, const DeflatedText& placement,
                                const std::optional<std::string>& unplaceable_key) {
   auto p = db_.prepare(
-      "INSERT OR REPLACE INTO job_placements (job_id, placement, unplaceable_key) VALUES (?1, ?2, ?3)");
+      "INSERT OR REPLACE INTO job_placements (job_id, placement, unplaceable_key, placement_crc) "
+      "VALUES (?1, ?2, ?3, ?4)");
   if (!p) return p.error();
   StatementUse s(*p);
-  s->bind(1, job_id).bind_blob(2, placement.bytes).bind(3, unplaceable_key);
+  s->bind(1, job_id).bind_blob(2, placement.bytes).bind(3, unplaceable_key).bind(4, document_checksum(std::string_view(placement.bytes)));
   return s->run();
 }
 
 Expected<int64_t> WriteTxn::append_event(const JobEventRow& ev) {
   auto p = db_.prepare(
-      "INSERT INTO job_events (job_id, seq, time_ms, type, from_state, to_state, detail) "
+      "INSERT INTO job_events (job_id, seq, time_ms, type, from_state, to_state, detail, detail_crc) "
       "VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM job_events WHERE job_id = ?1), ?2, ?3, "
-      "?4, ?5, ?6) RETURNING seq");
+      "?4, ?5, ?6, ?7) RETURNING seq");
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, ev.job_id).bind(2, ev.time_ms).bind(3, ev.type);
   if (ev.from_state) s->bind(4, job_state_name(*ev.from_state)); else s->bind_null(4);
   if (ev.to_state) s->bind(5, job_state_name(*ev.to_state)); else s->bind_null(5);
-  s->bind(6, ev.detail_json);
+  s->bind(6, ev.detail_json).bind(7, document_checksum(std::string_view(ev.detail_json)));
   auto row = s->step();
   if (!row) return row.error();
   if (!*row) return make_error(ErrorCode::io, "inserting an event returned no sequence number");
@@ -140,7 +141,23 @@ Expected<std::vector<JobRow>> Store::list_jobs(const JobQuery& q) {
   if (q.owner) s->bind(4, *q.owner);
   if (q.array_id) s->bind(5, *q.array_id);
   s->bind(2, q.after_id).bind(3, q.limit);
-  return read_rows<JobRow>(*s, read_job);
+  // One damaged row is listed as damaged, never the whole listing's failure.
+  std::vector<JobRow> out;
+  Status read = for_each_row(*s, [&out](const Statement& row) {
+    auto job = read_job(row);
+    if (job) {
+      out.push_back(std::move(*job));
+      return;
+    }
+    JobRow damaged;
+    damaged.id = row.column_int64(0);
+    damaged.name = row.column_text(1);
+    if (auto state = stored_job_state(row.column_text(3))) damaged.state = *state;
+    damaged.damaged = job.error().message;
+    out.push_back(std::move(damaged));
+  });
+  if (!read) return std::move(read).error();
+  return out;
 }
 Expected<std::vector<LeaseSummary>> Store::lease_summaries() {
   auto r = reader();

@@ -16,6 +16,7 @@
 
 #include "daemon/store/deflated_text.h"
 #include "daemon/store/migrations.h"
+#include "daemon/store/row_codecs.h"
 #include "tests/support/temp_dir.h"
 
 namespace jobctl::daemon::store {
@@ -590,13 +591,13 @@ TEST(Store, PlacementDocumentsAreStoredDeflatedAndReadBackWhole) {
   EXPECT_EQ((*stored)->column_text(0), "blob");
   EXPECT_LT((*stored)->column_int64(1), static_cast<int64_t>(doc.size()) / 4) << "deflated to under a quarter";
   (*stored)->reset();
-  ASSERT_TRUE((*conn)->exec("INSERT INTO job_placements (job_id, placement) VALUES (" + std::to_string(text) +
-                            ", '{\"reason\":\"as text\"}')"));
+  ASSERT_TRUE((*conn)->exec("INSERT INTO job_placements (job_id, placement, placement_crc) VALUES (" +
+                            std::to_string(text) + ", '{\"reason\":\"as text\"}', crc32c('{\"reason\":\"as text\"}'))"));
   auto bytes = deflate_text(doc);
   ASSERT_TRUE(bytes);
   std::string broken = bytes->bytes;
   broken[broken.size() / 2] = static_cast<char>(broken[broken.size() / 2] ^ 0x5a);
-  auto put = (*conn)->prepare("INSERT INTO job_placements (job_id, placement) VALUES (?1, ?2)");
+  auto put = (*conn)->prepare("INSERT INTO job_placements (job_id, placement, placement_crc) VALUES (?1, ?2, crc32c(?2))");
   ASSERT_TRUE(put);
   (*put)->bind(1, damaged).bind_blob(2, broken);
   ASSERT_TRUE((*put)->run());
@@ -612,6 +613,77 @@ TEST(Store, PlacementDocumentsAreStoredDeflatedAndReadBackWhole) {
   EXPECT_NE(c.error().message.find("job " + std::to_string(damaged)), std::string::npos) << c.error().message;
   EXPECT_FALSE(inflate_text("ab"));
   EXPECT_FALSE(inflate_text(std::string("\x05\0\0\0", 4) + "not zlib"));
+}
+
+// Every stored document carries a checksum: a digit changed inside a job's spec or progress, or an
+// event's detail (still JSON) is an error naming the table, the row, the document and the file;
+// the listing marks that job damaged and lists the others. The migration that added the columns
+// computed them for the rows written before.
+TEST(Store, AChangedByteInAStoredDocumentIsCaughtByItsChecksum) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock);
+  JobRow a = make_job("a");
+  a.spec_json = R"({"name":"a","epochs":12})";
+  const int64_t first = insert(*s, a);
+  const int64_t second = insert(*s, make_job("b"));
+  const int64_t third = insert(*s, make_job("c"));
+  JobEventRow ev;
+  ev.job_id = third;
+  ev.type = "note";
+  ev.detail_json = R"({"reason":"waits 10 s"})";
+  ASSERT_TRUE(s->write_value<int64_t>([&](WriteTxn& txn) { return txn.append_event(ev); }));
+  ASSERT_TRUE(s->get_job_with_events(third) && *s->get_job_with_events(third));
+
+  const std::string file = dir.file("jobctl.db");
+  auto raw = Connection::open(file, false);
+  ASSERT_TRUE(raw);
+  ASSERT_TRUE((*raw)->exec("UPDATE jobs SET spec = '{\"name\":\"a\",\"epochs\":19}' WHERE id = " + std::to_string(first)));
+  ASSERT_TRUE((*raw)->exec("UPDATE jobs SET progress = '{\"step\":3}' WHERE id = " + std::to_string(second)));
+  ASSERT_TRUE((*raw)->exec("UPDATE job_events SET detail = '{\"reason\":\"waits 19 s\"}'"));
+  auto spec = s->get_job(first);
+  ASSERT_FALSE(spec);
+  EXPECT_EQ(spec.error().code, ErrorCode::io);
+  EXPECT_NE(spec.error().message.find("table jobs, row " + std::to_string(first) + ": the stored spec is damaged"),
+            std::string::npos) << spec.error().message;
+  EXPECT_NE(spec.error().message.find(file), std::string::npos) << spec.error().message;
+  auto progress = s->get_job(second);
+  ASSERT_FALSE(progress);
+  EXPECT_NE(progress.error().message.find("row " + std::to_string(second) + ": the stored progress is damaged"),
+            std::string::npos) << progress.error().message;
+  auto detail = s->get_job_with_events(third);
+  ASSERT_FALSE(detail);
+  EXPECT_NE(detail.error().message.find("table job_events, row (job " + std::to_string(third) + ", seq 1)"),
+            std::string::npos) << detail.error().message;
+
+  auto listed = s->list_jobs(JobQuery{});
+  ASSERT_TRUE(listed) << listed.error().message;
+  ASSERT_EQ(listed->size(), 3u);
+  ASSERT_TRUE((*listed)[0].damaged);
+  EXPECT_NE((*listed)[0].damaged->find("the stored spec is damaged"), std::string::npos) << *(*listed)[0].damaged;
+  ASSERT_TRUE((*listed)[1].damaged);
+  EXPECT_NE((*listed)[1].damaged->find("progress"), std::string::npos) << *(*listed)[1].damaged;
+  EXPECT_EQ((*listed)[1].name, "b");
+  EXPECT_FALSE((*listed)[2].damaged);
+
+  // Rows of a version-21 database get their checksums from the migration.
+  TempDir old_dir;
+  auto old = Connection::open(old_dir.file("old.db"), false);
+  ASSERT_TRUE(old);
+  std::vector<Migration> to21(migrations().begin(), migrations().begin() + 21);
+  ASSERT_TRUE(apply_migrations(**old, 1, to21));
+  ASSERT_TRUE((*old)->exec("INSERT INTO jobs (id, name, spec, state, priority, resource_gpu, resource_gpus, created_ms, "
+                           "updated_ms, lease_epoch, recoveries, progress) VALUES (5, 'old', '{\"name\":\"old\"}', "
+                           "'queued', 50, 'any', 1, 1, 1, 0, 0, '{\"step\":1}')"));
+  auto v = apply_migrations(**old, 2);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(*v, 22);
+  auto crc = (*old)->prepare("SELECT spec_crc, progress_crc, result_crc FROM jobs WHERE id = 5");
+  ASSERT_TRUE(crc);
+  ASSERT_TRUE(*(*crc)->step());
+  EXPECT_EQ((*crc)->column_opt_int64(0), document_checksum(std::string_view(R"({"name":"old"})")));
+  EXPECT_EQ((*crc)->column_opt_int64(1), document_checksum(std::string_view(R"({"step":1})")));
+  EXPECT_TRUE((*crc)->is_null(2));
 }
 
 TEST(Store, DataSurvivesReopening) {
@@ -653,7 +725,7 @@ TEST(Store, ACorruptStoredValueIsAnErrorNamingItsRow) {
   };
   const std::string job = "job " + std::to_string(id);
   for (const char* chosen : {"'{not json'", "'[1]'", "'{\"option\":\"boat\"}'", "'{\"option\":\"local\",\"estimated_hours\":\"x\"}'"}) {
-    ASSERT_TRUE((*raw)->exec(std::string("UPDATE jobs SET chosen = ") + chosen));
+    ASSERT_TRUE((*raw)->exec(std::string("UPDATE jobs SET chosen = ") + chosen + ", chosen_crc = crc32c(" + chosen + ")"));
     auto read = s->get_job(id);
     ASSERT_FALSE(read) << chosen;
     expect_io(read.error(), job);
@@ -661,7 +733,8 @@ TEST(Store, ACorruptStoredValueIsAnErrorNamingItsRow) {
     ASSERT_FALSE(leases) << chosen;
     expect_io(leases.error(), job);
   }
-  ASSERT_TRUE((*raw)->exec("UPDATE jobs SET chosen = '{\"option\":\"slurm\",\"partition\":\"gpu\",\"estimated_hours\":2}'"));
+  const std::string slurm = "'{\"option\":\"slurm\",\"partition\":\"gpu\",\"estimated_hours\":2}'";
+  ASSERT_TRUE((*raw)->exec("UPDATE jobs SET chosen = " + slurm + ", chosen_crc = crc32c(" + slurm + ")"));
   auto read = s->get_job(id);
   ASSERT_TRUE(read && *read);
   ASSERT_TRUE((*read)->chosen);

@@ -253,21 +253,25 @@ jobctl::process::RunResult check_database(const std::string& data_dir) {
   return jobctl::testing::run_to_end({env_or_fail("JOBCTLD"), "--check", "--data-dir", data_dir}, 60s);
 }
 
-// `jobctld --check` reads every page and every row: a document made unreadable (a byte changed in
-// a job's spec) is named by table and row, a damaged page is reported, and each exits 1; a sound
-// file exits 0. A start on a file SQLite finds malformed names the file and what to do.
+// Every stored document carries a checksum: a digit changed inside a job's spec (the text still
+// parses as JSON) is named by `jobctld --check` (table, row, file; exit 1) and, by a jobctld
+// started on the file, answered as an error naming it on the job's GET while GET /v1/jobs lists
+// the other jobs and marks that one damaged. A damaged page is reported, a sound file exits 0, and
+// a start on a file SQLite finds malformed names the file and what to do.
 TEST(Faults, ADamagedDatabaseIsNamedByCheckAndAtStart) {
   jobctl::testing::TempDir tmp;
   const std::string data = tmp.file("data");
   int64_t victim = 0;
+  std::vector<int64_t> ids;
   {
     Daemon d(data, "127.0.0.1:0", kLeaseTimeoutS);
     ASSERT_FALSE(d.url().empty());
     client::ApiClient api(d.url());
     for (const char* name : {"first", "victim-job", "third"}) {
-      auto r = api.submit_job(sleep_job(name, 1).dump());
+      auto r = api.submit_job(sleep_job(name, std::string(name) == "victim-job" ? 4321 : 1).dump());
       ASSERT_TRUE(r) << r.error().message;
-      if (std::string(name) == "victim-job") victim = (*r)["id"].get<int64_t>();
+      ids.push_back((*r)["id"].get<int64_t>());
+      if (std::string(name) == "victim-job") victim = ids.back();
     }
     ASSERT_TRUE(d.process().stop(SIGTERM, 30s));
   }
@@ -276,16 +280,44 @@ TEST(Faults, ADamagedDatabaseIsNamedByCheckAndAtStart) {
   EXPECT_NE(sound.out.find(": ok"), std::string::npos) << sound.out;
 
   const std::string db = data + "/jobctl.db";
-  bool patched = patch_file(db, "\"name\":\"victim-job\"", "\"name\";\"victim-job\"");
+  // One digit of the spec's command: still JSON, still a valid spec, another job's text.
+  bool patched = patch_file(db, "\"/bin/sleep\",\"4321\"", "\"/bin/sleep\",\"4329\"");
   if (std::filesystem::exists(db + "-wal"))
-    patched = patch_file(db + "-wal", "\"name\":\"victim-job\"", "\"name\";\"victim-job\"") || patched;
+    patched = patch_file(db + "-wal", "\"/bin/sleep\",\"4321\"", "\"/bin/sleep\",\"4329\"") || patched;
   ASSERT_TRUE(patched) << "the spec's text was not found in the database files";
+  const std::string named = "table jobs, row " + std::to_string(victim) + ": the stored spec is damaged";
   auto damaged_row = check_database(data);
   EXPECT_EQ(damaged_row.status.code, 1) << damaged_row.describe() << damaged_row.out << damaged_row.err;
-  EXPECT_NE(damaged_row.out.find("table jobs, row " + std::to_string(victim) + ": the stored spec is not JSON"),
-            std::string::npos)
-      << damaged_row.out;
+  EXPECT_NE(damaged_row.out.find(named), std::string::npos) << damaged_row.out;
   EXPECT_NE(damaged_row.out.find(db), std::string::npos) << damaged_row.out;
+
+  {
+    Daemon d(data, "127.0.0.1:0", kLeaseTimeoutS);
+    ASSERT_FALSE(d.url().empty()) << d.process().output();
+    client::ApiClient api(d.url());
+    auto bad = api.get_job(victim);
+    ASSERT_FALSE(bad) << bad->dump(2);
+    EXPECT_NE(bad.error().message.find(named), std::string::npos) << bad.error().message;
+    EXPECT_EQ(bad.error().message.find("4329"), std::string::npos) << bad.error().message;
+    for (int64_t id : ids) {
+      if (id == victim) continue;
+      auto good = api.get_job(id);
+      ASSERT_TRUE(good) << good.error().message;
+      EXPECT_EQ(good->value("state", ""), "queued") << good->dump(2);
+    }
+    auto list = api.list_jobs(std::nullopt, 100, "");
+    ASSERT_TRUE(list) << list.error().message;
+    ASSERT_EQ((*list)["jobs"].size(), 3u) << list->dump(2);
+    for (const json& j : (*list)["jobs"]) {
+      if (j["id"].get<int64_t>() == victim) {
+        EXPECT_NE(j.value("damaged", "").find(named), std::string::npos) << j.dump(2);
+      } else {
+        EXPECT_FALSE(j.contains("damaged")) << j.dump(2);
+        EXPECT_EQ(j.value("state", ""), "queued") << j.dump(2);
+      }
+    }
+    ASSERT_TRUE(d.process().stop(SIGTERM, 30s));
+  }
 
   // A page's header: the b-tree page type byte of page 1 (the schema's, at offset 100) made invalid.
   {
