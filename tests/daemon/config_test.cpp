@@ -241,7 +241,7 @@ TEST(Config, PlacementFairShare) {
     const char* field;
   };
   for (const Bad& b : {Bad{R"({"placement": {"fair_share": {"half_life_days": 0}}})", "placement.fair_share.half_life_days"},
-                       Bad{R"({"placement": {"fair_share": {"shares": {"bob": -1}}})", "placement.fair_share.shares.bob"},
+                       Bad{R"({"placement": {"fair_share": {"shares": {"bob": -1}}}})", "placement.fair_share.shares.bob"},
                        Bad{R"({"placement": {"fair_share": {"weights": {"age": -1}}}})", "placement.fair_share.weights.age"},
                        Bad{R"({"placement": {"fair_share": {"weights": {"speed": 1}}}})", "placement.fair_share.weights.speed"},
                        Bad{R"({"placement": {"fair_share": {"recompute_s": 0}}})", "placement.fair_share.recompute_s"},

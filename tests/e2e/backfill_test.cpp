@@ -280,8 +280,6 @@ TEST(Backfill, AWideJobInAMixedStreamOnAnEightGpuBoxStartsAsPromised) {
   expect_the_wide_job_starts_as_promised({"h100-sxm-x8", "H100", 8, {2, 4, 1}});
 }
 
-}  // namespace
-}  // namespace jobctl::e2e
 
 // Fair share end to end (docs/cost-model.md, "Fair share"): jobctld with auth on, two users and a
 // fake 2-GPU worker. alice queues twelve 1-GPU jobs (each sleeps 2 s, says 3 s); four seconds
@@ -303,8 +301,7 @@ TEST(FairShare, TwoUsersJobsInterleaveInFairShareOrder) {
   jobctl::testing::TempDir tmp;
   const std::string data = tmp.file("data");
   const std::string fleet = security::create_token(data, "fleet", "worker");
-  const std::string alice = security::create_token(data, "alice", "user");
-  const std::string bob = security::create_token(data, "bob", "user");
+  const std::string admin = security::create_token(data, "root", "admin");
   const json pool = {{"gpu_model", "RTX4090"}, {"count", 2}, {"purchase_usd", 4000}, {"lifetime_years", 4},
                      {"utilisation", 0.5},      {"power_kw", 0.9}, {"electricity_usd_per_kwh", 0.15}};
   const std::string config = tmp.file("jobctld.json");
@@ -315,6 +312,15 @@ TEST(FairShare, TwoUsersJobsInterleaveInFairShareOrder) {
                         << "\n";
   Daemon d(data, "127.0.0.1:0", 10, {"--config", config, "--auth"});
   ASSERT_FALSE(d.url().empty()) << d.process().output();
+  // Users whose tokens may submit command jobs, made by the admin over the API.
+  auto commands_token = [&](const std::string& user) {
+    auto r = security::http_as(d.url(), admin)
+                 .request("POST", "/v1/tokens",
+                          json{{"user", user}, {"role", "user"}, {"permissions", {"commands"}}}.dump());
+    EXPECT_TRUE(r && r->status == 201) << (r ? r->body : r.error().message);
+    return r && r->status == 201 ? security::body_of(*r).value("token", "") : "";
+  };
+  const std::string alice = commands_token("alice"), bob = commands_token("bob");
   client::HttpClientOptions as_alice, as_bob;
   as_alice.bearer_token = alice;
   as_bob.bearer_token = bob;
@@ -391,3 +397,6 @@ TEST(FairShare, TwoUsersJobsInterleaveInFairShareOrder) {
   EXPECT_GE(alice_after_bob, 3) << order;
   std::printf("fair share: lease order %s\n", order.c_str());
 }
+
+}  // namespace
+}  // namespace jobctl::e2e
