@@ -68,5 +68,6 @@ void add_plan_command(CLI::App& report, CliContext& ctx);
 void add_quote_command(CLI::App& app, CliContext& ctx);
 void add_gpus_command(CLI::App& app, CliContext& ctx);
 void add_catalog_commands(CLI::App& app, CliContext& ctx);
+void add_fair_share_command(CLI::App& app, CliContext& ctx);
 
 }  // namespace jobctl::cli

@@ -9,6 +9,7 @@
 //   jobctl quote SPEC              quote_command.cpp      (asks jobctld)
 //   jobctl gpus                    gpus_command.cpp
 //   jobctl catalog update | ls     catalog_commands.cpp
+//   jobctl fairshare               fair_share_command.cpp (asks jobctld)
 //
 // Bad input: a message naming the flag on stderr and exit status 2; an unreadable file or an
 // unreachable jobctld: exit status 1.
@@ -28,6 +29,7 @@ void add_cost_commands(CLI::App& app, CliContext& ctx) {
   add_plan_command(*report, ctx);
   add_quote_command(app, ctx);
   add_gpus_command(app, ctx);
+  add_fair_share_command(app, ctx);
   add_catalog_commands(app, ctx);
   add_estimate_commands(app, ctx);
 }

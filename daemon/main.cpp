@@ -187,6 +187,8 @@ int main(int argc, char** argv) {
                        jobs::ServiceDependencies{.log = &log, .lease_recorder = &owned_gpu_billing});
   if (auto st = svc.start(); !st) return fail(st.error());
   cfg.placement.catalog_dir = (std::filesystem::path(cfg.data_dir) / "catalog").string();
+  // Fair share between users: on by default exactly when auth is on (users exist).
+  cfg.placement.fair_share.enabled = cfg.placement.fair_share.enabled.value_or(cfg.security.auth.enabled);
   placement::PlacementService placement(db, clock, svc, cfg.placement);
   placement.set_log(&log);
   placement.set_start_board(start_board);

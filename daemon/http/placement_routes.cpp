@@ -179,6 +179,31 @@ void catalog(placement::PlacementService& p, const net::HttpRequest&, const net:
   respond(net::json_response(200, json{{"offers", offers}}));
 }
 
+void fair_share(placement::PlacementService& p, const net::HttpRequest&, const net::Responder& respond) {
+  auto report = p.fair_share();
+  if (!report) return respond(net::error_response(report.error()));
+  const auto& fs = p.fair_share_settings();
+  json users = json::array();
+  if (*report)
+    for (const auto& [name, e] : **report)
+      users.push_back({{"user", name},
+                       {"share", e.share},
+                       {"normalized_share", e.norm_share},
+                       {"usage", e.usage},
+                       {"normalized_usage", e.norm_usage},
+                       {"factor", e.factor}});
+  respond(net::json_response(
+      200, json{{"enabled", report->has_value()},
+                {"half_life_days", fs.half_life_days},
+                {"weights",
+                 {{"priority", fs.weights.priority},
+                  {"fair_share", fs.weights.fair_share},
+                  {"age", fs.weights.age},
+                  {"size", fs.weights.size},
+                  {"max_age_days", static_cast<double>(fs.weights.max_age_ms) / 86'400'000.0}}},
+                {"users", users}}));
+}
+
 }  // namespace
 
 void add_placement_routes(net::Router& r, placement::PlacementService& p, ledger::Ledger& ledger) {
@@ -193,6 +218,7 @@ void add_placement_routes(net::Router& r, placement::PlacementService& p, ledger
   // The plan sums every user's jobs: a user token (which sees only its own spend) may not read it.
   r.add(route("GET", "/v1/reports/plan", {Access::admin}, S(plan)));
   r.add(route("GET", "/v1/catalog", user, S(catalog)));
+  r.add(route("GET", "/v1/fair-share", user, S(fair_share)));
 }
 
 }  // namespace jobctl::daemon::http

@@ -78,7 +78,7 @@ Status apply_placement_config(const json& doc, PlacementSettings& s) {
     const json& p = *it;
     if (auto st = only(p, {"enabled", "cloud_provider", "clouds", "provision_hours",
                            "spot_interruptions_per_hour", "reevaluate_s", "max_reservations", "deadline_policy", "move_margin",
-                           "max_moves_per_hour", "warmup_hours", "checkpoint_fixed_seconds"},
+                           "max_moves_per_hour", "warmup_hours", "checkpoint_fixed_seconds", "fair_share"},
                        "placement");
         !st)
       return st;
@@ -107,6 +107,45 @@ Status apply_placement_config(const json& doc, PlacementSettings& s) {
         s.clouds.push_back(name.get<std::string>());
       }
     }
+    if (auto f = p.find("fair_share"); f != p.end()) {
+      const std::string at = "placement.fair_share";
+      if (!f->is_object()) return bad(at, "must be an object");
+      auto& fs = s.fair_share;
+      if (auto st = only(*f, {"enabled", "half_life_days", "default_share", "shares", "recompute_s", "max_age_days",
+                              "weights"}, at);
+          !st)
+        return st;
+      if (f->contains("enabled")) {
+        bool on = false;
+        if (auto st = read_bool(*f, "enabled", at, on); !st) return st;
+        fs.enabled = on;
+      }
+      if (auto st = read_number(*f, "half_life_days", at, fs.half_life_days); !st) return st;
+      if (auto st = read_number(*f, "default_share", at, fs.default_share); !st) return st;
+      if (auto st = config_fields::read_int(*f, "recompute_s", at, fs.recompute_s); !st) return st;
+      double max_age_days = static_cast<double>(fs.weights.max_age_ms) / 86'400'000.0;
+      if (auto st = read_number(*f, "max_age_days", at, max_age_days); !st) return st;
+      if (!(max_age_days > 0 && max_age_days <= 365)) return bad(at + ".max_age_days", "must be between 0 and 365");
+      fs.weights.max_age_ms = static_cast<int64_t>(max_age_days * 86'400'000.0);
+      if (auto sh = f->find("shares"); sh != f->end()) {
+        if (!sh->is_object()) return bad(at + ".shares", "must be an object of user: share");
+        fs.shares.clear();
+        for (auto e = sh->begin(); e != sh->end(); ++e) {
+          if (!e.value().is_number() || !(e.value().get<double>() >= 0))
+            return bad(at + ".shares." + e.key(), "must be a number >= 0");
+          fs.shares[e.key()] = e.value().get<double>();
+        }
+      }
+      if (auto w = f->find("weights"); w != f->end()) {
+        const std::string wat = at + ".weights";
+        if (!w->is_object()) return bad(wat, "must be an object");
+        if (auto st = only(*w, {"priority", "fair_share", "age", "size"}, wat); !st) return st;
+        if (auto st = read_number(*w, "priority", wat, fs.weights.priority); !st) return st;
+        if (auto st = read_number(*w, "fair_share", wat, fs.weights.fair_share); !st) return st;
+        if (auto st = read_number(*w, "age", wat, fs.weights.age); !st) return st;
+        if (auto st = read_number(*w, "size", wat, fs.weights.size); !st) return st;
+      }
+    }
   }
   return validate(s);
 }
@@ -129,6 +168,16 @@ Status validate(const PlacementSettings& s) {
   if (s.spot_interruptions_per_hour && !(*s.spot_interruptions_per_hour >= 0 && *s.spot_interruptions_per_hour <= 100))
     return bad("placement.spot_interruptions_per_hour", "must be between 0 and 100");
   if (s.reevaluate_s < 1 || s.reevaluate_s > 86400) return bad("placement.reevaluate_s", "must be between 1 and 86400");
+  if (!(s.fair_share.half_life_days > 0 && s.fair_share.half_life_days <= 3650))
+    return bad("placement.fair_share.half_life_days", "must be between 0 and 3650");
+  if (!(s.fair_share.default_share >= 0)) return bad("placement.fair_share.default_share", "must be >= 0");
+  if (s.fair_share.recompute_s < 1 || s.fair_share.recompute_s > 86400)
+    return bad("placement.fair_share.recompute_s", "must be between 1 and 86400");
+  for (const auto& [name, w] : {std::pair<const char*, double>{"priority", s.fair_share.weights.priority},
+                                {"fair_share", s.fair_share.weights.fair_share},
+                                {"age", s.fair_share.weights.age},
+                                {"size", s.fair_share.weights.size}})
+    if (!(w >= 0 && w <= 1e9)) return bad(std::string("placement.fair_share.weights.") + name, "must be between 0 and 1e9");
   if (s.max_reservations < 1 || s.max_reservations > 10000)
     return bad("placement.max_reservations", "must be between 1 and 10000");
   if (!(s.move_margin >= 1 && s.move_margin <= 100)) return bad("placement.move_margin", "must be between 1 and 100");

@@ -10,11 +10,15 @@
 //   "placement": {"enabled": true, "cloud_provider": "" | "sim" | "exec", "clouds": ["aws"],
 //                 "provision_hours": 0.05, "warmup_hours": 0.01, "checkpoint_fixed_seconds": 2,
 //                 "spot_interruptions_per_hour": 0.3,   (default: each offer's trace rate)
-//                 "reevaluate_s": 10, "max_reservations": 16, "deadline_policy": "up"}
+//                 "reevaluate_s": 10, "max_reservations": 16, "deadline_policy": "up",
+//                 "fair_share": {"enabled": true, "half_life_days": 7, "default_share": 1,
+//                                "shares": {"alice": 2}, "recompute_s": 10, "max_age_days": 7,
+//                                "weights": {"priority": 10000, "fair_share": 1000, "age": 100, "size": 0}}}
 //
 // Thread safety: plain values and pure functions.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +29,7 @@
 #include "base/expected.h"
 #include "cost/local_gpu.h"
 #include "cost/price_catalog.h"
+#include "scheduler/fair_share.h"
 #include "scheduler/placement.h"
 #include "scheduler/start_plan.h"
 
@@ -65,6 +70,16 @@ struct PlacementSettings {
   // Slurm's bf_max_job_test): behind the last, a job that cannot start now waits unplanned.
   int max_reservations = scheduler::kDefaultMaxReservations;
   std::string deadline_policy = "up";  // scheduler::make_deadline_policy name
+  // Fair share between users (scheduler/fair_share.h, docs/cost-model.md "Fair share"): the order
+  // the start plan takes its waiting jobs in. Unset `enabled`: on exactly when auth is on.
+  struct FairShare {
+    std::optional<bool> enabled;
+    double half_life_days = 7;              // Slurm's PriorityDecayHalfLife
+    scheduler::FairShareWeights weights{};  // max_age_ms from "max_age_days"
+    std::map<std::string, double> shares;   // per user; absent: default_share
+    double default_share = 1;
+    int recompute_s = 10;                   // usage read from the ledger at most this often
+  } fair_share;
   // Moves for savings (savings_moves.h): a running cloud job moves to an idle owned worker when
   // that saves more than move_margin x what the move costs; at most max_moves_per_hour per job
   // (0: never for savings).

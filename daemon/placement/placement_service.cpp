@@ -1,5 +1,7 @@
 #include "daemon/placement/placement_service.h"
 
+#include <set>
+
 namespace jobctl::daemon::placement {
 
 PlacementService::PlacementService(store::Store& store, const Clock& clock, jobs::JobService& jobs,
@@ -14,7 +16,9 @@ PlacementService::PlacementService(store::Store& store, const Clock& clock, jobs
                  &jobs),
       passes_(store, clock, jobs, settings_, offers_, calibration_, deadlines_),
       savings_(store, clock, jobs, settings_, passes_),
-      priority_(store, jobs) {}
+      priority_(store, jobs) {
+  if (settings_.fair_share.enabled.value_or(false)) fair_share_.emplace(store, settings_.fair_share);
+}
 
 Status PlacementService::start() {
   MutexLock lock(tick_mu_);
@@ -32,6 +36,17 @@ Status PlacementService::start() {
 }
 
 PlacementService::~PlacementService() { jobs_.remove_observer(this); }
+
+Expected<std::optional<std::map<std::string, scheduler::FairShareEntry>>> PlacementService::fair_share() {
+  if (!fair_share_) return std::optional<std::map<std::string, scheduler::FairShareEntry>>();
+  auto owned = store_.owned_open_jobs();
+  if (!owned) return owned.error();
+  std::set<std::string> users;
+  for (const auto& o : *owned) users.insert(o.owner);
+  auto factors = fair_share_->factors(clock_.now_ms(), {users.begin(), users.end()});
+  if (!factors) return factors.error();
+  return std::optional<std::map<std::string, scheduler::FairShareEntry>>(std::move(*factors));
+}
 
 Expected<double> PlacementService::estimated_cost_usd(const train::JobSpec& spec) {
   auto quote = passes_.quote(train::to_json(spec));

@@ -51,6 +51,7 @@
 #include "daemon/placement/placement_config.h"
 #include "daemon/placement/placement_passes.h"
 #include "daemon/placement/priority_moves.h"
+#include "daemon/placement/fair_share_usage.h"
 #include "daemon/placement/reservation_pass.h"
 #include "daemon/placement/savings_moves.h"
 #include "daemon/placement/spot_deadlines.h"
@@ -100,6 +101,11 @@ class PlacementService final : private jobs::JobObserver {
     return placement::fleet_plan(store_, settings_, offers(), request, clock_.now_ms());
   }
   std::vector<cost::Calibration> calibrations() const { return calibration_.calibrations(); }
+  // Fair share (`GET /v1/fair-share`): every user's share, decayed usage and factor now, over the
+  // owners of open jobs, the users with a configured share and those with usage; nullopt when fair
+  // share is off. Errors: the store's.
+  Expected<std::optional<std::map<std::string, scheduler::FairShareEntry>>> fair_share();
+  const PlacementSettings::FairShare& fair_share_settings() const { return settings_.fair_share; }
 
   // Observers, which may be set at any time; each must be quick. The wake observer is told when
   // work was recorded for the placement thread (e.g. to wake the ticker that calls tick()); the
@@ -121,7 +127,8 @@ class PlacementService final : private jobs::JobObserver {
   // the matcher reads. Not owned; set before start(); none: no reservations are made.
   void set_start_board(StartBoard& board) JOBCTL_EXCLUDES(tick_mu_) {
     MutexLock lock(tick_mu_);
-    reservations_.emplace(store_, clock_, jobs_, board, settings_.max_reservations);
+    reservations_.emplace(store_, clock_, jobs_, board, settings_.max_reservations,
+                          fair_share_ ? &*fair_share_ : nullptr);
     board_ = &board;
   }
   // When a job placed on an owned machine and waiting for it is expected to start (ms since the
@@ -145,6 +152,8 @@ class PlacementService final : private jobs::JobObserver {
   const Clock& clock_;
   jobs::JobService& jobs_;
   const PlacementSettings settings_;
+  // Set when fair share is on (settings_.fair_share.enabled); thread-safe itself.
+  std::optional<FairShareUsage> fair_share_;
   OfferBook offers_;
   HeartbeatCalibration calibration_;
   SpotDeadlines deadlines_;

@@ -1,6 +1,7 @@
 #include "daemon/placement/reservation_pass.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -12,6 +13,7 @@
 #include "daemon/jobs/job_transition.h"
 #include "daemon/placement/job_progress.h"
 #include "daemon/placement/placement_matcher.h"
+#include "scheduler/fair_share.h"
 #include "scheduler/job_queue.h"
 
 namespace jobctl::daemon::placement {
@@ -56,6 +58,36 @@ Status ReservationPass::run() {
   std::sort(waiting->begin(), waiting->end(), [](const store::QueuedJobRow& a, const store::QueuedJobRow& b) {
     return scheduler::queued_before({a.id, a.priority, a.created_ms}, {b.id, b.priority, b.created_ms});
   });
+  // With fair share: the jobs as the order saw them, their places (0 first) and owners.
+  std::vector<scheduler::OrderedJob> ordered;
+  std::map<int64_t, size_t> place;
+  std::map<int64_t, std::string> owners;
+  int max_gpus = 1;
+  if (fair_share_) {
+    auto owned = store_.owned_open_jobs();
+    if (!owned) return owned.error();
+    std::set<std::string> users;
+    for (auto& o : *owned) {
+      users.insert(o.owner);
+      owners.emplace(o.id, std::move(o.owner));
+    }
+    auto factors = fair_share_->factors(now, {users.begin(), users.end()});
+    if (!factors) return factors.error();
+    ordered.reserve(waiting->size());
+    for (const auto& q : *waiting) {
+      auto owner = owners.find(q.id);
+      auto f = owner == owners.end() ? factors->end() : factors->find(owner->second);
+      ordered.push_back({q.id, q.priority, q.created_ms, std::max(q.resource_gpus, 1) * std::max(q.nodes, 1),
+                         f == factors->end() ? 1.0 : f->second.factor});
+    }
+    const auto& weights = fair_share_->settings().weights;
+    const std::vector<int64_t> order = scheduler::fair_share_order(ordered, now, weights);
+    for (size_t i = 0; i < order.size(); ++i) place[order[i]] = i;
+    for (const auto& o : ordered) max_gpus = std::max(max_gpus, o.gpus);
+    std::sort(waiting->begin(), waiting->end(), [&place](const store::QueuedJobRow& a, const store::QueuedJobRow& b) {
+      return place.at(a.id) < place.at(b.id);
+    });
+  }
   std::vector<scheduler::PlanJob> queue;
   queue.reserve(waiting->size());
   for (const auto& q : *waiting) {
@@ -66,6 +98,24 @@ Status ReservationPass::run() {
   }
   scheduler::StartPlan plan = scheduler::plan_starts(machines, queue, now, max_reservations_);
   const std::vector<scheduler::Reservation> reservations = plan.reservations;
+  // Why each reserved job is where it is: its place in the fair-share order and its score's figures.
+  order_notes_.clear();
+  if (fair_share_) {
+    std::map<int64_t, const scheduler::OrderedJob*> by_id;
+    for (const auto& o : ordered) by_id[o.id] = &o;
+    for (const auto& r : reservations) {
+      auto o = by_id.find(r.job_id);
+      if (o == by_id.end()) continue;
+      auto owner = owners.find(r.job_id);
+      char figures[160];
+      std::snprintf(figures, sizeof figures, "factor %.3f, priority %d, score %.1f", o->second->fair_share_factor,
+                    o->second->priority,
+                    scheduler::order_score(*o->second, now, max_gpus, fair_share_->settings().weights));
+      order_notes_[r.job_id] = "; place " + std::to_string(place[r.job_id] + 1) + " of " +
+                               std::to_string(ordered.size()) + " in fair-share order (user " +
+                               (owner == owners.end() ? std::string() : owner->second) + ": " + figures + ")";
+    }
+  }
   if (auto st = note_overruns(*leases, plan.holds, now); !st) return st;
   board_.publish(std::move(plan), machines);
   std::map<int64_t, scheduler::Reservation> noted;
@@ -153,6 +203,7 @@ Status ReservationPass::note_reservation(const scheduler::Reservation& r,
               " GPU" + (r.gpus == 1 ? "" : "s") + (machines.size() > 1 ? " each" : "") + ", to start by " + start +
               " (when the jobs running there are expected to end; other jobs use its GPUs only if they end "
               "by then)";
+    if (auto note = order_notes_.find(r.job_id); note != order_notes_.end()) reason += note->second;
     json& chosen = (*doc)["chosen"];
     const double hours = job.chosen->estimated_hours;
     bool meets = job.chosen->meets_deadline;

@@ -1,7 +1,7 @@
 // The start plan of the owned machines, made every placement pass (docs/cost-model.md,
 // "Reservations and backfill"): the local workers with what their running jobs hold until their
 // estimates end (held_gpu_ends), and the jobs placed on them waiting for a worker, in queue order,
-// each with the workers it may run on (placement_allows) — planned by scheduler::plan_starts and
+// (with fair share on: in fair-share order, scheduler/fair_share.h), each with the workers it may run on (placement_allows) — planned by scheduler::plan_starts and
 // published on the start board the matcher reads.
 //
 // Up to `max_reservations` jobs that cannot start now are reserved (placement.max_reservations).
@@ -25,6 +25,7 @@
 #include "base/clock.h"
 #include "base/expected.h"
 #include "daemon/jobs/job_service.h"
+#include "daemon/placement/fair_share_usage.h"
 #include "daemon/placement/start_board.h"
 #include "daemon/store/store.h"
 
@@ -37,8 +38,13 @@ class ReservationPass {
   static constexpr int64_t kStartToleranceMs = 5'000;
 
   ReservationPass(store::Store& store, const Clock& clock, jobs::JobService& jobs, StartBoard& board,
-                  int max_reservations = scheduler::kDefaultMaxReservations)
-      : store_(store), clock_(clock), jobs_(jobs), board_(board), max_reservations_(max_reservations) {}
+                  int max_reservations = scheduler::kDefaultMaxReservations, FairShareUsage* fair_share = nullptr)
+      : store_(store),
+        clock_(clock),
+        jobs_(jobs),
+        board_(board),
+        max_reservations_(max_reservations),
+        fair_share_(fair_share) {}
 
   // Plans and publishes; notes a changed reservation on its job. Errors: the store's.
   Status run();
@@ -58,6 +64,12 @@ class ReservationPass {
   jobs::JobService& jobs_;
   StartBoard& board_;
   const int max_reservations_;
+  // Set: the waiting jobs are planned in fair-share order (scheduler/fair_share.h), not plain
+  // queue order.
+  FairShareUsage* const fair_share_;
+  // With fair share: each waiting job's place in the order and its score's figures, as the last
+  // pass computed them (appended to a reservation's reason when it is noted).
+  std::map<int64_t, std::string> order_notes_;
   std::map<int64_t, scheduler::Reservation> noted_;  // job -> the last reservation written to it
   std::set<int64_t> overruns_noted_;                  // running jobs whose overrun is noted
 };

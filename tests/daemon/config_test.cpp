@@ -215,6 +215,46 @@ TEST(Config, PlacementMaxReservations) {
   }
 }
 
+// placement.fair_share: unset enabled (on with auth, main.cpp), the defaults of
+// docs/configuration.md, shares and weights as given, a bad value named.
+TEST(Config, PlacementFairShare) {
+  DaemonConfig c;
+  c.data_dir = "/tmp";
+  EXPECT_FALSE(c.placement.fair_share.enabled.has_value());
+  EXPECT_EQ(c.placement.fair_share.half_life_days, 7);
+  EXPECT_EQ(c.placement.fair_share.weights.priority, 10000);
+  EXPECT_EQ(c.placement.fair_share.weights.fair_share, 1000);
+  EXPECT_EQ(c.placement.fair_share.recompute_s, 10);
+  ASSERT_TRUE(apply_config_json(R"({"placement": {"fair_share": {"enabled": false, "half_life_days": 2,
+      "shares": {"alice": 3}, "default_share": 0.5, "weights": {"age": 5, "size": 7}, "max_age_days": 1}}})", c));
+  EXPECT_EQ(c.placement.fair_share.enabled, std::optional<bool>(false));
+  EXPECT_EQ(c.placement.fair_share.half_life_days, 2);
+  EXPECT_EQ(c.placement.fair_share.shares.at("alice"), 3);
+  EXPECT_EQ(c.placement.fair_share.default_share, 0.5);
+  EXPECT_EQ(c.placement.fair_share.weights.age, 5);
+  EXPECT_EQ(c.placement.fair_share.weights.size, 7);
+  EXPECT_EQ(c.placement.fair_share.weights.priority, 10000);  // untouched
+  EXPECT_EQ(c.placement.fair_share.weights.max_age_ms, 86'400'000);
+  EXPECT_TRUE(validate(c));
+  struct Bad {
+    const char* doc;
+    const char* field;
+  };
+  for (const Bad& b : {Bad{R"({"placement": {"fair_share": {"half_life_days": 0}}})", "placement.fair_share.half_life_days"},
+                       Bad{R"({"placement": {"fair_share": {"shares": {"bob": -1}}}})", "placement.fair_share.shares.bob"},
+                       Bad{R"({"placement": {"fair_share": {"weights": {"age": -1}}}})", "placement.fair_share.weights.age"},
+                       Bad{R"({"placement": {"fair_share": {"weights": {"speed": 1}}}})", "placement.fair_share.weights.speed"},
+                       Bad{R"({"placement": {"fair_share": {"recompute_s": 0}}})", "placement.fair_share.recompute_s"},
+                       Bad{R"({"placement": {"fair_share": 3}})", "placement.fair_share"}}) {
+    DaemonConfig d;
+    d.data_dir = "/tmp";
+    auto st = apply_config_json(b.doc, d);
+    if (st) st = validate(d);
+    ASSERT_FALSE(st) << b.doc;
+    EXPECT_EQ(st.error().field, b.field) << b.doc << ": " << st.error().message;
+  }
+}
+
 TEST(Config, ConnectionUploadAndProgressLimits) {
   DaemonConfig c;
   c.data_dir = "/tmp";

@@ -99,6 +99,7 @@ TEST(RouteTable, EveryRouteDeclaresWhoMayCallIt) {
             "GET /v1/reports/breakeven user pool memory\n"
             "GET /v1/reports/plan admin pool memory\n"
             "GET /v1/catalog user pool memory\n"
+            "GET /v1/fair-share user pool memory\n"
             "POST /v1/tasks/resolve user pool memory\n"
             "GET /v1/instances user pool memory\n"
             "POST /v1/webhooks user pool memory\n"

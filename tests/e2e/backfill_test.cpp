@@ -22,6 +22,7 @@
 
 #include "base/utc_time.h"
 #include "tests/e2e/recovery_support.h"
+#include "tests/security/security_support.h"
 #include "tests/support/temp_dir.h"
 
 namespace jobctl::e2e {
@@ -277,6 +278,124 @@ TEST(Backfill, AWideJobInAMixedStreamOnAFourGpuBoxStartsAsPromised) {
 TEST(Backfill, AWideJobInAMixedStreamOnAnEightGpuBoxStartsAsPromised) {
   expect_the_wide_job_starts_as_promised({"h100-sxm-x8", "H100", 8, {1, 2}});
   expect_the_wide_job_starts_as_promised({"h100-sxm-x8", "H100", 8, {2, 4, 1}});
+}
+
+
+// Fair share end to end (docs/cost-model.md, "Fair share"): jobctld with auth on, two users and a
+// fake 2-GPU worker. alice queues twelve 1-GPU jobs (each sleeps 2 s, says 3 s); four seconds
+// later, with both GPUs busy with her jobs since the start and eight of hers still waiting, bob
+// queues three. The hand computation, with equal shares (1 each: normalised 0.5), the default
+// weights (10000 x priority/100 + 1000 x F + 100 x age/7 days + 0 x size) and every job at
+// priority 50:
+//   - when bob's jobs are first planned, alice has all the usage (two GPUs for about 4 s) and bob
+//     none: U_alice = 1, U_bob = 0, so F_alice = 2^(-1/0.5) = 0.25 and F_bob = 2^0 = 1;
+//     scores: alice 5000 + 250 + age (4 s of 7 days: 0.0007) = 5250.0007, bob 5000 + 1000 = 6000.
+//     Bob's three jobs come first, in their own submission order.
+//   - they stay first until all three started: bob's usage is at most his three jobs' time
+//     (3 x 2 s = 6 GPU-s, and less until they end), alice's at least her 8 GPU-s before bob
+//     came, so U_bob < U_alice, F_bob > F_alice and bob's score stays over alice's.
+// So: once bob's first job started, each GPU that frees goes to bob's next job until his three
+// have started, and every job of alice's that starts after bob's first starts after bob's last.
+// In first come, first served order bob's jobs would have started after all twelve of alice's.
+TEST(FairShare, TwoUsersJobsInterleaveInFairShareOrder) {
+  jobctl::testing::TempDir tmp;
+  const std::string data = tmp.file("data");
+  const std::string fleet = security::create_token(data, "fleet", "worker");
+  const std::string admin = security::create_token(data, "root", "admin");
+  const json pool = {{"gpu_model", "RTX4090"}, {"count", 2}, {"purchase_usd", 4000}, {"lifetime_years", 4},
+                     {"utilisation", 0.5},      {"power_kw", 0.9}, {"electricity_usd_per_kwh", 0.15}};
+  const std::string config = tmp.file("jobctld.json");
+  std::ofstream(config) << json{{"workers", {{"max_lease_wait_s", 1}}},
+                                {"cost", {{"pricing", "amortised"}, {"local_gpus", {pool}}}},
+                                {"placement", {{"reevaluate_s", 1}, {"fair_share", {{"recompute_s", 1}}}}}}
+                               .dump()
+                        << "\n";
+  Daemon d(data, "127.0.0.1:0", 10, {"--config", config, "--auth"});
+  ASSERT_FALSE(d.url().empty()) << d.process().output();
+  // Users whose tokens may submit command jobs, made by the admin over the API.
+  auto commands_token = [&](const std::string& user) {
+    auto r = security::http_as(d.url(), admin)
+                 .request("POST", "/v1/tokens",
+                          json{{"user", user}, {"role", "user"}, {"permissions", {"commands"}}}.dump());
+    EXPECT_TRUE(r && r->status == 201) << (r ? r->body : r.error().message);
+    return r && r->status == 201 ? security::body_of(*r).value("token", "") : "";
+  };
+  const std::string alice = commands_token("alice"), bob = commands_token("bob");
+  client::HttpClientOptions as_alice, as_bob;
+  as_alice.bearer_token = alice;
+  as_bob.bearer_token = bob;
+  client::ApiClient alice_api(d.url(), as_alice), bob_api(d.url(), as_bob);
+  auto argv = worker_argv(d.url(), "box", tmp.file("work"), {"--allow-commands", "--fake-gpus", fixture("rtx4090-x2")});
+  auto at = std::find(argv.begin(), argv.end(), "--device");
+  argv.erase(at, at + 2);
+  *(std::find(argv.begin(), argv.end(), "--wait-s") + 1) = "1";
+  Process worker(argv, {.env = {"JOBCTL_TOKEN=" + fleet}});
+
+  auto job = [](const std::string& name) {
+    return json{{"name", name},
+                {"command", {"/bin/sleep", "2"}},
+                {"estimate", {{"hours", 3 / 3600.0}, {"gpu", "RTX4090"}}},
+                {"resources", {{"gpu", "RTX4090"}, {"gpus", 1}}},
+                {"placement", {{"mode", "local"}}}};
+  };
+  auto submit = [&job](client::ApiClient& api, const std::string& name) -> int64_t {
+    auto r = api.submit_job(job(name).dump());
+    EXPECT_TRUE(r) << (r ? "" : r.error().message);
+    return r ? (*r)["id"].get<int64_t>() : 0;
+  };
+  std::vector<int64_t> alices, bobs;
+  for (int k = 0; k < 12; ++k) alices.push_back(submit(alice_api, "alice-" + std::to_string(k)));
+  // Both GPUs busy with alice's jobs, then four seconds more of her usage.
+  ASSERT_TRUE(jobctl::testing::poll_until([&] {
+    int running = 0;
+    for (int64_t id : alices) {
+      auto j = alice_api.get_job(id);
+      if (j && (*j).value("state", "") == "running") ++running;
+    }
+    return running == 2;
+  }, 60s)) << worker.output() << d.process().output();
+  std::this_thread::sleep_for(4s);
+  for (int k = 0; k < 3; ++k) bobs.push_back(submit(bob_api, "bob-" + std::to_string(k)));
+
+  // jobctl's view: both users, bob's factor above alice's.
+  auto shares = alice_api.http().request("GET", "/v1/fair-share");
+  ASSERT_TRUE(shares && shares->status == 200) << (shares ? shares->body : shares.error().message);
+  const json fs = json::parse(shares->body);
+  EXPECT_TRUE(fs.value("enabled", false)) << fs.dump(2);
+  std::map<std::string, double> factor;
+  for (const auto& u : fs["users"]) factor[u.value("user", "")] = u.value("factor", -1.0);
+  ASSERT_EQ(factor.count("alice"), 1u) << fs.dump(2);
+  ASSERT_EQ(factor.count("bob"), 1u) << fs.dump(2);
+  EXPECT_NEAR(factor["alice"], 0.25, 1e-9) << fs.dump(2);  // all the usage so far, half the shares
+  EXPECT_NEAR(factor["bob"], 1.0, 1e-9) << fs.dump(2);
+
+  std::map<int64_t, int64_t> leased;  // job -> its first lease
+  for (auto [api, ids] : {std::pair{&alice_api, &alices}, std::pair{&bob_api, &bobs}})
+    for (int64_t id : *ids) {
+      const json j = wait_job(*api, id, is_terminal, 120s);
+      ASSERT_EQ(j.value("state", ""), "succeeded") << j.dump(2) << worker.output();
+      leased[id] = first_event(j, "leased")["time_ms"];
+    }
+  int64_t bob_first = INT64_MAX, bob_last = 0;
+  for (int64_t id : bobs) {
+    bob_first = std::min(bob_first, leased[id]);
+    bob_last = std::max(bob_last, leased[id]);
+  }
+  int alice_after_bob = 0;
+  std::string order;
+  std::vector<std::pair<int64_t, std::string>> by_time;
+  for (int64_t id : alices) by_time.emplace_back(leased[id], "a" + std::to_string(id));
+  for (int64_t id : bobs) by_time.emplace_back(leased[id], "B" + std::to_string(id));
+  std::sort(by_time.begin(), by_time.end());
+  for (const auto& [t, name] : by_time) order += name + " ";
+  for (int64_t id : alices) {
+    if (leased[id] <= bob_first) continue;
+    ++alice_after_bob;
+    EXPECT_GT(leased[id], bob_last) << "alice's job " << id << " started between bob's jobs: " << order;
+  }
+  // Bob did not wait behind all of alice's jobs: several of hers started after all of his.
+  EXPECT_GE(alice_after_bob, 3) << order;
+  std::printf("fair share: lease order %s\n", order.c_str());
 }
 
 }  // namespace
