@@ -97,7 +97,7 @@ Run replay_in_daemon(const scheduler::SpotTrace& trace, const Scenario& sc, sche
   const double g = trace.gap_hours(), d = fig.changeover_hours, c0 = fig.compute_hours;
   auto set_spot_aside = [&] {
     for (const auto& o : f.placement->offers())
-      if (o.spot_usd_per_hour) f.placement->set_aside(o.instance_type, o.region, true, f.clock.now_ms() + gap_ms);
+      if (o.spot_usd_per_hour) f.placement->set_aside(o.instance_type, o.region, true, f.clock.steady_ms() + gap_ms);
   };
   if (!trace.available_at(sc.start_tick)) set_spot_aside();
   const int64_t id = f.submit(v100_job(sc.epochs, fig.deadline_hours));
