@@ -468,27 +468,34 @@ int64_t open_loop(HttpClient& http, const std::string& method, const std::string
   return failures;
 }
 
+// Starts jobctld on 127.0.0.1:PORT over DIR with its output discarded; 0 when it could not run.
+pid_t spawn_jobctld(const std::string& bin, const std::string& listen, const std::string& dir) {
+  std::vector<std::string> argv_s = {bin, "--listen", listen, "--data-dir", dir};
+  std::vector<char*> argv_c;
+  for (auto& s : argv_s) argv_c.push_back(s.data());
+  argv_c.push_back(nullptr);
+  posix_spawn_file_actions_t discard;
+  posix_spawn_file_actions_init(&discard);
+  posix_spawn_file_actions_addopen(&discard, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&discard, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const bool ran = posix_spawn(&pid, bin.c_str(), &discard, nullptr, argv_c.data(), environ) == 0;
+  posix_spawn_file_actions_destroy(&discard);
+  return ran ? pid : 0;
+}
+
 int start(const std::map<std::string, std::string>& a) {
   const std::string bin = get(a, "--jobctld", ""), dir = get(a, "--data-dir", ""), port = get(a, "--port", "18944");
   const double seconds = std::stod(get(a, "--seconds", "30"));
   const double rate = std::stod(get(a, "--rate", "200"));
   if (bin.empty() || dir.empty()) { std::fprintf(stderr, "start: --jobctld and --data-dir are required\n"); return 2; }
   const std::string listen = "127.0.0.1:" + port;
-  std::vector<std::string> argv_s = {bin, "--listen", listen, "--data-dir", dir};
-  std::vector<char*> argv_c;
-  for (auto& s : argv_s) argv_c.push_back(s.data());
-  argv_c.push_back(nullptr);
-  posix_spawn_file_actions_t quiet;
-  posix_spawn_file_actions_init(&quiet);
-  posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
   const auto t0 = Clock::now();
-  if (posix_spawn(&pid, bin.c_str(), &quiet, nullptr, argv_c.data(), environ) != 0) {
+  const pid_t pid = spawn_jobctld(bin, listen, dir);
+  if (pid == 0) {
     std::fprintf(stderr, "start: cannot run %s\n", bin.c_str());
     return 1;
   }
-  posix_spawn_file_actions_destroy(&quiet);
   const std::string url = "http://" + listen;
   double ready_s = -1;
   {
@@ -566,21 +573,12 @@ int quiet(const std::map<std::string, std::string>& a) {
   const double window_s = std::stod(get(a, "--window-s", "15"));
   if (bin.empty() || dir.empty()) { std::fprintf(stderr, "quiet: --jobctld and --data-dir are required\n"); return 2; }
   const std::string listen = "127.0.0.1:" + port;
-  std::vector<std::string> argv_s = {bin, "--listen", listen, "--data-dir", dir};
-  std::vector<char*> argv_c;
-  for (auto& s : argv_s) argv_c.push_back(s.data());
-  argv_c.push_back(nullptr);
-  posix_spawn_file_actions_t quiet_out;
-  posix_spawn_file_actions_init(&quiet_out);
-  posix_spawn_file_actions_addopen(&quiet_out, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&quiet_out, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
   const auto t0 = Clock::now();
-  if (posix_spawn(&pid, bin.c_str(), &quiet_out, nullptr, argv_c.data(), environ) != 0) {
+  const pid_t pid = spawn_jobctld(bin, listen, dir);
+  if (pid == 0) {
     std::fprintf(stderr, "quiet: cannot run %s\n", bin.c_str());
     return 1;
   }
-  posix_spawn_file_actions_destroy(&quiet_out);
   double ready_s = -1;
   {
     HttpClient http("http://" + listen);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/placement/spot_trace_files.h"
 #include "scheduler/deadline_policy.h"
 #include "scheduler/optimal_policy.h"
 #include "scheduler/spot_simulator.h"
@@ -59,21 +60,10 @@ SimulationResult run(const SpotTrace& t, const std::string& policy, const Simula
 }  // namespace
 
 int main(int argc, char** argv) {
-  fs::path dir;
-  if (argc > 1) {
-    dir = argv[1];
-  } else {
-    const char* src = std::getenv("JOBCTL_SOURCE_DIR");
-    dir = fs::path(src ? src : ".") / ".." / "shared" / "data" / "spot-traces";
-  }
-  if (!fs::exists(dir)) {
-    std::fprintf(stderr, "no traces at %s\n", dir.c_str());
-    return 1;
-  }
-  std::vector<fs::path> files;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
+  const fs::path dir = argc > 1 ? fs::path(argv[1]) : jobctl::bench::default_spot_trace_dir();
+  const auto found = jobctl::bench::spot_trace_files(dir);
+  if (!found) return 1;
+  const std::vector<fs::path>& files = *found;
   const std::vector<std::string> policies{"on-demand", "greedy", "up", "adaptive", "optimal"};
   int beaten = 0;  // runs where a policy that met the deadline cost less than the optimum: must stay 0
 

@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/placement/spot_trace_files.h"
 #include "scheduler/deadline_policy.h"
 #include "scheduler/optimal_policy.h"
 #include "scheduler/spot_simulator.h"
@@ -117,18 +118,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (dir.empty()) {
-    const char* src = std::getenv("JOBCTL_SOURCE_DIR");
-    dir = fs::path(src ? src : ".") / ".." / "shared" / "data" / "spot-traces";
-  }
-  if (!fs::exists(dir)) {
-    std::fprintf(stderr, "no traces at %s\n", dir.c_str());
-    return 1;
-  }
-  std::vector<fs::path> files;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
+  if (dir.empty()) dir = jobctl::bench::default_spot_trace_dir();
+  const auto found = jobctl::bench::spot_trace_files(dir);
+  if (!found) return 1;
+  const std::vector<fs::path>& files = *found;
   std::map<std::string, SpotTrace> traces;
   for (const auto& f : files) {
     std::ifstream in(f);

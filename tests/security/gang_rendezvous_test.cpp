@@ -19,13 +19,6 @@
 namespace jobctl::security {
 namespace {
 
-constexpr const char* kPython = "/usr/bin/python3";
-
-std::string log_of(const Site& site, const std::string& token, int64_t id) {
-  auto r = http_as(site.url(), token).request("GET", "/v1/jobs/" + std::to_string(id) + "/log");
-  return r && r->status == 200 ? body_of(*r).value("text", "") : "";
-}
-
 // Both ranks: rank 0 listens on the master port and prints what each connection sends; rank 1
 // connects (retrying while rank 0 starts) and sends "rank1". Each runs until argv[1] exists.
 constexpr const char* kGangNode = R"(import os, select, socket, sys, time

@@ -25,8 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kPython = "/usr/bin/python3";
-
 // Reads the worker's (its parent's) environ, cmdline and memory, looking for argv[1].
 constexpr const char* kProcProbe = R"(import os, sys
 ppid = os.getppid(); needle = sys.argv[1].encode()

@@ -30,14 +30,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kPython = "/usr/bin/python3";
-
-// The job's log so far, read with `token`.
-std::string log_of(const Site& site, const std::string& token, int64_t id) {
-  auto r = http_as(site.url(), token).request("GET", "/v1/jobs/" + std::to_string(id) + "/log");
-  return r && r->status == 200 ? body_of(*r).value("text", "") : "";
-}
-
 // A root-only file (0600) holding `text`.
 void write_root_only(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;

@@ -103,4 +103,13 @@ struct Site {
   std::optional<Jobctld> d;
 };
 
+// The python3 the run-as jobs of these tests run (Debian's).
+inline constexpr const char* kPython = "/usr/bin/python3";
+
+// The job's log so far, read with `token`.
+inline std::string log_of(const Site& site, const std::string& token, int64_t id) {
+  auto r = http_as(site.url(), token).request("GET", "/v1/jobs/" + std::to_string(id) + "/log");
+  return r && r->status == 200 ? body_of(*r).value("text", "") : "";
+}
+
 }  // namespace jobctl::security
