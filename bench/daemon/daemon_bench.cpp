@@ -484,6 +484,20 @@ pid_t spawn_jobctld(const std::string& bin, const std::string& listen, const std
   return ran ? pid : 0;
 }
 
+// Seconds from t0 until jobctld at `url` answers /healthz; -1 (and jobctld killed) past 120 s.
+double wait_until_healthy(const std::string& url, Clock::time_point t0, pid_t pid, const char* mode) {
+  HttpClient http(url);
+  while (std::chrono::duration<double>(Clock::now() - t0).count() < 120) {
+    auto r = http.request("GET", "/healthz");
+    if (r && r->status == 200) return std::chrono::duration<double>(Clock::now() - t0).count();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::fprintf(stderr, "%s: jobctld did not answer /healthz within 120 s\n", mode);
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return -1;
+}
+
 int start(const std::map<std::string, std::string>& a) {
   const std::string bin = get(a, "--jobctld", ""), dir = get(a, "--data-dir", ""), port = get(a, "--port", "18944");
   const double seconds = std::stod(get(a, "--seconds", "30"));
@@ -497,24 +511,8 @@ int start(const std::map<std::string, std::string>& a) {
     return 1;
   }
   const std::string url = "http://" + listen;
-  double ready_s = -1;
-  {
-    HttpClient http(url);
-    while (std::chrono::duration<double>(Clock::now() - t0).count() < 120) {
-      auto r = http.request("GET", "/healthz");
-      if (r && r->status == 200) {
-        ready_s = std::chrono::duration<double>(Clock::now() - t0).count();
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  }
-  if (ready_s < 0) {
-    std::fprintf(stderr, "start: jobctld did not answer /healthz within 120 s\n");
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    return 1;
-  }
+  const double ready_s = wait_until_healthy(url, t0, pid, "start");
+  if (ready_s < 0) return 1;
   const double cpu_at_ready = cpu_seconds(pid);
   const auto load_start = Clock::now();
   auto after = [&load_start](double s) {
@@ -579,24 +577,8 @@ int quiet(const std::map<std::string, std::string>& a) {
     std::fprintf(stderr, "quiet: cannot run %s\n", bin.c_str());
     return 1;
   }
-  double ready_s = -1;
-  {
-    HttpClient http("http://" + listen);
-    while (std::chrono::duration<double>(Clock::now() - t0).count() < 120) {
-      auto r = http.request("GET", "/healthz");
-      if (r && r->status == 200) {
-        ready_s = std::chrono::duration<double>(Clock::now() - t0).count();
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  }
-  if (ready_s < 0) {
-    std::fprintf(stderr, "quiet: jobctld did not answer /healthz within 120 s\n");
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    return 1;
-  }
+  const double ready_s = wait_until_healthy("http://" + listen, t0, pid, "quiet");
+  if (ready_s < 0) return 1;
   std::this_thread::sleep_for(std::chrono::duration<double>(skip));
   const double cpu_settled = cpu_seconds(pid);
   std::string cpu_line;
