@@ -184,15 +184,15 @@ Status check_fleet(const Job& job, const cost::GpuRequest& request, std::span<co
       if (m->gang_machines > widest->gang_machines) widest = m;
     }
     if (!any_gang) return {};
-    std::string most = "no registered worker fits it";
+    std::string widest_text = "no registered worker fits it";
     if (widest->gang_machines > 0 && widest->cloud)
-      most = "the most of one kind is " + std::to_string(widest->gang_machines) + " instances of " + widest->name +
+      widest_text = "the most of one kind is " + std::to_string(widest->gang_machines) + " instances of " + widest->name +
              " (cloud.max_instances)";
     else if (widest->gang_machines > 0)
-      most = "the most of one kind registered is " + std::to_string(widest->gang_machines) + " (" + device_of(*widest) +
+      widest_text = "the most of one kind registered is " + std::to_string(widest->gang_machines) + " (" + device_of(*widest) +
              " x" + std::to_string(widest->gang_machines) + ")";
     return make_error(ErrorCode::invalid_argument,
-                      "needs " + std::to_string(job.nodes) + " machines at once; " + most +
+                      "needs " + std::to_string(job.nodes) + " machines at once; " + widest_text +
                           " (a job on several machines runs on registered workers of one kind, on a Slurm "
                           "partition's nodes, or on instances of one cloud offer up to cloud.max_instances)" + hint,
                       "resources.nodes");

@@ -38,6 +38,7 @@ Expected<std::unique_ptr<Hardening>> install_hardening(net::Router& router, jobs
   sources.spend_by_kind = [spend = &h->ledger_spend] { return spend->month_by_kind(); };
   sources.queued_jobs = [&svc] { return static_cast<int64_t>(svc.queued_count()); };
   sources.waiting_workers = [&svc] { return static_cast<int64_t>(svc.waiting_workers()); };
+  sources.held_heartbeats = [&svc] { return svc.held_heartbeats(); };
   sources.webhook_delivery_lag_s = std::move(webhook_delivery_lag_s);
   h->metrics = std::make_unique<metrics::Metrics>(std::move(sources));
   if (options.metrics.enabled) {

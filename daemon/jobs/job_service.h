@@ -225,6 +225,8 @@ class JobService {
   const ServiceOptions& options() const { return options_; }
   size_t queued_count() const { return broker_.queued_count(); }
   size_t waiting_workers() const { return broker_.waiting_workers(); }
+  // Heartbeats answered while the store could not write them (lease_reports.h).
+  int64_t held_heartbeats() const { return reports_.held_heartbeats(); }
 
  private:
   store::Store& store_;

@@ -154,6 +154,11 @@ std::string Metrics::render() const {
     header(out, "jobctl_waiting_workers", "gauge", "Workers in a lease long-poll.");
     out += "jobctl_waiting_workers " + std::to_string(sources_.waiting_workers()) + "\n";
   }
+  if (sources_.held_heartbeats) {
+    header(out, "jobctl_heartbeats_held_total", "counter",
+           "Heartbeats answered while the store could not write them, held in memory and written once it could.");
+    out += "jobctl_heartbeats_held_total " + std::to_string(sources_.held_heartbeats()) + "\n";
+  }
   if (sources_.webhook_delivery_lag_s) {
     header(out, "jobctl_webhook_delivery_lag_seconds", "gauge",
            "How long the webhook delivery longest past its due time has waited for a sender (0: none waits).");

@@ -8,6 +8,7 @@
 //   jobctl_spend_usd{kind}                               gauge, this month's ledger spend
 //   jobctl_queued_jobs, jobctl_waiting_workers           gauges (in memory)
 //   jobctl_webhook_delivery_lag_seconds                  gauge, the longest a due delivery waits
+//   jobctl_heartbeats_held_total                         counter, heartbeats held while the store could not write
 //   jobctl_store_commit_seconds{durable}                 histogram, each write batch's COMMIT
 //   jobctl_store_commit_queue_wait_seconds               histogram, a batch's longest queue wait
 //   jobctl_store_commit_changes                          histogram, changes per COMMIT
@@ -66,6 +67,8 @@ struct MetricsSources {
   std::function<Expected<std::map<std::string, double>>()> spend_by_kind;
   std::function<int64_t()> queued_jobs;
   std::function<int64_t()> waiting_workers;
+  // Heartbeats answered and held in memory while the store could not write (since start).
+  std::function<int64_t()> held_heartbeats;
   // How long the webhook delivery longest past its due time has waited for a sender (seconds).
   std::function<double()> webhook_delivery_lag_s;
 };

@@ -33,8 +33,18 @@ OfferBook::Usable OfferBook::usable(int64_t now_ms) {
     offers->push_back(o);
     if (set_aside_.count(Market{o.instance_type, o.region, true})) offers->back().spot_usd_per_hour.reset();
   }
-  usable_ = Usable{std::move(offers), generation_};
+  usable_ = Usable{std::move(offers), generation_, !set_aside_.empty()};
   return usable_;
+}
+
+std::optional<int64_t> OfferBook::set_aside_until(const std::string& instance_type, const std::string& region,
+                                                  bool spot) const {
+  MutexLock lock(mu_);
+  std::optional<int64_t> until;
+  for (bool market : spot ? std::initializer_list<bool>{false, true} : std::initializer_list<bool>{false})
+    if (auto at = set_aside_.find(Market{instance_type, region, market}); at != set_aside_.end())
+      until = std::max(until.value_or(at->second), at->second);
+  return until;
 }
 
 }  // namespace jobctl::daemon::placement

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -26,6 +27,7 @@ class OfferBook {
   struct Usable {
     std::shared_ptr<const std::vector<cost::Offer>> offers;  // spot price cleared where set aside
     uint64_t generation = 0;
+    bool any_set_aside = false;  // offers differs from all()
   };
 
   // Replaces the offers (start-up).
@@ -39,6 +41,10 @@ class OfferBook {
   // What placement may choose from at `now_ms`, steady clock (set-asides whose time has come are
   // dropped first).
   Usable usable(int64_t now_ms) JOBCTL_EXCLUDES(mu_);
+  // Until when (steady clock) the market is set aside — for spot, its spot market or the whole
+  // offer; nullopt when it is not.
+  std::optional<int64_t> set_aside_until(const std::string& instance_type, const std::string& region, bool spot) const
+      JOBCTL_EXCLUDES(mu_);
 
  private:
   using Market = std::tuple<std::string, std::string, bool>;  // instance type, region, spot

@@ -78,7 +78,7 @@ Status apply_placement_config(const json& doc, PlacementSettings& s) {
     const json& p = *it;
     if (auto st = only(p, {"enabled", "cloud_provider", "clouds", "provision_hours",
                            "spot_interruptions_per_hour", "reevaluate_s", "max_reservations", "deadline_policy", "move_margin",
-                           "max_moves_per_hour", "warmup_hours", "checkpoint_fixed_seconds", "fair_share"},
+                           "max_moves_per_hour", "warmup_hours", "checkpoint_fixed_seconds", "fair_share", "max_price_jump"},
                        "placement");
         !st)
       return st;
@@ -97,6 +97,7 @@ Status apply_placement_config(const json& doc, PlacementSettings& s) {
     if (auto st = config_fields::read_int(p, "reevaluate_s", "placement", s.reevaluate_s); !st) return st;
     if (auto st = config_fields::read_int(p, "max_reservations", "placement", s.max_reservations); !st) return st;
     if (auto st = read_number(p, "move_margin", "placement", s.move_margin); !st) return st;
+    if (auto st = read_number(p, "max_price_jump", "placement", s.max_price_jump); !st) return st;
     if (auto st = config_fields::read_int(p, "max_moves_per_hour", "placement", s.max_moves_per_hour); !st)
       return st;
     if (auto c = p.find("clouds"); c != p.end()) {
@@ -181,6 +182,8 @@ Status validate(const PlacementSettings& s) {
   if (s.max_reservations < 1 || s.max_reservations > 10000)
     return bad("placement.max_reservations", "must be between 1 and 10000");
   if (!(s.move_margin >= 1 && s.move_margin <= 100)) return bad("placement.move_margin", "must be between 1 and 100");
+  if (!(s.max_price_jump == 0 || (s.max_price_jump >= 1 && s.max_price_jump <= 1000)))
+    return bad("placement.max_price_jump", "must be 0 (no bound) or between 1 and 1000");
   if (s.max_moves_per_hour < 0 || s.max_moves_per_hour > 60)
     return bad("placement.max_moves_per_hour", "must be between 0 and 60");
   if (!scheduler::make_deadline_policy(s.deadline_policy))

@@ -10,7 +10,7 @@
 //   "placement": {"enabled": true, "cloud_provider": "" | "sim" | "exec", "clouds": ["aws"],
 //                 "provision_hours": 0.05, "warmup_hours": 0.01, "checkpoint_fixed_seconds": 2,
 //                 "spot_interruptions_per_hour": 0.3,   (default: each offer's trace rate)
-//                 "reevaluate_s": 10, "max_reservations": 16, "deadline_policy": "up",
+//                 "reevaluate_s": 10, "max_reservations": 16, "deadline_policy": "up", "max_price_jump": 3,
 //                 "fair_share": {"enabled": true, "half_life_days": 7, "default_share": 1,
 //                                "shares": {"alice": 2}, "recompute_s": 10, "max_age_days": 7,
 //                                "weights": {"priority": 10000, "fair_share": 1000, "age": 100, "size": 0}}}
@@ -31,6 +31,7 @@
 #include "cost/price_catalog.h"
 #include "scheduler/fair_share.h"
 #include "scheduler/placement.h"
+#include "scheduler/price_jump.h"
 #include "scheduler/start_plan.h"
 
 namespace jobctl::daemon::placement {
@@ -70,6 +71,9 @@ struct PlacementSettings {
   // Slurm's bf_max_job_test): behind the last, a job that cannot start now waits unplanned.
   int max_reservations = scheduler::kDefaultMaxReservations;
   std::string deadline_policy = "up";  // scheduler::make_deadline_policy name
+  // While cheaper offers cool down after failed launches, a job waits for them rather than pay
+  // more than this many times their price (scheduler/price_jump.h); 0: no bound.
+  double max_price_jump = scheduler::kDefaultMaxPriceJump;
   // Fair share between users (scheduler/fair_share.h, docs/cost-model.md "Fair share"): the order
   // the start plan takes its waiting jobs in. Unset `enabled`: on exactly when auth is on.
   struct FairShare {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <utility>
 
@@ -11,6 +12,7 @@
 #include "daemon/jobs/job_transition.h"
 #include "daemon/placement/job_progress.h"
 #include "daemon/placement/placement_matcher.h"
+#include "base/readable.h"
 #include "scheduler/job.h"
 #include "scheduler/placement_json.h"
 #include "train/spec/model_stats.h"
@@ -170,6 +172,11 @@ std::shared_ptr<const scheduler::PlacementContext> PlacementPasses::context(uint
     scheduler::PlacementConfig config = placement_config(settings_);
     config.cpu_peak_tflops = cpu_peaks_;
     config.unknown_gpu_memory_gb = unknown_gpus_;
+    // With offers set aside, the same context over every offer: what a job would pay without the
+    // set-asides, which bounds its price while they last (scheduler/price_jump.h).
+    every_offer_context_ = usable.any_set_aside ? std::make_shared<const scheduler::PlacementContext>(
+                                                      offers_.all(), settings_.local_gpus, *calibration.calibrator, config)
+                                                : nullptr;
     context_ = std::make_shared<const scheduler::PlacementContext>(*usable.offers, settings_.local_gpus,
                                                                    *calibration.calibrator, std::move(config));
     cpu_peaks_changed_ = false;
@@ -177,6 +184,40 @@ std::shared_ptr<const scheduler::PlacementContext> PlacementPasses::context(uint
     context_calibration_generation_ = calibration.generation;
   }
   return context_;
+}
+
+std::shared_ptr<const scheduler::PlacementContext> PlacementPasses::every_offer_context() {
+  MutexLock lock(cache_mu_);
+  return every_offer_context_;
+}
+
+std::string PlacementPasses::bound_price_jump(scheduler::Job& job, scheduler::PlacementDecision& d,
+                                              std::vector<Candidate>& table, int64_t now_ms,
+                                              const scheduler::PlacementContext& ctx,
+                                              const scheduler::LocalCapacity& capacity) {
+  if (settings_.max_price_jump <= 0 || (d.outcome != Outcome::launch_spot && d.outcome != Outcome::launch_on_demand))
+    return {};
+  const auto every = every_offer_context();
+  if (!every) return {};
+  const scheduler::PlacementDecision usual = scheduler::place(job, *every, capacity, now_ms, nullptr);
+  if (usual.outcome != Outcome::launch_spot && usual.outcome != Outcome::launch_on_demand) return {};
+  const cost::Offer& offer = every->offers()[usual.choice.source];
+  const bool spot = usual.choice.kind == OptionKind::spot;
+  const auto until = offers_.set_aside_until(offer.instance_type, offer.region, spot);
+  if (!until) return {};
+  const double cooling_hours = static_cast<double>(std::max<int64_t>(*until - clock_.steady_ms(), 0)) / 3.6e6;
+  const auto ceiling = scheduler::price_jump_ceiling(job, d, usual, offer.on_demand_usd_per_hour, cooling_hours,
+                                                     settings_.max_price_jump);
+  if (!ceiling) return {};
+  const double jumped_to = d.choice.usd_per_hour;
+  const double ratio = settings_.max_price_jump;
+  job.max_usd_per_hour = *ceiling;
+  d = scheduler::place(job, ctx, capacity, now_ms, &table);
+  return "; it waits for " + offer.instance_type + " in " + offer.region + (spot ? " (spot)" : " (on demand)") + " at " +
+         readable::usd_per_hour(usual.choice.usd_per_hour) + ", set aside after a failed launch for another " +
+         readable::duration_hours(cooling_hours) + ", rather than pay " + readable::usd_per_hour(jumped_to) +
+         ", more than " + fixed_decimal(ratio, ratio == std::floor(ratio) ? 0 : 1) + "x its price and more than its "
+         "on-demand " + readable::usd_per_hour(offer.on_demand_usd_per_hour) + " (placement.max_price_jump)";
 }
 
 Expected<scheduler::LocalCapacity> PlacementPasses::local_capacity() {
@@ -339,6 +380,8 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
     if (held_to_spot) job = on_demand_job;  // the job the document describes
   }
 
+  const std::string price_jump_note = bound_price_jump(job, d, table, now_ms, ctx, capacity);
+
   Decision out;
   out.placed = d.outcome != Outcome::unplaceable && d.outcome != Outcome::wait_spot;
   out.waiting_for_spot = waiting;
@@ -350,6 +393,7 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
                                    : !runtime_note.empty()    ? "history"
                                    : spec.is_command()        ? "estimate"
                                                               : "model";
+  if (!price_jump_note.empty()) out.placement["reason"] = out.placement["reason"].get<std::string>() + price_jump_note;
   if (!policy_note.is_null()) {
     if (moved_by_policy)
       out.placement["reason"] = out.placement["reason"].get<std::string>() + "; the " + deadlines_.policy_name() +

@@ -124,6 +124,14 @@ class PlacementPasses {
   // for savings): the offers and calibration now (the offers' generation when asked), and the
   // local workers with what each holds.
   std::shared_ptr<const scheduler::PlacementContext> context(uint64_t* offers_generation) JOBCTL_EXCLUDES(cache_mu_);
+  // The context over every offer, the set-aside ones included; nullptr while none is set aside.
+  std::shared_ptr<const scheduler::PlacementContext> every_offer_context() JOBCTL_EXCLUDES(cache_mu_);
+  // A cloud choice many times what the job would pay were no offer set aside: re-decided under
+  // the price_jump_ceiling, so that it waits for the cheaper offer (`job` gets the cap). The
+  // reason's addition; empty where nothing changed.
+  std::string bound_price_jump(scheduler::Job& job, scheduler::PlacementDecision& d, std::vector<scheduler::Candidate>& table,
+                               int64_t now_ms, const scheduler::PlacementContext& ctx,
+                               const scheduler::LocalCapacity& capacity) JOBCTL_EXCLUDES(cache_mu_);
   Expected<scheduler::LocalCapacity> local_capacity() JOBCTL_EXCLUDES(cache_mu_, source_mu_);
 
   // Where the Slurm partitions placement offers come from (daemon/slurm/slurm_partitions.h: the
@@ -210,6 +218,7 @@ class PlacementPasses {
 
   Mutex cache_mu_;  // held briefly: passes and quotes share these caches
   std::shared_ptr<const scheduler::PlacementContext> context_ JOBCTL_GUARDED_BY(cache_mu_);
+  std::shared_ptr<const scheduler::PlacementContext> every_offer_context_ JOBCTL_GUARDED_BY(cache_mu_);
   uint64_t context_offers_generation_ JOBCTL_GUARDED_BY(cache_mu_) = 0;
   uint64_t context_calibration_generation_ JOBCTL_GUARDED_BY(cache_mu_) = 0;
   // A worker's pool entry (nullopt: not a local worker): capabilities never change after a

@@ -91,6 +91,14 @@ Expected<std::vector<std::string>> check_database(const std::string& path) {
                if (!w) return make_error(w.error().code, "row " + std::to_string(s.column_int64(0)) + ": " + w.error().message);
                return {};
              });
+  // The blobs' metadata rows, each by its checksum (the expression their writes computed).
+  const auto metadata = [&](const char* table, const std::string& key_sql, const char* crc_sql) {
+    check_rows(db, "SELECT " + key_sql + ", (" + crc_sql + ") IS row_crc FROM " + table, table, path, problems,
+               [&](const Statement& s) { return verify_row(s, table, "row (" + s.column_text(0) + ")", s.column_int64(1) == 1); });
+  };
+  metadata("checkpoints", "'job ' || job_id || ', step ' || step", JOBCTL_CHECKPOINT_ROW_CRC);
+  metadata("job_outputs", "'job ' || job_id || ', path ' || path", JOBCTL_OUTPUT_ROW_CRC);
+  metadata("bundles", "'bundle ' || sha256 || ', user ' || user", JOBCTL_BUNDLE_ROW_CRC);
   return problems;
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "daemon/store/row_codecs.h"
+
 namespace jobctl::daemon::store {
 
 namespace {
@@ -347,6 +349,16 @@ ALTER TABLE job_events ADD COLUMN detail_crc INTEGER;
 UPDATE job_events SET detail_crc = crc32c(detail);
 )sql";
 
+// Version 23: the blobs' metadata rows get their checksum (row_codecs.h: JOBCTL_*_ROW_CRC, the
+// expression their writes and reads use), computed here for the rows stored before.
+constexpr const char* kV23 =
+    "ALTER TABLE checkpoints ADD COLUMN row_crc INTEGER;\n"
+    "UPDATE checkpoints SET row_crc = " JOBCTL_CHECKPOINT_ROW_CRC ";\n"
+    "ALTER TABLE job_outputs ADD COLUMN row_crc INTEGER;\n"
+    "UPDATE job_outputs SET row_crc = " JOBCTL_OUTPUT_ROW_CRC ";\n"
+    "ALTER TABLE bundles ADD COLUMN row_crc INTEGER;\n"
+    "UPDATE bundles SET row_crc = " JOBCTL_BUNDLE_ROW_CRC ";\n";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -373,6 +385,7 @@ const std::vector<Migration>& migrations() {
       {20, "gang_members", kV20},
       {21, "gang_members.master_port", kV21},
       {22, "jobs.*_crc, job_placements.placement_crc, job_events.detail_crc", kV22},
+      {23, "checkpoints.row_crc, job_outputs.row_crc, bundles.row_crc", kV23},
   };
   return list;
 }

@@ -28,12 +28,25 @@ std::optional<int64_t> document_checksum(const std::optional<std::string>& bytes
   return document_checksum(std::string_view(*bytes));
 }
 
+namespace {
+
+Error damaged(const Statement& s, const char* table, const std::string& row, const char* what) {
+  return make_error(ErrorCode::io, std::string("table ") + table + ", " + row + ": the stored " + what +
+                                       " is damaged (its checksum does not match) in " + s.database_file() +
+                                       "; docs/operations.md says how to restore it");
+}
+
+}  // namespace
+
 Status verify_document(const Statement& s, const char* table, const std::string& row, const char* column,
                        const std::optional<std::string>& bytes, std::optional<int64_t> crc) {
   if (document_checksum(bytes) == crc) return {};
-  return make_error(ErrorCode::io, std::string("table ") + table + ", " + row + ": the stored " + column +
-                                       " is damaged (its checksum does not match) in " + s.database_file() +
-                                       "; docs/operations.md says how to restore it");
+  return damaged(s, table, row, column);
+}
+
+Status verify_row(const Statement& s, const char* table, const std::string& row, bool matches) {
+  if (matches) return {};
+  return damaged(s, table, row, "metadata");
 }
 
 Expected<std::optional<PlacementChoice>> stored_choice(const std::optional<std::string>& text, int64_t job_id) {

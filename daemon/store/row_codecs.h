@@ -34,6 +34,17 @@ nlohmann::json stored_json(const std::optional<std::string>& text);
 // a byte changed inside a document, even one that still parses, is an error naming the table,
 // the row, the column and the file rather than data served.
 
+// The blobs' metadata rows (a checkpoint's, an output file's, a bundle's owner and size) have no
+// document: each carries row_crc, the CRC32C of its columns' text joined by the unit separator,
+// computed by SQL from the row itself, so that the write, the read and the migration that filled
+// the rows stored before use this one expression.
+#define JOBCTL_CHECKPOINT_ROW_CRC                                                                              \
+  "crc32c(job_id || char(31) || step || char(31) || bytes || char(31) || crc32c || char(31) || file || "      \
+  "char(31) || worker_id || char(31) || epoch || char(31) || created_ms)"
+#define JOBCTL_OUTPUT_ROW_CRC \
+  "crc32c(job_id || char(31) || path || char(31) || user || char(31) || bytes || char(31) || blob || char(31) || uploaded_ms)"
+#define JOBCTL_BUNDLE_ROW_CRC "crc32c(sha256 || char(31) || user || char(31) || bytes || char(31) || stored_ms)"
+
 // The columns written by insert_job / update_job, in bind order (?2.. after the id).
 inline constexpr const char* kJobColumns =
     "id, name, spec, state, priority, resource_gpu, resource_gpus, created_ms, updated_ms, "
@@ -67,6 +78,9 @@ std::optional<int64_t> document_checksum(const std::optional<std::string>& bytes
 // match the stored checksum `crc`.
 Status verify_document(const Statement& s, const char* table, const std::string& row, const char* column,
                        const std::optional<std::string>& bytes, std::optional<int64_t> crc);
+
+// The same error for a metadata row whose `(JOBCTL_..._ROW_CRC) IS row_crc` column read false.
+Status verify_row(const Statement& s, const char* table, const std::string& row, bool matches);
 
 // A row selected with kJobReadColumns or kJobListColumns.
 Expected<JobRow> read_job(const Statement& s);

@@ -2,22 +2,27 @@
 // writer thread inside its transaction (store.h); Store::bundle_size reads on a pooled reader.
 #include <string>
 
+#include "daemon/store/row_codecs.h"
 #include "daemon/store/store.h"
 
 namespace jobctl::daemon::store {
 
 Expected<int64_t> WriteTxn::bundle_bytes_of(const std::string& user) {
-  auto p = db_.prepare("SELECT COALESCE(SUM(bytes), 0) FROM bundles WHERE user = ?1");
+  auto p = db_.prepare("SELECT COALESCE(SUM(bytes), 0), COALESCE(MIN((" JOBCTL_BUNDLE_ROW_CRC
+                       ") IS row_crc), 1) FROM bundles WHERE user = ?1");
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, user);
   auto row = s->step();
   if (!row) return row.error();
+  if (Status st = verify_row(**p, "bundles", "a row of user '" + user + "'", (*p)->column_int64(1) == 1); !st)
+    return std::move(st).error();
   return (*p)->column_int64(0);
 }
 
 Expected<bool> WriteTxn::put_bundle(const BundleRow& row) {
-  auto p = db_.prepare("INSERT OR IGNORE INTO bundles(sha256, user, bytes, stored_ms) VALUES (?1, ?2, ?3, ?4)");
+  auto p = db_.prepare("INSERT OR IGNORE INTO bundles(sha256, user, bytes, stored_ms, row_crc) SELECT *, " JOBCTL_BUNDLE_ROW_CRC
+                       " FROM (SELECT ?1 AS sha256, ?2 AS user, ?3 AS bytes, ?4 AS stored_ms)");
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, row.sha256).bind(2, row.user).bind(3, row.bytes).bind(4, row.stored_ms);
@@ -56,11 +61,16 @@ Status WriteTxn::delete_bundle(const std::string& sha256, const std::optional<st
 Expected<std::optional<int64_t>> Store::bundle_size(const std::string& sha256) {
   auto r = reader();
   if (!r) return r.error();
-  auto p = (**r).prepare("SELECT MAX(bytes) FROM bundles WHERE sha256 = ?1 HAVING COUNT(*) > 0");
+  auto p = (**r).prepare("SELECT MAX(bytes), MIN((" JOBCTL_BUNDLE_ROW_CRC
+                         ") IS row_crc) FROM bundles WHERE sha256 = ?1 HAVING COUNT(*) > 0");
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, sha256);
-  return read_first_row<int64_t>(*s, [](const Statement& row) { return row.column_int64(0); });
+  return read_first_row<int64_t>(*s, [&](const Statement& row) -> Expected<int64_t> {
+    if (Status st = verify_row(row, "bundles", "a row of bundle " + sha256, row.column_int64(1) == 1); !st)
+      return std::move(st).error();
+    return row.column_int64(0);
+  });
 }
 
 }  // namespace jobctl::daemon::store

@@ -2,18 +2,24 @@
 // they run on the writer thread inside its transaction (store.h).
 #include <string>
 
+#include "daemon/store/row_codecs.h"
 #include "daemon/store/store.h"
 
 namespace jobctl::daemon::store {
 
 Expected<std::vector<CheckpointRow>> WriteTxn::checkpoints(int64_t job_id) {
   auto p = db_.prepare(
-      "SELECT job_id, step, bytes, crc32c, file, worker_id, epoch, created_ms FROM checkpoints "
-      "WHERE job_id = ?1 ORDER BY step DESC");
+      "SELECT job_id, step, bytes, crc32c, file, worker_id, epoch, created_ms, (" JOBCTL_CHECKPOINT_ROW_CRC
+      ") IS row_crc FROM checkpoints WHERE job_id = ?1 ORDER BY step DESC");
   if (!p) return p.error();
   StatementUse s(*p);
   s->bind(1, job_id);
-  return read_rows<CheckpointRow>(*s, [](const Statement& row) {
+  return read_rows<CheckpointRow>(*s, [](const Statement& row) -> Expected<CheckpointRow> {
+    if (Status st = verify_row(row, "checkpoints", "row (job " + std::to_string(row.column_int64(0)) + ", step " +
+                                                       std::to_string(row.column_int64(1)) + ")",
+                               row.column_int64(8) == 1);
+        !st)
+      return std::move(st).error();
     CheckpointRow c;
     c.job_id = row.column_int64(0);
     c.step = row.column_int64(1);
@@ -29,8 +35,9 @@ Expected<std::vector<CheckpointRow>> WriteTxn::checkpoints(int64_t job_id) {
 
 Status WriteTxn::put_checkpoint(const CheckpointRow& c) {
   auto p = db_.prepare(
-      "INSERT OR REPLACE INTO checkpoints(job_id, step, bytes, crc32c, file, worker_id, epoch, "
-      "created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+      "INSERT OR REPLACE INTO checkpoints(job_id, step, bytes, crc32c, file, worker_id, epoch, created_ms, row_crc) "
+      "SELECT *, " JOBCTL_CHECKPOINT_ROW_CRC " FROM (SELECT ?1 AS job_id, ?2 AS step, ?3 AS bytes, ?4 AS crc32c, "
+      "?5 AS file, ?6 AS worker_id, ?7 AS epoch, ?8 AS created_ms)");
   if (!p) return p.error();
   return (*p)
       ->bind(1, c.job_id)

@@ -15,6 +15,7 @@
 #include "daemon/placement/placement_matcher.h"
 #include "daemon/placement/placement_service.h"
 #include "daemon/placement/start_board.h"
+#include "scheduler/price_jump.h"
 #include "tests/daemon/placement_support.h"
 #include "train/spec/model_stats.h"
 
@@ -786,6 +787,40 @@ TEST(PlacementService, ARunningOnDemandJobMovesToACheaperCloudOfferOnceItCanBeLa
   ASSERT_TRUE(f.placement->reevaluate());
   EXPECT_EQ(f.placement_of(id)["chosen"]["option"], "spot") << f.placement_of(id).dump(2);
   EXPECT_EQ(f.job(id).recoveries, 0);
+}
+
+// Launch failures set cheaper offers aside for a while: a 1-GPU V100 job (usually p3.2xlarge spot)
+// whose 1- and 4-GPU offers are all set aside waits for them rather than take an 8-GPU instance
+// at many times its price, and the reason says so; once they are back it is placed there. With
+// placement.max_price_jump 0 it takes what is left.
+TEST(PlacementService, AJobWaitsForCoolingOffersRatherThanJumpToManyTimesItsPrice) {
+  for (const double max_jump : {scheduler::kDefaultMaxPriceJump, 0.0}) {
+    auto settings = cloud_settings();
+    settings.max_price_jump = max_jump;
+    PlacementFixture f(settings);
+    const int64_t until = f.clock.steady_ms() + 600'000;
+    for (const auto& o : f.placement->offers())
+      if (o.instance_type == "p3.2xlarge" || o.instance_type == "p3.8xlarge")
+        f.placement->set_aside(o.instance_type, o.region, /*spot=*/false, until);
+    const int64_t id = f.submit(hours_long_v100_job(R"({"mode":"cloud"})"));
+    const json placed = f.placement_of(id);
+    if (max_jump == 0) {
+      EXPECT_EQ(placed["chosen"]["instance_type"], "p3.16xlarge") << placed.dump(2);
+      continue;
+    }
+    EXPECT_EQ(placed["outcome"], "unplaceable") << placed.dump(2);
+    EXPECT_TRUE(placed["chosen"].is_null()) << placed.dump(2);
+    const std::string reason = placed["reason"];
+    EXPECT_NE(reason.find("waits for p3.2xlarge in us-east-1 (spot) at $0.520/h, set aside after a failed launch for "
+                          "another 10 min, rather than pay $4.855/h, more than 3x its price and more than its on-demand $3.060/h"),
+              std::string::npos) << reason;
+    EXPECT_NE(reason.find("(placement.max_price_jump)"), std::string::npos) << reason;
+    EXPECT_EQ(f.job(id).state, store::JobState::queued);
+    f.clock.advance_ms(600'001);
+    ASSERT_TRUE(f.placement->reevaluate());
+    EXPECT_EQ(f.placement_of(id)["chosen"]["instance_type"], "p3.2xlarge") << f.placement_of(id).dump(2);
+    EXPECT_EQ(f.placement_of(id)["chosen"]["option"], "spot") << f.placement_of(id).dump(2);
+  }
 }
 
 // At most placement.max_moves_per_hour moves for savings per job: with one allowed and used, the

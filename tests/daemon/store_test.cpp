@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/store/database_check.h"
 #include "daemon/store/deflated_text.h"
 #include "daemon/store/migrations.h"
 #include "daemon/store/row_codecs.h"
@@ -677,13 +678,104 @@ TEST(Store, AChangedByteInAStoredDocumentIsCaughtByItsChecksum) {
                            "'queued', 50, 'any', 1, 1, 1, 0, 0, '{\"step\":1}')"));
   auto v = apply_migrations(**old, 2);
   ASSERT_TRUE(v);
-  EXPECT_EQ(*v, 22);
+  EXPECT_EQ(*v, migrations().back().version);
   auto crc = (*old)->prepare("SELECT spec_crc, progress_crc, result_crc FROM jobs WHERE id = 5");
   ASSERT_TRUE(crc);
   ASSERT_TRUE(*(*crc)->step());
   EXPECT_EQ((*crc)->column_opt_int64(0), document_checksum(std::string_view(R"({"name":"old"})")));
   EXPECT_EQ((*crc)->column_opt_int64(1), document_checksum(std::string_view(R"({"step":1})")));
   EXPECT_TRUE((*crc)->is_null(2));
+}
+
+// The blobs' metadata rows (a checkpoint's, an output's, a bundle's) carry a checksum of their
+// columns: a changed value is an error naming the table, the row and the file on every read, and
+// `jobctld --check` names each; the migration that added it filled the rows stored before, as the
+// columns' text joined by the unit separator.
+TEST(Store, AChangedValueInABlobsMetadataRowIsCaughtByItsChecksum) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock);
+  const int64_t job = insert(*s, make_job("with-blobs"));
+  ASSERT_TRUE(s->write([&](WriteTxn& txn) -> Status {
+    if (auto st = txn.put_checkpoint(CheckpointRow{job, 40, 1234, 0xdeadbeef, "step-40.ckpt", 7, 2, 1000}); !st) return st;
+    if (auto st = txn.put_checkpoint(CheckpointRow{job, 80, 1234, 0xfeedface, "step-80.ckpt", 7, 2, 2000}); !st) return st;
+    if (auto st = txn.put_output(OutputRow{job, "model/weights.bin", "ann", 4096, "b1", 3000}); !st) return st;
+    auto added = txn.put_bundle(BundleRow{"c0ffee", "ann", 300, 1});
+    if (!added) return added.error();
+    return {};
+  }));
+  const auto checkpoints = [&] {
+    return s->write_value<std::vector<CheckpointRow>>([&](WriteTxn& txn) { return txn.checkpoints(job); });
+  };
+  const auto outputs = [&] {
+    return s->write_value<std::vector<OutputRow>>([&](WriteTxn& txn) { return txn.outputs(job); });
+  };
+  const auto bundle_bytes = [&] {
+    return s->write_value<int64_t>([&](WriteTxn& txn) { return txn.bundle_bytes_of("ann"); });
+  };
+  auto sound = checkpoints();
+  ASSERT_TRUE(sound) << sound.error().message;
+  ASSERT_EQ(sound->size(), 2u);
+  EXPECT_EQ((*sound)[0].file, "step-80.ckpt");
+  EXPECT_EQ((*sound)[0].crc32c, 0xfeedfaceu);
+  ASSERT_TRUE(outputs() && outputs()->size() == 1u);
+  ASSERT_TRUE(bundle_bytes());
+  EXPECT_EQ(*bundle_bytes(), 300);
+  auto size = s->bundle_size("c0ffee");
+  ASSERT_TRUE(size && *size && **size == 300);
+  const std::string file = dir.file("jobctl.db");
+  auto clean = check_database(file);
+  ASSERT_TRUE(clean) << clean.error().message;
+  EXPECT_TRUE(clean->empty()) << clean->front();
+
+  auto raw = Connection::open(file, false);
+  ASSERT_TRUE(raw);
+  ASSERT_TRUE((*raw)->exec("UPDATE checkpoints SET file = 'step-41.ckpt' WHERE step = 40"));
+  ASSERT_TRUE((*raw)->exec("UPDATE job_outputs SET bytes = 4097"));
+  ASSERT_TRUE((*raw)->exec("UPDATE bundles SET bytes = 3"));
+  const auto named = [&](const Error& e, const std::string& what) {
+    EXPECT_EQ(e.code, ErrorCode::io) << e.message;
+    EXPECT_NE(e.message.find(what + ": the stored metadata is damaged"), std::string::npos) << e.message;
+    EXPECT_NE(e.message.find(file), std::string::npos) << e.message;
+  };
+  auto c = checkpoints();
+  ASSERT_FALSE(c);
+  named(c.error(), "table checkpoints, row (job " + std::to_string(job) + ", step 40)");
+  auto o = outputs();
+  ASSERT_FALSE(o);
+  named(o.error(), "table job_outputs, row (job " + std::to_string(job) + ", path model/weights.bin)");
+  auto b = bundle_bytes();
+  ASSERT_FALSE(b);
+  named(b.error(), "table bundles, a row of user 'ann'");
+  auto bs = s->bundle_size("c0ffee");
+  ASSERT_FALSE(bs);
+  named(bs.error(), "table bundles, a row of bundle c0ffee");
+  auto report = check_database(file);
+  ASSERT_TRUE(report) << report.error().message;
+  std::string all;
+  for (const auto& line : *report) all += line + "\n";
+  EXPECT_EQ(report->size(), 3u) << all;
+  EXPECT_NE(all.find("table checkpoints, row (job " + std::to_string(job) + ", step 40): the stored metadata"),
+            std::string::npos) << all;
+  EXPECT_EQ(all.find("step 80"), std::string::npos) << all;
+  EXPECT_NE(all.find("table job_outputs, row (job " + std::to_string(job) + ", path model/weights.bin)"),
+            std::string::npos) << all;
+  EXPECT_NE(all.find("table bundles, row (bundle c0ffee, user ann)"), std::string::npos) << all;
+
+  // A version-22 database's rows get theirs from the migration.
+  TempDir old_dir;
+  auto old = Connection::open(old_dir.file("old.db"), false);
+  ASSERT_TRUE(old);
+  std::vector<Migration> to22(migrations().begin(), migrations().begin() + 22);
+  ASSERT_TRUE(apply_migrations(**old, 1, to22));
+  ASSERT_TRUE((*old)->exec("INSERT INTO checkpoints (job_id, step, bytes, crc32c, file, worker_id, epoch, created_ms) "
+                           "VALUES (5, 40, 1234, 3735928559, 'step-40.ckpt', 7, 2, 1000)"));
+  ASSERT_TRUE(apply_migrations(**old, 2));
+  auto crc = (*old)->prepare("SELECT row_crc FROM checkpoints");
+  ASSERT_TRUE(crc);
+  ASSERT_TRUE(*(*crc)->step());
+  EXPECT_EQ((*crc)->column_opt_int64(0),
+            document_checksum(std::string_view("5\x1f" "40\x1f" "1234\x1f" "3735928559\x1f" "step-40.ckpt\x1f" "7\x1f" "2\x1f" "1000")));
 }
 
 TEST(Store, DataSurvivesReopening) {

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "client/http_client.h"
 #include "tests/e2e/recovery_support.h"
 #include "tests/support/ci.h"
 #include "tests/support/poll.h"
@@ -109,6 +110,12 @@ TEST(Faults, AFullDataDiskDisturbsNoRunningJob) {
       ASSERT_TRUE(j);
       EXPECT_EQ(j->value("state", ""), "running") << j->dump(2);
     }
+    // The heartbeats answered meanwhile were held in memory, and the metric counts them.
+    auto m = client::HttpClient(d.url()).request("GET", "/metrics");
+    ASSERT_TRUE(m && m->status == 200) << (m ? m->body : m.error().message);
+    const auto held = m->body.find("\njobctl_heartbeats_held_total ");
+    ASSERT_NE(held, std::string::npos) << m->body;
+    EXPECT_GE(std::atoll(m->body.c_str() + held + 30), 3) << "three running jobs heartbeat every second";
     std::filesystem::remove(filler);
     std::filesystem::remove(filler + "-tail");
     expect_undisturbed(api, ids, all_output(workers, d.process()));

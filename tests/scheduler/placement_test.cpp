@@ -14,6 +14,7 @@
 #include "scheduler/feasibility.h"
 #include "scheduler/job.h"
 #include "scheduler/placement_json.h"
+#include "scheduler/price_jump.h"
 #include "train/spec/job_spec.h"
 #include "train/spec/model_stats.h"
 
@@ -1008,6 +1009,38 @@ TEST(GpuCountFit, AFixedCountThatCannotFitIsRefusedWithTheFigures) {
   // On an 8 x H100 machine "auto" is feasible.
   EXPECT_TRUE(check_feasible(seven_b_job(seven_b_spec(R"("auto")")),
                              std::vector<Machine>{Machine{"aws:p5", cost::find_gpu("H100"), "H100", 8, 80, true}}));
+}
+
+// The bound on a jump while cheaper offers cool down: above max_ratio x the usual price and above
+// that offer on demand, a job waits for it — unless it has a cap of its own, waiting would miss
+// its deadline, or nothing is set aside.
+TEST(PriceJump, AJobWaitsForACoolingOfferRatherThanPayManyTimesItsPrice) {
+  PlacementDecision usable, every;
+  usable.outcome = Outcome::launch_spot;
+  usable.choice.usd_per_hour = 4.85;  // an 8-GPU instance's spot market
+  every.outcome = Outcome::launch_spot;
+  every.choice.usd_per_hour = 0.52;   // the 1-GPU offer set aside
+  every.choice.completion_hours = 2;
+  Job job;
+  auto ceiling = price_jump_ceiling(job, usable, every, 3.06, 0.2, 3);
+  ASSERT_TRUE(ceiling);
+  EXPECT_DOUBLE_EQ(*ceiling, 3.06);  // its on-demand price is above 3 x 0.52
+  EXPECT_DOUBLE_EQ(*price_jump_ceiling(job, usable, every, 1.0, 0.2, 3), 3 * 0.52);
+  // Spot's customary fallback, the same offer on demand (or anything up to it), is no jump.
+  usable.choice.usd_per_hour = 3.06;
+  EXPECT_FALSE(price_jump_ceiling(job, usable, every, 3.06, 0.2, 3));
+  usable.choice.usd_per_hour = 4.85;
+  EXPECT_FALSE(price_jump_ceiling(job, usable, every, 3.06, 0, 3)) << "nothing cools down";
+  EXPECT_FALSE(price_jump_ceiling(job, usable, every, 3.06, 0.2, 0)) << "no bound configured";
+  job.max_usd_per_hour = 10;
+  EXPECT_FALSE(price_jump_ceiling(job, usable, every, 3.06, 0.2, 3)) << "the job's own cap bounds it";
+  job.max_usd_per_hour.reset();
+  usable.deadline_left_hours = 2.1;
+  EXPECT_FALSE(price_jump_ceiling(job, usable, every, 3.06, 0.2, 3)) << "waiting 0.2 h + 2 h misses the deadline";
+  usable.deadline_left_hours = 2.3;
+  EXPECT_TRUE(price_jump_ceiling(job, usable, every, 3.06, 0.2, 3));
+  usable.outcome = Outcome::run_local;
+  EXPECT_FALSE(price_jump_ceiling(job, usable, every, 3.06, 0.2, 3)) << "only cloud launches";
 }
 
 }  // namespace
