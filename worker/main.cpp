@@ -238,8 +238,9 @@ int main(int argc, char** argv) {
   }
   jobctl::cost::CpuFacts cpu = detect_cpu();
   // A CPU machine's peak, measured: the formula's clock may be a VM's base clock or a laptop's
-  // idle one (cost/cpu_peak.h, cpu_machine_peak_tflops). GPU machines are timed by their GPUs.
-  if (gpus.empty()) {
+  // idle one (cost/cpu_peak.h, cpu_machine_peak_tflops). GPU machines are timed by their GPUs, and a
+  // simulated worker's step times calibrate nothing (it stands for another machine).
+  if (gpus.empty() && !simulated) {
     if (auto t = measure_cpu_throughput(opts.runner.trainer)) {
       cpu.measured_tflops = measured_machine_tflops(*t, cpu.cores);
       std::cerr << "jobctl-worker: CPU measured at " << cpu.measured_tflops << " TFLOP/s FP32 (" << cpu.cores
