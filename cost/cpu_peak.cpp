@@ -1,5 +1,7 @@
 #include "cost/cpu_peak.h"
 
+#include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "base/readable.h"
@@ -55,6 +57,14 @@ double cpu_peak_tflops(const CpuFacts& cpu) {
   const double per_cycle = lanes * (kernels_use_fma(cpu) ? 2.0 : 1.0) * 2.0;
   const double mhz = cpu.mhz > 0 ? cpu.mhz : kUnknownClockMhz;
   return cpu.cores * mhz * 1e6 * per_cycle / 1e12;
+}
+
+double cpu_machine_peak_tflops(const CpuFacts& cpu) {
+  const double formula = cpu_peak_tflops(cpu);
+  const double measured = cpu.measured_tflops > 0 && std::isfinite(cpu.measured_tflops)
+                              ? cpu.measured_tflops * kMeasuredPeakHeadroom
+                              : 0;
+  return std::max(formula, measured);
 }
 
 std::string cpu_device_key(std::string_view model, int cores) {

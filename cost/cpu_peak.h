@@ -31,6 +31,9 @@ struct CpuFacts {
   int vector_bits = 0;      // widest SIMD the CPU has: 512 (avx512f), 256 (avx2/avx), 128 (sse2/neon)
   bool fma = false;
   double mhz = 0;           // clock, MHz (0: unknown)
+  // What the worker measured its cores to sustain on the models' GEMMs at start, FP32 TFLOP/s (one
+  // core's best round x cores: train/kernels/gemm_throughput.h); 0: not measured (older workers).
+  double measured_tflops = 0;
 };
 
 // The width the kernels' FMA pipes really have (the rule above).
@@ -46,6 +49,22 @@ void pin_to_blas_core(CpuFacts& cpu, std::string_view core);
 // Peak FP32 TFLOP/s by the formula above; 0 when cores or vector width are unknown. An unknown
 // clock counts as 2.5 GHz.
 double cpu_peak_tflops(const CpuFacts& cpu);
+
+// How far the counted FLOP rate of an honest training run may exceed a measured GEMM rate
+// (cpu_machine_peak_tflops): 1.5 because a step is counted as 3 x its forward FLOPs
+// (train/spec/model_stats.h) while the first layer's input gradient is never computed (an MLP on
+// 784 inputs does about 2/3 of the count), times 4/3 for a measurement below what the kernels
+// reach in a job (the check's 36-row products run slower than a 128-row batch; a core shared at
+// start, a clock not yet at its turbo).
+inline constexpr double kMeasuredPeakHeadroom = 2.0;
+
+// The peak a CPU machine is timed (placement) and calibrated (the daemon's plausibility check of
+// step times) at: the formula's, or the measurement x kMeasuredPeakHeadroom when that is higher.
+// The formula stands for the highest the CPU could do at its reported clock; the measurement
+// covers what the report leaves out (a VM's base clock under a turbo, a laptop's idle clock), so
+// a run faster than the formula's peak is not refused as implausible. A worker that measured
+// nothing is timed by the formula alone.
+double cpu_machine_peak_tflops(const CpuFacts& cpu);
 
 // The device name calibration keys a CPU machine under: "cpu/<model>/<cores>" ("cpu/AMD EPYC/2");
 // "cpu" when the model is unknown.

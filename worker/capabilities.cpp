@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -52,7 +53,41 @@ std::optional<Gpu> parse_proc_gpu_information(std::string_view text) {
 namespace {
 // nvidia-smi (or a --fake-gpus program) that has not answered by then is taken as no answer.
 constexpr std::chrono::seconds kGpuQueryTimeout{20};
+// jobctl-train --measure-cpu takes a fraction of a second; a trainer that has not answered by
+// then (a machine thrashing at start) leaves the peak to the formula.
+constexpr std::chrono::seconds kCpuMeasureTimeout{30};
 }  // namespace
+
+std::optional<CpuThroughput> parse_cpu_throughput(std::string_view out) {
+  while (!out.empty()) {
+    const size_t nl = out.find('\n');
+    const std::string_view line = trim(out.substr(0, nl));
+    out = nl == std::string_view::npos ? std::string_view{} : out.substr(nl + 1);
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object() || j.value("event", "") != "cpu_throughput") continue;
+    auto rate = j.find("core_gflops");
+    if (rate == j.end() || !rate->is_number()) continue;
+    const double gflops = rate->get<double>();
+    if (!(std::isfinite(gflops) && gflops > 0)) continue;
+    auto kernels = j.find("kernels");
+    return CpuThroughput{gflops, kernels != j.end() && kernels->is_string() ? kernels->get<std::string>() : ""};
+  }
+  return std::nullopt;
+}
+
+Expected<CpuThroughput> measure_cpu_throughput(const std::string& trainer) {
+  auto r = process::run({trainer, "--measure-cpu"}, {.timeout = kCpuMeasureTimeout});
+  if (!r) return make_error(r.error().code, "cannot run " + trainer + " --measure-cpu: " + r.error().message, "trainer");
+  if (!r->success())
+    return make_error(ErrorCode::unavailable, trainer + " --measure-cpu " + r->describe(), "trainer");
+  auto t = parse_cpu_throughput(r->out);
+  if (!t) return make_error(ErrorCode::unavailable, trainer + " --measure-cpu printed no throughput", "trainer");
+  return *t;
+}
+
+double measured_machine_tflops(const CpuThroughput& t, int cores) {
+  return t.core_gflops * std::max(cores, 1) / 1000.0;
+}
 
 std::vector<std::string> gpu_query_arguments() {
   return {"--query-gpu=name,memory.total", "--format=csv,noheader"};
@@ -156,6 +191,7 @@ nlohmann::json capabilities_json(const std::vector<Gpu>& gpus, const cost::CpuFa
   nlohmann::json c = {{"model", cpu.model}, {"vector_bits", cpu.vector_bits}, {"fma", cpu.fma},
                       {"mhz", static_cast<int64_t>(cpu.mhz)}};
   if (!cpu.vendor.empty()) c["vendor"] = cpu.vendor;
+  if (cpu.measured_tflops > 0) c["measured_tflops"] = cpu.measured_tflops;
   j["cpu"] = std::move(c);
   if (simulated) j["simulated"] = true;
   return j;

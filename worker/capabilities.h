@@ -54,7 +54,27 @@ cost::CpuFacts parse_cpuinfo(std::string_view text);
 // to when OPENBLAS_CORETYPE is in the worker's environment (cost::pin_to_blas_core).
 cost::CpuFacts detect_cpu();
 
-// The capabilities document for registration. `cpu.cores` is the cpu_cores field.
+// What jobctl-train --measure-cpu printed (docs/train-cli.md): one core's FP32 rate on the models'
+// GEMMs and the kernels it ran.
+struct CpuThroughput {
+  double core_gflops = 0;
+  std::string kernels;
+};
+
+// The `cpu_throughput` line among jobctl-train's output lines; nullopt when there is none with a
+// positive, finite rate.
+std::optional<CpuThroughput> parse_cpu_throughput(std::string_view out);
+
+// Runs `trainer --measure-cpu` (with the worker's environment, so with the kernels its jobs load).
+// Errors: it cannot run, fails, takes longer than kCpuMeasureTimeout, or prints no rate.
+[[nodiscard]] Expected<CpuThroughput> measure_cpu_throughput(const std::string& trainer);
+
+// The machine's measured FP32 TFLOP/s as registered (cost::CpuFacts::measured_tflops): the core's
+// rate times the cores (the upper bound gemm_throughput.h explains).
+double measured_machine_tflops(const CpuThroughput& t, int cores);
+
+// The capabilities document for registration. `cpu.cores` is the cpu_cores field; a positive
+// `cpu.measured_tflops` is registered as cpu.measured_tflops.
 nlohmann::json capabilities_json(const std::vector<Gpu>& gpus, const cost::CpuFacts& cpu, int64_t memory_mb,
                                  bool simulated = false);
 

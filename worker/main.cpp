@@ -231,7 +231,27 @@ int main(int argc, char** argv) {
     std::cerr << "jobctl-worker: --device cuda but nvidia-smi found no GPU\n";
     return 2;
   }
-  opts.capabilities = capabilities_json(gpus, detect_cpu(), detect_memory_mb(), simulated);
+  if (::access(opts.runner.trainer.c_str(), X_OK) != 0 && opts.runner.trainer.find('/') != std::string::npos) {
+    std::cerr << "jobctl-worker: jobctl-train not found at " << opts.runner.trainer
+              << " (use --trainer PATH)\n";
+    return 2;
+  }
+  jobctl::cost::CpuFacts cpu = detect_cpu();
+  // A CPU machine's peak, measured: the formula's clock may be a VM's base clock or a laptop's
+  // idle one (cost/cpu_peak.h, cpu_machine_peak_tflops). GPU machines are timed by their GPUs, and a
+  // simulated worker's step times calibrate nothing (it stands for another machine).
+  if (gpus.empty() && !simulated) {
+    if (auto t = measure_cpu_throughput(opts.runner.trainer)) {
+      cpu.measured_tflops = measured_machine_tflops(*t, cpu.cores);
+      std::cerr << "jobctl-worker: CPU measured at " << cpu.measured_tflops << " TFLOP/s FP32 (" << cpu.cores
+                << " cores x " << t->core_gflops << " GFLOP/s, one core's best on the models' products with "
+                << (t->kernels.empty() ? "its kernels" : t->kernels) << ")\n";
+    } else {
+      std::cerr << "jobctl-worker: " << t.error().message
+                << "; the CPU's peak is taken from its clock and vector width alone\n";
+    }
+  }
+  opts.capabilities = capabilities_json(gpus, cpu, detect_memory_mb(), simulated);
   // Offered command jobs only when it runs them: a worker without --allow-commands never leases one.
   if (opts.runner.allow_commands) opts.capabilities["commands"] = true;
   const std::string machine =
@@ -253,11 +273,6 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(opts.runner.work_dir, ec);
   if (ec) {
     std::cerr << "jobctl-worker: cannot create " << opts.runner.work_dir << ": " << ec.message() << "\n";
-    return 2;
-  }
-  if (::access(opts.runner.trainer.c_str(), X_OK) != 0 && opts.runner.trainer.find('/') != std::string::npos) {
-    std::cerr << "jobctl-worker: jobctl-train not found at " << opts.runner.trainer
-              << " (use --trainer PATH)\n";
     return 2;
   }
   std::unique_ptr<NoticePoller> notices;

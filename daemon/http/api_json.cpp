@@ -86,7 +86,14 @@ json wait_json(const jobs::JobWait& w) {
           {"position", w.position == 0 ? json(nullptr) : json(w.position)},
           {"queue_length", w.queue_length},
           {"expected_start_ms", opt(w.expected_start.at_ms)},
-          {"expected_start_basis", w.expected_start.basis}};
+          {"expected_start_basis", w.expected_start.basis},
+          {"fair_share", w.fair_share ? json{{"place", w.fair_share->place},
+                                             {"of", w.fair_share->of},
+                                             {"user", w.fair_share->user},
+                                             {"factor", w.fair_share->factor},
+                                             {"priority", w.fair_share->priority},
+                                             {"score", w.fair_share->score}}
+                                      : json(nullptr)}};
 }
 
 json job_cost_json(const ledger::JobCost& cost) {

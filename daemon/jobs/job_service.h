@@ -111,7 +111,13 @@ class JobService {
     std::set<int64_t> ids;
     for (const auto& j : jobs)
       if (is_waiting(j)) ids.insert(j.id);
-    return job_waits(store_, jobs, broker_.queue_places(ids), clock_.now_ms());
+    const std::shared_ptr<const FairSharePlaces> fair_share = fair_share_places_.current();
+    return job_waits(store_, jobs, broker_.queue_places(ids), clock_.now_ms(), fair_share.get());
+  }
+  // Every waiting job's place in the fair-share order, as the placement pass computed it last
+  // (placement/reservation_pass.h); nullptr: fair share off, or nothing waits.
+  void publish_fair_share_places(std::shared_ptr<const FairSharePlaces> places) {
+    fair_share_places_.publish(std::move(places));
   }
   // A code bundle's stored size (nullopt: not stored, or deleted after its retention).
   Expected<std::optional<int64_t>> bundle_bytes(const std::string& sha256) { return store_.bundle_size(sha256); }
@@ -239,6 +245,7 @@ class JobService {
   LeaseReports reports_;
   JobCommands commands_;
   Housekeeping housekeeping_;
+  FairSharePlaceBoard fair_share_places_;
 };
 
 }  // namespace jobctl::daemon::jobs

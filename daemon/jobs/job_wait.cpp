@@ -167,7 +167,8 @@ std::map<int64_t, QueuePlace> queue_places(const JobQueue& queue, const std::set
 }
 
 Expected<std::map<int64_t, JobWait>> job_waits(store::Store& store, const std::vector<store::JobRow>& jobs,
-                                               const std::map<int64_t, QueuePlace>& places, int64_t now_ms) {
+                                               const std::map<int64_t, QueuePlace>& places, int64_t now_ms,
+                                               const FairSharePlaces* fair_share) {
   std::map<int64_t, JobWait> out;
   for (const auto& listed : jobs) {
     if (listed.damaged || !is_waiting(listed)) continue;  // a damaged job is listed as that alone
@@ -211,6 +212,14 @@ Expected<std::map<int64_t, JobWait>> job_waits(store::Store& store, const std::v
       w.queue_length = place->second.length;
     }
     w.expected_start = expected_start(*row, has_placement ? &placement : nullptr, w.position, now_ms);
+    if (fair_share)
+      if (auto f = fair_share->find(row->id); f != fair_share->end()) {
+        w.fair_share = f->second;
+        // A reservation's reason carries the place it had then: the current one replaces it.
+        if (const size_t at = w.reason.find(std::string("; ") + kFairShareNotePrefix); at != std::string::npos)
+          w.reason.resize(at);
+        w.reason += "; " + fair_share_note(f->second);
+      }
     out.emplace(row->id, std::move(w));
   }
   return out;

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/expected.h"
+#include "daemon/jobs/fair_share_place.h"
 #include "daemon/jobs/job_queue.h"
 #include "daemon/store/records.h"
 #include "daemon/store/store.h"
@@ -38,6 +39,9 @@ struct JobWait {
   int position = 0;       // 1: first of its queue; 0: in none (held)
   int queue_length = 0;
   ExpectedStart expected_start;
+  // With fair share on: its place in the order the start plan takes waiting jobs in (its reason
+  // ends with fair_share_note()); none for a job the last pass did not order.
+  std::optional<FairSharePlace> fair_share;
 };
 
 // Whether `job` is one a JobWait describes: queued, held, or placed and not yet leased.
@@ -72,8 +76,10 @@ std::map<int64_t, QueuePlace> queue_places(const JobQueue& queue, const std::set
 ExpectedStart expected_start(const store::JobRow& job, const nlohmann::json* placement, int position, int64_t now_ms);
 
 // The JobWait of every waiting job among `jobs` (rows from a listing or a single read: a row
-// without its placement document is read again), with their queue places. Errors: the store's.
+// without its placement document is read again), with their queue places and, when given, their
+// fair-share places (a lookup each). Errors: the store's.
 Expected<std::map<int64_t, JobWait>> job_waits(store::Store& store, const std::vector<store::JobRow>& jobs,
-                                               const std::map<int64_t, QueuePlace>& places, int64_t now_ms);
+                                               const std::map<int64_t, QueuePlace>& places, int64_t now_ms,
+                                               const FairSharePlaces* fair_share = nullptr);
 
 }  // namespace jobctl::daemon::jobs

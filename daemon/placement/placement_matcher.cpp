@@ -33,7 +33,7 @@ std::string worker_device(const jobs::WorkerCapabilities& worker) {
 double worker_cpu_peak_tflops(const jobs::WorkerCapabilities& worker) {
   if (!worker.gpus.empty() || !worker.cpu || worker.cpu_cores <= 0) return 0;
   if (cost::cpu_device_key(worker.cpu->model, worker.cpu_cores) == "cpu") return 0;  // no model: no key
-  return cost::cpu_peak_tflops(*worker.cpu);
+  return cost::cpu_machine_peak_tflops(*worker.cpu);
 }
 
 bool placement_allows(const jobs::QueuedJob& job, const jobs::WorkerCapabilities& worker) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/utc_time.h"
+#include "daemon/jobs/fair_share_place.h"
 #include "daemon/jobs/job_transition.h"
 #include "daemon/placement/job_progress.h"
 #include "daemon/placement/placement_matcher.h"
@@ -34,6 +36,7 @@ Status ReservationPass::run() {
   std::erase_if(*waiting, [](const store::QueuedJobRow& q) { return q.placement_option != store::OptionKind::local; });
   if (waiting->empty()) {
     board_.publish({}, {});
+    if (fair_share_) jobs_.publish_fair_share_places(nullptr);
     noted_.clear();
     return {};
   }
@@ -62,6 +65,7 @@ Status ReservationPass::run() {
   std::vector<scheduler::OrderedJob> ordered;
   std::map<int64_t, size_t> place;
   std::map<int64_t, std::string> owners;
+  std::shared_ptr<jobs::FairSharePlaces> places;  // with fair share: every waiting job's place
   int max_gpus = 1;
   if (fair_share_) {
     auto owned = store_.owned_open_jobs();
@@ -84,6 +88,17 @@ Status ReservationPass::run() {
     const std::vector<int64_t> order = scheduler::fair_share_order(ordered, now, weights);
     for (size_t i = 0; i < order.size(); ++i) place[order[i]] = i;
     for (const auto& o : ordered) max_gpus = std::max(max_gpus, o.gpus);
+    // Every waiting job's place, for its wait reason (jobs/fair_share_place.h): published once
+    // per pass, so that a request reads it instead of ordering the queue again.
+    places = std::make_shared<jobs::FairSharePlaces>();
+    for (const auto& o : ordered) {
+      auto owner = owners.find(o.id);
+      (*places)[o.id] = jobs::FairSharePlace{static_cast<int>(place[o.id] + 1), static_cast<int>(ordered.size()),
+                                             owner == owners.end() ? std::string() : owner->second,
+                                             o.fair_share_factor, o.priority,
+                                             scheduler::order_score(o, now, max_gpus, weights)};
+    }
+    jobs_.publish_fair_share_places(places);
     std::sort(waiting->begin(), waiting->end(), [&place](const store::QueuedJobRow& a, const store::QueuedJobRow& b) {
       return place.at(a.id) < place.at(b.id);
     });
@@ -100,22 +115,10 @@ Status ReservationPass::run() {
   const std::vector<scheduler::Reservation> reservations = plan.reservations;
   // Why each reserved job is where it is: its place in the fair-share order and its score's figures.
   order_notes_.clear();
-  if (fair_share_) {
-    std::map<int64_t, const scheduler::OrderedJob*> by_id;
-    for (const auto& o : ordered) by_id[o.id] = &o;
-    for (const auto& r : reservations) {
-      auto o = by_id.find(r.job_id);
-      if (o == by_id.end()) continue;
-      auto owner = owners.find(r.job_id);
-      char figures[160];
-      std::snprintf(figures, sizeof figures, "factor %.3f, priority %d, score %.1f", o->second->fair_share_factor,
-                    o->second->priority,
-                    scheduler::order_score(*o->second, now, max_gpus, fair_share_->settings().weights));
-      order_notes_[r.job_id] = "; place " + std::to_string(place[r.job_id] + 1) + " of " +
-                               std::to_string(ordered.size()) + " in fair-share order (user " +
-                               (owner == owners.end() ? std::string() : owner->second) + ": " + figures + ")";
-    }
-  }
+  if (places)
+    for (const auto& r : reservations)
+      if (auto p = places->find(r.job_id); p != places->end())
+        order_notes_[r.job_id] = "; " + jobs::fair_share_note(p->second);
   if (auto st = note_overruns(*leases, plan.holds, now); !st) return st;
   board_.publish(std::move(plan), machines);
   std::map<int64_t, scheduler::Reservation> noted;

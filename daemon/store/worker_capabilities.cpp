@@ -104,6 +104,12 @@ Expected<WorkerCapabilities> capabilities_from_json(const json& j, const std::st
           if (!v) return v.error();
           if (*v > 100000) return make_error(ErrorCode::invalid_argument, f + " must be at most 100000", f);
           cpu.mhz = static_cast<double>(*v);
+        } else if (ck == "measured_tflops") {
+          // A bound on a CPU's FP32 rate far above any made: a figure past it is no measurement.
+          if (!cv.is_number() || !(cv.get<double>() >= 0 && cv.get<double>() <= kMaxMeasuredCpuTflops))
+            return make_error(ErrorCode::invalid_argument,
+                              f + " must be a number from 0 to " + std::to_string(static_cast<int>(kMaxMeasuredCpuTflops)), f);
+          cpu.measured_tflops = cv.get<double>();
         } else {
           return make_error(ErrorCode::invalid_argument, "unknown field " + f, f);
         }
@@ -152,6 +158,7 @@ json to_json(const WorkerCapabilities& caps) {
   if (caps.cpu)
     out["cpu"] = {{"model", caps.cpu->model}, {"vendor", caps.cpu->vendor}, {"vector_bits", caps.cpu->vector_bits},
                   {"fma", caps.cpu->fma}, {"mhz", static_cast<int64_t>(caps.cpu->mhz)}};
+  if (caps.cpu && caps.cpu->measured_tflops > 0) out["cpu"]["measured_tflops"] = caps.cpu->measured_tflops;
   if (caps.simulated) out["simulated"] = true;
   if (caps.commands) out["commands"] = true;
   if (!caps.machine_id.empty()) out["machine_id"] = caps.machine_id;

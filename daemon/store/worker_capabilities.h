@@ -4,7 +4,11 @@
 //   {"gpus": [{"model": "NVIDIA A100-SXM4-80GB", "memory_mb": 81920}, ...],
 //    "cpu_cores": 16, "memory_mb": 131072,
 //    "cpu": {"model": "AMD EPYC 7B13", "vendor": "AuthenticAMD", "vector_bits": 256, "fma": true,
-//            "mhz": 2450},                      (optional: what cost/cpu_peak.h needs)
+//            "mhz": 2450, "measured_tflops": 0.21},
+//                                               (optional: what cost/cpu_peak.h needs;
+//                                                measured_tflops, itself optional, is the worker's
+//                                                GEMM measurement at start, at most
+//                                                kMaxMeasuredCpuTflops)
 //    "simulated": true,                         (optional: GPUs faked, training on the CPU)
 //    "commands": true,                          (optional: runs command jobs, --allow-commands)
 //    "machine_id": "3f2a...:gpu-box-1",         (optional: the machine's identity, jobctl-worker
@@ -31,6 +35,8 @@
 #include "cost/gpu_specs.h"
 
 namespace jobctl::daemon::store {
+
+inline constexpr double kMaxMeasuredCpuTflops = 1000;
 
 struct GpuDevice {
   std::string model;      // as the worker's nvidia-smi prints it

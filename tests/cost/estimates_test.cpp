@@ -2,6 +2,8 @@
 #include <random>
 
 #include <gtest/gtest.h>
+
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "cost/cpu_peak.h"
@@ -287,6 +289,28 @@ TEST(CpuPeak, FromCoresAndVectorWidth) {
   EXPECT_NEAR(cpu_peak_tflops(old), 4 * 2.5e9 * 4 * 1 * 2 / 1e12, 1e-12);
   EXPECT_DOUBLE_EQ(cpu_peak_tflops(CpuFacts{}), 0);
   EXPECT_EQ(cpu_device_key("", 4), "cpu");
+}
+
+// The peak a CPU machine is timed and calibrated at: the formula's until the worker measured its
+// cores; then the measurement x kMeasuredPeakHeadroom where that is higher (a VM whose reported
+// clock is its base clock: the 2-core AMD EPYC ran the built-in MLP at a counted 0.216
+// TFLOP/s, above the formula's 0.156), never lower than the formula.
+TEST(CpuPeak, AMeasuredPeakRaisesTheFormulasNeverLowersIt) {
+  CpuFacts vm{.model = "AMD EPYC", .vendor = "AuthenticAMD", .cores = 2, .vector_bits = 256, .fma = true, .mhz = 2445};
+  const double formula = 2 * 2.445e9 * 8 * 2 * 2 / 1e12;
+  EXPECT_NEAR(cpu_machine_peak_tflops(vm), formula, 1e-12);  // not measured: the formula
+  vm.measured_tflops = 0.12;  // 2 cores x 60 GFLOP/s
+  EXPECT_NEAR(cpu_machine_peak_tflops(vm), 0.12 * kMeasuredPeakHeadroom, 1e-12);
+  EXPECT_GT(cpu_machine_peak_tflops(vm), 0.216);
+  vm.measured_tflops = 0.02;  // measured on a busy machine: the formula still holds
+  EXPECT_NEAR(cpu_machine_peak_tflops(vm), formula, 1e-12);
+  vm.measured_tflops = std::numeric_limits<double>::infinity();
+  EXPECT_NEAR(cpu_machine_peak_tflops(vm), formula, 1e-12);
+  CpuFacts unknown_width;  // no vector width, so no formula: the measurement alone
+  unknown_width.model = "RISC-V";
+  unknown_width.cores = 4;
+  unknown_width.measured_tflops = 0.01;
+  EXPECT_NEAR(cpu_machine_peak_tflops(unknown_width), 0.01 * kMeasuredPeakHeadroom, 1e-12);
 }
 
 // What people read for a device: a CPU machine by its cores, a GPU by its model and count.

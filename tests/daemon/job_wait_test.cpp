@@ -140,5 +140,21 @@ TEST(JobWait, PlacesAreCountedInOfferOrderPerQueue) {
   EXPECT_TRUE(queue_places(queue, {}).empty());
 }
 
+// A job's place in the fair-share order in words: its ordinal, the jobs in line, whose it is and
+// the figures of its score; ordinals as people write them.
+TEST(JobWait, AFairSharePlaceSaysWhereAndWhy) {
+  EXPECT_EQ(ordinal(1), "1st");
+  EXPECT_EQ(ordinal(2), "2nd");
+  EXPECT_EQ(ordinal(3), "3rd");
+  EXPECT_EQ(ordinal(4), "4th");
+  EXPECT_EQ(ordinal(11), "11th");
+  EXPECT_EQ(ordinal(12), "12th");
+  EXPECT_EQ(ordinal(13), "13th");
+  EXPECT_EQ(ordinal(21), "21st");
+  EXPECT_EQ(ordinal(112), "112th");
+  EXPECT_EQ(fair_share_note({3, 12, "bob", 0.42, 50, 5420.0}),
+            "fair share: 3rd of 12 in line (user bob's factor 0.420, priority 50, score 5420.0)");
+}
+
 }  // namespace
 }  // namespace jobctl::daemon::jobs

@@ -148,7 +148,7 @@ TEST(PlacementService, ACpuMachineIsAPoolOfItsOwnTimedAtItsPeak) {
     reg.name = model;
     reg.capabilities.cpu_cores = cores;
     reg.capabilities.memory_mb = 16384;
-    reg.capabilities.cpu = cost::CpuFacts{model, vendor, cores, bits, true, 2600};
+    reg.capabilities.cpu = cost::CpuFacts{model, vendor, cores, bits, true, 2600, 0};
     auto r = f.svc->register_worker(reg);
     EXPECT_TRUE(r);
     return r ? r->worker_id : 0;

@@ -316,7 +316,7 @@ TEST(HeartbeatCalibration, IdenticalRunsAreEstimatedWithinFifteenPercent) {
   reg.name = "epyc";
   reg.capabilities.cpu_cores = 2;
   reg.capabilities.memory_mb = 8192;
-  reg.capabilities.cpu = cost::CpuFacts{"AMD EPYC 9B14", "AuthenticAMD", 2, 512, true, 2600};
+  reg.capabilities.cpu = cost::CpuFacts{"AMD EPYC 9B14", "AuthenticAMD", 2, 512, true, 2600, 0};
   auto worker = f.svc->register_worker(reg);
   ASSERT_TRUE(worker);
   const int64_t w = worker->worker_id;
@@ -368,6 +368,76 @@ TEST(HeartbeatCalibration, IdenticalRunsAreEstimatedWithinFifteenPercent) {
   for (size_t i = 1; i < 6; ++i) EXPECT_NEAR(errors[i], errors[1], 0.1) << "run " << i + 1 << ": held at the bound";
   for (size_t i = 6; i < errors.size(); ++i)
     EXPECT_LT(std::abs(errors[i]), 0.15) << "run " << i + 1 << ": estimate error " << errors[i];
+}
+
+// A worker's measured CPU rate is optional (older workers register without it), read strictly
+// (a string or a figure no CPU reaches is a 400 naming the field) and kept with the worker's row.
+TEST(WorkerCapabilities, AMeasuredCpuRateIsOptionalStrictAndKept) {
+  const auto old = jobs::capabilities_from_json(
+      json::parse(R"({"cpu_cores": 2, "cpu": {"model": "AMD EPYC", "vector_bits": 256, "fma": true, "mhz": 2445}})"),
+      "capabilities");
+  ASSERT_TRUE(old) << old.error().message;
+  EXPECT_EQ(old->cpu->measured_tflops, 0);
+  EXPECT_FALSE(jobs::to_json(*old)["cpu"].contains("measured_tflops"));
+  const auto measured = jobs::capabilities_from_json(
+      json::parse(R"({"cpu_cores": 2, "cpu": {"model": "AMD EPYC", "vector_bits": 256, "fma": true, "mhz": 2445,
+                                            "measured_tflops": 0.17}})"),
+      "capabilities");
+  ASSERT_TRUE(measured) << measured.error().message;
+  EXPECT_DOUBLE_EQ(measured->cpu->measured_tflops, 0.17);
+  const auto again = jobs::capabilities_from_json(jobs::to_json(*measured), "capabilities");
+  ASSERT_TRUE(again);
+  EXPECT_DOUBLE_EQ(again->cpu->measured_tflops, 0.17);
+  for (const char* bad : {R"("fast")", "-1", "1e9"}) {
+    const auto refused = jobs::capabilities_from_json(
+        json::parse(std::string(R"({"cpu": {"measured_tflops": )") + bad + "}}"), "capabilities");
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_EQ(refused.error().field, "capabilities.cpu.measured_tflops");
+  }
+}
+
+// The issue's AMD EPYC VM (2 cores, AVX2 with FMA, /proc/cpuinfo's 2445 MHz: 0.156 TFLOP/s by the
+// formula) ran the built-in MLP (784-256-128-10, batch 128) at 0.836 ms per step: a counted 0.216
+// TFLOP/s, refused as "faster than the device's peak". A worker that measured its cores at start
+// (2 x 60 GFLOP/s, registered as cpu.measured_tflops) is calibrated at the measurement's bound
+// (cost::cpu_machine_peak_tflops), and the same run is observed; one that did not is still held
+// to the formula.
+TEST(HeartbeatCalibration, AMeasuredCpuPeakLetsAnHonestFastRunCalibrate) {
+  PlacementFixture f;
+  auto register_epyc = [&](const std::string& name, double measured_tflops) {
+    jobs::WorkerRegistration reg;
+    reg.name = name;
+    reg.capabilities.cpu_cores = 2;
+    reg.capabilities.memory_mb = 8192;
+    reg.capabilities.cpu = cost::CpuFacts{"AMD EPYC", "AuthenticAMD", 2, 256, true, 2445, measured_tflops};
+    auto worker = f.svc->register_worker(reg);
+    EXPECT_TRUE(worker);
+    return worker ? worker->worker_id : 0;
+  };
+  const std::string spec =
+      R"({"name":"fmnist-mlp","model":{"kind":"mlp","hidden":[256,128]},)"
+      R"("data":{"dataset":"synthetic","samples":12800,"features":784,"classes":10},)"
+      R"("train":{"epochs":1,"batch_size":128},"resources":{"gpu":"cpu"}})";
+  placement::HeartbeatCalibration calibration(*f.db, f.clock);
+  auto run_at_issue_pace = [&](int64_t worker) {
+    const int64_t id = f.submit(spec);
+    EXPECT_EQ(f.lease(worker), id);
+    for (int step : {25, 50, 75, 100})
+      calibration.record(id, worker, json{{"step", step}, {"total_steps", 100}, {"step_ms", 0.836}, {"start_step", 0}}.dump());
+    calibration.record_finished(id, worker, json{{"elapsed_s", 0.2}, {"steps", 100}}.dump());
+    return calibration.apply_recorded();
+  };
+  const int64_t unmeasured = register_epyc("epyc-old-worker", 0);
+  const Status refused = run_at_issue_pace(unmeasured);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("faster than the device's peak"), std::string::npos) << refused.error().message;
+  EXPECT_TRUE(calibration.calibrations().empty());
+
+  const int64_t measured = register_epyc("epyc", 0.12);
+  const Status observed = run_at_issue_pace(measured);
+  EXPECT_TRUE(observed) << observed.error().message;
+  ASSERT_EQ(calibration.calibrations().size(), 1u);
+  EXPECT_EQ(calibration.calibrations()[0].gpu_model, cost::cpu_device_key("AMD EPYC", 2));
 }
 
 // A worker with simulated GPUs trains on the CPU: its step times must not calibrate the GPU it

@@ -368,7 +368,28 @@ TEST(FairShare, TwoUsersJobsInterleaveInFairShareOrder) {
   ASSERT_EQ(factor.count("bob"), 1u) << fs.dump(2);
   EXPECT_NEAR(factor["alice"], 0.25, 1e-9) << fs.dump(2);  // all the usage so far, half the shares
   EXPECT_NEAR(factor["bob"], 1.0, 1e-9) << fs.dump(2);
-
+  // A waiting job's reason names its place in that order and why: alice's last job is last in
+  // line, behind bob's three, at her lower factor (the places the first pass after bob's submits
+  // published).
+  json last_wait;
+  jobctl::testing::poll_until([&] {
+    auto j = alice_api.get_job(alices.back());
+    last_wait = j ? (*j).value("waiting", json()) : json();
+    return last_wait.is_object() && last_wait["fair_share"].is_object() &&
+           last_wait["fair_share"].value("of", 0) > static_cast<int>(bobs.size());
+  }, 10s, 50ms);
+  ASSERT_TRUE(last_wait.is_object() && last_wait["fair_share"].is_object()) << last_wait.dump(2);
+  const json& place = last_wait["fair_share"];
+  EXPECT_EQ(place.value("user", ""), "alice") << last_wait.dump(2);
+  EXPECT_GT(place.value("of", 0), static_cast<int>(bobs.size())) << last_wait.dump(2);
+  EXPECT_EQ(place.value("place", 0), place.value("of", -1)) << "alice's newest job is last in line: " << last_wait.dump(2);
+  EXPECT_LT(place.value("factor", 1.0), 0.5) << last_wait.dump(2);
+  EXPECT_NE(last_wait.value("reason", "").find("fair share: " + std::to_string(place.value("place", 0))),
+            std::string::npos)
+      << last_wait.dump(2);
+  EXPECT_NE(last_wait.value("reason", "").find("in line (user alice's factor 0."), std::string::npos)
+      << last_wait.dump(2);
+  std::printf("fair share: alice's newest job waits: %s\n", last_wait.value("reason", "").c_str());
   std::map<int64_t, int64_t> leased;  // job -> its first lease
   for (auto [api, ids] : {std::pair{&alice_api, &alices}, std::pair{&bob_api, &bobs}})
     for (int64_t id : *ids) {

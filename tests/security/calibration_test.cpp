@@ -98,5 +98,66 @@ TEST(CalibrationPoisoning, AHostileWorkersForgedRunsLeaveOtherUsersEstimatesUnch
   EXPECT_LT(after.back(), 1.0) << "a small MLP estimated at " << after.back() << " hours";
 }
 
+// The other half: calibration on this machine's CPU refuses nothing honest. On the developers'
+// 2-core AMD EPYC the built-in MLP ran faster than the peak its reported clock gave, and every run
+// was refused as "implausible". A real jobctl-worker measures its cores when it starts and
+// registers the rate; the MLP's shapes (784-256-128-10, batch 128) run on it; the run is observed
+// (its estimate for the next identical job moves) and jobctld logs no implausible step time.
+TEST(CalibrationHonesty, AnHonestRunOnThisCpuIsObserved) {
+  TempDir dir;
+  Jobctld d(dir.file("data"), {"--heartbeat-interval-s", "1"});
+  ASSERT_TRUE(d.ok());
+  // 400 steps of about 1-3 ms here: heartbeats every second carry a few step windows.
+  const std::string spec = json{{"name", "fmnist-mlp"},
+                                {"model", {{"kind", "mlp"}, {"hidden", {256, 128}}}},
+                                {"data", {{"dataset", "synthetic"}, {"samples", 25600}, {"test_samples", 500},
+                                          {"features", 784}, {"classes", 10}, {"seed", 3}}},
+                                {"train", {{"epochs", 2}, {"batch_size", 128}, {"seed", 5}}},
+                                {"checkpoint", {{"every_steps", 0}}},
+                                {"resources", {{"gpu", "cpu"}}}}
+                               .dump();
+  Process worker({env_or_fail("JOBCTL_WORKER"), "--server", d.url(), "--name", "honest", "--trainer",
+                  env_or_fail("JOBCTL_TRAIN"), "--work-dir", dir.file("work"), "--device", "cpu", "--wait-s", "1",
+                  "--max-jobs", "1"});
+  json registered;
+  jobctl::testing::poll_until([&] {
+    auto r = http_as(d.url()).request("GET", "/v1/workers");
+    if (!r || r->status != 200) return false;
+    const json page = body_of(*r);
+    for (const auto& w : page.value("workers", json::array())) registered = w;
+    return registered.is_object();
+  }, 30s, 50ms);
+  ASSERT_TRUE(registered.is_object()) << worker.output();
+  const json cpu = registered["capabilities"].value("cpu", json::object());
+  EXPECT_GT(cpu.value("measured_tflops", 0.0), 0) << registered.dump() << "\n" << worker.output();
+
+  auto cpu_estimate = [&] {
+    auto r = http_as(d.url()).request("POST", "/v1/quote", spec);
+    double hours = -1;
+    const json quote = r && r->status == 200 ? body_of(*r) : json::object();
+    for (const auto& c : quote.value("candidates", json::array()))
+      if (c.value("option", "") == "local" && c.contains("estimated_hours") && c["estimated_hours"].is_number())
+        hours = c["estimated_hours"];
+    return hours;
+  };
+  const double before = cpu_estimate();
+  ASSERT_GT(before, 0) << "no local CPU option quoted";
+  const int64_t job = submit(d.url(), "", spec);
+  ASSERT_GT(job, 0);
+  const json done = wait_job(d.url(), "", job, [](const json& j) {
+    const std::string s = j.value("state", "");
+    return s == "succeeded" || s == "failed" || s == "cancelled";
+  }, 120s);
+  ASSERT_EQ(done.value("state", ""), "succeeded") << done.dump(1) << "\n" << worker.output();
+  double after = before;
+  jobctl::testing::poll_until([&] {
+    after = cpu_estimate();
+    return after != before || d.process().output().find("implausible") != std::string::npos;
+  }, 30s, 100ms);
+  EXPECT_EQ(d.process().output().find("implausible"), std::string::npos) << d.process().output();
+  EXPECT_NE(after, before) << "the run was not observed: estimate " << before * 3600 << " s before and after ("
+                           << done["result"].dump() << ")\n" << d.process().output();
+}
+
 }  // namespace
 }  // namespace jobctl::security

@@ -243,6 +243,10 @@ async function wholeDashboard(browser, laptop, page) {
   check(await page.evaluate(() => document.querySelector('#plan-empty')?.textContent.includes('Nothing to plan from yet') &&
                                   document.querySelector('#plan-h').parentElement.querySelector('p.error').hidden),
     'the fleet plan says there is nothing to plan from yet, not an error');
+  // Auth off: fair share is off, and the page says so and what orders the jobs instead.
+  await page.waitForSelector('#fair-share > *');
+  check(await page.evaluate(() => document.querySelector('#fair-share-off')?.textContent.includes('Fair share is off')),
+    'the fair-share section says fair share is off');
   await shot(page, 'laptop-costs');
 
   // Phone size: the same views, no sideways scrolling of the page itself (tables scroll inside).
@@ -298,6 +302,13 @@ async function wholeDashboard(browser, laptop, page) {
     await ap.click('#submit-button');
     await ap.waitForSelector('#submitted-link');
     const qid = Number((await ap.getAttribute('#submitted-link', 'href')).split('/').pop());
+    // Auth on: fair share is on, and the costs view shows the user with an open job, no usage
+    // yet, and factor 1.
+    await ap.click('a[data-nav="costs"]');
+    await ap.waitForSelector('#fair-share-table');
+    const fairShare = await ap.$$eval('#fair-share-table tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    check(fairShare.length === 1 && fairShare[0][0] === 'browser' && fairShare[0][3] === '1',
+      `the fair-share table shows the user's share, usage and factor (${JSON.stringify(fairShare)})`);
     await ap.click('a[data-nav="jobs"]');
     await ap.click(`#jobs-body tr[data-key="${qid}"] button.danger`);
     await ap.waitForFunction((i) => document.querySelector(`#jobs-body tr[data-key="${i}"] [data-col="state"]`)?.textContent === 'cancelled', qid);

@@ -44,6 +44,27 @@ TEST(Capabilities, JsonMatchesTheRegistrationShape) {
   EXPECT_EQ(detect_cpu().cores, detect_cpu_cores());
 }
 
+// jobctl-train --measure-cpu's line (docs/train-cli.md) read back; other lines and unusable
+// rates are passed over; the machine's figure is the core's rate times the cores, and it is
+// registered with the CPU.
+TEST(Capabilities, ReadsTheCpuMeasurement) {
+  const auto t = parse_cpu_throughput(
+      "not json\n{\"event\":\"cpu_throughput\",\"core_gflops\":-1}\n"
+      "{\"event\":\"cpu_throughput\",\"core_gflops\":61.5,\"rounds\":40,\"seconds\":0.1,"
+      "\"kernels\":\"OpenBLAS 0.3.21 (Zen)\"}\n");
+  ASSERT_TRUE(t);
+  EXPECT_DOUBLE_EQ(t->core_gflops, 61.5);
+  EXPECT_EQ(t->kernels, "OpenBLAS 0.3.21 (Zen)");
+  EXPECT_FALSE(parse_cpu_throughput("{\"event\":\"start\"}\n"));
+  EXPECT_FALSE(parse_cpu_throughput("{\"event\":\"cpu_throughput\",\"core_gflops\":\"fast\"}"));
+  EXPECT_DOUBLE_EQ(measured_machine_tflops(*t, 2), 0.123);
+  cost::CpuFacts cpu{.model = "AMD EPYC", .vendor = "AuthenticAMD", .cores = 2, .vector_bits = 256, .fma = true,
+                     .mhz = 2445};
+  EXPECT_FALSE(capabilities_json({}, cpu, 1)["cpu"].contains("measured_tflops"));  // not measured: absent
+  cpu.measured_tflops = 0.123;
+  EXPECT_DOUBLE_EQ(capabilities_json({}, cpu, 1)["cpu"]["measured_tflops"].get<double>(), 0.123);
+}
+
 // /proc/cpuinfo of this repository's 2-core AMD EPYC VM (first processor, flags abridged) and of
 // an AWS Graviton (Neoverse) machine.
 TEST(Capabilities, ReadsTheCpuFromProcCpuinfo) {

@@ -25,7 +25,9 @@ Status parse_int(const std::string& flag, const std::string& text, Int lo, Int h
 std::string usage_text() {
   return "usage: jobctl-train --spec SPEC.json --out DIR [--resume CKPT|auto] [--device cpu|cuda|auto]\n"
          "                    [--data-dir DIR] [--threads N] [--log-every N] [--max-steps N]\n"
-         "Trains one job spec, printing JSON lines of progress on stdout (docs/train-cli.md).\n";
+         "       jobctl-train --measure-cpu\n"
+         "Trains one job spec, printing JSON lines of progress on stdout (docs/train-cli.md); with\n"
+         "--measure-cpu, prints one core's FP32 GEMM throughput on the models' products instead.\n";
 }
 
 Expected<CliOptions> parse_cli(const std::vector<std::string>& args) {
@@ -41,6 +43,11 @@ Expected<CliOptions> parse_cli(const std::vector<std::string>& args) {
     }
     if (flag == "--help" || flag == "-h") {
       o.help = true;
+      continue;
+    }
+    if (flag == "--measure-cpu") {
+      if (has_inline) return usage("--measure-cpu takes no value", flag);
+      o.measure_cpu = true;
       continue;
     }
     static const char* kWithValue[] = {"--spec",    "--out",       "--resume",   "--device",
@@ -70,7 +77,7 @@ Expected<CliOptions> parse_cli(const std::vector<std::string>& args) {
         return Unexpected{std::move(st).error()};
     }
   }
-  if (o.help) return o;
+  if (o.help || o.measure_cpu) return o;
   if (o.spec_path.empty()) return usage("--spec is required", "--spec");
   if (o.out_dir.empty()) return usage("--out is required", "--out");
   return o;

@@ -21,6 +21,7 @@ struct CliOptions {
   int log_every = 1;
   int64_t max_steps = 0;     // 0: no limit
   bool help = false;
+  bool measure_cpu = false;  // --measure-cpu: print one core's GEMM throughput and exit (no spec)
 };
 
 std::string usage_text();

@@ -17,6 +17,7 @@
 #include "train/checkpoint/checkpoint_store.h"
 #include "train/checkpoint/file_system.h"
 #include "train/data/dataset.h"
+#include "train/kernels/gemm_throughput.h"
 #include "train/kernels/make_backend.h"
 #include "train/spec/job_spec.h"
 #include "train/spec/model_stats.h"
@@ -87,6 +88,11 @@ int run(const std::vector<std::string>& args, const KernelReport& kernels) {
   if (!cli) return fail(kUsage, cli.error().message + "\n" + usage_text());
   if (cli->help) {
     std::fputs(usage_text().c_str(), stdout);
+    return kOk;
+  }
+  if (cli->measure_cpu) {
+    const GemmThroughput t = measure_core_gemm_throughput();
+    StdoutSink().emit(to_json_line(CpuThroughputEvent{t.core_gflops, t.rounds, t.seconds, kernels.kernels}));
     return kOk;
   }
 

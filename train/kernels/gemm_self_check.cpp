@@ -11,16 +11,11 @@ namespace jobctl::train {
 
 namespace {
 
-struct Shape {
-  Transpose ta, tb;
-  int m, n, k;
-};
-
 // The models' products: dense forward (X * W^T), input and weight gradients; the CNN's im2col
 // products of conv1 (k = 9) and conv2 (k = 288), and the dense layer over its 3136 features. The
 // batch dimension is 36 rows, not 128: the same kernels and packing, a remainder for their edge
 // code (36 is no multiple of any unroll), and a quarter of the time (it runs at every start).
-constexpr Shape kShapes[] = {
+constexpr GemmShape kShapes[] = {
     {Transpose::no, Transpose::yes, 36, 256, 784},   // MLP dense1 forward
     {Transpose::no, Transpose::no, 36, 256, 128},    // MLP dense2 input gradient
     {Transpose::yes, Transpose::no, 256, 784, 36},   // MLP dense1 weight gradient
@@ -40,7 +35,7 @@ std::vector<float> random_matrix(uint64_t& state, size_t count) {
   return v;
 }
 
-std::string shape_name(const Shape& s) {
+std::string shape_name(const GemmShape& s) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%c%c %dx%dx%d", s.ta == Transpose::yes ? 'T' : 'N', s.tb == Transpose::yes ? 'T' : 'N',
                 s.m, s.n, s.k);
@@ -48,6 +43,8 @@ std::string shape_name(const Shape& s) {
 }
 
 }  // namespace
+
+std::span<const GemmShape> model_gemm_shapes() { return kShapes; }
 
 std::string GemmCheckResult::summary() const {
   char buf[160];
@@ -60,7 +57,7 @@ GemmCheckResult check_gemm_kernels(double tolerance) {
   GemmCheckResult result;
   result.tolerance = tolerance;
   uint64_t rng = 0x6a6f6263746cULL;
-  for (const Shape& s : kShapes) {
+  for (const GemmShape& s : kShapes) {
     // Stored shapes: A is [m,k] or [k,m], B is [k,n] or [n,k]; row strides follow.
     const int lda = s.ta == Transpose::yes ? s.m : s.k;
     const int ldb = s.tb == Transpose::yes ? s.k : s.n;

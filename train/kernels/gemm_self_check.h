@@ -11,11 +11,24 @@
 // Thread safety: runs on the calling thread; call it before training starts.
 #pragma once
 
+#include <span>
 #include <string>
+
+#include "train/kernels/backend.h"
 
 namespace jobctl::train {
 
 inline constexpr double kGemmCheckTolerance = 1e-4;
+
+// One product the models run: C[m,n] = op(A)[m,k] * op(B)[k,n].
+struct GemmShape {
+  Transpose ta, tb;
+  int m, n, k;
+};
+
+// The products the check runs (the start-up throughput measurement times the same ones,
+// gemm_throughput.h).
+std::span<const GemmShape> model_gemm_shapes();
 
 struct GemmCheckResult {
   bool passed = true;

@@ -33,6 +33,16 @@ TEST(Cli, DefaultsAndHelp) {
   EXPECT_TRUE(h->help);
 }
 
+// --measure-cpu trains nothing: no spec or folder is needed, and it takes no value.
+TEST(Cli, MeasureCpuNeedsNoSpec) {
+  auto m = parse_cli({"--measure-cpu"});
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_TRUE(m->measure_cpu);
+  auto valued = parse_cli({"--measure-cpu=yes"});
+  ASSERT_FALSE(valued);
+  EXPECT_EQ(valued.error().field, "--measure-cpu");
+}
+
 TEST(Cli, ErrorsNameTheFlag) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
       {{"--out", "o"}, "--spec"},

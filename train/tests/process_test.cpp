@@ -200,6 +200,30 @@ TEST_F(ProcessTest, NeverReplacesTheUsersCoreType) {
   EXPECT_EQ(string_field(start, "kernels_check").rfind("passed", 0), 0u) << start.dump();
 }
 
+// --measure-cpu prints one core's rate on the models' products, measured on the kernels a job
+// would run: the ones selected for this CPU when OpenBLAS fell back to its generic core, and the
+// generic ones when the user pinned them.
+TEST_F(ProcessTest, MeasureCpuTimesTheKernelsJobsRun) {
+  auto measure = [](std::vector<std::string> env) {
+    TrainProcess p({"--measure-cpu"}, std::move(env));
+    const RunLog log = collect(p);
+    EXPECT_EQ(log.exit_code, 0);
+    EXPECT_EQ(log.events.size(), 1u);
+    json::Value line = log.events.empty() ? json::Value() : log.events.front();
+    EXPECT_EQ(event_of(line), "cpu_throughput") << line.dump();
+    EXPECT_GE(line.find("rounds") ? line.find("rounds")->as_int() : 0, 5) << line.dump();
+    return line;
+  };
+  const json::Value own = measure({});
+  ASSERT_TRUE(own.find("core_gflops"));
+  EXPECT_GT(own.find("core_gflops")->as_double(), 0) << own.dump();
+  EXPECT_FALSE(string_field(own, "kernels").empty()) << own.dump();
+  const std::string best = best_core_here();
+  if (best.empty()) return;  // no OpenBLAS, or nothing better than the generic kernels
+  EXPECT_TRUE(contains(string_field(measure(prescott_as_librarys_choice()), "kernels"), "(" + best + ")"));
+  EXPECT_TRUE(contains(string_field(measure({"OPENBLAS_CORETYPE=Prescott"}), "kernels"), "(Prescott)"));
+}
+
 TEST_F(ProcessTest, ASelectionThatFailsItsSelfCheckFallsBack) {
   const std::string best = best_core_here();
   if (best.empty()) GTEST_SKIP() << "no OpenBLAS, or a CPU with nothing better than its generic kernels";

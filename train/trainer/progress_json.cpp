@@ -73,6 +73,15 @@ std::string to_json_line(const DoneEvent& e) {
       .dump();
 }
 
+std::string to_json_line(const CpuThroughputEvent& e) {
+  return Value(json::Object{{"event", Value("cpu_throughput")},
+                            {"core_gflops", Value(e.core_gflops)},
+                            {"rounds", Value(static_cast<int64_t>(e.rounds))},
+                            {"seconds", Value(e.seconds)},
+                            {"kernels", Value(e.kernels)}})
+      .dump();
+}
+
 std::string error_json_line(const std::string& message) {
   return Value(json::Object{{"event", Value("error")}, {"message", Value(message)}}).dump();
 }

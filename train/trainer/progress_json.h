@@ -77,11 +77,20 @@ struct ResultFile {
   int64_t final_checkpoint_bytes = 0;
 };
 
+// jobctl-train --measure-cpu's one line (train/kernels/gemm_throughput.h).
+struct CpuThroughputEvent {
+  double core_gflops = 0;
+  int rounds = 0;
+  double seconds = 0;
+  std::string kernels;  // blas_description()
+};
+
 std::string to_json_line(const StartEvent& e);
 std::string to_json_line(const StepEvent& e);
 std::string to_json_line(const CheckpointEvent& e);
 std::string to_json_line(const EpochEvent& e);
 std::string to_json_line(const DoneEvent& e);
+std::string to_json_line(const CpuThroughputEvent& e);
 std::string error_json_line(const std::string& message);
 std::string to_json(const ResultFile& r);
 // The job protocol's `result` event: the result file's fields (the final checkpoint's identity

@@ -3,6 +3,8 @@
 // (GET /v1/reports/breakeven), with the utilisation adjustable on the page. Each part says so
 // plainly when this daemon does not serve its report; nothing is made up. The fleet plan
 // (GET /v1/reports/plan) replays the jobs of a recent period with more owned GPUs of a model.
+// Fair share (GET /v1/fair-share): each user's share, decayed usage and factor, the figures the
+// order of jobs waiting for owned machines is made of.
 import { api, optional, ApiError } from '../api.js';
 import { clear, duration, h, num, objectTable, optionText, pct, plural, usd, usdPerHour, usdTick } from '../format.js';
 import { chartFigure, lineChart } from '../charts.js';
@@ -25,6 +27,8 @@ export function mountCosts(main) {
   const beBody = h('div', { id: 'breakeven' });
   const planErr = h('p', { class: 'error', role: 'alert', hidden: true });
   const planBody = h('div', { id: 'fleet-plan' });
+  const fsErr = h('p', { class: 'error', role: 'alert', hidden: true });
+  const fsBody = h('div', { id: 'fair-share' });
   const slider = h('input', { id: 'utilisation', type: 'range', min: '0.05', max: '1', step: '0.05', value: String(utilisation),
                               'aria-describedby': 'utilisation-value' });
   const sliderOut = h('output', { id: 'utilisation-value', for: 'utilisation' }, pct(utilisation));
@@ -52,7 +56,8 @@ export function mountCosts(main) {
           h('input', { id: `plan-${k}`, type: 'text', value: planned[k], size: 8, 'data-field': k,
                        oninput: (e) => { planned[k] = e.target.value; } })]),
         h('button', { type: 'submit' }, 'Plan')),
-      planErr, planBody));
+      planErr, planBody),
+    h('section', { 'aria-labelledby': 'fs-h' }, h('h3', { id: 'fs-h' }, 'Fair share between users'), fsErr, fsBody));
 
   const showSpendError = (e) => { spendErr.hidden = !e; if (e) spendErr.textContent = `Spend report: ${e.message}`; };
   const refreshSpend = () => renderSpendView(spendFacts, spendChart, spendTable);
@@ -118,7 +123,46 @@ export function mountCosts(main) {
     }
   };
   refreshPlanShown();
-  return poll(refreshSpend, 10000, showSpendError);
+  const refreshFairShare = async () => {
+    renderFairShare(await optional('/v1/fair-share'), fsBody);
+    fsErr.hidden = true;
+  };
+  const showFairShareError = (e) => { fsErr.hidden = !e; if (e) fsErr.textContent = `Fair share: ${e.message}`; };
+  const stopFairShare = poll(refreshFairShare, 10000, showFairShareError);
+  const stopSpend = poll(refreshSpend, 10000, showSpendError);
+  return () => { stopFairShare(); stopSpend(); };
+}
+
+// ------------------------------------------------------------------ fair share
+
+// GET /v1/fair-share: {enabled, half_life_days, weights, users: [{user, share, normalized_share,
+// usage, normalized_usage, factor}]} (docs/cost-model.md, "Fair share"). Null: not served.
+function renderFairShare(rep, body) {
+  if (rep === null) {
+    clear(body, h('p', { class: 'muted empty', id: 'fair-share-none' }, 'This daemon does not report fair share.'));
+    return;
+  }
+  if (!rep.enabled) {
+    clear(body, h('p', { class: 'muted empty', id: 'fair-share-off' },
+      'Fair share is off: jobs waiting for owned machines are taken by priority, then age. It is on by default when auth is on (placement.fair_share.enabled).'));
+    return;
+  }
+  const users = rep.users || [];
+  clear(body,
+    h('p', { class: 'muted', id: 'fair-share-facts' },
+      `Usage is price-weighted GPU-hours, halved every ${num(rep.half_life_days, 3)} days; a user's factor is 2^(-usage share / share), 1 for one who used nothing, 1/2 for one who used exactly their share. Jobs waiting for owned machines are taken highest score first: priority, then this factor, then age.`),
+    users.length === 0
+      ? h('p', { class: 'muted empty' }, 'No user has jobs or usage yet.')
+      : objectTable(users, {
+        id: 'fair-share-table',
+        caption: 'Each user\'s share, usage and fair-share factor',
+        columns: [
+          ['user', 'User', (v) => v || '—'],
+          ['share', 'Share', (v, r) => `${num(v, 3)} (${pct(r.normalized_share)})`],
+          ['usage', 'Usage (GPU-hours, decayed)', (v, r) => `${num(v, 4)} (${pct(r.normalized_usage)})`],
+          ['factor', 'Factor', (v) => num(v, 3)],
+        ],
+      }));
 }
 
 // ------------------------------------------------------------------ spend
