@@ -45,6 +45,17 @@ double LifetimePolicy::expected_remaining_life(size_t z, double age) const {
   return expected_remaining(z < zones_.size() ? zones_[z].windows : kNone, options_.prior_lifetime_hours, age);
 }
 
+double LifetimePolicy::survival(size_t z, double age, double changeover) const {
+  double outlived = 1, survived = 1;  // the prior window survives
+  if (z < zones_.size())
+    for (double length : zones_[z].windows)
+      if (length > age + kTimeEps) {
+        outlived += 1;
+        survived += length >= age + changeover - kTimeEps;
+      }
+  return survived / outlived;
+}
+
 void LifetimePolicy::observe(const ProgressState& s, double spot_price, double on_demand_price) {
   const double t = s.elapsed_hours;
   if (zones_.size() != s.zones()) zones_.assign(s.zones(), Zone{});
@@ -103,7 +114,8 @@ Capacity LifetimePolicy::choose(const ProgressState& s) {
   const double slack = r - c - pending;
 
   // The cost guard: worst cases in on-demand hours against (1 + max_loss) x all on-demand.
-  const double allowed = (1.0 + options_.max_loss) * od_price * (s.total_compute_hours + d);
+  const double excess_allowance = options_.max_loss * od_price * (s.total_compute_hours + d);
+  const double allowed = od_price * (s.total_compute_hours + d) + excess_allowance;
   // Spot that makes no progress for `hours` (a period, or a new start's whole changeover), then
   // on-demand to the end.
   auto affordable = [&](double hours) {
@@ -123,13 +135,11 @@ Capacity LifetimePolicy::choose(const ProgressState& s) {
   // returns for only `share` of the windows, as long as the longest `share` of those seen.
   double confirm = options_.confirm_changeovers * d;
   if (share < 1.0) {
-    std::vector<double> lengths;
+    std::vector<double> lengths{options_.prior_lifetime_hours};
     for (const auto& zone : zones_) lengths.insert(lengths.end(), zone.windows.begin(), zone.windows.end());
-    if (!lengths.empty()) {
-      std::sort(lengths.begin(), lengths.end());
-      const auto k = static_cast<size_t>(std::floor((1.0 - share) * static_cast<double>(lengths.size())));
-      if (k < lengths.size()) confirm = std::max(confirm, lengths[k]);
-    }
+    std::sort(lengths.begin(), lengths.end());
+    const auto k = static_cast<size_t>(std::floor((1.0 - share) * static_cast<double>(lengths.size())));
+    if (k < lengths.size()) confirm = std::max(confirm, lengths[k]);
   }
 
   double best_useful = 0;
@@ -140,6 +150,13 @@ Capacity LifetimePolicy::choose(const ProgressState& s) {
     const double age = now_ - zones_[z].window_start;
     const double useful = expected_remaining_life(z, age) - co;
     if (useful <= 0 || !affordable(co) || !can_defer_on_demand(s, Capacity::spot, z)) continue;
+    // The share of windows of this age that outlived a changeover must be at least the share of
+    // the cost guard's allowance already spent (the allowance must not all go on flickers: spot
+    // would then be out of reach for good), and start_survival where the slack pays a return for
+    // every window to come (waiting for a window to prove itself then costs little).
+    const double spent_share =
+        excess_allowance > 0 ? 1.0 - (allowed - spent_ - od_price * (c + d)) / excess_allowance : 0.0;
+    if (survival(z, age, co) < std::max(spent_share, options_.start_survival * share)) continue;
     if (s.current == Capacity::on_demand) {
       const bool worth = (od_price - spot_price) * useful >= spot_price * co + od_price * d;
       if (!worth || slack - co < d || age < confirm - kTimeEps) continue;

@@ -58,6 +58,7 @@ struct LifetimeOptions {
   double prior_outage_hours = 2.0;     // the one prior outage, and the prior's mean
   double confirm_changeovers = 2.0;    // spot up this long (x d) before on-demand -> spot
   double idle_floor_changeovers = 3.0; // never wait the slack below this (x d)
+  double start_survival = 0.5;         // see choose(): how sure a start must be, slack permitting
   double max_loss = 0.009;             // of the all-on-demand cost: the cost guard
   double spot_price_ratio = 0.35;      // spot's price over on-demand's, as the policy counts it
 };
@@ -83,6 +84,9 @@ class LifetimePolicy final : public DeadlinePolicy {
     bool up = false;
     double window_start = 0;
   };
+  // The share of zone z's windows of age `age` that lived `changeover` longer (one prior window
+  // that did).
+  double survival(size_t z, double age, double changeover) const;
   void observe(const ProgressState& s, double spot_price, double on_demand_price);
 
   LifetimeOptions options_;
