@@ -121,7 +121,14 @@ Capacity LifetimePolicy::choose(const ProgressState& s) {
   auto affordable = [&](double hours) {
     return spent_ + spot_price * std::max(hours, s.decision_period_hours) + od_price * (c + d) <= allowed;
   };
-  if (s.current == Capacity::spot && s.spot_in(s.zone) && affordable(s.decision_period_hours)) return Capacity::spot;
+  // On spot, its zone up: another period bills a period of spot and keeps what it made (a reclaim
+  // keeps the work done), then on-demand to the end. Never a wait here: a running spot job has
+  // nothing to gain from stopping, and the daemon leaves spot only for on-demand.
+  if (s.current == Capacity::spot && s.spot_in(s.zone)) {
+    const double g = s.decision_period_hours;
+    const double made = std::min(c, std::max(0.0, g - pending));
+    return spent_ + spot_price * g + od_price * (c - made + d) <= allowed ? Capacity::spot : Capacity::on_demand;
+  }
 
   // The windows the remaining time is expected to bring (one per outage, with one prior cycle),
   // and the returns from on-demand (2 d each) the slack can pay for: `share` of those windows.
@@ -169,7 +176,6 @@ Capacity LifetimePolicy::choose(const ProgressState& s) {
   }
   if (found) return Capacity::spot;
 
-  if (s.current == Capacity::on_demand) return need > 0 ? Capacity::on_demand : Capacity::none;
   // An outage (or no spot worth starting). b(a): what bridging every outage from age a on would
   // have bridged so far, per hour — the closed outages, the current one so far, and the prior
   // (outages exponential with mean prior_outage_hours, (1 - C0/R0) of the time).
@@ -181,6 +187,8 @@ Capacity LifetimePolicy::choose(const ProgressState& s) {
   const double bridge_rate = (bridged + prior_bridged) / (observed_hours_ + n0);
   const bool needed = need > 0 && need >= share * r * bridge_rate;
   const bool low_slack = slack - s.decision_period_hours < options_.idle_floor_changeovers * d;
+  // On demand it stays while work is needed or the slack is low (stopping would only start it again).
+  if (s.current == Capacity::on_demand) return need > 0 || low_slack ? Capacity::on_demand : Capacity::none;
   // A bridge must leave money for one return to spot (its changeover, and on-demand's again).
   const bool bridge_affordable =
       spent_ + od_price * d + spot_price * (d + s.move_hours) + od_price * (c + d) <= allowed;
