@@ -19,7 +19,8 @@
 //     prior_weight_hours of observation (Uniform Progress's assumption).
 // How it decides, with S the slack (remaining time - remaining compute - changeover still to go),
 // R the remaining time, c the remaining compute and d the changeover:
-//   1. on spot and its zone is up: stay;
+//   1. on spot and its zone is up: stay (never a wait: stopping a running spot job gains nothing,
+//      and the daemon leaves spot only for on-demand), unless the cost guard forbids another period;
 //   2. otherwise spot, in the up zone whose window has the longest expected remaining life after
 //      its changeover (the move's transfer included when the zone is not the checkpoint's), when
 //      that life is positive; from on-demand only when, besides, the window's expected saving pays
@@ -33,12 +34,17 @@
 //      from an exponential prior), and k the share of windows the slack can pay a return for (at
 //      most 1: a tight slack bridges sooner, since waiting spends what returns need). Also bridge
 //      when waiting would bring the slack below idle_floor_changeovers x d — waiting to the
-//      deadline guard ends on on-demand for good. Otherwise wait. On demand, stay while N > 0;
+//      deadline guard ends on on-demand for good. Otherwise wait. On demand, stay while N > 0 or
+//      the slack is that low (stopping would only start it again);
 //   4. the safety nets: DeadlinePolicy's exact per-period deadline guard, and a cost guard: spot
-//      only while what the job has spent, plus spot that makes no progress (a period; for a new
-//      start, its whole changeover), plus on-demand to the end, stays within (1 + max_loss) x all
+//      only while what the job has spent, plus the worst of the next period (a new start: its
+//      whole changeover without progress; a running instance: a period billed, and what it makes
+//      kept, as a reclaim keeps it), plus on-demand to the end, stays within (1 + max_loss) x all
 //      on-demand, and a bridge only while it leaves money for one return to spot — so no run
-//      costs more than that (waiting and on-demand never add to the excess).
+//      costs more than that (waiting and on-demand never add to the excess). A start must also be
+//      likely to outlive its changeover: among the zone's windows of its age (one prior window
+//      that did), a share at least that of the allowance already spent — flickers must not spend
+//      it all, or spot is out of reach for good — and at least start_survival x k.
 // Money is counted in on-demand hours, spot at spot_price_ratio of one (0.35: the guard holds for
 // spot at up to 35% of on-demand, the paper's p3.2xlarge is 30%): the daemon's ProgressState
 // carries no prices, and the simulator's must decide the same.
