@@ -58,14 +58,20 @@
 
 namespace jobctl::scheduler {
 
+// The values, and why (measured in bench/RESULTS.md, "Spot across zones"):
 struct LifetimeOptions {
+  // A day: windows and outages run for hours, so a few hours of them say little (6 h, 12 h: no better).
   double prior_weight_hours = 24.0;    // how much observation the useful-share prior counts as
+  // Of the order of the real traces' means (windows 0.8-4.4 h, outages 0.5-12 h; 1 h, 4 h: no better).
   double prior_lifetime_hours = 2.0;   // the one prior spot window per zone
   double prior_outage_hours = 2.0;     // the one prior outage, and the prior's mean
+  // A return from on-demand costs 2 d of slack: a window younger than that is mostly a flicker.
   double confirm_changeovers = 2.0;    // spot up this long (x d) before on-demand -> spot
+  // The on-demand changeover, then one return to spot and back.
   double idle_floor_changeovers = 3.0; // never wait the slack below this (x d)
-  double start_survival = 0.5;         // see choose(): how sure a start must be, slack permitting
-  double max_loss = 0.009;             // of the all-on-demand cost: the cost guard
+  // More likely than not to outlive its changeover, where the slack pays a return per window.
+  double start_survival = 0.5;
+  double max_loss = 0.009;             // of the all-on-demand cost: the cost guard (under the 1% aimed at)
   double spot_price_ratio = 0.35;      // spot's price over on-demand's, as the policy counts it
 };
 
