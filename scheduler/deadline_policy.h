@@ -17,9 +17,11 @@
 //   "local-first" an owned GPU whenever one is free, otherwise on-demand (never spot).
 //   "optimal"    the omniscient bound (optimal_policy.h): knows the whole trace, so it is made for
 //                one trace and job by make_optimal_policy, not by name here.
-//   "lifetime"   a policy across the zones of a region (lifetime_policy.h): per-zone spot lifetimes
-//                and the effective availability learnt from the past, expected-cost choices of
-//                staying, moving and on-demand, the deadline guard and a cost guard.
+//   "lifetime"   a policy across the zones of a region (lifetime_policy.h): spot whenever some zone
+//                has it, waiting rather than starting on-demand early, on-demand work bought in the
+//                longest outages only when the spot still to come is not expected to finish the
+//                job — per-zone window lifetimes, outages and the useful spot share learnt from
+//                the past — the deadline guard and a cost guard.
 //   "adaptive"   jobctl's policy (adaptive_progress.h): Uniform Progress with the line's slope
 //                replaced by the spot availability observed so far, no return from on-demand to
 //                spot until spot has stayed up for a while, and an exact per-period safety net.

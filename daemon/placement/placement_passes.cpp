@@ -324,8 +324,8 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
   // simulator asks it at every tick: a policy whose safety net fires at once would otherwise start
   // on spot and move a period later, and one that learns from what it sees (adaptive) would miss
   // the outage that interrupted the job. What it answers is done: spot where spot can be
-  // launched; on demand; or, while no spot offer can be launched, wait — the job stays queued and
-  // the policy is asked again at every re-evaluation, as the simulator asks it at every tick.
+  // launched; on demand; or wait (none, spot launchable or not) — the job stays queued and the
+  // policy is asked again at every re-evaluation, as the simulator asks it at every tick.
   json policy_note = nullptr;
   const bool spot_launchable = d.outcome == Outcome::launch_spot;
   // No spot offer can be launched, and the cloud is where the job would go: on demand by place()'s
@@ -373,7 +373,9 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
       moved_by_policy = true;
       job = on_demand_job;
       d = scheduler::place(job, ctx, capacity, now_ms, &table);
-    } else if (!spot_launchable && next != scheduler::Capacity::on_demand) {
+    } else if (next == scheduler::Capacity::none || (!spot_launchable && next != scheduler::Capacity::on_demand)) {
+      // A wait where spot could be launched too (the window not worth its changeover to the
+      // policy) is one as well: the simulator waits there.
       waiting = true;
       scheduler::hold_for_spot(d, &table);
     }

@@ -158,6 +158,63 @@ TEST(LifetimePolicy, MovesToAnotherZoneWhenItsZoneIsReclaimed) {
   EXPECT_NEAR(r->cost_usd, (48 + 0.62) * 0.92, 1e-9);
 }
 
+SpotTrace runs_of(double gap_seconds, std::initializer_list<std::pair<int, size_t>> runs) {
+  SpotTrace t;
+  t.gap_seconds = gap_seconds;
+  for (auto [up, ticks] : runs) t.available.insert(t.available.end(), ticks, static_cast<int32_t>(up));
+  return t;
+}
+
+// An outage at the start that the slack can wait out: no on-demand at all (starting on demand
+// there would leave a short job no money to return to spot under the cost guard).
+TEST(LifetimePolicy, WaitsOutAnOutageTheSlackCovers) {
+  const SpotTrace t = runs_of(600, {{0, 12}, {1, 200}});  // 2 h down, then up
+  const SimulationConfig c = paper(16, 1.5);
+  auto p = make_deadline_policy("lifetime");
+  auto r = simulate(t, c, *p);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->deadline_met);
+  EXPECT_DOUBLE_EQ(r->on_demand_hours, 0);
+  EXPECT_NEAR(r->idle_hours, 2, 1e-9);
+}
+
+// 10 h of spot, a 30 h outage, spot again: spot cannot finish 48 h of compute by 72 h, so
+// on-demand work is bought in the outage and the job returns to spot after it — cheaper than
+// waiting until the deadline forces on-demand for good (greedy), which forfeits the last window.
+TEST(LifetimePolicy, BuysOnDemandInALongOutageAndReturnsToSpot) {
+  const SpotTrace t = runs_of(600, {{1, 60}, {0, 180}, {1, 300}});
+  const SimulationConfig c = paper(48, 1.5);
+  auto p = make_deadline_policy("lifetime");
+  auto r = simulate(t, c, *p);
+  auto g = make_deadline_policy("greedy");
+  auto greedy = simulate(t, c, *g);
+  ASSERT_TRUE(r && greedy);
+  EXPECT_TRUE(r->deadline_met);
+  EXPECT_GT(r->on_demand_hours, 0);
+  ASSERT_FALSE(r->segments.empty());
+  EXPECT_EQ(r->segments.back().capacity, Capacity::spot);
+  for (const auto& seg : r->segments)
+    if (seg.capacity == Capacity::on_demand)  // in the outage, and until the window has been up 2 d (4 ticks)
+      EXPECT_LE(seg.end_hours, 40 + 4.0 / 6 + 1e-9) << "on demand only in the outage";
+  EXPECT_LT(r->cost_usd, greedy->cost_usd);
+}
+
+// 15 h of flickers (10 min up, 20 min down) and then spot for good: the flickers must not spend
+// the cost guard's allowance, or the long window would be out of reach.
+TEST(LifetimePolicy, FlickersDoNotSpendTheCostAllowance) {
+  SpotTrace t;
+  t.gap_seconds = 600;
+  for (int i = 0; i < 30; ++i) t.available.insert(t.available.end(), {1, 0, 0});
+  t.available.insert(t.available.end(), 600, 1);
+  const SimulationConfig c = paper(48, 2.0);
+  auto p = make_deadline_policy("lifetime");
+  auto r = simulate(t, c, *p);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->deadline_met);
+  EXPECT_DOUBLE_EQ(r->on_demand_hours, 0);
+  EXPECT_GT(r->savings, 0.6);
+}
+
 // Where spot flickers (windows shorter than the changeover), the cost guard keeps every run
 // within max_loss of all on-demand, and every deadline is met.
 TEST(LifetimePolicy, NeverCostsMuchMoreThanOnDemand) {
