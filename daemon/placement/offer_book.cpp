@@ -8,6 +8,7 @@ void OfferBook::reset(std::vector<cost::Offer> offers) {
   MutexLock lock(mu_);
   offers_ = std::move(offers);
   ++generation_;
+  ++catalog_generation_;
 }
 
 std::vector<cost::Offer> OfferBook::all() const {
@@ -33,7 +34,7 @@ OfferBook::Usable OfferBook::usable(int64_t now_ms) {
     offers->push_back(o);
     if (set_aside_.count(Market{o.instance_type, o.region, true})) offers->back().spot_usd_per_hour.reset();
   }
-  usable_ = Usable{std::move(offers), generation_, !set_aside_.empty()};
+  usable_ = Usable{std::move(offers), generation_, !set_aside_.empty(), catalog_generation_};
   return usable_;
 }
 
@@ -41,8 +42,9 @@ std::optional<int64_t> OfferBook::set_aside_until(const std::string& instance_ty
                                                   bool spot) const {
   MutexLock lock(mu_);
   std::optional<int64_t> until;
-  for (bool market : spot ? std::initializer_list<bool>{false, true} : std::initializer_list<bool>{false})
-    if (auto at = set_aside_.find(Market{instance_type, region, market}); at != set_aside_.end())
+  // The whole offer, and for spot also its spot market.
+  for (int market = 0; market <= (spot ? 1 : 0); ++market)
+    if (auto at = set_aside_.find(Market{instance_type, region, market == 1}); at != set_aside_.end())
       until = std::max(until.value_or(at->second), at->second);
   return until;
 }

@@ -28,6 +28,7 @@ class OfferBook {
     std::shared_ptr<const std::vector<cost::Offer>> offers;  // spot price cleared where set aside
     uint64_t generation = 0;
     bool any_set_aside = false;  // offers differs from all()
+    uint64_t catalog_generation = 0;  // changes only when the offers are replaced (reset)
   };
 
   // Replaces the offers (start-up).
@@ -53,6 +54,7 @@ class OfferBook {
   std::vector<cost::Offer> offers_ JOBCTL_GUARDED_BY(mu_);
   std::map<Market, int64_t> set_aside_ JOBCTL_GUARDED_BY(mu_);  // -> until (ms)
   uint64_t generation_ JOBCTL_GUARDED_BY(mu_) = 1;
+  uint64_t catalog_generation_ JOBCTL_GUARDED_BY(mu_) = 1;
   Usable usable_ JOBCTL_GUARDED_BY(mu_);  // for generation_ once built
 };
 

@@ -167,28 +167,35 @@ std::shared_ptr<const scheduler::PlacementContext> PlacementPasses::context(uint
   const HeartbeatCalibration::Snapshot calibration = calibration_.snapshot();
   if (offers_generation) *offers_generation = usable.generation;
   MutexLock lock(cache_mu_);
-  if (!context_ || context_offers_generation_ != usable.generation ||
-      context_calibration_generation_ != calibration.generation || cpu_peaks_changed_) {
+  const bool config_changed = context_calibration_generation_ != calibration.generation || cpu_peaks_changed_;
+  if (!context_ || context_offers_generation_ != usable.generation || config_changed) {
     scheduler::PlacementConfig config = placement_config(settings_);
     config.cpu_peak_tflops = cpu_peaks_;
     config.unknown_gpu_memory_gb = unknown_gpus_;
     // With offers set aside, the same context over every offer: what a job would pay without the
-    // set-asides, which bounds its price while they last (scheduler/price_jump.h).
-    every_offer_context_ = usable.any_set_aside ? std::make_shared<const scheduler::PlacementContext>(
-                                                      offers_.all(), settings_.local_gpus, *calibration.calibrator, config)
-                                                : nullptr;
+    // set-asides, which bounds its price while they last (scheduler/price_jump.h). It changes with
+    // the catalog and the configuration only, not as offers are set aside and come back.
+    if (usable.any_set_aside &&
+        (!every_offer_context_ || config_changed || every_offer_catalog_generation_ != usable.catalog_generation)) {
+      every_offer_context_ = std::make_shared<const scheduler::PlacementContext>(
+          offers_.all(), settings_.local_gpus, *calibration.calibrator, config);
+      every_offer_catalog_generation_ = usable.catalog_generation;
+    } else if (config_changed) {
+      every_offer_context_.reset();
+    }
     context_ = std::make_shared<const scheduler::PlacementContext>(*usable.offers, settings_.local_gpus,
                                                                    *calibration.calibrator, std::move(config));
     cpu_peaks_changed_ = false;
     context_offers_generation_ = usable.generation;
     context_calibration_generation_ = calibration.generation;
   }
+  any_set_aside_ = usable.any_set_aside;
   return context_;
 }
 
 std::shared_ptr<const scheduler::PlacementContext> PlacementPasses::every_offer_context() {
   MutexLock lock(cache_mu_);
-  return every_offer_context_;
+  return any_set_aside_ ? every_offer_context_ : nullptr;
 }
 
 std::string PlacementPasses::bound_price_jump(scheduler::Job& job, scheduler::PlacementDecision& d,

@@ -219,6 +219,8 @@ class PlacementPasses {
   Mutex cache_mu_;  // held briefly: passes and quotes share these caches
   std::shared_ptr<const scheduler::PlacementContext> context_ JOBCTL_GUARDED_BY(cache_mu_);
   std::shared_ptr<const scheduler::PlacementContext> every_offer_context_ JOBCTL_GUARDED_BY(cache_mu_);
+  uint64_t every_offer_catalog_generation_ JOBCTL_GUARDED_BY(cache_mu_) = 0;
+  bool any_set_aside_ JOBCTL_GUARDED_BY(cache_mu_) = false;  // as of the newest context()
   uint64_t context_offers_generation_ JOBCTL_GUARDED_BY(cache_mu_) = 0;
   uint64_t context_calibration_generation_ JOBCTL_GUARDED_BY(cache_mu_) = 0;
   // A worker's pool entry (nullopt: not a local worker): capabilities never change after a
