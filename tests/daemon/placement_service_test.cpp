@@ -1378,6 +1378,25 @@ TEST(PlacementService, AWideJobWaitingForABusyWorkerIsReservedWhereItsRunningJob
   auto d = f.svc->get_job(wide);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->events.back().type, "reserved");
+
+  // The running job goes past its estimate: an `overrun` event on it names the job planned there,
+  // once, and it is not stopped.
+  f.clock.advance_ms(start - f.clock.now_ms() + 60'000);
+  f.placement->tick();
+  f.placement->tick();
+  auto over = f.svc->get_job(running);
+  ASSERT_TRUE(over);
+  int overruns = 0;
+  for (const auto& e : over->events) {
+    if (e.type != "overrun") continue;
+    ++overruns;
+    const json detail = json::parse(e.detail_json);
+    EXPECT_EQ(detail["waiting_jobs"], json::array({wide})) << detail.dump();
+    EXPECT_EQ(detail["worker_id"], w) << detail.dump();
+    EXPECT_NE(detail.value("reason", "").find("(it is not stopped)"), std::string::npos) << detail.dump();
+  }
+  EXPECT_EQ(overruns, 1) << "noted once per lease";
+  EXPECT_EQ(f.job(running).state, store::JobState::placed);
 }
 
 }  // namespace
