@@ -139,6 +139,12 @@ TEST(TaskLaunch, PyTorchExampleDryRunQuotesWithoutStoringAndErrorsSayWhere) {
   EXPECT_NE(bad_set.err.find("--set resources.gpus: resources.gpus"), std::string::npos) << bad_set.err;
   const std::string task = tmp.file("two-nodes.yaml");
   std::ofstream(task) << "run: python3 train.py\nresources:\n  gpu: cpu\n  nodes: 2\n";
+  // The refusal is judged by the workers registered: the one here first (it measures its CPU at
+  // start).
+  ASSERT_TRUE(jobctl::testing::poll_until([&] {
+    auto w = api.list_workers();
+    return w && !(*w)["workers"].empty();
+  }, 30s)) << worker.output();
   // Two machines at once, and the one worker here: refused at submit, where the file says so.
   const auto two = jobctl_cli(d.url(), {"launch", task});
   EXPECT_FALSE(two.success());
