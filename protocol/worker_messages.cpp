@@ -90,6 +90,10 @@ json to_json(const LeaseOffer& m) {
               {"resume", std::move(resume)},
               {"gpus", m.gpus},
               {"owner", m.owner}};
+  if (m.registry_credential)
+    out["registry_credential"] = {{"registry", m.registry_credential->registry},
+                                  {"username", m.registry_credential->username},
+                                  {"password", m.registry_credential->password}};
   if (m.gang)
     out["gang"] = {{"rank", m.gang->rank},
                    {"nodes", m.gang->nodes},
@@ -120,6 +124,8 @@ json to_json(const CompletionReport& m) { return with_lease(m.lease, {{"result",
 json to_json(const FailureReport& m) { return with_lease(m.lease, {{"error", m.error}}); }
 
 json to_json(const PreemptionReport& m) { return with_lease(m.lease, {{"reason", m.reason}}); }
+
+json to_json(const ImageReport& m) { return with_lease(m.lease, {{"image", m.image}, {"digest", m.digest}}); }
 
 json to_json(const CheckpointRejection& m) {
   return with_lease(m.lease, {{"error", m.error.substr(0, kMaxRejectionBytes)},
@@ -217,6 +223,23 @@ Expected<CheckpointRejection> checkpoint_rejection_from_json(const json& body) {
   return rep;
 }
 
+Expected<ImageReport> image_report_from_json(const json& body) {
+  ImageReport rep;
+  auto lease = report_lease(body, {"worker_id", "epoch", "image", "digest"});
+  if (!lease) return lease.error();
+  rep.lease = *lease;
+  auto image = net::string_field(body, "image", 512);
+  if (!image) return image.error();
+  rep.image = std::move(*image);
+  auto digest = net::string_field(body, "digest", 71);
+  if (!digest) return digest.error();
+  const bool hex = digest->size() == 71 && digest->compare(0, 7, "sha256:") == 0 &&
+                   digest->find_first_not_of("0123456789abcdef", 7) == std::string::npos;
+  if (!hex) return make_error(ErrorCode::invalid_argument, "digest must be sha256: and 64 lowercase hex digits", "digest");
+  rep.digest = std::move(*digest);
+  return rep;
+}
+
 Expected<WorkerRegistered> worker_registered_from_json(const json& body) {
   WorkerRegistered m;
   auto id = answer_int(body, "worker_id");
@@ -288,6 +311,17 @@ Expected<LeaseOffer> lease_offer_from_json(const json& body) {
   if (auto o = body.find("owner"); o != body.end()) {
     if (!o->is_string()) return make_error(ErrorCode::invalid_argument, "the lease's owner is not a string", "owner");
     m.owner = o->get<std::string>();
+  }
+  if (auto c = body.find("registry_credential"); c != body.end() && c->is_object()) {
+    RegistryCredential cred;
+    for (auto [key, out] : {std::pair{"registry", &cred.registry}, {"username", &cred.username}, {"password", &cred.password}}) {
+      auto it = c->find(key);
+      if (it == c->end() || !it->is_string())
+        return make_error(ErrorCode::invalid_argument, std::string("the lease's registry_credential has no ") + key,
+                          "registry_credential");
+      *out = it->get<std::string>();
+    }
+    m.registry_credential = std::move(cred);
   }
   return m;
 }

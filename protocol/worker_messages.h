@@ -61,6 +61,15 @@ struct GangRendezvous {
   int gpus_per_node = 0;            // resources.gpus (0: a CPU job)
 };
 
+// The job owner's credential for the registry of the job's image (the user stored it with
+// `jobctl registry login`): sent with the lease to the worker that pulls, and nowhere else
+// (docs/security.md).
+struct RegistryCredential {
+  std::string registry;  // host[:port]
+  std::string username;
+  std::string password;
+};
+
 // POST /v1/workers/{id}/lease: the job offered.
 struct LeaseOffer {
   int64_t job_id = 0;
@@ -72,6 +81,7 @@ struct LeaseOffer {
   std::vector<int> gpus;              // the worker's GPUs the job takes
   std::optional<GangRendezvous> gang;  // none: a job on one machine
   std::string owner;                   // the user who submitted the job ("" without auth)
+  std::optional<RegistryCredential> registry_credential;  // none: pull without logging in
 };
 
 // One line of a job's output, stamped when the worker read it.
@@ -116,6 +126,14 @@ struct PreemptionReport {
   std::string reason;
 };
 
+// POST /v1/jobs/{id}/image: the image a lease runs, as the worker resolved it (what ran, for
+// reproducibility).
+struct ImageReport {
+  LeaseRef lease;
+  std::string image;   // the spec's reference
+  std::string digest;  // "sha256:<64 hex>": the manifest digest the registry served
+};
+
 // POST /v1/jobs/{id}/checkpoints/{step}/reject: the lease holder cannot resume from it.
 struct CheckpointRejection {
   LeaseRef lease;
@@ -138,6 +156,7 @@ nlohmann::json to_json(const CompletionReport& m);
 nlohmann::json to_json(const FailureReport& m);
 nlohmann::json to_json(const PreemptionReport& m);
 nlohmann::json to_json(const CheckpointRejection& m);
+nlohmann::json to_json(const ImageReport& m);
 
 // jobctld's decoders of the reports (strict; errors name the field). `max_log_bytes` bounds the
 // heartbeat's log (payload_too_large past it).
@@ -147,6 +166,7 @@ Expected<CompletionReport> completion_report_from_json(const nlohmann::json& bod
 Expected<FailureReport> failure_report_from_json(const nlohmann::json& body);
 Expected<PreemptionReport> preemption_report_from_json(const nlohmann::json& body);
 Expected<CheckpointRejection> checkpoint_rejection_from_json(const nlohmann::json& body);
+Expected<ImageReport> image_report_from_json(const nlohmann::json& body);
 
 // The worker's decoders of the answers (lenient on extra fields; a missing or mistyped required
 // field is an error naming it).

@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "train/spec/image_reference.h"
 #include "train/spec/job_sweep.h"
 #include "train/spec/json.h"
 
@@ -35,6 +36,8 @@ constexpr std::array<EnumName<SpotMode>, 3> kSpotModes{
     {{SpotMode::auto_, "auto"}, {SpotMode::always, "always"}, {SpotMode::never, "never"}}};
 constexpr std::array<EnumName<NodeLoss>, 2> kNodeLosses{
     {{NodeLoss::restart_gang, "restart_gang"}, {NodeLoss::replace_node, "replace_node"}}};
+constexpr std::array<EnumName<ImagePull>, 3> kImagePulls{
+    {{ImagePull::if_missing, "if_missing"}, {ImagePull::always, "always"}, {ImagePull::never, "never"}}};
 constexpr std::array<EnumName<Precision>, 2> kPrecisions{{{Precision::fp32, "fp32"}, {Precision::bf16, "bf16"}}};
 constexpr std::array<EnumName<WorkloadPrecision>, 3> kWorkloadPrecisions{
     {{WorkloadPrecision::fp32, "fp32"}, {WorkloadPrecision::bf16, "bf16"}, {WorkloadPrecision::fp16, "fp16"}}};
@@ -474,6 +477,58 @@ Status parse_setup(const Value* v, std::vector<std::string>& out) {
   return ok_status();
 }
 
+// An absolute path without "." or ".." components, repeated or trailing slashes: what a mount
+// names must be the folder it looks like.
+bool plain_absolute_path(const std::string& p) {
+  if (p.size() < 2 || p.front() != '/' || p.back() == '/' || p.size() > 1024) return false;
+  if (p.find('\0') != std::string::npos || p.find("//") != std::string::npos) return false;
+  for (size_t start = 1; start <= p.size();) {
+    const size_t end = std::min(p.find('/', start), p.size());
+    const std::string_view c = std::string_view(p).substr(start, end - start);
+    if (c == "." || c == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+bool path_within(const std::string& p, std::string_view root) {
+  return p == root || (p.size() > root.size() && p.compare(0, root.size(), root) == 0 && p[root.size()] == '/');
+}
+
+// `mounts`: [{"source": "/host/folder", "target": "/in/container", "writable": false}, ...].
+Status parse_mounts(const Value* v, std::vector<MountSpec>& out) {
+  auto bad = [](const std::string& field, const std::string& message) {
+    return make_error(ErrorCode::invalid_argument, field + " " + message, field);
+  };
+  if (!v->is_array()) return bad("mounts", "must be an array of {source, target, writable} objects");
+  const auto& arr = v->as_array();
+  if (arr.size() > kMaxMounts) return bad("mounts", "must have at most " + std::to_string(kMaxMounts) + " entries");
+  for (size_t i = 0; i < arr.size(); ++i) {
+    const std::string at = "mounts[" + std::to_string(i) + "]";
+    if (!arr[i].is_object()) return bad(at, "must be an object with source and target");
+    Fields f(arr[i], at);
+    MountSpec m;
+    JOBCTL_TRY(f.get_string("source", m.source, 1024));
+    JOBCTL_TRY(f.get_string("target", m.target, 1024));
+    JOBCTL_TRY(f.get_bool("writable", m.writable));
+    JOBCTL_TRY(f.finish());
+    if (m.source.empty()) return bad(at + ".source", "is required (a folder on the worker's machine)");
+    if (m.target.empty()) return bad(at + ".target", "is required (where the job sees it)");
+    if (!plain_absolute_path(m.source))
+      return bad(at + ".source", "must be an absolute path without '.', '..', '//' or a trailing '/'");
+    if (!plain_absolute_path(m.target))
+      return bad(at + ".target", "must be an absolute path without '.', '..', '//' or a trailing '/'");
+    if (path_within(m.target, kContainerJobRoot))
+      return bad(at + ".target", "must not be under " + std::string(kContainerJobRoot) + " (the job's own folders)");
+    for (const std::string_view system : {"/proc", "/sys", "/dev"})
+      if (path_within(m.target, system)) return bad(at + ".target", "must not be under " + std::string(system));
+    for (const MountSpec& earlier : out)
+      if (earlier.target == m.target) return bad(at + ".target", "is mounted twice (" + m.target + ")");
+    out.push_back(std::move(m));
+  }
+  return ok_status();
+}
+
 // `after`: a list whose entries are a job id (12), an array id as the CLI writes it ("a12"), or
 // an object {"job": 12} / {"array": 12} with an optional "condition" ("succeeded", the default,
 // or "ended").
@@ -682,6 +737,19 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
                                      "bundle")};
       spec.bundle = b->as_string();
     }
+    if (const Value* image = f.take("image")) {
+      if (!image->is_string())
+        return Unexpected{make_error(ErrorCode::invalid_argument,
+                                     "image must be a string such as \"registry.example.com/team/train:1\"", "image")};
+      auto ref = parse_image_reference(image->as_string());
+      if (!ref) return Unexpected{std::move(ref).error()};
+      spec.image = image->as_string();
+      JOBCTL_TRY(f.get_enum("image_pull", spec.image_pull, kImagePulls, false));
+      if (const Value* mounts = f.take("mounts")) JOBCTL_TRY(parse_mounts(mounts, spec.mounts));
+    } else {
+      JOBCTL_TRY(f.reject("image_pull", "is only for a job in an image (give image)"));
+      JOBCTL_TRY(f.reject("mounts", "is only for a job in an image (give image): a program on the worker's machine reads its folders directly"));
+    }
     auto est = f.get_object("estimate");
     if (!est) return Unexpected{std::move(est).error()};
     if (*est) {
@@ -693,6 +761,9 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
     JOBCTL_TRY(f.reject("env", "is only for a command job (give command)"));
     JOBCTL_TRY(f.reject("setup", "is only for a command job (give command)"));
     JOBCTL_TRY(f.reject("bundle", "is only for a command job (give command)"));
+    for (const char* key : {"image", "image_pull", "mounts"})
+      JOBCTL_TRY(f.reject(key, "is only for a command job (give command): jobctl-train runs on the worker's machine; "
+                               "to train in an image, run jobctl-train as the image's command (docs/job-spec.md)"));
     JOBCTL_TRY(f.reject("estimate", "is only for a command job (give command)"));
     JOBCTL_TRY(f.reject("array", "is only for a command job (a sweep runs a command)"));
   }
@@ -773,6 +844,8 @@ bool is_interpreter(std::string program) {
 
 }  // namespace
 
+std::string_view image_pull_name(ImagePull pull) { return name_of(kImagePulls, pull); }
+
 std::string command_job_name(const std::vector<std::string>& command) {
   if (command.empty()) return "command";
   std::string name = file_name_of(command.front());
@@ -814,6 +887,19 @@ std::string to_json(const JobSpec& s) {
     for (const auto& a : s.command) command.push_back(Value(a));
     root.push_back({"command", Value(std::move(command))});
     if (!s.bundle.empty()) root.push_back({"bundle", Value(s.bundle)});
+    if (!s.image.empty()) {
+      root.push_back({"image", Value(s.image)});
+      if (s.image_pull != ImagePull::if_missing) root.push_back({"image_pull", Value(name_of(kImagePulls, s.image_pull))});
+      if (!s.mounts.empty()) {
+        json::Array mounts;
+        for (const MountSpec& m : s.mounts) {
+          json::Object o{{"source", Value(m.source)}, {"target", Value(m.target)}};
+          if (m.writable) o.push_back({"writable", Value(true)});
+          mounts.push_back(Value(std::move(o)));
+        }
+        root.push_back({"mounts", Value(std::move(mounts))});
+      }
+    }
     if (!s.env.empty()) {
       json::Object env;
       for (const auto& [k, v] : s.env) env.push_back({k, Value(v)});
@@ -950,7 +1036,7 @@ bool operator==(const ArrayCase& a, const ArrayCase& b) {
 }
 
 bool operator==(const JobSpec& a, const JobSpec& b) {
-  return a.name == b.name && a.command == b.command && a.array == b.array && a.bundle == b.bundle && a.env == b.env && a.setup == b.setup && a.estimate == b.estimate && a.model == b.model && a.data == b.data && a.train == b.train &&
+  return a.name == b.name && a.command == b.command && a.array == b.array && a.bundle == b.bundle && a.image == b.image && a.image_pull == b.image_pull && a.mounts == b.mounts && a.env == b.env && a.setup == b.setup && a.estimate == b.estimate && a.model == b.model && a.data == b.data && a.train == b.train &&
          a.checkpoint == b.checkpoint && a.resources == b.resources && a.placement == b.placement &&
          a.priority == b.priority && a.after == b.after && a.user == b.user;
 }

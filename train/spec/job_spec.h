@@ -37,6 +37,9 @@ enum class NodeLoss { restart_gang, replace_node };
 // The number format of the matrix products: fp32, or bf16 operands with fp32 accumulation (the
 // weights, gradients and optimizer state stay fp32; docs/job-spec.md).
 enum class Precision { fp32, bf16 };
+// When the worker pulls a job's image: only when it does not hold it, before every start, or
+// never (the image must already be on the worker).
+enum class ImagePull { if_missing, always, never };
 
 // The model. MLP: dense(hidden[i]) + activation for each i, then dense(classes).
 // CNN: for each c in channels: conv 3x3 (stride 1, pad 1, c filters) + ReLU + max-pool 2x2
@@ -153,6 +156,22 @@ struct PlacementSpec {
   bool queue_if_unplaceable = false;       // accept it even when no machine could run it now
 };
 
+// A host folder a job in an image sees (docs/job-spec.md, "Images"): `source` on the worker's
+// machine, at `target` inside the container, read-only unless `writable`. A worker mounts only
+// folders under the prefixes its operator allows (--allow-mount).
+struct MountSpec {
+  std::string source;
+  std::string target;
+  bool writable = false;
+  bool operator==(const MountSpec&) const = default;
+};
+
+// At most this many mounts per job.
+inline constexpr size_t kMaxMounts = 32;
+// Inside a container the job's own folders are here (docs/job-protocol.md); a mount may not
+// cover them.
+inline constexpr std::string_view kContainerJobRoot = "/jobctl";
+
 struct JobSpec {
   std::string name;            // default: "<model kind>-<dataset>"; a command job: command_job_name()
   // A command job (docs/job-protocol.md): the user's own program and its arguments, run in place
@@ -165,6 +184,11 @@ struct JobSpec {
   std::optional<RuntimeEstimate> estimate;                // a command job's runtime hint
   std::optional<ArrayCase> array;                         // a sweep's case: absent for a lone job
   std::string bundle;  // a command job's code bundle: the SHA-256 (64 hex) POST /v1/bundles named; "" none
+  // A command job's container image (train/spec/image_reference.h): "" runs the program on the
+  // worker's machine as it is. `mounts` only with an image.
+  std::string image;
+  ImagePull image_pull = ImagePull::if_missing;
+  std::vector<MountSpec> mounts;
   bool is_command() const { return !command.empty(); }
   ModelSpec model;
   DataSpec data;
@@ -186,6 +210,9 @@ struct JobSpec {
 // `python3 -m pkg.train` -> "pkg.train"), else the program's file name; "command" when that is
 // empty or longer than a name may be.
 std::string command_job_name(const std::vector<std::string>& command);
+
+// "if_missing", "always" or "never".
+std::string_view image_pull_name(ImagePull pull);
 
 // The canonical JSON of a spec: every field present with its effective value, keys in a fixed
 // order, no insignificant white space. parse_job_spec(to_json(s)) == s, and the daemon stores this.
