@@ -162,6 +162,10 @@ Expected<json> ApiClient::preempt(int64_t job_id, const json& body) {
   return call("POST", "/v1/jobs/" + std::to_string(job_id) + "/preempt", body.dump());
 }
 
+Expected<json> ApiClient::report_image(int64_t job_id, const json& body) {
+  return call("POST", "/v1/jobs/" + std::to_string(job_id) + "/image", body.dump());
+}
+
 Expected<json> ApiClient::reject_checkpoint(int64_t job_id, int64_t step, const json& body) {
   return call("POST", "/v1/jobs/" + std::to_string(job_id) + "/checkpoints/" + std::to_string(step) + "/reject",
               body.dump());

@@ -65,6 +65,8 @@ class ApiClient {
   Expected<nlohmann::json> complete(int64_t job_id, const nlohmann::json& body);
   Expected<nlohmann::json> fail(int64_t job_id, const nlohmann::json& body);
   Expected<nlohmann::json> preempt(int64_t job_id, const nlohmann::json& body);
+  // POST /v1/jobs/{id}/image: the image a lease runs and its digest (protocol::ImageReport).
+  Expected<nlohmann::json> report_image(int64_t job_id, const nlohmann::json& body);
   // The lease holder cannot resume from the job's checkpoint at `step` (docs/recovery.md).
   Expected<nlohmann::json> reject_checkpoint(int64_t job_id, int64_t step, const nlohmann::json& body);
 
