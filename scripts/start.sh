@@ -47,11 +47,21 @@ if [[ -f $home/jobctld.pid ]] && kill -0 "$(cat "$home/jobctld.pid")" 2>/dev/nul
   exit 1
 fi
 
+# The workers' `python3` (the local one's and the cloudsim instances'): a command job's `python3`
+# is the first on PATH. Where that one lacks torch (an interpreter the machine's image installed
+# ahead of Debian's) and Debian's has it, the workers get Debian's first, so that the README's
+# own program runs; a job that needs its own interpreter names an image (docs/job-protocol.md).
+worker_path=$PATH
+if ! python3 -c 'import torch' >/dev/null 2>&1 && /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
+  worker_path=/usr/bin:$PATH
+  echo "== the workers run command jobs with /usr/bin first on PATH ($(command -v python3) has no torch)"
+fi
+
 # The simulated cloud first: jobctld's provisioner launches its instances (jobctl-worker processes
 # that connect back to jobctld) when placement chooses a cloud offer (docs/clouds.md).
 config=$home/jobctld.json
 echo "== starting jobctl-cloudsim"
-"$cloudsim" --listen 127.0.0.1:0 --state-dir "$home/cloudsim" \
+PATH=$worker_path "$cloudsim" --listen 127.0.0.1:0 --state-dir "$home/cloudsim" \
   >"$home/logs/cloudsim.out" 2>"$home/logs/cloudsim.log" &
 echo $! >"$home/cloudsim.pid"
 for _ in $(seq 1 100); do [[ -s $home/logs/cloudsim.out ]] && break; sleep 0.1; done
@@ -80,7 +90,7 @@ echo "== starting one local worker"
 # with others leaves it off (docs/security.md, "Command jobs"). With auth off, web pages cannot
 # submit jobs through your browser: jobctld refuses foreign Host and Origin headers and "simple"
 # cross-site requests (docs/security.md, "Browsers"; tests/security/browser_attack_test.cpp).
-"$worker" --server "$server" --name "local-$(hostname)" --allow-commands \
+PATH=$worker_path "$worker" --server "$server" --name "local-$(hostname)" --allow-commands \
   --trainer "$trainer" --device "${JOBCTL_DEVICE:-auto}" --work-dir "$home/worker" \
   >"$home/logs/worker.log" 2>&1 &
 echo $! >"$home/worker.pid"

@@ -44,6 +44,8 @@ def main():
 
     stop = {"requested": False}
     signal.signal(signal.SIGTERM, lambda *_: stop.update(requested=True))
+    # Which interpreter and torch ran it (the machine's, or a container image's): a log line.
+    print(f"train.py: python {sys.executable} {sys.version.split()[0]}, torch {torch.__version__}", file=sys.stderr)
 
     ckpt_dir = os.environ.get("JOBCTL_CHECKPOINT_DIR", "checkpoints")
 
