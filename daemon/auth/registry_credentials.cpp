@@ -6,6 +6,7 @@
 
 #include "daemon/jobs/job_transition.h"
 #include "train/spec/image_reference.h"
+#include "train/spec/job_spec.h"
 
 namespace jobctl::daemon::auth {
 
@@ -31,9 +32,9 @@ Status check_login_text(const std::string& value, const char* field, size_t max_
 // (train::to_json): most jobs have no image, and are told so without parsing it.
 std::optional<std::string> image_registry(const std::string& spec_json) {
   if (spec_json.find("\"image\"") == std::string::npos) return std::nullopt;
-  const nlohmann::json spec = nlohmann::json::parse(spec_json, nullptr, /*allow_exceptions=*/false);
-  if (!spec.is_object() || !spec.contains("image") || !spec["image"].is_string()) return std::nullopt;
-  auto ref = train::parse_image_reference(spec["image"].get<std::string>());
+  auto spec = train::parse_job_spec(spec_json);
+  if (!spec || spec->image.empty()) return std::nullopt;
+  auto ref = train::parse_image_reference(spec->image);
   if (!ref) return std::nullopt;
   return ref->registry;
 }
