@@ -41,6 +41,9 @@ std::optional<std::string> image_registry(const std::string& spec_json) {
 
 }  // namespace
 
+RegistryCredentials::RegistryCredentials(store::Store& store, const Clock& clock, CredentialSeal& seal)
+    : store_(store), clock_(clock), seal_(seal) {}
+
 Status RegistryCredentials::put(const std::string& user, const std::string& registry, const std::string& username,
                                 const std::string& password) {
   auto host = train::parse_registry_host(registry);

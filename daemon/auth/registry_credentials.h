@@ -35,8 +35,7 @@ class RegistryCredentials : public jobs::LeaseCredentials {
   static constexpr size_t kMaxPasswordBytes = 8192;  // registry tokens (JWTs) run to a few kB
   static constexpr int kMaxPerUser = 64;
 
-  RegistryCredentials(store::Store& store, const Clock& clock, CredentialSeal& seal)
-      : store_(store), clock_(clock), seal_(seal) {}
+  RegistryCredentials(store::Store& store, const Clock& clock, CredentialSeal& seal);
 
   // Stores (or replaces) `user`'s login to `registry`. Errors name the field: "registry" (not a
   // host[:port]: train::parse_registry_host), "username", "password" (empty, too long, or with
