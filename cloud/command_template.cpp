@@ -62,8 +62,11 @@ bool has_placeholders(std::string_view t) {
   return false;
 }
 
-std::string job_flags(int64_t for_job) {
-  return for_job > 0 ? " --for-job " + std::to_string(for_job) + " --allow-commands" : std::string();
+std::string job_flags(int64_t for_job, const std::vector<std::string>& worker_flags) {
+  if (for_job <= 0) return {};
+  std::string flags = " --for-job " + std::to_string(for_job) + " --allow-commands";
+  for (const std::string& f : worker_flags) flags += " " + shell_quote(f);
+  return flags;
 }
 
 }  // namespace jobctl::cloud

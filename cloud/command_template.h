@@ -34,6 +34,6 @@ bool has_placeholders(std::string_view tmpl);
 
 // The worker flags that dedicate an instance's worker to one command job, `for_job` ("" for 0):
 // the {job_flags} placeholder of the worker command templates (cloud/provider.h LaunchRequest).
-std::string job_flags(int64_t for_job);
+std::string job_flags(int64_t for_job, const std::vector<std::string>& worker_flags = {});
 
 }  // namespace jobctl::cloud

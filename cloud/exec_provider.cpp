@@ -29,7 +29,7 @@ Placeholders launch_values(const LaunchRequest& r) {
 Expected<std::string> worker_command_for(const std::string& tmpl, const LaunchRequest& r) {
   Placeholders v{{"server", r.server_url}, {"instance_type", r.offer.instance_type},
                  {"tag", r.tag}};
-  Placeholders raw{{"spot_flag", r.spot ? " --spot" : ""}, {"job_flags", job_flags(r.for_job)}};
+  Placeholders raw{{"spot_flag", r.spot ? " --spot" : ""}, {"job_flags", job_flags(r.for_job, r.worker_flags)}};
   return expand_command(tmpl, v, "cloud.exec.worker_command", raw);
 }
 

@@ -39,6 +39,9 @@ struct LaunchRequest {
   // and its worker runs that job alone, command jobs allowed (jobctl-worker --for-job N
   // --allow-commands): one user's program never shares a machine with another's.
   int64_t for_job = 0;
+  // More jobctl-worker flags for that job's worker (a job in an image: --container-runtime podman
+  // and --allow-mount PREFIX), each shell-quoted into {job_flags}.
+  std::vector<std::string> worker_flags;
 };
 
 struct Instance {

@@ -52,6 +52,7 @@ Expected<Instance> SimProvider::launch(const LaunchRequest& r) {
   if (!r.offer.region.empty()) body["region"] = r.offer.region;
   if (!r.offer.zone.empty()) body["zone"] = r.offer.zone;
   if (r.for_job > 0) body["for_job"] = r.for_job;
+  if (!r.worker_flags.empty()) body["worker_flags"] = r.worker_flags;
   auto j = call("POST", "/instances", body.dump());
   if (!j) return j.error();
   return instance_from_json(*j, "cloudsim launch answer");

@@ -42,6 +42,10 @@ Status apply_config_json(std::string_view text, DaemonConfig& c) {
   // An exec cloud starts a worker able to run a command job only through its {job_flags}.
   c.placement.cloud_runs_commands =
       c.cloud.provider != "exec" || c.cloud.exec.worker_command.find("{job_flags}") != std::string::npos;
+  // Jobs in an image where jobctld starts workers that run containers (with {job_flags} on an
+  // exec cloud, which is how a worker gets its flags for one job).
+  if (c.placement.cloud_runs_commands) c.placement.cloud_containers = c.cloud.containers;
+  if (c.slurm.enabled) c.placement.slurm_containers = c.slurm.containers;
   // A gang on a cloud offer takes one instance per node, under the provisioner's cap.
   c.placement.cloud_max_instances = c.cloud.max_instances;
   if (auto it = j.find("listen"); it != j.end()) {

@@ -20,6 +20,8 @@ Job job_from_spec(std::string id, const train::JobSpec& spec, const train::Model
   j.max_usd_per_hour = spec.placement.max_usd_per_hour;
   j.deadline_hours = spec.placement.deadline_hours;
   j.command = spec.is_command();
+  j.image = !spec.image.empty();
+  j.mounts = spec.mounts;
   j.nodes = spec.resources.nodes;
   return j;
 }

@@ -27,6 +27,9 @@ struct Job {
   std::optional<double> deadline_hours;  // from submission
   // The user's own program (a command job): it runs only where a worker runs command jobs.
   bool command = false;
+  // A job in an image: it runs only where a worker runs containers and allows its mounts.
+  bool image = false;
+  std::vector<train::MountSpec> mounts;
   int nodes = 1;  // machines it runs on at once (resources.nodes): a gang, priced and placed as a whole
 };
 

@@ -13,6 +13,7 @@ uint32_t LocalCapacity::pool_for(const Worker& w) {
   for (size_t i = 0; i < pools_.size(); ++i) {
     const Pool& p = pools_[i];
     if (p.gpu_model == w.gpu_model && p.gpu_count == w.gpu_count && p.runs_commands == w.runs_commands &&
+        p.containers == w.containers &&
         std::abs(p.gpu_memory_gb - w.gpu_memory_gb) < 0.5)
       return static_cast<uint32_t>(i);
   }
@@ -21,6 +22,7 @@ uint32_t LocalCapacity::pool_for(const Worker& w) {
   p.gpu_count = w.gpu_count;
   p.gpu_memory_gb = w.gpu_memory_gb;
   p.runs_commands = w.runs_commands;
+  p.containers = w.containers;
   pools_.push_back(std::move(p));
   return static_cast<uint32_t>(pools_.size() - 1);
 }

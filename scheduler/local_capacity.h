@@ -34,6 +34,7 @@ class LocalCapacity {
     int gpu_count = 1;
     double gpu_memory_gb = 0;
     bool runs_commands = false;                        // its workers run command jobs
+    ContainerSupport containers;                       // and jobs in an image, with these mounts
     std::vector<uint32_t> free;                        // workers with a free GPU
     std::set<std::pair<int64_t, uint32_t>> busy;       // workers with none: (first GPU to free, worker)
     std::vector<uint32_t> members;                     // every worker of the pool

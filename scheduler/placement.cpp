@@ -43,6 +43,7 @@ std::string_view to_string(Rejection r) {
     case Rejection::price_cap: return "price_cap";
     case Rejection::no_provider: return "no_provider";
     case Rejection::no_commands: return "no_commands";
+    case Rejection::no_containers: return "no_containers";
     case Rejection::too_few_machines: return "too_few_machines";
   }
   return "";
@@ -222,6 +223,8 @@ struct RejectionInputs {
   std::optional<double> max_usd_per_hour;
   bool command = false;
   int nodes = 1;
+  bool image = false;
+  const std::vector<train::MountSpec>* mounts = nullptr;  // the job's (it outlives this)
 };
 
 RejectionInputs rejection_inputs(const Job& job) {
@@ -236,7 +239,9 @@ RejectionInputs rejection_inputs(const Job& job) {
           static_cast<int>(w.precision),
           job.max_usd_per_hour,
           job.command,
-          std::max(job.nodes, 1)};
+          std::max(job.nodes, 1),
+          job.image,
+          &job.mounts};
 }
 
 // What one option offers a job, as reject() needs it.
@@ -250,11 +255,17 @@ struct OptionFacts {
   bool spot_market = true;     // spot: the offer has a spot price
   bool runs_commands = true;   // a command job can run there
   int machines = 1;            // machines one job may take at once (a local pool's workers)
+  const ContainerSupport* containers = nullptr;  // jobs in an image there; null: none
 };
+
+bool takes_containers(const RejectionInputs& in, const OptionFacts& o) {
+  static const std::vector<train::MountSpec> kNoMounts;
+  return !in.image || (o.containers && o.containers->takes(true, in.mounts ? *in.mounts : kNoMounts));
+}
 
 // The rejection rules, in the order their reasons are reported: the first that applies wins.
 Rejection reject(const RejectionInputs& in, const OptionFacts& o, const PlacementContext& ctx) {
-  static_assert(kRejectionCount == 12,
+  static_assert(kRejectionCount == 13,
                 "a new rejection belongs in reject(), to_string(Rejection) and rejection_text()");
   const bool cloud = o.kind == OptionKind::on_demand || o.kind == OptionKind::spot;
   const bool owned_wanted = in.mode != train::PlacementMode::cloud;
@@ -281,10 +292,12 @@ Rejection reject(const RejectionInputs& in, const OptionFacts& o, const Placemen
     if (o.usd_per_hour > cap) return Rejection::price_cap;
     if (!o.launchable) return Rejection::no_provider;
     if (in.command && !o.runs_commands) return Rejection::no_commands;
+    if (!takes_containers(in, o)) return Rejection::no_containers;
     return Rejection::none;
   }
   if (!o.launchable) return Rejection::no_provider;
   if (in.command && !o.runs_commands) return Rejection::no_commands;
+  if (!takes_containers(in, o)) return Rejection::no_containers;
   if (o.kind == OptionKind::on_demand && in.spot == train::SpotMode::always) return Rejection::spot_mode;
   if (o.kind == OptionKind::spot && in.spot == train::SpotMode::never) return Rejection::spot_mode;
   if (o.kind == OptionKind::spot && !o.spot_market) return Rejection::no_spot_market;
@@ -300,6 +313,11 @@ std::string rejection_key(const Job& job) {
                     std::string(in.gpu) + "|" + std::to_string(in.gpus) + "|" + std::to_string(in.vram_bytes_per_gpu) + "|" +
                     std::to_string(in.kind) + "|" + std::to_string(in.precision) + "|" + (in.command ? "command|" : "|") +
                     std::to_string(in.nodes) + "|";
+  if (in.image) {
+    key += "image";
+    for (const auto& m : job.mounts) key += ":" + m.source + (m.writable ? "+rw" : "");
+    key += "|";
+  }
   // gpus "auto": the count, and so the memory per GPU, follows each option's GPUs from the
   // described workload; everything of it that sizes the memory is in the key.
   if (job.workload.gpus_auto && job.workload.transformer) {
@@ -392,7 +410,8 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
   // `launchable`: something can start the job there; `wait()`: the queue wait, asked only when the
   // run can be timed.
   auto owned = [&](OptionKind option, uint32_t source, std::string_view gpu_model, int gpu_count, double memory_gb,
-                   int machines, auto idle, bool launchable, bool runs_commands, auto wait) {
+                   int machines, auto idle, bool launchable, bool runs_commands, const ContainerSupport& containers,
+                   auto wait) {
     Candidate c;
     c.kind = option;
     c.source = source;
@@ -407,7 +426,8 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
       c.usd_per_hour = std::max(per_gpu, 0.0) * std::min(c.gpus, std::max(gpu_count, 1)) * in.nodes;
     }
     c.rejection = reject(
-        sin, {option, model, gpu_count, memory_gb * kGiB, c.usd_per_hour, launchable, true, runs_commands, machines}, ctx);
+        sin, {option, model, gpu_count, memory_gb * kGiB, c.usd_per_hour, launchable, true, runs_commands, machines, &containers},
+        ctx);
     if (model >= 0) {
       const double rate = ctx.flops_per_hour(model, kind, precision) * c.gpus * in.nodes;
       if (rate > 0) {
@@ -427,7 +447,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     const auto& pool = pools[p];
     owned(OptionKind::local, p, pool.gpu_model, pool.gpu_count, pool.gpu_memory_gb, static_cast<int>(pool.workers),
           [&](int g) { return capacity.has_free(p, g) && static_cast<int>(pool.free.size()) >= in.nodes; }, true,
-          pool.runs_commands,
+          pool.runs_commands, pool.containers,
           [&](int g) { return capacity.expected_wait_hours(p, now_ms, g); });
   }
 
@@ -441,7 +461,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
                                                             part.wait_hours.size()));
     const int sharing = std::clamp(std::min(in.nodes, part.tasks_per_node), 1, std::max(startable, 1));
     owned(OptionKind::slurm, p, part.gpu_model, startable / sharing, part.gpu_memory_gb, part.machines,
-          [](int) { return false; }, ctx.config_.slurm_launchable, true, [&](int g) {
+          [](int) { return false; }, ctx.config_.slurm_launchable, true, ctx.config_.slurm_containers, [&](int g) {
             const int node_gpus = g * sharing;
             return g >= 1 && node_gpus <= startable ? part.wait_hours[static_cast<size_t>(node_gpus - 1)] : 0.0;
           });
@@ -469,7 +489,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     od.gpus = sin.gpus;
     od.vram_bytes_per_gpu = sin.vram_bytes_per_gpu;
     od.rejection = reject(sin, {od.kind, f.model, f.gpu_count, f.memory_bytes, od.usd_per_hour, cloud_launchable, true,
-                                ctx.config_.cloud_runs_commands, cloud_machines}, ctx);
+                                ctx.config_.cloud_runs_commands, cloud_machines, &ctx.config_.cloud_containers}, ctx);
     if (rate > 0) {
       od.queue_wait_hours = provision;
       od.estimated_hours = t;
@@ -486,7 +506,7 @@ PlacementDecision place(const Job& job, const PlacementContext& ctx, const Local
     sp.vram_bytes_per_gpu = sin.vram_bytes_per_gpu;
     sp.rejection =
         reject(sin, {sp.kind, f.model, f.gpu_count, f.memory_bytes, sp.usd_per_hour, cloud_launchable, f.spot >= 0,
-                     ctx.config_.cloud_runs_commands, cloud_machines}, ctx);
+                     ctx.config_.cloud_runs_commands, cloud_machines, &ctx.config_.cloud_containers}, ctx);
     if (rate > 0 && f.spot >= 0) {
       const double ts = t * spot_factor[f.lambda_index];
       sp.queue_wait_hours = provision;
@@ -645,6 +665,26 @@ std::string rejection_text(const Candidate& c, const Job& job, const PlacementCo
                  ? "a command job, and no worker here runs them (start one with jobctl-worker --allow-commands)"
                  : "a command job, and the cloud's worker command cannot start a worker for it "
                    "(cloud.exec.worker_command has no {job_flags})";
+    case Rejection::no_containers: {
+      const ContainerSupport* there = c.kind == OptionKind::local   ? &capacity.pools()[c.source].containers
+                                      : c.kind == OptionKind::slurm ? &ctx.config().slurm_containers
+                                                                    : &ctx.config().cloud_containers;
+      const std::string where = c.kind == OptionKind::local   ? "no worker here"
+                                : c.kind == OptionKind::slurm ? "the Slurm workers jobctld starts"
+                                                              : "the cloud instances jobctld starts";
+      if (!there->runs_images)
+        return "a job in an image, and " + where + (c.kind == OptionKind::local ? " runs" : " run no") +
+               " containers (" +
+               (c.kind == OptionKind::local ? "start one with jobctl-worker --container-runtime podman"
+                : c.kind == OptionKind::slurm ? "slurm.containers"
+                                              : "cloud.containers") + ")";
+      std::string refused;
+      for (const auto& m : job.mounts)
+        if (!train::mount_allowed(m.source, m.writable, there->mounts))
+          refused += (refused.empty() ? "" : ", ") + m.source + (m.writable ? " (writable)" : "");
+      return "its mounts " + refused + " are not allowed there (" +
+             (c.kind == OptionKind::local ? "jobctl-worker --allow-mount" : c.kind == OptionKind::slurm ? "slurm.allowed_mounts" : "cloud.allowed_mounts") + ")";
+    }
   }
   return "";
 }

@@ -74,11 +74,12 @@ enum class Rejection : uint8_t {
   no_provider,      // a cloud offer, and no cloud provider is configured to launch it; a Slurm
                     // partition, and nothing submits Slurm jobs
   no_commands,      // a command job, and nothing there runs command jobs
+  no_containers,    // a job in an image, and nothing there runs containers or allows its mounts
   too_few_machines, // a gang of more nodes than the option has machines (a local pool's workers,
                     // cloud.max_instances instances of a cloud offer; a Slurm partition runs one
                     // machine per job here)
 };
-inline constexpr size_t kRejectionCount = 12;
+inline constexpr size_t kRejectionCount = 13;
 std::string_view to_string(Rejection r);
 
 struct PlacementConfig {
@@ -104,6 +105,11 @@ struct PlacementConfig {
   // worker dedicated to that job, with command jobs allowed); false: command jobs are rejected
   // there with no_commands. Slurm batch jobs always can (their worker runs the one job).
   bool cloud_runs_commands = true;
+  // Whether the workers jobctld starts (cloud instances, Slurm batch jobs) run jobs in an image,
+  // and which host folders they let them mount (cloud.containers / slurm.containers and their
+  // allowed_mounts: the worker command is then given --container-runtime and --allow-mount).
+  ContainerSupport cloud_containers;
+  ContainerSupport slurm_containers;
   // How many instances of one offer a gang may take at once (cloud.max_instances): a gang of N
   // nodes on a cloud offer is N instances of it, launched together in the priced zone.
   int cloud_max_instances = 16;

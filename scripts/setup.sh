@@ -33,6 +33,9 @@ packages=(
                             # suite, and `pip install ./python` offline in a venv (python/README.md)
   slurm-wlm                 # slurmctld, slurmd, the client commands and munge: the Slurm tests'
                             # one-node cluster (scripts/slurm-cluster.sh)
+  podman runc uidmap        # jobs in an image (jobctl-worker --container-runtime podman): rootful
+                            # podman with runc (settings below)
+  docker-registry           # a real registry on 127.0.0.1 for the image tests (no outside one here)
 )
 browser=0
 for arg in "$@"; do
@@ -63,6 +66,29 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
   echo "setup: all Debian packages present"
+fi
+
+# podman's settings for jobctl's containers, in a file of their own (podman reads every file in
+# containers.conf.d after its own defaults); written once, left alone once there:
+#  - runtime = "runc": crun, podman's default where installed, refuses the hybrid cgroup layout
+#    of some kernels; runc runs on both layouts.
+#  - default_ulimits: podman sets a container's open-file and process limits above the caller's
+#    by default, which root without CAP_SYS_RESOURCE (a container of a machine, as here) may not
+#    do, and every container then fails to start; these are the machine's own hard limits.
+conf=/etc/containers/containers.conf.d/50-jobctl.conf
+if command -v podman >/dev/null 2>&1 && [[ ! -e $conf ]]; then
+  sudo_cmd=()
+  if [[ $(id -u) != 0 ]]; then sudo_cmd=(sudo); fi
+  nofile=$(ulimit -Hn); nproc=$(ulimit -Hu)
+  # (processes: at most 32768, as the image tests need; a higher one was refused here even at the
+  # hard limit)
+  [[ $nproc == unlimited || $nproc -gt 32768 ]] && nproc=32768
+  [[ $nofile == unlimited ]] && nofile=1048576
+  "${sudo_cmd[@]}" mkdir -p "$(dirname "$conf")"
+  printf '%s\n' "# Written by jobctl's scripts/setup.sh (explained there)." '[containers]' \
+    "default_ulimits = [\"nofile=$nofile:$nofile\", \"nproc=$nproc:$nproc\"]" '[engine]' 'runtime = "runc"' |
+    "${sudo_cmd[@]}" tee "$conf" >/dev/null
+  echo "setup: wrote $conf"
 fi
 
 if [[ $browser == 1 && -f web/package.json ]]; then

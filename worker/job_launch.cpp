@@ -147,20 +147,40 @@ Expected<LaunchedJob> launch_job(int64_t job_id, int64_t epoch, const JobProgram
   // Everything the program starts ends with it: its own cgroup where the machine has one, else
   // its session (and its user's processes, with --run-as), worker/job_containment.h. The SIGTERM
   // and the SIGKILL the runner sends go to its process group.
-  LaunchedJob job;
-  job.containment = JobContainment::start(options.cgroup_parent, job_cgroup_name(job_id, epoch),
-                                          program.memory_limit_bytes, options.run_as, log);
-  job.oom_kills_before = oom_kill_count();
-  process::SpawnOptions spawn{.cwd = program.cwd.string(),
-                               .env = env,
-                               .address_space_limit_bytes = program.memory_limit_bytes,
-                               .new_session = job.containment->procs_fd() < 0,
-                               .cgroup_procs_fd = job.containment->procs_fd(),
-                               .run_as = options.run_as};
   // A gang's programs run with the gang's own group: its rendezvous port admits that group alone
   // (worker/gang_firewall.h). Its folders keep the user's group; the worker checks owners by uid.
-  if (spawn.run_as && gang && options.gang_gids) spawn.run_as->gid = gang_gid(*options.gang_gids, job_id);
-  auto spawned = process::Child::spawn(program.argv, spawn);
+  std::optional<process::Credentials> run_as = options.run_as;
+  if (run_as && gang && options.gang_gids) run_as->gid = gang_gid(*options.gang_gids, job_id);
+  LaunchedJob job;
+  std::vector<std::string> argv = program.argv;
+  std::vector<std::string> spawn_env = env;
+  uint64_t process_memory_limit = program.memory_limit_bytes;
+  if (!program.image.empty()) {
+    if (!options.containers)
+      return make_error(ErrorCode::permission_denied, "this worker runs no job in an image (no --container-runtime)");
+    std::optional<std::pair<uint32_t, uint32_t>> user;
+    if (run_as) user = std::pair{run_as->uid, run_as->gid};
+    auto run = container_run(job_id, epoch, program, options, dir, env, gang, user);
+    if (!run) return run.error();
+    // The runtime runs as the worker (rootful: the job's user is the container's), with the
+    // worker's environment less its credentials; the program's environment travels in the run.
+    // Its memory limit is the container's (an address-space limit would stop the runtime itself).
+    argv = options.containers->run_command(*run);
+    spawn_env = {"JOBCTL_TOKEN"};
+    run_as.reset();
+    process_memory_limit = 0;
+    job.container = std::make_unique<RunningContainer>(options.containers, run->name, log);
+  }
+  job.containment = JobContainment::start(options.cgroup_parent, job_cgroup_name(job_id, epoch), process_memory_limit,
+                                          job.container ? std::nullopt : options.run_as, log);
+  job.oom_kills_before = oom_kill_count();
+  process::SpawnOptions spawn{.cwd = program.cwd.string(),
+                               .env = spawn_env,
+                               .address_space_limit_bytes = process_memory_limit,
+                               .new_session = job.containment->procs_fd() < 0,
+                               .cgroup_procs_fd = job.containment->procs_fd(),
+                               .run_as = run_as};
+  auto spawned = process::Child::spawn(argv, spawn);
   if (!spawned) return make_error(ErrorCode::io, "cannot start " + program.label + ": " + spawned.error().message);
   job.containment->set_session((*spawned)->pid());
   job.child = std::move(*spawned);

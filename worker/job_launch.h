@@ -1,8 +1,8 @@
 // Starts one attempt of a leased job's program (docs/job-protocol.md): its environment (the job
 // protocol's variables, a gang's rendezvous, the GPUs it may see, never the worker's credentials),
-// its folders (given
-// to the job's user under --run-as), its containment (a cgroup of its own where the machine has
-// one, else its session: worker/job_containment.h), and the child process itself.
+// its folders (given to the job's user under --run-as), its containment (a cgroup of its own where
+// the machine has one, else its session: worker/job_containment.h), and the child process itself
+// — for a job in an image, the container runtime's foreground process (worker/container_launch.h).
 //
 // Thread safety: a function; the LaunchedJob it returns belongs to the runner's thread.
 #pragma once
@@ -17,6 +17,7 @@
 #include "base/expected.h"
 #include "process/child.h"
 #include "protocol/worker_messages.h"
+#include "worker/container_launch.h"
 #include "worker/job_containment.h"
 #include "worker/job_program.h"
 
@@ -26,6 +27,9 @@ struct LaunchedJob {
   std::unique_ptr<JobContainment> containment;
   std::unique_ptr<process::Child> child;
   std::optional<int64_t> oom_kills_before;  // oom_kill_count() at the start (worker/oom_kill.h)
+  // A job in an image: its container, removed when the attempt ends (child is the runtime's
+  // foreground process). Null for a program run on this machine.
+  std::unique_ptr<RunningContainer> container;
 };
 
 // The lease's JOBCTL_OUTPUT_DIR in the job's folder `dir` (worker/output_sync.h).

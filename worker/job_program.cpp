@@ -71,6 +71,26 @@ Expected<JobProgram> program_for(const std::string& spec_json, const fs::path& s
   if (auto s = spec.find("setup"); s != spec.end() && s->is_array())
     for (const auto& c : *s)
       if (c.is_string()) p.setup.push_back(c.get<std::string>());
+  if (auto image = spec.find("image"); image != spec.end() && image->is_string()) {
+    if (!options.containers)
+      return make_error(ErrorCode::permission_denied,
+                        "this worker runs no job in an image (it was started without --container-runtime)", "image");
+    p.image = image->get<std::string>();
+    if (auto pull = spec.find("image_pull"); pull != spec.end() && pull->is_string())
+      for (auto mode : {train::ImagePull::if_missing, train::ImagePull::always, train::ImagePull::never})
+        if (train::image_pull_name(mode) == pull->get<std::string>()) p.image_pull = mode;
+    if (auto mounts = spec.find("mounts"); mounts != spec.end() && mounts->is_array())
+      for (const auto& m : *mounts) {
+        if (!m.is_object() || !m.contains("source") || !m.contains("target") || !m["source"].is_string() ||
+            !m["target"].is_string())
+          return make_error(ErrorCode::invalid_argument, "mounts must be {source, target, writable} objects", "mounts");
+        {
+          const auto w = m.find("writable");
+          p.mounts.push_back({m["source"].get<std::string>(), m["target"].get<std::string>(),
+                              w != m.end() && w->is_boolean() && w->get<bool>()});
+        }
+      }
+  }
   p.label = p.argv.front();
   p.cwd = dir / "work";
   return p;

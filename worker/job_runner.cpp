@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "bundle/code_bundle.h"
+#include "worker/container_runtime.h"
 #include "worker/gang_firewall.h"
 #include "worker/job_setup.h"
 #include "worker/checkpoint_handoff.h"
@@ -48,6 +49,7 @@ Expected<Lease> JobRunner::lease_from_json(const json& j) {
   l.gpus = std::move(offer->gpus);
   l.gang = std::move(offer->gang);
   l.owner = std::move(offer->owner);
+  l.registry_credential = std::move(offer->registry_credential);
   return l;
 }
 
@@ -153,6 +155,24 @@ RunOutcome JobRunner::run(const Lease& lease) {
     auto setup = prepare_setup(*program, bundle_bytes, lease.owner, options_, log_);
     if (!setup) return fail_job(setup.error().message);
     setup_log = std::move(setup->log_lines);
+    if (!program->image.empty()) {
+      // The image, pulled as the spec says, for every lease (a resume elsewhere pulls it there);
+      // what the pull printed goes to the job's log, its digest to jobctld (what ran).
+      auto image = options_.containers->prepare_image(
+          program->image, program->image_pull, lease.registry_credential,
+          [&](const std::string& line) { setup_log.push_back("[image] " + line); });
+      if (!image) return fail_job(image.error().message);
+      char pulled[200];
+      if (image->pulled)
+        std::snprintf(pulled, sizeof pulled, "%s (%.1f MB), pulled in %.1f s", image->digest.c_str(), image->bytes / 1e6,
+                      image->pull_seconds);
+      else
+        std::snprintf(pulled, sizeof pulled, "%s (%.1f MB), already on this worker", image->digest.c_str(),
+                      image->bytes / 1e6);
+      setup_log.push_back("[image] " + program->image + ": " + pulled);
+      log_ << "jobctl-worker: job " << lease.job_id << ": image " << program->image << " " << pulled << "\n";
+      reporter.image(program->image, image->digest, stop_wait());
+    }
   }
 
   // The outputs earlier leases stored come back into this lease's empty JOBCTL_OUTPUT_DIR before
@@ -214,6 +234,7 @@ RunOutcome JobRunner::attempt(const Lease& lease, LeaseReporter& reporter, Outpu
       JobSupervisor({*job, *program, protocol, heartbeats, pending_log, checkpoints, uploader, stop_}, lease.job_id,
                     resume_path.has_value(), rank, log_)
           .run();
+  job->container.reset();  // ends and removes it: a runtime process killed after its grace leaves it running
   // Heartbeats keep the lease while the last checkpoint and the outputs upload; the last of the
   // log goes with a last heartbeat, before the outcome is reported (the lease still holds),
   // unless jobctld does not answer in time.

@@ -67,6 +67,8 @@ struct Lease {
   std::vector<int> gpus;                   // the worker's GPUs the job takes (the daemon names them)
   std::optional<protocol::GangRendezvous> gang;  // a job across machines: this node's place in it
   std::string owner;  // the user who submitted the job ("" without auth): its setups are its own
+  // The owner's credential for the registry of the job's image: used for its pull, then dropped.
+  std::optional<protocol::RegistryCredential> registry_credential;
 };
 
 class JobRunner {

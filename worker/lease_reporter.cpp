@@ -32,6 +32,11 @@ void LeaseReporter::preempt(const std::string& reason, const RetryWait& wait) {
   report("preempted", [&] { return api_.preempt(job_id_, protocol::to_json(m)); }, wait);
 }
 
+void LeaseReporter::image(const std::string& image, const std::string& digest, const RetryWait& wait) {
+  const protocol::ImageReport m{lease_, image, digest};
+  report("image " + digest, [&] { return api_.report_image(job_id_, protocol::to_json(m)); }, wait);
+}
+
 void LeaseReporter::reject_checkpoint(int64_t step, const std::string& why, std::optional<int64_t> fallback_step,
                                       const RetryWait& wait) {
   const protocol::CheckpointRejection m{lease_, why, fallback_step};

@@ -33,6 +33,8 @@ class LeaseReporter {
   void complete(const nlohmann::json& result, const RetryWait& wait);
   void fail(const std::string& why, const RetryWait& wait);  // logs `why` too
   void preempt(const std::string& reason, const RetryWait& wait);
+  // The image the lease runs, as pulled (its digest: what ran).
+  void image(const std::string& image, const std::string& digest, const RetryWait& wait);
   void reject_checkpoint(int64_t step, const std::string& why, std::optional<int64_t> fallback_step,
                          const RetryWait& wait);
 

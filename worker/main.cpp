@@ -17,7 +17,9 @@
 #include "worker/capabilities.h"
 #include "worker/gang_firewall.h"
 #include "worker/job_containment.h"
+#include "worker/container_launch.h"
 #include "worker/notice_poller.h"
+#include "worker/podman_runtime.h"
 #include "worker/rendezvous_endpoint.h"
 #include "worker/stop_source.h"
 #include "worker/token_source.h"
@@ -144,7 +146,31 @@ int main(int argc, char** argv) {
   app.add_flag("--simulated", simulated,
                "register as simulated: this machine is not what it claims (jobctl-cloudsim's instances), so "
                "its step times calibrate nothing");
+  std::string container_runtime = "none";
+  app.add_option("--container-runtime", container_runtime,
+                 "run jobs that name an image in containers of this runtime: podman (rootful, with runc: "
+                 "scripts/setup.sh), or none (default: such jobs are not offered to this worker; docs/job-protocol.md)")
+      ->check(CLI::IsMember({"podman", "none"}));
+  jobctl::worker::PodmanOptions podman;
+  app.add_option("--podman", podman.program, "the podman program (default: podman on PATH)");
+  app.add_option("--registry-cert-dir", podman.registry_cert_dir,
+                 "folder of CA certificates (*.crt) for private registries' TLS (podman --cert-dir)");
+  std::vector<std::string> allow_mounts;
+  app.add_option("--allow-mount", allow_mounts,
+                 "a host folder jobs in an image may mount (a job's spec: mounts), read-only; PREFIX:rw allows "
+                 "writable mounts too. Repeatable; none by default");
+  app.add_option("--container-pids-limit", opts.runner.container_pids_limit,
+                 "processes one job's container may have (default 32768)")
+      ->check(CLI::Range(16, 4194304));
   CLI11_PARSE(app, argc, argv);
+  for (const std::string& a : allow_mounts) {
+    auto m = jobctl::train::parse_allowed_mount(a);
+    if (!m) {
+      std::cerr << "jobctl-worker: " << m.error().message << "\n";
+      return 2;
+    }
+    opts.runner.allowed_mounts.push_back(std::move(*m));
+  }
   opts.runner.device = device;
   opts.runner.transfer.retry.max_attempts = upload_attempts;
   if (address_option->count() > 0)
@@ -207,6 +233,23 @@ int main(int argc, char** argv) {
   }
   if (!opts.runner.cgroup_parent.empty()) end_orphaned_job_cgroups(opts.runner.cgroup_parent, std::cerr);
 
+  opts.runner.worker_name = opts.name;
+  if (container_runtime == "podman") {
+    podman.private_dir = std::filesystem::absolute(opts.runner.work_dir) / ".registry-auth";
+    std::error_code mk;
+    std::filesystem::create_directories(opts.runner.work_dir, mk);
+    auto runtime = make_podman_runtime(podman);
+    if (!runtime) {
+      std::cerr << "jobctl-worker: --container-runtime podman: " << runtime.error().message << "\n";
+      return 2;
+    }
+    opts.runner.containers = std::move(*runtime);
+    remove_leftover_containers(*opts.runner.containers, opts.runner.work_dir, std::cerr);
+  } else if (!opts.runner.allowed_mounts.empty()) {
+    std::cerr << "jobctl-worker: --allow-mount is for jobs in an image: give --container-runtime podman\n";
+    return 2;
+  }
+
   StopSource stop;
   stop.install_signal_handlers();
 
@@ -254,6 +297,13 @@ int main(int argc, char** argv) {
   opts.capabilities = capabilities_json(gpus, cpu, detect_memory_mb(), simulated);
   // Offered command jobs only when it runs them: a worker without --allow-commands never leases one.
   if (opts.runner.allow_commands) opts.capabilities["commands"] = true;
+  // Offered jobs in an image only with a runtime, and only those whose mounts it allows.
+  if (opts.runner.containers && opts.runner.allow_commands) {
+    opts.capabilities["containers"] = std::string(opts.runner.containers->name());
+    nlohmann::json mounts = nlohmann::json::array();
+    for (const auto& m : opts.runner.allowed_mounts) mounts.push_back({{"prefix", m.prefix}, {"writable", m.writable}});
+    if (!mounts.empty()) opts.capabilities["mounts"] = std::move(mounts);
+  }
   const std::string machine =
       machine_id == "auto" ? default_machine_id(opts.name, instance_provider, instance_id) : machine_id;
   if (!machine.empty()) opts.capabilities["machine_id"] = machine;

@@ -3,15 +3,20 @@
 // Thread safety: a plain value.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "process/child.h"
+#include "train/spec/allowed_mounts.h"
 #include "worker/checkpoint_transfer.h"
 #include "worker/gang_firewall.h"
+#include "worker/host_gpu_files.h"
 
 namespace jobctl::worker {
+
+class ContainerRuntime;  // worker/container_runtime.h
 
 struct RunnerOptions {
   std::string trainer;             // path of jobctl-train
@@ -32,6 +37,13 @@ struct RunnerOptions {
   std::optional<GangGidRange> gang_gids;
   std::string cgroup_parent;       // each run's cgroup v2 goes under this folder; empty: none (worker/job_containment.h)
   int setup_timeout_s = 3600;      // longest a command job's setup command may run (worker/job_setup.h)
+  // Jobs in an image run in containers of this runtime (--container-runtime); null: they fail here
+  // (and jobctld offers none, the worker registering no runtime). Shared by the runner threads.
+  std::shared_ptr<ContainerRuntime> containers;
+  std::vector<train::AllowedMount> allowed_mounts;  // host folders jobs in an image may mount (--allow-mount)
+  int container_pids_limit = 32768;  // processes one container may have
+  HostGpuFiles gpu_files;            // where the machine's NVIDIA device nodes and libraries are
+  std::string worker_name;           // labels its containers (with work_dir, which tells workers apart)
 };
 
 }  // namespace jobctl::worker

@@ -195,7 +195,7 @@ Expected<json> SimCloud::launch(const SimLaunch& r) {
                              {"work_dir", inst->dir + "/work"},
                              {"name", inst->info.id},
                              {"tag", r.tag}},
-                            "worker_command", {{"spot_flag", r.spot ? " --spot" : ""}, {"job_flags", job_flags(r.for_job)}});
+                            "worker_command", {{"spot_flag", r.spot ? " --spot" : ""}, {"job_flags", job_flags(r.for_job, r.worker_flags)}});
   if (!cmd) return cmd.error();
   {
     std::ofstream log(inst->dir + "/worker.log", std::ios::app);

@@ -77,6 +77,7 @@ struct SimLaunch {
   std::string tag;
   std::string name;
   int64_t for_job = 0;       // non-zero: the worker runs this command job alone (LaunchRequest)
+  std::vector<std::string> worker_flags;  // more flags for that worker (LaunchRequest)
 };
 
 class SimCloud {

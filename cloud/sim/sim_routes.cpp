@@ -27,7 +27,7 @@ void answer(const Responder& respond, int ok, const Expected<json>& r) {
 void launch(SimCloud& c, const HttpRequest& req, const Responder& respond) {
   auto body = json_object_body(req, /*required=*/true);
   if (!body) return respond(error_response(body.error()));
-  if (auto st = only_keys(*body, {"instance_type", "region", "zone", "spot", "server", "tag", "name", "for_job"}); !st)
+  if (auto st = only_keys(*body, {"instance_type", "region", "zone", "spot", "server", "tag", "name", "for_job", "worker_flags"}); !st)
     return respond(error_response(st.error()));
   SimLaunch l;
   auto type = string_field(*body, "instance_type", 100);
@@ -59,6 +59,15 @@ void launch(SimCloud& c, const HttpRequest& req, const Responder& respond) {
     if (!it->is_number_integer() || it->get<int64_t>() < 0)
       return respond(error_response(make_error(ErrorCode::invalid_argument, "for_job must be a job id (an integer >= 0)", "for_job")));
     l.for_job = it->get<int64_t>();
+  }
+  if (auto it = body->find("worker_flags"); it != body->end()) {
+    if (!it->is_array() || it->size() > 64)
+      return respond(error_response(make_error(ErrorCode::invalid_argument, "worker_flags must be an array of strings", "worker_flags")));
+    for (const auto& f : *it) {
+      if (!f.is_string() || f.get<std::string>().size() > 1024)
+        return respond(error_response(make_error(ErrorCode::invalid_argument, "worker_flags must be an array of strings", "worker_flags")));
+      l.worker_flags.push_back(f.get<std::string>());
+    }
   }
   answer(respond, 201, c.launch(l));
 }

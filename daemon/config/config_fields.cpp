@@ -70,4 +70,26 @@ Status read_int(const json& obj, const char* key, const std::string& prefix, int
   return {};
 }
 
+Status read_container_support(const nlohmann::json& obj, const std::string& prefix, scheduler::ContainerSupport& out) {
+  std::string runtime;
+  if (auto st = read_string(obj, "containers", prefix, runtime); !st) return st;
+  if (!runtime.empty() && runtime != "podman")
+    return bad(field_name(prefix, "containers"), "must be \"podman\" (the only container runtime so far) or absent");
+  out.runs_images = runtime == "podman";
+  auto it = obj.find("allowed_mounts");
+  if (it == obj.end()) return {};
+  const std::string field = field_name(prefix, "allowed_mounts");
+  if (!out.runs_images) return bad(field, "needs containers (\"podman\"): mounts are for jobs in an image");
+  if (!it->is_array() || it->size() > 64) return bad(field, "must be an array of at most 64 \"PREFIX\" or \"PREFIX:rw\" strings");
+  out.mounts.clear();
+  for (size_t i = 0; i < it->size(); ++i) {
+    const std::string at = field + "[" + std::to_string(i) + "]";
+    if (!(*it)[i].is_string()) return bad(at, "must be a string such as \"/srv/datasets\" or \"/scratch:rw\"");
+    auto m = train::parse_allowed_mount((*it)[i].get<std::string>(), at);
+    if (!m) return m.error();
+    out.mounts.push_back(std::move(*m));
+  }
+  return {};
+}
+
 }  // namespace jobctl::daemon::config_fields

@@ -20,6 +20,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/expected.h"
+#include "scheduler/worker.h"
 
 namespace jobctl::daemon::config_fields {
 
@@ -36,5 +37,10 @@ Status read_number(const nlohmann::json& obj, const char* key, const std::string
 Status read_string(const nlohmann::json& obj, const char* key, const std::string& prefix, std::string& out);
 Status read_int(const nlohmann::json& obj, const char* key, const std::string& prefix, int64_t& out);
 Status read_int(const nlohmann::json& obj, const char* key, const std::string& prefix, int& out);
+
+// A section's "containers" ("podman": the workers jobctld starts run jobs in an image; absent:
+// they do not) and "allowed_mounts" (["PREFIX", "PREFIX:rw", ...]: the host folders those jobs
+// may mount; only with containers).
+Status read_container_support(const nlohmann::json& obj, const std::string& prefix, scheduler::ContainerSupport& out);
 
 }  // namespace jobctl::daemon::config_fields

@@ -1,5 +1,6 @@
 #include "daemon/jobs/job_queue.h"
 
+#include "train/spec/allowed_mounts.h"
 #include "train/spec/job_spec.h"
 
 namespace jobctl::daemon::jobs {
@@ -13,15 +14,20 @@ void set_placement_fields(const store::JobRow& row, QueuedJob& q) {
   q.placement_zone = row.chosen->zone;
 }
 
-bool is_command_spec(const std::string& spec_json) {
+void set_program_fields(const std::string& spec_json, QueuedJob& q) {
   // The stored spec is submit's canonical text: its one decoder reads it (a spec that does not
   // decode, never stored by submit, reads as no command, as the store's waiting-jobs query does).
   const auto spec = train::parse_job_spec(spec_json);
-  return spec && spec->is_command();
+  q.command = spec && spec->is_command();
+  q.image = spec && !spec->image.empty();
+  q.mounts = spec ? spec->mounts : std::vector<train::MountSpec>{};
 }
 
 bool worker_takes_kind(const QueuedJob& job, const WorkerCapabilities& worker) {
   if (job.command && !worker.commands) return false;
+  if (job.image && worker.containers.empty()) return false;
+  for (const train::MountSpec& m : job.mounts)
+    if (!train::mount_allowed(m.source, m.writable, worker.mounts)) return false;
   // A gang's nodes are told where the others are: a worker that said no address cannot be one.
   return job.nodes <= 1 || !worker.address.empty();
 }

@@ -25,11 +25,12 @@ using JobQueue = scheduler::JobQueue<QueuedJob, QueuedJobKey>;
 // the matcher needs of the placement to offer the job only where it was placed.
 void set_placement_fields(const store::JobRow& row, QueuedJob& q);
 
-// Whether a stored (canonical) spec is a command job's.
-bool is_command_spec(const std::string& spec_json);
+// Fills q.command, q.image and q.mounts from the job's stored (canonical) spec.
+void set_program_fields(const std::string& spec_json, QueuedJob& q);
 
 // Whether `worker` may be offered `job` at all: a command job only to a worker that runs them, a
-// node of a gang only to a worker that registered its address.
+// job in an image only to one with a container runtime that allows all of its mounts, a node of
+// a gang only to a worker that registered its address.
 bool worker_takes_kind(const QueuedJob& job, const WorkerCapabilities& worker);
 
 }  // namespace jobctl::daemon::jobs

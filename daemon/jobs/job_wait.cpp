@@ -41,8 +41,8 @@ bool is_waiting(const store::JobRow& job) {
 
 std::string unplaceable_summary(const json& placement) {
   // The kinds a user can most directly act on first; the user's own choices (mode, spot) last.
-  static constexpr std::array<std::string_view, 11> kOrder = {
-      "no_commands", "too_few_machines", "memory", "too_few_gpus", "price_cap",  "unknown_gpu",
+  static constexpr std::array<std::string_view, 12> kOrder = {
+      "no_commands", "no_containers", "too_few_machines", "memory", "too_few_gpus", "price_cap",  "unknown_gpu",
       "gpu_constraint", "no_provider", "no_spot_market", "spot_mode", "placement_mode"};
   std::map<std::string, std::vector<const json*>> by_kind;
   int considered = 0;

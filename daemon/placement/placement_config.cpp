@@ -202,6 +202,8 @@ scheduler::PlacementConfig placement_config(const PlacementSettings& s) {
   c.cloud_launchable = !s.cloud_provider.empty();
   c.slurm_launchable = s.slurm_launchable;
   c.cloud_runs_commands = s.cloud_runs_commands;
+  c.cloud_containers = s.cloud_containers;
+  c.slurm_containers = s.slurm_containers;
   c.cloud_max_instances = s.cloud_max_instances;
   return c;
 }

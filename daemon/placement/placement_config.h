@@ -30,6 +30,7 @@
 #include "cost/local_gpu.h"
 #include "cost/price_catalog.h"
 #include "scheduler/fair_share.h"
+#include "scheduler/worker.h"
 #include "scheduler/placement.h"
 #include "scheduler/price_jump.h"
 #include "scheduler/start_plan.h"
@@ -56,6 +57,8 @@ struct PlacementSettings {
                                        // batch jobs of jobs placed on its partitions
   bool cloud_runs_commands = true;     // the instances jobctld launches can run command jobs (the
                                        // provider starts their worker for the job: {job_flags})
+  scheduler::ContainerSupport cloud_containers;  // cloud.containers, cloud.allowed_mounts
+  scheduler::ContainerSupport slurm_containers;  // slurm.containers, slurm.allowed_mounts
   int cloud_max_instances = 16;        // cloud.max_instances: the most instances of one offer a
                                        // gang may take
   double provision_hours = 0.05;

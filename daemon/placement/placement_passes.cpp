@@ -271,6 +271,7 @@ Expected<scheduler::LocalCapacity> PlacementPasses::local_capacity() {
         }
         sw.gpu_count = caps->gpus.empty() ? 1 : static_cast<int>(caps->gpus.size());
         sw.runs_commands = caps->commands;
+        sw.containers = {!caps->containers.empty(), caps->mounts};
         const int64_t mem_mb = caps->gpus.empty() ? caps->memory_mb : caps->gpus.front().memory_mb;
         sw.gpu_memory_gb = mem_mb > 0 ? static_cast<double>(mem_mb) / 1024.0 : 1e6;  // 0: not reported
         parsed = std::move(sw);
@@ -448,7 +449,13 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
   std::string inputs = std::to_string(offers_generation) + (fleet_unseen ? ";fleet unseen;" : ";");
   for (const auto& pool : capacity->pools())
     inputs += pool.gpu_model + "x" + std::to_string(pool.gpu_count) + ":" + std::to_string(pool.gpu_memory_gb) +
-              (pool.runs_commands ? ":commands" : "") + ":" + std::to_string(pool.workers) + ";";
+              (pool.runs_commands ? ":commands" : "") + (pool.containers.runs_images ? ":images" : "") +
+              [&] {
+                std::string m;
+                for (const auto& a : pool.containers.mounts) m += ":" + a.prefix + (a.writable ? "+rw" : "");
+                return m;
+              }() +
+              ":" + std::to_string(pool.workers) + ";";
   for (const auto& partition : capacity->partitions())
     inputs += "slurm:" + partition.name + ":" + std::to_string(partition.wait_hours.size()) + ":" +
               std::to_string(partition.machines) + ";";

@@ -18,7 +18,8 @@ Status apply_cloud_config(const json& document, CloudSettings& s) {
   if (it == document.end()) return {};
   const json& c = *it;
   if (auto st = only(c, {"provider", "tag", "server_url", "poll_s", "idle_timeout_s", "boot_timeout_s",
-                         "max_instances", "launch_attempts", "unavailable_cooldown_s", "sim", "exec"},
+                         "max_instances", "launch_attempts", "unavailable_cooldown_s", "sim", "exec", "containers",
+                         "allowed_mounts"},
                      "cloud");
       !st)
     return st;
@@ -31,6 +32,7 @@ Status apply_cloud_config(const json& document, CloudSettings& s) {
                           std::pair{"launch_attempts", &s.launch_attempts},
                           std::pair{"unavailable_cooldown_s", &s.unavailable_cooldown_s}})
     if (auto st = read_int(c, key, "cloud", *out); !st) return st;
+  if (auto st = config_fields::read_container_support(c, "cloud", s.containers); !st) return st;
   if (auto sim = c.find("sim"); sim != c.end()) {
     if (auto st = only(*sim, {"url", "timeout_ms"}, "cloud.sim"); !st) return st;
     if (auto st = read_string(*sim, "url", "cloud.sim", s.sim.url); !st) return st;

@@ -28,6 +28,7 @@
 #include "cloud/exec_provider.h"
 #include "cloud/provider.h"
 #include "cloud/sim_provider.h"
+#include "scheduler/worker.h"
 
 namespace jobctl::daemon::provisioning {
 
@@ -43,6 +44,9 @@ struct CloudSettings {
   int unavailable_cooldown_s = 600;  // how long an offer that could not launch is set aside
   cloud::SimProviderOptions sim;
   cloud::ExecProviderOptions exec;
+  // Jobs in an image on the instances: their worker is started with --container-runtime and an
+  // --allow-mount per prefix ("containers", "allowed_mounts").
+  scheduler::ContainerSupport containers;
 };
 
 // Applies the "cloud" object of the configuration document (absent: no provisioner). Unknown keys

@@ -526,6 +526,7 @@ Status Provisioner::launch_for_placed_jobs(const Workers& w, ProvisionerPass& pa
       req.tag = settings_.tag;
       req.name = "jobctl-job-" + std::to_string(q.id);
       if (needs_own_instances(q)) req.for_job = q.id;
+      if (q.image) req.worker_flags = settings_.containers.worker_flags();
       for (int k = 0; k < wanted && !failed; ++k) {
         auto inst = provider_->launch(req);
         if (inst) launched.push_back(std::move(*inst));

@@ -70,7 +70,8 @@ Status apply_slurm_config(const json& document, SlurmSettings& s) {
   if (it == document.end()) return {};
   const json& c = *it;
   if (auto st = only(c, {"conf_file", "bin_dir", "timeout_s", "tag", "server_url", "worker_command", "partitions",
-                         "account", "qos", "sbatch_options", "time_margin", "signal_lead_s", "startup_s", "poll_s"},
+                         "account", "qos", "sbatch_options", "time_margin", "signal_lead_s", "startup_s", "poll_s",
+                         "containers", "allowed_mounts"},
                      "slurm");
       !st)
     return st;
@@ -84,6 +85,7 @@ Status apply_slurm_config(const json& document, SlurmSettings& s) {
                           std::pair{"startup_s", &s.startup_s}, std::pair{"poll_s", &s.poll_s}})
     if (auto st = read_int(c, key, "slurm", *out); !st) return st;
   if (auto st = read_number(c, "time_margin", "slurm", s.time_margin); !st) return st;
+  if (auto st = config_fields::read_container_support(c, "slurm", s.containers); !st) return st;
   if (auto st = read_partitions(c, s.partitions); !st) return st;
   if (auto st = read_sbatch_options(c, s.sbatch_options); !st) return st;
   return validate(s);

@@ -22,6 +22,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/expected.h"
+#include "scheduler/worker.h"
 #include "slurm/slurm_commands.h"
 
 namespace jobctl::daemon::slurm {
@@ -53,6 +54,9 @@ struct SlurmSettings {
   int signal_lead_s = 120;     // --signal=B:TERM@lead (a gang's: TERM@lead, to every task)
   int startup_s = 60;
   int poll_s = 5;              // squeue/sinfo read this often (queue waits, job states)
+  // Jobs in an image: the batch job's worker is started with --container-runtime podman (podman
+  // inside the batch job: Debian packages neither pyxis nor enroot) and an --allow-mount per prefix.
+  scheduler::ContainerSupport containers;
 
   // The options of the client commands.
   ::jobctl::slurm::SlurmCommandsOptions commands() const { return {bin_dir, conf_file, timeout_s}; }

@@ -385,10 +385,12 @@ Status SlurmLauncher::submit_placed(Pass& p) {
     // alone (a command job included: it runs nothing else). A gang's batch shell starts one worker
     // per task through srun; each task's shell expands its own $SLURM_PROCID, so the workers are
     // distinct machines to jobctld (their machine ids too) and each is one node.
-    const std::string worker_for_job =
+    std::string worker_for_job =
         *worker + " --instance-provider slurm --instance-id \"$SLURM_JOB_ID" + (b.tasks > 1 ? ".$SLURM_PROCID" : "") +
         "\" --instance-type " + cloud::shell_quote(b.partition) + " --for-job " + std::to_string(q.id) +
         " --max-jobs 1" + (q.command ? " --allow-commands" : "");
+    if (q.image)
+      for (const std::string& f : settings_.containers.worker_flags()) worker_for_job += " " + cloud::shell_quote(f);
     b.command = b.tasks > 1 ? "srun --kill-on-bad-exit=0 /bin/sh -c " + cloud::shell_quote("exec " + worker_for_job)
                             : worker_for_job;
 

@@ -197,6 +197,10 @@ struct QueuedJobRow {
   double placement_estimated_hours = 0;  // placed: the chosen option's running time (0: none)
   int nodes = 1;  // machines leased together (resources.nodes)
   std::string placement_zone{};  // cloud: the zone the chosen offer was priced in ("": none named)
+  // A job in an image: offered only to workers with a container runtime whose allowed folders
+  // take all of its mounts.
+  bool image = false;
+  std::vector<train::MountSpec> mounts{};
 };
 
 // One node of a gang's current lease (migration 20): which worker holds rank `rank` of the job

@@ -46,6 +46,26 @@ Expected<std::vector<CalibrationRecord>> Store::calibrations() {
 
 namespace {
 
+// A stored spec's image and its mounts (as JSON text), for matching workers.
+#define JOBCTL_SPEC_IMAGE_COLUMNS                                                      \
+  "CASE WHEN json_valid(spec) THEN json_extract(spec, '$.image') IS NOT NULL ELSE 0 END, " \
+  "CASE WHEN json_valid(spec) THEN COALESCE(json_extract(spec, '$.mounts'), '') ELSE '' END"
+
+// The mounts of a stored (canonical) spec: [{"source", "target", "writable"?}, ...].
+Expected<std::vector<train::MountSpec>> decode_mounts(const std::string& text) {
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_array()) return make_error(ErrorCode::io, "not an array");
+  std::vector<train::MountSpec> out;
+  for (const auto& m : j) {
+    if (!m.is_object() || !m.contains("source") || !m["source"].is_string() || !m.contains("target") ||
+        !m["target"].is_string())
+      return make_error(ErrorCode::io, "an entry is not {source, target}");
+    const auto w = m.find("writable");
+    out.push_back({m["source"].get<std::string>(), m["target"].get<std::string>(), w != m.end() && w->is_boolean() && w->get<bool>()});
+  }
+  return out;
+}
+
 // Jobs waiting for a worker, in id order, with what matching needs. `placed`: jobs placed but not
 // leased, with their chosen option from the chosen column (the placement's chosen candidate, a
 // small JSON object; SQLite's json_extract reads the five fields); otherwise queued jobs.
@@ -56,11 +76,12 @@ Expected<std::vector<QueuedJobRow>> waiting_jobs(Connection& db, bool placed) {
                                "COALESCE(json_extract(chosen, '$.instance_type'), ''), "
                                "CASE WHEN json_valid(spec) THEN json_extract(spec, '$.command') IS NOT NULL ELSE 0 END, "
                                "COALESCE(json_extract(chosen, '$.estimated_hours'), 0), " JOBCTL_JOB_NODES_COLUMN
-                               ", COALESCE(json_extract(chosen, '$.zone'), '')"
+                               ", COALESCE(json_extract(chosen, '$.zone'), ''), " JOBCTL_SPEC_IMAGE_COLUMNS
                                " FROM jobs WHERE state = 'placed' AND worker_id IS NULL ORDER BY id"
                              : "SELECT id, priority, created_ms, resource_gpu, resource_gpus, '', '', '', "
                                "CASE WHEN json_valid(spec) THEN json_extract(spec, '$.command') IS NOT NULL ELSE 0 END, 0, "
-                               JOBCTL_JOB_NODES_COLUMN ", '' FROM jobs WHERE state = 'queued' ORDER BY id");
+                               JOBCTL_JOB_NODES_COLUMN ", '', " JOBCTL_SPEC_IMAGE_COLUMNS
+                               " FROM jobs WHERE state = 'queued' ORDER BY id");
   if (!p) return p.error();
   StatementUse s(*p);
   return read_rows<QueuedJobRow>(*s, [](const Statement& row) -> Expected<QueuedJobRow> {
@@ -82,6 +103,12 @@ Expected<std::vector<QueuedJobRow>> waiting_jobs(Connection& db, bool placed) {
     q.placement_estimated_hours = row.column_double(9);
     q.nodes = static_cast<int>(row.column_int64(10));
     q.placement_zone = row.column_text(11);
+    q.image = row.column_int64(12) != 0;
+    if (const std::string mounts = row.column_text(13); !mounts.empty()) {
+      auto decoded = decode_mounts(mounts);
+      if (!decoded) return make_error(ErrorCode::io, "job " + std::to_string(q.id) + ": its spec's mounts: " + decoded.error().message);
+      q.mounts = std::move(*decoded);
+    }
     return q;
   });
 }

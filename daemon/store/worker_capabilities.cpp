@@ -67,6 +67,28 @@ Expected<WorkerCapabilities> capabilities_from_json(const json& j, const std::st
     } else if (key == "commands") {
       if (!value.is_boolean()) return make_error(ErrorCode::invalid_argument, field + " must be true or false", field);
       caps.commands = value.get<bool>();
+    } else if (key == "containers") {
+      if (!value.is_string() || value.get<std::string>().empty() || value.get<std::string>().size() > 64)
+        return make_error(ErrorCode::invalid_argument, field + " must name a container runtime (a string)", field);
+      caps.containers = value.get<std::string>();
+    } else if (key == "mounts") {
+      if (!value.is_array() || value.size() > 64)
+        return make_error(ErrorCode::invalid_argument, field + " must be an array of at most 64 {prefix, writable}", field);
+      for (size_t i = 0; i < value.size(); ++i) {
+        const std::string mf = field + "[" + std::to_string(i) + "]";
+        const json& m = value[i];
+        if (!m.is_object() || !m.contains("prefix") || !m["prefix"].is_string())
+          return make_error(ErrorCode::invalid_argument, mf + " must be an object with a prefix (a string)", mf);
+        for (const auto& [mk, mv] : m.items())
+          if (mk != "prefix" && mk != "writable") return make_error(ErrorCode::invalid_argument, "unknown field " + mf + "." + mk, mf + "." + mk);
+        if (m.contains("writable") && !m["writable"].is_boolean())
+          return make_error(ErrorCode::invalid_argument, mf + ".writable must be true or false", mf + ".writable");
+        auto allowed = train::parse_allowed_mount(m["prefix"].get<std::string>(), mf + ".prefix");
+        if (!allowed || allowed->writable)  // the mode travels as "writable", never in the prefix
+          return make_error(ErrorCode::invalid_argument, mf + ".prefix must be an absolute folder", mf + ".prefix");
+        allowed->writable = m.value("writable", false);
+        caps.mounts.push_back(std::move(*allowed));
+      }
     } else if (key == "machine_id") {
       if (!value.is_string() || value.get<std::string>().size() > 300)
         return make_error(ErrorCode::invalid_argument, field + " must be a string (at most 300 characters)", field);
@@ -161,6 +183,12 @@ json to_json(const WorkerCapabilities& caps) {
   if (caps.cpu && caps.cpu->measured_tflops > 0) out["cpu"]["measured_tflops"] = caps.cpu->measured_tflops;
   if (caps.simulated) out["simulated"] = true;
   if (caps.commands) out["commands"] = true;
+  if (!caps.containers.empty()) out["containers"] = caps.containers;
+  if (!caps.mounts.empty()) {
+    json mounts = json::array();
+    for (const auto& m : caps.mounts) mounts.push_back({{"prefix", m.prefix}, {"writable", m.writable}});
+    out["mounts"] = std::move(mounts);
+  }
   if (!caps.machine_id.empty()) out["machine_id"] = caps.machine_id;
   if (!caps.address.empty()) out["address"] = caps.address;
   return out;

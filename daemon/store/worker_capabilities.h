@@ -11,6 +11,11 @@
 //                                                kMaxMeasuredCpuTflops)
 //    "simulated": true,                         (optional: GPUs faked, training on the CPU)
 //    "commands": true,                          (optional: runs command jobs, --allow-commands)
+//    "containers": "podman",                    (optional: runs jobs in an image with this runtime,
+//                                                --container-runtime)
+//    "mounts": [{"prefix": "/srv/data", "writable": false}],
+//                                               (optional: host folders such jobs may mount,
+//                                                --allow-mount)
 //    "machine_id": "3f2a...:gpu-box-1",         (optional: the machine's identity, jobctl-worker
 //                                                --machine-id; a new registration with the same
 //                                                one replaces the older worker, see JobService)
@@ -33,6 +38,7 @@
 #include "base/expected.h"
 #include "cost/cpu_peak.h"
 #include "cost/gpu_specs.h"
+#include "train/spec/allowed_mounts.h"
 
 namespace jobctl::daemon::store {
 
@@ -68,6 +74,8 @@ struct WorkerCapabilities {
   std::optional<cost::CpuFacts> cpu;       // cores: cpu_cores; none: the worker did not say
   bool simulated = false;                  // GPUs faked (jobctl-worker --fake-gpus / --simulated)
   bool commands = false;                   // runs command jobs (jobctl-worker --allow-commands)
+  std::string containers;                  // the container runtime it runs jobs in an image with; "": none
+  std::vector<train::AllowedMount> mounts; // host folders those jobs may mount
   std::string machine_id;                  // the machine it runs on; empty: not said (never replaced)
   std::string address;                     // a host name or IP the gang's other nodes reach it at; empty: not said
 

@@ -868,6 +868,66 @@ TEST(Placement, ACommandJobGoesOnlyWhereCommandsRun) {
       EXPECT_EQ(c.rejection, Rejection::no_commands) << to_string(c.kind);
 }
 
+// A job in an image runs only where a worker runs containers and allows its mounts: the local
+// pool of plain command workers is rejected (no_containers, naming --container-runtime), as is
+// the cloud unless cloud.containers says its instances run them; a pool whose workers run
+// containers and allow /srv/data takes a read-only mount of it, not a writable one, nor one of
+// another folder. The rejection key tells mounts apart.
+TEST(Placement, AJobInAnImageGoesOnlyWhereContainersRunAndItsMountsAreAllowed) {
+  Scenario s;
+  Worker plain = worker("w1");
+  plain.runs_commands = true;
+  s.capacity = LocalCapacity{{plain}};
+  Job j = job();
+  j.command = true;
+  j.image = true;
+  j.mounts = {{"/srv/data/fmnist", "/data", false}};
+  auto d = s.decide(j);
+  EXPECT_EQ(d.outcome, Outcome::unplaceable);
+  ASSERT_FALSE(s.table.empty());
+  EXPECT_EQ(s.table[0].rejection, Rejection::no_containers);
+  EXPECT_NE(s.json["candidates"][0]["rejected"].get<std::string>().find("--container-runtime podman"), std::string::npos)
+      << s.json["candidates"][0].dump();
+  for (const Candidate& c : s.table)
+    if (c.kind != OptionKind::local && c.rejection != Rejection::no_spot_market)
+      EXPECT_EQ(c.rejection, Rejection::no_containers) << to_string(c.kind);
+
+  // Workers with podman that allow /srv/data: a pool of their own, chosen.
+  Worker boxed = worker("w2");
+  boxed.runs_commands = true;
+  boxed.containers = {true, {{"/srv/data", false}}};
+  s.capacity.add_worker(boxed);
+  ASSERT_EQ(s.capacity.pools().size(), 2u);
+  d = s.decide(j);
+  EXPECT_EQ(d.outcome, Outcome::run_local);
+  EXPECT_TRUE(s.capacity.pools()[d.choice.source].containers.runs_images);
+
+  // A writable mount there, or a folder it does not allow: rejected, the mount named.
+  Job writes = j;
+  writes.mounts[0].writable = true;
+  EXPECT_EQ(s.decide(writes).outcome, Outcome::unplaceable);
+  EXPECT_NE(s.json["candidates"][1]["rejected"].get<std::string>().find("/srv/data/fmnist (writable)"), std::string::npos)
+      << s.json["candidates"][1].dump();
+  Job elsewhere = j;
+  elsewhere.mounts[0].source = "/home/alice";
+  EXPECT_EQ(s.decide(elsewhere).outcome, Outcome::unplaceable);
+  EXPECT_NE(rejection_key(j), rejection_key(elsewhere));
+  EXPECT_NE(rejection_key(j), rejection_key(writes));
+
+  // The cloud's instances run containers when configured so (with the same mount rule).
+  s.capacity = LocalCapacity{{plain}};
+  s.config.cloud_containers = {true, {{"/srv/data", false}}};
+  d = s.decide(j);
+  EXPECT_TRUE(is_cloud(d.choice.kind)) << to_string(d.choice.kind);
+  EXPECT_EQ(s.decide(elsewhere).outcome, Outcome::unplaceable);
+  // A plain command job is not held to any of it.
+  Job plain_command = j;
+  plain_command.image = false;
+  plain_command.mounts.clear();
+  s.config.cloud_containers = {};
+  EXPECT_NE(s.decide(plain_command).outcome, Outcome::unplaceable);
+}
+
 // A 7B full fine-tune (bf16, AdamW, seq 2048) described by estimate.model: placement with
 // resources.gpus "auto" lists each GPU model at the smallest count that holds it, with its memory
 // per GPU and cost; a fixed count that cannot fit is refused at submit with the figures.

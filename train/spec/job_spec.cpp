@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "train/spec/allowed_mounts.h"
 #include "train/spec/image_reference.h"
 #include "train/spec/job_sweep.h"
 #include "train/spec/json.h"
@@ -491,10 +492,6 @@ bool plain_absolute_path(const std::string& p) {
   return true;
 }
 
-bool path_within(const std::string& p, std::string_view root) {
-  return p == root || (p.size() > root.size() && p.compare(0, root.size(), root) == 0 && p[root.size()] == '/');
-}
-
 // `mounts`: [{"source": "/host/folder", "target": "/in/container", "writable": false}, ...].
 Status parse_mounts(const Value* v, std::vector<MountSpec>& out) {
   auto bad = [](const std::string& field, const std::string& message) {
@@ -518,8 +515,6 @@ Status parse_mounts(const Value* v, std::vector<MountSpec>& out) {
       return bad(at + ".source", "must be an absolute path without '.', '..', '//' or a trailing '/'");
     if (!plain_absolute_path(m.target))
       return bad(at + ".target", "must be an absolute path without '.', '..', '//' or a trailing '/'");
-    if (path_within(m.target, kContainerJobRoot))
-      return bad(at + ".target", "must not be under " + std::string(kContainerJobRoot) + " (the job's own folders)");
     for (const std::string_view system : {"/proc", "/sys", "/dev"})
       if (path_within(m.target, system)) return bad(at + ".target", "must not be under " + std::string(system));
     for (const MountSpec& earlier : out)
@@ -746,6 +741,9 @@ Expected<JobSpec> parse_job_spec(std::string_view json_text) {
       spec.image = image->as_string();
       JOBCTL_TRY(f.get_enum("image_pull", spec.image_pull, kImagePulls, false));
       if (const Value* mounts = f.take("mounts")) JOBCTL_TRY(parse_mounts(mounts, spec.mounts));
+      // setup runs on the worker's machine, not in the image: what the program needs belongs in it.
+      JOBCTL_TRY(f.reject("setup", "cannot be given with image: setup runs on the worker's machine; install what "
+                                   "the program needs into the image, or run it before the program in command"));
     } else {
       JOBCTL_TRY(f.reject("image_pull", "is only for a job in an image (give image)"));
       JOBCTL_TRY(f.reject("mounts", "is only for a job in an image (give image): a program on the worker's machine reads its folders directly"));

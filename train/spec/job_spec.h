@@ -168,9 +168,6 @@ struct MountSpec {
 
 // At most this many mounts per job.
 inline constexpr size_t kMaxMounts = 32;
-// Inside a container the job's own folders are here (docs/job-protocol.md); a mount may not
-// cover them.
-inline constexpr std::string_view kContainerJobRoot = "/jobctl";
 
 struct JobSpec {
   std::string name;            // default: "<model kind>-<dataset>"; a command job: command_job_name()
