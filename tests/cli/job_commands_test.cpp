@@ -233,7 +233,10 @@ TEST_F(Cli, SubmitInAnImageAndShowItsDigest) {
   EXPECT_NE(before.out.find("mount:      /scratch -> /scratch (rw)\n"), std::string::npos) << before.out;
 
   client::ApiClient worker(daemon_.url());
-  auto reg = worker.register_worker(json{{"name", "w"}, {"capabilities", {{"cpu_cores", 2}, {"commands", true}}}});
+  auto reg = worker.register_worker(json{
+      {"name", "w"},
+      {"capabilities", {{"cpu_cores", 2}, {"commands", true}, {"containers", "podman"},
+                        {"mounts", {{{"prefix", "/data"}}, {{"prefix", "/scratch"}, {"writable", true}}}}}}});
   ASSERT_TRUE(reg);
   const int64_t w = (*reg)["worker_id"];
   worker.set_worker_secret((*reg)["worker_secret"]);

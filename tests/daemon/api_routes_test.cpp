@@ -508,13 +508,15 @@ std::string image_job_spec(const std::string& image = kImage) {
 
 std::string sha(char c) { return "sha256:" + std::string(64, c); }
 
-// A CPU worker that runs command jobs (--allow-commands); `secret_hash` as registering stores it.
+// A CPU worker that runs command jobs, in images too (--allow-commands --container-runtime
+// podman); `secret_hash` as registering stores it.
 int64_t command_worker(ServiceFixture& f, const std::string& secret_hash = "") {
   jobs::WorkerRegistration reg;
   reg.name = "w";
   reg.secret_hash = secret_hash;
   reg.capabilities.cpu_cores = 4;
   reg.capabilities.commands = true;
+  reg.capabilities.containers = "podman";
   auto r = f.svc->register_worker(reg);
   EXPECT_TRUE(r) << (r ? "" : r.error().message);
   return r ? r->worker_id : 0;
