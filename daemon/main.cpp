@@ -237,7 +237,7 @@ int main(int argc, char** argv) {
   // the registered workers and, with a cloud provider, the offers placement may launch.
   jobs::Feasibility feasibility(cfg.placement.enabled && !cfg.placement.cloud_provider.empty() ? placement.offers()
                                                                                               : std::vector<cost::Offer>{},
-                                cfg.placement.cloud_max_instances);
+                                cfg.placement.cloud_max_instances, cfg.placement.cloud_containers);
   if (auto st = feasibility.load(db); !st) return fail(st.error());
   // A Slurm partition's node is a machine too (its GPUs as the cluster reported them at start).
   if (cfg.placement.enabled && slurm_partitions)

@@ -108,6 +108,38 @@ Status check_feasible(const Job& job, std::span<const Machine> machines) {
 
 namespace {
 
+// A job in an image: some usable machine runs containers, and each mount is allowed on one that does.
+Status check_containers(const Job& job, const std::vector<const Machine*>& usable, const std::string& hint) {
+  std::vector<const Machine*> running;
+  for (const Machine* m : usable)
+    if (m->containers.runs_images) running.push_back(m);
+  if (running.empty())
+    return make_error(ErrorCode::invalid_argument,
+                      "names an image, and no machine here runs containers (jobctl-worker --container-runtime podman; "
+                      "cloud.containers, slurm.containers for the workers jobctld starts)" + hint,
+                      "image");
+  for (size_t i = 0; i < job.mounts.size(); ++i) {
+    const auto& mount = job.mounts[i];
+    std::string allowed;
+    bool ok = false;
+    for (const Machine* m : running) {
+      ok |= train::mount_allowed(mount.source, mount.writable, m->containers.mounts);
+      for (const auto& a : m->containers.mounts)
+        if (allowed.find(a.prefix) == std::string::npos) allowed += (allowed.empty() ? "" : ", ") + a.prefix + (a.writable ? ":rw" : "");
+    }
+    if (!ok) {
+      const std::string field = "mounts[" + std::to_string(i) + "]";
+      return make_error(ErrorCode::invalid_argument,
+                        field + " (" + mount.source + (mount.writable ? ", writable" : "") +
+                            ") is under no folder a machine here lets jobs mount (allowed: " +
+                            (allowed.empty() ? std::string("none") : allowed) +
+                            "; jobctl-worker --allow-mount, cloud.allowed_mounts, slurm.allowed_mounts)" + hint,
+                        field);
+    }
+  }
+  return {};
+}
+
 Status check_fleet(const Job& job, const cost::GpuRequest& request, std::span<const Machine> machines) {
   std::vector<const Machine*> usable;
   for (const auto& m : machines) {
@@ -124,6 +156,8 @@ Status check_fleet(const Job& job, const cost::GpuRequest& request, std::span<co
                             : job.mode == train::PlacementMode::cloud ? "no catalog offer that can be launched"
                                                                       : "no registered worker and no catalog offer";
   const std::string hint = "; set placement.queue_if_unplaceable to keep it queued for a machine that may come";
+  if (job.image)
+    if (auto st = check_containers(job, usable, hint); !st) return st;
 
   std::vector<const Machine*> model;
   for (const Machine* m : usable)

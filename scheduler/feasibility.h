@@ -31,6 +31,7 @@
 #include "base/expected.h"
 #include "cost/gpu_specs.h"
 #include "scheduler/job.h"
+#include "scheduler/worker.h"
 
 namespace jobctl::scheduler {
 
@@ -47,6 +48,7 @@ struct Machine {
   // partition's nodes times the tasks one node runs; for a cloud offer, the instances of it that
   // may run at once (cloud.max_instances).
   int gang_machines = 0;
+  ContainerSupport containers;          // jobs in an image there, with which mounts
 };
 
 // ok, or an invalid_argument error naming the field with the reason and what the fleet has.

@@ -10,7 +10,8 @@
 
 namespace jobctl::daemon::jobs {
 
-Feasibility::Feasibility(const std::vector<cost::Offer>& launchable, int max_instances) {
+Feasibility::Feasibility(const std::vector<cost::Offer>& launchable, int max_instances,
+                         const scheduler::ContainerSupport& cloud_containers) {
   MutexLock lock(mu_);
   for (const auto& o : launchable) {
     scheduler::Machine m;
@@ -21,13 +22,16 @@ Feasibility::Feasibility(const std::vector<cost::Offer>& launchable, int max_ins
     m.memory_gib = o.gpu_memory_gb;
     m.cloud = true;
     m.gang_machines = std::max(max_instances, 0);
+    m.containers = cloud_containers;
     add_locked(std::move(m));
   }
 }
 
 void Feasibility::add_locked(scheduler::Machine m) {
   const std::string device = m.gpu ? std::string(m.gpu->name) : m.gpu_name;
-  auto [it, added] = machines_.try_emplace({device, m.gpu_count, m.memory_gib, m.cloud}, m);
+  std::string containers = m.containers.runs_images ? "images" : "";
+  for (const auto& a : m.containers.mounts) containers += ":" + a.prefix + (a.writable ? "+rw" : "");
+  auto [it, added] = machines_.try_emplace({device, m.gpu_count, m.memory_gib, m.cloud, containers}, m);
   // One more worker of that kind (a partition not read yet counts as unlimited); offers of one
   // kind share the one cap on instances.
   if (!added && !m.cloud)
@@ -55,6 +59,7 @@ void Feasibility::add_worker(int64_t id, const std::string& name, const WorkerCa
   scheduler::Machine m;
   m.name = "worker " + std::to_string(id) + " (" + name + ")";
   m.gang_machines = 1;
+  m.containers = {!caps.containers.empty(), caps.mounts};
   if (caps.gpus.empty()) {
     m.gpu = cost::find_gpu("cpu");
     m.gpu_name = "cpu";

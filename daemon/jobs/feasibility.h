@@ -28,7 +28,9 @@ class Feasibility {
  public:
   // `launchable`: the offers placement may launch (empty: no cloud provider, no cloud);
   // `max_instances`: how many instances of one of them a gang may take (cloud.max_instances).
-  Feasibility(const std::vector<cost::Offer>& launchable, int max_instances);
+  // `cloud_containers`: what the instances jobctld launches offer a job in an image.
+  Feasibility(const std::vector<cost::Offer>& launchable, int max_instances,
+              const scheduler::ContainerSupport& cloud_containers = {});
 
   // Every worker registered so far. Errors: the store's.
   [[nodiscard]] Status load(store::Store& store);
@@ -43,9 +45,9 @@ class Feasibility {
   void add_locked(scheduler::Machine m) JOBCTL_REQUIRES(mu_);
 
   mutable Mutex mu_;
-  // One machine per kind (device, count, memory, cloud): the first one seen names it; its
-  // gang_machines counts the workers of that kind.
-  std::map<std::tuple<std::string, int, double, bool>, scheduler::Machine> machines_ JOBCTL_GUARDED_BY(mu_);
+  // One machine per kind (device, count, memory, cloud, what it offers jobs in an image): the
+  // first one seen names it; its gang_machines counts the workers of that kind.
+  std::map<std::tuple<std::string, int, double, bool, std::string>, scheduler::Machine> machines_ JOBCTL_GUARDED_BY(mu_);
 };
 
 }  // namespace jobctl::daemon::jobs

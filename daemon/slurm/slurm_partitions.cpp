@@ -64,6 +64,7 @@ std::vector<scheduler::Machine> feasibility_machines(const SlurmSettings& settin
     m.memory_gib = m.gpu ? m.gpu->memory_gb : 0;
     // A cluster not read yet refuses no gang for its width.
     m.gang_machines = std::numeric_limits<int>::max();
+    m.containers = settings.containers;
     for (const auto& p : read)
       if (p.name == configured.name && p.gpus_per_node > 0) {
         m.gpu_count = p.gpus_per_node;

@@ -241,5 +241,38 @@ TEST(Feasibility, AWorkloadThatNoVariantOfItsGpuModelHoldsIsRefusedWithNoFleet) 
   EXPECT_FALSE(check_feasible(local, other));
 }
 
+// A job in an image is refused when no machine runs containers (field image), or when one of its
+// mounts is under no folder a container-running machine allows (field mounts[i]); a plain job is
+// not held to either.
+TEST(Feasibility, AJobInAnImageNeedsAMachineThatRunsContainersAndAllowsItsMounts) {
+  auto f = fleet();
+  Job j = job("any");
+  j.command = true;
+  j.image = true;
+  auto none = check_feasible(j, f);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().field, "image");
+  EXPECT_NE(none.error().message.find("--container-runtime podman"), std::string::npos) << none.error().message;
+
+  f[1].containers = {true, {{"/srv/data", false}, {"/scratch", true}}};
+  EXPECT_TRUE(check_feasible(j, f));
+  j.mounts = {{"/srv/data/fmnist", "/data", false}, {"/scratch/run", "/out", true}};
+  EXPECT_TRUE(check_feasible(j, f));
+  j.mounts.push_back({"/srv/data/imagenet", "/in", true});
+  auto writable = check_feasible(j, f);
+  ASSERT_FALSE(writable);
+  EXPECT_EQ(writable.error().field, "mounts[2]");
+  EXPECT_NE(writable.error().message.find("/srv/data/imagenet, writable"), std::string::npos) << writable.error().message;
+  EXPECT_NE(writable.error().message.find("allowed: /srv/data, /scratch:rw"), std::string::npos) << writable.error().message;
+  j.mounts = {{"/home/alice", "/h", false}};
+  auto outside = check_feasible(j, f);
+  ASSERT_FALSE(outside);
+  EXPECT_EQ(outside.error().field, "mounts[0]");
+
+  Job plain = job("any");
+  plain.command = true;
+  EXPECT_TRUE(check_feasible(plain, fleet()));
+}
+
 }  // namespace
 }  // namespace jobctl::scheduler
