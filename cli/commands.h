@@ -9,6 +9,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <iostream>  // std::cin, CliContext::in's default
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,7 @@ struct CliContext {
   std::string saved_token{};
   // What followed `--` on the command line: `jobctl submit ... -- python3 train.py` (a command job).
   std::vector<std::string> after_dashes{};
+  std::istream* in = &std::cin;  // standard input (a password: `jobctl registry login`)
 };
 
 // The token to send to ctx.server: the one given for this run, else the saved one when
@@ -63,6 +65,8 @@ void add_launch_command(CLI::App& app, CliContext& ctx);
 void add_cost_commands(CLI::App& app, CliContext& ctx);
 // webhook add/ls/rm/deliveries (a user's webhooks; webhook_commands.cpp)
 void add_webhook_commands(CLI::App& app, CliContext& ctx);
+// registry login/logout/list (a user's container registry logins; registry_commands.cpp)
+void add_registry_commands(CLI::App& app, CliContext& ctx);
 // estimate (a spec's estimate.model: memory per GPU and compute; estimate_commands.cpp, no daemon)
 void add_estimate_commands(CLI::App& app, CliContext& ctx);
 // The candidate table and reason of a placement (POST /v1/quote, GET /v1/jobs/{id} "placement");

@@ -177,6 +177,15 @@ void print_job_detail(CliContext& ctx, const json& j, bool all_options) {
     } else {
       row("bundle", "none: the program runs in the worker's job folder as it is");
     }
+    if (spec.contains("image") && spec["image"].is_string()) {  // what ran: the tag as resolved at the pull
+      const bool resolved = j.contains("image_digest") && j["image_digest"].is_string();
+      row("image", spec["image"].get<std::string>() + "  (" + spec.value("image_pull", std::string("if_missing")) +
+                       ")" + (resolved ? "" : "  digest not reported yet"));
+      if (resolved) row("digest", j["image_digest"].get<std::string>());
+      if (spec.contains("mounts") && spec["mounts"].is_array())
+        for (const auto& m : spec["mounts"])
+          row("mount", m.value("source", "") + " -> " + m.value("target", "") + (m.value("writable", false) ? " (rw)" : " (ro)"));
+    }
   }
   if (spec.contains("train"))
     row("train", num(spec["train"]["epochs"]) + " epochs, batch " + num(spec["train"]["batch_size"]) +
@@ -371,6 +380,14 @@ void add_submit(CLI::App& app, CliContext& ctx) {
                   "a shell command run in a command job's folder before its program (repeatable, in order)")
       ->allow_extra_args(false);
   cmd->add_option("--estimate-hours", o->f.estimate_hours, "a command job's runtime hint: hours on one estimate.gpu (V100)");
+  cmd->add_option("--image", o->f.image,
+                  "run a command job in this container image, named with its registry "
+                  "(registry.example.com/team/train:1 or ...@sha256:DIGEST; docs/job-spec.md)");
+  cmd->add_option("--image-pull", o->f.image_pull, "when the worker pulls the image: if_missing (default), always or never");
+  cmd->add_option("--mount", o->f.mounts,
+                  "a folder of the worker's machine the job in its image sees: SOURCE:TARGET, read-only, or "
+                  "SOURCE:TARGET:rw (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_flag("--wait", o->wait, "wait until the job finishes; exit 0 only if it succeeded");
   cmd->add_option("--workdir", o->workdir,
                   "a command job's code: pack this folder (without .git) into a bundle the worker unpacks into the "

@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   add_auth_commands(app, ctx);
   add_cost_commands(app, ctx);
   add_webhook_commands(app, ctx);
+  add_registry_commands(app, ctx);
 
   // `jobctl submit [SPEC] -- PROGRAM ARGS...`: what follows `--` is the job's command, taken
   // verbatim (its own flags are not jobctl's).

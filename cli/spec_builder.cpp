@@ -136,7 +136,42 @@ Expected<json> build_spec(json spec, const SpecFlags& f) {
     spec["setup"] = f.setup;
   }
   if (f.estimate_hours) section("estimate")["hours"] = *f.estimate_hours;
+  // A container image (docs/job-spec.md, "Images"): the reference, its pull policy and its
+  // mounts are jobctld's to check; here only the form of --mount and the closed set of --image-pull.
+  if (auto st = one_of(f.image_pull, "--image-pull", {"if_missing", "always", "never"}); !st) return st.error();
+  if (f.image) spec["image"] = *f.image;
+  if (f.image_pull) spec["image_pull"] = *f.image_pull;
+  if (!f.mounts.empty()) {
+    json mounts = json::array();
+    for (const std::string& m : f.mounts) {
+      auto mount = parse_mount_flag(m);
+      if (!mount) return mount.error();
+      mounts.push_back(std::move(*mount));
+    }
+    spec["mounts"] = std::move(mounts);
+  }
   return spec;
+}
+
+Expected<json> parse_mount_flag(const std::string& text) {
+  auto bad = [&text] {
+    return make_error(ErrorCode::invalid_argument,
+                      "--mount takes SOURCE:TARGET or SOURCE:TARGET:rw, absolute paths (got '" + text + "')", "--mount");
+  };
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    const size_t colon = text.find(':', start);
+    parts.push_back(text.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  if (parts.size() < 2 || parts.size() > 3 || parts[0].empty() || parts[1].empty()) return bad();
+  json mount{{"source", parts[0]}, {"target", parts[1]}};
+  if (parts.size() == 3) {
+    if (parts[2] == "rw") mount["writable"] = true;
+    else if (parts[2] != "ro") return bad();
+  }
+  return mount;
 }
 
 }  // namespace jobctl::cli

@@ -45,6 +45,9 @@ struct SpecFlags {
   std::vector<std::string> env;            // "NAME=VALUE", each setting (or replacing) one variable
   std::vector<std::string> setup;          // shell commands; when given, they replace the file's list
   std::optional<double> estimate_hours;    // estimate.hours (estimate.gpu stays the file's)
+  std::optional<std::string> image;        // the container image (an OCI reference with its registry)
+  std::optional<std::string> image_pull;   // if_missing | always | never
+  std::vector<std::string> mounts;         // "SOURCE:TARGET" or "SOURCE:TARGET:rw"; replace the file's list
 };
 
 // `base` is the spec file's JSON (or an empty object). With no model and no data anywhere, the
@@ -52,6 +55,10 @@ struct SpecFlags {
 // can get wrong (a list, a closed set, a positive number, NAME=VALUE) are checked here; the rest
 // is jobctld's.
 Expected<nlohmann::json> build_spec(nlohmann::json base, const SpecFlags& flags);
+
+// `--mount SOURCE:TARGET[:rw]` as the spec's mount object ({"source", "target", "writable"}).
+// The paths are the spec's to check (jobctld's); only the form is checked here.
+Expected<nlohmann::json> parse_mount_flag(const std::string& text);
 
 // Parses "256,128" into integers; "" is an empty list.
 Expected<std::vector<int>> parse_int_list(const std::string& text, const std::string& flag);

@@ -18,13 +18,15 @@ nlohmann::json parsed_or_null(std::string_view text) {
   return j.is_discarded() ? nlohmann::json(nullptr) : j;
 }
 
-// The secrets an answer may carry (a registration's worker_secret, a created token), kept out of
-// the record: a string stays a string, so the record still validates against the schemas.
-nlohmann::json without_secrets(nlohmann::json answer) {
-  if (!answer.is_object()) return answer;
-  for (const char* key : {"worker_secret", "token"})
-    if (auto it = answer.find(key); it != answer.end() && it->is_string()) *it = "(redacted)";
-  return answer;
+// The secrets a body may carry (a registration's worker_secret, a created token, a registry
+// login's password, sent or in a lease's registry_credential), kept out of the record: a string
+// stays a string, so the record still validates against the schemas.
+nlohmann::json without_secrets(nlohmann::json body) {
+  if (!body.is_object()) return body;
+  for (const char* key : {"worker_secret", "token", "password"})
+    if (auto it = body.find(key); it != body.end() && it->is_string()) *it = "(redacted)";
+  if (auto it = body.find("registry_credential"); it != body.end()) *it = without_secrets(std::move(*it));
+  return body;
 }
 
 }  // namespace
@@ -37,7 +39,7 @@ void record_exchange(std::string_view method, std::string_view path, std::string
   const std::string line = nlohmann::json{{"method", method},
                                           {"path", path},
                                           {"status", status},
-                                          {"request", parsed_or_null(request_json)},
+                                          {"request", without_secrets(parsed_or_null(request_json))},
                                           {"response", json_answer ? without_secrets(parsed_or_null(response_body)) : nullptr}}
                                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
                            "\n";

@@ -3,8 +3,8 @@
 // names a file: JOBCTL_API_RECORD=FILE appends one JSON line per answered request,
 //   {"method", "path" (query included), "status", "request" (JSON or null), "response" (JSON or null)}
 // from every process that inherits it (the CLI, the worker, the tests' own clients). The secrets
-// an answer carries (a registration's worker_secret, a created token) are recorded as
-// "(redacted)"; still, the bodies are the users' jobs: a test aid, not a log.
+// a body carries (a registration's worker_secret, a created token, a registry password sent or
+// leased) are recorded as "(redacted)"; still, the bodies are the users' jobs: a test aid, not a log.
 //
 // Thread safety: any thread; each line is one write(2) to a file opened O_APPEND, so the lines of
 // concurrent processes never interleave.

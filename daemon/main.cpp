@@ -16,6 +16,8 @@
 #include "base/log_line.h"
 #include "base/termination_signals.h"
 #include "daemon/config.h"
+#include "daemon/auth/credential_seal.h"
+#include "daemon/auth/registry_credentials.h"
 #include "daemon/data_dir.h"
 #include "net/listen_address.h"
 #include "daemon/http/auth_gate.h"
@@ -183,8 +185,15 @@ int main(int argc, char** argv) {
   StderrLog log("jobctld: ");
   // Owned-GPU time is billed per lease, at the lease's own events (docs/cost-model.md, "The ledger").
   placement::OwnedGpuBilling owned_gpu_billing(cfg.placement);
+  // Users' registry logins (docs/security.md, "Registry credentials"): the passwords sealed under
+  // a key file beside the database, made at the first login; each lease of a job in an image
+  // carries its owner's login to that image's registry.
+  auth::CredentialSeal credential_seal((std::filesystem::path(cfg.data_dir) / "registry-credentials.key").string());
+  auth::RegistryCredentials registry_credentials(db, clock, credential_seal);
   jobs::JobService svc(db, clock, std::move(matcher), svc_opts,
-                       jobs::ServiceDependencies{.log = &log, .lease_recorder = &owned_gpu_billing});
+                       jobs::ServiceDependencies{.log = &log,
+                                                 .lease_recorder = &owned_gpu_billing,
+                                                 .lease_credentials = &registry_credentials});
   if (auto st = svc.start(); !st) return fail(st.error());
   cfg.placement.catalog_dir = (std::filesystem::path(cfg.data_dir) / "catalog").string();
   // Fair share between users: on by default exactly when auth is on (users exist).
@@ -304,7 +313,7 @@ int main(int argc, char** argv) {
   notify::WebhookDispatcher webhook_dispatcher(db, clock, cfg.webhooks, log);
   net::Router router = http::make_daemon_router(
       http::RouteServices{svc, **progress, job_logs, checkpoints, bundles, download_slots, placement, ledger,
-                          provisioner.get(), &outputs, &webhooks},
+                          provisioner.get(), &outputs, &webhooks, &registry_credentials},
       api_info);
   std::error_code exe_ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", exe_ec);

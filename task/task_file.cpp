@@ -28,8 +28,11 @@ std::string position(const std::string& path, const YAML::Mark& mark) {
 
 // Fields whose values are text whatever they look like: `env: {SEED: 1}` means the string "1".
 bool text_field(const std::string& path) {
-  for (const char* exact : {"name", "user", "resources.gpu", "estimate.gpu", "placement.mode", "placement.spot"})
+  for (const char* exact : {"name", "user", "resources.gpu", "estimate.gpu", "placement.mode", "placement.spot", "image",
+                            "image_pull"})
     if (path == exact) return true;
+  // A mount's folders are paths, whatever they look like.
+  if (path.rfind("mounts[", 0) == 0 && (path.ends_with(".source") || path.ends_with(".target"))) return true;
   for (const char* prefix : {"env.", "setup", "run"})
     if (path.rfind(prefix, 0) == 0) return true;
   return false;

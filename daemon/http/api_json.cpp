@@ -108,6 +108,8 @@ json job_cost_json(const ledger::JobCost& cost) {
 json job_detail_json(const jobs::JobDetail& d) {
   json j = job_summary_json(d.job);
   j["spec"] = store::stored_json(d.job.spec_json);
+  // What its image's tag resolved to when its newest lease pulled it (null: no image, or not yet).
+  j["image_digest"] = d.job.image_digest ? json(*d.job.image_digest) : json(nullptr);
   j["lease_expires_ms"] = opt(d.job.lease_expires_ms);
   j["placement"] = store::stored_json(d.job.placement_json);
   j["runtime"] = runtime_json(d.job, d.events);
@@ -168,6 +170,7 @@ json lease_json(const jobs::LeaseGrant& g) {
   offer.gpus = g.gpus;
   offer.gang = g.gang;
   offer.owner = g.owner;
+  offer.registry_credential = g.registry_credential;
   json j = protocol::to_json(offer);
   // The checkpoint to resume from as every checkpoint answer shows it (the worker reads its
   // step, size and CRC: protocol::ResumePoint).

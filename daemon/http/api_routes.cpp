@@ -443,6 +443,24 @@ void preempt(jobs::JobService& svc, const net::HttpRequest& req, const net::Path
   });
 }
 
+// The image a lease runs, as the worker resolved it: {"worker_id", "epoch", "image", "digest"}.
+void report_image(jobs::JobService& svc, const net::HttpRequest& req, const net::PathParams& p, const net::Responder& respond) {
+  answer(respond, 200, [&]() -> Expected<json> {
+    auto id = path_id(p, "id");
+    if (!id) return id.error();
+    auto body = net::json_object_body(req, true);
+    if (!body) return body.error();
+    auto rep = protocol::image_report_from_json(*body);
+    if (!rep) return rep.error();
+    if (auto st = check_reporter(req, rep->lease); !st) return st.error();
+    auto job = svc.report_image(*id, *rep);
+    if (!job) return job.error();
+    json out = job_summary_json(*job);
+    out["image_digest"] = job->image_digest ? json(*job->image_digest) : json(nullptr);
+    return out;
+  });
+}
+
 }  // namespace
 
 net::Router make_api_router(jobs::JobService& svc, ApiInfo info) {
@@ -484,6 +502,7 @@ net::Router make_api_router(jobs::JobService& svc, ApiInfo info) {
   r.add(route("POST", "/v1/jobs/{id}/complete", worker, P(complete)));
   r.add(route("POST", "/v1/jobs/{id}/fail", worker, P(fail)));
   r.add(route("POST", "/v1/jobs/{id}/preempt", worker, P(preempt)));
+  r.add(route("POST", "/v1/jobs/{id}/image", worker, P(report_image)));
   return r;
 }
 

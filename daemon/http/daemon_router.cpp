@@ -8,6 +8,7 @@
 #include "daemon/http/placement_routes.h"
 #include "daemon/http/task_routes.h"
 #include "daemon/http/progress_routes.h"
+#include "daemon/http/registry_credential_routes.h"
 #include "daemon/http/webhook_routes.h"
 
 namespace jobctl::daemon::http {
@@ -23,6 +24,7 @@ net::Router make_daemon_router(const RouteServices& s, ApiInfo info) {
   add_task_routes(router);
   add_instance_routes(router, s.provisioner);
   if (s.webhooks != nullptr) add_webhook_routes(router, *s.webhooks);
+  if (s.registry_credentials != nullptr) add_registry_credential_routes(router, *s.registry_credentials);
   add_openapi_route(router);
   return router;
 }

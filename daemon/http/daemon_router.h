@@ -8,6 +8,7 @@
 #pragma once
 
 #include "daemon/http/api_routes.h"
+#include "daemon/auth/registry_credentials.h"
 #include "daemon/http/blob_download.h"
 #include "daemon/jobs/bundle_service.h"
 #include "daemon/jobs/output_service.h"
@@ -36,6 +37,7 @@ struct RouteServices {
   provisioning::Provisioner* provisioner = nullptr;
   jobs::OutputService* outputs = nullptr;  // null: no output routes (tests of other routes)
   notify::WebhookService* webhooks = nullptr;  // null: no webhook routes (tests of other routes)
+  auth::RegistryCredentials* registry_credentials = nullptr;  // null: no registry credential routes
 };
 
 net::Router make_daemon_router(const RouteServices& services, ApiInfo info);

@@ -44,6 +44,7 @@
 #include "daemon/jobs/job_observer.h"
 #include "daemon/jobs/job_wait.h"
 #include "daemon/jobs/lease_broker.h"
+#include "daemon/jobs/lease_credentials.h"
 #include "daemon/jobs/lease_recorder.h"
 #include "daemon/jobs/lease_reports.h"
 #include "daemon/jobs/protocol.h"
@@ -61,6 +62,9 @@ struct ServiceDependencies {
   // Told of every lease's start and end inside its transaction (lease_recorder.h: owned-GPU
   // billing). Null: leases are recorded in the jobs only.
   LeaseRecorder* lease_recorder = nullptr;
+  // Asked for the owner's registry credential at every lease of a job in an image
+  // (lease_credentials.h). Null: leases carry none.
+  LeaseCredentials* lease_credentials = nullptr;
 };
 
 class JobService {
@@ -197,6 +201,8 @@ class JobService {
   // A job asked to move (request_move) goes running -> preempted -> queued with a `moved` event
   // instead, and counts no recovery.
   Expected<JobRow> preempt(int64_t job_id, const PreemptionReport& report) { return reports_.preempt(job_id, report); }
+  // The image a lease runs, as its worker resolved it (lease_reports.h).
+  Expected<JobRow> report_image(int64_t job_id, const ImageReport& report) { return reports_.report_image(job_id, report); }
   // A job or a lease read from the store, given its running lease's newest heartbeat (progress,
   // and a job's lease expiry), which the store may have only up to half a lease timeout later
   // (live_leases.h). The job views do this; so must whatever else reads a running job's progress.

@@ -35,12 +35,14 @@ std::vector<int> gpus_taken(const std::string& resource_gpu, int resource_gpus, 
 }  // namespace
 
 LeaseBroker::LeaseBroker(store::Store& store, const Clock& clock, std::unique_ptr<JobMatcher> matcher,
-                         const ServiceOptions& options, LeaseRecorder* recorder, JobMoves& moves, JobObserver& observer)
+                         const ServiceOptions& options, LeaseRecorder* recorder, LeaseCredentials* credentials,
+                         JobMoves& moves, JobObserver& observer)
     : store_(store),
       clock_(clock),
       matcher_(std::move(matcher)),
       options_(options),
       recorder_(recorder),
+      credentials_(credentials),
       moves_(moves),
       observer_(observer),
       contacts_(clock.steady_ms()) {}
@@ -299,9 +301,15 @@ Expected<LeaseGrant> LeaseBroker::grant_node_in(WriteTxn& txn, const JobRow& job
     if (auto st = recorder_->lease_granted(txn, job, **w, gpus, now); !st) return st.error();
   auto owner = txn.job_owner(job.id);
   if (!owner) return owner.error();
-  LeaseGrant g{job.id,      job.lease_epoch, job.name,    job.spec_json, expires,
-               std::nullopt, gpus,           std::nullopt, owner->value_or("")};
+  LeaseGrant g{job.id,      job.lease_epoch, job.name,    job.spec_json,       expires,
+               std::nullopt, gpus,           std::nullopt, owner->value_or(""), std::nullopt};
   if (!checkpoints.empty()) g.resume = checkpoints.front();
+  // Every node pulls the image: each node's offer carries the owner's login.
+  if (credentials_) {
+    auto credential = credentials_->registry_credential_in(txn, job, g.owner, now);
+    if (!credential) return credential.error();
+    g.registry_credential = std::move(*credential);
+  }
   return g;
 }
 

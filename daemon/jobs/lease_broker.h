@@ -12,8 +12,8 @@
 // taken out of the queue while that change commits, so no other worker is offered it; the change
 // re-checks the job inside its transaction, so a stale queue entry costs one refused attempt.
 //
-// Ownership: borrows the Store, the Clock, the lease recorder (may be null), the moves and the
-// observer (all outlive the broker); owns the matcher, the queue and the waiters.
+// Ownership: borrows the Store, the Clock, the lease recorder and credentials (may be null), the
+// moves and the observer (all outlive the broker); owns the matcher, the queue and the waiters.
 // Thread safety: every method is safe from any thread. Lease callbacks run on whichever thread
 // completes them (a writer-thread commit, expire_waits(), or the caller) and must be quick; they
 // are never called with the broker's mutex held. Nothing here reads the store on the writer
@@ -38,6 +38,7 @@
 #include "daemon/jobs/job_observer.h"
 #include "daemon/jobs/job_queue.h"
 #include "daemon/jobs/job_wait.h"
+#include "daemon/jobs/lease_credentials.h"
 #include "daemon/jobs/lease_recorder.h"
 #include "daemon/jobs/protocol.h"
 #include "daemon/jobs/service_options.h"
@@ -61,7 +62,7 @@ class LeaseBroker {
   using LeaseCallback = std::function<void(Expected<std::optional<LeaseGrant>>)>;
 
   LeaseBroker(store::Store& store, const Clock& clock, std::unique_ptr<JobMatcher> matcher, const ServiceOptions& options,
-              LeaseRecorder* recorder, JobMoves& moves, JobObserver& observer);
+              LeaseRecorder* recorder, LeaseCredentials* credentials, JobMoves& moves, JobObserver& observer);
   LeaseBroker(const LeaseBroker&) = delete;
   LeaseBroker& operator=(const LeaseBroker&) = delete;
 
@@ -161,6 +162,7 @@ class LeaseBroker {
   const std::unique_ptr<JobMatcher> matcher_;
   const ServiceOptions options_;
   LeaseRecorder* const recorder_;
+  LeaseCredentials* const credentials_;  // may be null
   JobMoves& moves_;
   JobObserver& observer_;
   WorkerContacts contacts_;  // its own lock

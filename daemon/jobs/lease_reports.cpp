@@ -179,6 +179,36 @@ Expected<JobRow> LeaseReports::end_lease(int64_t job_id, const LeaseRef& lease, 
   });
 }
 
+Expected<JobRow> LeaseReports::report_image(int64_t job_id, const ImageReport& report) {
+  const int64_t now = clock_.now_ms();
+  return store_.write_value<JobRow>([job_id, report, now](WriteTxn& txn) -> Expected<JobRow> {
+    auto found = txn.job(job_id);
+    if (!found) return found.error();
+    if (!*found) return job_not_found(job_id);
+    JobRow job = std::move(**found);
+    auto node = check_reporter(txn, job, report.lease);
+    if (!node) return node.error();
+    if (auto st = require_leased_state(job); !st) return st.error();
+    auto spec = train::parse_job_spec(job.spec_json);
+    if (!spec) return spec.error();
+    if (spec->image.empty())
+      return make_error(ErrorCode::invalid_argument, "job " + std::to_string(job_id) + " has no image", "image");
+    if (report.image != spec->image)
+      return make_error(ErrorCode::invalid_argument,
+                        "image is not the job's (" + spec->image + ")", "image");
+    if (job.image_digest == report.digest) return job;  // a retried report, or the same image again
+    if (auto st = txn.set_job_image_digest(job_id, report.digest); !st) return st.error();
+    json detail = lease_detail(report.lease);
+    if (*node) detail["rank"] = (*node)->rank;
+    detail["image"] = report.image;
+    detail["digest"] = report.digest;
+    detail["message"] = "running image " + report.image + " (" + report.digest + ")";
+    if (auto st = note_job_event(txn, job_id, "image", detail, now); !st) return st.error();
+    job.image_digest = report.digest;
+    return job;
+  });
+}
+
 Expected<JobRow> LeaseReports::preempt(int64_t job_id, const PreemptionReport& report) {
   const int64_t now = clock_.now_ms();
   const int max_recoveries = options_.max_recoveries;

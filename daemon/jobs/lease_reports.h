@@ -51,6 +51,10 @@ class LeaseReports {
   // The worker gives the job back: running -> preempted -> queued, a recovery counted (failed
   // past max_recoveries); a job asked to move is requeued with a `moved` event and no recovery.
   Expected<JobRow> preempt(int64_t job_id, const PreemptionReport& report);
+  // The image the lease runs, as its worker resolved it: the job's image_digest, and an `image`
+  // event when the digest is new to the job (a retried report changes nothing). Any node of a
+  // gang may report; the job must be leased (placed or running) under that lease.
+  Expected<JobRow> report_image(int64_t job_id, const ImageReport& report);
 
   // `job`'s lease ends in this change: its newest progress (live_leases.h) goes into `job`, which
   // the caller writes, and the lease recorder is told (nothing without one or a lease). A gang's

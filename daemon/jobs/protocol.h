@@ -90,12 +90,16 @@ struct LeaseGrant {
   std::optional<protocol::GangRendezvous> gang;
   // The user who submitted the job ("" without auth): a worker reuses a setup only for its user.
   std::string owner;
+  // The owner's login to the registry of the job's image (lease_credentials.h); none: no image,
+  // or no login stored for its registry.
+  std::optional<protocol::RegistryCredential> registry_credential;
 };
 
 // The worker protocol's messages, shared with jobctl-worker (protocol/worker_messages.h: the
 // reports and answers with their JSON encoders and decoders).
 using protocol::CompletionReport;
 using protocol::FailureReport;
+using protocol::ImageReport;
 using protocol::HeartbeatReply;
 using protocol::HeartbeatReport;
 using protocol::OutputLine;

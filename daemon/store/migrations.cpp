@@ -359,6 +359,23 @@ constexpr const char* kV23 =
     "ALTER TABLE bundles ADD COLUMN row_crc INTEGER;\n"
     "UPDATE bundles SET row_crc = " JOBCTL_BUNDLE_ROW_CRC ";\n";
 
+// Version 24 (container images): the digest of the image a job's newest lease runs, as its worker
+// reported it; and each user's registry logins, the password sealed under the data directory's
+// key file (auth/credential_seal.h), bound to its owner, registry and username. row_crc as the
+// blobs' rows (row_codecs.h).
+constexpr const char* kV24 = R"sql(
+ALTER TABLE jobs ADD COLUMN image_digest TEXT;
+CREATE TABLE registry_credentials (
+  owner      TEXT    NOT NULL,          -- the user ('' with auth off)
+  registry   TEXT    NOT NULL,          -- host[:port]
+  username   TEXT    NOT NULL,
+  sealed     BLOB    NOT NULL,          -- AES-256-GCM: nonce, ciphertext, tag
+  updated_ms INTEGER NOT NULL,
+  row_crc    INTEGER,
+  PRIMARY KEY (owner, registry)
+);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -386,6 +403,7 @@ const std::vector<Migration>& migrations() {
       {21, "gang_members.master_port", kV21},
       {22, "jobs.*_crc, job_placements.placement_crc, job_events.detail_crc", kV22},
       {23, "checkpoints.row_crc, job_outputs.row_crc, bundles.row_crc", kV23},
+      {24, "jobs.image_digest, registry_credentials", kV24},
   };
   return list;
 }

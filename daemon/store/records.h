@@ -130,6 +130,10 @@ struct JobRow {
   // Machines it runs on at once (resources.nodes; > 1: a gang, whose other nodes' leases are its
   // GangMemberRows). Read from the spec; update_job does not write it.
   int resource_nodes = 1;
+  // The manifest digest ("sha256:<64 hex>") of the image its newest lease runs, as the worker
+  // reported it (POST /v1/jobs/{id}/image); none: no image, or not reported yet. Written by
+  // WriteTxn::set_job_image_digest, never by update_job.
+  std::optional<std::string> image_digest;
   // A listing's row whose stored documents are damaged (a checksum that does not match, a value
   // that does not decode): what is damaged, and only id, name and state read; the job itself is
   // not served (a single read of it is that error).
@@ -329,6 +333,16 @@ struct WebhookRow {
   std::vector<std::string> events;  // job event types: "succeeded", "failed", ...
   std::string secret;               // HMAC-SHA256 key, hex
   int64_t created_ms = 0;
+};
+
+// A user's login to a container registry (docs/security.md, "Registry credentials"): the
+// password sealed (auth/credential_seal.h), never stored in clear.
+struct RegistryCredentialRow {
+  std::string owner;     // the user who stored it ('' with auth off)
+  std::string registry;  // host[:port]
+  std::string username;
+  std::string sealed;    // the sealed password's bytes (nonce, ciphertext, tag)
+  int64_t updated_ms = 0;
 };
 
 // The job event types a webhook may subscribe to: a job ended, was held (a budget or its owner),

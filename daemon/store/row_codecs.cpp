@@ -107,6 +107,7 @@ Expected<JobRow> read_job(const Statement& s) {
   }
   r.array_id = s.column_opt_int64(18);
   r.resource_nodes = static_cast<int>(s.column_int64(19));
+  r.image_digest = s.column_opt_text(25);
   return r;
 }
 

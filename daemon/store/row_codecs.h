@@ -44,6 +44,8 @@ nlohmann::json stored_json(const std::optional<std::string>& text);
 #define JOBCTL_OUTPUT_ROW_CRC \
   "crc32c(job_id || char(31) || path || char(31) || user || char(31) || bytes || char(31) || blob || char(31) || uploaded_ms)"
 #define JOBCTL_BUNDLE_ROW_CRC "crc32c(sha256 || char(31) || user || char(31) || bytes || char(31) || stored_ms)"
+#define JOBCTL_REGISTRY_CREDENTIAL_ROW_CRC \
+  "crc32c(owner || char(31) || registry || char(31) || username || char(31) || hex(sealed) || char(31) || updated_ms)"
 
 // The columns written by insert_job / update_job, in bind order (?2.. after the id).
 inline constexpr const char* kJobColumns =
@@ -56,7 +58,7 @@ inline constexpr const char* kJobReadColumns =
     "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen, "
     "(SELECT placement FROM job_placements WHERE job_id = jobs.id), array_id, " JOBCTL_JOB_NODES_COLUMN
     ", spec_crc, progress_crc, result_crc, chosen_crc, "
-    "(SELECT placement_crc FROM job_placements WHERE job_id = jobs.id)";
+    "(SELECT placement_crc FROM job_placements WHERE job_id = jobs.id), image_digest";
 // A listing: no spec, no placement document, but both checked against their checksums by SQLite
 // (the spec's checksum column reads as that of the empty text, 0, when it matches, and the
 // placement's as NULL, that of no document): a damaged job is listed as damaged.
@@ -65,7 +67,7 @@ inline constexpr const char* kJobListColumns =
     "worker_id, lease_epoch, lease_expires_ms, progress, result, error, recoveries, chosen, NULL, array_id, "
     JOBCTL_JOB_NODES_COLUMN ", CASE WHEN crc32c(spec) IS spec_crc THEN 0 ELSE -1 END, progress_crc, result_crc, "
     "chosen_crc, (SELECT CASE WHEN crc32c(placement) IS placement_crc THEN NULL ELSE -1 END FROM job_placements "
-    "WHERE job_id = jobs.id)";
+    "WHERE job_id = jobs.id), image_digest";
 // A worker read (never its secret's hash).
 inline constexpr const char* kWorkerColumns = "id, name, capabilities, registered_ms, last_seen_ms, state";
 inline constexpr const char* kEventColumns = "job_id, seq, time_ms, type, from_state, to_state, detail, detail_crc";

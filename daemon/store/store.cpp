@@ -310,7 +310,8 @@ Expected<std::string> Store::dump() {
         "SELECT * FROM job_placements ORDER BY job_id", "SELECT * FROM ledger ORDER BY resource, start_ms",
         "SELECT * FROM calibration ORDER BY gpu_model, model_kind", "SELECT * FROM instances ORDER BY id",
         "SELECT * FROM slurm_jobs ORDER BY slurm_job_id", "SELECT * FROM bundles ORDER BY sha256, user",
-        "SELECT * FROM job_outputs ORDER BY job_id, path"}) {
+        "SELECT * FROM job_outputs ORDER BY job_id, path",
+        "SELECT * FROM registry_credentials ORDER BY owner, registry"}) {
     auto p = db.prepare(sql);
     if (!p) {
       dumped = p.error();

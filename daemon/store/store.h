@@ -154,6 +154,8 @@ class WriteTxn {
   Status set_job_submitter(int64_t job_id, const std::string& owner, const std::string& idempotency_key);
   // Makes the job a member of the job array `array_id` (store_jobs.cpp).
   Status set_job_array(int64_t job_id, int64_t array_id);
+  // Records the digest of the image the job's lease runs (JobRow::image_digest; store_jobs.cpp).
+  Status set_job_image_digest(int64_t job_id, const std::string& digest);
   // The job an earlier submit with this (owner, key) created, if any.
   Expected<std::optional<int64_t>> job_by_idempotency_key(const std::string& owner, const std::string& key);
   // Jobs of `owner` waiting to run (queued or held).
@@ -197,6 +199,15 @@ class WriteTxn {
   Expected<std::vector<int64_t>> jobs_with_outputs();
   // Removes a job's output rows: all of them, or the one at `path`.
   Status delete_outputs(int64_t job_id, const std::optional<std::string>& path = std::nullopt);
+
+  // ---- registry credentials (store_registry_credentials.cpp, migration 24)
+  // Inserts or replaces the row of (owner, registry).
+  Status put_registry_credential(const RegistryCredentialRow& row);
+  // false when `owner` has none for `registry`.
+  Expected<bool> delete_registry_credential(const std::string& owner, const std::string& registry);
+  Expected<std::optional<RegistryCredentialRow>> registry_credential(const std::string& owner,
+                                                                     const std::string& registry);
+  Expected<int64_t> registry_credentials_count(const std::string& owner);
 
   // ---- cloud instances (store_instances.cpp, migration 4)
   Expected<std::optional<InstanceRow>> instance(const std::string& id);
@@ -320,6 +331,8 @@ class Store {
   Expected<std::map<JobState, int64_t>> count_jobs_by_state();
   // The reason a job's last `held` event gives ("" when it has none).
   Expected<std::string> held_reason(int64_t job_id);
+  // `owner`'s registry credentials in registry order (store_registry_credentials.cpp).
+  Expected<std::vector<RegistryCredentialRow>> registry_credentials(const std::string& owner);
   // A code bundle's size (store_bundles.cpp); nullopt when it is not stored.
   Expected<std::optional<int64_t>> bundle_size(const std::string& sha256);
   // Every row of every table, as text in a fixed order: tests compare dumps to prove that a

@@ -67,6 +67,16 @@ Status WriteTxn::set_job_array(int64_t job_id, int64_t array_id) {
   return {};
 }
 
+Status WriteTxn::set_job_image_digest(int64_t job_id, const std::string& digest) {
+  auto p = db_.prepare("UPDATE jobs SET image_digest = ?2 WHERE id = ?1");
+  if (!p) return p.error();
+  StatementUse s(*p);
+  s->bind(1, job_id).bind(2, digest);
+  if (auto st = s->run(); !st) return st;
+  if (db_.changes() != 1) return make_error(ErrorCode::not_found, "job " + std::to_string(job_id) + " does not exist");
+  return {};
+}
+
 Status WriteTxn::put_placement(int64_t job_id, const DeflatedText& placement,
                                const std::optional<std::string>& unplaceable_key) {
   auto p = db_.prepare(

@@ -42,6 +42,9 @@ class Job:
     events: List[JobEvent] = field(default_factory=list)
     placement: Optional[Dict[str, Any]] = None
     move: Optional[Dict[str, Any]] = None
+    # The digest ("sha256:...") of the image its newest lease runs (GET /v1/jobs/{id}; None: no
+    # image, or not reported yet).
+    image_digest: Optional[str] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -56,7 +59,7 @@ class Job:
                    updated_ms=j["updated_ms"], worker_id=j.get("worker_id"), recoveries=j.get("recoveries", 0),
                    progress=j.get("progress"), result=j.get("result"), error=j.get("error"), spec=j.get("spec"),
                    events=[JobEvent.from_json(e) for e in j.get("events", [])], placement=j.get("placement"),
-                   move=j.get("move"), raw=j)
+                   move=j.get("move"), image_digest=j.get("image_digest"), raw=j)
 
 
 @dataclass

@@ -101,6 +101,33 @@ TEST(SpecBuilder, PlacementEnvSetupAndEstimateFlagsOverrideTheFile) {
   EXPECT_EQ(*kept, base);
 }
 
+TEST(SpecBuilder, ImageFlagsMakeTheImageItsPullAndItsMounts) {
+  SpecFlags f;
+  f.image = "127.0.0.1:5000/team/train:1";
+  f.image_pull = "always";
+  f.mounts = {"/data/sets:/data", "/scratch:/scratch:rw", "/ro:/ro:ro"};
+  auto s = build_spec(json::parse(R"({"command":["python3","train.py"],"mounts":[{"source":"/old","target":"/old"}]})"), f);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ((*s)["image"], "127.0.0.1:5000/team/train:1");
+  EXPECT_EQ((*s)["image_pull"], "always");
+  EXPECT_EQ((*s)["mounts"], json::parse(R"([{"source":"/data/sets","target":"/data"},
+    {"source":"/scratch","target":"/scratch","writable":true},{"source":"/ro","target":"/ro"}])"))
+      << "--mount replaces the file's list";
+
+  auto field_of = [](const SpecFlags& flags) {
+    auto built = build_spec(json::parse(R"({"command":["x"]})"), flags);
+    return built ? std::string("(accepted)") : built.error().field;
+  };
+  for (const char* bad : {"/only-source", ":/target", "/a:", "/a:/b:rx", "/a:/b:rw:x"}) {
+    f = {};
+    f.mounts = {bad};
+    EXPECT_EQ(field_of(f), "--mount") << bad;
+  }
+  f = {};
+  f.image_pull = "sometimes";
+  EXPECT_EQ(field_of(f), "--image-pull");
+}
+
 TEST(SpecBuilder, BadPlacementEnvSetupAndEstimateFlagsNameTheFlag) {
   auto field_of = [](const SpecFlags& f) {
     auto s = build_spec(json::parse(R"({"command":["x"]})"), f);

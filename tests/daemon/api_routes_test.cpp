@@ -4,13 +4,19 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <future>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "daemon/auth/worker_credentials.h"
+#include "daemon/http/api_json.h"
 #include "daemon/http/bundle_routes.h"
 #include "daemon/http/auth_setup.h"
+#include "daemon/http/registry_credential_routes.h"
 #include "net/json_body.h"
 #include "base/text_file.h"
 #include "tests/daemon/service_support.h"
@@ -490,6 +496,247 @@ TEST_F(Api, CodeBundlesAreStoredByTheirSha256AndReadBack) {
   EXPECT_EQ(body_of(upper)["error"]["field"], "sha256");
   EXPECT_EQ(router_.match("POST", "/v1/bundles").body().kind, net::RequestBody::Kind::file);
   EXPECT_EQ(router_.match("GET", "/v1/bundles/" + std::string(64, 'a')).body().kind, net::RequestBody::Kind::memory);
+}
+
+// ---------------------------------------------------------------- images and registry logins
+
+constexpr const char* kImage = "127.0.0.1:5000/team/train:1";
+
+std::string image_job_spec(const std::string& image = kImage) {
+  return R"({"command": ["python3", "train.py"], "resources": {"gpu": "cpu"}, "image": ")" + image + "\"}";
+}
+
+std::string sha(char c) { return "sha256:" + std::string(64, c); }
+
+// A CPU worker that runs command jobs, in images too (--allow-commands --container-runtime
+// podman); `secret_hash` as registering stores it.
+int64_t command_worker(ServiceFixture& f, const std::string& secret_hash = "") {
+  jobs::WorkerRegistration reg;
+  reg.name = "w";
+  reg.secret_hash = secret_hash;
+  reg.capabilities.cpu_cores = 4;
+  reg.capabilities.commands = true;
+  reg.capabilities.containers = "podman";
+  auto r = f.svc->register_worker(reg);
+  EXPECT_TRUE(r) << (r ? "" : r.error().message);
+  return r ? r->worker_id : 0;
+}
+
+TEST_F(Api, AnImageReportRecordsTheDigestOnceAndAStaleOneIsRefused) {
+  const int64_t job = f_.submit(image_job_spec());
+  auto issued = auth::WorkerCredentials::issue();
+  ASSERT_TRUE(issued);
+  secret_ = issued->secret;
+  const int64_t w = command_worker(f_, issued->hash_hex);
+  auto l = f_.lease_now(w);
+  ASSERT_TRUE(l && *l);
+  const std::string js = std::to_string(job), ws = std::to_string(w);
+  EXPECT_TRUE(body_of(call("GET", "/v1/jobs/" + js))["image_digest"].is_null()) << "none before the report";
+  const std::string report = R"({"worker_id":)" + ws + R"(,"epoch":1,"image":")" + kImage + R"(","digest":")";
+  net::HttpResponse r = call("POST", "/v1/jobs/" + js + "/image", report + sha('a') + "\"}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(body_of(r)["image_digest"], sha('a'));
+  EXPECT_EQ(call("POST", "/v1/jobs/" + js + "/image", report + sha('a') + "\"}").status, 200) << "a retry";
+  json d = body_of(call("GET", "/v1/jobs/" + js));
+  EXPECT_EQ(d["image_digest"], sha('a'));
+  EXPECT_EQ(d["spec"]["image"], kImage);
+  int image_events = 0;
+  for (const auto& ev : d["events"])
+    if (ev["type"] == "image") {
+      ++image_events;
+      EXPECT_EQ(ev["detail"]["message"], std::string("running image ") + kImage + " (" + sha('a') + ")");
+      EXPECT_EQ(ev["detail"]["epoch"], 1);
+    }
+  EXPECT_EQ(image_events, 1) << "a retried report adds no event: " << d["events"].dump();
+
+  const std::string target = "/v1/jobs/" + js + "/image";
+  expect_refused("POST", target, R"({"worker_id":)" + ws + R"(,"epoch":2,"image":")" + kImage + R"(","digest":")" +
+                                     sha('b') + "\"}",
+                 409, "epoch");
+  expect_refused("POST", target, report + "sha256:abc\"}", 400, "digest");
+  expect_refused("POST", target, report + sha('b') + R"(","extra":1})", 400, "extra");
+  expect_refused("POST", target,
+                 R"({"worker_id":)" + ws + R"(,"epoch":1,"image":"127.0.0.1:5000/other:1","digest":")" + sha('b') + "\"}",
+                 400, "image");
+  // A job without an image has nothing to report; a finished job's lease is over.
+  ASSERT_TRUE(f_.svc->cancel_job(job));
+  expect_refused("POST", target, report + sha('b') + "\"}", 409, "epoch");
+  EXPECT_EQ(body_of(call("GET", "/v1/jobs/" + js))["image_digest"], sha('a'));
+}
+
+// Registry logins through the routes, with auth on: each user's own, the password sealed in
+// the database and never answered back; a lease carries its job owner's login only.
+class RegistryLogins : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    router_ = make_api_router(*f_.svc);
+    add_registry_credential_routes(router_, *f_.registry_credentials);
+    auth::SecurityOptions options;
+    options.auth.enabled = true;
+    options.limits.requests_per_s = 0;
+    auto installed = install_hardening(router_, *f_.svc, *f_.db, f_.clock, options);
+    ASSERT_TRUE(installed) << installed.error().message;
+    hardening_ = std::move(*installed);
+    alice_ = hardening_->tokens.create("alice", "user")->secret;
+    bob_ = hardening_->tokens.create("bob", "user")->secret;
+  }
+
+  net::HttpResponse call(const std::string& method, const std::string& target, const std::string& token,
+                         const std::string& body = "") {
+    net::HttpRequest req;
+    req.method = method;
+    req.target = target;
+    req.body = body;
+    req.content_type = body.empty() ? "" : "application/json";
+    req.set_header("Authorization", "Bearer " + token);
+    if (auto st = net::parse_target(target, req); !st) return net::error_response(st.error());
+    std::promise<net::HttpResponse> p;
+    auto fut = p.get_future();
+    router_.handle(req, [&p](net::HttpResponse r) { p.set_value(std::move(r)); });
+    return fut.get();
+  }
+
+  void expect_refused(const std::string& method, const std::string& target, const std::string& body, int status,
+                      const std::string& field) {
+    const std::string before = f_.dump();
+    net::HttpResponse r = call(method, target, alice_, body);
+    EXPECT_EQ(r.status, status) << method << " " << target << " " << body << " -> " << r.body;
+    const json j = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(j.is_object() && j.contains("error")) << r.body;
+    EXPECT_EQ(j["error"]["field"], field) << r.body;
+    EXPECT_EQ(r.body.find(kPassword), std::string::npos);
+    EXPECT_EQ(f_.dump(), before) << "the store changed after " << method << " " << target;
+  }
+
+  // Every byte SQLite wrote: the database and its write-ahead log.
+  std::string database_bytes() {
+    std::string bytes;
+    for (const char* suffix : {"", "-wal"})
+      if (auto b = read_text_file(f_.dir.file(std::string("jobctl.db") + suffix), "db")) bytes += *b;
+    return bytes;
+  }
+
+  static constexpr const char* kPassword = "hunter2-Reg1stry-pa55word";
+  ServiceFixture f_;
+  net::Router router_;
+  std::unique_ptr<Hardening> hardening_;
+  std::string alice_, bob_;
+};
+
+TEST_F(RegistryLogins, StoredSealedListedWithoutThePasswordAndDeleted) {
+  const std::string login = std::string(R"({"username":"alice-ci","password":")") + kPassword + "\"}";
+  net::HttpResponse put = call("PUT", "/v1/registry-credentials/127.0.0.1:5000", alice_, login);
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_EQ(json::parse(put.body), json({{"registry", "127.0.0.1:5000"}, {"username", "alice-ci"}}));
+  ASSERT_EQ(call("PUT", "/v1/registry-credentials/registry.example.com", alice_,
+                 R"({"username":"a","password":"other-password"})")
+                .status,
+            200);
+
+  net::HttpResponse listed = call("GET", "/v1/registry-credentials", alice_);
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  const json logins = json::parse(listed.body)["registry_credentials"];
+  ASSERT_EQ(logins.size(), 2u) << listed.body;
+  EXPECT_EQ(logins[0]["registry"], "127.0.0.1:5000");
+  EXPECT_EQ(logins[0]["username"], "alice-ci");
+  EXPECT_FALSE(logins[0].contains("password"));
+  EXPECT_EQ(listed.body.find(kPassword), std::string::npos);
+  EXPECT_EQ(json::parse(call("GET", "/v1/registry-credentials", bob_).body)["registry_credentials"], json::array())
+      << "bob sees none of alice's";
+
+  // Sealed: neither the database nor its log holds the password; the key is a file of its own, 0600.
+  const std::string bytes = database_bytes();
+  ASSERT_NE(bytes.find("alice-ci"), std::string::npos) << "the username is stored (the search works)";
+  EXPECT_EQ(bytes.find(kPassword), std::string::npos) << "the password is in the database in clear";
+  struct stat key {};
+  ASSERT_EQ(::stat(f_.dir.file("registry-credentials.key").c_str(), &key), 0);
+  EXPECT_EQ(key.st_mode & 0777, 0600u);
+  EXPECT_EQ(key.st_size, 32);
+
+  EXPECT_EQ(call("DELETE", "/v1/registry-credentials/127.0.0.1:5000", bob_).status, 404) << "not bob's to delete";
+  net::HttpResponse deleted = call("DELETE", "/v1/registry-credentials/127.0.0.1:5000", alice_);
+  ASSERT_EQ(deleted.status, 200) << deleted.body;
+  EXPECT_EQ(json::parse(call("GET", "/v1/registry-credentials", alice_).body)["registry_credentials"].size(), 1u);
+  EXPECT_EQ(call("DELETE", "/v1/registry-credentials/127.0.0.1:5000", alice_).status, 404);
+}
+
+TEST_F(RegistryLogins, BadRegistriesAndBodiesAre400NamingTheField) {
+  const std::string ok = std::string(R"({"username":"u","password":")") + kPassword + "\"}";
+  expect_refused("PUT", "/v1/registry-credentials/team", ok, 400, "registry");  // no dot, no port: not a host
+  expect_refused("PUT", "/v1/registry-credentials/bad_host.example.com", ok, 400, "registry");
+  expect_refused("PUT", "/v1/registry-credentials/host.example.com:99999", ok, 400, "registry");
+  expect_refused("PUT", "/v1/registry-credentials/host.example.com", R"({"password":"x"})", 400, "username");
+  expect_refused("PUT", "/v1/registry-credentials/host.example.com", R"({"username":"u"})", 400, "password");
+  expect_refused("PUT", "/v1/registry-credentials/host.example.com", R"({"username":"u","password":""})", 400, "password");
+  expect_refused("PUT", "/v1/registry-credentials/host.example.com", R"({"username":"u","password":7})", 400, "password");
+  expect_refused("PUT", "/v1/registry-credentials/host.example.com",
+                 R"({"username":"u","password":")" + std::string(8193, 'p') + "\"}", 400, "password");
+  expect_refused("PUT", "/v1/registry-credentials/host.example.com", R"({"username":"u\n","password":"p"})", 400,
+                 "username");
+  expect_refused("PUT", "/v1/registry-credentials/host.example.com",
+                 std::string(R"({"username":"u","password":")") + kPassword + R"(","email":"x"})", 400, "email");
+  expect_refused("PUT", "/v1/registry-credentials/host.example.com", "", 400, "body");
+  expect_refused("DELETE", "/v1/registry-credentials/team", "", 400, "registry");
+  // The route's body limit (the server refuses past it before reading: net/router.h).
+  EXPECT_EQ(router_.match("PUT", "/v1/registry-credentials/a.io").body().max_bytes, 32u * 1024);
+}
+
+TEST_F(RegistryLogins, ALeaseCarriesItsOwnersLoginForItsImagesRegistryOnly) {
+  ASSERT_EQ(call("PUT", "/v1/registry-credentials/127.0.0.1:5000", alice_,
+                 std::string(R"({"username":"alice-ci","password":")") + kPassword + "\"}")
+                .status,
+            200);
+  auto submit = [&](const std::string& owner, const std::string& spec) {
+    auto job = f_.svc->submit_job(spec, jobs::SubmitContext{owner, "", true});
+    EXPECT_TRUE(job) << (job ? "" : job.error().message);
+    return job ? job->id : 0;
+  };
+  const int64_t alices = submit("alice", image_job_spec());
+  const int64_t bobs = submit("bob", image_job_spec());  // the same registry, another owner
+  const int64_t elsewhere = submit("alice", image_job_spec("registry.example.com/team/train:1"));
+  const int64_t plain = submit("alice", R"({"command": ["python3", "train.py"], "resources": {"gpu": "cpu"}})");
+  const int64_t w = command_worker(f_);
+  std::map<int64_t, json> offers;
+  for (int i = 0; i < 4; ++i) {
+    auto grant = f_.lease_now(w);
+    ASSERT_TRUE(grant && *grant) << i;
+    offers[(*grant)->job_id] = lease_json(**grant);
+  }
+  ASSERT_EQ(offers.size(), 4u);
+  ASSERT_TRUE(offers[alices].contains("registry_credential")) << offers[alices].dump();
+  EXPECT_EQ(offers[alices]["registry_credential"],
+            json({{"registry", "127.0.0.1:5000"}, {"username", "alice-ci"}, {"password", kPassword}}));
+  for (int64_t other : {bobs, elsewhere, plain}) {
+    EXPECT_FALSE(offers[other].contains("registry_credential")) << other << ": " << offers[other].dump();
+    EXPECT_EQ(offers[other].dump().find(kPassword), std::string::npos);
+  }
+  // Nowhere but the offer: not the job, its spec or its events.
+  const std::string job = call("GET", "/v1/jobs/" + std::to_string(alices), alice_).body;
+  EXPECT_NE(job.find("\"events\""), std::string::npos) << job;
+  EXPECT_EQ(job.find(kPassword), std::string::npos) << job;
+  EXPECT_EQ(f_.dump().find(kPassword), std::string::npos);
+}
+
+TEST(CredentialSeal, TheKeyIsMadeOnceAndWhatItSealedOpensOnlyUnderItsContext) {
+  jobctl::testing::TempDir dir;
+  const std::string key = dir.file("registry-credentials.key");
+  auth::CredentialSeal reader(key);
+  auto before = reader.unseal(std::string(40, 'x'), "c");
+  ASSERT_FALSE(before);
+  EXPECT_EQ(before.error().code, ErrorCode::io) << "no key: nothing opens, and none is made";
+  EXPECT_NE(::access(key.c_str(), F_OK), 0);
+  auth::CredentialSeal seal(key);
+  auto sealed = seal.seal("p4ss", "alice|r.io|u");
+  ASSERT_TRUE(sealed) << sealed.error().message;
+  EXPECT_EQ(sealed->find("p4ss"), std::string::npos);
+  auth::CredentialSeal restarted(key);  // a restarted jobctld reads the same key
+  EXPECT_EQ(*restarted.unseal(*sealed, "alice|r.io|u"), "p4ss");
+  EXPECT_FALSE(restarted.unseal(*sealed, "bob|r.io|u")) << "another row's context";
+  std::string damaged = *sealed;
+  damaged[14] ^= 1;
+  EXPECT_FALSE(restarted.unseal(damaged, "alice|r.io|u"));
+  ASSERT_TRUE(restarted.seal("again", "c")) << "sealing again keeps the key";
+  EXPECT_EQ(*auth::CredentialSeal(key).unseal(*sealed, "alice|r.io|u"), "p4ss");
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // A whole jobctld in the test's process: temporary SQLite store, service, route table, HTTP
-// server on a free loopback port (job logs, outputs and checkpoints served as jobctld serves
-// them), and the housekeeping ticker. For integration tests of the
+// server on a free loopback port (job logs, outputs, checkpoints and registry logins served as
+// jobctld serves them), and the housekeeping ticker. For integration tests of the
 // daemon, the worker and the CLI.
 #pragma once
 
@@ -11,11 +11,14 @@
 #include <string>
 
 #include "base/clock.h"
+#include "daemon/auth/credential_seal.h"
+#include "daemon/auth/registry_credentials.h"
 #include "daemon/http/api_routes.h"
 #include "daemon/http/auth_setup.h"
 #include "daemon/http/checkpoint_routes.h"
 #include "daemon/http/output_routes.h"
 #include "daemon/http/progress_routes.h"
+#include "daemon/http/registry_credential_routes.h"
 #include "net/server.h"
 #include "daemon/jobs/checkpoint_service.h"
 #include "daemon/jobs/job_matcher.h"
@@ -37,8 +40,12 @@ class Daemon {
     auto s = store::Store::open(o, clock_);
     EXPECT_TRUE(s);
     db_ = std::move(*s);
-    svc_ = std::make_unique<jobs::JobService>(*db_, clock_, std::make_unique<jobs::FifoMatcher>(),
-                                                svc_options);
+    // Users' registry logins, sealed under a key file in the data directory; a lease of an image
+    // job carries its owner's login, as jobctld's do.
+    seal_ = std::make_unique<auth::CredentialSeal>(dir_.file("registry-credentials.key"));
+    registry_credentials_ = std::make_unique<auth::RegistryCredentials>(*db_, clock_, *seal_);
+    svc_ = std::make_unique<jobs::JobService>(*db_, clock_, std::make_unique<jobs::FifoMatcher>(), svc_options,
+                                              jobs::ServiceDependencies{.lease_credentials = registry_credentials_.get()});
     EXPECT_TRUE(svc_->start());
     // The jobs' logs as jobctld keeps them (a file per job), with their routes.
     auto logs = store::JobLogStore::open(dir_.path() / "logs");
@@ -61,6 +68,7 @@ class Daemon {
     checkpoints_ = std::make_unique<jobs::CheckpointService>(*db_, *checkpoint_blobs_, clock_, jobs::CheckpointOptions{});
     EXPECT_TRUE(checkpoints_->reconcile());
     http::add_checkpoint_routes(router_, *checkpoints_, downloads_);
+    http::add_registry_credential_routes(router_, *registry_credentials_);
     // The request gate, auth off: the worker protocol still needs each worker's own secret.
     auto installed = http::install_hardening(router_, *svc_, *db_, clock_, auth::SecurityOptions{});
     EXPECT_TRUE(installed) << (installed ? "" : installed.error().message);
@@ -99,6 +107,8 @@ class Daemon {
   jobctl::testing::TempDir dir_;
   SystemClock clock_;
   std::unique_ptr<store::Store> db_;
+  std::unique_ptr<auth::CredentialSeal> seal_;
+  std::unique_ptr<auth::RegistryCredentials> registry_credentials_;
   std::unique_ptr<jobs::JobService> svc_;
   std::unique_ptr<store::JobLogStore> logs_;
   std::unique_ptr<store::BlobStore> output_blobs_;

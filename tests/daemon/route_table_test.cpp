@@ -39,7 +39,7 @@ struct AllServices : ServiceFixture {
         webhooks(*db, clock, notify::WebhookOptions{}) {}
   net::Router router() {
     return make_daemon_router(RouteServices{*svc, *progress, *logs, checkpoints, bundles, downloads, placement, ledger,
-                                            nullptr, &outputs, &webhooks},
+                                            nullptr, &outputs, &webhooks, registry_credentials.get()},
                               ApiInfo{});
   }
 
@@ -82,6 +82,7 @@ TEST(RouteTable, EveryRouteDeclaresWhoMayCallIt) {
             "POST /v1/jobs/{id}/complete worker pool memory\n"
             "POST /v1/jobs/{id}/fail worker pool memory\n"
             "POST /v1/jobs/{id}/preempt worker pool memory\n"
+            "POST /v1/jobs/{id}/image worker pool memory\n"
             "GET /v1/jobs/{id}/progress user job={id} pool memory\n"
             "GET /v1/jobs/{id}/log user job={id} pool memory\n"
             "GET /v1/jobs/{id}/log/download user job={id} pool memory\n"
@@ -106,6 +107,9 @@ TEST(RouteTable, EveryRouteDeclaresWhoMayCallIt) {
             "GET /v1/webhooks user pool memory\n"
             "POST /v1/webhooks/{id}/delete user pool memory\n"
             "GET /v1/webhooks/{id}/deliveries user pool memory\n"
+            "PUT /v1/registry-credentials/{registry} user pool memory<=32768\n"
+            "GET /v1/registry-credentials user pool memory\n"
+            "DELETE /v1/registry-credentials/{registry} user pool memory\n"
             "GET /v1/openapi.json anyone pool memory\n"
             "POST /v1/tokens admin pool memory\n"
             "GET /v1/tokens admin pool memory\n"

@@ -10,6 +10,8 @@
 #include <string>
 
 #include "base/clock.h"
+#include "daemon/auth/credential_seal.h"
+#include "daemon/auth/registry_credentials.h"
 #include "daemon/jobs/job_matcher.h"
 #include "daemon/jobs/job_service.h"
 #include "daemon/store/store.h"
@@ -29,8 +31,12 @@ struct ServiceFixture {
     auto s = store::Store::open(o, clock);
     if (!s) ADD_FAILURE() << s.error().message;
     db = std::move(*s);
-    svc = std::make_unique<jobs::JobService>(*db, clock, std::make_unique<jobs::FifoMatcher>(),
-                                                options);
+    // As jobctld wires them: leases carry their owner's registry login (the key file is made at
+    // the first login only).
+    seal = std::make_unique<auth::CredentialSeal>(dir.file("registry-credentials.key"));
+    registry_credentials = std::make_unique<auth::RegistryCredentials>(*db, clock, *seal);
+    svc = std::make_unique<jobs::JobService>(*db, clock, std::make_unique<jobs::FifoMatcher>(), options,
+                                             jobs::ServiceDependencies{.lease_credentials = registry_credentials.get()});
     if (auto st = svc->start(); !st) ADD_FAILURE() << st.error().message;
   }
   ~ServiceFixture() {
@@ -75,6 +81,8 @@ struct ServiceFixture {
   jobctl::testing::TempDir dir;
   ManualClock clock;
   std::unique_ptr<store::Store> db;
+  std::unique_ptr<auth::CredentialSeal> seal;
+  std::unique_ptr<auth::RegistryCredentials> registry_credentials;
   std::unique_ptr<jobs::JobService> svc;
 };
 

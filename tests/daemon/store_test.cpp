@@ -778,6 +778,68 @@ TEST(Store, AChangedValueInABlobsMetadataRowIsCaughtByItsChecksum) {
             document_checksum(std::string_view("5\x1f" "40\x1f" "1234\x1f" "3735928559\x1f" "step-40.ckpt\x1f" "7\x1f" "2\x1f" "1000")));
 }
 
+// Migration 24: a job's image digest, written on its own (update_job leaves it alone), read by a
+// single read and a listing; and the users' registry logins, each row under its checksum. A job
+// of a version-23 database reads with none.
+TEST(Store, AnImageDigestAndRegistryLoginsAreStoredAndAChangedLoginIsCaught) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock);
+  const int64_t job = insert(*s, make_job("in-an-image"));
+  auto fresh = s->get_job(job);
+  ASSERT_TRUE(fresh && *fresh);
+  EXPECT_FALSE((*fresh)->image_digest);
+  const std::string digest = "sha256:" + std::string(64, 'e');
+  ASSERT_TRUE(s->write([&](WriteTxn& txn) -> Status {
+    if (auto st = txn.set_job_image_digest(job, digest); !st) return st;
+    auto row = txn.job(job);
+    if (!row) return row.error();
+    (**row).priority = 60;
+    return txn.update_job(**row);  // a later update keeps the digest
+  }));
+  auto read = s->get_job(job);
+  ASSERT_TRUE(read && *read);
+  EXPECT_EQ((*read)->image_digest, digest);
+  auto listed = s->list_jobs(JobQuery{});
+  ASSERT_TRUE(listed && listed->size() == 1u);
+  EXPECT_EQ((*listed)[0].image_digest, digest);
+  EXPECT_FALSE(s->write([&](WriteTxn& txn) { return txn.set_job_image_digest(job + 100, digest); }));
+
+  ASSERT_TRUE(s->write([&](WriteTxn& txn) -> Status {
+    if (auto st = txn.put_registry_credential({"ann", "r.example.com", "ann-ci", std::string("\x00\x01sealed", 8), 5}); !st)
+      return st;
+    return txn.put_registry_credential({"ann", "127.0.0.1:5000", "ann", "sealed-2", 6});
+  }));
+  auto logins = s->registry_credentials("ann");
+  ASSERT_TRUE(logins) << logins.error().message;
+  ASSERT_EQ(logins->size(), 2u);
+  EXPECT_EQ((*logins)[0].registry, "127.0.0.1:5000");
+  EXPECT_EQ((*logins)[1].sealed, std::string("\x00\x01sealed", 8)) << "the sealed bytes as written";
+  EXPECT_TRUE(s->registry_credentials("bob")->empty());
+  auto deleted = s->write_value<bool>([](WriteTxn& txn) { return txn.delete_registry_credential("ann", "127.0.0.1:5000"); });
+  ASSERT_TRUE(deleted && *deleted);
+  // A username changed behind jobctld's back is caught by the row's checksum.
+  auto raw = Connection::open(dir.file("jobctl.db"), false);
+  ASSERT_TRUE(raw);
+  ASSERT_TRUE((*raw)->exec("UPDATE registry_credentials SET username = 'mallory' WHERE owner = 'ann'"));
+  auto changed = s->registry_credentials("ann");
+  ASSERT_FALSE(changed);
+  EXPECT_NE(changed.error().message.find("table registry_credentials"), std::string::npos) << changed.error().message;
+
+  TempDir old_dir;
+  auto old = Connection::open(old_dir.file("old.db"), false);
+  ASSERT_TRUE(old);
+  std::vector<Migration> to23(migrations().begin(), migrations().begin() + 23);
+  ASSERT_TRUE(apply_migrations(**old, 1, to23));
+  ASSERT_TRUE((*old)->exec("INSERT INTO jobs (id, name, spec, state, priority, resource_gpu, resource_gpus, created_ms, "
+                           "updated_ms, lease_epoch, recoveries) VALUES (5, 'old', '{}', 'queued', 50, 'any', 1, 1, 1, 0, 0)"));
+  ASSERT_TRUE(apply_migrations(**old, 2));
+  auto column = (*old)->prepare("SELECT image_digest FROM jobs WHERE id = 5");
+  ASSERT_TRUE(column);
+  ASSERT_TRUE(*(*column)->step());
+  EXPECT_TRUE((*column)->is_null(0));
+}
+
 TEST(Store, DataSurvivesReopening) {
   TempDir dir;
   ManualClock clock;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace jobctl::train {
 namespace {
@@ -312,6 +313,71 @@ TEST(JobSpec, ACommandJobsSetupIsAnOrderedListOfCommands) {
   for (int i = 0; i < 65; ++i) many += std::string(i ? "," : "") + "\"true\"";
   EXPECT_EQ(parse_error(many + "]}").field, "setup");
   EXPECT_EQ(parse_error(with(R"("setup": ["true"])")).field, "setup") << "a built-in model has no setup";
+}
+
+// A command job's image: a reference with its registry, a pull policy and mounts; the canonical
+// form keeps them (and leaves the defaults out).
+TEST(JobSpec, AnImageIsAReferenceWithItsRegistryAndItsMountsArePlainAbsolutePaths) {
+  const std::string digest = "sha256:" + std::string(64, 'a');
+  for (const std::string& ok : std::vector<std::string>{"registry.example.com/team/train:1", "127.0.0.1:5000/train", "localhost/a/b/c:v1.2-rc_3",
+                               "registry.example.com/train@" + digest, "ghcr.io/org/img:tag@" + digest}) {
+    auto r = parse_job_spec(R"({"command": ["x"], "image": ")" + ok + "\"}");
+    ASSERT_TRUE(r) << ok << ": " << r.error().message;
+    EXPECT_EQ(r->image, ok);
+    EXPECT_EQ(r->image_pull, ImagePull::if_missing);
+  }
+  auto r = parse_job_spec(R"({"command": ["python3", "train.py"], "image": "127.0.0.1:5000/team/train:2",
+    "image_pull": "always", "mounts": [{"source": "/data/sets", "target": "/data"},
+                                       {"source": "/scratch", "target": "/scratch", "writable": true}]})");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->image_pull, ImagePull::always);
+  EXPECT_EQ(r->mounts, (std::vector<MountSpec>{{"/data/sets", "/data", false}, {"/scratch", "/scratch", true}}));
+  const std::string canonical = to_json(*r);
+  auto again = parse_job_spec(canonical);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, *r);
+  EXPECT_EQ(to_json(*again), canonical);
+  EXPECT_EQ(to_json(*parse_job_spec(R"({"command": ["x"], "image": "a.io/b"})")).find("image_pull"), std::string::npos);
+
+  auto image_error = [](const std::string& image) {
+    return parse_error(R"({"command": ["x"], "image": ")" + image + "\"}");
+  };
+  const Error no_registry = image_error("python:3.11");
+  EXPECT_EQ(no_registry.field, "image");
+  EXPECT_NE(no_registry.message.find("registry"), std::string::npos) << no_registry.message;
+  EXPECT_EQ(image_error("team/train:1").field, "image") << "team is no host: a short name each worker resolves";
+  EXPECT_EQ(image_error("registry.example.com/Team/train").field, "image") << "uppercase repository";
+  EXPECT_EQ(image_error("registry.example.com/train:-bad").field, "image") << "a tag begins with a letter, digit or _";
+  EXPECT_EQ(image_error("registry.example.com/train:" + std::string(129, 'a')).field, "image");
+  EXPECT_EQ(image_error("registry.example.com/train@sha256:abc").field, "image") << "a short digest";
+  EXPECT_EQ(image_error("registry.example.com/train@md5:" + std::string(64, 'a')).field, "image");
+  EXPECT_EQ(image_error("registry.example.com/train@sha256:" + std::string(64, 'A')).field, "image");
+  EXPECT_EQ(image_error("registry.example.com:99999/train").field, "image") << "a port past 65535";
+  EXPECT_EQ(image_error("").field, "image");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "image": 3})").field, "image");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "image": "a.io/b", "image_pull": "sometimes"})").field, "image_pull");
+
+  auto mount_error = [](const std::string& mounts) {
+    return parse_error(R"({"command": ["x"], "image": "a.io/b", "mounts": )" + mounts + "}");
+  };
+  EXPECT_EQ(mount_error(R"([{"source": "data", "target": "/data"}])").field, "mounts[0].source") << "relative";
+  EXPECT_EQ(mount_error(R"([{"source": "/data", "target": "data"}])").field, "mounts[0].target") << "relative";
+  EXPECT_EQ(mount_error(R"([{"source": "/data/../etc", "target": "/data"}])").field, "mounts[0].source");
+  EXPECT_EQ(mount_error(R"([{"source": "/data", "target": "/a/./b"}])").field, "mounts[0].target");
+  EXPECT_EQ(mount_error(R"([{"source": "/data", "target": "/proc/x"}])").field, "mounts[0].target");
+  EXPECT_EQ(mount_error(R"([{"source": "/a", "target": "/data"}, {"source": "/b", "target": "/data"}])").field,
+            "mounts[1].target")
+      << "a target mounted twice";
+  EXPECT_EQ(mount_error(R"([{"source": "/a"}])").field, "mounts[0].target");
+  EXPECT_EQ(mount_error(R"([{"source": "/a", "target": "/b", "mode": "rw"}])").field, "mounts[0].mode");
+  EXPECT_EQ(mount_error(R"({"source": "/a", "target": "/b"})").field, "mounts");
+
+  // Without an image there is nothing to pull or mount into; a training job runs no image.
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "image_pull": "never"})").field, "image_pull");
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "mounts": [{"source": "/a", "target": "/b"}]})").field, "mounts");
+  EXPECT_EQ(parse_error(with(R"("image": "a.io/b")")).field, "image");
+  // setup runs on the worker's machine, not in the image.
+  EXPECT_EQ(parse_error(R"({"command": ["x"], "image": "a.io/b", "setup": ["pip install x"]})").field, "setup");
 }
 
 // `after`: job ids, array ids written a12, or objects with a condition; canonical as objects.

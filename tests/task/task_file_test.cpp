@@ -97,6 +97,38 @@ TEST(TaskFile, NodesMakeAGangAndABadCountIsPlacedInTheFile) {
   EXPECT_EQ(jobs.error().message.rfind("t.yaml:3:10: resources.nodes", 0), 0u) << jobs.error().message;
 }
 
+TEST(TaskFile, AnImageItsPullAndItsMountsAreTheSpecs) {
+  auto task = parse_task_file(R"(run: python3 train.py
+image: 127.0.0.1:5000/team/train:2
+image_pull: never
+mounts:
+  - source: /data/sets
+    target: /data
+  - {source: /scratch, target: /scratch, writable: true}
+)",
+                              "t.yaml");
+  ASSERT_TRUE(task) << task.error().message;
+  EXPECT_EQ(task->spec["image"], "127.0.0.1:5000/team/train:2");
+  EXPECT_EQ(task->spec["image_pull"], "never");
+  EXPECT_EQ(task->spec["mounts"], json::array({{{"source", "/data/sets"}, {"target", "/data"}},
+                                               {{"source", "/scratch"}, {"target", "/scratch"}, {"writable", true}}}));
+  ASSERT_TRUE(validate_task(*task));
+
+  auto twice = parse_task_file("run: x\nimage: a.io/b\nmounts:\n  - {source: /a, target: /d}\n  - {source: /b, target: /d}\n",
+                               "t.yaml");
+  ASSERT_TRUE(twice) << twice.error().message;
+  auto jobs = validate_task(*twice);
+  ASSERT_FALSE(jobs);
+  EXPECT_EQ(jobs.error().field, "mounts[1].target");
+  EXPECT_EQ(jobs.error().message.rfind("t.yaml:5:", 0), 0u) << jobs.error().message;
+  auto no_registry = parse_task_file("run: x\nimage: python:3.11\n", "t.yaml");
+  ASSERT_TRUE(no_registry);
+  jobs = validate_task(*no_registry);
+  ASSERT_FALSE(jobs);
+  EXPECT_EQ(jobs.error().field, "image");
+  EXPECT_EQ(jobs.error().message.rfind("t.yaml:2:8: image", 0), 0u) << jobs.error().message;
+}
+
 TEST(TaskFile, OutputsAndMissingRunAreExplained) {
   auto outputs = parse_task_file("run: x\noutputs: [model.pt]\n", "t.yaml");
   ASSERT_FALSE(outputs);

@@ -228,6 +228,8 @@ async function wholeDashboard(browser, laptop, page) {
   // shows the command, why it waits and its place in the queue, and no accuracy chart; the list
   // shows its place and reason too. Cancelled afterwards.
   await commandJobWaits(page);
+  // 4c. A command job in an image: its page shows the image and that no digest was reported yet.
+  await imageJobShowsItsImage(page);
 
   // 5. Workers and costs.
   await page.click('a[data-nav="workers"]');
@@ -358,6 +360,28 @@ async function commandJobWaits(page) {
   check(cellText.startsWith('#1/1: ') && cellText.includes('no worker can run commands'), `the list shows its place and reason (${cellText})`);
   const c = await fetch(`${base}/v1/jobs/${id}/cancel`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
   check(c.ok, 'the waiting command job is cancelled');
+}
+
+async function imageJobShowsItsImage(page) {
+  const image = '127.0.0.1:5000/team/train:1';
+  const r = await fetch(`${base}/v1/jobs`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ command: ['python3', 'train.py'], image, image_pull: 'never',
+      mounts: [{ source: '/data/sets', target: '/data' }], resources: { gpu: 'cpu' }, placement: { queue_if_unplaceable: true } }),
+  });
+  check(r.status === 201, `a job in an image is submitted (${r.status})`);
+  const id = (await r.json()).id;
+  await page.goto(`${base}/#/jobs/${id}`);
+  await page.waitForSelector('#job-image');
+  const shown = await page.evaluate(() => ({
+    image: document.querySelector('#job-image')?.textContent,
+    facts: document.querySelector('dl.facts')?.textContent,
+  }));
+  check(shown.image === `${image} (pull never)`, `the job page shows the image (${shown.image})`);
+  check(/Image digestnot reported yet/.test(shown.facts), 'the job page says its digest is not reported yet');
+  check(shown.facts.includes('/data/sets → /data (ro)'), 'the job page shows its mounts');
+  const c = await fetch(`${base}/v1/jobs/${id}/cancel`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+  check(c.ok, 'the job in an image is cancelled');
 }
 
 // The first job scripts/start.sh submitted (Fashion-MNIST, 2 epochs): once it has succeeded, its

@@ -62,6 +62,14 @@ bool registry_ok(std::string_view r) {
   return true;
 }
 
+// The first component is a registry when it looks like a host (a dot, a port or localhost), as
+// Docker and podman decide; "team/train" would be a short name resolved by each machine.
+bool registry_host_ok(std::string_view r) {
+  const bool looks_like_host =
+      r.find('.') != std::string_view::npos || r.find(':') != std::string_view::npos || r == "localhost";
+  return looks_like_host && registry_ok(r);
+}
+
 bool tag_ok(std::string_view t) {
   if (t.empty() || t.size() > 128) return false;
   if (!(std::isalnum(static_cast<unsigned char>(t.front())) || t.front() == '_')) return false;
@@ -70,6 +78,15 @@ bool tag_ok(std::string_view t) {
 }
 
 }  // namespace
+
+Expected<std::string> parse_registry_host(std::string_view text, const std::string& field) {
+  if (text.size() > 255 || !registry_host_ok(text))
+    return make_error(ErrorCode::invalid_argument,
+                      field + " must be a registry's host[:port], such as registry.example.com or 127.0.0.1:5000 "
+                              "(a name without a dot or a port other than localhost is not a registry)",
+                      field);
+  return std::string(text);
+}
 
 Expected<ImageReference> parse_image_reference(std::string_view text, const std::string& field) {
   auto bad = [&](const std::string& why) -> Expected<ImageReference> {
@@ -94,11 +111,7 @@ Expected<ImageReference> parse_image_reference(std::string_view text, const std:
   if (slash == std::string_view::npos)
     return bad("must name its registry: \"" + std::string(text) + "\" has no host before a \"/\"");
   const std::string_view registry = rest.substr(0, slash);
-  // The first component is a registry when it looks like a host (a dot, a port or localhost), as
-  // Docker and podman decide; "team/train" would be a short name resolved by each machine.
-  const bool looks_like_host = registry.find('.') != std::string_view::npos ||
-                               registry.find(':') != std::string_view::npos || registry == "localhost";
-  if (!looks_like_host || !registry_ok(registry))
+  if (!registry_host_ok(registry))
     return bad("must begin with a registry host (\"" + std::string(registry) + "\" is not a host[:port])");
   ref.registry = std::string(registry);
   std::string_view path = rest.substr(slash + 1);

@@ -20,6 +20,11 @@ struct ImageReference {
   std::string digest;      // "sha256:<64 hex>" or ""
 };
 
+// A registry as an image reference names it: host[:port], the host with a dot, a port, or
+// "localhost" (a registry login is for the images that begin with it). Errors: invalid_argument
+// naming `field`.
+[[nodiscard]] Expected<std::string> parse_registry_host(std::string_view text, const std::string& field = "registry");
+
 // Errors: invalid_argument naming `field`, saying which part is wrong.
 [[nodiscard]] Expected<ImageReference> parse_image_reference(std::string_view text,
                                                              const std::string& field = "image");

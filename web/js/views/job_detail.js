@@ -1,4 +1,4 @@
-// Job detail: summary (a command job's command, bundle and result fields; a waiting job's reason,
+// Job detail: summary (a command job's command, bundle, image with its digest and result fields; a waiting job's reason,
 // queue place and expected start), loss and accuracy curves (GET /v1/jobs/{id}/progress; the
 // accuracy chart only for a job that reports accuracy), the event timeline,
 // the placement decision with its candidate table, checkpoints, cost, and the program's output
@@ -138,6 +138,25 @@ function bundleText(job) {
   return h('span', { title: `sha256 ${b.sha256}` }, `${b.sha256.slice(0, 12)} (${size})`);
 }
 
+// A job's container image: the reference, and the digest its newest lease pulled (what ran).
+function imageText(job) {
+  const image = job.spec?.image;
+  if (!image) return undefined;
+  const pull = job.spec.image_pull && job.spec.image_pull !== 'if_missing' ? ` (pull ${job.spec.image_pull})` : '';
+  return h('span', { id: 'job-image' }, h('code', {}, image), pull);
+}
+
+function imageDigestText(job) {
+  if (!job.spec?.image) return undefined;
+  return job.image_digest ? h('code', { id: 'job-image-digest' }, job.image_digest) : 'not reported yet';
+}
+
+function mountsText(job) {
+  const mounts = job.spec?.mounts;
+  if (!mounts?.length) return undefined;
+  return mounts.map((m) => `${m.source} → ${m.target}${m.writable ? ' (rw)' : ' (ro)'}`).join(', ');
+}
+
 // Why a waiting job waits (GET /v1/jobs/{id}'s `waiting`): reason, place in its queue, expected start.
 function waitingFacts(w) {
   if (!w) return [];
@@ -186,6 +205,9 @@ function renderSummary(el, job, cancel) {
       ...waitingFacts(job.waiting),
       ['Command', command ? h('code', { id: 'job-command' }, commandText(command)) : undefined],
       ['Bundle', bundleText(job)],
+      ['Image', imageText(job)],
+      ['Image digest', imageDigestText(job)],
+      ['Mounts', mountsText(job)],
       ['Model', spec.model ? `${spec.model.kind} ${JSON.stringify(spec.model.hidden ?? [])}${spec.model.channels ? ` conv ${JSON.stringify(spec.model.channels)}` : ''}` : undefined],
       ['Data', spec.data ? spec.data.dataset : undefined],
       ['Epochs', spec.train ? `${epochsDone(job)} of ${spec.train.epochs}` : undefined],
