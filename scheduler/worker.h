@@ -14,32 +14,8 @@
 
 namespace jobctl::scheduler {
 
-// What a machine offers a job in an image: a container runtime (jobctl-worker
-// --container-runtime), and the host folders such jobs may mount (--allow-mount).
-struct ContainerSupport {
-  bool runs_images = false;
-  std::vector<train::AllowedMount> mounts;
-  bool operator==(const ContainerSupport&) const = default;
-  // Whether a job (in an image when `image`, with `job_mounts`) can run here: a job in no image
-  // always can.
-  bool takes(bool image, const std::vector<train::MountSpec>& job_mounts) const {
-    if (!image) return true;
-    if (!runs_images) return false;
-    for (const auto& m : job_mounts)
-      if (!train::mount_allowed(m.source, m.writable, mounts)) return false;
-    return true;
-  }
-  // The jobctl-worker flags that give a worker this support (for the workers jobctld starts).
-  std::vector<std::string> worker_flags() const {
-    if (!runs_images) return {};
-    std::vector<std::string> flags = {"--container-runtime", "podman"};
-    for (const auto& m : mounts) {
-      flags.push_back("--allow-mount");
-      flags.push_back(m.prefix + (m.writable ? ":rw" : ""));
-    }
-    return flags;
-  }
-};
+// What a machine offers a job in an image (train/spec/allowed_mounts.h).
+using ContainerSupport = train::ContainerSupport;
 
 struct Worker {
   std::string id;

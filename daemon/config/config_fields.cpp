@@ -70,7 +70,7 @@ Status read_int(const json& obj, const char* key, const std::string& prefix, int
   return {};
 }
 
-Status read_container_support(const nlohmann::json& obj, const std::string& prefix, scheduler::ContainerSupport& out) {
+Status read_container_support(const nlohmann::json& obj, const std::string& prefix, train::ContainerSupport& out) {
   std::string runtime;
   if (auto st = read_string(obj, "containers", prefix, runtime); !st) return st;
   if (!runtime.empty() && runtime != "podman")

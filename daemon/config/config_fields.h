@@ -20,7 +20,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/expected.h"
-#include "scheduler/worker.h"
+#include "train/spec/allowed_mounts.h"
 
 namespace jobctl::daemon::config_fields {
 
@@ -41,6 +41,6 @@ Status read_int(const nlohmann::json& obj, const char* key, const std::string& p
 // A section's "containers" ("podman": the workers jobctld starts run jobs in an image; absent:
 // they do not) and "allowed_mounts" (["PREFIX", "PREFIX:rw", ...]: the host folders those jobs
 // may mount; only with containers).
-Status read_container_support(const nlohmann::json& obj, const std::string& prefix, scheduler::ContainerSupport& out);
+Status read_container_support(const nlohmann::json& obj, const std::string& prefix, train::ContainerSupport& out);
 
 }  // namespace jobctl::daemon::config_fields

@@ -28,7 +28,7 @@
 #include "cloud/exec_provider.h"
 #include "cloud/provider.h"
 #include "cloud/sim_provider.h"
-#include "scheduler/worker.h"
+#include "train/spec/allowed_mounts.h"
 
 namespace jobctl::daemon::provisioning {
 
@@ -46,7 +46,7 @@ struct CloudSettings {
   cloud::ExecProviderOptions exec;
   // Jobs in an image on the instances: their worker is started with --container-runtime and an
   // --allow-mount per prefix ("containers", "allowed_mounts").
-  scheduler::ContainerSupport containers;
+  train::ContainerSupport containers;
 };
 
 // Applies the "cloud" object of the configuration document (absent: no provisioner). Unknown keys

@@ -22,7 +22,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/expected.h"
-#include "scheduler/worker.h"
+#include "train/spec/allowed_mounts.h"
 #include "slurm/slurm_commands.h"
 
 namespace jobctl::daemon::slurm {
@@ -56,7 +56,7 @@ struct SlurmSettings {
   int poll_s = 5;              // squeue/sinfo read this often (queue waits, job states)
   // Jobs in an image: the batch job's worker is started with --container-runtime podman (podman
   // inside the batch job: Debian packages neither pyxis nor enroot) and an --allow-mount per prefix.
-  scheduler::ContainerSupport containers;
+  train::ContainerSupport containers;
 
   // The options of the client commands.
   ::jobctl::slurm::SlurmCommandsOptions commands() const { return {bin_dir, conf_file, timeout_s}; }
