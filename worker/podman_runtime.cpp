@@ -6,6 +6,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "process/run.h"
+#include "train/spec/image_reference.h"
 
 namespace jobctl::worker {
 
@@ -115,15 +117,31 @@ class PodmanRuntime final : public ContainerRuntime {
       prepared.pulled = true;
       prepared.pull_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
-    auto inspected = podman({"image", "inspect", "--format", "{{.Digest}} {{.Size}}", image}, seconds(60));
+    auto inspected = podman({"image", "inspect", "--format", "json", image}, seconds(60));
     if (!inspected) return inspected.error();
     if (!inspected->success())
       return make_error(ErrorCode::io, "cannot inspect image " + image + ": " + podman_error(*inspected), "image");
-    std::istringstream fields(inspected->out);
-    fields >> prepared.digest >> prepared.bytes;
-    if (prepared.digest.rfind("sha256:", 0) != 0)
-      return make_error(ErrorCode::io, "image " + image + " has no registry digest (podman said \"" + inspected->out + "\")",
-                        "image");
+    const nlohmann::json described = nlohmann::json::parse(inspected->out, nullptr, false);
+    const nlohmann::json& first = described.is_array() && !described.empty() ? described[0] : described;
+    if (!first.is_object())
+      return make_error(ErrorCode::io, "podman's description of image " + image + " is not JSON", "image");
+    if (auto size = first.find("Size"); size != first.end() && size->is_number_integer()) prepared.bytes = size->get<int64_t>();
+    // The digest the image's registry serves it under: its repository's entry among the image's
+    // repo digests. podman lists every digest the image was ever stored under for every name it
+    // has (the same layers imported here and pulled, say); of several, the image's own digest
+    // when it is one of them, else the first.
+    auto ref = train::parse_image_reference(image);
+    const std::string from = ref ? ref->registry + "/" + ref->repository + "@" : std::string();
+    std::string own;
+    if (auto digest = first.find("Digest"); digest != first.end() && digest->is_string()) own = digest->get<std::string>();
+    std::vector<std::string> served;
+    if (auto repo = first.find("RepoDigests"); repo != first.end() && repo->is_array())
+      for (const auto& d : *repo)
+        if (d.is_string() && !from.empty() && d.get<std::string>().rfind(from, 0) == 0)
+          served.push_back(d.get<std::string>().substr(from.size()));
+    prepared.digest = served.empty() || std::find(served.begin(), served.end(), own) != served.end() ? own : served.front();
+    if (prepared.digest.rfind("sha256:", 0) != 0 || prepared.digest.size() != 71)
+      return make_error(ErrorCode::io, "image " + image + " has no sha256 digest in podman's description", "image");
     return prepared;
   }
 

@@ -15,9 +15,9 @@
 // worker's token file or another job's folder, and sees no host process; a mount outside the
 // allowed folders and a malformed image are refused at submit naming the field.
 //
-// AKilledWorkersContainerIsRemovedAtItsRestart: SIGKILL of the worker while its container runs
-// leaves the container (podman's monitor owns it); the worker started again removes it, and the
-// job is recovered once.
+// AKilledWorkersContainerIsRemovedAtItsRestart: SIGKILL of the worker while its container runs a
+// program that ignores SIGTERM leaves the container (podman's monitor owns it); the worker started
+// again removes it, and the job is recovered once.
 //
 // PullFailuresNameTheImage: an unknown image, an unreachable registry and a wrong password each
 // fail the job with a reason naming the image; the wrong password is nowhere to be read.
@@ -67,7 +67,7 @@ int free_port() {
   return ntohs(a.sin_port);
 }
 
-std::string quoted(const std::string& s) { return cloud::shell_quote(s); }
+std::string shq(const std::string& s) { return cloud::shell_quote(s); }
 
 // The registry and the image every test uses, made once.
 class ImageSite {
@@ -85,7 +85,7 @@ class ImageSite {
 
   ~ImageSite() {
     if (registry_process_) registry_process_->stop(SIGTERM, std::chrono::seconds(5));
-    if (!local_image_.empty()) sh("podman rmi -f " + quoted(local_image_) + " " + quoted(image_) + " >/dev/null 2>&1");
+    if (!local_image_.empty()) sh("podman rmi -f " + shq(local_image_) + " " + shq(image_) + " >/dev/null 2>&1");
   }
 
  private:
@@ -108,12 +108,12 @@ class ImageSite {
     fs::create_directories(cert_dir_);
     // The registry's certificate, for 127.0.0.1; workers trust it through --registry-cert-dir.
     auto cert = sh("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1"
-                   " -keyout " + quoted(d + "/key.pem") + " -out " + quoted(d + "/cert.pem") + " 2>&1 && cp " +
-                   quoted(d + "/cert.pem") + " " + quoted(cert_dir_ + "/ca.crt"));
+                   " -keyout " + shq(d + "/key.pem") + " -out " + shq(d + "/cert.pem") + " 2>&1 && cp " +
+                   shq(d + "/cert.pem") + " " + shq(cert_dir_ + "/ca.crt"));
     // A bcrypt htpasswd line (what the registry reads), from Debian's python3.
     auto htpasswd = sh("/usr/bin/python3 -W ignore -c \"import crypt; print('" + std::string(kRegistryUser) +
                        ":' + crypt.crypt('" + kRegistryPassword + "', crypt.mksalt(crypt.METHOD_BLOWFISH)))\" > " +
-                       quoted(d + "/htpasswd"));
+                       shq(d + "/htpasswd"));
     if (!cert.success() || !htpasswd.success()) {
       ADD_FAILURE() << "cannot make the registry's certificate or logins: " << cert.out << cert.err << htpasswd.err;
       return;
@@ -125,7 +125,7 @@ class ImageSite {
                                        << "    path: " << d << "/htpasswd\n";
     registry_process_ = std::make_unique<jobctl::testing::Process>(
         std::vector<std::string>{"docker-registry", "serve", d + "/registry.yml"});
-    const std::string curl = "curl -s -o /dev/null -w '%{http_code}' --cacert " + quoted(d + "/cert.pem");
+    const std::string curl = "curl -s -o /dev/null -w '%{http_code}' --cacert " + shq(d + "/cert.pem");
     const bool up = jobctl::testing::poll_until(
         [&] { return sh(curl + " https://" + registry_ + "/v2/").out == "401"; }, std::chrono::seconds(30));
     if (!up) {
@@ -136,35 +136,37 @@ class ImageSite {
     local_image_ = "localhost/jobctl-test-torch-" + std::to_string(::getpid()) + ":1";
     image_ = registry_ + "/team/torch:1";
     auto t0 = clock::now();
-    auto built = sh(quoted(jobctl::testing::env_or_fail("JOBCTL_SOURCE_DIR") + "/tests/support/make_torch_image.sh") + " " +
-                    quoted(local_image_));
+    auto built = sh(shq(jobctl::testing::env_or_fail("JOBCTL_SOURCE_DIR") + "/tests/support/make_torch_image.sh") + " " +
+                    shq(local_image_));
     const double build_s = std::chrono::duration<double>(clock::now() - t0).count();
     if (!built.success()) {
       ADD_FAILURE() << "cannot build the image: " << built.describe() << "\n" << built.out << built.err;
       return;
     }
+    auto size = sh("podman image inspect --format '{{.Size}}' " + shq(local_image_));
     // The push logs in with an auth file of the test's own (podman's format).
     const std::string auth = d + "/push-auth.json";
-    auto wrote = sh("printf '{\"auths\":{\"%s\":{\"auth\":\"%s\"}}}' " + quoted(registry_) + " \"$(printf %s " +
-                    quoted(std::string(kRegistryUser) + ":" + kRegistryPassword) + " | base64 -w0)\" > " + quoted(auth));
+    auto wrote = sh("printf '{\"auths\":{\"%s\":{\"auth\":\"%s\"}}}' " + shq(registry_) + " \"$(printf %s " +
+                    shq(std::string(kRegistryUser) + ":" + kRegistryPassword) + " | base64 -w0)\" > " + shq(auth));
     t0 = clock::now();
-    auto pushed = sh("podman push --authfile " + quoted(auth) + " --cert-dir " + quoted(cert_dir_) + " " +
-                     quoted(local_image_) + " " + quoted("docker://" + image_) + " 2>&1");
+    auto pushed = sh("podman push --authfile " + shq(auth) + " --cert-dir " + shq(cert_dir_) + " " +
+                     shq(local_image_) + " " + shq("docker://" + image_) + " 2>&1");
     const double push_s = std::chrono::duration<double>(clock::now() - t0).count();
     ::unlink(auth.c_str());
     if (!wrote.success() || !pushed.success()) {
       ADD_FAILURE() << "cannot push the image: " << pushed.describe() << "\n" << pushed.out;
       return;
     }
-    auto head = sh(curl.substr(0, curl.find(" -o ")) + " -I --cacert " + quoted(d + "/cert.pem") + " -u " +
-                   quoted(std::string(kRegistryUser) + ":" + kRegistryPassword) +
+    // Only the registry holds it now: the first worker pulls it whole.
+    sh("podman rmi -f " + shq(local_image_) + " >/dev/null 2>&1");
+    auto head = sh(curl.substr(0, curl.find(" -o ")) + " -I --cacert " + shq(d + "/cert.pem") + " -u " +
+                   shq(std::string(kRegistryUser) + ":" + kRegistryPassword) +
                    " -H 'Accept: application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json'"
                    " https://" + image_.substr(0, image_.find('/')) + "/v2/team/torch/manifests/1");
     std::smatch m;
     if (std::regex_search(head.out, m, std::regex("[Dd]ocker-[Cc]ontent-[Dd]igest: (sha256:[0-9a-f]{64})")))
       digest_ = m[1];
     EXPECT_EQ(digest_.size(), 71u) << "the registry's digest of the image: " << head.out << head.err;
-    auto size = sh("podman image inspect --format '{{.Size}}' " + quoted(local_image_));
     summary_ = "image " + image_ + " (" + std::to_string(std::stoll("0" + size.out) / 1000000) + " MB) built in " +
                std::to_string(static_cast<int>(build_s)) + " s, pushed in " + std::to_string(static_cast<int>(push_s)) + " s";
     std::cout << "container e2e: " << summary_ << "\n";
@@ -212,8 +214,8 @@ json result_line(const std::string& out) {
 // Everything of one running container a user of the machine could read: its configuration, and
 // its program's environment and command line.
 std::string container_surface(const std::string& name) {
-  const std::string pid = sh("podman inspect --format '{{.State.Pid}}' " + quoted(name)).out;
-  std::string s = sh("podman inspect " + quoted(name)).out;
+  const std::string pid = sh("podman inspect --format '{{.State.Pid}}' " + shq(name)).out;
+  std::string s = sh("podman inspect " + shq(name)).out;
   const std::string p = pid.substr(0, pid.find('\n'));
   s += read_bytes("/proc/" + p + "/environ") + read_bytes("/proc/" + p + "/cmdline");
   return s;
@@ -232,7 +234,7 @@ TEST(Containers, TrainsInItsImageOnSpotAndResumesElsewhere) {
 
   // The instances' workers run podman and trust the registry's CA; jobctld starts them with
   // --container-runtime podman and the allowed dataset folder (cloud.containers, allowed_mounts).
-  CloudSim sim(tmp.file("cloudsim"), " --allow-commands --registry-cert-dir " + quoted(site.cert_dir()));
+  CloudSim sim(tmp.file("cloudsim"), " --allow-commands --registry-cert-dir " + shq(site.cert_dir()));
   ASSERT_FALSE(sim.url().empty());
   const json config = {{"cloud",
                         {{"provider", "sim"},
@@ -407,7 +409,11 @@ TEST(Containers, AKilledWorkersContainerIsRemovedAtItsRestart) {
                                         site.cert_dir(), "--machine-id", "killed-box"});
   auto worker = std::make_unique<jobctl::testing::Process>(worker_args);
   const json spec = {{"name", "sleeper"},
-                     {"command", {"python3", "-c", "import time\nprint('sleeping', flush=True)\ntime.sleep(600)"}},
+                     // It ignores SIGTERM: the worker's death reaches podman as one (PR_SET_PDEATHSIG),
+                     // which forwards it to the program; a program that stops on it leaves nothing.
+                     {"command", {"python3", "-c",
+                                  "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                                  "print('sleeping', flush=True)\ntime.sleep(600)"}},
                      {"image", site.image()},
                      {"resources", {{"gpu", "cpu"}}}};
   auto submitted = api.submit_job(spec.dump());
@@ -452,7 +458,7 @@ TEST(Containers, PullFailuresNameTheImage) {
   const std::string unreachable = "127.0.0.1:" + std::to_string(free_port()) + "/team/torch:1";
   for (const std::string& image : {unknown, unreachable, site.image()}) {
     const json spec = {{"name", "pull"}, {"command", {"python3", "-c", "print(1)"}}, {"image", image},
-                       {"resources", {{"gpu", "cpu"}}}};
+                       {"image_pull", "always"}, {"resources", {{"gpu", "cpu"}}}};
     auto submitted = api.submit_job(spec.dump());
     ASSERT_TRUE(submitted) << submitted.error().message;
     const int64_t id = (*submitted)["id"];
