@@ -28,13 +28,10 @@ Status check_login_text(const std::string& value, const char* field, size_t max_
   return {};
 }
 
-// The registry of the job's image; none for a job without one. The spec is canonical
-// (train::to_json): most jobs have no image, and are told so without parsing it.
-std::optional<std::string> image_registry(const std::string& spec_json) {
-  if (spec_json.find("\"image\"") == std::string::npos) return std::nullopt;
-  auto spec = train::parse_job_spec(spec_json);
-  if (!spec || spec->image.empty()) return std::nullopt;
-  auto ref = train::parse_image_reference(spec->image);
+// The registry of the job's image; none for a job without one.
+std::optional<std::string> image_registry(const train::JobSpec& spec) {
+  if (spec.image.empty()) return std::nullopt;
+  auto ref = train::parse_image_reference(spec.image);
   if (!ref) return std::nullopt;
   return ref->registry;
 }
@@ -88,7 +85,7 @@ Status RegistryCredentials::remove(const std::string& user, const std::string& r
 
 Expected<std::optional<protocol::RegistryCredential>> RegistryCredentials::registry_credential_in(
     store::WriteTxn& txn, const store::JobRow& job, const std::string& owner, int64_t now_ms) {
-  const std::optional<std::string> registry = image_registry(job.spec_json);
+  const std::optional<std::string> registry = job.spec ? image_registry(*job.spec) : std::nullopt;
   if (!registry) return std::optional<protocol::RegistryCredential>{};
   auto row = txn.registry_credential(owner, *registry);
   if (!row) return row.error();

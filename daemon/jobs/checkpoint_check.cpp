@@ -13,11 +13,9 @@
 
 namespace jobctl::daemon::jobs {
 
-Expected<CheckpointExpectation> expectation_for(const std::string& spec_json) {
-  auto spec = train::parse_job_spec(spec_json);
-  if (!spec) return make_error(ErrorCode::io, "the job's stored spec cannot be read: " + spec.error().message);
-  if (spec->is_command()) return CheckpointExpectation{0, 0, true};
-  return CheckpointExpectation{train::training_fingerprint(*spec), train::training_steps(*spec)};
+CheckpointExpectation expectation_for(const train::JobSpec& spec) {
+  if (spec.is_command()) return CheckpointExpectation{0, 0, true};
+  return CheckpointExpectation{train::training_fingerprint(spec), train::training_steps(spec)};
 }
 
 Expected<train::CheckpointScan> check_checkpoint_file(const std::string& path, uint32_t crc32c, int64_t step,

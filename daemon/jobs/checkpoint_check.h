@@ -17,6 +17,7 @@
 
 #include "base/expected.h"
 #include "train/checkpoint/checkpoint_scan.h"
+#include "train/spec/job_spec.h"
 
 namespace jobctl::daemon::jobs {
 
@@ -28,8 +29,8 @@ struct CheckpointExpectation {
   bool opaque = false;
 };
 
-// From the job's stored (canonical) spec.
-Expected<CheckpointExpectation> expectation_for(const std::string& spec_json);
+// From the job's spec.
+CheckpointExpectation expectation_for(const train::JobSpec& spec);
 
 // An opaque checkpoint (a command job's) is checked for its CRC32C only; the returned scan has
 // its bytes and CRC32C and an empty meta.

@@ -32,9 +32,9 @@ std::string blob_name(int64_t step, int64_t epoch, int64_t now_ms, uint64_t nonc
   return buf;
 }
 
-int keep_of(const std::string& spec_json) {
-  auto spec = train::parse_job_spec(spec_json);
-  return spec ? std::max(1, spec->checkpoint.keep) : 3;
+// How many checkpoints the job keeps (checkpoint.keep, at least one; the default without a spec).
+size_t keep_of(const store::JobRow& job) {
+  return static_cast<size_t>(job.spec ? std::max(1, job.spec->checkpoint.keep) : 3);
 }
 
 }  // namespace
@@ -60,9 +60,9 @@ Expected<CheckpointRow> CheckpointService::put(const CheckpointUpload& up) {
   if (!pre) return pre.error();
   if (!*pre) return make_error(ErrorCode::not_found, job_text(up.job_id) + " does not exist");
   if (auto st = check_lease(**pre, up.lease); !st) return st.error();
-  auto expect = expectation_for((*pre)->spec_json);
-  if (!expect) return expect.error();
-  auto scan = check_checkpoint_file(up.staged_file, up.crc32c, up.step, *expect);
+  auto spec = (*pre)->decoded_spec();
+  if (!spec) return spec.error();
+  auto scan = check_checkpoint_file(up.staged_file, up.crc32c, up.step, expectation_for(**spec));
   if (!scan) return scan.error();
 
   const int64_t now = clock_.now_ms();
@@ -92,7 +92,7 @@ Expected<CheckpointRow> CheckpointService::put(const CheckpointUpload& up) {
     if (auto s = txn.put_checkpoint(row); !s) return s;
     auto all = txn.checkpoints(row.job_id);
     if (!all) return all.error();
-    const size_t keep = static_cast<size_t>(keep_of((*found)->spec_json));
+    const size_t keep = keep_of(**found);
     for (size_t i = keep; i < all->size(); ++i) {
       if (auto s = txn.delete_checkpoint(row.job_id, (*all)[i].step); !s) return s;
       obsolete.push_back((*all)[i].file);

@@ -41,8 +41,10 @@ struct JobCommands::Prepared {
   SubmitContext context;
 };
 
+Expected<train::JobSpec> decode_spec_text(std::string_view text) { return train::parse_job_spec(text); }
+
 Expected<JobCommands::Prepared> JobCommands::prepare(std::string_view spec_json, const SubmitContext& submitted) {
-  auto spec = train::parse_job_spec(spec_json);
+  auto spec = decode_spec_text(spec_json);
   if (!spec) return spec.error();
   SubmitContext context = submitted;  // admit_spec may note the job's estimate in it
   if (auto* admission = admission_.load())  // what this submitter may not ask for (a command job: auth_admission.h)
@@ -67,6 +69,7 @@ Expected<JobCommands::Prepared> JobCommands::prepare(std::string_view spec_json,
   row.resource_gpus = cost::requested_gpus(*spec);
   row.resource_nodes = spec->resources.nodes;
   row.created_ms = row.updated_ms = clock_.now_ms();
+  row.spec = std::make_shared<const train::JobSpec>(std::move(*spec));
   return Prepared{std::move(row), std::move(context)};
 }
 

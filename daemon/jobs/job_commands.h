@@ -30,8 +30,13 @@
 #include "daemon/jobs/service_options.h"
 #include "daemon/jobs/submit_admission.h"
 #include "daemon/store/store.h"
+#include "train/spec/job_spec.h"
 
 namespace jobctl::daemon::jobs {
+
+// A spec sent as text (a submit, a quote), decoded and checked by the spec parser: jobctld's one
+// decoder of spec text besides the store's row codecs, which decode the specs it stored.
+Expected<train::JobSpec> decode_spec_text(std::string_view text);
 
 class JobCommands {
  public:

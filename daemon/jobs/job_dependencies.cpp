@@ -33,13 +33,6 @@ Expected<std::vector<store::JobRow>> named_jobs(store::Store& store, const train
 
 }  // namespace
 
-Expected<std::vector<train::JobDependency>> stored_dependencies(const std::string& spec_json) {
-  if (spec_json.find("\"after\"") == std::string::npos) return std::vector<train::JobDependency>{};
-  auto spec = train::parse_job_spec(spec_json);
-  if (!spec) return spec.error();
-  return std::move(spec->after);
-}
-
 Expected<DependencyCheck> check_dependencies(store::Store& store, const std::vector<train::JobDependency>& after) {
   DependencyCheck out;
   std::vector<std::string> waiting;

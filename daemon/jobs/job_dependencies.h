@@ -26,10 +26,6 @@ struct DependencyCheck {
   std::string reason;  // waiting / failed: which, in words ("job 12 failed", "array a14: 2 of 3 jobs ...")
 };
 
-// A stored (canonical) spec's dependencies; none for a spec without `after`. Errors: the text
-// does not parse as a spec.
-Expected<std::vector<train::JobDependency>> stored_dependencies(const std::string& spec_json);
-
 // Whether the dependencies have ended as asked, from the states of the jobs they name now.
 Expected<DependencyCheck> check_dependencies(store::Store& store, const std::vector<train::JobDependency>& after);
 

@@ -14,13 +14,10 @@ void set_placement_fields(const store::JobRow& row, QueuedJob& q) {
   q.placement_zone = row.chosen->zone;
 }
 
-void set_program_fields(const std::string& spec_json, QueuedJob& q) {
-  // The stored spec is submit's canonical text: its one decoder reads it (a spec that does not
-  // decode, never stored by submit, reads as no command, as the store's waiting-jobs query does).
-  const auto spec = train::parse_job_spec(spec_json);
-  q.command = spec && spec->is_command();
-  q.image = spec && !spec->image.empty();
-  q.mounts = spec ? spec->mounts : std::vector<train::MountSpec>{};
+void set_program_fields(const train::JobSpec& spec, QueuedJob& q) {
+  q.command = spec.is_command();
+  q.image = !spec.image.empty();
+  q.mounts = spec.mounts;
 }
 
 bool worker_takes_kind(const QueuedJob& job, const WorkerCapabilities& worker) {

@@ -25,8 +25,8 @@ using JobQueue = scheduler::JobQueue<QueuedJob, QueuedJobKey>;
 // the matcher needs of the placement to offer the job only where it was placed.
 void set_placement_fields(const store::JobRow& row, QueuedJob& q);
 
-// Fills q.command, q.image and q.mounts from the job's stored (canonical) spec.
-void set_program_fields(const std::string& spec_json, QueuedJob& q);
+// Fills q.command, q.image and q.mounts from the job's spec.
+void set_program_fields(const train::JobSpec& spec, QueuedJob& q);
 
 // Whether `worker` may be offered `job` at all: a command job only to a worker that runs them, a
 // job in an image only to one with a container runtime that allows all of its mounts, a node of

@@ -28,7 +28,7 @@ inline Error worker_not_found(int64_t id) {
 // The queue entry of a queued job, or of a placed one waiting for its worker (with its placement).
 inline QueuedJob queued_from(const store::JobRow& row) {
   QueuedJob q{row.id, row.priority, row.created_ms, row.resource_gpu, row.resource_gpus, {}, {}, {}, false};
-  set_program_fields(row.spec_json, q);
+  if (row.spec) set_program_fields(*row.spec, q);  // every row read whole carries it
   q.nodes = row.resource_nodes;
   if (row.state == JobState::placed) set_placement_fields(row, q);
   return q;

@@ -198,10 +198,10 @@ Expected<std::map<int64_t, JobWait>> job_waits(store::Store& store, const std::v
     JobWait w;
     w.reason = wait_reason(*row, has_placement ? &placement : nullptr, held_reason);
     if (whole && !has_placement && row->state == store::JobState::queued) {  // its dependencies, if any
-      auto after = stored_dependencies(row->spec_json);
-      if (!after) return after.error();
-      if (!after->empty()) {
-        auto check = check_dependencies(store, *after);
+      auto spec = row->decoded_spec();
+      if (!spec) return spec.error();
+      if (const auto& after = (*spec)->after; !after.empty()) {
+        auto check = check_dependencies(store, after);
         if (!check) return check.error();
         if (check->verdict != DependencyCheck::Verdict::met) w.reason = check->reason;
       }

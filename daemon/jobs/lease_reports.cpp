@@ -189,8 +189,9 @@ Expected<JobRow> LeaseReports::report_image(int64_t job_id, const ImageReport& r
     auto node = check_reporter(txn, job, report.lease);
     if (!node) return node.error();
     if (auto st = require_leased_state(job); !st) return st.error();
-    auto spec = train::parse_job_spec(job.spec_json);
-    if (!spec) return spec.error();
+    auto decoded = job.decoded_spec();
+    if (!decoded) return decoded.error();
+    const train::JobSpec* spec = *decoded;
     if (spec->image.empty())
       return make_error(ErrorCode::invalid_argument, "job " + std::to_string(job_id) + " has no image", "image");
     if (report.image != spec->image)
@@ -321,8 +322,7 @@ Expected<JobRow> LeaseReports::gang_node_ended_in(WriteTxn& txn, store::JobRow j
 
 bool LeaseReports::replaces_lost_nodes(const store::JobRow& job) {
   if (job.resource_nodes <= 1) return false;
-  auto spec = train::parse_job_spec(job.spec_json);
-  return spec && spec->resources.on_node_loss == train::NodeLoss::replace_node;
+  return job.spec && job.spec->resources.on_node_loss == train::NodeLoss::replace_node;
 }
 
 Status LeaseReports::vacate_node_in(WriteTxn& txn, const store::JobRow& job, int rank, const std::string& reason,

@@ -61,16 +61,14 @@ std::string ledger_user(store::Store& store, int64_t job_id) {
   if (owner && *owner && !(*owner)->empty()) return **owner;
   auto job = store.get_job(job_id);
   if (!job || !*job) return "";
-  auto spec = train::parse_job_spec((*job)->spec_json);
-  return spec ? spec->user : "";
+  return (*job)->spec ? (*job)->spec->user : "";
 }
 
 Expected<std::string> ledger_user_in(store::WriteTxn& txn, const store::JobRow& job) {
   auto owner = txn.job_owner(job.id);
   if (!owner) return owner.error();
   if (*owner && !(*owner)->empty()) return **owner;
-  auto spec = train::parse_job_spec(job.spec_json);
-  return spec ? spec->user : std::string();
+  return job.spec ? job.spec->user : std::string();
 }
 
 int64_t billed_seconds(int64_t start_ms, int64_t end_ms) {

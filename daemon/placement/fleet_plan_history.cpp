@@ -39,11 +39,6 @@ struct HistoryJob {
   double owned_gpu_hours = 0, owned_usd = 0;
 };
 
-std::optional<double> spec_deadline_hours(const std::string& spec_json) {
-  const auto spec = train::parse_job_spec(spec_json);  // the stored spec's one decoder
-  return spec ? spec->placement.deadline_hours : std::nullopt;
-}
-
 std::string chosen_gpu(const store::JobRow& row) {
   if (row.chosen && !row.chosen->gpu.empty()) {
     std::string m = canonical(row.chosen->gpu);
@@ -150,7 +145,7 @@ Expected<cost::FleetPlan> fleet_plan(store::Store& store, const PlacementSetting
     h.job.id = id;
     h.job.arrival_ms = j.created_ms;
     h.job.gpus = std::max(1, j.resource_gpus);
-    if (auto d = spec_deadline_hours(j.spec_json))
+    if (auto d = j.spec ? j.spec->placement.deadline_hours : std::nullopt)
       h.job.deadline_ms = j.created_ms + static_cast<int64_t>(std::llround(*d * kMsPerHour));
     const ledger::JobCost cost = ledger::job_cost(*job_rows);
     // Today's owned GPUs of the model and their price: only owned rows on a GPU of the job's model

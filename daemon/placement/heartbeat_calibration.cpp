@@ -91,7 +91,7 @@ Expected<std::optional<HeartbeatCalibration::StepShape>> HeartbeatCalibration::s
   auto worker = store_.get_worker(worker_id);
   if (!worker) return worker.error();
   if (!*job || !*worker) return std::optional<StepShape>{};  // gone meanwhile
-  auto spec = train::parse_job_spec((*job)->spec_json);
+  const train::JobSpec* spec = (*job)->spec.get();
   const jobs::WorkerCapabilities* caps = &(*worker)->capabilities;
   if (!spec) return std::optional<StepShape>{};
   // A simulated worker (fake GPUs, or a simulated cloud's instance) trains on the CPU whatever it

@@ -416,14 +416,12 @@ Expected<PlacementPasses::Decision> PlacementPasses::decide(const store::JobRow&
   return out;
 }
 
-Expected<json> PlacementPasses::quote(std::string_view spec_json) {
-  auto spec = train::parse_job_spec(spec_json);
-  if (!spec) return spec.error();
+Expected<json> PlacementPasses::quote(const train::JobSpec& spec) {
   store::JobRow row;
   row.created_ms = clock_.now_ms();
   auto capacity = local_capacity();
   if (!capacity) return capacity.error();
-  auto d = decide(row, *spec, row.created_ms, *context(nullptr), *capacity);
+  auto d = decide(row, spec, row.created_ms, *context(nullptr), *capacity);
   if (!d) return d.error();
   return std::move(d->placement);
 }
@@ -532,15 +530,16 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
       continue;
     }
     const store::JobRow row = std::move(**found);
-    auto spec = train::parse_job_spec(row.spec_json);
-    if (!spec) {
-      keep_first(result, job_id, spec.error());
+    auto decoded = row.decoded_spec();
+    if (!decoded) {
+      keep_first(result, job_id, decoded.error());
       continue;
     }
+    const train::JobSpec& spec = **decoded;
     // A job that runs after others (its `after`) is decided once they have ended as asked; until
     // then nothing offers it to a worker. One whose dependency never will is cancelled, saying why.
-    if (!spec->after.empty()) {
-      auto check = jobs::check_dependencies(store_, spec->after);
+    if (!spec.after.empty()) {
+      auto check = jobs::check_dependencies(store_, spec.after);
       if (!check) {
         keep_first(result, job_id, check.error());
         continue;
@@ -556,7 +555,7 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
     }
     const int64_t now = clock_.now_ms();
     const auto started = std::chrono::steady_clock::now();  // a duration for the metric, not a time
-    auto d = decide(row, *spec, now, *ctx, *capacity);
+    auto d = decide(row, spec, now, *ctx, *capacity);
     {
       MutexLock lock(observers_mu_);
       if (decision_observer_)
@@ -615,8 +614,8 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
     // The GPUs the job takes: with "auto" the count chosen to fit on the option placed on (the
     // lease, Slurm's --gpus and the ledger read it from the row), the least it runs on until then.
     int resource_gpus = row.resource_gpus;
-    if (spec->resources.gpus_auto) {
-      resource_gpus = cost::requested_gpus(*spec);
+    if (spec.resources.gpus_auto) {
+      resource_gpus = cost::requested_gpus(spec);
       if (chosen && chosen->job_gpus > 0) resource_gpus = chosen->job_gpus;
       if (placed) detail["job_gpus"] = resource_gpus;
     }

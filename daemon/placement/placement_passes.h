@@ -114,7 +114,7 @@ class PlacementPasses {
   void stop() { stopping_.store(true, std::memory_order_relaxed); }
   // The decision placement would make for this spec now (the placement document), stored nowhere.
   // Errors: the spec's.
-  Expected<nlohmann::json> quote(std::string_view spec_json) JOBCTL_EXCLUDES(cache_mu_);
+  Expected<nlohmann::json> quote(const train::JobSpec& spec) JOBCTL_EXCLUDES(cache_mu_);
 
   // A job finished: command jobs priced from the runs of their job key see its run (the history's
   // cache is dropped).

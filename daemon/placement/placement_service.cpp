@@ -49,7 +49,7 @@ Expected<std::optional<std::map<std::string, scheduler::FairShareEntry>>> Placem
 }
 
 Expected<double> PlacementService::estimated_cost_usd(const train::JobSpec& spec) {
-  auto quote = passes_.quote(train::to_json(spec));
+  auto quote = passes_.quote(spec);
   if (!quote) return quote.error();
   const nlohmann::json& chosen = (*quote)["chosen"];
   return chosen.is_object() ? chosen.value("estimated_cost_usd", 0.0) : 0.0;

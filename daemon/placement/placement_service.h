@@ -82,7 +82,11 @@ class PlacementService final : private jobs::JobObserver {
   void stop() { passes_.stop(); }
 
   // The decision placement would make for this spec now (the placement document), stored nowhere.
-  Expected<nlohmann::json> quote(std::string_view spec_json) { return passes_.quote(spec_json); }
+  Expected<nlohmann::json> quote(std::string_view spec_json) {
+    auto spec = jobs::decode_spec_text(spec_json);
+    if (!spec) return spec.error();
+    return passes_.quote(*spec);
+  }
   // What the job would cost where placement would put it now: its quote's chosen
   // estimated_cost_usd (0 when nothing can run it). Budgets count it at submit.
   Expected<double> estimated_cost_usd(const train::JobSpec& spec);

@@ -84,7 +84,7 @@ Expected<int> SavingsMoves::check() {
     }
     const json& doc = *decoded;
     if (!doc["chosen"].is_object() || !on_cloud(doc["chosen"])) continue;
-    auto spec = train::parse_job_spec((*row)->spec_json);
+    const train::JobSpec* spec = (*row)->spec.get();
     if (!spec) continue;
 
     const json& chosen = doc["chosen"];

@@ -96,7 +96,7 @@ Status SpotDeadlines::check_running(const SpotLaunchable& spot_launchable) {
     if (!p["chosen"].is_object() ||
         p["chosen"].value("option", "") != (on_spot ? "spot" : "on_demand"))
       continue;
-    auto spec = train::parse_job_spec((*row)->spec_json);
+    const train::JobSpec* spec = (*row)->spec.get();
     if (!spec || !spec->placement.deadline_hours) continue;
     // An on-demand job goes back to spot only where its spec lets it, and once per request.
     if (!on_spot && (spec->placement.spot == train::SpotMode::never || mover_->move_requested(id))) continue;

@@ -102,6 +102,13 @@ Expected<JobResult> decode_result(std::string_view text, const std::string& row)
   return out;
 }
 
+Expected<const train::JobSpec*> JobRow::decoded_spec() const {
+  if (spec) return spec.get();
+  if (!spec_error.empty())
+    return make_error(ErrorCode::io, "job " + std::to_string(id) + ": the stored spec does not decode: " + spec_error);
+  return make_error(ErrorCode::internal, "job " + std::to_string(id) + " was read without its spec");
+}
+
 std::string_view to_string(WorkerState s) {
   switch (s) {
     case WorkerState::active: return "active";

@@ -1,13 +1,15 @@
 // The rows the store keeps, as typed values. The store's row codecs (row_codecs.h) decode every
 // column once, when a row is read: a closed set is an enum, the placement's chosen candidate and a
 // worker's capabilities are parsed, and a stored value that does not decode is an error naming the
-// row (code io), never a default. What is still carried as JSON text (a job's spec, progress,
-// result and placement document, an event's detail) says so at its field.
+// row (code io), never a default; a job's spec is decoded into train::JobSpec. What is still
+// carried as JSON text (a job's progress, result and placement document, an event's detail) says
+// so at its field.
 //
 // Thread safety: plain values.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +22,7 @@
 #include "daemon/store/worker_capabilities.h"
 #include "scheduler/job_state.h"
 #include "scheduler/option_kind.h"
+#include "train/spec/job_spec.h"
 
 namespace jobctl::daemon::store {
 
@@ -103,7 +106,13 @@ std::optional<TokenRole> parse_token_role(std::string_view name);
 struct JobRow {
   int64_t id = 0;                 // assigned by the store on insert
   std::string name;
-  std::string spec_json;          // canonical (train::to_json); JSON text
+  std::string spec_json;          // canonical (train::to_json): the text stored and served
+  // spec_json decoded, once, where the row was read whole (a single read; submit builds it with the
+  // text); a listing's rows carry neither. Shared: rows are copied often, the spec never changes.
+  // A stored text that does not decode (its checksum matched: written so, not damaged since) leaves
+  // it null and says why in spec_error; decoded_spec() is then that error.
+  std::shared_ptr<const train::JobSpec> spec;
+  std::string spec_error;
   JobState state = JobState::queued;
   int priority = 50;
   std::string resource_gpu = "any";
@@ -146,6 +155,9 @@ struct JobRow {
   }
   // Placed on an option and waiting for a worker of it to take the lease.
   bool awaiting_lease() const { return state == JobState::placed && !worker_id; }
+  // The decoded spec, or an error naming the job: its stored spec does not decode (code io), or
+  // the row was read without it (a listing's; code internal: the caller read the wrong kind of row).
+  Expected<const train::JobSpec*> decoded_spec() const;
 };
 
 struct JobEventRow {

@@ -95,6 +95,13 @@ Expected<JobRow> read_job(const Statement& s) {
       return std::move(st).error();
   if (Status st = verify_document(s, "job_placements", row, "placement", placement_bytes, s.column_opt_int64(24)); !st)
     return std::move(st).error();
+  if (!r.spec_json.empty()) {  // a listing reads no spec
+    auto spec = train::parse_job_spec(r.spec_json);
+    if (spec)
+      r.spec = std::make_shared<const train::JobSpec>(std::move(*spec));
+    else
+      r.spec_error = spec.error().message;
+  }
   auto chosen = stored_choice(chosen_text, r.id);
   if (!chosen) return chosen.error();
   r.chosen = std::move(*chosen);

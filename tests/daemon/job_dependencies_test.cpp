@@ -105,14 +105,5 @@ TEST_F(JobDependencies, ASubmitNamesOnlyJobsAndArraysItMaySee) {
   EXPECT_TRUE(validate_dependencies(*store_, {{false, theirs}}, "")) << "with auth off every job may be named";
 }
 
-TEST_F(JobDependencies, AStoredSpecWithoutAfterHasNone) {
-  auto none = stored_dependencies(R"({"name":"x","command":["true"]})");
-  ASSERT_TRUE(none);
-  EXPECT_TRUE(none->empty());
-  auto some = stored_dependencies(R"({"name":"x","command":["true"],"after":[{"job":3,"condition":"ended"}]})");
-  ASSERT_TRUE(some) << some.error().message;
-  EXPECT_EQ(*some, (std::vector<JobDependency>{{false, 3, DependencyCondition::ended}}));
-}
-
 }  // namespace
 }  // namespace jobctl::daemon::jobs
