@@ -259,6 +259,22 @@ Expected<WorkerRegistered> worker_registered_from_json(const json& body) {
   return m;
 }
 
+Expected<ResumePoint> resume_point_from_json(const json& body) {
+  ResumePoint p;
+  auto step = answer_int(body, "step");
+  if (!step) return step.error();
+  p.step = *step;
+  auto bytes = answer_int(body, "bytes");
+  if (!bytes) return bytes.error();
+  p.bytes = *bytes;
+  auto crc = body.find("crc32c");
+  const bool hex = crc != body.end() && crc->is_string() && crc->get_ref<const std::string&>().size() == 8 &&
+                   crc->get_ref<const std::string&>().find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
+  if (!hex) return make_error(ErrorCode::invalid_argument, "the answer's crc32c is not 8 hex digits", "crc32c");
+  p.crc32c = static_cast<uint32_t>(std::strtoul(crc->get_ref<const std::string&>().c_str(), nullptr, 16));
+  return p;
+}
+
 Expected<LeaseOffer> lease_offer_from_json(const json& body) {
   LeaseOffer m;
   auto job = answer_int(body, "job_id");
@@ -271,12 +287,9 @@ Expected<LeaseOffer> lease_offer_from_json(const json& body) {
   if (auto spec = body.find("spec"); spec != body.end() && spec->is_object()) m.spec_json = spec->dump();
   m.lease_expires_ms = body.value("lease_expires_ms", int64_t{0});
   if (auto r = body.find("resume"); r != body.end() && r->is_object()) {
-    ResumePoint p;
-    p.step = r->value("step", int64_t{0});
-    p.bytes = r->value("bytes", int64_t{0});
-    const std::string crc = r->value("crc32c", std::string("0"));
-    p.crc32c = static_cast<uint32_t>(std::strtoul(crc.c_str(), nullptr, 16));
-    m.resume = p;
+    auto resume = resume_point_from_json(*r);
+    if (!resume) return resume.error();
+    m.resume = *resume;
   }
   if (auto g = body.find("gpus"); g != body.end() && g->is_array())
     for (const auto& k : *g)

@@ -40,7 +40,8 @@ struct WorkerRegistered {
   std::vector<std::string> warnings;  // what the operator should know (a GPU jobctl does not know)
 };
 
-// A stored checkpoint a lease resumes from, as the lease names it.
+// A stored checkpoint: the one a lease resumes from, and each entry of a job's checkpoint list
+// (GET /v1/jobs/{id}/checkpoints), as the worker reads them.
 struct ResumePoint {
   int64_t step = 0;
   int64_t bytes = 0;
@@ -172,6 +173,8 @@ Expected<ImageReport> image_report_from_json(const nlohmann::json& body);
 // field is an error naming it).
 Expected<WorkerRegistered> worker_registered_from_json(const nlohmann::json& body);
 Expected<LeaseOffer> lease_offer_from_json(const nlohmann::json& body);
+// A checkpoint object (docs/api.md, "Checkpoints"): its step, bytes and crc32c (8 hex digits).
+Expected<ResumePoint> resume_point_from_json(const nlohmann::json& body);
 Expected<HeartbeatReply> heartbeat_reply_from_json(const nlohmann::json& body);
 
 }  // namespace jobctl::protocol

@@ -183,7 +183,7 @@ int Agent::run() {
     }
     lease_backoff.reset();
     if (!*r) continue;  // no job this time
-    auto offered = JobRunner::lease_from_json(**r);
+    auto offered = protocol::lease_offer_from_json(**r);
     if (!offered) {
       log_ << "jobctl-worker: unreadable lease answer: " << offered.error().message << "\n";
       continue;

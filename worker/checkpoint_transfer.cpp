@@ -172,11 +172,9 @@ Expected<std::vector<StoredCheckpoint>> CheckpointTransfer::list(int64_t job_id)
     return make_error(ErrorCode::io, "the checkpoint list of job " + std::to_string(job_id) + " is not what docs/api.md says");
   std::vector<StoredCheckpoint> out;
   for (const auto& c : j["checkpoints"]) {
-    StoredCheckpoint s;
-    s.step = c.value("step", int64_t{-1});
-    s.bytes = c.value("bytes", int64_t{0});
-    s.crc32c = static_cast<uint32_t>(std::stoul(c.value("crc32c", std::string("0")), nullptr, 16));
-    out.push_back(s);
+    auto s = protocol::resume_point_from_json(c);
+    if (!s) return make_error(ErrorCode::io, "the checkpoint list of job " + std::to_string(job_id) + ": " + s.error().message);
+    out.push_back(*s);
   }
   return out;
 }

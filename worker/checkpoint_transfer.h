@@ -18,6 +18,7 @@
 
 #include "base/expected.h"
 #include "base/retry.h"
+#include "protocol/worker_messages.h"
 
 namespace jobctl::worker {
 
@@ -33,11 +34,8 @@ struct TransferOptions {
   long timeout_ms = 120000;      // per request
 };
 
-struct StoredCheckpoint {
-  int64_t step = 0;
-  int64_t bytes = 0;
-  uint32_t crc32c = 0;
-};
+// A stored checkpoint as a lease and the checkpoint list name it.
+using StoredCheckpoint = protocol::ResumePoint;
 
 class CheckpointTransfer {
  public:

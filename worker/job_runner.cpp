@@ -37,22 +37,6 @@ JobRunner::JobRunner(client::ApiClient& api, int64_t worker_id, RunnerOptions op
                      const StopSource& stop, std::ostream& log)
     : api_(api), worker_id_(worker_id), options_(std::move(options)), stop_(stop), log_(log) {}
 
-Expected<Lease> JobRunner::lease_from_json(const json& j) {
-  auto offer = protocol::lease_offer_from_json(j);
-  if (!offer) return offer.error();
-  Lease l;
-  l.job_id = offer->job_id;
-  l.epoch = offer->epoch;
-  l.name = std::move(offer->name);
-  l.spec_json = std::move(offer->spec_json);
-  if (offer->resume) l.resume = StoredCheckpoint{offer->resume->step, offer->resume->bytes, offer->resume->crc32c};
-  l.gpus = std::move(offer->gpus);
-  l.gang = std::move(offer->gang);
-  l.owner = std::move(offer->owner);
-  l.registry_credential = std::move(offer->registry_credential);
-  return l;
-}
-
 std::vector<StoredCheckpoint> JobRunner::resume_candidates(const Lease& lease, CheckpointTransfer& transfer) {
   if (!lease.resume) return {};
   // Every stored checkpoint, newest first, so that one that cannot be used falls back to the

@@ -58,18 +58,9 @@
 
 namespace jobctl::worker {
 
-struct Lease {
-  int64_t job_id = 0;
-  int64_t epoch = 0;
-  std::string name;
-  std::string spec_json;
-  std::optional<StoredCheckpoint> resume;  // the newest stored checkpoint, when the job has one
-  std::vector<int> gpus;                   // the worker's GPUs the job takes (the daemon names them)
-  std::optional<protocol::GangRendezvous> gang;  // a job across machines: this node's place in it
-  std::string owner;  // the user who submitted the job ("" without auth): its setups are its own
-  // The owner's credential for the registry of the job's image: used for its pull, then dropped.
-  std::optional<protocol::RegistryCredential> registry_credential;
-};
+// The lease the worker runs: the protocol's offer as it came (its registry credential is used for
+// the pull, then dropped with the lease).
+using Lease = protocol::LeaseOffer;
 
 class JobRunner {
  public:
@@ -77,9 +68,6 @@ class JobRunner {
             const StopSource& stop, std::ostream& log);
 
   RunOutcome run(const Lease& lease);
-
-  // Reads the daemon's answer to POST /v1/workers/{id}/lease (protocol::LeaseOffer).
-  static Expected<Lease> lease_from_json(const nlohmann::json& j);
 
  private:
   // The checkpoints to try to resume from, newest first (none: the lease names none).

@@ -178,5 +178,20 @@ TEST(WorkerMessages, AnswersWithoutTheirRequiredFieldsAreErrors) {
   EXPECT_TRUE(heartbeat_reply_from_json(json{{"cancel", true}, {"later_field", 1}}));
 }
 
+// A checkpoint as the lease and the checkpoint list name it: a mistyped figure or a CRC that is not
+// 8 hex digits is an error naming the field, never a default or an exception.
+TEST(WorkerMessages, ACheckpointObjectIsReadStrictly) {
+  auto ok = resume_point_from_json(json{{"step", 300}, {"bytes", 1234}, {"crc32c", "0a0b0c0d"}, {"url", "/x"}});
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->crc32c, 0x0a0b0c0du);
+  EXPECT_EQ(resume_point_from_json(json{{"step", "300"}, {"bytes", 1}, {"crc32c", "00000000"}}).error().field, "step");
+  EXPECT_EQ(resume_point_from_json(json{{"step", 1}, {"crc32c", "00000000"}}).error().field, "bytes");
+  for (const json& crc : {json("abc"), json("0a0b0c0g"), json(12), json(nullptr)})
+    EXPECT_EQ(resume_point_from_json(json{{"step", 1}, {"bytes", 1}, {"crc32c", crc}}).error().field, "crc32c") << crc;
+  auto offer = lease_offer_from_json(json{{"job_id", 4}, {"epoch", 1}, {"resume", {{"step", 3}, {"bytes", 1}, {"crc32c", "zz"}}}});
+  ASSERT_FALSE(offer);
+  EXPECT_EQ(offer.error().field, "crc32c");
+}
+
 }  // namespace
 }  // namespace jobctl::protocol

@@ -104,14 +104,14 @@ TEST(OomKill, ASigkillTheWorkerDidNotSendIsExplained) {
 }
 
 TEST(Lease, CarriesTheCheckpointToResumeFrom) {
-  auto l = JobRunner::lease_from_json(nlohmann::json::parse(
+  auto l = protocol::lease_offer_from_json(nlohmann::json::parse(
       R"({"job_id":4,"epoch":2,"name":"n","spec":{},"resume":{"step":300,"bytes":1234,"crc32c":"0a0b0c0d"}})"));
   ASSERT_TRUE(l);
   ASSERT_TRUE(l->resume);
   EXPECT_EQ(l->resume->step, 300);
   EXPECT_EQ(l->resume->bytes, 1234);
   EXPECT_EQ(l->resume->crc32c, 0x0a0b0c0du);
-  EXPECT_FALSE(JobRunner::lease_from_json(nlohmann::json::parse(R"({"job_id":4,"epoch":1,"resume":null})"))->resume);
+  EXPECT_FALSE(protocol::lease_offer_from_json(nlohmann::json::parse(R"({"job_id":4,"epoch":1,"resume":null})"))->resume);
 }
 
 }  // namespace
