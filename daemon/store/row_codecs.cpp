@@ -5,6 +5,7 @@
 #include "base/crc32c.h"
 
 #include "daemon/store/deflated_text.h"
+#include "daemon/store/stored_spec_memo.h"
 
 namespace jobctl::daemon::store {
 
@@ -96,11 +97,17 @@ Expected<JobRow> read_job(const Statement& s) {
   if (Status st = verify_document(s, "job_placements", row, "placement", placement_bytes, s.column_opt_int64(24)); !st)
     return std::move(st).error();
   if (!r.spec_json.empty()) {  // a listing reads no spec
-    auto spec = train::parse_job_spec(r.spec_json);
-    if (spec)
-      r.spec = std::make_shared<const train::JobSpec>(std::move(*spec));
-    else
-      r.spec_error = spec.error().message;
+    StoredSpecMemo& memo = StoredSpecMemo::process();
+    r.spec = memo.find(r.id, r.spec_json);
+    if (!r.spec) {
+      auto spec = train::parse_job_spec(r.spec_json);
+      if (spec) {
+        r.spec = std::make_shared<const train::JobSpec>(std::move(*spec));
+        memo.keep(r.id, r.spec_json, r.spec);
+      } else {
+        r.spec_error = spec.error().message;
+      }
+    }
   }
   auto chosen = stored_choice(chosen_text, r.id);
   if (!chosen) return chosen.error();

@@ -18,6 +18,7 @@
 #include "daemon/store/deflated_text.h"
 #include "daemon/store/migrations.h"
 #include "daemon/store/row_codecs.h"
+#include "daemon/store/stored_spec_memo.h"
 #include "tests/support/temp_dir.h"
 
 namespace jobctl::daemon::store {
@@ -339,6 +340,58 @@ TEST(Store, OpensInWalModeWithFullSync) {
   ASSERT_TRUE(q);
   ASSERT_TRUE(*(*q)->step());
   EXPECT_EQ((*q)->column_text(0), "wal");
+}
+
+// A job's spec is decoded when its row is read whole, once: the next reads share the decoded
+// spec; a listing's rows carry none; a stored text that does not decode is the error of
+// decoded_spec(), the row's other columns still served.
+TEST(Store, AJobsSpecIsDecodedOnceWhenItsRowIsRead) {
+  TempDir dir;
+  ManualClock clock;
+  auto s = open_store(dir, clock);
+  JobRow command = make_job("c");
+  command.spec_json = R"({"name":"c","command":["python3","train.py"],"priority":70})";
+  const int64_t id = insert(*s, command);
+  auto first = s->get_job(id);
+  ASSERT_TRUE(first && *first);
+  auto spec = (*first)->decoded_spec();
+  ASSERT_TRUE(spec) << spec.error().message;
+  EXPECT_EQ((*spec)->command, (std::vector<std::string>{"python3", "train.py"}));
+  EXPECT_EQ((*spec)->priority, 70);
+  auto again = s->get_job(id);
+  ASSERT_TRUE(again && *again);
+  EXPECT_EQ((*again)->spec.get(), (*first)->spec.get()) << "decoded once, shared by the reads after";
+  auto listed = s->list_jobs(JobQuery{});
+  ASSERT_TRUE(listed);
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_FALSE(listed->front().spec);
+  EXPECT_EQ(listed->front().decoded_spec().error().code, ErrorCode::internal);
+
+  JobRow odd = make_job("odd");
+  odd.spec_json = R"({"name":"odd","epochs":3})";  // JSON, not a spec
+  const int64_t odd_id = insert(*s, odd);
+  auto read = s->get_job(odd_id);
+  ASSERT_TRUE(read && *read) << "the row is served; only its spec is an error";
+  EXPECT_FALSE((*read)->spec);
+  auto refused = (*read)->decoded_spec();
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::io);
+  EXPECT_NE(refused.error().message.find("job " + std::to_string(odd_id) + ": the stored spec does not decode"),
+            std::string::npos)
+      << refused.error().message;
+}
+
+// The memo answers only for the job and the very text a spec was decoded from.
+TEST(StoredSpecMemo, ASlotAnswersOnlyForItsJobAndItsText) {
+  StoredSpecMemo memo(4);
+  auto spec = std::make_shared<const train::JobSpec>();
+  memo.keep(5, "text", spec);
+  EXPECT_EQ(memo.find(5, "text"), spec);
+  EXPECT_EQ(memo.find(5, "text!"), nullptr);
+  EXPECT_EQ(memo.find(9, "text"), nullptr) << "job 9 shares job 5's slot, not its spec";
+  memo.keep(9, "other", std::make_shared<const train::JobSpec>());
+  EXPECT_EQ(memo.find(5, "text"), nullptr) << "a newer job took the slot";
+  EXPECT_NE(memo.find(9, "other"), nullptr);
 }
 
 TEST(Store, InsertReadUpdateAndEvents) {
