@@ -57,8 +57,7 @@ struct PreparedImage {
   int64_t bytes = 0;    // its size on this worker
   bool pulled = false;  // pulled now (false: already here)
   double pull_seconds = 0;
-  int layers_copied = 0;   // layers the pull fetched
-  int layers_present = 0;  // layers the pull found here already
+  int layers = 0;         // layers the pull went through (podman 4.3 does not say which were here already)
 };
 
 // An image the runtime holds.

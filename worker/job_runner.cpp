@@ -172,9 +172,8 @@ RunOutcome JobRunner::run(const Lease& lease) {
         std::snprintf(pulled, sizeof pulled, "%s (%.1f MB), already on this worker", image->digest.c_str(),
                       image->bytes / 1e6);
       setup_log.push_back("[image] " + program->image + ": " + pulled);
-      if (image->pulled && image->layers_copied + image->layers_present > 0)
-        setup_log.push_back("[image] layers: " + std::to_string(image->layers_copied) + " copied, " +
-                            std::to_string(image->layers_present) + " already here");
+      if (image->pulled && image->layers > 0)
+        setup_log.push_back("[image] " + std::to_string(image->layers) + " layers pulled");
       log_ << "jobctl-worker: job " << lease.job_id << ": image " << program->image << " " << pulled << "\n";
       if (options_.image_cache) image_pin = options_.image_cache->use(image->id, image->pulled);
       reporter.image(program->image, image->digest, stop_wait());

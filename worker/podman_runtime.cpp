@@ -114,8 +114,8 @@ class PodmanRuntime final : public ContainerRuntime {
       for (std::string line; std::getline(lines, line);) {
         if (line.empty() || line.find_first_not_of("0123456789abcdef") == std::string::npos) continue;
         log_line(line);
-        // "Copying blob 3f4d90098f5b done" or "... skipped: already exists": one per layer.
-        if (line.rfind("Copying blob ", 0) == 0) ++(line.find("skipped") != std::string::npos ? prepared.layers_present : prepared.layers_copied);
+        // "Copying blob sha256:<digest>": one per layer of the image.
+        if (line.rfind("Copying blob ", 0) == 0) ++prepared.layers;
       }
       if (!r->success()) return make_error(ErrorCode::unavailable, "cannot pull image " + image + ": " + podman_error(*r), "image");
       prepared.pulled = true;
