@@ -52,10 +52,20 @@ struct ContainerRun {
 
 // An image as the worker holds it after prepare_image.
 struct PreparedImage {
+  std::string id;       // the runtime's id of the image (what images() and remove_image() name)
   std::string digest;   // "sha256:<64 hex>": the manifest digest the registry served
   int64_t bytes = 0;    // its size on this worker
   bool pulled = false;  // pulled now (false: already here)
   double pull_seconds = 0;
+  int layers = 0;         // layers the pull went through (podman 4.3 does not say which were here already)
+};
+
+// An image the runtime holds.
+struct HeldImage {
+  std::string id;
+  std::vector<std::string> names;  // the references it is stored under ("host:5000/repo:tag")
+  int64_t bytes = 0;
+  bool in_use = false;             // a container (running or not) uses it
 };
 
 // Labels on every container of a lease.
@@ -79,6 +89,11 @@ class ContainerRuntime {
   virtual std::vector<std::string> run_command(const ContainerRun& run) const = 0;
   // Ends (SIGKILL) and removes the container named `name`; one that is gone is not an error.
   virtual Status remove(const std::string& name) = 0;
+  // Every image the runtime holds, with its size and whether a container uses it.
+  virtual Expected<std::vector<HeldImage>> images() = 0;
+  // Removes the image `id` (every name of it); one a container uses is refused, one that is gone
+  // is not an error.
+  virtual Status remove_image(const std::string& id) = 0;
   // The names of the containers, running or not, labelled key=value.
   virtual Expected<std::vector<std::string>> labelled(std::string_view key, const std::string& value) = 0;
 };

@@ -13,6 +13,7 @@
 #include "worker/checkpoint_handoff.h"
 #include "worker/checkpoint_uploader.h"
 #include "worker/heartbeat_sender.h"
+#include "worker/image_cache.h"
 #include "worker/job_launch.h"
 #include "worker/job_protocol.h"
 #include "worker/job_supervisor.h"
@@ -119,6 +120,7 @@ RunOutcome JobRunner::run(const Lease& lease) {
       say_rendezvous_open("the worker runs jobs without --run-as", log_);
   }
   CheckpointTransfer transfer(options_.transfer, stop_wait());
+  ImageCache::Pin image_pin;  // the lease's image kept from the bounded cache's eviction while it runs
   std::vector<std::string> setup_log;  // for the job's log, ahead of its program's
   {
     auto program = program_for(lease.spec_json, spec_path, options_);
@@ -154,7 +156,10 @@ RunOutcome JobRunner::run(const Lease& lease) {
         std::snprintf(pulled, sizeof pulled, "%s (%.1f MB), already on this worker", image->digest.c_str(),
                       image->bytes / 1e6);
       setup_log.push_back("[image] " + program->image + ": " + pulled);
+      if (image->pulled && image->layers > 0)
+        setup_log.push_back("[image] " + std::to_string(image->layers) + " layers pulled");
       log_ << "jobctl-worker: job " << lease.job_id << ": image " << program->image << " " << pulled << "\n";
+      if (options_.image_cache) image_pin = options_.image_cache->use(image->id, image->pulled);
       reporter.image(program->image, image->digest, stop_wait());
     }
   }

@@ -19,6 +19,7 @@
 #include "worker/job_containment.h"
 #include "worker/container_launch.h"
 #include "worker/notice_poller.h"
+#include "worker/image_cache.h"
 #include "worker/podman_runtime.h"
 #include "worker/rendezvous_endpoint.h"
 #include "worker/stop_source.h"
@@ -159,6 +160,12 @@ int main(int argc, char** argv) {
   app.add_option("--allow-mount", allow_mounts,
                  "a host folder jobs in an image may mount (a job's spec: mounts), read-only; PREFIX:rw allows "
                  "writable mounts too. Repeatable; none by default");
+  int64_t image_cache_mb = 0;
+  app.add_option("--image-cache-mb", image_cache_mb,
+                 "bound the images kept for jobs in an image to this many MB: after each pull (and at start) the "
+                 "least recently used images the worker pulled for jobs are removed, never one a container or a "
+                 "lease uses (default 0: unbounded)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--container-pids-limit", opts.runner.container_pids_limit,
                  "processes one job's container may have (default 32768)")
       ->check(CLI::Range(16, 4194304));
@@ -245,8 +252,15 @@ int main(int argc, char** argv) {
     }
     opts.runner.containers = std::move(*runtime);
     remove_leftover_containers(*opts.runner.containers, opts.runner.work_dir, std::cerr);
-  } else if (!opts.runner.allowed_mounts.empty()) {
-    std::cerr << "jobctl-worker: --allow-mount is for jobs in an image: give --container-runtime podman\n";
+    if (image_cache_mb > 0) {
+      static const jobctl::SystemClock cache_clock;
+      opts.runner.image_cache = std::make_shared<ImageCache>(
+          opts.runner.containers, image_cache_mb * 1000000, std::filesystem::absolute(opts.runner.work_dir) / "image-uses.json",
+          cache_clock, std::cerr);
+      opts.runner.image_cache->start();
+    }
+  } else if (!opts.runner.allowed_mounts.empty() || image_cache_mb > 0) {
+    std::cerr << "jobctl-worker: --allow-mount and --image-cache-mb are for jobs in an image: give --container-runtime podman\n";
     return 2;
   }
 

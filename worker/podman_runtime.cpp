@@ -111,8 +111,12 @@ class PodmanRuntime final : public ContainerRuntime {
       auto r = podman(args, seconds(o_.pull_timeout_s));
       if (!r) return r.error();
       std::istringstream lines(r->err + r->out);
-      for (std::string line; std::getline(lines, line);)
-        if (!line.empty() && line.find_first_not_of("0123456789abcdef") != std::string::npos) log_line(line);
+      for (std::string line; std::getline(lines, line);) {
+        if (line.empty() || line.find_first_not_of("0123456789abcdef") == std::string::npos) continue;
+        log_line(line);
+        // "Copying blob sha256:<digest>": one per layer of the image.
+        if (line.rfind("Copying blob ", 0) == 0) ++prepared.layers;
+      }
       if (!r->success()) return make_error(ErrorCode::unavailable, "cannot pull image " + image + ": " + podman_error(*r), "image");
       prepared.pulled = true;
       prepared.pull_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -125,6 +129,7 @@ class PodmanRuntime final : public ContainerRuntime {
     const nlohmann::json& first = described.is_array() && !described.empty() ? described[0] : described;
     if (!first.is_object())
       return make_error(ErrorCode::io, "podman's description of image " + image + " is not JSON", "image");
+    if (auto id = first.find("Id"); id != first.end() && id->is_string()) prepared.id = id->get<std::string>();
     if (auto size = first.find("Size"); size != first.end() && size->is_number_integer()) prepared.bytes = size->get<int64_t>();
     // The digest the image's registry serves it under: its repository's entry among the image's
     // repo digests. podman lists every digest the image was ever stored under for every name it
@@ -169,6 +174,35 @@ class PodmanRuntime final : public ContainerRuntime {
     auto r = podman({"rm", "--force", "--ignore", "--time", "0", name}, seconds(120));
     if (!r) return r.error();
     if (!r->success()) return make_error(ErrorCode::io, "cannot remove container " + name + ": " + podman_error(*r));
+    return ok_status();
+  }
+
+  Expected<std::vector<HeldImage>> images() override {
+    auto r = podman({"images", "--format", "json"}, seconds(60));
+    if (!r) return r.error();
+    if (!r->success()) return make_error(ErrorCode::io, "cannot list images: " + podman_error(*r));
+    const nlohmann::json listed = nlohmann::json::parse(r->out, nullptr, false);
+    if (!listed.is_array()) return make_error(ErrorCode::io, "podman's list of images is not a JSON array");
+    std::vector<HeldImage> out;
+    for (const auto& i : listed) {
+      if (!i.is_object() || !i.contains("Id") || !i["Id"].is_string()) continue;
+      HeldImage h;
+      h.id = i["Id"].get<std::string>();
+      if (auto n = i.find("Names"); n != i.end() && n->is_array())
+        for (const auto& name : *n)
+          if (name.is_string()) h.names.push_back(name.get<std::string>());
+      if (auto b = i.find("Size"); b != i.end() && b->is_number_integer()) h.bytes = b->get<int64_t>();
+      if (auto c = i.find("Containers"); c != i.end() && c->is_number_integer()) h.in_use = c->get<int64_t>() > 0;
+      out.push_back(std::move(h));
+    }
+    return out;
+  }
+
+  Status remove_image(const std::string& id) override {
+    // Without --force: podman refuses an image a container uses.
+    auto r = podman({"rmi", "--ignore", id}, seconds(120));
+    if (!r) return r.error();
+    if (!r->success()) return make_error(ErrorCode::io, "cannot remove image " + id + ": " + podman_error(*r));
     return ok_status();
   }
 

@@ -17,6 +17,7 @@
 namespace jobctl::worker {
 
 class ContainerRuntime;  // worker/container_runtime.h
+class ImageCache;        // worker/image_cache.h
 
 struct RunnerOptions {
   std::string trainer;             // path of jobctl-train
@@ -40,6 +41,8 @@ struct RunnerOptions {
   // Jobs in an image run in containers of this runtime (--container-runtime); null: they fail here
   // (and jobctld offers none, the worker registering no runtime). Shared by the runner threads.
   std::shared_ptr<ContainerRuntime> containers;
+  // Bounds the images the runtime keeps (--image-cache-mb); null: unbounded. Shared by the runner threads.
+  std::shared_ptr<ImageCache> image_cache;
   std::vector<train::AllowedMount> allowed_mounts;  // host folders jobs in an image may mount (--allow-mount)
   int container_pids_limit = 32768;  // processes one container may have
   HostGpuFiles gpu_files;            // where the machine's NVIDIA device nodes and libraries are
