@@ -8,7 +8,7 @@ namespace jobctl::worker {
 
 void ImageCache::Pin::release() {
   if (!cache_) return;
-  std::lock_guard lock(cache_->mu_);
+  MutexLock lock(cache_->mu_);
   if (auto it = cache_->pinned_.find(id_); it != cache_->pinned_.end() && --it->second <= 0) cache_->pinned_.erase(it);
   cache_ = nullptr;
 }
@@ -18,14 +18,14 @@ ImageCache::ImageCache(std::shared_ptr<ContainerRuntime> runtime, int64_t bound_
     : runtime_(std::move(runtime)), bound_bytes_(bound_bytes), clock_(clock), log_(log), uses_(std::move(use_file)) {}
 
 void ImageCache::start() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto st = uses_.load(); !st)
     log_ << "jobctl-worker: image cache: " << st.error().message << "; starting with no recorded uses\n";
   trim_locked();
 }
 
 ImageCache::Pin ImageCache::use(const std::string& id, bool pulled) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++pinned_[id];
   if (pulled || uses_.last_used().contains(id)) {
     uses_.used(id, clock_.now_ms());
@@ -36,7 +36,7 @@ ImageCache::Pin ImageCache::use(const std::string& id, bool pulled) {
 }
 
 void ImageCache::trim() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   trim_locked();
 }
 

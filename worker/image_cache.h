@@ -12,11 +12,11 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <ostream>
 #include <string>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "worker/container_runtime.h"
 #include "worker/image_use_log.h"
 
@@ -51,25 +51,25 @@ class ImageCache {
              const jobctl::Clock& clock, std::ostream& log);
 
   // Reads the use log (an unreadable one is said and started afresh) and trims.
-  void start();
+  void start() JOBCTL_EXCLUDES(mu_);
   // A lease took image `id` now: it is pinned and the cache trimmed; its last use is recorded (and
   // saved) when the worker pulled it (`pulled`) now or before, never for the machine's own image.
-  Pin use(const std::string& id, bool pulled);
+  Pin use(const std::string& id, bool pulled) JOBCTL_EXCLUDES(mu_);
   // Removes what images_to_evict says; failures are logged, never fatal (the next trim retries).
-  void trim();
+  void trim() JOBCTL_EXCLUDES(mu_);
 
   int64_t bound_bytes() const { return bound_bytes_; }
 
  private:
-  void trim_locked();
+  void trim_locked() JOBCTL_REQUIRES(mu_);
 
   std::shared_ptr<ContainerRuntime> runtime_;
   const int64_t bound_bytes_;
   const jobctl::Clock& clock_;
   std::ostream& log_;
-  std::mutex mu_;
-  ImageUseLog uses_;
-  std::map<std::string, int> pinned_;
+  Mutex mu_;
+  ImageUseLog uses_ JOBCTL_GUARDED_BY(mu_);
+  std::map<std::string, int> pinned_ JOBCTL_GUARDED_BY(mu_);
 };
 
 }  // namespace jobctl::worker
