@@ -215,6 +215,37 @@ TEST(LifetimePolicy, FlickersDoNotSpendTheCostAllowance) {
   EXPECT_GT(r->savings, 0.6);
 }
 
+// An adversary that sees each decision and reclaims every spot instance one tick after it starts
+// (before its changeover is done, so spot never makes progress) and offers spot again at once,
+// in each zone the job is not on: every start wastes its changeover, and waiting is always
+// tempting. The trace is built tick by tick — a decision depends on the past only — and the whole
+// run must still meet its deadline and stay within the cost guard.
+TEST(LifetimePolicy, MeetsTheDeadlineAgainstAnAdversaryThatReclaimsEveryStart) {
+  for (size_t nz : {1u, 2u})
+    for (double factor : {1.1, 1.5, 2.0}) {
+      const SimulationConfig c = paper(12, factor);
+      std::vector<SpotTrace> zones(nz);
+      for (auto& z : zones) {
+        z.gap_seconds = 600;
+        z.available = {1};
+      }
+      const size_t ticks = static_cast<size_t>(std::ceil((c.deadline_hours + c.compute_hours) * 6)) + 10;
+      for (size_t k = 0; k + 1 < ticks; ++k) {
+        Recorder rec(make_deadline_policy("lifetime"));
+        ASSERT_TRUE(simulate_zones(zones, c, rec));
+        const bool on_spot = k < rec.decisions.size() && rec.decisions[k].first == Capacity::spot;
+        for (size_t z = 0; z < nz; ++z) zones[z].available.push_back(on_spot && rec.decisions[k].second == z ? 0 : 1);
+      }
+      auto p = make_deadline_policy("lifetime");
+      auto r = simulate_zones(zones, c, *p);
+      ASSERT_TRUE(r);
+      EXPECT_TRUE(r->deadline_met) << nz << " zones, factor " << factor;
+      EXPECT_GT(r->preemptions, 0) << "the adversary reclaimed nothing";
+      EXPECT_LE(r->cost_usd, (1 + LifetimeOptions{}.max_loss) * r->on_demand_cost_usd + 1e-9)
+          << nz << " zones, factor " << factor;
+    }
+}
+
 // Where spot flickers (windows shorter than the changeover), the cost guard keeps every run
 // within max_loss of all on-demand, and every deadline is met.
 TEST(LifetimePolicy, NeverCostsMuchMoreThanOnDemand) {
