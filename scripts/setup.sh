@@ -35,6 +35,8 @@ packages=(
                             # one-node cluster (scripts/slurm-cluster.sh)
   podman runc uidmap        # jobs in an image (jobctl-worker --container-runtime podman): rootful
                             # podman with runc (settings below)
+  catatonit                 # the init `podman run --init` starts in every job's container (only
+                            # recommended by podman, so --no-install-recommends leaves it out)
   docker-registry           # a real registry on 127.0.0.1 for the image tests (no outside one here)
 )
 browser=0

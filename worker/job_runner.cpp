@@ -143,10 +143,17 @@ RunOutcome JobRunner::run(const Lease& lease) {
     setup_log = std::move(setup->log_lines);
     if (!program->image.empty()) {
       // The image, pulled as the spec says, for every lease (a resume elsewhere pulls it there);
-      // what the pull printed goes to the job's log, its digest to jobctld (what ran).
-      auto image = options_.containers->prepare_image(
-          program->image, program->image_pull, lease.registry_credential,
-          [&](const std::string& line) { setup_log.push_back("[image] " + line); });
+      // what the pull printed goes to the job's log, its digest to jobctld (what ran). Heartbeats
+      // hold the lease meanwhile: a large image takes longer than a lease lasts. What their
+      // answers say (a cancel, a lost lease) the program's first heartbeat learns again.
+      auto image = [&] {
+        const SystemClock wall_clock;
+        PendingLog no_log(0, wall_clock);
+        HeartbeatSender holding_lease(heartbeat_options(lease), no_log, log_);
+        return options_.containers->prepare_image(
+            program->image, program->image_pull, lease.registry_credential,
+            [&](const std::string& line) { setup_log.push_back("[image] " + line); });
+      }();
       if (!image) return fail_job(image.error().message);
       char pulled[200];
       if (image->pulled)

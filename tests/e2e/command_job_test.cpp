@@ -53,23 +53,6 @@
 namespace jobctl::e2e {
 namespace {
 
-
-bool torch_available() {
-  auto r = process::run({kDebianPython, "-c", "import torch"}, {.timeout = std::chrono::seconds(60)});
-  return r && r->success();
-}
-
-// The last `result` line of a protocol program's output.
-json result_line(const std::string& out) {
-  json last;
-  std::istringstream lines(out);
-  for (std::string line; std::getline(lines, line);) {
-    json j = json::parse(line, nullptr, false);
-    if (j.is_object() && j.value("event", "") == "result") last = j;
-  }
-  return last;
-}
-
 json checkpoints_of(client::ApiClient& api, int64_t id) {
   auto r = api.http().request("GET", "/v1/jobs/" + std::to_string(id) + "/checkpoints");
   if (!r || r->status != 200) return json::object();
@@ -105,14 +88,10 @@ TEST(CommandJobs, PyTorchOnSpotResumesOnANewInstanceWithTheSameWeights) {
                      {"placement", {{"mode", "cloud"}}}};
   const std::string spec_path = tmp.file("torch.json");
   std::ofstream(spec_path) << spec.dump();
-  std::vector<std::string> cli = {env_or_fail("JOBCTL_CLI"), "--server", d.url(), "-o", "json", "submit",
-                                  "--workdir", source_path("examples/pytorch"), spec_path, "--"};
+  std::vector<std::string> cli = {"--workdir", source_path("examples/pytorch"), spec_path, "--"};
   for (const auto& a : torch_args("train.py")) cli.push_back(a);
-  const auto submitted = jobctl::testing::run_to_end(cli, 60s);
-  ASSERT_TRUE(submitted.success()) << submitted.describe() << "\n" << submitted.out << submitted.err;
-  const json answer = json::parse(submitted.out, nullptr, false);
-  ASSERT_TRUE(answer.is_object()) << submitted.out;
-  const int64_t id = answer["id"];
+  const int64_t id = submit_with_cli(d.url(), cli);
+  ASSERT_GT(id, 0);
   EXPECT_EQ((*api.get_job(id))["spec"].value("bundle", "").size(), 64u);
 
   json job = wait_job(api, id, [](const json& j) { return progress_step(j) >= 120 || is_terminal(j); }, 180s);
@@ -380,8 +359,7 @@ TEST(CommandJobs, SetupMakesAVirtualenvOnceAndTheProgramRunsInIt) {
     if (!submitted) return json();
     const int64_t id = (*submitted)["id"];
     json job = wait_job(api, id, is_terminal, 120s);
-    auto log = api.http().request("GET", "/v1/jobs/" + std::to_string(id) + "/log");
-    job["log_text"] = log && log->status == 200 ? json::parse(log->body).value("text", "") : "";
+    job["log_text"] = job_log_text(api, id);
     return job;
   };
 
@@ -470,15 +448,14 @@ TEST(CommandJobs, SubmitFlagsReachTheStoredSpec) {
   const std::string file = tmp.file("spec.json");
   std::ofstream(file) << R"({"name":"flags-e2e","env":{"FROM_FILE":"1","OVER":"file"},
     "placement":{"mode":"cloud","queue_if_unplaceable":true}})";
-  const auto submitted = jobctl::testing::run_to_end(
-      {env_or_fail("JOBCTL_CLI"), "--server", d.url(), "-o", "json", "submit", file, "--mode", "local", "--spot", "never",
-       "--deadline-hours", "6", "--max-usd-per-hour", "2.5", "--gpu", "V100", "--gpus", "2", "--env", "OVER=flag",
-       "--env", "OMP_NUM_THREADS=1", "--setup", "python3 -m venv --system-site-packages .venv", "--setup", "true",
-       "--estimate-hours", "0.25", "--", "/bin/sh", "-c", "exit 0"},
-      60s);
-  ASSERT_TRUE(submitted.status.success()) << submitted.out << submitted.err;
+  const int64_t id = submit_with_cli(
+      d.url(), {file, "--mode", "local", "--spot", "never", "--deadline-hours", "6", "--max-usd-per-hour", "2.5",
+                "--gpu", "V100", "--gpus", "2", "--env", "OVER=flag", "--env", "OMP_NUM_THREADS=1", "--setup",
+                "python3 -m venv --system-site-packages .venv", "--setup", "true", "--estimate-hours", "0.25", "--",
+                "/bin/sh", "-c", "exit 0"});
+  ASSERT_GT(id, 0);
   client::ApiClient api(d.url());
-  auto job = api.get_job(json::parse(submitted.out)["id"].get<int64_t>());
+  auto job = api.get_job(id);
   ASSERT_TRUE(job) << job.error().message;
   const json& spec = (*job)["spec"];
   EXPECT_EQ(spec["command"], json::array({"/bin/sh", "-c", "exit 0"}));

@@ -19,6 +19,15 @@
 // program that ignores SIGTERM leaves the container (podman's monitor owns it); the worker started
 // again removes it, and the job is recovered once.
 //
+// AGangOfTwoNodesInItsImageMatchesItsTwoProcessRun: examples/pytorch/train_ddp.py as a gang of two
+// nodes on two podman workers, each node's container on the host's network (where the
+// rendezvous addresses are), the code a bundle each node unpacks: the final weights equal the
+// program's 2-process run outside jobctl.
+//
+// ASlurmJobInItsImageRunsInPodmanInsideItsBatchJob: a job in the image placed on a partition of a
+// real one-node Slurm cluster (scripts/slurm-cluster.sh): jobctld's slurm.containers starts the
+// batch job's worker with --container-runtime podman, which runs train.py in the image.
+//
 // PullFailuresNameTheImage: an unknown image, an unreachable registry and a wrong password each
 // fail the job with a reason naming the image; the wrong password is nowhere to be read.
 #include <gtest/gtest.h>
@@ -29,9 +38,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <regex>
-#include <sstream>
 #include <string>
 
 #include "cloud/sim_provider.h"
@@ -41,6 +50,7 @@
 #include "tests/e2e/recovery_support.h"
 #include "tests/security/worker_site.h"
 #include "tests/support/ci.h"
+#include "tests/support/slurm_cluster.h"
 #include "tests/support/temp_dir.h"
 
 namespace jobctl::e2e {
@@ -50,6 +60,8 @@ namespace fs = std::filesystem;
 
 constexpr const char* kRegistryUser = "alice";
 constexpr const char* kRegistryPassword = "reg-pw-5b8e1f0c9a";  // searched for everywhere it must not be
+// The examples' dataset, mounted read-only where they look for it (the workers allow /usr/share/datasets).
+constexpr const char* kDatasetMount = "/usr/share/datasets/fashion-mnist:/usr/share/datasets/fashion-mnist";
 
 process::RunResult sh(const std::string& command, std::chrono::seconds timeout = std::chrono::seconds(300)) {
   return jobctl::testing::run_to_end({"/bin/sh", "-c", command}, timeout);
@@ -99,7 +111,7 @@ class ImageSite {
       unavailable_ = "docker-registry is not installed (scripts/setup.sh)";
       return;
     }
-    if (!sh("/usr/bin/python3 -c 'import torch' 2>/dev/null").success()) {
+    if (!torch_available()) {
       unavailable_ = "Debian's python3-torch is not installed (scripts/setup.sh)";
       return;
     }
@@ -195,22 +207,6 @@ void store_registry_login(client::ApiClient& api, const std::string& registry, c
   ASSERT_LT(r->status, 300) << r->body;
 }
 
-std::string job_log(client::ApiClient& api, int64_t id) {
-  auto r = api.http().request("GET", "/v1/jobs/" + std::to_string(id) + "/log");
-  if (!r || r->status != 200) return "";
-  return json::parse(r->body, nullptr, false).value("text", "");
-}
-
-json result_line(const std::string& out) {
-  json last;
-  std::istringstream lines(out);
-  for (std::string line; std::getline(lines, line);) {
-    json j = json::parse(line, nullptr, false);
-    if (j.is_object() && j.value("event", "") == "result") last = j;
-  }
-  return last;
-}
-
 // Everything of one running container a user of the machine could read: its configuration, and
 // its program's environment and command line.
 std::string container_surface(const std::string& name) {
@@ -257,14 +253,12 @@ TEST(Containers, TrainsInItsImageOnSpotAndResumesElsewhere) {
                      {"resources", {{"gpu", "V100"}, {"gpus", 1}}},
                      {"placement", {{"mode", "cloud"}}}};
   std::ofstream(tmp.file("spec.json")) << spec.dump();
-  std::vector<std::string> cli = {env_or_fail("JOBCTL_CLI"), "--server", d.url(), "-o", "json", "submit", "--workdir",
-                                  source_path("examples/pytorch"), "--image", site.image(), "--image-pull", "always",
-                                  "--mount", "/usr/share/datasets/fashion-mnist:/usr/share/datasets/fashion-mnist",
-                                  tmp.file("spec.json"), "--", "python3"};
+  std::vector<std::string> cli = {"--workdir", source_path("examples/pytorch"), "--image", site.image(),
+                                  "--image-pull", "always", "--mount", kDatasetMount, tmp.file("spec.json"), "--",
+                                  "python3"};
   cli.insert(cli.end(), train_args.begin(), train_args.end());
-  const auto submitted = jobctl::testing::run_to_end(cli, 60s);
-  ASSERT_TRUE(submitted.success()) << submitted.describe() << "\n" << submitted.out << submitted.err;
-  const int64_t id = json::parse(submitted.out)["id"];
+  const int64_t id = submit_with_cli(d.url(), cli);
+  ASSERT_GT(id, 0);
   auto diagnostics = [&] {
     std::string s = "\n--- jobctld:\n" + d.process().output() + "\n--- cloudsim:\n" + sim.process().output();
     for (const auto& i : instances(api))
@@ -304,7 +298,7 @@ TEST(Containers, TrainsInItsImageOnSpotAndResumesElsewhere) {
   EXPECT_TRUE(std::regex_search(second_log, std::regex("image " + std::regex_replace(site.image(), std::regex("[.]"), "\\.") +
                                                        " sha256:[0-9a-f]{64} \\([0-9.]+ MB\\), pulled in")))
       << second_log;
-  const std::string log = job_log(api, id);
+  const std::string log = job_log_text(api, id);
   EXPECT_NE(log.find("[image] " + site.image() + ": " + site.digest()), std::string::npos) << log;
   EXPECT_NE(log.find("train.py: python /usr/bin/python3"), std::string::npos) << "the image's interpreter: " << log;
   // The password: nowhere but the registry and jobctld's sealed row.
@@ -443,6 +437,120 @@ TEST(Containers, AKilledWorkersContainerIsRemovedAtItsRestart) {
   EXPECT_TRUE(jobctl::testing::poll_until([&] { return containers_of(id).empty(); }, 30s)) << containers_of(id);
 }
 
+// train_ddp.py's arguments for the gang in an image: a few seconds of training.
+std::vector<std::string> gang_args() {
+  return {"--steps", "40", "--train-samples", "512", "--test-samples", "200", "--hidden", "32",
+          "--batch-size", "64", "--log-every", "10", "--checkpoint-every", "20"};
+}
+
+TEST(Containers, AGangOfTwoNodesInItsImageMatchesItsTwoProcessRun) {
+  REQUIRE_IMAGE_SITE();
+  // The 2-process run outside jobctl (the machine's own interpreter), while the gang runs.
+  auto reference = std::async(std::launch::async, [] { return run_ddp_reference(gang_args()); });
+  jobctl::testing::TempDir tmp;
+  Daemon d(tmp.file("data"));
+  ASSERT_FALSE(d.url().empty());
+  client::ApiClient api(d.url());
+  store_registry_login(api, site.registry(), kRegistryPassword);
+  std::vector<std::unique_ptr<Process>> workers;
+  for (const std::string name : {"node-a", "node-b"})
+    workers.push_back(std::make_unique<Process>(
+        worker_argv(d.url(), name, tmp.file("work-" + name),
+                    {"--allow-commands", "--container-runtime", "podman", "--allow-mount", "/usr/share/datasets",
+                     "--registry-cert-dir", site.cert_dir()})));
+  auto outputs = [&] {
+    std::string s;
+    for (auto& w : workers) s += "\n--- worker:\n" + w->output();
+    return s + "\n--- jobctld:\n" + d.process().output();
+  };
+  // A gang is judged at submit against the registered workers: both first.
+  ASSERT_TRUE(jobctl::testing::poll_until([&] {
+    auto w = api.list_workers();
+    return w && w->value("workers", json::array()).size() == 2;
+  }, 60s)) << outputs();
+
+  // Submitted as a user would: the example's folder as a bundle (each node unpacks it), the image
+  // and the dataset mount as flags.
+  const json spec = {{"name", "ddp-in-image"}, {"resources", {{"gpu", "cpu"}, {"nodes", 2}}}};
+  std::ofstream(tmp.file("spec.json")) << spec.dump();
+  std::vector<std::string> cli = {"--workdir", source_path("examples/pytorch"), "--image", site.image(), "--mount",
+                                  kDatasetMount, tmp.file("spec.json"), "--", "python3", "train_ddp.py"};
+  for (const auto& a : gang_args()) cli.push_back(a);
+  const int64_t id = submit_with_cli(d.url(), cli);
+  ASSERT_GT(id, 0);
+  const json job = wait_job(api, id, is_terminal, 240s);
+  const std::string expected = ddp_weights_hash(reference.get());
+  ASSERT_EQ(job.value("state", ""), "succeeded") << job.dump(2) << "\n--- log:\n" << job_log_text(api, id) << outputs();
+  EXPECT_EQ(job["result"].value("weights_sha256", ""), expected) << job["result"].dump();
+  EXPECT_EQ(job["result"].value("world_size", 0), 2) << job["result"].dump();
+  EXPECT_EQ(job.value("recoveries", -1), 0) << job["events"].dump(1);
+  EXPECT_EQ(job.value("image_digest", json()).get<std::string>(), site.digest()) << job.dump(2);
+  // Both nodes ran in the image (each worker prepared it for its node), rank 1's lines in the log.
+  for (auto& w : workers)
+    EXPECT_NE(w->output().find("job " + std::to_string(id) + ": image " + site.image() + " sha256:"), std::string::npos)
+        << w->output();
+  const std::string log = job_log_text(api, id);
+  EXPECT_NE(log.find("[rank 1] "), std::string::npos) << log;
+  EXPECT_TRUE(jobctl::testing::poll_until([&] { return containers_of(id).empty(); }, 30s)) << containers_of(id);
+  std::cout << "container e2e: a gang of 2 nodes in the image, final weights "
+            << job["result"].value("weights_sha256", "") << " (2 processes outside jobctl: " << expected << ")\n";
+}
+
+// A job in an image placed on a Slurm partition (docs/slurm.md, "The batch job"): jobctld's
+// `slurm.containers` and `slurm.allowed_mounts` start the batch job's worker with
+// --container-runtime podman and the dataset folder allowed; it pulls the image and runs
+// train.py in podman inside the batch job, in the image's interpreter.
+TEST(Containers, ASlurmJobInItsImageRunsInPodmanInsideItsBatchJob) {
+  REQUIRE_IMAGE_SITE();
+  jobctl::testing::SlurmCluster cluster;
+  JOBCTL_REQUIRE_SLURM(cluster);
+  jobctl::testing::TempDir tmp;
+  // The partition's V100s are the only option: priced as owned GPUs bought for nothing.
+  const json config = {
+      {"cost", {{"local_gpus", {{{"gpu_model", "V100"}, {"count", 2}, {"purchase_usd", 0}, {"power_kw", 0.001}}}}}},
+      {"slurm",
+       {{"conf_file", cluster.conf()},
+        {"poll_s", 1},
+        {"tag", "image-e2e"},
+        {"partitions", {{{"name", "gpu"}, {"gpu_model", "V100"}}}},
+        {"worker_command", env_or_fail("JOBCTL_WORKER") + " --server {server} --trainer " + env_or_fail("JOBCTL_TRAIN") +
+                               " --work-dir " + tmp.file("work") + " --device cpu --threads 1 --wait-s 2" +
+                               " --registry-cert-dir " + shq(site.cert_dir())},
+        {"sbatch_options", {"--output=" + tmp.file("slurm-%j.out")}},
+        {"startup_s", 900},
+        {"containers", "podman"},
+        {"allowed_mounts", {"/usr/share/datasets"}}}}};
+  std::ofstream(tmp.file("jobctld.json")) << config.dump();
+  Daemon d(tmp.file("data"), "127.0.0.1:0", 30, {"--config", tmp.file("jobctld.json")});
+  ASSERT_FALSE(d.url().empty());
+  client::ApiClient api(d.url());
+  store_registry_login(api, site.registry(), kRegistryPassword);
+
+  const json spec = {{"name", "slurm-in-image"}, {"resources", {{"gpu", "V100"}, {"gpus", 1}}}};
+  std::ofstream(tmp.file("spec.json")) << spec.dump();
+  const int64_t id = submit_with_cli(d.url(), {"--workdir", source_path("examples/pytorch"), "--image", site.image(),
+                                               "--mount", kDatasetMount, tmp.file("spec.json"), "--", "python3",
+                                               "train.py", "--steps", "30", "--checkpoint-every", "0"});
+  ASSERT_GT(id, 0);
+  const json job = wait_job(api, id, is_terminal, 240s);
+  std::string batch_output;
+  for (const auto& e : job.value("events", json::array()))
+    if (e.value("type", "") == "slurm_submitted")
+      batch_output += read_bytes(tmp.file("slurm-" + std::to_string(e["detail"].value("slurm_job_id", 0)) + ".out"));
+  ASSERT_EQ(job.value("state", ""), "succeeded") << job.dump(2) << "\n--- batch job:\n" << batch_output
+                                                 << "\n--- jobctld:\n" << d.process().output() << cluster.logs();
+  EXPECT_EQ(job["placement"]["chosen"]["option"], "slurm") << job["placement"].dump(2);
+  EXPECT_EQ(job["result"].value("steps", 0), 30) << job["result"].dump();
+  EXPECT_EQ(job.value("image_digest", json()).get<std::string>(), site.digest()) << job.dump(2);
+  const std::string log = job_log_text(api, id);
+  EXPECT_NE(log.find("[image] " + site.image() + ": " + site.digest()), std::string::npos) << log;
+  EXPECT_NE(log.find("train.py: python /usr/bin/python3"), std::string::npos) << "the image's interpreter: " << log;
+  // The worker the batch job ran was told to run podman, and did.
+  EXPECT_NE(batch_output.find("job " + std::to_string(id) + ": image " + site.image() + " sha256:"), std::string::npos)
+      << batch_output;
+  EXPECT_TRUE(jobctl::testing::poll_until([&] { return containers_of(id).empty(); }, 30s)) << containers_of(id);
+}
+
 TEST(Containers, PullFailuresNameTheImage) {
   REQUIRE_IMAGE_SITE();
   jobctl::testing::TempDir tmp;
@@ -467,7 +575,7 @@ TEST(Containers, PullFailuresNameTheImage) {
     const std::string error = job.value("error", "");
     EXPECT_NE(error.find("cannot pull image " + image), std::string::npos) << error;
     EXPECT_EQ(job.dump().find(wrong_password), std::string::npos);
-    EXPECT_EQ(job_log(api, id).find(wrong_password), std::string::npos);
+    EXPECT_EQ(job_log_text(api, id).find(wrong_password), std::string::npos);
   }
   EXPECT_EQ(worker.output().find(wrong_password), std::string::npos);
   EXPECT_EQ(d.process().output().find(wrong_password), std::string::npos);

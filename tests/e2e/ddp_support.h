@@ -1,7 +1,7 @@
-// What the e2e tests of gangs share: examples/pytorch/train_ddp.py as a job (Debian's
-// python3-torch, torch.distributed over gloo on the CPU) and the weights hash of the same program
-// run as N processes outside jobctl (examples/pytorch/run_ddp_local.py), the reference a gang's
-// result must equal.
+// What the e2e tests of PyTorch programs share: whether Debian's python3-torch is here, and for
+// gangs examples/pytorch/train_ddp.py as a job (torch.distributed over gloo on the CPU) and the
+// weights hash of the same program run as N processes outside jobctl
+// (examples/pytorch/run_ddp_local.py), the reference a gang's result must equal.
 //
 // Thread safety: free functions; each call runs its own processes.
 #pragma once
@@ -25,6 +25,11 @@ inline constexpr const char* kDebianPython = "/usr/bin/python3";
 
 inline std::string source_path(const std::string& relative) {
   return env_or_fail("JOBCTL_SOURCE_DIR") + "/" + relative;
+}
+
+inline bool torch_available() {
+  auto r = process::run({kDebianPython, "-c", "import torch"}, {.timeout = std::chrono::seconds(60)});
+  return r && r->success();
 }
 
 inline bool torch_distributed_available() {

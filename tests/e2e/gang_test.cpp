@@ -45,11 +45,6 @@ std::map<int64_t, std::string> worker_names(client::ApiClient& api) {
   return out;
 }
 
-std::string log_text(client::ApiClient& api, int64_t id) {
-  auto r = api.http().request("GET", "/v1/jobs/" + std::to_string(id) + "/log");
-  return r && r->status == 200 ? json::parse(r->body).value("text", "") : "";
-}
-
 TEST(Gang, TwoNodesOfADataParallelProgramMatchItsRunOutsideJobctlAndSurviveLosingANode) {
   if (!torch_distributed_available())
     JOBCTL_SKIP_UNLESS_CI("Debian's python3-torch with gloo is not installed (scripts/setup.sh)");
@@ -130,7 +125,7 @@ TEST(Gang, TwoNodesOfADataParallelProgramMatchItsRunOutsideJobctlAndSurviveLosin
   // It resumed from a checkpoint rank 0 stored before the loss, not from scratch; the other
   // node's output (its resume) is the job's log.
   EXPECT_GT(job["result"].value("resumed_from", int64_t{0}), 0) << job["result"].dump();
-  EXPECT_NE(log_text(api, lost).find("[rank 1] rank 1: resumed from"), std::string::npos) << log_text(api, lost);
+  EXPECT_NE(job_log_text(api, lost).find("[rank 1] rank 1: resumed from"), std::string::npos) << job_log_text(api, lost);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// Helpers of the recovery end-to-end tests (recovery_test.cpp) and the recovery benchmark:
-// jobctld, jobctl-worker and jobctl-train as real processes, their output collected on a thread.
+// Helpers of the end-to-end tests (first the recovery tests, recovery_test.cpp) and the recovery
+// benchmark: jobctld, jobctl-worker and jobctl-train as real processes, their output collected on
+// a thread; a job's result line and log; a submit through the CLI.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -109,6 +110,38 @@ inline std::vector<std::string> event_types(const json& job) {
   std::vector<std::string> out;
   for (const auto& e : job.value("events", json::array())) out.push_back(e.value("type", ""));
   return out;
+}
+
+// The last `result` line of a job protocol program's output (null: none).
+inline json result_line(const std::string& out) {
+  json last;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    json j = json::parse(line, nullptr, false);
+    if (j.is_object() && j.value("event", "") == "result") last = j;
+  }
+  return last;
+}
+
+// The job's log as text (GET /v1/jobs/{id}/log); empty when it cannot be read.
+inline std::string job_log_text(client::ApiClient& api, int64_t id) {
+  auto r = api.http().request("GET", "/v1/jobs/" + std::to_string(id) + "/log");
+  if (!r || r->status != 200) return "";
+  return json::parse(r->body, nullptr, false).value("text", "");
+}
+
+// `jobctl -o json submit ARGS...` against jobctld at `url`, as a user runs it: the new job's id;
+// 0, with a test failure giving what the CLI printed, when it refused.
+inline int64_t submit_with_cli(const std::string& url, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {env_or_fail("JOBCTL_CLI"), "--server", url, "-o", "json", "submit"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto submitted = jobctl::testing::run_to_end(argv, 60s);
+  const json answer = json::parse(submitted.out, nullptr, false);
+  if (!submitted.success() || !answer.is_object() || !answer.contains("id")) {
+    ADD_FAILURE() << "jobctl submit: " << submitted.describe() << "\n" << submitted.out << submitted.err;
+    return 0;
+  }
+  return answer["id"].get<int64_t>();
 }
 
 inline std::string read_bytes(const std::string& path) {
