@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "daemon/jobs/job_service_support.h"
 #include "scheduler/job_state.h"
 
 namespace jobctl::daemon::jobs {
@@ -40,6 +41,17 @@ Expected<std::optional<store::GangMemberRow>> check_reporter(store::WriteTxn& tx
   if (!node) return holder.error();
   if (auto leased = require_leased_state(job); !leased) return leased.error();
   return node;
+}
+
+Expected<ReportedJob> job_reported_under(store::WriteTxn& txn, int64_t job_id, const LeaseRef& lease) {
+  auto found = txn.job(job_id);
+  if (!found) return found.error();
+  if (!*found) return job_not_found(job_id);
+  ReportedJob r{std::move(**found), std::nullopt};
+  auto node = check_reporter(txn, r.job, lease);
+  if (!node) return node.error();
+  r.node = std::move(*node);
+  return r;
 }
 
 Status check_lease(const JobRow& job, const LeaseRef& lease) {

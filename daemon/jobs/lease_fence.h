@@ -37,4 +37,12 @@ std::optional<store::GangMemberRow> gang_node_of(const std::vector<store::GangMe
 Expected<std::optional<store::GangMemberRow>> check_reporter(store::WriteTxn& txn, const JobRow& job,
                                                              const LeaseRef& lease);
 
+// A report's job, read in `txn`, and who makes it (check_reporter's answer: none for its own lease
+// holder, else the gang node). Errors: not_found when the job does not exist, check_reporter's.
+struct ReportedJob {
+  JobRow job;
+  std::optional<store::GangMemberRow> node;
+};
+Expected<ReportedJob> job_reported_under(store::WriteTxn& txn, int64_t job_id, const LeaseRef& lease);
+
 }  // namespace jobctl::daemon::jobs

@@ -60,16 +60,14 @@ void LeaseReports::heartbeat_async(int64_t job_id, const HeartbeatReport& report
     return;
   }
   auto change = [this, job_id, report, now, expires](WriteTxn& txn) -> Expected<HeartbeatReply> {
-    auto found = txn.job(job_id);
-    if (!found) return found.error();
-    if (!*found) return job_not_found(job_id);
-    JobRow job = std::move(**found);
-    auto node = check_reporter(txn, job, report.lease);
-    if (!node) return node.error();
-    if (*node) {
+    auto reported = job_reported_under(txn, job_id, report.lease);
+    if (!reported) return reported.error();
+    JobRow job = std::move(reported->job);
+    std::optional<store::GangMemberRow> node = std::move(reported->node);
+    if (node) {
       // A gang's other node renews its own lease; its progress is its log's (rank 0 reports the job's).
-      (*node)->expires_ms = expires;
-      if (auto put = txn.put_gang_member(**node); !put) return put.error();
+      node->expires_ms = expires;
+      if (auto put = txn.put_gang_member(*node); !put) return put.error();
       return HeartbeatReply{.cancel = false, .move = false, .lease_expires_ms = expires};
     }
     if (job.state == JobState::cancelled) return HeartbeatReply{.cancel = true};
@@ -141,13 +139,11 @@ Expected<JobRow> LeaseReports::end_lease(int64_t job_id, const LeaseRef& lease, 
   const int64_t now = clock_.now_ms();
   return store_.write_value<JobRow>([this, job_id, lease, outcome = std::move(outcome), now](WriteTxn& txn)
                                         -> Expected<JobRow> {
-    auto found = txn.job(job_id);
-    if (!found) return found.error();
-    if (!*found) return job_not_found(job_id);
-    JobRow job = std::move(**found);
-    auto node = check_reporter(txn, job, lease);
-    if (!node) return node.error();
-    if (*node) return gang_node_ended_in(txn, std::move(job), (*node)->rank, lease, outcome, now);
+    auto reported = job_reported_under(txn, job_id, lease);
+    if (!reported) return reported.error();
+    JobRow job = std::move(reported->job);
+    std::optional<store::GangMemberRow> node = std::move(reported->node);
+    if (node) return gang_node_ended_in(txn, std::move(job), node->rank, lease, outcome, now);
     if (job.state == outcome.state) return job;  // a retried report: already recorded
     if (auto st = require_leased_state(job); !st) return st.error();
     // A gang whose rank 0 failed restarts from its newest checkpoint (a recovery counted), as
@@ -182,12 +178,10 @@ Expected<JobRow> LeaseReports::end_lease(int64_t job_id, const LeaseRef& lease, 
 Expected<JobRow> LeaseReports::report_image(int64_t job_id, const ImageReport& report) {
   const int64_t now = clock_.now_ms();
   return store_.write_value<JobRow>([job_id, report, now](WriteTxn& txn) -> Expected<JobRow> {
-    auto found = txn.job(job_id);
-    if (!found) return found.error();
-    if (!*found) return job_not_found(job_id);
-    JobRow job = std::move(**found);
-    auto node = check_reporter(txn, job, report.lease);
-    if (!node) return node.error();
+    auto reported = job_reported_under(txn, job_id, report.lease);
+    if (!reported) return reported.error();
+    JobRow job = std::move(reported->job);
+    std::optional<store::GangMemberRow> node = std::move(reported->node);
     if (auto st = require_leased_state(job); !st) return st.error();
     auto decoded = job.decoded_spec();
     if (!decoded) return decoded.error();
@@ -200,7 +194,7 @@ Expected<JobRow> LeaseReports::report_image(int64_t job_id, const ImageReport& r
     if (job.image_digest == report.digest) return job;  // a retried report, or the same image again
     if (auto st = txn.set_job_image_digest(job_id, report.digest); !st) return st.error();
     json detail = lease_detail(report.lease);
-    if (*node) detail["rank"] = (*node)->rank;
+    if (node) detail["rank"] = node->rank;
     detail["image"] = report.image;
     detail["digest"] = report.digest;
     detail["message"] = "running image " + report.image + " (" + report.digest + ")";
@@ -215,15 +209,13 @@ Expected<JobRow> LeaseReports::preempt(int64_t job_id, const PreemptionReport& r
   const int max_recoveries = options_.max_recoveries;
   return store_.write_value<JobRow>(
       [this, job_id, report, now, max_recoveries](WriteTxn& txn) -> Expected<JobRow> {
-        auto found = txn.job(job_id);
-        if (!found) return found.error();
-        if (!*found) return job_not_found(job_id);
-        JobRow job = std::move(**found);
-        auto node = check_reporter(txn, job, report.lease);
-        if (!node) return node.error();
+        auto reported = job_reported_under(txn, job_id, report.lease);
+        if (!reported) return reported.error();
+        JobRow job = std::move(reported->job);
+        std::optional<store::GangMemberRow> node = std::move(reported->node);
         // Another node of a gang gives it back (its machine is being reclaimed): the gang stops
         // as on a move, rank 0 checkpointing first, and is placed again.
-        if (*node) return gang_node_given_back_in(txn, std::move(job), **node, report.reason, now);
+        if (node) return gang_node_given_back_in(txn, std::move(job), *node, report.reason, now);
         if (auto st = require_leased_state(job); !st) return st.error();
         json detail = lease_detail(report.lease);
         detail["reason"] = report.reason;
