@@ -530,12 +530,12 @@ Status PlacementPasses::place(const std::vector<int64_t>& ids, bool skip_unchang
       continue;
     }
     const store::JobRow row = std::move(**found);
-    auto decoded = row.decoded_spec();
-    if (!decoded) {
-      keep_first(result, job_id, decoded.error());
+    auto stored_spec = row.decoded_spec();
+    if (!stored_spec) {
+      keep_first(result, job_id, stored_spec.error());
       continue;
     }
-    const train::JobSpec& spec = **decoded;
+    const train::JobSpec& spec = **stored_spec;
     // A job that runs after others (its `after`) is decided once they have ended as asked; until
     // then nothing offers it to a worker. One whose dependency never will is cancelled, saying why.
     if (!spec.after.empty()) {
