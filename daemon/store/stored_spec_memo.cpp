@@ -4,7 +4,7 @@
 
 namespace jobctl::daemon::store {
 
-StoredSpecMemo::StoredSpecMemo(size_t slots) : slots_(slots == 0 ? 1 : slots) {}
+StoredSpecMemo::StoredSpecMemo(size_t slots) : slot_count_(slots == 0 ? 1 : slots), slots_(slot_count_) {}
 
 std::shared_ptr<const train::JobSpec> StoredSpecMemo::find(int64_t id, const std::string& text) const {
   MutexLock lock(mu_);

@@ -38,8 +38,9 @@ class StoredSpecMemo {
     std::string text;
     std::shared_ptr<const train::JobSpec> spec;
   };
-  size_t slot_of(int64_t id) const { return static_cast<size_t>(static_cast<uint64_t>(id) % slots_.size()); }
+  size_t slot_of(int64_t id) const { return static_cast<size_t>(static_cast<uint64_t>(id) % slot_count_); }
 
+  const size_t slot_count_;
   mutable Mutex mu_;
   std::vector<Slot> slots_ JOBCTL_GUARDED_BY(mu_);
 };
