@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ostream>
 
@@ -19,10 +20,14 @@ constexpr RetryPolicy kOutputRetry{.max_attempts = 3,
                                    .first_delay = std::chrono::milliseconds(500),
                                    .max_delay = std::chrono::seconds(4)};
 
-bool transient(const Status& st) {
-  return !st && (st.error().code == ErrorCode::unavailable || st.error().code == ErrorCode::timeout ||
-                 st.error().code == ErrorCode::io || st.error().code == ErrorCode::internal);
+// 0.5 s doubling up to 4 s between them: about 19 s in all.
+constexpr int kRestoreListAttempts = 7;
+
+bool transient(const Error& e) {
+  return e.code == ErrorCode::unavailable || e.code == ErrorCode::timeout || e.code == ErrorCode::io ||
+         e.code == ErrorCode::internal;
 }
+bool transient(const Status& st) { return !st && transient(st.error()); }
 
 }  // namespace
 
@@ -31,7 +36,13 @@ OutputSync::OutputSync(client::ApiClient& api, int64_t job_id, int64_t worker_id
     : api_(api), job_id_(job_id), worker_id_(worker_id), epoch_(epoch), dir_(std::move(dir)), log_(log), owner_(owner) {}
 
 Status OutputSync::restore() {
+  // The list is retried longer than a file: a jobctld restarting as the lease begins (a few
+  // seconds) would otherwise fail the job before its program ran.
   auto listed = api_.list_outputs(job_id_);
+  for (int attempt = 1; !listed && attempt < kRestoreListAttempts && transient(listed.error()); ++attempt) {
+    sleep_wait(std::min<std::chrono::milliseconds>(kOutputRetry.first_delay * (1 << attempt), kOutputRetry.max_delay));
+    listed = api_.list_outputs(job_id_);
+  }
   if (!listed) return listed.error();
   const auto& outputs = listed->value("outputs", nlohmann::json::array());
   int restored = 0;
