@@ -32,9 +32,9 @@ std::string blob_name(int64_t step, int64_t epoch, int64_t now_ms, uint64_t nonc
   return buf;
 }
 
-// How many checkpoints the job keeps (checkpoint.keep, at least one; the default without a spec).
+// How many checkpoints the job keeps (checkpoint.keep, at least one; the spec's default without a spec).
 size_t keep_of(const store::JobRow& job) {
-  return static_cast<size_t>(job.spec ? std::max(1, job.spec->checkpoint.keep) : 3);
+  return static_cast<size_t>(std::max(1, job.spec ? job.spec->checkpoint.keep : train::CheckpointSpec{}.keep));
 }
 
 }  // namespace
